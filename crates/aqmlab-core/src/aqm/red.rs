@@ -1,0 +1,464 @@
+//! Random Early Detection and its variants.
+//!
+//! References:
+//! - Floyd and Jacobson, "Random Early Detection Gateways for Congestion
+//!   Avoidance", 1993: the EWMA average, the idle-period correction
+//!   avg <- (1 - w_q)^m avg with m the idle time in typical packet
+//!   transmission times, and the count-based final probability.
+//! - `003_b277268f444f7691.txt` (Wu Chen's thesis) section 2.2: eq. 2.3 (average),
+//!   eq. 2.4 (gentle drop function), eq. 2.5 (byte-mode probability scaling),
+//!   eq. 2.6 (p = p_i / (1 - count p_i)); byte-mode queue measurement.
+//! - `000_0675317d310dd341.txt`: RED drops every packet above max_th (the
+//!   RFC 3168 recommendation) whereas RED* marks ECN-capable packets there.
+//!
+//! Regions of the average queue `avg` (in packets; in byte mode the byte
+//! count divided by `mean_pkt_size`):
+//! - `avg < min_th`: pass.
+//! - `min_th <= avg < max_th`: signal with the count-based probability;
+//!   cause [`Cause::Early`]; ECN-capable packets are marked when `ecn` is on.
+//! - `avg >= max_th`: cause [`Cause::Forced`]. Without gentle every packet is
+//!   signalled; with gentle the probability rises linearly to 1 at 2 max_th
+//!   (eq. 2.4). `above_max = "drop"` drops (RED), `"mark"` marks ECN-capable
+//!   packets when `ecn` is on (RED*).
+
+use super::{Aqm, Cause, LinkInfo, PacketInfo, QueueLen, Verdict};
+use crate::rng::Rng;
+use crate::scenario::decode::{check_range, SpecError, SpecResult, Table};
+use crate::units::SimTime;
+use serde::Serialize;
+
+/// How RED measures the queue and scales the probability.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RedMode {
+    /// Queue in packets; every packet has the same probability.
+    Packet,
+    /// Queue in bytes / mean_pkt_size; probability scaled by size / mean_pkt_size (eq. 2.5).
+    Byte,
+}
+
+/// What RED does to a signalled packet when the average is above max_th.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum AboveMax {
+    /// Drop, ECN-capable or not (RED; RFC 3168 section 7).
+    Drop,
+    /// Mark ECN-capable packets, drop the others (RED*).
+    Mark,
+}
+
+/// RED's parameters. Defaults are those Floyd recommends ("RED: Discussions
+/// of setting parameters", 1997) and ns-2 ships: min_th 5, max_th 15 packets,
+/// max_p 0.1, w_q 0.002, gentle on.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct RedParams {
+    /// Minimum threshold, packets (mean-size packets in byte mode).
+    pub min_th: f64,
+    /// Maximum threshold, packets (mean-size packets in byte mode).
+    pub max_th: f64,
+    /// Probability at max_th, in [0, 1].
+    pub max_p: f64,
+    /// EWMA weight of eq. 2.3, in (0, 1].
+    pub w_q: f64,
+    /// Gentle drop function of eq. 2.4 above max_th.
+    pub gentle: bool,
+    /// Queue measure and probability scaling.
+    pub mode: RedMode,
+    /// Typical packet size, bytes: normalises the byte-mode queue, scales the
+    /// byte-mode probability and sets the idle-correction packet time.
+    pub mean_pkt_size: u32,
+    /// Mark ECN-capable packets instead of dropping them in the early region.
+    pub ecn: bool,
+    /// What happens above max_th.
+    pub above_max: AboveMax,
+}
+
+impl Default for RedParams {
+    fn default() -> Self {
+        RedParams {
+            min_th: 5.0,
+            max_th: 15.0,
+            max_p: 0.1,
+            w_q: 0.002,
+            gentle: true,
+            mode: RedMode::Packet,
+            mean_pkt_size: 1000,
+            ecn: false,
+            above_max: AboveMax::Drop,
+        }
+    }
+}
+
+impl RedParams {
+    /// Read the RED keys of an `[aqm]` table.
+    pub fn decode(t: &mut Table, default_pkt_size: u32) -> SpecResult<RedParams> {
+        let d = RedParams {
+            mean_pkt_size: default_pkt_size,
+            ..RedParams::default()
+        };
+        let p = RedParams {
+            min_th: t.f64("min_th", d.min_th)?,
+            max_th: t.f64("max_th", d.max_th)?,
+            max_p: t.f64("max_p", d.max_p)?,
+            w_q: t.f64("w_q", d.w_q)?,
+            gentle: t.bool("gentle", d.gentle)?,
+            mode: match t.choice("mode", &["packet", "byte"], Some("packet"))? {
+                "byte" => RedMode::Byte,
+                _ => RedMode::Packet,
+            },
+            mean_pkt_size: t.u32("mean_pkt_size", d.mean_pkt_size)?,
+            ecn: t.bool("ecn", d.ecn)?,
+            above_max: match t.choice("above_max", &["drop", "mark"], Some("drop"))? {
+                "mark" => AboveMax::Mark,
+                _ => AboveMax::Drop,
+            },
+        };
+        p.validate(t.path())?;
+        Ok(p)
+    }
+
+    /// Check every parameter; `path` prefixes the field names in errors.
+    pub fn validate(&self, path: &str) -> SpecResult<()> {
+        let f = |k: &str| crate::scenario::decode::join(path, k);
+        check_range(&f("min_th"), self.min_th, 0.0, false, 1e9)?;
+        check_range(&f("max_th"), self.max_th, 0.0, true, 1e9)?;
+        if self.min_th >= self.max_th {
+            return Err(SpecError::new(
+                f("min_th"),
+                format!("{} must be less than max_th ({})", self.min_th, self.max_th),
+            ));
+        }
+        check_range(&f("max_p"), self.max_p, 0.0, false, 1.0)?;
+        check_range(&f("w_q"), self.w_q, 0.0, true, 1.0)?;
+        if self.mean_pkt_size == 0 {
+            return Err(SpecError::new(
+                f("mean_pkt_size"),
+                "0 is not allowed; give a size in bytes >= 1",
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// RED's counters are kept by the link (by verdict and cause); RED keeps its state.
+#[derive(Clone, Debug)]
+pub struct Red {
+    p: RedParams,
+    /// Average queue, packets (normalised in byte mode).
+    avg: f64,
+    /// Packets since the last signal (-1: none since the average fell below min_th).
+    count: i64,
+    /// Start of the current idle period, if the link is idle.
+    idle_since: Option<SimTime>,
+    /// Transmission time of a typical packet, seconds (the idle correction's unit).
+    pkt_time_s: f64,
+}
+
+/// Initial probability p_i of eq. 2.4 (and the non-gentle step), in packet mode.
+pub fn initial_prob(p: &RedParams, avg: f64) -> f64 {
+    if avg < p.min_th {
+        0.0
+    } else if avg < p.max_th {
+        (avg - p.min_th) / (p.max_th - p.min_th) * p.max_p
+    } else if p.gentle && avg < 2.0 * p.max_th {
+        (avg - p.max_th) / p.max_th * (1.0 - p.max_p) + p.max_p
+    } else {
+        1.0
+    }
+}
+
+/// Final probability of eq. 2.6: p_i / (1 - count p_i), 1 when the denominator vanishes.
+pub fn final_prob(p_i: f64, count: i64) -> f64 {
+    let den = 1.0 - count as f64 * p_i;
+    if den <= 0.0 {
+        1.0
+    } else {
+        (p_i / den).min(1.0)
+    }
+}
+
+impl Red {
+    pub fn new(p: RedParams, link: LinkInfo) -> Red {
+        let pkt_time_s = p.mean_pkt_size as f64 * 8.0 / link.rate.bps() as f64;
+        Red {
+            p,
+            avg: 0.0,
+            count: -1,
+            idle_since: Some(SimTime::ZERO),
+            pkt_time_s,
+        }
+    }
+
+    pub fn params(&self) -> &RedParams {
+        &self.p
+    }
+
+    /// Eq. 2.3 with Floyd and Jacobson's idle correction: called on every arrival.
+    pub fn update_average(&mut self, now: SimTime, q: QueueLen) {
+        let qn = match self.p.mode {
+            RedMode::Packet => q.pkts as f64,
+            RedMode::Byte => q.bytes as f64 / self.p.mean_pkt_size as f64,
+        };
+        match self.idle_since.take() {
+            Some(since) if q.pkts == 0 && now >= since => {
+                let m = now.saturating_sub(since).as_secs_f64() / self.pkt_time_s;
+                self.avg *= (1.0 - self.p.w_q).powf(m);
+            }
+            _ => {
+                self.avg = (1.0 - self.p.w_q) * self.avg + self.p.w_q * qn;
+            }
+        }
+    }
+
+    /// The signal decision for the current average (after `update_average`).
+    fn decide(&mut self, pkt: &PacketInfo, rng: &mut Rng) -> Verdict {
+        let p = &self.p;
+        if self.avg < p.min_th {
+            self.count = -1;
+            return Verdict::Pass;
+        }
+        let cause = if self.avg < p.max_th {
+            Cause::Early
+        } else {
+            Cause::Forced
+        };
+        let mut p_i = initial_prob(p, self.avg);
+        let signal = if p_i >= 1.0 {
+            true
+        } else {
+            if p.mode == RedMode::Byte {
+                p_i = (p_i * pkt.size as f64 / p.mean_pkt_size as f64).min(1.0);
+                // eq. 2.5
+            }
+            self.count += 1;
+            rng.bernoulli(final_prob(p_i, self.count)) // eq. 2.6
+        };
+        if !signal {
+            return Verdict::Pass;
+        }
+        self.count = 0;
+        let may_mark = p.ecn && pkt.ect && (cause == Cause::Early || p.above_max == AboveMax::Mark);
+        if may_mark {
+            Verdict::Mark(cause)
+        } else {
+            Verdict::Drop(cause)
+        }
+    }
+}
+
+impl Aqm for Red {
+    fn on_enqueue(
+        &mut self,
+        now: SimTime,
+        pkt: &PacketInfo,
+        q: QueueLen,
+        rng: &mut Rng,
+    ) -> Verdict {
+        self.update_average(now, q);
+        self.decide(pkt, rng)
+    }
+
+    fn on_dequeue(
+        &mut self,
+        _now: SimTime,
+        _pkt: &PacketInfo,
+        q: QueueLen,
+        tx_end: SimTime,
+    ) -> Verdict {
+        if q.pkts == 0 {
+            // The link goes idle when this packet's transmission ends, unless
+            // another arrives first (then the arrival sees a non-empty system
+            // and `update_average` discards this mark as soon as it runs).
+            self.idle_since = Some(tx_end);
+        }
+        Verdict::Pass
+    }
+
+    fn average(&self) -> Option<f64> {
+        Some(self.avg)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rng::Stream;
+    use crate::units::BitRate;
+
+    fn link() -> LinkInfo {
+        LinkInfo {
+            rate: BitRate(10_000_000),
+            mean_pkt_size: 500,
+        }
+    }
+    fn params() -> RedParams {
+        RedParams {
+            min_th: 20.0,
+            max_th: 60.0,
+            max_p: 0.1,
+            w_q: 0.002,
+            mean_pkt_size: 500,
+            ..RedParams::default()
+        }
+    }
+    fn q(pkts: u32) -> QueueLen {
+        QueueLen {
+            pkts,
+            bytes: pkts as u64 * 500,
+        }
+    }
+
+    #[test]
+    fn average_update_eq_2_3() {
+        let mut r = Red::new(params(), link());
+        r.idle_since = None;
+        r.update_average(SimTime::ZERO, q(10));
+        assert!((r.avg - 0.02).abs() < 1e-15);
+        r.update_average(SimTime::ZERO, q(10));
+        // 0.998 * 0.02 + 0.002 * 10 = 0.03996
+        assert!((r.avg - 0.03996).abs() < 1e-15);
+    }
+
+    #[test]
+    fn idle_correction() {
+        let mut r = Red::new(params(), link());
+        r.avg = 10.0;
+        // Typical packet time: 500 B at 10 Mb/s = 400 us; idle 40 ms = 100 packet times.
+        r.idle_since = Some(SimTime::from_millis(1));
+        r.update_average(SimTime::from_millis(41), q(0));
+        // 10 * 0.998^100 = 8.18566...
+        assert!((r.avg - 8.185_668_046).abs() < 1e-6, "{}", r.avg);
+        // The next arrival to a non-idle queue uses eq. 2.3 again.
+        r.update_average(SimTime::from_millis(42), q(3));
+        assert!((r.avg - (0.998 * 8.185_668_046 + 0.006)).abs() < 1e-6);
+    }
+
+    #[test]
+    fn dequeue_to_empty_starts_idle_at_tx_end() {
+        let mut r = Red::new(params(), link());
+        r.idle_since = None;
+        r.avg = 5.0;
+        let pkt = PacketInfo {
+            size: 500,
+            ect: false,
+            flow: 0,
+        };
+        r.on_dequeue(
+            SimTime::from_millis(10),
+            &pkt,
+            q(0),
+            SimTime::from_micros(10_400),
+        );
+        // Arrival 400 us after the end of transmission: m = 1.
+        r.update_average(SimTime::from_micros(10_800), q(0));
+        assert!((r.avg - 5.0 * 0.998).abs() < 1e-12);
+    }
+
+    #[test]
+    fn drop_function_eq_2_4() {
+        let mut p = params();
+        assert_eq!(initial_prob(&p, 10.0), 0.0);
+        assert!((initial_prob(&p, 40.0) - 0.05).abs() < 1e-15);
+        // gentle region: (90 - 60) / 60 * 0.9 + 0.1 = 0.55
+        assert!((initial_prob(&p, 90.0) - 0.55).abs() < 1e-15);
+        assert_eq!(initial_prob(&p, 120.0), 1.0);
+        p.gentle = false;
+        assert_eq!(initial_prob(&p, 60.0), 1.0);
+    }
+
+    #[test]
+    fn count_based_probability_eq_2_6() {
+        assert!((final_prob(0.05, 0) - 0.05).abs() < 1e-15);
+        assert!((final_prob(0.05, 10) - 0.1).abs() < 1e-15);
+        assert!((final_prob(0.05, 19) - 1.0).abs() < 1e-12);
+        assert_eq!(final_prob(0.05, 25), 1.0);
+    }
+
+    #[test]
+    fn byte_mode_scales_queue_and_probability() {
+        let mut p = params();
+        p.mode = RedMode::Byte;
+        p.w_q = 1.0;
+        let mut r = Red::new(p, link());
+        r.idle_since = None;
+        // 20000 bytes queued = 40 mean-size packets.
+        r.update_average(
+            SimTime::ZERO,
+            QueueLen {
+                pkts: 10,
+                bytes: 20_000,
+            },
+        );
+        assert_eq!(r.avg, 40.0);
+        // p_i = 0.05; a 1000-byte packet gets 0.1 (eq. 2.5); count 0 keeps it.
+        // Over many independent draws at count 0 the frequency is 0.1.
+        let mut rng = Rng::new(3, Stream::Aqm(0));
+        let big = PacketInfo {
+            size: 1000,
+            ect: false,
+            flow: 0,
+        };
+        let small = PacketInfo {
+            size: 250,
+            ect: false,
+            flow: 0,
+        };
+        let n = 200_000;
+        let (mut hb, mut hs) = (0, 0);
+        for _ in 0..n {
+            r.count = -1;
+            if r.decide(&big, &mut rng) != Verdict::Pass {
+                hb += 1;
+            }
+            r.count = -1;
+            if r.decide(&small, &mut rng) != Verdict::Pass {
+                hs += 1;
+            }
+        }
+        assert!((hb as f64 / n as f64 - 0.1).abs() < 0.003, "{hb}");
+        assert!((hs as f64 / n as f64 - 0.025).abs() < 0.002, "{hs}");
+    }
+
+    #[test]
+    fn ecn_marks_and_above_max_switch() {
+        let mut p = params();
+        p.ecn = true;
+        p.gentle = false;
+        let mut r = Red::new(p.clone(), link());
+        let mut rng = Rng::new(1, Stream::Aqm(0));
+        let ect = PacketInfo {
+            size: 500,
+            ect: true,
+            flow: 0,
+        };
+        let not_ect = PacketInfo {
+            size: 500,
+            ect: false,
+            flow: 0,
+        };
+        r.avg = 70.0;
+        assert_eq!(r.decide(&ect, &mut rng), Verdict::Drop(Cause::Forced));
+        r.p.above_max = AboveMax::Mark;
+        assert_eq!(r.decide(&ect, &mut rng), Verdict::Mark(Cause::Forced));
+        assert_eq!(r.decide(&not_ect, &mut rng), Verdict::Drop(Cause::Forced));
+        // Early region: count makes the 20th packet certain at p_i = 0.05.
+        r.avg = 40.0;
+        r.count = 18;
+        assert_eq!(r.decide(&ect, &mut rng), Verdict::Mark(Cause::Early));
+        assert_eq!(r.count, 0);
+    }
+
+    #[test]
+    fn validation_names_fields() {
+        let mut p = params();
+        p.min_th = 70.0;
+        let e = p.validate("aqm").unwrap_err();
+        assert_eq!(e.path, "aqm.min_th");
+        let mut p = params();
+        p.w_q = 0.0;
+        assert_eq!(p.validate("aqm").unwrap_err().path, "aqm.w_q");
+        let mut p = params();
+        p.max_p = 1.5;
+        assert_eq!(p.validate("aqm").unwrap_err().path, "aqm.max_p");
+    }
+}

@@ -1,0 +1,233 @@
+//! Measurement: link counters, the time-weighted queue monitor, the queue
+//! time series, and summary statistics.
+
+use crate::units::SimTime;
+use serde::Serialize;
+
+/// Counters of one link's queue, split by reason (STYLE.md: Linux's
+/// early/forced/overflow split). Cumulative from the start of the run.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct LinkStats {
+    /// Packets offered to the queue.
+    pub arrivals: u64,
+    pub arrival_bytes: u64,
+    /// Packets that started transmission.
+    pub departures: u64,
+    pub departure_bytes: u64,
+    /// Dropped by the AQM in its early (probabilistic) region.
+    pub drops_early: u64,
+    /// Dropped by the AQM above its hard limit (RED: avg >= max_th).
+    pub drops_forced: u64,
+    /// Dropped because the buffer was full.
+    pub drops_overflow: u64,
+    /// CE-marked in the early region.
+    pub marks_early: u64,
+    /// CE-marked above the hard limit (RED*).
+    pub marks_forced: u64,
+    /// Lost on the wire by the link's loss model (after the queue).
+    pub lost: u64,
+    /// Sum of queueing delays of departed packets, ns.
+    pub sojourn_ns: u128,
+}
+
+impl LinkStats {
+    pub fn drops(&self) -> u64 {
+        self.drops_early + self.drops_forced + self.drops_overflow
+    }
+    pub fn marks(&self) -> u64 {
+        self.marks_early + self.marks_forced
+    }
+    /// Field-wise difference `self - earlier`.
+    pub fn since(&self, e: &LinkStats) -> LinkStats {
+        LinkStats {
+            arrivals: self.arrivals - e.arrivals,
+            arrival_bytes: self.arrival_bytes - e.arrival_bytes,
+            departures: self.departures - e.departures,
+            departure_bytes: self.departure_bytes - e.departure_bytes,
+            drops_early: self.drops_early - e.drops_early,
+            drops_forced: self.drops_forced - e.drops_forced,
+            drops_overflow: self.drops_overflow - e.drops_overflow,
+            marks_early: self.marks_early - e.marks_early,
+            marks_forced: self.marks_forced - e.marks_forced,
+            lost: self.lost - e.lost,
+            sojourn_ns: self.sojourn_ns - e.sojourn_ns,
+        }
+    }
+}
+
+/// Time integrals of the queue length over an interval (exact integers).
+#[derive(Clone, Copy, Debug, Default)]
+struct Integrals {
+    /// ∫ q dt, packet·ns.
+    q: u128,
+    /// ∫ q² dt, packet²·ns.
+    q2: u128,
+    /// ∫ bytes dt, byte·ns.
+    b: u128,
+    /// Length of the interval, ns.
+    t: u64,
+}
+
+impl Integrals {
+    fn add(&mut self, pkts: u32, bytes: u64, dt: u64) {
+        let p = pkts as u128;
+        self.q += p * dt as u128;
+        self.q2 += p * p * dt as u128;
+        self.b += bytes as u128 * dt as u128;
+        self.t += dt;
+    }
+    fn mean(&self) -> f64 {
+        if self.t == 0 {
+            0.0
+        } else {
+            self.q as f64 / self.t as f64
+        }
+    }
+    fn mean_bytes(&self) -> f64 {
+        if self.t == 0 {
+            0.0
+        } else {
+            self.b as f64 / self.t as f64
+        }
+    }
+    fn std(&self) -> f64 {
+        if self.t == 0 {
+            return 0.0;
+        }
+        let m = self.mean();
+        (self.q2 as f64 / self.t as f64 - m * m).max(0.0).sqrt()
+    }
+}
+
+/// Time-weighted statistics of one queue from the start of measurement:
+/// updated at every change of the queue length.
+#[derive(Clone, Debug, Default)]
+pub struct QueueMonitor {
+    active: bool,
+    last: SimTime,
+    pkts: u32,
+    bytes: u64,
+    total: Integrals,
+    window: Integrals,
+    window_stds: Vec<f64>,
+}
+
+impl QueueMonitor {
+    /// Record the queue length from `now` on.
+    #[inline]
+    pub fn set(&mut self, now: SimTime, pkts: u32, bytes: u64) {
+        self.advance(now);
+        self.pkts = pkts;
+        self.bytes = bytes;
+    }
+
+    #[inline]
+    fn advance(&mut self, now: SimTime) {
+        if self.active {
+            let dt = now.0 - self.last.0;
+            if dt > 0 {
+                self.total.add(self.pkts, self.bytes, dt);
+                self.window.add(self.pkts, self.bytes, dt);
+            }
+        }
+        self.last = now;
+    }
+
+    /// Begin integrating (the start of the measurement interval).
+    pub fn start(&mut self, now: SimTime) {
+        self.advance(now);
+        self.active = true;
+    }
+
+    /// Close the current deviation window.
+    pub fn end_window(&mut self, now: SimTime) {
+        self.advance(now);
+        if self.window.t > 0 {
+            self.window_stds.push(self.window.std());
+        }
+        self.window = Integrals::default();
+    }
+
+    /// Final figures at `end`; a partial last window counts if it is at
+    /// least half a window long, or if it is the only one.
+    pub fn finish(&mut self, end: SimTime, window: SimTime) -> QueueFigures {
+        self.advance(end);
+        if self.window.t > 0 && (self.window.t * 2 >= window.0 || self.window_stds.is_empty()) {
+            self.window_stds.push(self.window.std());
+        }
+        self.window = Integrals::default();
+        let n = self.window_stds.len();
+        QueueFigures {
+            mean_pkts: self.total.mean(),
+            std_pkts: self.total.std(),
+            mean_bytes: self.total.mean_bytes(),
+            window_std_mean_pkts: if n == 0 {
+                0.0
+            } else {
+                self.window_stds.iter().sum::<f64>() / n as f64
+            },
+            windows: n as u64,
+        }
+    }
+}
+
+/// Time-weighted queue figures over the measurement interval.
+#[derive(Clone, Copy, Debug, Default, Serialize)]
+pub struct QueueFigures {
+    pub mean_pkts: f64,
+    pub std_pkts: f64,
+    pub mean_bytes: f64,
+    /// Mean over windows of each window's standard deviation.
+    pub window_std_mean_pkts: f64,
+    pub windows: u64,
+}
+
+/// Jain's fairness index (sum x)^2 / (n sum x^2); 1 for an empty or all-zero set.
+pub fn jain(xs: &[f64]) -> f64 {
+    let n = xs.len() as f64;
+    let s: f64 = xs.iter().sum();
+    let s2: f64 = xs.iter().map(|x| x * x).sum();
+    if n == 0.0 || s2 == 0.0 {
+        1.0
+    } else {
+        s * s / (n * s2)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn time_weighted_mean_and_std() {
+        let mut m = QueueMonitor::default();
+        m.start(SimTime(0));
+        m.set(SimTime(0), 10, 5000);
+        m.set(SimTime(100), 20, 10000);
+        let f = m.finish(SimTime(200), SimTime(1000));
+        assert!((f.mean_pkts - 15.0).abs() < 1e-12);
+        assert!((f.std_pkts - 5.0).abs() < 1e-12);
+        assert!((f.mean_bytes - 7500.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn window_deviation_is_mean_of_window_stds() {
+        let mut m = QueueMonitor::default();
+        m.start(SimTime(0));
+        // Window 1: constant 10 (std 0). Window 2: 0 then 20 (std 10).
+        m.set(SimTime(0), 10, 0);
+        m.end_window(SimTime(100));
+        m.set(SimTime(100), 0, 0);
+        m.set(SimTime(150), 20, 0);
+        m.end_window(SimTime(200));
+        let f = m.finish(SimTime(200), SimTime(100));
+        assert_eq!(f.windows, 2);
+        assert!((f.window_std_mean_pkts - 5.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn jain_index() {
+        assert!((jain(&[1.0, 1.0, 1.0]) - 1.0).abs() < 1e-15);
+        assert!((jain(&[1.0, 0.0]) - 0.5).abs() < 1e-15);
+    }
+}

@@ -1,0 +1,227 @@
+//! A one-way link: an egress queue with its AQM, a transmitter of fixed rate,
+//! a propagation delay and an optional random loss model on the wire.
+
+use crate::aqm::{Aqm, AqmImpl, Cause, PacketInfo, QueueLen, Verdict};
+use crate::metrics::{LinkStats, QueueMonitor};
+use crate::packet::{Arena, Ecn, PktId};
+use crate::rng::Rng;
+use crate::scenario::{Buffer, LossSpec};
+use crate::units::{BitRate, SimTime};
+use std::collections::VecDeque;
+
+/// Random loss on the wire.
+#[derive(Clone, Debug)]
+pub enum LossModel {
+    Bernoulli { p: f64, rng: Rng },
+}
+
+impl LossModel {
+    pub fn new(spec: &LossSpec, rng: Rng) -> LossModel {
+        match *spec {
+            LossSpec::Bernoulli { p } => LossModel::Bernoulli { p, rng },
+        }
+    }
+    #[inline]
+    fn lose(&mut self) -> bool {
+        match self {
+            LossModel::Bernoulli { p, rng } => rng.bernoulli(*p),
+        }
+    }
+}
+
+/// What became of a packet offered to a link.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Offer {
+    /// Queued or sent; `tx_end` is set when it started transmission at once.
+    Accepted,
+    /// Dropped at the queue; the caller frees it.
+    Dropped,
+}
+
+/// A one-way link.
+#[derive(Debug)]
+pub struct Link {
+    pub rate: BitRate,
+    /// One-way propagation delay.
+    pub delay: SimTime,
+    pub limit: Buffer,
+    pub aqm: AqmImpl,
+    pub aqm_rng: Rng,
+    pub loss: Option<LossModel>,
+    /// Waiting packets (the one in transmission excluded).
+    queue: VecDeque<PktId>,
+    qbytes: u64,
+    /// When the transmitter is free again.
+    busy_until: SimTime,
+    /// A `TxDone` event is pending.
+    pub txdone_pending: bool,
+    pub stats: LinkStats,
+    /// Time-weighted queue statistics, on monitored links only.
+    pub monitor: Option<Box<QueueMonitor>>,
+}
+
+/// Where a packet that started transmission goes next.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TxResult {
+    /// It reaches the far end at this time.
+    Arrives(SimTime),
+    /// It was lost on the wire; the caller frees it.
+    Lost,
+    /// The AQM dropped it at dequeue; the caller frees it.
+    Dropped,
+}
+
+impl Link {
+    pub fn new(rate: BitRate, delay: SimTime, limit: Buffer, aqm: AqmImpl, aqm_rng: Rng) -> Link {
+        Link {
+            rate,
+            delay,
+            limit,
+            aqm,
+            aqm_rng,
+            loss: None,
+            queue: VecDeque::new(),
+            qbytes: 0,
+            busy_until: SimTime::ZERO,
+            txdone_pending: false,
+            stats: LinkStats::default(),
+            monitor: None,
+        }
+    }
+
+    #[inline]
+    pub fn qlen(&self) -> QueueLen {
+        QueueLen {
+            pkts: self.queue.len() as u32,
+            bytes: self.qbytes,
+        }
+    }
+
+    /// Whether the transmitter is idle at `now` with nothing waiting.
+    #[inline]
+    pub fn idle(&self, now: SimTime) -> bool {
+        self.queue.is_empty() && self.busy_until <= now
+    }
+
+    pub fn busy_until(&self) -> SimTime {
+        self.busy_until
+    }
+
+    #[inline]
+    fn fits(&self, size: u32) -> bool {
+        match self.limit {
+            Buffer::Packets(n) => (self.queue.len() as u32) < n,
+            Buffer::Bytes(b) => self.qbytes + size as u64 <= b,
+        }
+    }
+
+    /// Offer a packet to the queue: the AQM decides, then the buffer limit.
+    /// An accepted packet is queued; the caller then calls [`Link::try_start`].
+    #[inline]
+    pub fn offer(&mut self, now: SimTime, id: PktId, arena: &mut Arena) -> Offer {
+        let p = arena.get_mut(id);
+        let info = PacketInfo {
+            size: p.size,
+            ect: p.ecn.capable(),
+            flow: p.flow,
+        };
+        self.stats.arrivals += 1;
+        self.stats.arrival_bytes += p.size as u64;
+        let verdict = self
+            .aqm
+            .on_enqueue(now, &info, self.qlen(), &mut self.aqm_rng);
+        let mark = match verdict {
+            Verdict::Pass => None,
+            Verdict::Mark(c) => Some(c),
+            Verdict::Drop(c) => {
+                match c {
+                    Cause::Early => self.stats.drops_early += 1,
+                    Cause::Forced => self.stats.drops_forced += 1,
+                }
+                return Offer::Dropped;
+            }
+        };
+        if !self.fits(info.size) {
+            self.stats.drops_overflow += 1;
+            return Offer::Dropped;
+        }
+        if let Some(c) = mark {
+            debug_assert!(info.ect, "an AQM marked a packet that is not ECN-capable");
+            p.ecn = Ecn::Ce;
+            match c {
+                Cause::Early => self.stats.marks_early += 1,
+                Cause::Forced => self.stats.marks_forced += 1,
+            }
+        }
+        p.enq_time = now;
+        self.queue.push_back(id);
+        self.qbytes += info.size as u64;
+        if let Some(m) = self.monitor.as_mut() {
+            m.set(now, self.queue.len() as u32, self.qbytes);
+        }
+        Offer::Accepted
+    }
+
+    /// If the transmitter is free, take the head of the queue and start
+    /// sending it. Returns the packet and its fate, or `None` when the
+    /// transmitter is busy or the queue empty.
+    #[inline]
+    pub fn try_start(&mut self, now: SimTime, arena: &mut Arena) -> Option<(PktId, TxResult)> {
+        if self.busy_until > now {
+            return None;
+        }
+        let id = self.queue.pop_front()?;
+        let p = arena.get(id);
+        let size = p.size;
+        self.qbytes -= size as u64;
+        if let Some(m) = self.monitor.as_mut() {
+            m.set(now, self.queue.len() as u32, self.qbytes);
+        }
+        let info = PacketInfo {
+            size,
+            ect: p.ecn.capable(),
+            flow: p.flow,
+        };
+        let sojourn = now.0 - p.enq_time.0;
+        let tx_end = now + self.rate.tx_time(size);
+        match self.aqm.on_dequeue(now, &info, self.qlen(), tx_end) {
+            Verdict::Pass => {}
+            Verdict::Mark(c) => {
+                arena.get_mut(id).ecn = Ecn::Ce;
+                match c {
+                    Cause::Early => self.stats.marks_early += 1,
+                    Cause::Forced => self.stats.marks_forced += 1,
+                }
+            }
+            Verdict::Drop(c) => {
+                match c {
+                    Cause::Early => self.stats.drops_early += 1,
+                    Cause::Forced => self.stats.drops_forced += 1,
+                }
+                return Some((id, TxResult::Dropped));
+            }
+        }
+        self.busy_until = tx_end;
+        self.stats.departures += 1;
+        self.stats.departure_bytes += size as u64;
+        self.stats.sojourn_ns += sojourn as u128;
+        if let Some(l) = self.loss.as_mut() {
+            if l.lose() {
+                self.stats.lost += 1;
+                return Some((id, TxResult::Lost));
+            }
+        }
+        Some((id, TxResult::Arrives(tx_end + self.delay)))
+    }
+
+    /// Whether packets are waiting.
+    #[inline]
+    pub fn has_waiting(&self) -> bool {
+        !self.queue.is_empty()
+    }
+
+    /// Packets waiting in the queue.
+    pub fn waiting(&self) -> impl Iterator<Item = &PktId> {
+        self.queue.iter()
+    }
+}

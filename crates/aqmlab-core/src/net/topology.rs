@@ -1,0 +1,111 @@
+//! Building a topology: its links and the route of every flow.
+
+use super::link::{Link, LossModel};
+use crate::aqm::{AqmSpec, LinkInfo};
+use crate::rng::{Rng, Stream};
+use crate::scenario::{Buffer, Direction, Scenario, Topology};
+use crate::units::{BitRate, SimTime};
+
+/// Links, routes and the monitored link of a built topology.
+#[derive(Debug)]
+pub struct Built {
+    pub links: Vec<Link>,
+    /// Routes as link-index lists; flow `f` uses `2f` for data, `2f + 1` for ACKs.
+    pub routes: Vec<Vec<u32>>,
+    /// The link whose queue the summary describes (dumbbell: R1 -> R2).
+    pub monitored: u32,
+    /// Base round-trip propagation delay of each flow.
+    pub base_rtt: Vec<SimTime>,
+}
+
+/// Link 0 is the forward bottleneck (R1 -> R2), link 1 its reverse (R2 -> R1).
+pub const BOTTLENECK_FWD: u32 = 0;
+pub const BOTTLENECK_REV: u32 = 1;
+
+fn make_link(
+    seed: u64,
+    idx: usize,
+    rate: BitRate,
+    delay: SimTime,
+    limit: Buffer,
+    aqm: &AqmSpec,
+    pkt_size: u32,
+) -> Link {
+    let info = LinkInfo {
+        rate,
+        mean_pkt_size: pkt_size,
+    };
+    Link::new(
+        rate,
+        delay,
+        limit,
+        aqm.build(info),
+        Rng::new(seed, Stream::Aqm(idx as u32)),
+    )
+}
+
+/// Build the scenario's topology. `directions[f]` is the direction of flow `f`.
+pub fn build(sc: &Scenario, seed: u64, directions: &[Direction]) -> Built {
+    let Topology::Dumbbell(d) = &sc.topology;
+    let ps = sc.tcp.packet_size;
+    let n = directions.len();
+    let mut links = Vec::with_capacity(2 + 4 * n);
+    let mut fwd = make_link(
+        seed,
+        0,
+        d.bottleneck_rate,
+        d.bottleneck_delay,
+        d.buffer,
+        &sc.aqm,
+        ps,
+    );
+    if let Some(l) = &d.loss {
+        fwd.loss = Some(LossModel::new(l, Rng::new(seed, Stream::LinkLoss(0))));
+    }
+    links.push(fwd);
+    links.push(make_link(
+        seed,
+        1,
+        d.bottleneck_rate,
+        d.bottleneck_delay,
+        d.buffer,
+        &sc.reverse_aqm,
+        ps,
+    ));
+    let mut routes = Vec::with_capacity(2 * n);
+    let mut base_rtt = Vec::with_capacity(n);
+    let droptail = AqmSpec::Droptail;
+    for (f, dir) in directions.iter().enumerate() {
+        let mut rng = Rng::new(seed, Stream::Flow(f as u32));
+        let a = d.access_delay.sample(&mut rng);
+        let base = links.len() as u32;
+        // left up (host -> R1), left down (R1 -> host), right down (R2 -> host), right up (host -> R2)
+        for _ in 0..4 {
+            let i = links.len();
+            links.push(make_link(
+                seed,
+                i,
+                d.access_rate,
+                a,
+                d.access_buffer,
+                &droptail,
+                ps,
+            ));
+        }
+        let (lu, ld, rd, ru) = (base, base + 1, base + 2, base + 3);
+        let (data, ack) = match dir {
+            Direction::Forward => (vec![lu, BOTTLENECK_FWD, rd], vec![ru, BOTTLENECK_REV, ld]),
+            Direction::Reverse => (vec![ru, BOTTLENECK_REV, ld], vec![lu, BOTTLENECK_FWD, rd]),
+        };
+        routes.push(data);
+        routes.push(ack);
+        base_rtt.push(SimTime(2 * (2 * a.0 + d.bottleneck_delay.0)));
+    }
+    links[BOTTLENECK_FWD as usize].monitor = Some(Box::default());
+    Built {
+        links,
+        routes,
+        monitored: BOTTLENECK_FWD,
+        base_rtt,
+    }
+}

@@ -1,0 +1,14 @@
+//! The scenario: the one definition of everything a user can write in a
+//! scenario file, its decoding from a parsed document and its validation.
+//!
+//! Decoding goes through [`value::Value`] so that every error names its field
+//! path (`traffic[1].flows`), the offending value and what is allowed, and
+//! unknown keys are errors. `docs/scenario.md` documents every key.
+
+pub mod decode;
+pub mod spec;
+pub mod value;
+
+pub use decode::{SpecError, SpecResult};
+pub use spec::*;
+pub use value::Value;

@@ -1,0 +1,576 @@
+//! Scenario types, their defaults and their validation.
+
+use super::decode::{as_bytes, as_time, as_u64, check_range, join, SpecError, SpecResult, Table};
+use super::value::Value;
+use crate::aqm::AqmSpec;
+use crate::units::{BitRate, SimTime};
+use serde::ser::{SerializeMap, SerializeSeq};
+use serde::{Serialize, Serializer};
+
+/// Bytes of TCP/IP header in every data packet; ACK, SYN and FIN packets are this size.
+pub const HEADER_BYTES: u32 = 40;
+/// Largest number of flows one scenario may create.
+pub const MAX_FLOWS: u64 = 1_000_000;
+
+/// A complete run description.
+#[derive(Clone, Debug, Serialize)]
+pub struct Scenario {
+    /// Simulated length of the run.
+    pub duration: SimTime,
+    /// Seed of every random stream of the run.
+    pub seed: u64,
+    pub topology: Topology,
+    /// The queue discipline of the bottleneck's forward direction.
+    pub aqm: AqmSpec,
+    /// The queue discipline of the bottleneck's reverse direction (default: same as `aqm`).
+    pub reverse_aqm: AqmSpec,
+    pub tcp: TcpSpec,
+    pub traffic: Vec<TrafficSpec>,
+    pub metrics: MetricsSpec,
+}
+
+/// A queue limit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Buffer {
+    Packets(u32),
+    Bytes(u64),
+}
+
+impl Serialize for Buffer {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Buffer::Packets(n) => s.serialize_u32(*n),
+            Buffer::Bytes(b) => s.collect_str(&format_args!("{b}B")),
+        }
+    }
+}
+
+impl Buffer {
+    fn decode(v: &Value, path: &str) -> SpecResult<Buffer> {
+        match v {
+            Value::Str(_) => as_bytes(v, path).map(Buffer::Bytes),
+            Value::Int(_) | Value::Float(_) => {
+                let n = as_u64(v, path)?;
+                u32::try_from(n)
+                    .map(Buffer::Packets)
+                    .map_err(|_| SpecError::new(path, format!("{n} packets is too large")))
+            }
+            _ => Err(SpecError::new(
+                path,
+                format!(
+                    "expected a packet count (500) or a byte size (\"250KB\"), found {} {v}",
+                    v.type_name()
+                ),
+            )),
+        }
+    }
+
+    fn check(&self, path: &str, packet_size: u32) -> SpecResult<()> {
+        match *self {
+            Buffer::Packets(0) => Err(SpecError::new(
+                path,
+                "0 packets: a buffer must hold at least one packet",
+            )),
+            Buffer::Bytes(b) if b < packet_size as u64 => Err(SpecError::new(
+                path,
+                format!("{b} bytes is smaller than one packet (tcp.packet_size = {packet_size})"),
+            )),
+            _ => Ok(()),
+        }
+    }
+}
+
+/// A time that is either fixed or drawn uniformly per flow.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TimeDist {
+    Fixed(SimTime),
+    Uniform(SimTime, SimTime),
+}
+
+impl Serialize for TimeDist {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            TimeDist::Fixed(t) => t.serialize(s),
+            TimeDist::Uniform(a, b) => {
+                struct Pair(SimTime, SimTime);
+                impl Serialize for Pair {
+                    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                        let mut q = s.serialize_seq(Some(2))?;
+                        q.serialize_element(&self.0)?;
+                        q.serialize_element(&self.1)?;
+                        q.end()
+                    }
+                }
+                let mut m = s.serialize_map(Some(1))?;
+                m.serialize_entry("uniform", &Pair(*a, *b))?;
+                m.end()
+            }
+        }
+    }
+}
+
+impl TimeDist {
+    pub fn decode(v: Value, path: &str) -> SpecResult<TimeDist> {
+        match v {
+            Value::Str(_) => as_time(&v, path).map(TimeDist::Fixed),
+            Value::Table(_) => {
+                let mut t = Table::new(v, path)?;
+                let p = t.field_path("uniform");
+                let r = match t.take("uniform") {
+                    Some(Value::Array(a)) if a.len() == 2 => {
+                        let lo = as_time(&a[0], &format!("{p}[0]"))?;
+                        let hi = as_time(&a[1], &format!("{p}[1]"))?;
+                        if lo > hi {
+                            return Err(SpecError::new(p, format!("lower bound {lo} is above upper bound {hi}")));
+                        }
+                        TimeDist::Uniform(lo, hi)
+                    }
+                    Some(other) => {
+                        return Err(SpecError::new(
+                            p,
+                            format!("expected two times [\"1ms\", \"20ms\"], found {other}"),
+                        ))
+                    }
+                    None => return Err(SpecError::new(p, "missing; write { uniform = [\"1ms\", \"20ms\"] }")),
+                };
+                t.finish()?;
+                Ok(r)
+            }
+            other => Err(SpecError::new(
+                path,
+                format!(
+                    "expected a time (\"15ms\") or {{ uniform = [\"1ms\", \"20ms\"] }}, found {} {other}",
+                    other.type_name()
+                ),
+            )),
+        }
+    }
+
+    /// Draw one value.
+    pub fn sample(&self, rng: &mut crate::rng::Rng) -> SimTime {
+        match *self {
+            TimeDist::Fixed(t) => t,
+            TimeDist::Uniform(a, b) => SimTime(rng.uniform_u64(a.0, b.0)),
+        }
+    }
+
+    pub fn max(&self) -> SimTime {
+        match *self {
+            TimeDist::Fixed(t) => t,
+            TimeDist::Uniform(_, b) => b,
+        }
+    }
+}
+
+/// A random loss model on a link.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+#[serde(tag = "kind", rename_all = "lowercase")]
+pub enum LossSpec {
+    /// Each packet is lost independently with probability `p`.
+    Bernoulli { p: f64 },
+}
+
+impl LossSpec {
+    fn decode(v: Value, path: &str) -> SpecResult<LossSpec> {
+        let mut t = Table::new(v, path)?;
+        t.choice("kind", &["bernoulli"], None)?;
+        let p = t.f64("p", 0.0)?;
+        check_range(&t.field_path("p"), p, 0.0, false, 1.0)?;
+        let spec = LossSpec::Bernoulli { p };
+        t.finish()?;
+        Ok(spec)
+    }
+}
+
+/// `[topology]`.
+#[derive(Clone, Debug, Serialize)]
+#[serde(tag = "kind", rename_all = "lowercase")]
+pub enum Topology {
+    Dumbbell(Dumbbell),
+}
+
+/// N senders -> R1 -> bottleneck -> R2 -> N receivers; one host pair per flow,
+/// each with its own access links in both directions.
+#[derive(Clone, Debug, Serialize)]
+pub struct Dumbbell {
+    pub bottleneck_rate: BitRate,
+    /// One-way propagation delay of the bottleneck.
+    pub bottleneck_delay: SimTime,
+    /// The bottleneck's queue limit (both directions).
+    pub buffer: Buffer,
+    pub access_rate: BitRate,
+    /// One-way propagation delay of each access link (drawn per flow, the
+    /// same on the sender's and the receiver's side).
+    pub access_delay: TimeDist,
+    /// Queue limit of the access links.
+    pub access_buffer: Buffer,
+    /// Random loss on the bottleneck, forward direction.
+    pub loss: Option<LossSpec>,
+}
+
+impl Topology {
+    fn decode(v: Value, path: &str, packet_size: u32) -> SpecResult<Topology> {
+        let mut t = Table::new(v, path)?;
+        let _kind = t.choice("kind", &["dumbbell"], Some("dumbbell"))?;
+        let buffer = match t.take("buffer") {
+            Some(v) => Buffer::decode(&v, &t.field_path("buffer"))?,
+            None => Buffer::Packets(100),
+        };
+        buffer.check(&t.field_path("buffer"), packet_size)?;
+        let access_buffer = match t.take("access_buffer") {
+            Some(v) => Buffer::decode(&v, &t.field_path("access_buffer"))?,
+            None => Buffer::Packets(10_000),
+        };
+        access_buffer.check(&t.field_path("access_buffer"), packet_size)?;
+        let access_delay = match t.take("access_delay") {
+            Some(v) => TimeDist::decode(v, &t.field_path("access_delay"))?,
+            None => TimeDist::Fixed(SimTime::from_millis(1)),
+        };
+        let loss = match t.take("loss") {
+            Some(v) => Some(LossSpec::decode(v, &t.field_path("loss"))?),
+            None => None,
+        };
+        let d = Dumbbell {
+            bottleneck_rate: t.req_rate("bottleneck_rate")?,
+            bottleneck_delay: t.time("bottleneck_delay", SimTime::from_millis(20))?,
+            buffer,
+            access_rate: t.rate("access_rate", BitRate(100_000_000))?,
+            access_delay,
+            access_buffer,
+            loss,
+        };
+        t.finish()?;
+        Ok(Topology::Dumbbell(d))
+    }
+}
+
+/// TCP congestion control variant.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TcpVariant {
+    /// RFC 5681: fast recovery ends at the first new ACK.
+    Reno,
+    /// RFC 6582: fast recovery ends when all data outstanding at its start is acknowledged.
+    NewReno,
+}
+
+/// `[tcp]`: the TCP of every flow.
+#[derive(Clone, Debug, Serialize)]
+pub struct TcpSpec {
+    pub variant: TcpVariant,
+    /// Bytes on the wire of a full data packet (payload MSS = packet_size - 40).
+    pub packet_size: u32,
+    /// ECN-capable transport (RFC 3168).
+    pub ecn: bool,
+    /// ECN-capable SYN/ACK ("ECN+", `000_0675317d310dd341.txt`).
+    pub ecn_plus: bool,
+    /// Delayed ACKs: one ACK every second full segment, or after `delack_timeout`.
+    pub delayed_ack: bool,
+    pub delack_timeout: SimTime,
+    /// RFC 6298 lower bound of the retransmission timeout.
+    pub min_rto: SimTime,
+    /// RFC 6298 upper bound of the retransmission timeout.
+    pub max_rto: SimTime,
+    /// Retransmission timeout before the first RTT sample (also the SYN timer's first value).
+    pub initial_rto: SimTime,
+    /// Initial congestion window, segments.
+    pub initial_cwnd: u32,
+    /// Receiver window, segments.
+    pub rwnd: u32,
+}
+
+impl Default for TcpSpec {
+    fn default() -> Self {
+        TcpSpec {
+            variant: TcpVariant::NewReno,
+            packet_size: 1000,
+            ecn: false,
+            ecn_plus: false,
+            delayed_ack: false,
+            delack_timeout: SimTime::from_millis(100),
+            min_rto: SimTime::from_millis(200),
+            max_rto: SimTime::from_secs(60),
+            initial_rto: SimTime::from_secs(3),
+            initial_cwnd: 1,
+            rwnd: 100_000,
+        }
+    }
+}
+
+impl TcpSpec {
+    fn decode(v: Option<Value>, path: &str) -> SpecResult<TcpSpec> {
+        let d = TcpSpec::default();
+        let Some(v) = v else { return Ok(d) };
+        let mut t = Table::new(v, path)?;
+        let s = TcpSpec {
+            variant: match t.choice("variant", &["newreno", "reno"], Some("newreno"))? {
+                "reno" => TcpVariant::Reno,
+                _ => TcpVariant::NewReno,
+            },
+            packet_size: t.u32("packet_size", d.packet_size)?,
+            ecn: t.bool("ecn", d.ecn)?,
+            ecn_plus: t.bool("ecn_plus", d.ecn_plus)?,
+            delayed_ack: t.bool("delayed_ack", d.delayed_ack)?,
+            delack_timeout: t.time("delack_timeout", d.delack_timeout)?,
+            min_rto: t.time("min_rto", d.min_rto)?,
+            max_rto: t.time("max_rto", d.max_rto)?,
+            initial_rto: t.time("initial_rto", d.initial_rto)?,
+            initial_cwnd: t.u32("initial_cwnd", d.initial_cwnd)?,
+            rwnd: t.u32("rwnd", d.rwnd)?,
+        };
+        t.finish()?;
+        if !(HEADER_BYTES + 1..=65_535).contains(&s.packet_size) {
+            return Err(SpecError::new(
+                join(path, "packet_size"),
+                format!(
+                    "{} is outside the allowed range [41, 65535] bytes",
+                    s.packet_size
+                ),
+            ));
+        }
+        for (k, v) in [
+            ("delack_timeout", s.delack_timeout),
+            ("min_rto", s.min_rto),
+            ("initial_rto", s.initial_rto),
+        ] {
+            if v == SimTime::ZERO {
+                return Err(SpecError::new(
+                    join(path, k),
+                    "0s is not allowed; give a positive time",
+                ));
+            }
+        }
+        if s.max_rto < s.min_rto {
+            return Err(SpecError::new(
+                join(path, "max_rto"),
+                format!("{} is below min_rto ({})", s.max_rto, s.min_rto),
+            ));
+        }
+        if s.initial_cwnd == 0 || s.initial_cwnd > 1000 {
+            return Err(SpecError::new(
+                join(path, "initial_cwnd"),
+                format!(
+                    "{} is outside the allowed range [1, 1000] segments",
+                    s.initial_cwnd
+                ),
+            ));
+        }
+        if s.rwnd == 0 {
+            return Err(SpecError::new(
+                join(path, "rwnd"),
+                "0 is not allowed; give at least 1 segment",
+            ));
+        }
+        Ok(s)
+    }
+
+    /// Payload bytes of a full segment.
+    pub fn mss(&self) -> u32 {
+        self.packet_size - HEADER_BYTES
+    }
+}
+
+/// Which way a traffic group's data crosses the bottleneck.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Direction {
+    /// From the left hosts through R1 -> R2 (the monitored direction).
+    Forward,
+    /// From the right hosts through R2 -> R1.
+    Reverse,
+}
+
+/// `[[traffic]]`: one group of flows.
+#[derive(Clone, Debug, Serialize)]
+#[serde(tag = "kind", rename_all = "lowercase")]
+pub enum TrafficSpec {
+    /// Persistent FTP-like flows with unlimited data.
+    Bulk(BulkSpec),
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct BulkSpec {
+    pub flows: u32,
+    pub direction: Direction,
+    /// Start time of each flow.
+    pub start: TimeDist,
+    /// Open with SYN / SYN-ACK before sending data.
+    pub handshake: bool,
+    /// Override of `tcp.ecn` for this group.
+    pub ecn: Option<bool>,
+}
+
+impl TrafficSpec {
+    fn decode(mut t: Table) -> SpecResult<TrafficSpec> {
+        let _kind = t.choice("kind", &["bulk"], None)?;
+        let start = match t.take("start") {
+            Some(v) => TimeDist::decode(v, &t.field_path("start"))?,
+            None => TimeDist::Fixed(SimTime::ZERO),
+        };
+        let b = BulkSpec {
+            flows: t.u32("flows", 1)?,
+            direction: match t.choice("direction", &["forward", "reverse"], Some("forward"))? {
+                "reverse" => Direction::Reverse,
+                _ => Direction::Forward,
+            },
+            start,
+            handshake: t.bool("handshake", false)?,
+            ecn: if t.has("ecn") {
+                Some(t.bool("ecn", false)?)
+            } else {
+                t.allow("ecn");
+                None
+            },
+        };
+        if b.flows == 0 {
+            return Err(SpecError::new(
+                t.field_path("flows"),
+                "0 flows: a group needs at least 1 flow",
+            ));
+        }
+        t.finish()?;
+        Ok(TrafficSpec::Bulk(b))
+    }
+
+    pub fn flows(&self) -> u32 {
+        match self {
+            TrafficSpec::Bulk(b) => b.flows,
+        }
+    }
+}
+
+/// `[metrics]`.
+#[derive(Clone, Debug, Serialize)]
+pub struct MetricsSpec {
+    /// Period of the queue time series.
+    pub sample_interval: SimTime,
+    /// Start of the measurement interval [start, duration] of the summary figures.
+    pub start: SimTime,
+    /// Window of the per-window queue deviation.
+    pub window: SimTime,
+}
+
+impl MetricsSpec {
+    fn decode(v: Option<Value>, path: &str, duration: SimTime) -> SpecResult<MetricsSpec> {
+        let mut t = match v {
+            Some(v) => Table::new(v, path)?,
+            None => Table::new(Value::Table(Vec::new()), path)?,
+        };
+        let m = MetricsSpec {
+            sample_interval: t.time("sample_interval", SimTime::from_millis(10))?,
+            start: t.time("start", SimTime::ZERO)?,
+            window: t.time("window", SimTime::from_secs(10))?,
+        };
+        t.finish()?;
+        if m.sample_interval == SimTime::ZERO {
+            return Err(SpecError::new(
+                join(path, "sample_interval"),
+                "0s is not allowed; give a positive time",
+            ));
+        }
+        if m.sample_interval > duration {
+            return Err(SpecError::new(
+                join(path, "sample_interval"),
+                format!(
+                    "{} is longer than the run (duration = {duration})",
+                    m.sample_interval
+                ),
+            ));
+        }
+        if m.start >= duration {
+            return Err(SpecError::new(
+                join(path, "start"),
+                format!(
+                    "{} is not before the end of the run (duration = {duration})",
+                    m.start
+                ),
+            ));
+        }
+        if m.window == SimTime::ZERO {
+            return Err(SpecError::new(
+                join(path, "window"),
+                "0s is not allowed; give a positive time",
+            ));
+        }
+        Ok(m)
+    }
+}
+
+impl Scenario {
+    /// Decode and validate a parsed scenario document.
+    pub fn from_value(v: Value) -> SpecResult<Scenario> {
+        let mut t = Table::new(v, "")?;
+        let duration = t.req_time("duration")?;
+        if duration == SimTime::ZERO {
+            return Err(SpecError::new(
+                "duration",
+                "0s is not allowed; give a positive time",
+            ));
+        }
+        if duration > SimTime::from_secs(100_000_000) {
+            return Err(SpecError::new(
+                "duration",
+                format!("{duration} is longer than the allowed 1e8 s"),
+            ));
+        }
+        let seed = t.u64("seed", 1)?;
+        let tcp = TcpSpec::decode(t.take("tcp"), "tcp")?;
+        let topology = match t.take("topology") {
+            Some(v) => Topology::decode(v, "topology", tcp.packet_size)?,
+            None => {
+                return Err(SpecError::new(
+                    "topology",
+                    "missing required table [topology]",
+                ))
+            }
+        };
+        let aqm = match t.opt_table("aqm")? {
+            Some(a) => AqmSpec::decode(a, tcp.packet_size)?,
+            None => AqmSpec::Droptail,
+        };
+        let reverse_aqm = match t.opt_table("reverse_aqm")? {
+            Some(a) => AqmSpec::decode(a, tcp.packet_size)?,
+            None => aqm.clone(),
+        };
+        let traffic: Vec<TrafficSpec> = t
+            .table_array("traffic")?
+            .into_iter()
+            .map(TrafficSpec::decode)
+            .collect::<SpecResult<_>>()?;
+        if traffic.is_empty() {
+            return Err(SpecError::new(
+                "traffic",
+                "no traffic: add at least one [[traffic]] group",
+            ));
+        }
+        let total: u64 = traffic.iter().map(|g| g.flows() as u64).sum();
+        if total > MAX_FLOWS {
+            return Err(SpecError::new(
+                "traffic",
+                format!("{total} flows in all; at most {MAX_FLOWS} are allowed"),
+            ));
+        }
+        let metrics = MetricsSpec::decode(t.take("metrics"), "metrics", duration)?;
+        t.finish()?;
+        Ok(Scenario {
+            duration,
+            seed,
+            topology,
+            aqm,
+            reverse_aqm,
+            tcp,
+            traffic,
+            metrics,
+        })
+    }
+
+    pub fn dumbbell(&self) -> &Dumbbell {
+        match &self.topology {
+            Topology::Dumbbell(d) => d,
+        }
+    }
+
+    pub fn total_flows(&self) -> u32 {
+        self.traffic.iter().map(|g| g.flows()).sum()
+    }
+}

@@ -1,0 +1,5 @@
+//! Transport protocols: the packet-level TCP sender/receiver pair.
+
+pub mod tcp;
+
+pub use tcp::{FlowStats, Seg, TcpConfig, TcpFlow};

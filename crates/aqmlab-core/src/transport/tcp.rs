@@ -1,0 +1,685 @@
+//! A one-way TCP connection, packet-level like ns-2's agents: segments are
+//! numbered, not bytes; every full data packet is `packet_size` bytes on the
+//! wire and carries `packet_size - 40` bytes of payload.
+//!
+//! Modelled:
+//! - Reno and NewReno congestion control (RFC 5681, RFC 6582): slow start
+//!   (+1 segment per new ACK), congestion avoidance (+1/cwnd per new ACK),
+//!   fast retransmit on the third duplicate ACK, fast recovery with window
+//!   inflation; NewReno's partial ACKs and `recover`.
+//! - The retransmission timer of RFC 6298: SRTT/RTTVAR, RTO bounds, Karn's
+//!   rule (no sample from an ACK triggered by a retransmission, backed-off
+//!   RTO kept until a valid sample), exponential backoff; go-back-N after a
+//!   timeout as ns-2's Reno does.
+//! - ECN (RFC 3168): ECT(0) data, ECE echoed until CWR, one reduction per
+//!   window, CWR on the next new segment; pure ACKs are never ECT.
+//! - Optional SYN / SYN-ACK set-up with the SYN retransmitted on its own
+//!   timer (initial RTO, doubling); ECN-capable SYN/ACK as a switch (ECN+).
+//! - Receiver: cumulative ACKs, out-of-order segments kept, an immediate ACK
+//!   for out-of-order data or a filled hole, optional delayed ACKs.
+//!
+//! Not modelled: SACK, timestamps on the wire (the echoed send time stands
+//! in for RTT measurement), Nagle, window scaling, FIN teardown.
+
+use crate::packet::{flags, Ecn};
+use crate::scenario::{TcpSpec, TcpVariant, HEADER_BYTES};
+use crate::units::SimTime;
+use std::collections::VecDeque;
+
+/// A segment a flow wants sent; the engine turns it into a packet.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Seg {
+    pub seq: u64,
+    pub ts: SimTime,
+    pub size: u32,
+    pub flags: u8,
+    pub ecn: Ecn,
+    /// Sent by the data sender (data route) rather than the receiver (ACK route).
+    pub from_sender: bool,
+}
+
+/// Per-flow configuration.
+#[derive(Clone, Copy, Debug)]
+pub struct TcpConfig {
+    pub variant: TcpVariant,
+    pub packet_size: u32,
+    pub ecn: bool,
+    pub ecn_plus: bool,
+    pub delayed_ack: bool,
+    pub delack_timeout: SimTime,
+    pub min_rto: SimTime,
+    pub max_rto: SimTime,
+    pub initial_rto: SimTime,
+    pub initial_cwnd: u32,
+    pub rwnd: u32,
+    pub handshake: bool,
+}
+
+impl TcpConfig {
+    pub fn from_spec(s: &TcpSpec, handshake: bool, ecn: bool) -> TcpConfig {
+        TcpConfig {
+            variant: s.variant,
+            packet_size: s.packet_size,
+            ecn,
+            ecn_plus: s.ecn_plus,
+            delayed_ack: s.delayed_ack,
+            delack_timeout: s.delack_timeout,
+            min_rto: s.min_rto,
+            max_rto: s.max_rto,
+            initial_rto: s.initial_rto,
+            initial_cwnd: s.initial_cwnd,
+            rwnd: s.rwnd,
+            handshake,
+        }
+    }
+}
+
+/// Per-flow counters.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct FlowStats {
+    /// Data packets sent (first transmissions and retransmissions).
+    pub data_sent: u64,
+    /// Data packets that reached the receiver (duplicates included).
+    pub data_arrived: u64,
+    /// Data packets dropped in the network (queues and link losses).
+    pub data_dropped: u64,
+    /// Segments delivered in order to the receiving application.
+    pub segments_delivered: u64,
+    pub retransmits: u64,
+    pub timeouts: u64,
+    pub fast_retransmits: u64,
+    /// CE-marked data packets received.
+    pub marks_seen: u64,
+    /// Window reductions in response to ECE.
+    pub ecn_reductions: u64,
+    pub syn_retransmits: u64,
+    /// Sum and count of RTT samples, seconds.
+    pub rtt_sum_s: f64,
+    pub rtt_samples: u64,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum State {
+    Idle,
+    SynSent,
+    Established,
+}
+
+/// Sender and receiver of one flow.
+#[derive(Clone, Debug)]
+pub struct TcpFlow {
+    pub cfg: TcpConfig,
+    state: State,
+    // --- sender (all sequence numbers in segments) ---
+    /// Congestion window, segments.
+    pub cwnd: f64,
+    pub ssthresh: f64,
+    /// Oldest unacknowledged segment.
+    snd_una: u64,
+    /// Next segment to send.
+    snd_nxt: u64,
+    /// One past the highest segment ever sent.
+    snd_max: u64,
+    dupacks: u32,
+    in_recovery: bool,
+    /// RFC 6582 `recover`, as one past the highest segment sent at the event.
+    recover: u64,
+    /// No new ECN reduction until `snd_una` reaches this.
+    ecn_recover: u64,
+    cwr_pending: bool,
+    srtt_ns: f64,
+    rttvar_ns: f64,
+    has_rtt: bool,
+    pub rto: SimTime,
+    /// When the retransmission (or SYN) timer expires.
+    pub rto_deadline: Option<SimTime>,
+    /// Time of the earliest pending timer event the engine holds for this flow.
+    pub rto_event: Option<SimTime>,
+    syn_sent_at: SimTime,
+    syn_retx: bool,
+    // --- receiver ---
+    rcv_nxt: u64,
+    /// `ooo[i]`: segment `rcv_nxt + i` received.
+    ooo: VecDeque<bool>,
+    ece_pending: bool,
+    /// Saw a SYN (handshake) or data.
+    delack_count: u32,
+    pub delack_deadline: Option<SimTime>,
+    pub delack_event: Option<SimTime>,
+    last_ts: SimTime,
+    last_retx: bool,
+    pub stats: FlowStats,
+}
+
+impl TcpFlow {
+    pub fn new(cfg: TcpConfig) -> TcpFlow {
+        TcpFlow {
+            cfg,
+            state: State::Idle,
+            cwnd: cfg.initial_cwnd as f64,
+            ssthresh: f64::INFINITY,
+            snd_una: 0,
+            snd_nxt: 0,
+            snd_max: 0,
+            dupacks: 0,
+            in_recovery: false,
+            recover: 0,
+            ecn_recover: 0,
+            cwr_pending: false,
+            srtt_ns: 0.0,
+            rttvar_ns: 0.0,
+            has_rtt: false,
+            rto: cfg.initial_rto,
+            rto_deadline: None,
+            rto_event: None,
+            syn_sent_at: SimTime::ZERO,
+            syn_retx: false,
+            rcv_nxt: 0,
+            ooo: VecDeque::new(),
+            ece_pending: false,
+            delack_count: 0,
+            delack_deadline: None,
+            delack_event: None,
+            last_ts: SimTime::ZERO,
+            last_retx: false,
+            stats: FlowStats::default(),
+        }
+    }
+
+    pub fn started(&self) -> bool {
+        self.state != State::Idle
+    }
+    pub fn established(&self) -> bool {
+        self.state == State::Established
+    }
+    /// Smoothed RTT, seconds (0 before the first sample).
+    pub fn srtt_s(&self) -> f64 {
+        self.srtt_ns * 1e-9
+    }
+    /// Segments sent and not yet acknowledged.
+    pub fn outstanding(&self) -> u64 {
+        self.snd_max - self.snd_una
+    }
+    pub fn mss(&self) -> u32 {
+        self.cfg.packet_size - HEADER_BYTES
+    }
+
+    /// Open the flow: send a SYN, or start sending data at once.
+    pub fn start(&mut self, now: SimTime, out: &mut Vec<Seg>) {
+        if self.cfg.handshake {
+            self.state = State::SynSent;
+            self.send_syn(now, out);
+        } else {
+            self.state = State::Established;
+            self.send_available(now, out);
+        }
+    }
+
+    fn send_syn(&mut self, now: SimTime, out: &mut Vec<Seg>) {
+        self.syn_sent_at = now;
+        out.push(Seg {
+            seq: 0,
+            ts: now,
+            size: HEADER_BYTES,
+            flags: flags::SYN,
+            ecn: Ecn::NotEct, // RFC 3168 section 6.1.1: a SYN is never ECT.
+            from_sender: true,
+        });
+        self.rto_deadline = Some(now + self.rto);
+    }
+
+    /// RFC 6298 section 2: update SRTT, RTTVAR and RTO from a sample.
+    fn rtt_sample(&mut self, r: SimTime) {
+        let r = r.0 as f64;
+        if self.has_rtt {
+            self.rttvar_ns = 0.75 * self.rttvar_ns + 0.25 * (self.srtt_ns - r).abs();
+            self.srtt_ns = 0.875 * self.srtt_ns + 0.125 * r;
+        } else {
+            self.srtt_ns = r;
+            self.rttvar_ns = r / 2.0;
+            self.has_rtt = true;
+        }
+        self.stats.rtt_sum_s += r * 1e-9;
+        self.stats.rtt_samples += 1;
+        let rto = SimTime::from_nanos((self.srtt_ns + 4.0 * self.rttvar_ns).round() as u64);
+        self.rto = rto.clamp(self.cfg.min_rto, self.cfg.max_rto);
+    }
+
+    fn window(&self) -> u64 {
+        (self.cwnd.floor() as u64).clamp(1, self.cfg.rwnd as u64)
+    }
+
+    fn data_seg(&mut self, seq: u64, now: SimTime) -> Seg {
+        let mut f = flags::DATA;
+        let retx = seq < self.snd_max;
+        if retx {
+            f |= flags::RETX;
+            self.stats.retransmits += 1;
+        }
+        if self.cwr_pending && !retx {
+            f |= flags::CWR;
+            self.cwr_pending = false;
+        }
+        self.stats.data_sent += 1;
+        if self.rto_deadline.is_none() {
+            self.rto_deadline = Some(now + self.rto); // RFC 6298 (5.1)
+        }
+        Seg {
+            seq,
+            ts: now,
+            size: self.cfg.packet_size,
+            flags: f,
+            ecn: if self.cfg.ecn { Ecn::Ect0 } else { Ecn::NotEct },
+            from_sender: true,
+        }
+    }
+
+    /// Send what the window allows.
+    fn send_available(&mut self, now: SimTime, out: &mut Vec<Seg>) {
+        let limit = self.snd_una + self.window();
+        while self.snd_nxt < limit {
+            let s = self.data_seg(self.snd_nxt, now);
+            out.push(s);
+            self.snd_nxt += 1;
+            if self.snd_nxt > self.snd_max {
+                self.snd_max = self.snd_nxt;
+            }
+        }
+    }
+
+    fn retransmit_una(&mut self, now: SimTime, out: &mut Vec<Seg>) {
+        let s = self.data_seg(self.snd_una, now);
+        out.push(s);
+    }
+
+    fn halve(&mut self) -> f64 {
+        let flight = self.outstanding() as f64;
+        (flight / 2.0).max(2.0) // RFC 5681 eq. (4)
+    }
+
+    /// An ACK (or SYN/ACK) reaches the sender.
+    pub fn on_ack(
+        &mut self,
+        now: SimTime,
+        ack: u64,
+        f: u8,
+        ecn: Ecn,
+        echo: SimTime,
+        out: &mut Vec<Seg>,
+    ) {
+        match self.state {
+            State::Idle => return,
+            State::SynSent => {
+                if f & flags::SYN != 0 {
+                    self.state = State::Established;
+                    if !self.syn_retx {
+                        self.rtt_sample(now - self.syn_sent_at);
+                    }
+                    self.rto = if self.has_rtt {
+                        self.rto
+                    } else {
+                        self.cfg.initial_rto
+                    };
+                    self.rto_deadline = None;
+                    if ecn == Ecn::Ce && self.cfg.ecn {
+                        // RFC 5562 section 3.2: a congestion-marked SYN/ACK
+                        // leaves an initial window of one segment.
+                        self.cwnd = 1.0;
+                        self.stats.ecn_reductions += 1;
+                    }
+                    self.send_available(now, out);
+                }
+                return;
+            }
+            State::Established => {
+                if f & flags::SYN != 0 {
+                    return; // a duplicate SYN/ACK
+                }
+            }
+        }
+        let mut reduced = false;
+        if f & flags::ECE != 0
+            && self.cfg.ecn
+            && !self.in_recovery
+            && self.snd_una >= self.ecn_recover
+        {
+            // RFC 3168 section 6.1.2: halve at most once per window of data.
+            self.ssthresh = self.halve();
+            self.cwnd = self.ssthresh;
+            self.ecn_recover = self.snd_max;
+            self.cwr_pending = true;
+            self.stats.ecn_reductions += 1;
+            reduced = true;
+        }
+        if ack > self.snd_una {
+            let newly = ack - self.snd_una;
+            if f & flags::RETX == 0 {
+                self.rtt_sample(now - echo); // Karn: only for ACKs of first transmissions
+            }
+            self.snd_una = ack;
+            if self.snd_nxt < self.snd_una {
+                self.snd_nxt = self.snd_una;
+            }
+            if self.in_recovery {
+                match self.cfg.variant {
+                    TcpVariant::Reno => {
+                        self.cwnd = self.ssthresh;
+                        self.in_recovery = false;
+                        self.dupacks = 0;
+                    }
+                    TcpVariant::NewReno => {
+                        if ack >= self.recover {
+                            // RFC 6582 3.2 step 3, option (1).
+                            let flight = self.outstanding() as f64;
+                            self.cwnd = self.ssthresh.min(flight.max(1.0) + 1.0);
+                            self.in_recovery = false;
+                            self.dupacks = 0;
+                        } else {
+                            // Partial ACK: retransmit the next hole, deflate.
+                            self.retransmit_una(now, out);
+                            self.cwnd = (self.cwnd - newly as f64 + 1.0).max(1.0);
+                            self.rto_deadline = Some(now + self.rto);
+                        }
+                    }
+                }
+            } else {
+                self.dupacks = 0;
+                if !reduced {
+                    if self.cwnd < self.ssthresh {
+                        self.cwnd += 1.0; // slow start
+                    } else {
+                        self.cwnd += 1.0 / self.cwnd; // congestion avoidance
+                    }
+                }
+            }
+            // RFC 6298 (5.2), (5.3).
+            self.rto_deadline = if self.snd_una >= self.snd_max {
+                None
+            } else {
+                Some(now + self.rto)
+            };
+        } else if ack == self.snd_una && self.snd_max > self.snd_una {
+            self.dupacks += 1;
+            if self.in_recovery {
+                self.cwnd += 1.0; // inflate
+            } else if self.dupacks == 3 {
+                let may_enter = match self.cfg.variant {
+                    TcpVariant::Reno => true,
+                    TcpVariant::NewReno => ack >= self.recover, // RFC 6582 section 3.2 step 2
+                };
+                if may_enter {
+                    self.ssthresh = self.halve();
+                    self.recover = self.snd_max;
+                    self.ecn_recover = self.snd_max;
+                    self.in_recovery = true;
+                    self.stats.fast_retransmits += 1;
+                    self.retransmit_una(now, out);
+                    self.cwnd = self.ssthresh + 3.0;
+                }
+            }
+        }
+        self.send_available(now, out);
+    }
+
+    /// The retransmission timer expired (the engine checked the deadline).
+    pub fn on_rto(&mut self, now: SimTime, out: &mut Vec<Seg>) {
+        self.rto_deadline = None;
+        self.rto = (self.rto + self.rto).min(self.cfg.max_rto); // RFC 6298 (5.5)
+        match self.state {
+            State::Idle => {}
+            State::SynSent => {
+                self.syn_retx = true;
+                self.stats.syn_retransmits += 1;
+                self.send_syn(now, out);
+            }
+            State::Established => {
+                if self.snd_una >= self.snd_max {
+                    return;
+                }
+                self.stats.timeouts += 1;
+                self.ssthresh = self.halve();
+                self.cwnd = 1.0;
+                self.recover = self.snd_max;
+                self.ecn_recover = self.snd_max;
+                self.in_recovery = false;
+                self.dupacks = 0;
+                self.snd_nxt = self.snd_una; // go back N
+                self.send_available(now, out);
+                self.rto_deadline = Some(now + self.rto);
+            }
+        }
+    }
+
+    /// A data packet (or SYN) reaches the receiver.
+    pub fn on_data(
+        &mut self,
+        now: SimTime,
+        seq: u64,
+        f: u8,
+        ecn: Ecn,
+        ts: SimTime,
+        out: &mut Vec<Seg>,
+    ) {
+        if f & flags::SYN != 0 {
+            let plus = self.cfg.ecn && self.cfg.ecn_plus;
+            out.push(Seg {
+                seq: 0,
+                ts,
+                size: HEADER_BYTES,
+                flags: flags::SYN | flags::ACK,
+                ecn: if plus { Ecn::Ect0 } else { Ecn::NotEct },
+                from_sender: false,
+            });
+            return;
+        }
+        self.stats.data_arrived += 1;
+        if f & flags::CWR != 0 {
+            self.ece_pending = false;
+        }
+        if ecn == Ecn::Ce {
+            self.stats.marks_seen += 1;
+            if self.cfg.ecn {
+                self.ece_pending = true;
+            }
+        }
+        let retx = f & flags::RETX != 0;
+        let mut immediate = !self.cfg.delayed_ack;
+        if seq == self.rcv_nxt {
+            self.ooo.pop_front();
+            self.rcv_nxt += 1;
+            let mut n = 1;
+            while self.ooo.front() == Some(&true) {
+                self.ooo.pop_front();
+                self.rcv_nxt += 1;
+                n += 1;
+            }
+            self.stats.segments_delivered += n;
+            if n > 1 || !self.ooo.is_empty() {
+                immediate = true; // filled (part of) a hole: RFC 5681 section 4.2
+            }
+        } else {
+            immediate = true; // out of order or duplicate
+            if seq > self.rcv_nxt {
+                let idx = (seq - self.rcv_nxt) as usize;
+                if self.ooo.len() <= idx {
+                    self.ooo.resize(idx + 1, false);
+                }
+                self.ooo[idx] = true;
+            }
+        }
+        self.last_ts = ts;
+        self.last_retx = retx;
+        if !immediate {
+            self.delack_count += 1;
+            if self.delack_count >= 2 {
+                immediate = true;
+            } else if self.delack_deadline.is_none() {
+                self.delack_deadline = Some(now + self.cfg.delack_timeout);
+            }
+        }
+        if immediate {
+            self.send_ack(out);
+        }
+    }
+
+    fn send_ack(&mut self, out: &mut Vec<Seg>) {
+        self.delack_count = 0;
+        self.delack_deadline = None;
+        let mut f = flags::ACK;
+        if self.ece_pending {
+            f |= flags::ECE;
+        }
+        if self.last_retx {
+            f |= flags::RETX;
+        }
+        out.push(Seg {
+            seq: self.rcv_nxt,
+            ts: self.last_ts,
+            size: HEADER_BYTES,
+            flags: f,
+            ecn: Ecn::NotEct, // RFC 3168 section 6.1.4: pure ACKs are not ECT
+            from_sender: false,
+        });
+    }
+
+    /// The delayed-ACK timer expired.
+    pub fn on_delack(&mut self, _now: SimTime, out: &mut Vec<Seg>) {
+        if self.delack_count > 0 {
+            self.send_ack(out);
+        }
+        self.delack_deadline = None;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cfg(variant: TcpVariant) -> TcpConfig {
+        TcpConfig::from_spec(
+            &TcpSpec {
+                variant,
+                initial_cwnd: 1,
+                ..TcpSpec::default()
+            },
+            false,
+            true,
+        )
+    }
+
+    /// Deliver every data segment in `out` to `rx` and return the ACKs.
+    fn deliver(rx: &mut TcpFlow, out: &[Seg], skip: &[u64]) -> Vec<Seg> {
+        let mut acks = Vec::new();
+        for s in out
+            .iter()
+            .filter(|s| s.from_sender && !skip.contains(&s.seq))
+        {
+            rx.on_data(SimTime(0), s.seq, s.flags, s.ecn, s.ts, &mut acks);
+        }
+        acks
+    }
+
+    #[test]
+    fn slow_start_doubles_per_round() {
+        let mut tx = TcpFlow::new(cfg(TcpVariant::NewReno));
+        let mut rx = TcpFlow::new(cfg(TcpVariant::NewReno));
+        let mut out = Vec::new();
+        tx.start(SimTime(0), &mut out);
+        assert_eq!(out.len(), 1);
+        for round in 1..5 {
+            let acks = deliver(&mut rx, &out, &[]);
+            out.clear();
+            for a in &acks {
+                tx.on_ack(SimTime(round * 100), a.seq, a.flags, a.ecn, a.ts, &mut out);
+            }
+            assert_eq!(tx.cwnd, (1u64 << round) as f64);
+            assert_eq!(out.len(), 1 << round);
+        }
+    }
+
+    #[test]
+    fn newreno_recovers_two_losses_without_timeout() {
+        let mut tx = TcpFlow::new(cfg(TcpVariant::NewReno));
+        tx.cwnd = 10.0;
+        tx.ssthresh = 10.0;
+        let mut rx = TcpFlow::new(cfg(TcpVariant::NewReno));
+        let mut out = Vec::new();
+        tx.start(SimTime(0), &mut out);
+        assert_eq!(out.len(), 10);
+        // Segments 2 and 5 are lost.
+        let acks = deliver(&mut rx, &out, &[2, 5]);
+        out.clear();
+        for a in &acks {
+            tx.on_ack(SimTime(1), a.seq, a.flags, a.ecn, a.ts, &mut out);
+        }
+        assert!(tx.in_recovery);
+        assert_eq!(tx.ssthresh, 5.0);
+        assert_eq!(tx.stats.fast_retransmits, 1);
+        assert!(out.iter().any(|s| s.seq == 2 && s.flags & flags::RETX != 0));
+        // The retransmission of 2 yields a partial ACK (for 5), which retransmits 5.
+        let acks = deliver(&mut rx, &out, &[]);
+        out.clear();
+        for a in &acks {
+            tx.on_ack(SimTime(2), a.seq, a.flags, a.ecn, a.ts, &mut out);
+        }
+        assert!(out.iter().any(|s| s.seq == 5 && s.flags & flags::RETX != 0));
+        let acks = deliver(&mut rx, &out, &[]);
+        out.clear();
+        for a in &acks {
+            tx.on_ack(SimTime(3), a.seq, a.flags, a.ecn, a.ts, &mut out);
+        }
+        assert!(!tx.in_recovery);
+        assert_eq!(tx.stats.timeouts, 0);
+        // Out of recovery at ssthresh = 5, grown since by at most one ACK round.
+        assert!(tx.cwnd < 7.0, "{}", tx.cwnd);
+    }
+
+    #[test]
+    fn ecn_echo_until_cwr_and_one_reduction_per_window() {
+        let mut tx = TcpFlow::new(cfg(TcpVariant::NewReno));
+        tx.cwnd = 8.0;
+        tx.ssthresh = 8.0;
+        let mut rx = TcpFlow::new(cfg(TcpVariant::NewReno));
+        let mut out = Vec::new();
+        tx.start(SimTime(0), &mut out);
+        assert!(out.iter().all(|s| s.ecn == Ecn::Ect0));
+        // Two packets of the window carry CE.
+        for s in out.iter_mut().filter(|s| s.seq == 1 || s.seq == 3) {
+            s.ecn = Ecn::Ce;
+        }
+        let acks = deliver(&mut rx, &out, &[]);
+        assert!(acks[0].flags & flags::ECE == 0);
+        assert!(acks[1..].iter().all(|a| a.flags & flags::ECE != 0));
+        assert!(acks.iter().all(|a| a.ecn == Ecn::NotEct));
+        out.clear();
+        for a in &acks {
+            tx.on_ack(SimTime(1), a.seq, a.flags, a.ecn, a.ts, &mut out);
+        }
+        assert_eq!(tx.stats.ecn_reductions, 1);
+        assert_eq!(rx.stats.marks_seen, 2);
+        // The first new segment carries CWR, after which the receiver stops echoing.
+        let cwr: Vec<&Seg> = out.iter().filter(|s| s.flags & flags::CWR != 0).collect();
+        assert_eq!(cwr.len(), 1);
+        let acks = deliver(&mut rx, &out, &[]);
+        let first_cwr = out.iter().position(|s| s.flags & flags::CWR != 0).unwrap();
+        assert!(acks[first_cwr..].iter().all(|a| a.flags & flags::ECE == 0));
+    }
+
+    #[test]
+    fn rto_per_rfc6298_and_backoff() {
+        let mut tx = TcpFlow::new(cfg(TcpVariant::Reno));
+        assert_eq!(tx.rto, SimTime::from_secs(3));
+        tx.rtt_sample(SimTime::from_millis(100));
+        // RTO = 100 + 4 * 50 = 300 ms.
+        assert_eq!(tx.rto, SimTime::from_millis(300));
+        tx.rtt_sample(SimTime::from_millis(100));
+        // RTTVAR = 0.75 * 50 = 37.5; RTO = 100 + 150 = 250 ms.
+        assert_eq!(tx.rto, SimTime::from_millis(250));
+        let mut out = Vec::new();
+        tx.start(SimTime(0), &mut out);
+        tx.on_rto(SimTime::from_millis(250), &mut out);
+        assert_eq!(tx.rto, SimTime::from_millis(500));
+        assert_eq!(tx.stats.timeouts, 1);
+        assert_eq!(tx.cwnd, 1.0);
+    }
+}

@@ -1,0 +1,581 @@
+//! The run: builds the network of a scenario, runs the event loop and
+//! gathers the results.
+
+use crate::aqm::Aqm;
+use crate::metrics::{jain, LinkStats, QueueFigures};
+use crate::net::link::{Link, Offer, TxResult};
+use crate::net::topology;
+use crate::packet::{flags, Arena, Packet, PktId};
+use crate::rng::{Rng, Stream};
+use crate::scenario::{Direction, Scenario, TrafficSpec};
+use crate::sim::{Event, EventQueue};
+use crate::transport::{FlowStats, Seg, TcpConfig, TcpFlow};
+use crate::units::SimTime;
+use serde::Serialize;
+use std::time::Instant;
+
+/// How often (in events) the progress callback is called.
+const PROGRESS_EVERY: u64 = 1 << 18;
+
+/// Why a run did not complete.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum RunError {
+    /// The progress callback asked to stop.
+    #[error("run interrupted at simulated time {0}")]
+    Interrupted(SimTime),
+}
+
+/// Static facts of a flow.
+#[derive(Clone, Debug)]
+pub struct FlowMeta {
+    pub group: u32,
+    pub direction: Direction,
+    pub start: SimTime,
+    pub base_rtt: SimTime,
+}
+
+/// The queue time series of the monitored link.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct QueueSeries {
+    pub time_s: Vec<f64>,
+    pub queue_pkts: Vec<u32>,
+    pub queue_bytes: Vec<u64>,
+    /// The AQM's average queue (NaN where the scheme has none).
+    pub avg: Vec<f64>,
+    pub drops: Vec<u64>,
+    pub marks: Vec<u64>,
+}
+
+/// One row per flow, over the measurement interval.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct FlowTable {
+    pub flow: Vec<u32>,
+    pub group: Vec<u32>,
+    pub direction: Vec<&'static str>,
+    pub start_s: Vec<f64>,
+    pub base_rtt_s: Vec<f64>,
+    pub bytes_delivered: Vec<u64>,
+    pub goodput_bps: Vec<f64>,
+    pub data_sent: Vec<u64>,
+    pub retransmits: Vec<u64>,
+    pub timeouts: Vec<u64>,
+    pub fast_retransmits: Vec<u64>,
+    pub marks_seen: Vec<u64>,
+    pub ecn_reductions: Vec<u64>,
+    pub drops: Vec<u64>,
+    pub rtt_mean_s: Vec<f64>,
+    pub cwnd_final: Vec<f64>,
+}
+
+/// Figures of the monitored link over the measurement interval.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct BottleneckSummary {
+    pub utilization: f64,
+    pub throughput_bps: f64,
+    pub loss_rate: f64,
+    pub arrivals: u64,
+    pub departures: u64,
+    pub drops_early: u64,
+    pub drops_forced: u64,
+    pub drops_overflow: u64,
+    pub marks: u64,
+    pub marks_early: u64,
+    pub marks_forced: u64,
+    pub lost_on_link: u64,
+    pub queue_mean_pkts: f64,
+    pub queue_std_pkts: f64,
+    pub queue_mean_bytes: f64,
+    pub queue_window_std_mean_pkts: f64,
+    pub queue_windows: u64,
+    pub queuing_delay_mean_s: f64,
+}
+
+/// Figures of the flows whose data crosses the monitored link.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct FlowsSummary {
+    pub count: u64,
+    pub goodput_bps_total: f64,
+    pub jain_fairness: f64,
+    pub retransmits: u64,
+    pub timeouts: u64,
+    pub marks_seen: u64,
+}
+
+/// Every scalar figure of a run.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Summary {
+    pub duration_s: f64,
+    pub seed: u64,
+    pub measure_start_s: f64,
+    pub wall_time_s: f64,
+    pub events: u64,
+    pub bottleneck: BottleneckSummary,
+    pub flows: FlowsSummary,
+}
+
+/// Everything a run produces.
+#[derive(Clone, Debug)]
+pub struct RunResult {
+    /// The resolved scenario (defaults filled in, seed as run).
+    pub scenario: Scenario,
+    pub summary: Summary,
+    pub queue: QueueSeries,
+    pub flows: FlowTable,
+    /// Largest number of packets alive at once (arena slots used).
+    pub peak_packets: usize,
+}
+
+/// A network in motion.
+pub struct World {
+    sc: Scenario,
+    now: SimTime,
+    events: EventQueue,
+    arena: Arena,
+    links: Vec<Link>,
+    routes: Vec<Vec<u32>>,
+    monitored: usize,
+    flows: Vec<TcpFlow>,
+    meta: Vec<FlowMeta>,
+    out: Vec<Seg>,
+    series: QueueSeries,
+    link_snap: LinkStats,
+    flow_snap: Vec<FlowStats>,
+}
+
+impl World {
+    /// Build the network of `sc`, run with `sc.seed`.
+    pub fn new(sc: &Scenario) -> World {
+        let seed = sc.seed;
+        let mut meta = Vec::with_capacity(sc.total_flows() as usize);
+        let mut flows = Vec::with_capacity(sc.total_flows() as usize);
+        for (g, group) in sc.traffic.iter().enumerate() {
+            let mut rng = Rng::new(seed, Stream::Traffic(g as u32));
+            match group {
+                TrafficSpec::Bulk(b) => {
+                    let ecn = b.ecn.unwrap_or(sc.tcp.ecn);
+                    let cfg = TcpConfig::from_spec(&sc.tcp, b.handshake, ecn);
+                    for _ in 0..b.flows {
+                        meta.push(FlowMeta {
+                            group: g as u32,
+                            direction: b.direction,
+                            start: b.start.sample(&mut rng),
+                            base_rtt: SimTime::ZERO,
+                        });
+                        flows.push(TcpFlow::new(cfg));
+                    }
+                }
+            }
+        }
+        let dirs: Vec<Direction> = meta.iter().map(|m| m.direction).collect();
+        let built = topology::build(sc, seed, &dirs);
+        for (m, r) in meta.iter_mut().zip(&built.base_rtt) {
+            m.base_rtt = *r;
+        }
+        let n = flows.len();
+        let mut w = World {
+            sc: sc.clone(),
+            now: SimTime::ZERO,
+            events: EventQueue::with_capacity(4 * n + 64),
+            arena: Arena::with_capacity(1024),
+            links: built.links,
+            routes: built.routes,
+            monitored: built.monitored as usize,
+            flows,
+            meta,
+            out: Vec::with_capacity(64),
+            series: QueueSeries::default(),
+            link_snap: LinkStats::default(),
+            flow_snap: vec![FlowStats::default(); n],
+        };
+        w.events.schedule(sc.metrics.start, Event::MetricsStart);
+        w.events.schedule(SimTime::ZERO, Event::Sample);
+        for f in 0..n {
+            w.events
+                .schedule(w.meta[f].start, Event::FlowStart(f as u32));
+        }
+        for (i, l) in w.links.iter().enumerate() {
+            if let Some(t) = l.aqm.tick_interval() {
+                w.events.schedule(t, Event::AqmTick(i as u32));
+            }
+        }
+        w
+    }
+
+    /// Run to the end; `progress(now)` is called now and then and may return
+    /// `false` to stop the run.
+    pub fn run(mut self, progress: &mut dyn FnMut(SimTime) -> bool) -> Result<RunResult, RunError> {
+        let wall = Instant::now();
+        let end = self.sc.duration;
+        let mut next_progress = PROGRESS_EVERY;
+        while let Some((t, ev)) = self.events.pop_until(end) {
+            self.now = t;
+            self.dispatch(ev);
+            if self.events.processed() >= next_progress {
+                next_progress += PROGRESS_EVERY;
+                if !progress(t) {
+                    return Err(RunError::Interrupted(t));
+                }
+            }
+        }
+        self.now = end;
+        let mut r = self.finish();
+        r.summary.wall_time_s = wall.elapsed().as_secs_f64();
+        Ok(r)
+    }
+
+    #[inline]
+    fn dispatch(&mut self, ev: Event) {
+        match ev {
+            Event::Arrive(id) => self.arrive(id),
+            Event::TxDone(l) => {
+                self.links[l as usize].txdone_pending = false;
+                self.kick(l as usize);
+            }
+            Event::RtoTimer(f) => self.rto_timer(f as usize),
+            Event::DelAckTimer(f) => self.delack_timer(f as usize),
+            Event::FlowStart(f) => {
+                let mut out = std::mem::take(&mut self.out);
+                self.flows[f as usize].start(self.now, &mut out);
+                self.emit(f as usize, &mut out);
+                self.out = out;
+            }
+            Event::AqmTick(l) => {
+                let link = &mut self.links[l as usize];
+                let q = link.qlen();
+                link.aqm.on_tick(self.now, q);
+                if let Some(dt) = link.aqm.tick_interval() {
+                    self.events.schedule(self.now + dt, Event::AqmTick(l));
+                }
+            }
+            Event::Sample => self.sample(),
+            Event::MetricsStart => {
+                let now = self.now;
+                let link = &mut self.links[self.monitored];
+                self.link_snap = link.stats;
+                if let Some(m) = link.monitor.as_mut() {
+                    m.start(now);
+                }
+                for (s, f) in self.flow_snap.iter_mut().zip(&self.flows) {
+                    *s = f.stats;
+                }
+                self.events
+                    .schedule(now + self.sc.metrics.window, Event::WindowEnd);
+            }
+            Event::WindowEnd => {
+                let now = self.now;
+                if let Some(m) = self.links[self.monitored].monitor.as_mut() {
+                    m.end_window(now);
+                }
+                self.events
+                    .schedule(now + self.sc.metrics.window, Event::WindowEnd);
+            }
+        }
+    }
+
+    /// A packet reaches the far end of its current link.
+    #[inline]
+    fn arrive(&mut self, id: PktId) {
+        let p = *self.arena.get(id);
+        let route = &self.routes[p.route as usize];
+        let hop = p.hop as usize + 1;
+        if hop < route.len() {
+            let next = route[hop] as usize;
+            self.arena.get_mut(id).hop = hop as u16;
+            self.send_on(next, id);
+            return;
+        }
+        self.arena.free(id);
+        let f = p.flow as usize;
+        let mut out = std::mem::take(&mut self.out);
+        if p.route % 2 == 0 {
+            self.flows[f].on_data(self.now, p.seq, p.flags, p.ecn, p.ts, &mut out);
+        } else {
+            self.flows[f].on_ack(self.now, p.seq, p.flags, p.ecn, p.ts, &mut out);
+        }
+        self.emit(f, &mut out);
+        self.out = out;
+    }
+
+    /// Turn a flow's segments into packets, send them, and re-arm its timers.
+    #[inline]
+    fn emit(&mut self, f: usize, out: &mut Vec<Seg>) {
+        for s in out.drain(..) {
+            let route = 2 * f as u32 + u32::from(!s.from_sender);
+            let id = self.arena.alloc(Packet {
+                size: s.size,
+                flow: f as u32,
+                seq: s.seq,
+                ts: s.ts,
+                enq_time: self.now,
+                route,
+                hop: 0,
+                flags: s.flags,
+                ecn: s.ecn,
+            });
+            let first = self.routes[route as usize][0] as usize;
+            self.send_on(first, id);
+        }
+        let fl = &mut self.flows[f];
+        if let Some(d) = fl.rto_deadline {
+            if fl.rto_event.is_none_or(|e| e > d) {
+                fl.rto_event = Some(d);
+                self.events.schedule(d, Event::RtoTimer(f as u32));
+            }
+        }
+        if let Some(d) = fl.delack_deadline {
+            if fl.delack_event.is_none_or(|e| e > d) {
+                fl.delack_event = Some(d);
+                self.events.schedule(d, Event::DelAckTimer(f as u32));
+            }
+        }
+    }
+
+    fn rto_timer(&mut self, f: usize) {
+        let now = self.now;
+        let fl = &mut self.flows[f];
+        if fl.rto_event == Some(now) {
+            fl.rto_event = None;
+        }
+        let mut out = std::mem::take(&mut self.out);
+        if fl.rto_deadline.is_some_and(|d| d <= now) {
+            fl.on_rto(now, &mut out);
+        }
+        self.emit(f, &mut out);
+        self.out = out;
+    }
+
+    fn delack_timer(&mut self, f: usize) {
+        let now = self.now;
+        let fl = &mut self.flows[f];
+        if fl.delack_event == Some(now) {
+            fl.delack_event = None;
+        }
+        let mut out = std::mem::take(&mut self.out);
+        if fl.delack_deadline.is_some_and(|d| d <= now) {
+            fl.on_delack(now, &mut out);
+        }
+        self.emit(f, &mut out);
+        self.out = out;
+    }
+
+    #[inline]
+    fn send_on(&mut self, link: usize, id: PktId) {
+        match self.links[link].offer(self.now, id, &mut self.arena) {
+            Offer::Dropped => self.drop_packet(id),
+            Offer::Accepted => self.kick(link),
+        }
+    }
+
+    /// Start transmissions on a link whose transmitter may be free.
+    #[inline]
+    fn kick(&mut self, l: usize) {
+        if self.links[l].txdone_pending {
+            return;
+        }
+        loop {
+            match self.links[l].try_start(self.now, &mut self.arena) {
+                Some((id, TxResult::Arrives(t))) => {
+                    self.events.schedule(t, Event::Arrive(id));
+                    break;
+                }
+                Some((id, TxResult::Lost)) => {
+                    self.drop_packet(id);
+                    break;
+                }
+                Some((id, TxResult::Dropped)) => self.drop_packet(id),
+                None => break,
+            }
+        }
+        let link = &mut self.links[l];
+        if link.has_waiting() {
+            link.txdone_pending = true;
+            let at = link.busy_until();
+            self.events.schedule(at, Event::TxDone(l as u32));
+        }
+    }
+
+    #[inline]
+    fn drop_packet(&mut self, id: PktId) {
+        let p = self.arena.get(id);
+        if p.has(flags::DATA) {
+            self.flows[p.flow as usize].stats.data_dropped += 1;
+        }
+        self.arena.free(id);
+    }
+
+    fn sample(&mut self) {
+        let link = &self.links[self.monitored];
+        let q = link.qlen();
+        let s = &mut self.series;
+        s.time_s.push(self.now.as_secs_f64());
+        s.queue_pkts.push(q.pkts);
+        s.queue_bytes.push(q.bytes);
+        s.avg.push(link.aqm.average().unwrap_or(f64::NAN));
+        s.drops.push(link.stats.drops());
+        s.marks.push(link.stats.marks());
+        let next = self.now + self.sc.metrics.sample_interval;
+        if next <= self.sc.duration {
+            self.events.schedule(next, Event::Sample);
+        }
+    }
+
+    /// Check the accounting identities: at every link, arrivals = departures
+    /// + drops + waiting; for every flow, data sent = arrived + dropped + in flight.
+    pub fn check_accounting(&self) -> Result<(), String> {
+        for (i, l) in self.links.iter().enumerate() {
+            let s = &l.stats;
+            let waiting = l.qlen().pkts as u64;
+            if s.arrivals != s.departures + s.drops() + waiting {
+                return Err(format!(
+                    "link {i}: arrivals {} != departures {} + drops {} + waiting {waiting}",
+                    s.arrivals,
+                    s.departures,
+                    s.drops()
+                ));
+            }
+        }
+        let mut in_flight = vec![0u64; self.flows.len()];
+        for p in self.arena.iter_live() {
+            if p.has(flags::DATA) {
+                in_flight[p.flow as usize] += 1;
+            }
+        }
+        for (f, fl) in self.flows.iter().enumerate() {
+            let s = &fl.stats;
+            if s.data_sent != s.data_arrived + s.data_dropped + in_flight[f] {
+                return Err(format!(
+                    "flow {f}: sent {} != arrived {} + dropped {} + in flight {}",
+                    s.data_sent, s.data_arrived, s.data_dropped, in_flight[f]
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    fn finish(mut self) -> RunResult {
+        let accounting = self.check_accounting();
+        debug_assert!(accounting.is_ok(), "{accounting:?}");
+        let end = self.now;
+        let start = self.sc.metrics.start;
+        let interval = (end - start).as_secs_f64();
+        let link = &mut self.links[self.monitored];
+        let d = link.stats.since(&self.link_snap);
+        let q: QueueFigures = link
+            .monitor
+            .as_mut()
+            .map(|m| m.finish(end, self.sc.metrics.window))
+            .unwrap_or_default();
+        let rate = link.rate.bps() as f64;
+        let bottleneck = BottleneckSummary {
+            utilization: d.departure_bytes as f64 * 8.0 / (rate * interval),
+            throughput_bps: d.departure_bytes as f64 * 8.0 / interval,
+            loss_rate: if d.arrivals == 0 {
+                0.0
+            } else {
+                d.drops() as f64 / d.arrivals as f64
+            },
+            arrivals: d.arrivals,
+            departures: d.departures,
+            drops_early: d.drops_early,
+            drops_forced: d.drops_forced,
+            drops_overflow: d.drops_overflow,
+            marks: d.marks(),
+            marks_early: d.marks_early,
+            marks_forced: d.marks_forced,
+            lost_on_link: d.lost,
+            queue_mean_pkts: q.mean_pkts,
+            queue_std_pkts: q.std_pkts,
+            queue_mean_bytes: q.mean_bytes,
+            queue_window_std_mean_pkts: q.window_std_mean_pkts,
+            queue_windows: q.windows,
+            queuing_delay_mean_s: if d.departures == 0 {
+                0.0
+            } else {
+                d.sojourn_ns as f64 * 1e-9 / d.departures as f64
+            },
+        };
+        let mut table = FlowTable::default();
+        let mut fwd_goodput = Vec::new();
+        let mut fs = FlowsSummary::default();
+        for (i, (fl, m)) in self.flows.iter().zip(&self.meta).enumerate() {
+            let s = &fl.stats;
+            let b = &self.flow_snap[i];
+            let bytes = (s.segments_delivered - b.segments_delivered) * fl.mss() as u64;
+            let goodput = bytes as f64 * 8.0 / interval;
+            table.flow.push(i as u32);
+            table.group.push(m.group);
+            table.direction.push(match m.direction {
+                Direction::Forward => "forward",
+                Direction::Reverse => "reverse",
+            });
+            table.start_s.push(m.start.as_secs_f64());
+            table.base_rtt_s.push(m.base_rtt.as_secs_f64());
+            table.bytes_delivered.push(bytes);
+            table.goodput_bps.push(goodput);
+            table.data_sent.push(s.data_sent - b.data_sent);
+            table.retransmits.push(s.retransmits - b.retransmits);
+            table.timeouts.push(s.timeouts - b.timeouts);
+            table
+                .fast_retransmits
+                .push(s.fast_retransmits - b.fast_retransmits);
+            table.marks_seen.push(s.marks_seen - b.marks_seen);
+            table
+                .ecn_reductions
+                .push(s.ecn_reductions - b.ecn_reductions);
+            table.drops.push(s.data_dropped - b.data_dropped);
+            let n = s.rtt_samples - b.rtt_samples;
+            table.rtt_mean_s.push(if n == 0 {
+                f64::NAN
+            } else {
+                (s.rtt_sum_s - b.rtt_sum_s) / n as f64
+            });
+            table.cwnd_final.push(fl.cwnd);
+            if m.direction == Direction::Forward {
+                fwd_goodput.push(goodput);
+                fs.count += 1;
+                fs.goodput_bps_total += goodput;
+                fs.retransmits += s.retransmits - b.retransmits;
+                fs.timeouts += s.timeouts - b.timeouts;
+                fs.marks_seen += s.marks_seen - b.marks_seen;
+            }
+        }
+        fs.jain_fairness = jain(&fwd_goodput);
+        let summary = Summary {
+            duration_s: self.sc.duration.as_secs_f64(),
+            seed: self.sc.seed,
+            measure_start_s: start.as_secs_f64(),
+            wall_time_s: 0.0,
+            events: self.events.processed(),
+            bottleneck,
+            flows: fs,
+        };
+        RunResult {
+            peak_packets: self.arena.capacity_used(),
+            scenario: self.sc,
+            summary,
+            queue: self.series,
+            flows: table,
+        }
+    }
+}
+
+/// Run a scenario to the end.
+pub fn run(
+    sc: &Scenario,
+    progress: &mut dyn FnMut(SimTime) -> bool,
+) -> Result<RunResult, RunError> {
+    World::new(sc).run(progress)
+}
+
+/// Run a scenario and also return the accounting check (for tests).
+pub fn run_checked(sc: &Scenario) -> (RunResult, Result<(), String>) {
+    let mut w = World::new(sc);
+    let end = sc.duration;
+    while let Some((t, ev)) = w.events.pop_until(end) {
+        w.now = t;
+        w.dispatch(ev);
+    }
+    w.now = end;
+    let check = w.check_accounting();
+    (w.finish(), check)
+}
