@@ -1,1 +1,99 @@
+//! `aqmlab._core`: the Python face of the engine, kept thin.
+//!
+//! A scenario comes in as a JSON document (the Python side parses TOML and
+//! applies overrides); the engine decodes and validates it once. Results go
+//! out as the resolved scenario and the summary (JSON text, so that they are
+//! byte-for-byte what the engine serialised) and the tables as dicts of
+//! column name -> list. All error conversion lives in [`error`].
 
+mod error;
+mod pyser;
+
+use aqmlab_core::scenario::{Scenario, Value};
+use aqmlab_core::units::SimTime;
+use error::{internal, json_error, run_error, spec_error};
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+
+/// Parse and validate a scenario document given as JSON text.
+fn decode(py: Python<'_>, json: &str) -> PyResult<Scenario> {
+    let doc: Value = serde_json::from_str(json).map_err(|e| json_error(py, e))?;
+    Scenario::from_value(doc).map_err(|e| spec_error(py, e))
+}
+
+fn to_json<T: serde::Serialize>(what: &str, v: &T) -> PyResult<String> {
+    serde_json::to_string(v).map_err(|e| internal(what, e))
+}
+
+/// Validate a scenario (JSON text) and return the resolved scenario as JSON
+/// text, every default filled in. Raises `ScenarioError` on a bad document.
+#[pyfunction]
+fn validate(py: Python<'_>, json: &str) -> PyResult<String> {
+    let sc = decode(py, json)?;
+    to_json("scenario", &sc)
+}
+
+/// Run a scenario (JSON text) to the end.
+///
+/// `progress(simulated_seconds)` is called now and then; returning `False`
+/// stops the run with `KeyboardInterrupt`, and an exception it raises stops
+/// the run and propagates. Ctrl-C stops the run too. The GIL is released
+/// while the engine runs.
+///
+/// Returns a dict: `scenario` and `summary` (JSON text), `queue` and `flows`
+/// (dicts of column name -> list), `peak_packets` and `version` (the engine's).
+#[pyfunction]
+#[pyo3(signature = (json, progress=None))]
+fn run<'py>(
+    py: Python<'py>,
+    json: &str,
+    progress: Option<Py<PyAny>>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let sc = decode(py, json)?;
+    let mut pending: Option<PyErr> = None;
+    let outcome = py.detach(|| {
+        let mut tick = |now: SimTime| -> bool {
+            Python::attach(|py| match keep_going(py, progress.as_ref(), now) {
+                Ok(go) => go,
+                Err(e) => {
+                    pending = Some(e);
+                    false
+                }
+            })
+        };
+        aqmlab_core::run(&sc, &mut tick)
+    });
+    let r = outcome.map_err(|e| run_error(e, pending.take()))?;
+    let d = PyDict::new(py);
+    d.set_item("scenario", to_json("scenario", &r.scenario)?)?;
+    d.set_item("summary", to_json("summary", &r.summary)?)?;
+    d.set_item("queue", pyser::to_py(py, &r.queue)?)?;
+    d.set_item("flows", pyser::to_py(py, &r.flows)?)?;
+    d.set_item("peak_packets", r.peak_packets)?;
+    d.set_item("version", aqmlab_core::VERSION)?;
+    Ok(d)
+}
+
+/// Whether the run goes on: no pending signal, and the callback (if any)
+/// did not return `False`.
+fn keep_going(py: Python<'_>, progress: Option<&Py<PyAny>>, now: SimTime) -> PyResult<bool> {
+    py.check_signals()?;
+    let Some(cb) = progress else {
+        return Ok(true);
+    };
+    let answer = cb.call1(py, (now.as_secs_f64(),))?;
+    let answer = answer.bind(py);
+    if answer.is_none() {
+        return Ok(true);
+    }
+    answer.is_truthy()
+}
+
+#[pymodule]
+fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    error::register(m)?;
+    m.add_function(wrap_pyfunction!(validate, m)?)?;
+    m.add_function(wrap_pyfunction!(run, m)?)?;
+    m.add("ENGINE_VERSION", aqmlab_core::VERSION)?;
+    Ok(())
+}
