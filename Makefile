@@ -1,0 +1,68 @@
+# aqmlab: build, test and demo targets. `make demo` and `make test` work on a
+# fresh machine with Python >= 3.10 and a Rust toolchain (rustup).
+
+SHELL := bash
+.SHELLFLAGS := -eu -o pipefail -c
+.DEFAULT_GOAL := help
+
+PYTHON ?= python3
+VENV ?= .venv
+VPY := $(VENV)/bin/python
+# Python packages the build and the checks need, beside the package's own.
+DEV_PACKAGES := "maturin>=1.5,<2" pytest ruff
+
+# cargo lives in ~/.cargo/bin after rustup; make sure it is found.
+export PATH := $(HOME)/.cargo/bin:$(PATH)
+export VIRTUAL_ENV := $(abspath $(VENV))
+
+.PHONY: help venv build demo test test-rust test-python lint bench clean
+
+help:
+	@echo "make venv    create $(VENV) with the build and test tools"
+	@echo "make build   build the engine and install aqmlab into $(VENV) (incremental)"
+	@echo "make demo    RED vs DropTail on the dumbbell; results and plot in demo-out/"
+	@echo "make test    cargo fmt/clippy/test, ruff, pytest"
+	@echo "make bench   speed of the canonical scenario"
+	@echo "make clean   remove build products, $(VENV) and demo-out/"
+
+# The stamp is redone when the project's dependencies change.
+$(VENV)/.stamp: pyproject.toml
+	@command -v cargo >/dev/null || { echo "error: cargo not found; install Rust with rustup" >&2; exit 2; }
+	test -x $(VPY) || $(PYTHON) -m venv $(VENV)
+	$(VPY) -m pip install --quiet --upgrade pip
+	$(VPY) -m pip install --quiet $(DEV_PACKAGES)
+	touch $@
+
+venv: $(VENV)/.stamp
+
+# maturin builds the extension (cargo is incremental, so this is quick when
+# nothing changed), installs the package's dependencies and links python/
+# into the venv, so edits to python/aqmlab take effect without rebuilding.
+build: venv
+	$(VENV)/bin/maturin develop --release --quiet
+
+demo: build
+	$(VPY) -m aqmlab.demo
+
+test: build test-rust test-python
+
+test-rust:
+	cargo fmt --all --check
+	cargo clippy --workspace --all-targets -- -D warnings
+	cargo test --workspace --release
+
+test-python: build lint
+	$(VPY) -m pytest -q
+
+lint: venv
+	$(VENV)/bin/ruff check python tests
+	$(VENV)/bin/ruff format --check python tests
+
+bench:
+	cargo run --release -p aqmlab-core --example bench -- scenarios/canonical.toml
+
+clean:
+	cargo clean
+	rm -rf $(VENV) demo-out .pytest_cache .ruff_cache
+	find python tests -name __pycache__ -type d -prune -exec rm -rf {} +
+	rm -f python/aqmlab/_core*.so

@@ -1,0 +1,71 @@
+"""Plots of run results (matplotlib, Agg: no display needed)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TypeAlias
+
+import numpy as np
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+
+from aqmlab.api import RunResult
+from aqmlab.results import load_run
+
+__all__ = ["RunLike", "plot_queue"]
+
+#: A run in memory or the path of its folder.
+RunLike: TypeAlias = "RunResult | str | os.PathLike[str]"
+
+
+def _as_result(r: RunLike) -> RunResult:
+    return r if isinstance(r, RunResult) else load_run(r)
+
+
+def plot_queue(
+    runs: Sequence[tuple[str, RunLike]],
+    path: str | os.PathLike[str],
+    title: str | None = None,
+) -> Path:
+    """Draw the instantaneous queue and the AQM's average against time, one
+    panel per run (sharing the axes), and save the figure as ``path`` (PNG,
+    or any format matplotlib knows from the extension)."""
+    if not runs:
+        raise ValueError("plot_queue needs at least one run")
+    loaded = [(label, _as_result(r)) for label, r in runs]
+    n = len(loaded)
+    fig = Figure(figsize=(10, 2.6 * n + 0.6), layout="constrained")
+    FigureCanvasAgg(fig)
+    axes = fig.subplots(n, 1, sharex=True, sharey=True, squeeze=False)[:, 0]
+    for ax, (label, r) in zip(axes, loaded, strict=True):
+        q = r.queue
+        t = q.column("time_s").to_numpy()
+        ax.plot(t, q.column("queue_pkts").to_numpy(), lw=0.5, color="tab:blue", label="queue")
+        if "avg" in q.column_names:
+            avg = q.column("avg").to_numpy(zero_copy_only=False).astype(float)
+            if np.isfinite(avg).any():
+                ax.plot(t, avg, lw=1.4, color="tab:red", label="average")
+        start = r.summary.get("measure_start_s")
+        if start:
+            ax.axvline(float(start), color="0.5", lw=0.8, ls="--")
+        b = r.summary.get("bottleneck", {})
+        ax.set_title(
+            f"{label}: mean {b.get('queue_mean_pkts', float('nan')):.1f} pkts, "
+            f"utilization {b.get('utilization', float('nan')):.3f}, "
+            f"loss {100 * b.get('loss_rate', float('nan')):.2f} %",
+            loc="left",
+            fontsize=10,
+        )
+        ax.set_ylabel("packets")
+        ax.set_ylim(bottom=0)
+        ax.grid(True, lw=0.3)
+        ax.legend(loc="upper right", fontsize=8)
+    axes[-1].set_xlabel("time (s)")
+    if title:
+        fig.suptitle(title)
+    out = Path(path)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(out, dpi=120)
+    return out

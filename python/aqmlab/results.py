@@ -1,0 +1,169 @@
+"""Run folders on disk.
+
+One folder per run::
+
+    DIR/
+      manifest.json    resolved scenario, seed, versions, wall time, creation time, command
+      summary.json     every scalar figure (keys sorted)
+      queue.parquet    the bottleneck's queue time series
+      flows.parquet    one row per flow
+
+A folder is written under the temporary sibling name ``DIR.tmp-<pid>`` and
+renamed to ``DIR`` once complete, so an interrupted run never leaves a
+complete-looking folder. An existing ``DIR`` is replaced only if it is an
+earlier run folder (it has ``manifest.json``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pyarrow.parquet as pq
+
+if TYPE_CHECKING:
+    from aqmlab.api import RunResult
+
+__all__ = [
+    "FILES",
+    "MANIFEST",
+    "ResultsError",
+    "check_target",
+    "is_run_dir",
+    "load_run",
+    "summary_json",
+    "write_run",
+]
+
+MANIFEST = "manifest.json"
+SUMMARY = "summary.json"
+QUEUE = "queue.parquet"
+FLOWS = "flows.parquet"
+FILES = (MANIFEST, SUMMARY, QUEUE, FLOWS)
+#: Version of the folder layout, recorded in the manifest.
+FORMAT = 1
+
+
+class ResultsError(Exception):
+    """A results folder cannot be written or read."""
+
+
+def is_run_dir(path: str | os.PathLike[str]) -> bool:
+    """Whether ``path`` is a run folder (a directory holding ``manifest.json``)."""
+    p = Path(path)
+    return p.is_dir() and (p / MANIFEST).is_file()
+
+
+def check_target(out: str | os.PathLike[str]) -> Path:
+    """Check that ``out`` may be written: it does not exist, or it is an
+    earlier run folder. Raises :class:`ResultsError` otherwise."""
+    p = Path(out)
+    if p.exists() and not is_run_dir(p):
+        what = "a directory" if p.is_dir() else "a file"
+        raise ResultsError(
+            f"{p}: exists and is {what} that is not an aqmlab result folder "
+            f"(no {MANIFEST}); refusing to overwrite it"
+        )
+    return p
+
+
+def summary_json(summary: dict[str, Any]) -> str:
+    """The text of ``summary.json``: keys sorted, two-space indent, newline."""
+    return json.dumps(summary, sort_keys=True, indent=2, allow_nan=False) + "\n"
+
+
+def manifest(result: RunResult) -> dict[str, Any]:
+    """The content of ``manifest.json``."""
+    return {
+        "format": FORMAT,
+        "aqmlab_version": result.aqmlab_version,
+        "engine_version": result.engine_version,
+        "seed": result.seed,
+        "created_at": result.created_at,
+        "wall_time_s": result.wall_time_s,
+        "peak_packets": result.peak_packets,
+        "command": result.command,
+        "python": sys.version.split()[0],
+        "files": [SUMMARY, QUEUE, FLOWS],
+        "scenario": result.scenario,
+    }
+
+
+def write_run(result: RunResult, out: str | os.PathLike[str]) -> Path:
+    """Write ``result`` into the run folder ``out`` and return its path.
+
+    Everything goes into ``out.tmp-<pid>`` first; only a complete folder is
+    renamed to ``out``. On any error the temporary folder is removed and
+    ``out`` is left as it was.
+    """
+    target = check_target(out)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = target.with_name(f"{target.name}.tmp-{os.getpid()}")
+    if tmp.exists():
+        shutil.rmtree(tmp)
+    try:
+        tmp.mkdir()
+        _write_files(result, tmp)
+        _replace(tmp, target)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return target
+
+
+def _write_files(result: RunResult, d: Path) -> None:
+    (d / SUMMARY).write_text(summary_json(result.summary), encoding="utf-8")
+    pq.write_table(result.queue, d / QUEUE)
+    pq.write_table(result.flows, d / FLOWS)
+    # The manifest last: a folder with a manifest has everything else.
+    text = json.dumps(manifest(result), indent=2, allow_nan=False) + "\n"
+    (d / MANIFEST).write_text(text, encoding="utf-8")
+
+
+def _replace(tmp: Path, target: Path) -> None:
+    """Rename ``tmp`` to ``target``, moving an earlier run folder aside first."""
+    if not target.exists():
+        tmp.rename(target)
+        return
+    check_target(target)
+    old = target.with_name(f"{target.name}.old-{os.getpid()}")
+    if old.exists():
+        shutil.rmtree(old)
+    target.rename(old)
+    try:
+        tmp.rename(target)
+    except BaseException:
+        old.rename(target)
+        raise
+    shutil.rmtree(old, ignore_errors=True)
+
+
+def load_run(path: str | os.PathLike[str]) -> RunResult:
+    """Read a run folder back into a :class:`~aqmlab.api.RunResult`."""
+    from aqmlab.api import RunResult
+
+    d = Path(path)
+    if not is_run_dir(d):
+        raise ResultsError(f"{d}: not an aqmlab result folder (no {MANIFEST})")
+    try:
+        man = json.loads((d / MANIFEST).read_text(encoding="utf-8"))
+        summary = json.loads((d / SUMMARY).read_text(encoding="utf-8"))
+        queue = pq.read_table(d / QUEUE)
+        flows = pq.read_table(d / FLOWS)
+    except (OSError, ValueError) as e:
+        raise ResultsError(f"{d}: cannot read the result folder: {e}") from e
+    return RunResult(
+        scenario=man["scenario"],
+        summary=summary,
+        queue=queue,
+        flows=flows,
+        peak_packets=int(man.get("peak_packets", 0)),
+        engine_version=str(man.get("engine_version", "")),
+        aqmlab_version=str(man.get("aqmlab_version", "")),
+        created_at=str(man.get("created_at", "")),
+        command=man.get("command"),
+    )
