@@ -130,9 +130,9 @@ impl BitRate {
     /// Serialisation time of `bytes` at this rate, rounded up to the next nanosecond.
     #[inline]
     pub fn tx_time(self, bytes: u32) -> SimTime {
-        let num = bytes as u128 * 8 * 1_000_000_000u128;
-        let r = self.0 as u128;
-        SimTime(num.div_ceil(r) as u64)
+        // bytes * 8e9 fits in u64 for bytes < 2.3e9; packets are at most 65 535 bytes.
+        let num = bytes as u64 * 8_000_000_000;
+        SimTime(num.div_ceil(self.0))
     }
     /// Packets of `bytes` per second at this rate.
     pub fn packets_per_sec(self, bytes: u32) -> f64 {

@@ -201,6 +201,31 @@ impl World {
         w
     }
 
+    /// Process every event up to and including time `t` (at most the end of the run).
+    pub fn run_until(&mut self, t: SimTime) {
+        let t = t.min(self.sc.duration);
+        while let Some((at, ev)) = self.events.pop_until(t) {
+            self.now = at;
+            self.dispatch(ev);
+        }
+        self.now = self.now.max(t);
+    }
+
+    /// The current simulated time.
+    pub fn now(&self) -> SimTime {
+        self.now
+    }
+
+    /// A flow's TCP state.
+    pub fn flow(&self, f: usize) -> &TcpFlow {
+        &self.flows[f]
+    }
+
+    /// A link's state (link 0 is the forward bottleneck of a dumbbell).
+    pub fn link(&self, l: usize) -> &Link {
+        &self.links[l]
+    }
+
     /// Run to the end; `progress(now)` is called now and then and may return
     /// `false` to stop the run.
     pub fn run(mut self, progress: &mut dyn FnMut(SimTime) -> bool) -> Result<RunResult, RunError> {
@@ -290,7 +315,7 @@ impl World {
         if p.route % 2 == 0 {
             self.flows[f].on_data(self.now, p.seq, p.flags, p.ecn, p.ts, &mut out);
         } else {
-            self.flows[f].on_ack(self.now, p.seq, p.flags, p.ecn, p.ts, &mut out);
+            self.flows[f].on_ack(self.now, p.seq, p.flags, p.ecn, &mut out);
         }
         self.emit(f, &mut out);
         self.out = out;
@@ -570,12 +595,7 @@ pub fn run(
 /// Run a scenario and also return the accounting check (for tests).
 pub fn run_checked(sc: &Scenario) -> (RunResult, Result<(), String>) {
     let mut w = World::new(sc);
-    let end = sc.duration;
-    while let Some((t, ev)) = w.events.pop_until(end) {
-        w.now = t;
-        w.dispatch(ev);
-    }
-    w.now = end;
+    w.run_until(sc.duration);
     let check = w.check_accounting();
     (w.finish(), check)
 }

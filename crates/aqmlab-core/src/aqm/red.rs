@@ -202,7 +202,9 @@ impl Red {
         match self.idle_since.take() {
             Some(since) if q.pkts == 0 && now >= since => {
                 let m = now.saturating_sub(since).as_secs_f64() / self.pkt_time_s;
-                self.avg *= (1.0 - self.p.w_q).powf(m);
+                if m > 0.0 {
+                    self.avg *= (1.0 - self.p.w_q).powf(m);
+                }
             }
             _ => {
                 self.avg = (1.0 - self.p.w_q) * self.avg + self.p.w_q * qn;

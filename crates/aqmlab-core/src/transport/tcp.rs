@@ -7,10 +7,12 @@
 //!   (+1 segment per new ACK), congestion avoidance (+1/cwnd per new ACK),
 //!   fast retransmit on the third duplicate ACK, fast recovery with window
 //!   inflation; NewReno's partial ACKs and `recover`.
-//! - The retransmission timer of RFC 6298: SRTT/RTTVAR, RTO bounds, Karn's
-//!   rule (no sample from an ACK triggered by a retransmission, backed-off
-//!   RTO kept until a valid sample), exponential backoff; go-back-N after a
-//!   timeout as ns-2's Reno does.
+//! - The retransmission timer of RFC 6298: SRTT/RTTVAR, RTO bounds,
+//!   exponential backoff; go-back-N after a timeout as ns-2's Reno does. RTT
+//!   is timed on one segment per round trip (as BSD and ns-2 do; sampling
+//!   every ACK would shrink RTTVAR to nothing and make RTO = SRTT), under
+//!   Karn's rule: a timing is abandoned when its segment is retransmitted,
+//!   and a backed-off RTO is kept until the next valid sample.
 //! - ECN (RFC 3168): ECT(0) data, ECE echoed until CWR, one reduction per
 //!   window, CWR on the next new segment; pure ACKs are never ECT.
 //! - Optional SYN / SYN-ACK set-up with the SYN retransmitted on its own
@@ -122,6 +124,8 @@ pub struct TcpFlow {
     snd_max: u64,
     dupacks: u32,
     in_recovery: bool,
+    /// A partial ACK arrived in the current recovery.
+    partial_seen: bool,
     /// RFC 6582 `recover`, as one past the highest segment sent at the event.
     recover: u64,
     /// No new ECN reduction until `snd_una` reaches this.
@@ -130,6 +134,9 @@ pub struct TcpFlow {
     srtt_ns: f64,
     rttvar_ns: f64,
     has_rtt: bool,
+    /// The segment being timed for an RTT sample, and when it was sent.
+    rtt_seq: Option<u64>,
+    rtt_start: SimTime,
     pub rto: SimTime,
     /// When the retransmission (or SYN) timer expires.
     pub rto_deadline: Option<SimTime>,
@@ -163,12 +170,15 @@ impl TcpFlow {
             snd_max: 0,
             dupacks: 0,
             in_recovery: false,
+            partial_seen: false,
             recover: 0,
             ecn_recover: 0,
             cwr_pending: false,
             srtt_ns: 0.0,
             rttvar_ns: 0.0,
             has_rtt: false,
+            rtt_seq: None,
+            rtt_start: SimTime::ZERO,
             rto: cfg.initial_rto,
             rto_deadline: None,
             rto_event: None,
@@ -255,6 +265,14 @@ impl TcpFlow {
         if retx {
             f |= flags::RETX;
             self.stats.retransmits += 1;
+            if self.rtt_seq == Some(seq) {
+                self.rtt_seq = None; // Karn: its ACK would be ambiguous
+            }
+        } else if self.rtt_seq.is_none() && !self.in_recovery {
+            // Segments sent during recovery are acknowledged only once the
+            // holes are filled: their delay is not the path's.
+            self.rtt_seq = Some(seq);
+            self.rtt_start = now;
         }
         if self.cwr_pending && !retx {
             f |= flags::CWR;
@@ -298,15 +316,7 @@ impl TcpFlow {
     }
 
     /// An ACK (or SYN/ACK) reaches the sender.
-    pub fn on_ack(
-        &mut self,
-        now: SimTime,
-        ack: u64,
-        f: u8,
-        ecn: Ecn,
-        echo: SimTime,
-        out: &mut Vec<Seg>,
-    ) {
+    pub fn on_ack(&mut self, now: SimTime, ack: u64, f: u8, ecn: Ecn, out: &mut Vec<Seg>) {
         match self.state {
             State::Idle => return,
             State::SynSent => {
@@ -353,8 +363,9 @@ impl TcpFlow {
         }
         if ack > self.snd_una {
             let newly = ack - self.snd_una;
-            if f & flags::RETX == 0 {
-                self.rtt_sample(now - echo); // Karn: only for ACKs of first transmissions
+            if self.rtt_seq.is_some_and(|s| ack > s) {
+                self.rtt_seq = None;
+                self.rtt_sample(now - self.rtt_start);
             }
             self.snd_una = ack;
             if self.snd_nxt < self.snd_una {
@@ -375,10 +386,20 @@ impl TcpFlow {
                             self.in_recovery = false;
                             self.dupacks = 0;
                         } else {
-                            // Partial ACK: retransmit the next hole, deflate.
+                            // Partial ACK: retransmit the next hole, deflate
+                            // (RFC 6582 section 3.2 step 5). Only the first
+                            // partial ACK re-arms the timer (the "Impatient"
+                            // variant, section 4), so a window with many
+                            // losses ends in a timeout instead of one hole
+                            // repaired per round trip for minutes.
                             self.retransmit_una(now, out);
                             self.cwnd = (self.cwnd - newly as f64 + 1.0).max(1.0);
-                            self.rto_deadline = Some(now + self.rto);
+                            if !self.partial_seen {
+                                self.partial_seen = true;
+                                self.rto_deadline = Some(now + self.rto);
+                            }
+                            self.send_available(now, out);
+                            return;
                         }
                     }
                 }
@@ -412,6 +433,8 @@ impl TcpFlow {
                     self.recover = self.snd_max;
                     self.ecn_recover = self.snd_max;
                     self.in_recovery = true;
+                    self.partial_seen = false;
+                    self.rtt_seq = None;
                     self.stats.fast_retransmits += 1;
                     self.retransmit_una(now, out);
                     self.cwnd = self.ssthresh + 3.0;
@@ -437,6 +460,7 @@ impl TcpFlow {
                     return;
                 }
                 self.stats.timeouts += 1;
+                self.rtt_seq = None; // everything outstanding is sent again
                 self.ssthresh = self.halve();
                 self.cwnd = 1.0;
                 self.recover = self.snd_max;
@@ -590,7 +614,7 @@ mod tests {
             let acks = deliver(&mut rx, &out, &[]);
             out.clear();
             for a in &acks {
-                tx.on_ack(SimTime(round * 100), a.seq, a.flags, a.ecn, a.ts, &mut out);
+                tx.on_ack(SimTime(round * 100), a.seq, a.flags, a.ecn, &mut out);
             }
             assert_eq!(tx.cwnd, (1u64 << round) as f64);
             assert_eq!(out.len(), 1 << round);
@@ -610,7 +634,7 @@ mod tests {
         let acks = deliver(&mut rx, &out, &[2, 5]);
         out.clear();
         for a in &acks {
-            tx.on_ack(SimTime(1), a.seq, a.flags, a.ecn, a.ts, &mut out);
+            tx.on_ack(SimTime(1), a.seq, a.flags, a.ecn, &mut out);
         }
         assert!(tx.in_recovery);
         assert_eq!(tx.ssthresh, 5.0);
@@ -620,13 +644,13 @@ mod tests {
         let acks = deliver(&mut rx, &out, &[]);
         out.clear();
         for a in &acks {
-            tx.on_ack(SimTime(2), a.seq, a.flags, a.ecn, a.ts, &mut out);
+            tx.on_ack(SimTime(2), a.seq, a.flags, a.ecn, &mut out);
         }
         assert!(out.iter().any(|s| s.seq == 5 && s.flags & flags::RETX != 0));
         let acks = deliver(&mut rx, &out, &[]);
         out.clear();
         for a in &acks {
-            tx.on_ack(SimTime(3), a.seq, a.flags, a.ecn, a.ts, &mut out);
+            tx.on_ack(SimTime(3), a.seq, a.flags, a.ecn, &mut out);
         }
         assert!(!tx.in_recovery);
         assert_eq!(tx.stats.timeouts, 0);
@@ -653,7 +677,7 @@ mod tests {
         assert!(acks.iter().all(|a| a.ecn == Ecn::NotEct));
         out.clear();
         for a in &acks {
-            tx.on_ack(SimTime(1), a.seq, a.flags, a.ecn, a.ts, &mut out);
+            tx.on_ack(SimTime(1), a.seq, a.flags, a.ecn, &mut out);
         }
         assert_eq!(tx.stats.ecn_reductions, 1);
         assert_eq!(rx.stats.marks_seen, 2);
