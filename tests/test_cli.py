@@ -1,0 +1,100 @@
+"""The ``aqmlab`` command end to end: run, plot, demo scenarios, Ctrl-C."""
+
+from __future__ import annotations
+
+import json
+import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from aqmlab import results
+
+from conftest import ROOT, SMALL, aqmlab_cli
+
+
+def test_run_writes_a_result_folder_and_prints_a_summary(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    p = aqmlab_cli("run", SMALL, "--out", out, "--seed", "3", "--set", "aqm.max_p=0.05")
+    assert p.returncode == 0, p.stderr
+    assert "utilization" in p.stdout and "Jain fairness" in p.stdout
+    assert str(out) in p.stdout
+    assert sorted(x.name for x in out.iterdir()) == sorted(results.FILES)
+    man = json.loads((out / "manifest.json").read_text())
+    assert man["seed"] == 3
+    assert man["scenario"]["aqm"]["max_p"] == 0.05
+    assert man["command"][:2] == ["aqmlab", "run"]
+    assert "--set" in man["command"]
+    # Running again over an earlier result replaces it.
+    p = aqmlab_cli("run", SMALL, "--out", out, "--quiet")
+    assert p.returncode == 0, p.stderr
+    assert json.loads((out / "manifest.json").read_text())["seed"] == 1
+    assert sorted(x.name for x in tmp_path.iterdir()) == ["run"]
+
+
+def test_plot(tmp_path: Path) -> None:
+    text = SMALL.read_text()
+    droptail = tmp_path / "droptail.toml"
+    droptail.write_text(re.sub(r"\[aqm\]\n(.+\n)+", '[aqm]\nkind = "droptail"\n', text))
+    for name, file in (("red", SMALL), ("droptail", droptail)):
+        p = aqmlab_cli("run", file, "--out", tmp_path / name, "--quiet", "--set", "duration=8s")
+        assert p.returncode == 0, p.stderr
+    p = aqmlab_cli("plot", tmp_path / "red")
+    assert p.returncode == 0, p.stderr
+    png = tmp_path / "red" / "queue.png"
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    both = tmp_path / "both.png"
+    p = aqmlab_cli("plot", tmp_path / "red", tmp_path / "droptail", "-o", both)
+    assert p.returncode == 0, p.stderr
+    assert both.stat().st_size > 1000
+
+
+def test_python_dash_m_and_version() -> None:
+    p = aqmlab_cli("--version")
+    assert p.returncode == 0
+    assert p.stdout.startswith("aqmlab ")
+
+
+def test_shipped_scenarios_validate() -> None:
+    files = sorted((ROOT / "scenarios").glob("*.toml"))
+    assert {"canonical.toml", "demo_red.toml", "demo_droptail.toml"} <= {f.name for f in files}
+    p = aqmlab_cli("validate", *files)
+    assert p.returncode == 0, p.stderr
+
+
+def test_ctrl_c_stops_the_run_and_writes_nothing(tmp_path: Path) -> None:
+    # A run far longer than the test: only Ctrl-C ends it.
+    out = tmp_path / "long"
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "aqmlab",
+            "run",
+            str(SMALL),
+            "--out",
+            str(out),
+            "--quiet",
+            "--set",
+            "duration=100000s",
+            "--set",
+            "metrics.sample_interval=100s",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    time.sleep(3.0)
+    assert proc.poll() is None, proc.communicate()
+    proc.send_signal(signal.SIGINT)
+    try:
+        _, err = proc.communicate(timeout=30)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        raise
+    assert proc.returncode == 130, err
+    assert "interrupted" in err
+    assert "Traceback" not in err
+    assert list(tmp_path.iterdir()) == []
