@@ -39,10 +39,13 @@ def plot_queue(
     fig = Figure(figsize=(10, 2.6 * n + 0.6), layout="constrained")
     FigureCanvasAgg(fig)
     axes = fig.subplots(n, 1, sharex=True, sharey=True, squeeze=False)[:, 0]
+    top = 1.0
     for ax, (label, r) in zip(axes, loaded, strict=True):
         q = r.queue
         t = q.column("time_s").to_numpy()
-        ax.plot(t, q.column("queue_pkts").to_numpy(), lw=0.5, color="tab:blue", label="queue")
+        qp = q.column("queue_pkts").to_numpy()
+        top = max(top, float(qp.max(initial=0)))
+        ax.plot(t, qp, lw=0.5, color="tab:blue", label="queue")
         if "avg" in q.column_names:
             avg = q.column("avg").to_numpy(zero_copy_only=False).astype(float)
             if np.isfinite(avg).any():
@@ -59,9 +62,9 @@ def plot_queue(
             fontsize=10,
         )
         ax.set_ylabel("packets")
-        ax.set_ylim(bottom=0)
         ax.grid(True, lw=0.3)
         ax.legend(loc="upper right", fontsize=8)
+    axes[-1].set_ylim(0, 1.05 * top)  # shared by every panel
     axes[-1].set_xlabel("time (s)")
     if title:
         fig.suptitle(title)
