@@ -9,7 +9,7 @@ PYTHON ?= python3
 VENV ?= .venv
 VPY := $(VENV)/bin/python
 # Python packages the build and the checks need, beside the package's own.
-DEV_PACKAGES := "maturin>=1.5,<2" pytest ruff
+DEV_PACKAGES := "maturin>=1.5,<2" pytest ruff mypy
 
 # cargo lives in ~/.cargo/bin after rustup; make sure it is found.
 export PATH := $(HOME)/.cargo/bin:$(PATH)
@@ -21,7 +21,7 @@ help:
 	@echo "make venv    create $(VENV) with the build and test tools"
 	@echo "make build   build the engine and install aqmlab into $(VENV) (incremental)"
 	@echo "make demo    RED vs DropTail on the dumbbell; results and plot in demo-out/"
-	@echo "make test    cargo fmt/clippy/test, ruff, pytest"
+	@echo "make test    cargo fmt/clippy/test, ruff, mypy, pytest"
 	@echo "make bench   speed of the canonical scenario"
 	@echo "make clean   remove build products, $(VENV) and demo-out/"
 
@@ -57,6 +57,7 @@ test-python: build lint
 lint: venv
 	$(VENV)/bin/ruff check python tests
 	$(VENV)/bin/ruff format --check python tests
+	$(VENV)/bin/mypy
 
 bench:
 	cargo run --release -p aqmlab-core --example bench -- scenarios/canonical.toml

@@ -238,7 +238,8 @@ def validate(doc: Mapping[str, Any]) -> dict[str, Any]:
 def resolved_from_json(text: str) -> dict[str, Any]:
     """Parse the engine's resolved scenario; unset optional values (null in the
     engine's output) are left out, so the result is itself a valid document."""
-    return _drop_nulls(json.loads(text))
+    doc: dict[str, Any] = _drop_nulls(json.loads(text))
+    return doc
 
 
 def _drop_nulls(v: Any) -> Any:
