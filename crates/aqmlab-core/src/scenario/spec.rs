@@ -255,7 +255,7 @@ pub enum TcpVariant {
 }
 
 /// `[tcp]`: the TCP of every flow.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Copy, Debug, Serialize)]
 pub struct TcpSpec {
     pub variant: TcpVariant,
     /// Bytes on the wire of a full data packet (payload MSS = packet_size - 40).

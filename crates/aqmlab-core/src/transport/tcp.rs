@@ -40,37 +40,18 @@ pub struct Seg {
     pub from_sender: bool,
 }
 
-/// Per-flow configuration.
+/// Per-flow configuration: the scenario's `[tcp]` with the traffic group's
+/// `ecn` override applied, and whether the flow opens with a handshake.
 #[derive(Clone, Copy, Debug)]
 pub struct TcpConfig {
-    pub variant: TcpVariant,
-    pub packet_size: u32,
-    pub ecn: bool,
-    pub ecn_plus: bool,
-    pub delayed_ack: bool,
-    pub delack_timeout: SimTime,
-    pub min_rto: SimTime,
-    pub max_rto: SimTime,
-    pub initial_rto: SimTime,
-    pub initial_cwnd: u32,
-    pub rwnd: u32,
+    pub tcp: TcpSpec,
     pub handshake: bool,
 }
 
 impl TcpConfig {
     pub fn from_spec(s: &TcpSpec, handshake: bool, ecn: bool) -> TcpConfig {
         TcpConfig {
-            variant: s.variant,
-            packet_size: s.packet_size,
-            ecn,
-            ecn_plus: s.ecn_plus,
-            delayed_ack: s.delayed_ack,
-            delack_timeout: s.delack_timeout,
-            min_rto: s.min_rto,
-            max_rto: s.max_rto,
-            initial_rto: s.initial_rto,
-            initial_cwnd: s.initial_cwnd,
-            rwnd: s.rwnd,
+            tcp: TcpSpec { ecn, ..*s },
             handshake,
         }
     }
@@ -163,7 +144,7 @@ impl TcpFlow {
         TcpFlow {
             cfg,
             state: State::Idle,
-            cwnd: cfg.initial_cwnd as f64,
+            cwnd: cfg.tcp.initial_cwnd as f64,
             ssthresh: f64::INFINITY,
             snd_una: 0,
             snd_nxt: 0,
@@ -179,7 +160,7 @@ impl TcpFlow {
             has_rtt: false,
             rtt_seq: None,
             rtt_start: SimTime::ZERO,
-            rto: cfg.initial_rto,
+            rto: cfg.tcp.initial_rto,
             rto_deadline: None,
             rto_event: None,
             syn_sent_at: SimTime::ZERO,
@@ -211,7 +192,7 @@ impl TcpFlow {
         self.snd_max - self.snd_una
     }
     pub fn mss(&self) -> u32 {
-        self.cfg.packet_size - HEADER_BYTES
+        self.cfg.tcp.packet_size - HEADER_BYTES
     }
 
     /// Open the flow: send a SYN, or start sending data at once.
@@ -252,11 +233,11 @@ impl TcpFlow {
         self.stats.rtt_sum_s += r * 1e-9;
         self.stats.rtt_samples += 1;
         let rto = SimTime::from_nanos((self.srtt_ns + 4.0 * self.rttvar_ns).round() as u64);
-        self.rto = rto.clamp(self.cfg.min_rto, self.cfg.max_rto);
+        self.rto = rto.clamp(self.cfg.tcp.min_rto, self.cfg.tcp.max_rto);
     }
 
     fn window(&self) -> u64 {
-        (self.cwnd.floor() as u64).clamp(1, self.cfg.rwnd as u64)
+        (self.cwnd.floor() as u64).clamp(1, self.cfg.tcp.rwnd as u64)
     }
 
     fn data_seg(&mut self, seq: u64, now: SimTime) -> Seg {
@@ -285,9 +266,13 @@ impl TcpFlow {
         Seg {
             seq,
             ts: now,
-            size: self.cfg.packet_size,
+            size: self.cfg.tcp.packet_size,
             flags: f,
-            ecn: if self.cfg.ecn { Ecn::Ect0 } else { Ecn::NotEct },
+            ecn: if self.cfg.tcp.ecn {
+                Ecn::Ect0
+            } else {
+                Ecn::NotEct
+            },
             from_sender: true,
         }
     }
@@ -328,10 +313,10 @@ impl TcpFlow {
                     self.rto = if self.has_rtt {
                         self.rto
                     } else {
-                        self.cfg.initial_rto
+                        self.cfg.tcp.initial_rto
                     };
                     self.rto_deadline = None;
-                    if ecn == Ecn::Ce && self.cfg.ecn {
+                    if ecn == Ecn::Ce && self.cfg.tcp.ecn {
                         // RFC 5562 section 3.2: a congestion-marked SYN/ACK
                         // leaves an initial window of one segment.
                         self.cwnd = 1.0;
@@ -349,7 +334,7 @@ impl TcpFlow {
         }
         let mut reduced = false;
         if f & flags::ECE != 0
-            && self.cfg.ecn
+            && self.cfg.tcp.ecn
             && !self.in_recovery
             && self.snd_una >= self.ecn_recover
         {
@@ -372,7 +357,7 @@ impl TcpFlow {
                 self.snd_nxt = self.snd_una;
             }
             if self.in_recovery {
-                match self.cfg.variant {
+                match self.cfg.tcp.variant {
                     TcpVariant::Reno => {
                         self.cwnd = self.ssthresh;
                         self.in_recovery = false;
@@ -424,7 +409,7 @@ impl TcpFlow {
             if self.in_recovery {
                 self.cwnd += 1.0; // inflate
             } else if self.dupacks == 3 {
-                let may_enter = match self.cfg.variant {
+                let may_enter = match self.cfg.tcp.variant {
                     TcpVariant::Reno => true,
                     TcpVariant::NewReno => ack >= self.recover, // RFC 6582 section 3.2 step 2
                 };
@@ -447,7 +432,7 @@ impl TcpFlow {
     /// The retransmission timer expired (the engine checked the deadline).
     pub fn on_rto(&mut self, now: SimTime, out: &mut Vec<Seg>) {
         self.rto_deadline = None;
-        self.rto = (self.rto + self.rto).min(self.cfg.max_rto); // RFC 6298 (5.5)
+        self.rto = (self.rto + self.rto).min(self.cfg.tcp.max_rto); // RFC 6298 (5.5)
         match self.state {
             State::Idle => {}
             State::SynSent => {
@@ -485,7 +470,7 @@ impl TcpFlow {
         out: &mut Vec<Seg>,
     ) {
         if f & flags::SYN != 0 {
-            let plus = self.cfg.ecn && self.cfg.ecn_plus;
+            let plus = self.cfg.tcp.ecn && self.cfg.tcp.ecn_plus;
             out.push(Seg {
                 seq: 0,
                 ts,
@@ -502,12 +487,12 @@ impl TcpFlow {
         }
         if ecn == Ecn::Ce {
             self.stats.marks_seen += 1;
-            if self.cfg.ecn {
+            if self.cfg.tcp.ecn {
                 self.ece_pending = true;
             }
         }
         let retx = f & flags::RETX != 0;
-        let mut immediate = !self.cfg.delayed_ack;
+        let mut immediate = !self.cfg.tcp.delayed_ack;
         if seq == self.rcv_nxt {
             self.ooo.pop_front();
             self.rcv_nxt += 1;
@@ -538,7 +523,7 @@ impl TcpFlow {
             if self.delack_count >= 2 {
                 immediate = true;
             } else if self.delack_deadline.is_none() {
-                self.delack_deadline = Some(now + self.cfg.delack_timeout);
+                self.delack_deadline = Some(now + self.cfg.tcp.delack_timeout);
             }
         }
         if immediate {
