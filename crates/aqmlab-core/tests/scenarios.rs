@@ -308,3 +308,13 @@ fn red_byte_mode() {
     assert!(b.queue_mean_bytes / 500.0 > 20.0 && b.queue_mean_bytes / 500.0 < 60.0);
     assert!(b.drops_early > b.drops_overflow);
 }
+
+/// A resolved scenario, serialised, decodes to the same scenario.
+#[test]
+fn resolved_scenario_round_trips() {
+    let sc = scenario(&dumbbell(10, RED, "ecn = true"));
+    let json = serde_json::to_string(&sc).unwrap();
+    let back: Value = serde_json::from_str(&json).unwrap();
+    let sc2 = Scenario::from_value(back).unwrap_or_else(|e| panic!("{e}\n{json}"));
+    assert_eq!(json, serde_json::to_string(&sc2).unwrap());
+}

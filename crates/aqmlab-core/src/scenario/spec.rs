@@ -205,6 +205,7 @@ pub struct Dumbbell {
     /// Queue limit of the access links.
     pub access_buffer: Buffer,
     /// Random loss on the bottleneck, forward direction.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub loss: Option<LossSpec>,
 }
 
@@ -397,6 +398,7 @@ pub struct BulkSpec {
     /// Open with SYN / SYN-ACK before sending data.
     pub handshake: bool,
     /// Override of `tcp.ecn` for this group.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub ecn: Option<bool>,
 }
 
