@@ -125,6 +125,21 @@ pub struct RunResult {
     pub peak_packets: usize,
 }
 
+/// Engine switches that change speed, not results (up to the order of
+/// events at the same nanosecond).
+#[derive(Clone, Copy, Debug)]
+pub struct Options {
+    /// Pass packets through dedicated DropTail links ahead of time
+    /// ([`crate::net::link::Link::pass_through`]).
+    pub cut_through: bool,
+}
+
+impl Default for Options {
+    fn default() -> Options {
+        Options { cut_through: true }
+    }
+}
+
 /// A network in motion.
 pub struct World {
     sc: Scenario,
@@ -145,6 +160,11 @@ pub struct World {
 impl World {
     /// Build the network of `sc`, run with `sc.seed`.
     pub fn new(sc: &Scenario) -> World {
+        World::with_options(sc, Options::default())
+    }
+
+    /// Build the network of `sc` with engine options (for tests and benchmarks).
+    pub fn with_options(sc: &Scenario, opts: Options) -> World {
         let seed = sc.seed;
         let mut meta = Vec::with_capacity(sc.total_flows() as usize);
         let mut flows = Vec::with_capacity(sc.total_flows() as usize);
@@ -167,7 +187,10 @@ impl World {
             }
         }
         let dirs: Vec<Direction> = meta.iter().map(|m| m.direction).collect();
-        let built = topology::build(sc, seed, &dirs);
+        let mut built = topology::build(sc, seed, &dirs);
+        if opts.cut_through {
+            topology::mark_cut_through(&mut built.links, &built.routes);
+        }
         for (m, r) in meta.iter_mut().zip(&built.base_rtt) {
             m.base_rtt = *r;
         }
@@ -400,7 +423,10 @@ impl World {
         loop {
             match self.links[l].try_start(self.now, &mut self.arena) {
                 Some((id, TxResult::Arrives(t))) => {
-                    self.events.schedule(t, Event::Arrive(id));
+                    match self.pass_cut_through(id, t) {
+                        Some(t) => self.events.schedule(t, Event::Arrive(id)),
+                        None => self.drop_packet(id),
+                    }
                     break;
                 }
                 Some((id, TxResult::Lost)) => {
@@ -416,6 +442,28 @@ impl World {
             link.txdone_pending = true;
             let at = link.busy_until();
             self.events.schedule(at, Event::TxDone(l as u32));
+        }
+    }
+
+    /// A packet reaches the end of its current link at `t`: pass it through
+    /// the cut-through links that follow. Returns when it reaches a node
+    /// that needs an event, or `None` if a cut-through link dropped it.
+    #[inline]
+    fn pass_cut_through(&mut self, id: PktId, mut t: SimTime) -> Option<SimTime> {
+        loop {
+            let p = self.arena.get(id);
+            let route = &self.routes[p.route as usize];
+            let next = p.hop as usize + 1;
+            let Some(&n) = route.get(next) else {
+                return Some(t);
+            };
+            let link = &mut self.links[n as usize];
+            if !link.cut_through {
+                return Some(t);
+            }
+            let size = p.size;
+            t = link.pass_through(t, size)?;
+            self.arena.get_mut(id).hop = next as u16;
         }
     }
 
@@ -477,7 +525,8 @@ impl World {
         Ok(())
     }
 
-    fn finish(mut self) -> RunResult {
+    /// Gather the results at the current time (normally the end of the run).
+    pub fn finish(mut self) -> RunResult {
         let accounting = self.check_accounting();
         debug_assert!(accounting.is_ok(), "{accounting:?}");
         let end = self.now;

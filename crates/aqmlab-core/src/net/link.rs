@@ -58,6 +58,15 @@ pub struct Link {
     pub stats: LinkStats,
     /// Time-weighted queue statistics, on monitored links only.
     pub monitor: Option<Box<QueueMonitor>>,
+    /// Packets are passed through ahead of time (see [`Link::pass_through`]).
+    pub cut_through: bool,
+    /// Cut-through links: (start of transmission, size) of packets that
+    /// wait at the virtual time of the latest admission.
+    pending: VecDeque<(SimTime, u32)>,
+    pending_bytes: u64,
+    /// Serialisation times of the two most recent packet sizes (data and
+    /// ACK sizes alternate; this saves a 64-bit division per packet).
+    tx_cache: [(u32, SimTime); 2],
 }
 
 /// Where a packet that started transmission goes next.
@@ -86,7 +95,78 @@ impl Link {
             txdone_pending: false,
             stats: LinkStats::default(),
             monitor: None,
+            cut_through: false,
+            pending: VecDeque::new(),
+            pending_bytes: 0,
+            tx_cache: [(0, SimTime::ZERO); 2],
         }
+    }
+
+    /// Serialisation time of a packet of `size` bytes.
+    #[inline]
+    fn tx_time(&mut self, size: u32) -> SimTime {
+        if self.tx_cache[0].0 == size {
+            return self.tx_cache[0].1;
+        }
+        if self.tx_cache[1].0 != size {
+            self.tx_cache[1] = (size, self.rate.tx_time(size));
+        }
+        self.tx_cache.swap(0, 1);
+        self.tx_cache[0].1
+    }
+
+    /// Change the transmission rate (applies from the next packet).
+    pub fn set_rate(&mut self, rate: BitRate) {
+        self.rate = rate;
+        self.tx_cache = [(0, SimTime::ZERO); 2];
+    }
+
+    /// Whether this link may be passed through ahead of time: a DropTail
+    /// queue without random loss or monitor, fed by exactly one upstream
+    /// link (so packets reach it in the order they left that link).
+    pub fn can_cut_through(&self) -> bool {
+        matches!(self.aqm, AqmImpl::DropTail(_)) && self.loss.is_none() && self.monitor.is_none()
+    }
+
+    /// Cut-through: admit a packet that will reach this link's queue at
+    /// time `t` (not earlier than any packet admitted before) and return
+    /// when it reaches the far end, or `None` if the buffer overflows then.
+    ///
+    /// A DropTail queue's fate for a packet depends only on the packets
+    /// ahead of it; with a single upstream they have all been admitted
+    /// already, so the packet's start of transmission is known now and the
+    /// engine schedules one event (its arrival at the far end) instead of
+    /// three (arrival here, end of transmission, arrival there). Arrival
+    /// and departure counters advance at admission.
+    #[inline]
+    pub fn pass_through(&mut self, t: SimTime, size: u32) -> Option<SimTime> {
+        while let Some(&(start, sz)) = self.pending.front() {
+            if start > t {
+                break;
+            }
+            self.pending.pop_front();
+            self.pending_bytes -= sz as u64;
+        }
+        self.stats.arrivals += 1;
+        self.stats.arrival_bytes += size as u64;
+        let fits = match self.limit {
+            Buffer::Packets(n) => (self.pending.len() as u32) < n,
+            Buffer::Bytes(b) => self.pending_bytes + size as u64 <= b,
+        };
+        if !fits {
+            self.stats.drops_overflow += 1;
+            return None;
+        }
+        let start = t.max(self.busy_until);
+        if start > t {
+            self.pending.push_back((start, size));
+            self.pending_bytes += size as u64;
+        }
+        self.busy_until = start + self.tx_time(size);
+        self.stats.departures += 1;
+        self.stats.departure_bytes += size as u64;
+        self.stats.sojourn_ns += (start.0 - t.0) as u128;
+        Some(self.busy_until + self.delay)
     }
 
     #[inline]
@@ -183,7 +263,7 @@ impl Link {
             flow: p.flow,
         };
         let sojourn = now.0 - p.enq_time.0;
-        let tx_end = now + self.rate.tx_time(size);
+        let tx_end = now + self.tx_time(size);
         match self.aqm.on_dequeue(now, &info, self.qlen(), tx_end) {
             Verdict::Pass => {}
             Verdict::Mark(c) => {

@@ -109,3 +109,28 @@ pub fn build(sc: &Scenario, seed: u64, directions: &[Direction]) -> Built {
         base_rtt,
     }
 }
+
+/// Mark the links that may be passed through ahead of time: those that
+/// [`Link::can_cut_through`] and whose packets all come from one and the
+/// same upstream link (never straight from a host, whose sends are
+/// already one event each).
+pub fn mark_cut_through(links: &mut [Link], routes: &[Vec<u32>]) {
+    const NONE: u32 = u32::MAX;
+    const HOST: u32 = u32::MAX - 1;
+    const MANY: u32 = u32::MAX - 2;
+    let mut pred = vec![NONE; links.len()];
+    for r in routes {
+        for (i, &l) in r.iter().enumerate() {
+            let from = if i == 0 { HOST } else { r[i - 1] };
+            let p = &mut pred[l as usize];
+            *p = match *p {
+                NONE => from,
+                x if x == from => x,
+                _ => MANY,
+            };
+        }
+    }
+    for (l, p) in links.iter_mut().zip(pred) {
+        l.cut_through = p < MANY && l.can_cut_through();
+    }
+}
