@@ -48,13 +48,16 @@ class RunResult:
     ``scenario`` is the resolved scenario (every default filled in, the seed as
     run); ``summary`` holds every scalar figure (see ``docs/scenario.md``);
     ``queue`` is the queue time series of the bottleneck and ``flows`` one row
-    per flow, both ``pyarrow.Table``.
+    per flow, ``params`` the bottleneck AQM's adapted parameters over time
+    (columns ``time_s``, ``name``, ``value``; empty for schemes that adapt
+    nothing), all ``pyarrow.Table``.
     """
 
     scenario: dict[str, Any]
     summary: dict[str, Any]
     queue: pa.Table
     flows: pa.Table
+    params: pa.Table = field(default_factory=lambda: params_table({}))
     peak_packets: int = 0
     engine_version: str = _core.ENGINE_VERSION
     aqmlab_version: str = field(default_factory=_version)
@@ -70,10 +73,10 @@ class RunResult:
         return float(self.summary.get("wall_time_s", 0.0))
 
     def to_pandas(self, table: str = "queue") -> pd.DataFrame:
-        """``queue`` or ``flows`` as a pandas DataFrame (needs pandas:
-        ``pip install 'aqmlab[pandas]'``)."""
-        if table not in ("queue", "flows"):
-            raise ValueError(f"table must be 'queue' or 'flows', not {table!r}")
+        """``queue``, ``flows`` or ``params`` as a pandas DataFrame (needs
+        pandas: ``pip install 'aqmlab[pandas]'``)."""
+        if table not in ("queue", "flows", "params"):
+            raise ValueError(f"table must be 'queue', 'flows' or 'params', not {table!r}")
         try:
             import pandas  # noqa: F401
         except ImportError as e:
@@ -143,9 +146,21 @@ def from_core(raw: Mapping[str, Any]) -> RunResult:
         summary=json.loads(raw["summary"]),
         queue=columns_to_table(raw["queue"]),
         flows=columns_to_table(raw["flows"]),
+        params=params_table(raw["params"]),
         peak_packets=int(raw["peak_packets"]),
         engine_version=str(raw["version"]),
         created_at=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+    )
+
+
+def params_table(cols: Mapping[str, list[Any]]) -> pa.Table:
+    """The AQM parameter series (long format: time_s, name, value)."""
+    return pa.table(
+        {
+            "time_s": pa.array(cols.get("time_s", []), pa.float64()),
+            "name": pa.array(cols.get("name", []), pa.string()),
+            "value": pa.array(cols.get("value", []), pa.float64()),
+        }
     )
 
 

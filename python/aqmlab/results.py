@@ -7,6 +7,7 @@ One folder per run::
       summary.json     every scalar figure (keys sorted)
       queue.parquet    the bottleneck's queue time series
       flows.parquet    one row per flow
+      params.parquet   the bottleneck AQM's adapted parameters (time_s, name, value)
 
 A folder is written under the temporary sibling name ``DIR.tmp-<pid>`` and
 renamed to ``DIR`` once complete, so an interrupted run never leaves a
@@ -43,7 +44,8 @@ MANIFEST = "manifest.json"
 SUMMARY = "summary.json"
 QUEUE = "queue.parquet"
 FLOWS = "flows.parquet"
-FILES = (MANIFEST, SUMMARY, QUEUE, FLOWS)
+PARAMS = "params.parquet"
+FILES = (MANIFEST, SUMMARY, QUEUE, FLOWS, PARAMS)
 #: Version of the folder layout, recorded in the manifest.
 FORMAT = 1
 
@@ -119,6 +121,7 @@ def _write_files(result: RunResult, d: Path) -> None:
     (d / SUMMARY).write_text(summary_json(result.summary), encoding="utf-8")
     pq.write_table(result.queue, d / QUEUE)
     pq.write_table(result.flows, d / FLOWS)
+    pq.write_table(result.params, d / PARAMS)
     # The manifest last: a folder with a manifest has everything else.
     text = json.dumps(manifest(result), indent=2, allow_nan=False) + "\n"
     (d / MANIFEST).write_text(text, encoding="utf-8")
@@ -154,6 +157,7 @@ def load_run(path: str | os.PathLike[str]) -> RunResult:
         summary = json.loads((d / SUMMARY).read_text(encoding="utf-8"))
         queue = pq.read_table(d / QUEUE)
         flows = pq.read_table(d / FLOWS)
+        params = pq.read_table(d / PARAMS) if (d / PARAMS).is_file() else None
     except (OSError, ValueError) as e:
         raise ResultsError(f"{d}: cannot read the result folder: {e}") from e
     return RunResult(
@@ -161,6 +165,7 @@ def load_run(path: str | os.PathLike[str]) -> RunResult:
         summary=summary,
         queue=queue,
         flows=flows,
+        **({"params": params} if params is not None else {}),
         peak_packets=int(man.get("peak_packets", 0)),
         engine_version=str(man.get("engine_version", "")),
         aqmlab_version=str(man.get("aqmlab_version", "")),

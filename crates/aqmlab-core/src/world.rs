@@ -2,7 +2,8 @@
 //! gathers the results.
 
 use crate::aqm::Aqm;
-use crate::metrics::{jain, LinkStats, QueueFigures};
+use crate::aqm::PacketInfo;
+use crate::metrics::{jain, LinkStats, ParamSeries, QueueFigures};
 use crate::net::link::{Link, Offer, TxResult};
 use crate::net::topology;
 use crate::packet::{flags, Arena, Packet, PktId};
@@ -120,6 +121,8 @@ pub struct RunResult {
     pub scenario: Scenario,
     pub summary: Summary,
     pub queue: QueueSeries,
+    /// The monitored link's AQM parameters over time.
+    pub params: ParamSeries,
     pub flows: FlowTable,
     /// Largest number of packets alive at once (arena slots used).
     pub peak_packets: usize,
@@ -291,6 +294,7 @@ impl World {
                 let link = &mut self.links[l as usize];
                 let q = link.qlen();
                 link.aqm.on_tick(self.now, q);
+                link.note_changes(self.now);
                 if let Some(dt) = link.aqm.tick_interval() {
                     self.events.schedule(self.now + dt, Event::AqmTick(l));
                 }
@@ -408,6 +412,18 @@ impl World {
 
     #[inline]
     fn send_on(&mut self, link: usize, id: PktId) {
+        if let Some(o) = self.links[link].observer {
+            let p = self.arena.get(id);
+            let info = PacketInfo {
+                size: p.size,
+                ect: p.ecn.capable(),
+                flow: p.flow,
+                flags: p.flags,
+                seq: p.seq,
+                enq_time: self.now,
+            };
+            self.links[o as usize].aqm.observe_reverse(self.now, &info);
+        }
         match self.links[link].offer(self.now, id, &mut self.arena) {
             Offer::Dropped => self.drop_packet(id),
             Offer::Accepted => self.kick(link),
@@ -477,6 +493,7 @@ impl World {
     }
 
     fn sample(&mut self) {
+        self.links[self.monitored].sample_params(self.now);
         let link = &self.links[self.monitored];
         let q = link.qlen();
         let s = &mut self.series;
@@ -538,6 +555,11 @@ impl World {
             .monitor
             .as_mut()
             .map(|m| m.finish(end, self.sc.metrics.window))
+            .unwrap_or_default();
+        let params = link
+            .monitor
+            .as_mut()
+            .map(|m| std::mem::take(&mut m.params))
             .unwrap_or_default();
         let rate = link.rate.bps() as f64;
         let bottleneck = BottleneckSummary {
@@ -628,6 +650,7 @@ impl World {
             scenario: self.sc,
             summary,
             queue: self.series,
+            params,
             flows: table,
         }
     }

@@ -2,51 +2,11 @@
 //! checks a relation or a tolerance over fixed seeds, and every run checks
 //! the accounting identities.
 
+mod common;
+
 use aqmlab_core::scenario::{Scenario, Value};
-use aqmlab_core::{run_checked, RunResult};
-
-fn scenario(text: &str) -> Scenario {
-    let doc: Value = toml::from_str(text).expect("valid TOML");
-    Scenario::from_value(doc).unwrap_or_else(|e| panic!("scenario error: {e}"))
-}
-
-/// Run and assert the accounting identities.
-fn run(text: &str) -> RunResult {
-    let (r, check) = run_checked(&scenario(text));
-    check.unwrap_or_else(|e| panic!("accounting identity violated: {e}"));
-    r
-}
-
-fn dumbbell(flows: u32, aqm: &str, extra_tcp: &str) -> String {
-    format!(
-        r#"
-duration = "100s"
-seed = 1
-[topology]
-bottleneck_rate = "10Mbps"
-bottleneck_delay = "20ms"
-access_delay = "15ms"
-buffer = 500
-{aqm}
-[tcp]
-packet_size = 500
-{extra_tcp}
-[[traffic]]
-kind = "bulk"
-flows = {flows}
-start = {{ uniform = ["0s", "5s"] }}
-[metrics]
-start = "40s"
-"#
-    )
-}
-
-const RED: &str = r#"[aqm]
-kind = "red"
-min_th = 20
-max_th = 60
-max_p = 0.1
-w_q = 0.002"#;
+use aqmlab_core::RunResult;
+use common::{dumbbell, run, scenario, RED};
 
 /// Acceptance 1: one NewReno flow with a buffer of at least the
 /// bandwidth-delay product fills the link after slow start.

@@ -69,6 +69,7 @@ fn run<'py>(
     d.set_item("summary", to_json("summary", &r.summary)?)?;
     d.set_item("queue", pyser::to_py(py, &r.queue)?)?;
     d.set_item("flows", pyser::to_py(py, &r.flows)?)?;
+    d.set_item("params", pyser::to_py(py, &r.params)?)?;
     d.set_item("peak_packets", r.peak_packets)?;
     d.set_item("version", aqmlab_core::VERSION)?;
     Ok(d)

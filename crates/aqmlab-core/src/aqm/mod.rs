@@ -7,19 +7,46 @@
 //! owns it stores the packets and enforces the buffer limit (an overflow drop
 //! is the link's, not the AQM's).
 
+pub mod ap_red;
+pub mod ared;
+pub mod ared_feng;
+pub mod autotune_red;
+pub mod avq;
+pub mod blue;
+pub mod codel;
 pub mod droptail;
+pub mod fq_codel;
+pub mod pi;
+pub mod pie;
 pub mod red;
+pub mod rem;
+pub mod st_pi;
+pub mod st_red;
 
 use crate::rng::Rng;
 use crate::scenario::decode::{SpecResult, Table};
+use crate::scenario::Buffer;
 use crate::units::{BitRate, SimTime};
 use serde::Serialize;
 
+pub use ap_red::{ApRed, ApRedParams};
+pub use ared::{Ared, AredParams};
+pub use ared_feng::{AredFeng, AredFengParams};
+pub use autotune_red::{AutotuneRed, AutotuneRedParams};
+pub use avq::{Avq, AvqParams};
+pub use blue::{Blue, BlueParams};
+pub use codel::{Codel, CodelParams};
 pub use droptail::DropTail;
+pub use fq_codel::{FqCodel, FqCodelParams};
+pub use pi::{Pi, PiParams};
+pub use pie::{Pie, PieParams};
 pub use red::{Red, RedParams};
+pub use rem::{Rem, RemParams};
+pub use st_pi::{StPi, StPiParams};
+pub use st_red::{StRed, StRedParams};
 
 /// What the AQM sees of a packet.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, Default)]
 pub struct PacketInfo {
     /// Size on the wire, bytes.
     pub size: u32,
@@ -27,6 +54,14 @@ pub struct PacketInfo {
     pub ect: bool,
     /// Flow identifier (for flow-aware schemes).
     pub flow: u32,
+    /// TCP flags ([`crate::packet::flags`]: SYN, ACK, DATA, ...), as a router
+    /// could read them from the header.
+    pub flags: u8,
+    /// Sequence number of a data segment, or the cumulative ACK of an ACK
+    /// (in segments).
+    pub seq: u64,
+    /// When the packet entered this queue (at enqueue: now).
+    pub enq_time: SimTime,
 }
 
 /// Length of the waiting queue (the packet in transmission excluded).
@@ -56,12 +91,50 @@ pub enum Verdict {
     Drop(Cause),
 }
 
-/// Facts about the link an AQM is attached to, for schemes that need them.
+/// Facts about the link an AQM is attached to and the load the scenario
+/// puts on it, for schemes that configure themselves from them (adaptive
+/// RED's automatic mode, Auto-Tuning RED, PI's design from N, R, C, and
+/// AP-RED's `oracle` estimator).
 #[derive(Clone, Copy, Debug)]
 pub struct LinkInfo {
     pub rate: BitRate,
+    /// One-way propagation delay of the link.
+    pub delay: SimTime,
+    /// The link's buffer limit.
+    pub buffer: Buffer,
     /// Typical packet size on this link, bytes (the scenario's data packet size).
     pub mean_pkt_size: u32,
+    /// Active flows whose data crosses the link (0 if unknown).
+    pub flows: u32,
+    /// Mean base round-trip time of those flows (zero if unknown).
+    pub rtt: SimTime,
+}
+
+impl LinkInfo {
+    /// A link with no known load: for unit tests and simple uses.
+    pub fn new(rate: BitRate, mean_pkt_size: u32) -> LinkInfo {
+        LinkInfo {
+            rate,
+            delay: SimTime::ZERO,
+            buffer: Buffer::Packets(1000),
+            mean_pkt_size,
+            flows: 0,
+            rtt: SimTime::ZERO,
+        }
+    }
+
+    /// Capacity in packets of `mean_pkt_size` per second.
+    pub fn capacity_pps(&self) -> f64 {
+        self.rate.packets_per_sec(self.mean_pkt_size)
+    }
+
+    /// Buffer size in packets of `mean_pkt_size`.
+    pub fn buffer_pkts(&self) -> f64 {
+        match self.buffer {
+            Buffer::Packets(n) => n as f64,
+            Buffer::Bytes(b) => b as f64 / self.mean_pkt_size as f64,
+        }
+    }
 }
 
 /// The hooks every scheme implements; defaults are no-ops.
@@ -95,6 +168,33 @@ pub trait Aqm {
     fn average(&self) -> Option<f64> {
         None
     }
+
+    /// Report the scheme's adapted parameters and state (max_p, thresholds,
+    /// w_q, q_ref, price, probability, virtual capacity, ...) as
+    /// `(name, value)` pairs; they go to `params.parquet`, sampled at the
+    /// queue sampling interval and whenever [`Aqm::take_changed`] says so.
+    fn params(&self, _out: &mut dyn FnMut(&'static str, f64)) {}
+
+    /// Whether a discrete adaptation (a step of max_p, new thresholds, ...)
+    /// happened since the last call; the link then records [`Aqm::params`].
+    /// Continuous state (an average, a probability updated on every packet)
+    /// is only sampled.
+    fn take_changed(&mut self) -> bool {
+        false
+    }
+
+    /// Whether the scheme wants to see the packets of the opposite
+    /// direction (ACKs of the flows it queues), through [`Aqm::observe_reverse`].
+    fn wants_reverse(&self) -> bool {
+        false
+    }
+
+    /// A packet enters the paired link of the opposite direction.
+    fn observe_reverse(&mut self, _now: SimTime, _pkt: &PacketInfo) {}
+
+    /// The link or its load changed (a scheduled change of rate, delay or
+    /// number of flows); `link` holds the new facts.
+    fn set_link(&mut self, _now: SimTime, _link: &LinkInfo) {}
 }
 
 /// The scenario's `[aqm]` table.
@@ -104,10 +204,39 @@ pub enum AqmSpec {
     #[default]
     Droptail,
     Red(RedParams),
+    AredFeng(AredFengParams),
+    Ared(AredParams),
+    AutotuneRed(AutotuneRedParams),
+    Pi(PiParams),
+    Rem(RemParams),
+    Blue(BlueParams),
+    Avq(AvqParams),
+    ApRed(ApRedParams),
+    StRed(StRedParams),
+    StPi(StPiParams),
+    Pie(PieParams),
+    Codel(CodelParams),
+    FqCodel(FqCodelParams),
 }
 
 /// Every `aqm.kind` the scenario format accepts.
-pub const AQM_KINDS: &[&str] = &["droptail", "red"];
+pub const AQM_KINDS: &[&str] = &[
+    "droptail",
+    "red",
+    "ared-feng",
+    "ared",
+    "autotune-red",
+    "pi",
+    "rem",
+    "blue",
+    "avq",
+    "ap-red",
+    "st-red",
+    "st-pi",
+    "pie",
+    "codel",
+    "fq-codel",
+];
 
 impl AqmSpec {
     /// Decode an `[aqm]` table; `default_pkt_size` fills byte-mode defaults.
@@ -116,6 +245,21 @@ impl AqmSpec {
         let spec = match kind {
             "droptail" => AqmSpec::Droptail,
             "red" => AqmSpec::Red(RedParams::decode(&mut t, default_pkt_size)?),
+            "ared-feng" => AqmSpec::AredFeng(AredFengParams::decode(&mut t, default_pkt_size)?),
+            "ared" => AqmSpec::Ared(AredParams::decode(&mut t, default_pkt_size)?),
+            "autotune-red" => {
+                AqmSpec::AutotuneRed(AutotuneRedParams::decode(&mut t, default_pkt_size)?)
+            }
+            "pi" => AqmSpec::Pi(PiParams::decode(&mut t, default_pkt_size)?),
+            "rem" => AqmSpec::Rem(RemParams::decode(&mut t, default_pkt_size)?),
+            "blue" => AqmSpec::Blue(BlueParams::decode(&mut t, default_pkt_size)?),
+            "avq" => AqmSpec::Avq(AvqParams::decode(&mut t, default_pkt_size)?),
+            "ap-red" => AqmSpec::ApRed(ApRedParams::decode(&mut t, default_pkt_size)?),
+            "st-red" => AqmSpec::StRed(StRedParams::decode(&mut t, default_pkt_size)?),
+            "st-pi" => AqmSpec::StPi(StPiParams::decode(&mut t, default_pkt_size)?),
+            "pie" => AqmSpec::Pie(PieParams::decode(&mut t, default_pkt_size)?),
+            "codel" => AqmSpec::Codel(CodelParams::decode(&mut t, default_pkt_size)?),
+            "fq-codel" => AqmSpec::FqCodel(FqCodelParams::decode(&mut t, default_pkt_size)?),
             _ => unreachable!("choice() returns one of AQM_KINDS"),
         };
         t.finish()?;
@@ -126,6 +270,19 @@ impl AqmSpec {
         match self {
             AqmSpec::Droptail => "droptail",
             AqmSpec::Red(_) => "red",
+            AqmSpec::AredFeng(_) => "ared-feng",
+            AqmSpec::Ared(_) => "ared",
+            AqmSpec::AutotuneRed(_) => "autotune-red",
+            AqmSpec::Pi(_) => "pi",
+            AqmSpec::Rem(_) => "rem",
+            AqmSpec::Blue(_) => "blue",
+            AqmSpec::Avq(_) => "avq",
+            AqmSpec::ApRed(_) => "ap-red",
+            AqmSpec::StRed(_) => "st-red",
+            AqmSpec::StPi(_) => "st-pi",
+            AqmSpec::Pie(_) => "pie",
+            AqmSpec::Codel(_) => "codel",
+            AqmSpec::FqCodel(_) => "fq-codel",
         }
     }
 
@@ -134,6 +291,19 @@ impl AqmSpec {
         match self {
             AqmSpec::Droptail => AqmImpl::DropTail(DropTail),
             AqmSpec::Red(p) => AqmImpl::Red(Red::new(p.clone(), link)),
+            AqmSpec::AredFeng(p) => AqmImpl::AredFeng(AredFeng::new(p.clone(), link)),
+            AqmSpec::Ared(p) => AqmImpl::Ared(Ared::new(p.clone(), link)),
+            AqmSpec::AutotuneRed(p) => AqmImpl::AutotuneRed(AutotuneRed::new(p.clone(), link)),
+            AqmSpec::Pi(p) => AqmImpl::Pi(Pi::new(p.clone(), link)),
+            AqmSpec::Rem(p) => AqmImpl::Rem(Rem::new(p.clone(), link)),
+            AqmSpec::Blue(p) => AqmImpl::Blue(Blue::new(p.clone(), link)),
+            AqmSpec::Avq(p) => AqmImpl::Avq(Avq::new(p.clone(), link)),
+            AqmSpec::ApRed(p) => AqmImpl::ApRed(ApRed::new(p.clone(), link)),
+            AqmSpec::StRed(p) => AqmImpl::StRed(StRed::new(p.clone(), link)),
+            AqmSpec::StPi(p) => AqmImpl::StPi(StPi::new(p.clone(), link)),
+            AqmSpec::Pie(p) => AqmImpl::Pie(Pie::new(p.clone(), link)),
+            AqmSpec::Codel(p) => AqmImpl::Codel(Codel::new(p.clone(), link)),
+            AqmSpec::FqCodel(p) => AqmImpl::FqCodel(FqCodel::new(p.clone(), link)),
         }
     }
 }
@@ -143,6 +313,19 @@ impl AqmSpec {
 pub enum AqmImpl {
     DropTail(DropTail),
     Red(Red),
+    AredFeng(AredFeng),
+    Ared(Ared),
+    AutotuneRed(AutotuneRed),
+    Pi(Pi),
+    Rem(Rem),
+    Blue(Blue),
+    Avq(Avq),
+    ApRed(ApRed),
+    StRed(StRed),
+    StPi(StPi),
+    Pie(Pie),
+    Codel(Codel),
+    FqCodel(FqCodel),
 }
 
 macro_rules! dispatch {
@@ -150,6 +333,19 @@ macro_rules! dispatch {
         match $self {
             AqmImpl::DropTail($a) => $e,
             AqmImpl::Red($a) => $e,
+            AqmImpl::AredFeng($a) => $e,
+            AqmImpl::Ared($a) => $e,
+            AqmImpl::AutotuneRed($a) => $e,
+            AqmImpl::Pi($a) => $e,
+            AqmImpl::Rem($a) => $e,
+            AqmImpl::Blue($a) => $e,
+            AqmImpl::Avq($a) => $e,
+            AqmImpl::ApRed($a) => $e,
+            AqmImpl::StRed($a) => $e,
+            AqmImpl::StPi($a) => $e,
+            AqmImpl::Pie($a) => $e,
+            AqmImpl::Codel($a) => $e,
+            AqmImpl::FqCodel($a) => $e,
         }
     };
 }
@@ -183,5 +379,21 @@ impl Aqm for AqmImpl {
     }
     fn average(&self) -> Option<f64> {
         dispatch!(self, a => a.average())
+    }
+    fn params(&self, out: &mut dyn FnMut(&'static str, f64)) {
+        dispatch!(self, a => Aqm::params(a, out))
+    }
+    #[inline]
+    fn take_changed(&mut self) -> bool {
+        dispatch!(self, a => a.take_changed())
+    }
+    fn wants_reverse(&self) -> bool {
+        dispatch!(self, a => a.wants_reverse())
+    }
+    fn observe_reverse(&mut self, now: SimTime, pkt: &PacketInfo) {
+        dispatch!(self, a => a.observe_reverse(now, pkt))
+    }
+    fn set_link(&mut self, now: SimTime, link: &LinkInfo) {
+        dispatch!(self, a => a.set_link(now, link))
     }
 }

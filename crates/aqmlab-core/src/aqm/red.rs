@@ -193,6 +193,17 @@ impl Red {
         &self.p
     }
 
+    /// For the adaptive variants: change max_p, the thresholds or w_q
+    /// between packets. The average and count carry over.
+    pub fn params_mut(&mut self) -> &mut RedParams {
+        &mut self.p
+    }
+
+    /// The current average queue (packets; mean-size packets in byte mode).
+    pub fn avg(&self) -> f64 {
+        self.avg
+    }
+
     /// Eq. 2.3 with Floyd and Jacobson's idle correction: called on every arrival.
     pub fn update_average(&mut self, now: SimTime, q: QueueLen) {
         let qn = match self.p.mode {
@@ -279,6 +290,10 @@ impl Aqm for Red {
     fn average(&self) -> Option<f64> {
         Some(self.avg)
     }
+
+    fn set_link(&mut self, _now: SimTime, link: &LinkInfo) {
+        self.pkt_time_s = self.p.mean_pkt_size as f64 * 8.0 / link.rate.bps() as f64;
+    }
 }
 
 #[cfg(test)]
@@ -288,10 +303,7 @@ mod tests {
     use crate::units::BitRate;
 
     fn link() -> LinkInfo {
-        LinkInfo {
-            rate: BitRate(10_000_000),
-            mean_pkt_size: 500,
-        }
+        LinkInfo::new(BitRate(10_000_000), 500)
     }
     fn params() -> RedParams {
         RedParams {
@@ -344,6 +356,7 @@ mod tests {
             size: 500,
             ect: false,
             flow: 0,
+            ..PacketInfo::default()
         };
         r.on_dequeue(
             SimTime::from_millis(10),
@@ -399,11 +412,13 @@ mod tests {
             size: 1000,
             ect: false,
             flow: 0,
+            ..PacketInfo::default()
         };
         let small = PacketInfo {
             size: 250,
             ect: false,
             flow: 0,
+            ..PacketInfo::default()
         };
         let n = 200_000;
         let (mut hb, mut hs) = (0, 0);
@@ -432,11 +447,13 @@ mod tests {
             size: 500,
             ect: true,
             flow: 0,
+            ..PacketInfo::default()
         };
         let not_ect = PacketInfo {
             size: 500,
             ect: false,
             flow: 0,
+            ..PacketInfo::default()
         };
         r.avg = 70.0;
         assert_eq!(r.decide(&ect, &mut rng), Verdict::Drop(Cause::Forced));

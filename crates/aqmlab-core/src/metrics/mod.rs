@@ -103,6 +103,8 @@ impl Integrals {
 /// updated at every change of the queue length.
 #[derive(Clone, Debug, Default)]
 pub struct QueueMonitor {
+    /// The AQM's adapted parameters over time.
+    pub params: ParamSeries,
     active: bool,
     last: SimTime,
     pkts: u32,
@@ -229,5 +231,25 @@ mod tests {
     fn jain_index() {
         assert!((jain(&[1.0, 1.0, 1.0]) - 1.0).abs() < 1e-15);
         assert!((jain(&[1.0, 0.0]) - 0.5).abs() < 1e-15);
+    }
+}
+
+/// The evolution of an AQM's adapted parameters: one row per (time, name).
+#[derive(Clone, Debug, Default, serde::Serialize)]
+pub struct ParamSeries {
+    pub time_s: Vec<f64>,
+    pub name: Vec<&'static str>,
+    pub value: Vec<f64>,
+}
+
+impl ParamSeries {
+    /// Append every parameter `aqm` reports, at time `now`.
+    pub fn record(&mut self, now: crate::units::SimTime, aqm: &impl crate::aqm::Aqm) {
+        let t = now.as_secs_f64();
+        aqm.params(&mut |name, value| {
+            self.time_s.push(t);
+            self.name.push(name);
+            self.value.push(value);
+        });
     }
 }

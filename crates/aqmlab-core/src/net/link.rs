@@ -58,6 +58,9 @@ pub struct Link {
     pub stats: LinkStats,
     /// Time-weighted queue statistics, on monitored links only.
     pub monitor: Option<Box<QueueMonitor>>,
+    /// The link (of the opposite direction) whose AQM observes the packets
+    /// entering this one ([`crate::aqm::Aqm::observe_reverse`]).
+    pub observer: Option<u32>,
     /// Packets are passed through ahead of time (see [`Link::pass_through`]).
     pub cut_through: bool,
     /// Cut-through links: (start of transmission, size) of packets that
@@ -95,6 +98,7 @@ impl Link {
             txdone_pending: false,
             stats: LinkStats::default(),
             monitor: None,
+            observer: None,
             cut_through: false,
             pending: VecDeque::new(),
             pending_bytes: 0,
@@ -204,12 +208,16 @@ impl Link {
             size: p.size,
             ect: p.ecn.capable(),
             flow: p.flow,
+            flags: p.flags,
+            seq: p.seq,
+            enq_time: now,
         };
         self.stats.arrivals += 1;
         self.stats.arrival_bytes += p.size as u64;
         let verdict = self
             .aqm
             .on_enqueue(now, &info, self.qlen(), &mut self.aqm_rng);
+        self.note_changes(now);
         let mark = match verdict {
             Verdict::Pass => None,
             Verdict::Mark(c) => Some(c),
@@ -261,10 +269,15 @@ impl Link {
             size,
             ect: p.ecn.capable(),
             flow: p.flow,
+            flags: p.flags,
+            seq: p.seq,
+            enq_time: p.enq_time,
         };
         let sojourn = now.0 - p.enq_time.0;
         let tx_end = now + self.tx_time(size);
-        match self.aqm.on_dequeue(now, &info, self.qlen(), tx_end) {
+        let verdict = self.aqm.on_dequeue(now, &info, self.qlen(), tx_end);
+        self.note_changes(now);
+        match verdict {
             Verdict::Pass => {}
             Verdict::Mark(c) => {
                 arena.get_mut(id).ecn = Ecn::Ce;
@@ -292,6 +305,23 @@ impl Link {
             }
         }
         Some((id, TxResult::Arrives(tx_end + self.delay)))
+    }
+
+    /// On a monitored link, record the AQM's parameters (a periodic sample).
+    pub fn sample_params(&mut self, now: SimTime) {
+        if let Some(m) = self.monitor.as_mut() {
+            m.params.record(now, &self.aqm);
+        }
+    }
+
+    /// On a monitored link, record the AQM's parameters if it changed them.
+    #[inline]
+    pub fn note_changes(&mut self, now: SimTime) {
+        if let Some(m) = self.monitor.as_mut() {
+            if self.aqm.take_changed() {
+                m.params.record(now, &self.aqm);
+            }
+        }
     }
 
     /// Whether packets are waiting.

@@ -1,7 +1,7 @@
 //! Building a topology: its links and the route of every flow.
 
 use super::link::{Link, LossModel};
-use crate::aqm::{AqmSpec, LinkInfo};
+use crate::aqm::{Aqm, AqmSpec, LinkInfo};
 use crate::rng::{Rng, Stream};
 use crate::scenario::{Buffer, Direction, Scenario, Topology};
 use crate::units::{BitRate, SimTime};
@@ -22,6 +22,8 @@ pub struct Built {
 pub const BOTTLENECK_FWD: u32 = 0;
 pub const BOTTLENECK_REV: u32 = 1;
 
+/// Build a link; `flows` and `rtt` describe the load the scenario puts on it.
+#[allow(clippy::too_many_arguments)]
 fn make_link(
     seed: u64,
     idx: usize,
@@ -30,10 +32,15 @@ fn make_link(
     limit: Buffer,
     aqm: &AqmSpec,
     pkt_size: u32,
+    (flows, rtt): (u32, SimTime),
 ) -> Link {
     let info = LinkInfo {
         rate,
+        delay,
+        buffer: limit,
         mean_pkt_size: pkt_size,
+        flows,
+        rtt,
     };
     Link::new(
         rate,
@@ -49,6 +56,32 @@ pub fn build(sc: &Scenario, seed: u64, directions: &[Direction]) -> Built {
     let Topology::Dumbbell(d) = &sc.topology;
     let ps = sc.tcp.packet_size;
     let n = directions.len();
+    // Access delays first: the bottleneck's AQM may configure itself from
+    // its flows' round-trip times.
+    let access: Vec<SimTime> = (0..n)
+        .map(|f| {
+            d.access_delay
+                .sample(&mut Rng::new(seed, Stream::Flow(f as u32)))
+        })
+        .collect();
+    let base_rtt: Vec<SimTime> = access
+        .iter()
+        .map(|a| SimTime(2 * (2 * a.0 + d.bottleneck_delay.0)))
+        .collect();
+    let load = |dir: Direction| {
+        let rtts: Vec<u64> = directions
+            .iter()
+            .zip(&base_rtt)
+            .filter(|(d, _)| **d == dir)
+            .map(|(_, r)| r.0)
+            .collect();
+        let mean = if rtts.is_empty() {
+            SimTime::ZERO
+        } else {
+            SimTime(rtts.iter().sum::<u64>() / rtts.len() as u64)
+        };
+        (rtts.len() as u32, mean)
+    };
     let mut links = Vec::with_capacity(2 + 4 * n);
     let mut fwd = make_link(
         seed,
@@ -58,6 +91,7 @@ pub fn build(sc: &Scenario, seed: u64, directions: &[Direction]) -> Built {
         d.buffer,
         &sc.aqm,
         ps,
+        load(Direction::Forward),
     );
     if let Some(l) = &d.loss {
         fwd.loss = Some(LossModel::new(l, Rng::new(seed, Stream::LinkLoss(0))));
@@ -71,13 +105,12 @@ pub fn build(sc: &Scenario, seed: u64, directions: &[Direction]) -> Built {
         d.buffer,
         &sc.reverse_aqm,
         ps,
+        load(Direction::Reverse),
     ));
     let mut routes = Vec::with_capacity(2 * n);
-    let mut base_rtt = Vec::with_capacity(n);
     let droptail = AqmSpec::Droptail;
     for (f, dir) in directions.iter().enumerate() {
-        let mut rng = Rng::new(seed, Stream::Flow(f as u32));
-        let a = d.access_delay.sample(&mut rng);
+        let a = access[f];
         let base = links.len() as u32;
         // left up (host -> R1), left down (R1 -> host), right down (R2 -> host), right up (host -> R2)
         for _ in 0..4 {
@@ -90,6 +123,7 @@ pub fn build(sc: &Scenario, seed: u64, directions: &[Direction]) -> Built {
                 d.access_buffer,
                 &droptail,
                 ps,
+                (1, base_rtt[f]),
             ));
         }
         let (lu, ld, rd, ru) = (base, base + 1, base + 2, base + 3);
@@ -99,9 +133,17 @@ pub fn build(sc: &Scenario, seed: u64, directions: &[Direction]) -> Built {
         };
         routes.push(data);
         routes.push(ack);
-        base_rtt.push(SimTime(2 * (2 * a.0 + d.bottleneck_delay.0)));
     }
     links[BOTTLENECK_FWD as usize].monitor = Some(Box::default());
+    // Each bottleneck direction's AQM may watch the other direction.
+    for (l, o) in [
+        (BOTTLENECK_REV, BOTTLENECK_FWD),
+        (BOTTLENECK_FWD, BOTTLENECK_REV),
+    ] {
+        if links[o as usize].aqm.wants_reverse() {
+            links[l as usize].observer = Some(o);
+        }
+    }
     Built {
         links,
         routes,

@@ -1,0 +1,90 @@
+//! Helpers shared by the scenario-level test files (`mod common;`).
+#![allow(dead_code)]
+
+use aqmlab_core::scenario::{Scenario, Value};
+use aqmlab_core::{run_checked, RunResult};
+
+pub fn scenario(text: &str) -> Scenario {
+    let doc: Value = toml::from_str(text).expect("valid TOML");
+    Scenario::from_value(doc).unwrap_or_else(|e| panic!("scenario error: {e}"))
+}
+
+/// Run and assert the accounting identities.
+pub fn run(text: &str) -> RunResult {
+    let (r, check) = run_checked(&scenario(text));
+    check.unwrap_or_else(|e| panic!("accounting identity violated: {e}"));
+    r
+}
+
+pub fn dumbbell(flows: u32, aqm: &str, extra_tcp: &str) -> String {
+    format!(
+        r#"
+duration = "100s"
+seed = 1
+[topology]
+bottleneck_rate = "10Mbps"
+bottleneck_delay = "20ms"
+access_delay = "15ms"
+buffer = 500
+{aqm}
+[tcp]
+packet_size = 500
+{extra_tcp}
+[[traffic]]
+kind = "bulk"
+flows = {flows}
+start = {{ uniform = ["0s", "5s"] }}
+[metrics]
+start = "40s"
+"#
+    )
+}
+
+pub const RED: &str = r#"[aqm]
+kind = "red"
+min_th = 20
+max_th = 60
+max_p = 0.1
+w_q = 0.002"#;
+
+/// The value of AQM parameter `name` in the params series at the last
+/// record at or before `t_s` (NaN if none).
+pub fn param_at(r: &RunResult, name: &str, t_s: f64) -> f64 {
+    let p = &r.params;
+    let mut v = f64::NAN;
+    for i in 0..p.time_s.len() {
+        if p.time_s[i] > t_s {
+            break;
+        }
+        if p.name[i] == name {
+            v = p.value[i];
+        }
+    }
+    v
+}
+
+/// Mean of AQM parameter `name` over the records in [from_s, to_s].
+pub fn param_mean(r: &RunResult, name: &str, from_s: f64, to_s: f64) -> f64 {
+    let p = &r.params;
+    let (mut sum, mut n) = (0.0, 0usize);
+    for i in 0..p.time_s.len() {
+        if p.name[i] == name && p.time_s[i] >= from_s && p.time_s[i] <= to_s {
+            sum += p.value[i];
+            n += 1;
+        }
+    }
+    sum / n as f64
+}
+
+/// Time-weighted mean of the sampled queue (packets) over [from_s, to_s].
+pub fn queue_mean(r: &RunResult, from_s: f64, to_s: f64) -> f64 {
+    let q = &r.queue;
+    let (mut sum, mut n) = (0.0, 0usize);
+    for i in 0..q.time_s.len() {
+        if q.time_s[i] >= from_s && q.time_s[i] <= to_s {
+            sum += q.queue_pkts[i] as f64;
+            n += 1;
+        }
+    }
+    sum / n as f64
+}
