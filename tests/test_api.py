@@ -18,7 +18,7 @@ from aqmlab.results import ResultsError, load_run, write_run
 
 from conftest import same_table
 
-QUEUE_COLUMNS = ["time_s", "queue_pkts", "queue_bytes", "avg", "drops", "marks"]
+QUEUE_COLUMNS = ["link", "time_s", "queue_pkts", "queue_bytes", "avg", "drops", "marks"]
 FLOW_COLUMNS = [
     "flow",
     "group",
@@ -245,3 +245,24 @@ def test_to_pandas(result: aqmlab.RunResult) -> None:
     df = result.to_pandas("queue")
     assert len(df) == result.queue.num_rows
     assert len(result.to_pandas("flows")) == result.flows.num_rows
+
+
+def test_schedule_and_phases_through_the_api() -> None:
+    """A scheduled flow start shows in the per-phase summaries, and the
+    resolved scenario keeps the schedule and the phases."""
+    doc = {
+        "duration": "20s",
+        "seed": 2,
+        "topology": {"bottleneck_rate": "10Mbps", "buffer": 100},
+        "traffic": [{"kind": "bulk", "flows": 2}],
+        "schedule": [{"at": "10s", "action": "flows", "start": 3, "spread": "0s"}],
+        "metrics": {"phases": [[2, 10], [10.5, 20]]},
+    }
+    r = aqmlab.run(doc)
+    phases = r.summary["phases"]
+    assert [p["flows"]["count"] for p in phases] == [2, 5]
+    assert phases[1]["start_s"] == 10.5
+    assert r.scenario["schedule"][0]["action"] == "flows"
+    assert r.scenario["metrics"]["phases"] == [["2s", "10s"], ["10500ms", "20s"]]
+    assert r.params.column_names == ["time_s", "name", "value"]
+    assert r.summary["links"][0]["name"] == "bottleneck"

@@ -8,6 +8,8 @@ from pathlib import Path
 from typing import TypeAlias
 
 import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
@@ -22,6 +24,14 @@ RunLike: TypeAlias = "RunResult | str | os.PathLike[str]"
 
 def _as_result(r: RunLike) -> RunResult:
     return r if isinstance(r, RunResult) else load_run(r)
+
+
+def _first_link(q: pa.Table) -> pa.Table:
+    """The rows of the first monitored link (the summary's bottleneck)."""
+    if "link" not in q.column_names or q.num_rows == 0:
+        return q
+    first = q.column("link")[0]
+    return q.filter(pc.equal(q.column("link"), first))
 
 
 def plot_queue(
@@ -41,7 +51,7 @@ def plot_queue(
     axes = fig.subplots(n, 1, sharex=True, sharey=True, squeeze=False)[:, 0]
     top = 1.0
     for ax, (label, r) in zip(axes, loaded, strict=True):
-        q = r.queue
+        q = _first_link(r.queue)
         t = q.column("time_s").to_numpy()
         qp = q.column("queue_pkts").to_numpy()
         top = max(top, float(qp.max(initial=0)))

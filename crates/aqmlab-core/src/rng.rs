@@ -40,6 +40,8 @@ pub enum Stream {
     Aqm(u32),
     /// Topology construction draws.
     Topology,
+    /// Draws of `[[schedule]]` entry `entry` (new delays, start times).
+    Schedule(u32),
 }
 
 impl Stream {
@@ -50,6 +52,7 @@ impl Stream {
             Stream::LinkLoss(i) => (3 << 32) | i as u64,
             Stream::Aqm(i) => (4 << 32) | i as u64,
             Stream::Topology => 5 << 32,
+            Stream::Schedule(i) => (6 << 32) | i as u64,
         }
     }
 }

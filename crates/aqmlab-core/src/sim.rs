@@ -24,10 +24,12 @@ pub enum Event {
     AqmTick(u32),
     /// Take a queue sample.
     Sample,
-    /// The measurement interval begins.
-    MetricsStart,
-    /// A queue-deviation window ends.
-    WindowEnd,
+    /// Measurement interval `i` begins (0: the main one; then the phases).
+    IntervalStart(u32),
+    /// Measurement interval `i` (a phase) ends.
+    IntervalEnd(u32),
+    /// `[[schedule]]` entry `i` is due.
+    Schedule(u32),
 }
 
 #[derive(Clone, Copy, Debug)]

@@ -1,14 +1,13 @@
 //! The run: builds the network of a scenario, runs the event loop and
 //! gathers the results.
 
-use crate::aqm::Aqm;
-use crate::aqm::PacketInfo;
+use crate::aqm::{Aqm, LinkInfo, PacketInfo};
 use crate::metrics::{jain, LinkStats, ParamSeries, QueueFigures};
 use crate::net::link::{Link, Offer, TxResult};
 use crate::net::topology;
 use crate::packet::{flags, Arena, Packet, PktId};
 use crate::rng::{Rng, Stream};
-use crate::scenario::{Direction, Scenario, TrafficSpec};
+use crate::scenario::{Action, Direction, LinkSel, Scenario, TrafficSpec};
 use crate::sim::{Event, EventQueue};
 use crate::transport::{FlowStats, Seg, TcpConfig, TcpFlow};
 use crate::units::SimTime;
@@ -26,18 +25,43 @@ pub enum RunError {
     Interrupted(SimTime),
 }
 
-/// Static facts of a flow.
+/// Facts of a flow.
 #[derive(Clone, Debug)]
 pub struct FlowMeta {
     pub group: u32,
     pub direction: Direction,
+    /// When the flow starts (or started); `SimTime::MAX` for a flow the
+    /// schedule has not started.
     pub start: SimTime,
+    /// Base round-trip propagation delay (updated by scheduled delay changes).
     pub base_rtt: SimTime,
+    /// The flow is started or due to start, and not stopped.
+    pub live: bool,
+    /// When the schedule stopped it.
+    pub stopped: Option<SimTime>,
+}
+
+impl FlowMeta {
+    /// Whether the flow sent during [from, to).
+    fn active_in(&self, from: SimTime, to: SimTime) -> bool {
+        self.start < to && self.stopped.is_none_or(|s| s > from)
+    }
+}
+
+/// A traffic group's flows and which of them run.
+#[derive(Clone, Debug, Default)]
+struct GroupState {
+    /// Flow ids of the group, initial flows first.
+    members: Vec<u32>,
+    /// Members before this index have been started (or scheduled to start).
+    next: usize,
 }
 
 /// The queue time series of the monitored link.
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct QueueSeries {
+    /// Name of the monitored link of the row.
+    pub link: Vec<String>,
     pub time_s: Vec<f64>,
     pub queue_pkts: Vec<u32>,
     pub queue_bytes: Vec<u64>,
@@ -91,6 +115,24 @@ pub struct BottleneckSummary {
     pub queuing_delay_mean_s: f64,
 }
 
+/// A monitored link's figures with its name.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct LinkSummary {
+    pub name: String,
+    #[serde(flatten)]
+    pub figures: BottleneckSummary,
+}
+
+/// The figures of one `[metrics] phases` interval.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct PhaseSummary {
+    pub start_s: f64,
+    pub end_s: f64,
+    pub bottleneck: BottleneckSummary,
+    pub links: Vec<LinkSummary>,
+    pub flows: FlowsSummary,
+}
+
 /// Figures of the flows whose data crosses the monitored link.
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct FlowsSummary {
@@ -100,6 +142,9 @@ pub struct FlowsSummary {
     pub retransmits: u64,
     pub timeouts: u64,
     pub marks_seen: u64,
+    /// Mean of the flows' RTT samples (their measured round-trip times,
+    /// queueing included), seconds; NaN without samples.
+    pub rtt_mean_s: f64,
 }
 
 /// Every scalar figure of a run.
@@ -110,8 +155,27 @@ pub struct Summary {
     pub measure_start_s: f64,
     pub wall_time_s: f64,
     pub events: u64,
+    /// The first monitored link (the dumbbell's R1 -> R2).
     pub bottleneck: BottleneckSummary,
+    /// Every monitored link.
+    pub links: Vec<LinkSummary>,
+    /// Forward flows active during the measurement interval.
     pub flows: FlowsSummary,
+    /// One entry per `[metrics] phases` interval.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub phases: Vec<PhaseSummary>,
+    /// Scheduled changes that could not be applied as written.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
+}
+
+/// Counters at the start of a measurement interval.
+#[derive(Clone, Debug, Default)]
+struct Snapshot {
+    links: Vec<LinkStats>,
+    /// Bits each monitored link could have sent by then.
+    capacity_bits: Vec<f64>,
+    flows: Vec<FlowStats>,
 }
 
 /// Everything a run produces.
@@ -151,13 +215,20 @@ pub struct World {
     arena: Arena,
     links: Vec<Link>,
     routes: Vec<Vec<u32>>,
-    monitored: usize,
+    /// Monitored links and their names; the first is the summary's bottleneck.
+    monitored: Vec<(usize, String)>,
+    /// Dumbbell: each flow's access links.
+    access: Vec<[u32; 4]>,
     flows: Vec<TcpFlow>,
     meta: Vec<FlowMeta>,
+    groups: Vec<GroupState>,
     out: Vec<Seg>,
     series: QueueSeries,
-    link_snap: LinkStats,
-    flow_snap: Vec<FlowStats>,
+    /// Measurement intervals: 0 is [metrics.start, duration], then the phases.
+    intervals: Vec<(SimTime, SimTime)>,
+    snaps: Vec<Snapshot>,
+    phase_results: Vec<PhaseSummary>,
+    warnings: Vec<String>,
 }
 
 impl World {
@@ -169,34 +240,64 @@ impl World {
     /// Build the network of `sc` with engine options (for tests and benchmarks).
     pub fn with_options(sc: &Scenario, opts: Options) -> World {
         let seed = sc.seed;
-        let mut meta = Vec::with_capacity(sc.total_flows() as usize);
-        let mut flows = Vec::with_capacity(sc.total_flows() as usize);
+        let total = sc.total_flows() as usize;
+        let mut meta = Vec::with_capacity(total);
+        let mut flows = Vec::with_capacity(total);
+        let mut groups = Vec::with_capacity(sc.traffic.len());
         for (g, group) in sc.traffic.iter().enumerate() {
             let mut rng = Rng::new(seed, Stream::Traffic(g as u32));
+            let mut gs = GroupState::default();
             match group {
                 TrafficSpec::Bulk(b) => {
                     let ecn = b.ecn.unwrap_or(sc.tcp.ecn);
                     let cfg = TcpConfig::from_spec(&sc.tcp, b.handshake, ecn);
-                    for _ in 0..b.flows {
+                    for i in 0..sc.group_capacity(g) {
+                        let initial = i < b.flows;
+                        gs.members.push(meta.len() as u32);
                         meta.push(FlowMeta {
                             group: g as u32,
                             direction: b.direction,
-                            start: b.start.sample(&mut rng),
+                            start: if initial {
+                                b.start.sample(&mut rng)
+                            } else {
+                                SimTime::MAX
+                            },
                             base_rtt: SimTime::ZERO,
+                            live: initial,
+                            stopped: None,
                         });
                         flows.push(TcpFlow::new(cfg));
                     }
+                    gs.next = b.flows as usize;
                 }
             }
+            groups.push(gs);
         }
         let dirs: Vec<Direction> = meta.iter().map(|m| m.direction).collect();
-        let mut built = topology::build(sc, seed, &dirs);
-        if opts.cut_through {
-            topology::mark_cut_through(&mut built.links, &built.routes);
-        }
+        let live: Vec<bool> = meta.iter().map(|m| m.live).collect();
+        let mut built = topology::build(sc, seed, &dirs, &live);
+        // Scheduled link changes make ahead-of-time passing inexact.
+        let link_changes = sc
+            .schedule
+            .iter()
+            .any(|e| matches!(e.action, Action::Link { .. }));
         for (m, r) in meta.iter_mut().zip(&built.base_rtt) {
             m.base_rtt = *r;
         }
+        let monitored: Vec<(usize, String)> = built
+            .monitored
+            .iter()
+            .map(|(l, name)| (*l as usize, name.clone()))
+            .collect();
+        for (l, _) in &monitored {
+            built.links[*l].monitor = Some(Box::default());
+        }
+        // After the monitors: a monitored link is never passed through.
+        if opts.cut_through && !link_changes {
+            topology::mark_cut_through(&mut built.links, &built.routes);
+        }
+        let mut intervals = vec![(sc.metrics.start, sc.duration)];
+        intervals.extend(sc.metrics.phases.iter().copied());
         let n = flows.len();
         let mut w = World {
             sc: sc.clone(),
@@ -205,24 +306,38 @@ impl World {
             arena: Arena::with_capacity(1024),
             links: built.links,
             routes: built.routes,
-            monitored: built.monitored as usize,
+            monitored,
+            access: built.access,
             flows,
             meta,
+            groups,
             out: Vec::with_capacity(64),
             series: QueueSeries::default(),
-            link_snap: LinkStats::default(),
-            flow_snap: vec![FlowStats::default(); n],
+            snaps: vec![Snapshot::default(); intervals.len()],
+            phase_results: vec![PhaseSummary::default(); intervals.len()],
+            intervals,
+            warnings: Vec::new(),
         };
-        w.events.schedule(sc.metrics.start, Event::MetricsStart);
+        for (i, (a, b)) in w.intervals.clone().into_iter().enumerate() {
+            w.events.schedule(a, Event::IntervalStart(i as u32));
+            if i > 0 {
+                w.events.schedule(b, Event::IntervalEnd(i as u32));
+            }
+        }
         w.events.schedule(SimTime::ZERO, Event::Sample);
         for f in 0..n {
-            w.events
-                .schedule(w.meta[f].start, Event::FlowStart(f as u32));
+            if w.meta[f].live {
+                w.events
+                    .schedule(w.meta[f].start, Event::FlowStart(f as u32));
+            }
         }
         for (i, l) in w.links.iter().enumerate() {
             if let Some(t) = l.aqm.tick_interval() {
                 w.events.schedule(t, Event::AqmTick(i as u32));
             }
+        }
+        for (i, e) in sc.schedule_in_order() {
+            w.events.schedule(e.at, Event::Schedule(i as u32));
         }
         w
     }
@@ -285,6 +400,9 @@ impl World {
             Event::RtoTimer(f) => self.rto_timer(f as usize),
             Event::DelAckTimer(f) => self.delack_timer(f as usize),
             Event::FlowStart(f) => {
+                if self.meta[f as usize].stopped.is_some() {
+                    return; // stopped by the schedule before it started
+                }
                 let mut out = std::mem::take(&mut self.out);
                 self.flows[f as usize].start(self.now, &mut out);
                 self.emit(f as usize, &mut out);
@@ -300,27 +418,12 @@ impl World {
                 }
             }
             Event::Sample => self.sample(),
-            Event::MetricsStart => {
-                let now = self.now;
-                let link = &mut self.links[self.monitored];
-                self.link_snap = link.stats;
-                if let Some(m) = link.monitor.as_mut() {
-                    m.start(now);
-                }
-                for (s, f) in self.flow_snap.iter_mut().zip(&self.flows) {
-                    *s = f.stats;
-                }
-                self.events
-                    .schedule(now + self.sc.metrics.window, Event::WindowEnd);
+            Event::IntervalStart(i) => self.interval_start(i as usize),
+            Event::IntervalEnd(i) => {
+                let i = i as usize;
+                self.phase_results[i] = self.interval_summary(i, self.now).0;
             }
-            Event::WindowEnd => {
-                let now = self.now;
-                if let Some(m) = self.links[self.monitored].monitor.as_mut() {
-                    m.end_window(now);
-                }
-                self.events
-                    .schedule(now + self.sc.metrics.window, Event::WindowEnd);
-            }
+            Event::Schedule(i) => self.apply_schedule(i as usize),
         }
     }
 
@@ -493,16 +596,19 @@ impl World {
     }
 
     fn sample(&mut self) {
-        self.links[self.monitored].sample_params(self.now);
-        let link = &self.links[self.monitored];
-        let q = link.qlen();
-        let s = &mut self.series;
-        s.time_s.push(self.now.as_secs_f64());
-        s.queue_pkts.push(q.pkts);
-        s.queue_bytes.push(q.bytes);
-        s.avg.push(link.aqm.average().unwrap_or(f64::NAN));
-        s.drops.push(link.stats.drops());
-        s.marks.push(link.stats.marks());
+        self.links[self.monitored[0].0].sample_params(self.now);
+        for (l, name) in &self.monitored {
+            let link = &self.links[*l];
+            let q = link.qlen();
+            let s = &mut self.series;
+            s.link.push(name.clone());
+            s.time_s.push(self.now.as_secs_f64());
+            s.queue_pkts.push(q.pkts);
+            s.queue_bytes.push(q.bytes);
+            s.avg.push(link.aqm.average().unwrap_or(f64::NAN));
+            s.drops.push(link.stats.drops());
+            s.marks.push(link.stats.marks());
+        }
         let next = self.now + self.sc.metrics.sample_interval;
         if next <= self.sc.duration {
             self.events.schedule(next, Event::Sample);
@@ -542,69 +648,84 @@ impl World {
         Ok(())
     }
 
-    /// Gather the results at the current time (normally the end of the run).
-    pub fn finish(mut self) -> RunResult {
-        let accounting = self.check_accounting();
-        debug_assert!(accounting.is_ok(), "{accounting:?}");
-        let end = self.now;
-        let start = self.sc.metrics.start;
-        let interval = (end - start).as_secs_f64();
-        let link = &mut self.links[self.monitored];
-        let d = link.stats.since(&self.link_snap);
-        let q: QueueFigures = link
-            .monitor
-            .as_mut()
-            .map(|m| m.finish(end, self.sc.metrics.window))
-            .unwrap_or_default();
-        let params = link
-            .monitor
-            .as_mut()
-            .map(|m| std::mem::take(&mut m.params))
-            .unwrap_or_default();
-        let rate = link.rate.bps() as f64;
-        let bottleneck = BottleneckSummary {
-            utilization: d.departure_bytes as f64 * 8.0 / (rate * interval),
-            throughput_bps: d.departure_bytes as f64 * 8.0 / interval,
-            loss_rate: if d.arrivals == 0 {
-                0.0
-            } else {
-                d.drops() as f64 / d.arrivals as f64
-            },
-            arrivals: d.arrivals,
-            departures: d.departures,
-            drops_early: d.drops_early,
-            drops_forced: d.drops_forced,
-            drops_overflow: d.drops_overflow,
-            marks: d.marks(),
-            marks_early: d.marks_early,
-            marks_forced: d.marks_forced,
-            lost_on_link: d.lost,
-            queue_mean_pkts: q.mean_pkts,
-            queue_std_pkts: q.std_pkts,
-            queue_mean_bytes: q.mean_bytes,
-            queue_window_std_mean_pkts: q.window_std_mean_pkts,
-            queue_windows: q.windows,
-            queuing_delay_mean_s: if d.departures == 0 {
-                0.0
-            } else {
-                d.sojourn_ns as f64 * 1e-9 / d.departures as f64
-            },
+    /// Measurement interval `i` begins: start its queue integrals and take
+    /// the counters it will be measured against.
+    fn interval_start(&mut self, i: usize) {
+        let now = self.now;
+        let window = self.sc.metrics.window;
+        let mut links = Vec::with_capacity(self.monitored.len());
+        let mut capacity_bits = Vec::with_capacity(self.monitored.len());
+        for (l, _) in &self.monitored {
+            let link = &mut self.links[*l];
+            if let Some(m) = link.monitor.as_mut() {
+                m.begin(i, now, window);
+            }
+            links.push(link.stats);
+            capacity_bits.push(link.capacity_bits(now));
+        }
+        self.snaps[i] = Snapshot {
+            links,
+            capacity_bits,
+            flows: self.flows.iter().map(|f| f.stats).collect(),
         };
+    }
+
+    /// The figures of interval `i` from its start to `end`, and (for the
+    /// main interval) the per-flow table.
+    fn interval_summary(&mut self, i: usize, end: SimTime) -> (PhaseSummary, FlowTable) {
+        let start = self.intervals[i].0;
+        let interval = (end - start).as_secs_f64();
+        let snap = std::mem::take(&mut self.snaps[i]);
+        let mut links = Vec::with_capacity(self.monitored.len());
+        for (k, (l, name)) in self.monitored.iter().enumerate() {
+            let link = &mut self.links[*l];
+            let q = link
+                .monitor
+                .as_mut()
+                .map(|m| m.end(i, end))
+                .unwrap_or_default();
+            let base = snap.links.get(k).copied().unwrap_or_default();
+            let capacity =
+                link.capacity_bits(end) - snap.capacity_bits.get(k).copied().unwrap_or(0.0);
+            links.push(LinkSummary {
+                name: name.clone(),
+                figures: link_figures(&link.stats.since(&base), &q, capacity, interval),
+            });
+        }
         let mut table = FlowTable::default();
         let mut fwd_goodput = Vec::new();
         let mut fs = FlowsSummary::default();
-        for (i, (fl, m)) in self.flows.iter().zip(&self.meta).enumerate() {
+        let zero = FlowStats::default();
+        let (mut rtt_sum, mut rtt_n) = (0.0, 0u64);
+        for (f, (fl, m)) in self.flows.iter().zip(&self.meta).enumerate() {
             let s = &fl.stats;
-            let b = &self.flow_snap[i];
+            let b = snap.flows.get(f).unwrap_or(&zero);
             let bytes = (s.segments_delivered - b.segments_delivered) * fl.mss() as u64;
             let goodput = bytes as f64 * 8.0 / interval;
-            table.flow.push(i as u32);
+            if m.direction == Direction::Forward && m.active_in(start, end) {
+                fwd_goodput.push(goodput);
+                fs.count += 1;
+                fs.goodput_bps_total += goodput;
+                fs.retransmits += s.retransmits - b.retransmits;
+                fs.timeouts += s.timeouts - b.timeouts;
+                fs.marks_seen += s.marks_seen - b.marks_seen;
+                rtt_sum += s.rtt_sum_s - b.rtt_sum_s;
+                rtt_n += s.rtt_samples - b.rtt_samples;
+            }
+            if i != 0 {
+                continue;
+            }
+            table.flow.push(f as u32);
             table.group.push(m.group);
             table.direction.push(match m.direction {
                 Direction::Forward => "forward",
                 Direction::Reverse => "reverse",
             });
-            table.start_s.push(m.start.as_secs_f64());
+            table.start_s.push(if m.start == SimTime::MAX {
+                f64::NAN
+            } else {
+                m.start.as_secs_f64()
+            });
             table.base_rtt_s.push(m.base_rtt.as_secs_f64());
             table.bytes_delivered.push(bytes);
             table.goodput_bps.push(goodput);
@@ -626,24 +747,189 @@ impl World {
                 (s.rtt_sum_s - b.rtt_sum_s) / n as f64
             });
             table.cwnd_final.push(fl.cwnd);
-            if m.direction == Direction::Forward {
-                fwd_goodput.push(goodput);
-                fs.count += 1;
-                fs.goodput_bps_total += goodput;
-                fs.retransmits += s.retransmits - b.retransmits;
-                fs.timeouts += s.timeouts - b.timeouts;
-                fs.marks_seen += s.marks_seen - b.marks_seen;
-            }
         }
         fs.jain_fairness = jain(&fwd_goodput);
+        fs.rtt_mean_s = if rtt_n == 0 {
+            f64::NAN
+        } else {
+            rtt_sum / rtt_n as f64
+        };
+        let phase = PhaseSummary {
+            start_s: start.as_secs_f64(),
+            end_s: end.as_secs_f64(),
+            bottleneck: links.first().map(|l| l.figures.clone()).unwrap_or_default(),
+            links,
+            flows: fs,
+        };
+        (phase, table)
+    }
+
+    /// The facts an AQM on link `l` configures itself from: the link's
+    /// rate, delay and buffer, and the live flows whose data crosses it.
+    pub fn link_info(&self, l: usize) -> LinkInfo {
+        let link = &self.links[l];
+        let (mut n, mut rtt_sum) = (0u64, 0u64);
+        for (f, m) in self.meta.iter().enumerate() {
+            if m.live && self.routes[2 * f].contains(&(l as u32)) {
+                n += 1;
+                rtt_sum += m.base_rtt.0;
+            }
+        }
+        LinkInfo {
+            rate: link.rate,
+            delay: link.delay,
+            buffer: link.limit,
+            mean_pkt_size: self.sc.tcp.packet_size,
+            flows: n as u32,
+            rtt: SimTime(rtt_sum.checked_div(n).unwrap_or(0)),
+        }
+    }
+
+    /// Tell the AQMs of the bottleneck links that their facts changed.
+    fn notify_links(&mut self, links: &[usize]) {
+        for &l in links {
+            let info = self.link_info(l);
+            let now = self.now;
+            let link = &mut self.links[l];
+            link.aqm.set_link(now, &info);
+            link.note_changes(now);
+        }
+    }
+
+    /// Apply `[[schedule]]` entry `i`.
+    fn apply_schedule(&mut self, i: usize) {
+        let entry = self.sc.schedule[i].clone();
+        let now = self.now;
+        let bottlenecks = |sel: LinkSel| -> Vec<usize> {
+            match sel {
+                LinkSel::Bottleneck => vec![
+                    topology::BOTTLENECK_FWD as usize,
+                    topology::BOTTLENECK_REV as usize,
+                ],
+                LinkSel::BottleneckFwd => vec![topology::BOTTLENECK_FWD as usize],
+                LinkSel::BottleneckRev => vec![topology::BOTTLENECK_REV as usize],
+                LinkSel::Access => Vec::new(),
+            }
+        };
+        match entry.action {
+            Action::Link { link, rate, delay } => {
+                let mut rng = Rng::new(self.sc.seed, Stream::Schedule(i as u32));
+                if link == LinkSel::Access {
+                    for f in 0..self.access.len() {
+                        let d = delay.map(|d| d.sample(&mut rng));
+                        for l in self.access[f] {
+                            let link = &mut self.links[l as usize];
+                            if let Some(r) = rate {
+                                link.set_rate(now, r);
+                            }
+                            if let Some(d) = d {
+                                link.delay = d;
+                            }
+                        }
+                    }
+                } else {
+                    for l in bottlenecks(link) {
+                        let link = &mut self.links[l];
+                        if let Some(r) = rate {
+                            link.set_rate(now, r);
+                        }
+                        if let Some(d) = delay {
+                            link.delay = d.sample(&mut rng);
+                        }
+                    }
+                }
+                // New base round-trip times: the delays along both routes.
+                for f in 0..self.meta.len() {
+                    let rtt: u64 = self.routes[2 * f]
+                        .iter()
+                        .chain(&self.routes[2 * f + 1])
+                        .map(|&l| self.links[l as usize].delay.0)
+                        .sum();
+                    self.meta[f].base_rtt = SimTime(rtt);
+                }
+                self.notify_links(&bottlenecks(LinkSel::Bottleneck));
+                // A link that was idle gets no TxDone; a busy one finishes its
+                // current packet at the old rate and continues at the new one.
+            }
+            Action::Flows {
+                group,
+                start,
+                stop,
+                spread,
+            } => {
+                let g = group as usize;
+                let mut rng = Rng::new(self.sc.seed, Stream::Schedule(i as u32));
+                // Stop the most recently started live flows first.
+                let mut to_stop = stop;
+                let members = self.groups[g].members.clone();
+                let next = self.groups[g].next;
+                let mut live: Vec<u32> = members[..next]
+                    .iter()
+                    .copied()
+                    .filter(|&f| self.meta[f as usize].live)
+                    .collect();
+                live.sort_by_key(|&f| (self.meta[f as usize].start, f));
+                while to_stop > 0 {
+                    let Some(f) = live.pop() else { break };
+                    let m = &mut self.meta[f as usize];
+                    m.live = false;
+                    m.stopped = Some(now);
+                    self.flows[f as usize].stop();
+                    to_stop -= 1;
+                }
+                for _ in 0..start {
+                    let gs = &mut self.groups[g];
+                    let Some(&f) = gs.members.get(gs.next) else {
+                        break;
+                    };
+                    gs.next += 1;
+                    let t = now + SimTime((rng.uniform() * spread.0 as f64) as u64);
+                    let m = &mut self.meta[f as usize];
+                    m.live = true;
+                    m.start = t;
+                    self.events.schedule(t, Event::FlowStart(f));
+                }
+                self.notify_links(&bottlenecks(LinkSel::Bottleneck));
+            }
+            Action::Aqm { link, set } => {
+                for l in bottlenecks(link) {
+                    for (k, v) in &set {
+                        if let Err(e) = self.links[l].aqm.set_param(k, *v) {
+                            self.warnings
+                                .push(format!("schedule[{i}] at {now}: aqm.{k} = {v}: {e}"));
+                        }
+                    }
+                    self.links[l].note_changes(now);
+                    self.links[l].sample_params(now);
+                }
+            }
+        }
+    }
+
+    /// Gather the results at the current time (normally the end of the run).
+    pub fn finish(mut self) -> RunResult {
+        let accounting = self.check_accounting();
+        debug_assert!(accounting.is_ok(), "{accounting:?}");
+        let end = self.now;
+        let (main, table) = self.interval_summary(0, end);
+        let params = self.links[self.monitored[0].0]
+            .monitor
+            .as_mut()
+            .map(|m| std::mem::take(&mut m.params))
+            .unwrap_or_default();
+        let mut phases = std::mem::take(&mut self.phase_results);
+        phases.remove(0);
         let summary = Summary {
             duration_s: self.sc.duration.as_secs_f64(),
             seed: self.sc.seed,
-            measure_start_s: start.as_secs_f64(),
+            measure_start_s: self.sc.metrics.start.as_secs_f64(),
             wall_time_s: 0.0,
             events: self.events.processed(),
-            bottleneck,
-            flows: fs,
+            bottleneck: main.bottleneck,
+            links: main.links,
+            flows: main.flows,
+            phases,
+            warnings: std::mem::take(&mut self.warnings),
         };
         RunResult {
             peak_packets: self.arena.capacity_used(),
@@ -653,6 +939,45 @@ impl World {
             params,
             flows: table,
         }
+    }
+}
+
+/// A link's figures over an interval of `interval` seconds from its
+/// counter differences `d`, queue figures `q` and the bits it could have
+/// sent in the interval (∫ rate dt, exact across scheduled rate changes).
+fn link_figures(
+    d: &LinkStats,
+    q: &QueueFigures,
+    capacity_bits: f64,
+    interval: f64,
+) -> BottleneckSummary {
+    BottleneckSummary {
+        utilization: d.departure_bytes as f64 * 8.0 / capacity_bits,
+        throughput_bps: d.departure_bytes as f64 * 8.0 / interval,
+        loss_rate: if d.arrivals == 0 {
+            0.0
+        } else {
+            d.drops() as f64 / d.arrivals as f64
+        },
+        arrivals: d.arrivals,
+        departures: d.departures,
+        drops_early: d.drops_early,
+        drops_forced: d.drops_forced,
+        drops_overflow: d.drops_overflow,
+        marks: d.marks(),
+        marks_early: d.marks_early,
+        marks_forced: d.marks_forced,
+        lost_on_link: d.lost,
+        queue_mean_pkts: q.mean_pkts,
+        queue_std_pkts: q.std_pkts,
+        queue_mean_bytes: q.mean_bytes,
+        queue_window_std_mean_pkts: q.window_std_mean_pkts,
+        queue_windows: q.windows,
+        queuing_delay_mean_s: if d.departures == 0 {
+            0.0
+        } else {
+            d.sojourn_ns as f64 * 1e-9 / d.departures as f64
+        },
     }
 }
 

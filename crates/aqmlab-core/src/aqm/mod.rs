@@ -192,6 +192,14 @@ pub trait Aqm {
     /// A packet enters the paired link of the opposite direction.
     fn observe_reverse(&mut self, _now: SimTime, _pkt: &PacketInfo) {}
 
+    /// Change parameter `key` to `value` mid-run (a scheduled `aqm`
+    /// action), keeping the scheme's state. The error says what is allowed.
+    fn set_param(&mut self, key: &str, _value: f64) -> Result<(), String> {
+        Err(format!(
+            "this scheme has no parameter `{key}` that can change during a run"
+        ))
+    }
+
     /// The link or its load changed (a scheduled change of rate, delay or
     /// number of flows); `link` holds the new facts.
     fn set_link(&mut self, _now: SimTime, _link: &LinkInfo) {}
@@ -395,5 +403,8 @@ impl Aqm for AqmImpl {
     }
     fn set_link(&mut self, now: SimTime, link: &LinkInfo) {
         dispatch!(self, a => a.set_link(now, link))
+    }
+    fn set_param(&mut self, key: &str, value: f64) -> Result<(), String> {
+        dispatch!(self, a => a.set_param(key, value))
     }
 }

@@ -291,6 +291,26 @@ impl Aqm for Red {
         Some(self.avg)
     }
 
+    /// `min_th`, `max_th`, `max_p` and `w_q` may change during a run; the
+    /// average and count carry over.
+    fn set_param(&mut self, key: &str, value: f64) -> Result<(), String> {
+        let mut p = self.p.clone();
+        match key {
+            "min_th" => p.min_th = value,
+            "max_th" => p.max_th = value,
+            "max_p" => p.max_p = value,
+            "w_q" => p.w_q = value,
+            _ => {
+                return Err(format!(
+                    "RED cannot change `{key}` during a run; allowed: min_th, max_th, max_p, w_q"
+                ))
+            }
+        }
+        p.validate("").map_err(|e| e.msg)?;
+        self.p = p;
+        Ok(())
+    }
+
     fn set_link(&mut self, _now: SimTime, link: &LinkInfo) {
         self.pkt_time_s = self.p.mean_pkt_size as f64 * 8.0 / link.rate.bps() as f64;
     }

@@ -99,19 +99,46 @@ impl Integrals {
     }
 }
 
-/// Time-weighted statistics of one queue from the start of measurement:
-/// updated at every change of the queue length.
+/// Time-weighted statistics of one queue over measurement intervals (the
+/// main one and any phases, which may overlap): updated at every change of
+/// the queue length. Deviation windows are cut exactly at their boundaries.
 #[derive(Clone, Debug, Default)]
 pub struct QueueMonitor {
     /// The AQM's adapted parameters over time.
     pub params: ParamSeries,
-    active: bool,
     last: SimTime,
     pkts: u32,
     bytes: u64,
+    accs: Vec<IntervalAcc>,
+    /// Indices into `accs` of the intervals in progress.
+    active: Vec<usize>,
+}
+
+#[derive(Clone, Debug, Default)]
+struct IntervalAcc {
     total: Integrals,
     window: Integrals,
+    window_len: u64,
+    window_end: u64,
     window_stds: Vec<f64>,
+}
+
+impl IntervalAcc {
+    /// Add the constant queue (pkts, bytes) over [from, to).
+    #[inline]
+    fn add(&mut self, mut from: u64, to: u64, pkts: u32, bytes: u64) {
+        self.total.add(pkts, bytes, to - from);
+        while to >= self.window_end {
+            self.window.add(pkts, bytes, self.window_end - from);
+            if self.window.t > 0 {
+                self.window_stds.push(self.window.std());
+            }
+            self.window = Integrals::default();
+            from = self.window_end;
+            self.window_end += self.window_len;
+        }
+        self.window.add(pkts, bytes, to - from);
+    }
 }
 
 impl QueueMonitor {
@@ -125,48 +152,49 @@ impl QueueMonitor {
 
     #[inline]
     fn advance(&mut self, now: SimTime) {
-        if self.active {
-            let dt = now.0 - self.last.0;
-            if dt > 0 {
-                self.total.add(self.pkts, self.bytes, dt);
-                self.window.add(self.pkts, self.bytes, dt);
+        if now.0 > self.last.0 {
+            for &i in &self.active {
+                self.accs[i].add(self.last.0, now.0, self.pkts, self.bytes);
             }
         }
         self.last = now;
     }
 
-    /// Begin integrating (the start of the measurement interval).
-    pub fn start(&mut self, now: SimTime) {
+    /// Begin integrating interval `i` at `now`, with deviation windows of `window`.
+    pub fn begin(&mut self, i: usize, now: SimTime, window: SimTime) {
         self.advance(now);
-        self.active = true;
-    }
-
-    /// Close the current deviation window.
-    pub fn end_window(&mut self, now: SimTime) {
-        self.advance(now);
-        if self.window.t > 0 {
-            self.window_stds.push(self.window.std());
+        if self.accs.len() <= i {
+            self.accs.resize(i + 1, IntervalAcc::default());
         }
-        self.window = Integrals::default();
+        self.accs[i] = IntervalAcc {
+            window_len: window.0.max(1),
+            window_end: now.0 + window.0.max(1),
+            ..IntervalAcc::default()
+        };
+        self.active.push(i);
     }
 
-    /// Final figures at `end`; a partial last window counts if it is at
-    /// least half a window long, or if it is the only one.
-    pub fn finish(&mut self, end: SimTime, window: SimTime) -> QueueFigures {
+    /// Figures of interval `i` ending at `end`; a partial last window
+    /// counts if it is at least half a window long, or if it is the only one.
+    pub fn end(&mut self, i: usize, end: SimTime) -> QueueFigures {
         self.advance(end);
-        if self.window.t > 0 && (self.window.t * 2 >= window.0 || self.window_stds.is_empty()) {
-            self.window_stds.push(self.window.std());
+        self.active.retain(|&a| a != i);
+        let Some(acc) = self.accs.get_mut(i) else {
+            return QueueFigures::default();
+        };
+        if acc.window.t > 0 && (acc.window.t * 2 >= acc.window_len || acc.window_stds.is_empty()) {
+            acc.window_stds.push(acc.window.std());
         }
-        self.window = Integrals::default();
-        let n = self.window_stds.len();
+        acc.window = Integrals::default();
+        let n = acc.window_stds.len();
         QueueFigures {
-            mean_pkts: self.total.mean(),
-            std_pkts: self.total.std(),
-            mean_bytes: self.total.mean_bytes(),
+            mean_pkts: acc.total.mean(),
+            std_pkts: acc.total.std(),
+            mean_bytes: acc.total.mean_bytes(),
             window_std_mean_pkts: if n == 0 {
                 0.0
             } else {
-                self.window_stds.iter().sum::<f64>() / n as f64
+                acc.window_stds.iter().sum::<f64>() / n as f64
             },
             windows: n as u64,
         }
@@ -203,10 +231,10 @@ mod tests {
     #[test]
     fn time_weighted_mean_and_std() {
         let mut m = QueueMonitor::default();
-        m.start(SimTime(0));
+        m.begin(0, SimTime(0), SimTime(1000));
         m.set(SimTime(0), 10, 5000);
         m.set(SimTime(100), 20, 10000);
-        let f = m.finish(SimTime(200), SimTime(1000));
+        let f = m.end(0, SimTime(200));
         assert!((f.mean_pkts - 15.0).abs() < 1e-12);
         assert!((f.std_pkts - 5.0).abs() < 1e-12);
         assert!((f.mean_bytes - 7500.0).abs() < 1e-9);
@@ -215,16 +243,34 @@ mod tests {
     #[test]
     fn window_deviation_is_mean_of_window_stds() {
         let mut m = QueueMonitor::default();
-        m.start(SimTime(0));
+        m.begin(0, SimTime(0), SimTime(100));
         // Window 1: constant 10 (std 0). Window 2: 0 then 20 (std 10).
         m.set(SimTime(0), 10, 0);
-        m.end_window(SimTime(100));
         m.set(SimTime(100), 0, 0);
         m.set(SimTime(150), 20, 0);
-        m.end_window(SimTime(200));
-        let f = m.finish(SimTime(200), SimTime(100));
+        let f = m.end(0, SimTime(200));
         assert_eq!(f.windows, 2);
         assert!((f.window_std_mean_pkts - 5.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn overlapping_intervals_and_exact_window_cuts() {
+        let mut m = QueueMonitor::default();
+        m.begin(0, SimTime(0), SimTime(100));
+        m.set(SimTime(0), 10, 0);
+        // A phase from 50 to 150 with windows of 100: one window of mean 15.
+        m.begin(1, SimTime(50), SimTime(100));
+        // The change at 120 crosses the main interval's boundary at 100.
+        m.set(SimTime(120), 20, 0);
+        let p = m.end(1, SimTime(150));
+        // Phase: 10 for 70 ns, 20 for 30 ns -> mean 13; one window.
+        assert!((p.mean_pkts - 13.0).abs() < 1e-12);
+        assert_eq!(p.windows, 1);
+        let f = m.end(0, SimTime(200));
+        // Main: window [0,100) constant 10 (std 0); [100,200): 10 for 20, 20 for 80
+        // -> mean 18, E[q^2] = (2000 + 32000) / 100 = 340, var 16, std 4.
+        assert_eq!(f.windows, 2);
+        assert!((f.window_std_mean_pkts - 2.0).abs() < 1e-9);
     }
 
     #[test]

@@ -70,6 +70,10 @@ pub struct Link {
     /// Serialisation times of the two most recent packet sizes (data and
     /// ACK sizes alternate; this saves a 64-bit division per packet).
     tx_cache: [(u32, SimTime); 2],
+    /// ∫ rate dt up to `rate_since` (bit·ns / 1e9 = bits), for utilisation
+    /// across rate changes.
+    capacity_bits_ns: u128,
+    rate_since: SimTime,
 }
 
 /// Where a packet that started transmission goes next.
@@ -103,7 +107,16 @@ impl Link {
             pending: VecDeque::new(),
             pending_bytes: 0,
             tx_cache: [(0, SimTime::ZERO); 2],
+            capacity_bits_ns: 0,
+            rate_since: SimTime::ZERO,
         }
+    }
+
+    /// Bits the link could have sent from time 0 to `now` (∫ rate dt).
+    pub fn capacity_bits(&self, now: SimTime) -> f64 {
+        let total = self.capacity_bits_ns
+            + self.rate.bps() as u128 * now.saturating_sub(self.rate_since).0 as u128;
+        total as f64 * 1e-9
     }
 
     /// Serialisation time of a packet of `size` bytes.
@@ -119,8 +132,11 @@ impl Link {
         self.tx_cache[0].1
     }
 
-    /// Change the transmission rate (applies from the next packet).
-    pub fn set_rate(&mut self, rate: BitRate) {
+    /// Change the transmission rate at `now` (applies from the next packet).
+    pub fn set_rate(&mut self, now: SimTime, rate: BitRate) {
+        self.capacity_bits_ns +=
+            self.rate.bps() as u128 * now.saturating_sub(self.rate_since).0 as u128;
+        self.rate_since = now;
         self.rate = rate;
         self.tx_cache = [(0, SimTime::ZERO); 2];
     }

@@ -12,10 +12,13 @@ pub struct Built {
     pub links: Vec<Link>,
     /// Routes as link-index lists; flow `f` uses `2f` for data, `2f + 1` for ACKs.
     pub routes: Vec<Vec<u32>>,
-    /// The link whose queue the summary describes (dumbbell: R1 -> R2).
-    pub monitored: u32,
+    /// The links whose queues are measured, with their names; the first is
+    /// the summary's `bottleneck` (dumbbell: R1 -> R2).
+    pub monitored: Vec<(u32, String)>,
     /// Base round-trip propagation delay of each flow.
     pub base_rtt: Vec<SimTime>,
+    /// Dumbbell: each flow's four access links.
+    pub access: Vec<[u32; 4]>,
 }
 
 /// Link 0 is the forward bottleneck (R1 -> R2), link 1 its reverse (R2 -> R1).
@@ -51,8 +54,10 @@ fn make_link(
     )
 }
 
-/// Build the scenario's topology. `directions[f]` is the direction of flow `f`.
-pub fn build(sc: &Scenario, seed: u64, directions: &[Direction]) -> Built {
+/// Build the scenario's topology. `directions[f]` is the direction of flow
+/// `f`; `live[f]` whether it is active from the start (flows the schedule
+/// starts later exist from the start but do not count as load yet).
+pub fn build(sc: &Scenario, seed: u64, directions: &[Direction], live: &[bool]) -> Built {
     let Topology::Dumbbell(d) = &sc.topology;
     let ps = sc.tcp.packet_size;
     let n = directions.len();
@@ -72,7 +77,9 @@ pub fn build(sc: &Scenario, seed: u64, directions: &[Direction]) -> Built {
         let rtts: Vec<u64> = directions
             .iter()
             .zip(&base_rtt)
-            .filter(|(d, _)| **d == dir)
+            .zip(live)
+            .filter(|((d, _), l)| **d == dir && **l)
+            .map(|(x, _)| x)
             .map(|(_, r)| r.0)
             .collect();
         let mean = if rtts.is_empty() {
@@ -108,6 +115,7 @@ pub fn build(sc: &Scenario, seed: u64, directions: &[Direction]) -> Built {
         load(Direction::Reverse),
     ));
     let mut routes = Vec::with_capacity(2 * n);
+    let mut access_links = Vec::with_capacity(n);
     let droptail = AqmSpec::Droptail;
     for (f, dir) in directions.iter().enumerate() {
         let a = access[f];
@@ -127,6 +135,7 @@ pub fn build(sc: &Scenario, seed: u64, directions: &[Direction]) -> Built {
             ));
         }
         let (lu, ld, rd, ru) = (base, base + 1, base + 2, base + 3);
+        access_links.push([lu, ld, rd, ru]);
         let (data, ack) = match dir {
             Direction::Forward => (vec![lu, BOTTLENECK_FWD, rd], vec![ru, BOTTLENECK_REV, ld]),
             Direction::Reverse => (vec![ru, BOTTLENECK_REV, ld], vec![lu, BOTTLENECK_FWD, rd]),
@@ -134,7 +143,6 @@ pub fn build(sc: &Scenario, seed: u64, directions: &[Direction]) -> Built {
         routes.push(data);
         routes.push(ack);
     }
-    links[BOTTLENECK_FWD as usize].monitor = Some(Box::default());
     // Each bottleneck direction's AQM may watch the other direction.
     for (l, o) in [
         (BOTTLENECK_REV, BOTTLENECK_FWD),
@@ -147,8 +155,9 @@ pub fn build(sc: &Scenario, seed: u64, directions: &[Direction]) -> Built {
     Built {
         links,
         routes,
-        monitored: BOTTLENECK_FWD,
+        monitored: vec![(BOTTLENECK_FWD, "bottleneck".to_string())],
         base_rtt,
+        access: access_links,
     }
 }
 

@@ -6,9 +6,11 @@
 //! unknown keys are errors. `docs/scenario.md` documents every key.
 
 pub mod decode;
+pub mod schedule;
 pub mod spec;
 pub mod value;
 
 pub use decode::{SpecError, SpecResult};
+pub use schedule::{Action, LinkSel, ScheduleEntry};
 pub use spec::*;
 pub use value::Value;

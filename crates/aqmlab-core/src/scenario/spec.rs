@@ -26,6 +26,9 @@ pub struct Scenario {
     pub reverse_aqm: AqmSpec,
     pub tcp: TcpSpec,
     pub traffic: Vec<TrafficSpec>,
+    /// Changes during the run, in the order written (executed in time order).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub schedule: Vec<super::ScheduleEntry>,
     pub metrics: MetricsSpec,
 }
 
@@ -450,6 +453,10 @@ pub struct MetricsSpec {
     pub start: SimTime,
     /// Window of the per-window queue deviation.
     pub window: SimTime,
+    /// Extra measurement intervals, each summarised on its own (tables
+    /// 6-1..6-5 of `003_b277268f444f7691.txt` report per time range).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub phases: Vec<(SimTime, SimTime)>,
 }
 
 impl MetricsSpec {
@@ -462,6 +469,10 @@ impl MetricsSpec {
             sample_interval: t.time("sample_interval", SimTime::from_millis(10))?,
             start: t.time("start", SimTime::ZERO)?,
             window: t.time("window", SimTime::from_secs(10))?,
+            phases: match t.take("phases") {
+                Some(v) => decode_phases(&v, &join(path, "phases"), duration)?,
+                None => Vec::new(),
+            },
         };
         t.finish()?;
         if m.sample_interval == SimTime::ZERO {
@@ -496,6 +507,65 @@ impl MetricsSpec {
         }
         Ok(m)
     }
+}
+
+/// `phases = [[100, 200], [300, "400s"]]`: pairs of times (numbers are seconds).
+fn decode_phases(v: &Value, path: &str, duration: SimTime) -> SpecResult<Vec<(SimTime, SimTime)>> {
+    let Value::Array(items) = v else {
+        return Err(SpecError::new(
+            path,
+            format!(
+                "expected a list of [start, end] pairs, e.g. [[100, 200], [300, 400]]; found {v}"
+            ),
+        ));
+    };
+    let time = |x: &Value, p: &str| -> SpecResult<SimTime> {
+        match x {
+            Value::Int(_) | Value::Float(_) => {
+                let s = super::decode::as_f64(x, p)?;
+                if !(0.0..=1e8).contains(&s) {
+                    return Err(SpecError::new(
+                        p,
+                        format!("{s} s is outside [0, 1e8] seconds"),
+                    ));
+                }
+                Ok(SimTime((s * 1e9).round() as u64))
+            }
+            _ => as_time(x, p),
+        }
+    };
+    let mut out = Vec::with_capacity(items.len());
+    for (i, it) in items.iter().enumerate() {
+        let p = format!("{path}[{i}]");
+        let Value::Array(pair) = it else {
+            return Err(SpecError::new(
+                p,
+                format!("expected [start, end], found {it}"),
+            ));
+        };
+        if pair.len() != 2 {
+            return Err(SpecError::new(
+                p,
+                format!("expected [start, end], found {it}"),
+            ));
+        }
+        let a = time(&pair[0], &format!("{p}[0]"))?;
+        let b = time(&pair[1], &format!("{p}[1]"))?;
+        if a >= b {
+            return Err(SpecError::new(
+                p,
+                format!("start {a} is not before end {b}"),
+            ));
+        }
+        if b > duration {
+            return Err(SpecError::new(
+                format!("{p}[1]"),
+                format!("{b} is after the end of the run (duration = {duration})"),
+            ));
+        }
+        out.push((a, b));
+    }
+    Ok(out)
 }
 
 impl Scenario {
@@ -553,8 +623,13 @@ impl Scenario {
             ));
         }
         let metrics = MetricsSpec::decode(t.take("metrics"), "metrics", duration)?;
+        let schedule: Vec<super::ScheduleEntry> = t
+            .table_array("schedule")?
+            .into_iter()
+            .map(|e| super::ScheduleEntry::decode(e, duration))
+            .collect::<SpecResult<_>>()?;
         t.finish()?;
-        Ok(Scenario {
+        let sc = Scenario {
             duration,
             seed,
             topology,
@@ -562,8 +637,11 @@ impl Scenario {
             reverse_aqm,
             tcp,
             traffic,
+            schedule,
             metrics,
-        })
+        };
+        sc.check_schedule()?;
+        Ok(sc)
     }
 
     pub fn dumbbell(&self) -> &Dumbbell {
@@ -572,7 +650,83 @@ impl Scenario {
         }
     }
 
+    /// Flows created for the run: every group's initial flows plus those
+    /// the schedule starts later.
     pub fn total_flows(&self) -> u32 {
-        self.traffic.iter().map(|g| g.flows()).sum()
+        (0..self.traffic.len())
+            .map(|g| self.group_capacity(g))
+            .sum()
+    }
+
+    /// Flows of group `g` over the whole run (initial + scheduled starts).
+    pub fn group_capacity(&self, g: usize) -> u32 {
+        let extra: u32 = self
+            .schedule
+            .iter()
+            .map(|e| match e.action {
+                super::Action::Flows { group, start, .. } if group as usize == g => start,
+                _ => 0,
+            })
+            .sum();
+        self.traffic[g].flows() + extra
+    }
+
+    /// The schedule's entries in time order (stable for equal times).
+    pub fn schedule_in_order(&self) -> Vec<(usize, &super::ScheduleEntry)> {
+        let mut v: Vec<(usize, &super::ScheduleEntry)> = self.schedule.iter().enumerate().collect();
+        v.sort_by_key(|(i, e)| (e.at, *i));
+        v
+    }
+
+    /// Cross-checks of the schedule against the rest of the scenario.
+    fn check_schedule(&self) -> SpecResult<()> {
+        let mut active: Vec<i64> = self.traffic.iter().map(|g| g.flows() as i64).collect();
+        for (i, e) in self.schedule_in_order() {
+            let path = format!("schedule[{i}]");
+            match &e.action {
+                super::Action::Flows {
+                    group, start, stop, ..
+                } => {
+                    let g = *group as usize;
+                    if g >= self.traffic.len() {
+                        return Err(SpecError::new(
+                            format!("{path}.group"),
+                            format!(
+                                "{group} is not a traffic group; groups are numbered 0..{} in the order of [[traffic]]",
+                                self.traffic.len() - 1
+                            ),
+                        ));
+                    }
+                    active[g] += *start as i64 - *stop as i64;
+                    if active[g] < 0 {
+                        return Err(SpecError::new(
+                            format!("{path}.stop"),
+                            format!(
+                                "{stop} is more than the {} flows of group {group} active at {}",
+                                active[g] + *stop as i64,
+                                e.at
+                            ),
+                        ));
+                    }
+                }
+                super::Action::Aqm { link, set } => {
+                    let spec = match link {
+                        super::LinkSel::BottleneckRev => &self.reverse_aqm,
+                        _ => &self.aqm,
+                    };
+                    let d = self.dumbbell();
+                    let mut probe = spec.build(crate::aqm::LinkInfo::new(
+                        d.bottleneck_rate,
+                        self.tcp.packet_size,
+                    ));
+                    for (k, v) in set {
+                        crate::aqm::Aqm::set_param(&mut probe, k, *v)
+                            .map_err(|msg| SpecError::new(format!("{path}.set.{k}"), msg))?;
+                    }
+                }
+                super::Action::Link { .. } => {}
+            }
+        }
+        Ok(())
     }
 }

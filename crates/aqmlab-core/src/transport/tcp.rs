@@ -103,6 +103,8 @@ pub struct TcpFlow {
     snd_nxt: u64,
     /// One past the highest segment ever sent.
     snd_max: u64,
+    /// Segments the application has handed over (u64::MAX: unlimited).
+    app_limit: u64,
     dupacks: u32,
     in_recovery: bool,
     /// A partial ACK arrived in the current recovery.
@@ -149,6 +151,7 @@ impl TcpFlow {
             snd_una: 0,
             snd_nxt: 0,
             snd_max: 0,
+            app_limit: u64::MAX,
             dupacks: 0,
             in_recovery: false,
             partial_seen: false,
@@ -196,6 +199,17 @@ impl TcpFlow {
     }
 
     /// Open the flow: send a SYN, or start sending data at once.
+    /// The application stops: no new data after what was sent; what is
+    /// outstanding is still delivered (retransmitted as needed).
+    pub fn stop(&mut self) {
+        self.app_limit = self.snd_max;
+    }
+
+    /// Whether the application stopped and everything it sent is acknowledged.
+    pub fn finished(&self) -> bool {
+        self.app_limit != u64::MAX && self.snd_una >= self.app_limit
+    }
+
     pub fn start(&mut self, now: SimTime, out: &mut Vec<Seg>) {
         if self.cfg.handshake {
             self.state = State::SynSent;
@@ -279,7 +293,7 @@ impl TcpFlow {
 
     /// Send what the window allows.
     fn send_available(&mut self, now: SimTime, out: &mut Vec<Seg>) {
-        let limit = self.snd_una + self.window();
+        let limit = (self.snd_una + self.window()).min(self.app_limit);
         while self.snd_nxt < limit {
             let s = self.data_seg(self.snd_nxt, now);
             out.push(s);

@@ -1,0 +1,167 @@
+//! `[[schedule]]`: changes at given times during a run.
+//!
+//! Every entry has a time `at` and an `action`:
+//! - `link`: set the rate and/or propagation delay of a link (the thesis
+//!   varies the bottleneck delay in section 5.5.1 and redraws the access
+//!   delays from a new uniform range in section 6.4.1). Packets already
+//!   on the wire keep the delay they were sent with; a packet being
+//!   transmitted finishes at the old rate.
+//! - `flows`: start or stop flows of a bulk traffic group (section 5.5.3:
+//!   30 -> 50 -> 100 -> ... FTP flows).
+//! - `aqm`: change parameters of a link's AQM (the scheme keeps its state).
+
+use super::decode::{as_f64, join, SpecError, SpecResult, Table};
+use super::spec::TimeDist;
+use super::value::Value;
+use crate::units::{BitRate, SimTime};
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// Which links a `link` or `aqm` action applies to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum LinkSel {
+    /// Both directions of the dumbbell's bottleneck.
+    Bottleneck,
+    /// R1 -> R2 only.
+    BottleneckFwd,
+    /// R2 -> R1 only.
+    BottleneckRev,
+    /// Every access link (both directions, every flow).
+    Access,
+}
+
+pub const LINK_CHOICES: &[&str] = &["bottleneck", "bottleneck-fwd", "bottleneck-rev", "access"];
+
+impl LinkSel {
+    fn parse(s: &str) -> LinkSel {
+        match s {
+            "bottleneck-fwd" => LinkSel::BottleneckFwd,
+            "bottleneck-rev" => LinkSel::BottleneckRev,
+            "access" => LinkSel::Access,
+            _ => LinkSel::Bottleneck,
+        }
+    }
+}
+
+/// What happens at a scheduled time.
+#[derive(Clone, Debug, Serialize)]
+#[serde(tag = "action", rename_all = "kebab-case")]
+pub enum Action {
+    Link {
+        link: LinkSel,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        rate: Option<BitRate>,
+        /// A fixed delay, or (for access links) a distribution drawn per flow.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        delay: Option<TimeDist>,
+    },
+    Flows {
+        /// Index of the `[[traffic]]` group.
+        group: u32,
+        /// Flows to start (at `at` + uniform in [0, `spread`]).
+        start: u32,
+        /// Active flows to stop (the most recently started first).
+        stop: u32,
+        spread: SimTime,
+    },
+    Aqm {
+        link: LinkSel,
+        set: BTreeMap<String, f64>,
+    },
+}
+
+/// One `[[schedule]]` entry.
+#[derive(Clone, Debug, Serialize)]
+pub struct ScheduleEntry {
+    pub at: SimTime,
+    #[serde(flatten)]
+    pub action: Action,
+}
+
+impl ScheduleEntry {
+    /// Decode one entry; cross-checks against the rest of the scenario are
+    /// done by [`crate::scenario::Scenario::from_value`].
+    pub fn decode(mut t: Table, duration: SimTime) -> SpecResult<ScheduleEntry> {
+        let at = t.req_time("at")?;
+        if at >= duration {
+            return Err(SpecError::new(
+                t.field_path("at"),
+                format!("{at} is not before the end of the run (duration = {duration})"),
+            ));
+        }
+        let action = match t.choice("action", &["link", "flows", "aqm"], None)? {
+            "link" => {
+                let link = LinkSel::parse(t.choice("link", LINK_CHOICES, None)?);
+                let rate = match t.take("rate") {
+                    Some(v) => Some(super::decode::as_rate(&v, &t.field_path("rate"))?),
+                    None => None,
+                };
+                let delay = match t.take("delay") {
+                    Some(v) => Some(TimeDist::decode(v, &t.field_path("delay"))?),
+                    None => None,
+                };
+                if rate.is_none() && delay.is_none() {
+                    return Err(SpecError::new(
+                        t.path(),
+                        "a link action needs `rate`, `delay` or both",
+                    ));
+                }
+                if link != LinkSel::Access && matches!(delay, Some(TimeDist::Uniform(..))) {
+                    return Err(SpecError::new(
+                        t.field_path("delay"),
+                        "a delay drawn per flow applies to `link = \"access\"` only; give a fixed time",
+                    ));
+                }
+                Action::Link { link, rate, delay }
+            }
+            "flows" => {
+                let group = t.u32("group", 0)?;
+                let start = t.u32("start", 0)?;
+                let stop = t.u32("stop", 0)?;
+                let spread = t.time("spread", SimTime::from_secs(1))?;
+                if start == 0 && stop == 0 {
+                    return Err(SpecError::new(
+                        t.path(),
+                        "a flows action needs `start` or `stop` (a number of flows >= 1)",
+                    ));
+                }
+                Action::Flows {
+                    group,
+                    start,
+                    stop,
+                    spread,
+                }
+            }
+            _ => {
+                let link = t.choice("link", &LINK_CHOICES[..3], Some("bottleneck"))?;
+                let link = LinkSel::parse(link);
+                let path = t.field_path("set");
+                let set = match t.take("set") {
+                    Some(Value::Table(kv)) if !kv.is_empty() => kv
+                        .into_iter()
+                        .map(|(k, v)| {
+                            let x = as_f64(&v, &join(&path, &k))?;
+                            Ok((k, x))
+                        })
+                        .collect::<SpecResult<BTreeMap<String, f64>>>()?,
+                    Some(v) => {
+                        return Err(SpecError::new(
+                            path,
+                            format!("expected a table of parameter = number, found {v}"),
+                        ))
+                    }
+                    None => {
+                        return Err(SpecError::new(
+                            path,
+                            "missing: the parameters to set, e.g. set = { max_p = 0.05 }",
+                        ))
+                    }
+                };
+                Action::Aqm { link, set }
+            }
+        };
+        t.finish()?;
+        Ok(ScheduleEntry { at, action })
+    }
+}
