@@ -5,11 +5,11 @@ use crate::aqm::{Aqm, LinkInfo, PacketInfo};
 use crate::metrics::{jain, LinkStats, ParamSeries, QueueFigures};
 use crate::net::link::{Link, Offer, TxResult};
 use crate::net::topology;
-use crate::packet::{flags, Arena, Packet, PktId};
+use crate::packet::{flags, Arena, Ecn, Packet, PktId};
 use crate::rng::{Rng, Stream};
 use crate::scenario::{Action, Direction, LinkSel, Scenario, TrafficSpec};
 use crate::sim::{Event, EventQueue};
-use crate::transport::{FlowStats, Seg, TcpConfig, TcpFlow};
+use crate::transport::{FlowStats, Seg, TcpConfig, TcpFlow, UdpSource};
 use crate::units::SimTime;
 use serde::Serialize;
 use std::time::Instant;
@@ -76,6 +76,8 @@ pub struct QueueSeries {
 pub struct FlowTable {
     pub flow: Vec<u32>,
     pub group: Vec<u32>,
+    /// The traffic kind of the flow's group.
+    pub kind: Vec<&'static str>,
     pub direction: Vec<&'static str>,
     pub start_s: Vec<f64>,
     pub base_rtt_s: Vec<f64>,
@@ -123,6 +125,18 @@ pub struct LinkSummary {
     pub figures: BottleneckSummary,
 }
 
+/// Figures of the UDP flows over an interval.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct UdpSummary {
+    pub count: u64,
+    /// Bits per second sent by the sources (packets on the wire).
+    pub sent_bps: f64,
+    /// Bits per second that reached the receivers.
+    pub delivered_bps: f64,
+    /// Share of the packets sent that were lost.
+    pub loss_rate: f64,
+}
+
 /// The figures of one `[metrics] phases` interval.
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct PhaseSummary {
@@ -131,6 +145,8 @@ pub struct PhaseSummary {
     pub bottleneck: BottleneckSummary,
     pub links: Vec<LinkSummary>,
     pub flows: FlowsSummary,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub udp: Option<UdpSummary>,
 }
 
 /// Figures of the flows whose data crosses the monitored link.
@@ -161,6 +177,9 @@ pub struct Summary {
     pub links: Vec<LinkSummary>,
     /// Forward flows active during the measurement interval.
     pub flows: FlowsSummary,
+    /// UDP flows (cbr, udp-onoff), when the scenario has any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub udp: Option<UdpSummary>,
     /// One entry per `[metrics] phases` interval.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub phases: Vec<PhaseSummary>,
@@ -220,6 +239,8 @@ pub struct World {
     /// Dumbbell: each flow's access links.
     access: Vec<[u32; 4]>,
     flows: Vec<TcpFlow>,
+    /// The UDP source of each UDP flow (`None` for TCP flows).
+    udp: Vec<Option<Box<UdpSource>>>,
     meta: Vec<FlowMeta>,
     groups: Vec<GroupState>,
     out: Vec<Seg>,
@@ -243,34 +264,55 @@ impl World {
         let total = sc.total_flows() as usize;
         let mut meta = Vec::with_capacity(total);
         let mut flows = Vec::with_capacity(total);
+        let mut udp = Vec::with_capacity(total);
         let mut groups = Vec::with_capacity(sc.traffic.len());
         for (g, group) in sc.traffic.iter().enumerate() {
             let mut rng = Rng::new(seed, Stream::Traffic(g as u32));
             let mut gs = GroupState::default();
-            match group {
+            let tcp_cfg = match group {
                 TrafficSpec::Bulk(b) => {
-                    let ecn = b.ecn.unwrap_or(sc.tcp.ecn);
-                    let cfg = TcpConfig::from_spec(&sc.tcp, b.handshake, ecn);
-                    for i in 0..sc.group_capacity(g) {
-                        let initial = i < b.flows;
-                        gs.members.push(meta.len() as u32);
-                        meta.push(FlowMeta {
-                            group: g as u32,
-                            direction: b.direction,
-                            start: if initial {
-                                b.start.sample(&mut rng)
-                            } else {
-                                SimTime::MAX
-                            },
-                            base_rtt: SimTime::ZERO,
-                            live: initial,
-                            stopped: None,
-                        });
-                        flows.push(TcpFlow::new(cfg));
-                    }
-                    gs.next = b.flows as usize;
+                    TcpConfig::from_spec(&sc.tcp, b.handshake, b.ecn.unwrap_or(sc.tcp.ecn))
                 }
+                TrafficSpec::Cbr(u) | TrafficSpec::UdpOnoff(u) => {
+                    // Only the statistics are used; mss = payload of a packet.
+                    let spec = crate::scenario::TcpSpec {
+                        packet_size: u.packet_size.max(crate::scenario::HEADER_BYTES),
+                        ..sc.tcp
+                    };
+                    TcpConfig::from_spec(&spec, false, false)
+                }
+            };
+            let n0 = group.flows();
+            for i in 0..sc.group_capacity(g) {
+                let initial = i < n0;
+                let f = meta.len() as u32;
+                gs.members.push(f);
+                meta.push(FlowMeta {
+                    group: g as u32,
+                    direction: group.direction(),
+                    start: if initial {
+                        group.start().sample(&mut rng)
+                    } else {
+                        SimTime::MAX
+                    },
+                    base_rtt: SimTime::ZERO,
+                    live: initial,
+                    stopped: None,
+                });
+                flows.push(TcpFlow::new(tcp_cfg));
+                udp.push(match group {
+                    TrafficSpec::Bulk(_) => None,
+                    TrafficSpec::Cbr(u) | TrafficSpec::UdpOnoff(u) => {
+                        Some(Box::new(UdpSource::new(
+                            u.packet_size,
+                            udp_rate(sc, u),
+                            u.on.zip(u.off),
+                            Rng::new(seed, Stream::App(f)),
+                        )))
+                    }
+                });
             }
+            gs.next = n0 as usize;
             groups.push(gs);
         }
         let dirs: Vec<Direction> = meta.iter().map(|m| m.direction).collect();
@@ -309,6 +351,7 @@ impl World {
             monitored,
             access: built.access,
             flows,
+            udp,
             meta,
             groups,
             out: Vec::with_capacity(64),
@@ -403,11 +446,18 @@ impl World {
                 if self.meta[f as usize].stopped.is_some() {
                     return; // stopped by the schedule before it started
                 }
+                if let Some(u) = self.udp[f as usize].as_mut() {
+                    if let Some(t) = u.start(self.now) {
+                        self.events.schedule(t, Event::UdpSend(f));
+                    }
+                    return;
+                }
                 let mut out = std::mem::take(&mut self.out);
                 self.flows[f as usize].start(self.now, &mut out);
                 self.emit(f as usize, &mut out);
                 self.out = out;
             }
+            Event::UdpSend(f) => self.udp_send(f as usize),
             Event::AqmTick(l) => {
                 let link = &mut self.links[l as usize];
                 let q = link.qlen();
@@ -441,6 +491,12 @@ impl World {
         }
         self.arena.free(id);
         let f = p.flow as usize;
+        if self.udp[f].is_some() {
+            let s = &mut self.flows[f].stats;
+            s.data_arrived += 1;
+            s.segments_delivered += 1;
+            return;
+        }
         let mut out = std::mem::take(&mut self.out);
         if p.route % 2 == 0 {
             self.flows[f].on_data(self.now, p.seq, p.flags, p.ecn, p.ts, &mut out);
@@ -449,6 +505,34 @@ impl World {
         }
         self.emit(f, &mut out);
         self.out = out;
+    }
+
+    /// A UDP source's timer: maybe send a packet, then re-arm.
+    fn udp_send(&mut self, f: usize) {
+        let Some(u) = self.udp[f].as_mut() else {
+            return;
+        };
+        let (send, next) = u.on_timer(self.now);
+        let (size, seq) = (u.size, u.seq);
+        if let Some(t) = next {
+            self.events.schedule(t, Event::UdpSend(f as u32));
+        }
+        if send {
+            self.flows[f].stats.data_sent += 1;
+            let id = self.arena.alloc(Packet {
+                size,
+                flow: f as u32,
+                seq,
+                ts: self.now,
+                enq_time: self.now,
+                route: 2 * f as u32,
+                hop: 0,
+                flags: flags::DATA,
+                ecn: Ecn::NotEct,
+            });
+            let first = self.routes[2 * f][0] as usize;
+            self.send_on(first, id);
+        }
     }
 
     /// Turn a flow's segments into packets, send them, and re-arm its timers.
@@ -697,12 +781,26 @@ impl World {
         let mut fs = FlowsSummary::default();
         let zero = FlowStats::default();
         let (mut rtt_sum, mut rtt_n) = (0.0, 0u64);
+        let mut udp = UdpSummary::default();
+        let (mut udp_sent, mut udp_arrived) = (0u64, 0u64);
         for (f, (fl, m)) in self.flows.iter().zip(&self.meta).enumerate() {
             let s = &fl.stats;
             let b = snap.flows.get(f).unwrap_or(&zero);
             let bytes = (s.segments_delivered - b.segments_delivered) * fl.mss() as u64;
             let goodput = bytes as f64 * 8.0 / interval;
-            if m.direction == Direction::Forward && m.active_in(start, end) {
+            let tcp = self.udp[f].is_none();
+            if let Some(u) = &self.udp[f] {
+                if m.active_in(start, end) {
+                    udp.count += 1;
+                    let sent = s.data_sent - b.data_sent;
+                    let arrived = s.data_arrived - b.data_arrived;
+                    udp_sent += sent;
+                    udp_arrived += arrived;
+                    udp.sent_bps += (sent * u.size as u64) as f64 * 8.0 / interval;
+                    udp.delivered_bps += (arrived * u.size as u64) as f64 * 8.0 / interval;
+                }
+            }
+            if tcp && m.direction == Direction::Forward && m.active_in(start, end) {
                 fwd_goodput.push(goodput);
                 fs.count += 1;
                 fs.goodput_bps_total += goodput;
@@ -717,6 +815,7 @@ impl World {
             }
             table.flow.push(f as u32);
             table.group.push(m.group);
+            table.kind.push(self.sc.traffic[m.group as usize].kind());
             table.direction.push(match m.direction {
                 Direction::Forward => "forward",
                 Direction::Reverse => "reverse",
@@ -754,12 +853,19 @@ impl World {
         } else {
             rtt_sum / rtt_n as f64
         };
+        // Packets still in flight at the end count as neither.
+        udp.loss_rate = if udp_sent == 0 {
+            0.0
+        } else {
+            1.0 - (udp_arrived as f64 / udp_sent as f64).min(1.0)
+        };
         let phase = PhaseSummary {
             start_s: start.as_secs_f64(),
             end_s: end.as_secs_f64(),
             bottleneck: links.first().map(|l| l.figures.clone()).unwrap_or_default(),
             links,
             flows: fs,
+            udp: (udp.count > 0).then_some(udp),
         };
         (phase, table)
     }
@@ -875,6 +981,9 @@ impl World {
                     m.live = false;
                     m.stopped = Some(now);
                     self.flows[f as usize].stop();
+                    if let Some(u) = self.udp[f as usize].as_mut() {
+                        u.stop();
+                    }
                     to_stop -= 1;
                 }
                 for _ in 0..start {
@@ -903,6 +1012,19 @@ impl World {
                     self.links[l].sample_params(now);
                 }
             }
+            Action::Udp { group, rate } => {
+                let g = group as usize;
+                let (TrafficSpec::Cbr(u) | TrafficSpec::UdpOnoff(u)) = &self.sc.traffic[g] else {
+                    return; // rejected by validation
+                };
+                let spec = crate::scenario::UdpSpec { rate, ..u.clone() };
+                let r = udp_rate(&self.sc, &spec);
+                for &f in &self.groups[g].members {
+                    if let Some(src) = self.udp[f as usize].as_mut() {
+                        src.set_rate(r);
+                    }
+                }
+            }
         }
     }
 
@@ -928,6 +1050,7 @@ impl World {
             bottleneck: main.bottleneck,
             links: main.links,
             flows: main.flows,
+            udp: main.udp,
             phases,
             warnings: std::mem::take(&mut self.warnings),
         };
@@ -938,6 +1061,18 @@ impl World {
             queue: self.series,
             params,
             flows: table,
+        }
+    }
+}
+
+/// The per-flow rate of a UDP group (while ON): its `rate`, or density x C
+/// / flows with C the rate of the bottleneck its data crosses.
+fn udp_rate(sc: &Scenario, u: &crate::scenario::UdpSpec) -> crate::units::BitRate {
+    match u.rate {
+        crate::scenario::UdpRate::Rate(r) => r,
+        crate::scenario::UdpRate::Density(d) => {
+            let c = sc.dumbbell().bottleneck_rate.bps() as f64;
+            crate::units::BitRate(((d * c / u.flows as f64).round() as u64).max(1))
         }
     }
 }
