@@ -125,6 +125,84 @@ pub struct LinkSummary {
     pub figures: BottleneckSummary,
 }
 
+/// One web session (`web-simple`): its current transfer and its draws.
+#[derive(Clone, Debug)]
+struct WebSession {
+    mean_packets: f64,
+    think_s: f64,
+    rng: Rng,
+    /// The current transfer: its size in segments and start time.
+    segments: u64,
+    started: SimTime,
+    /// A transfer is in progress.
+    active: bool,
+    /// Its last byte reached the client.
+    responded: bool,
+    /// Transfers begun (for tests of the size distribution).
+    transfers: u64,
+}
+
+impl WebSession {
+    /// Begin a transfer at `now`: draw its size (exponential with mean
+    /// `mean_packets`, rounded to whole segments, at least one).
+    fn begin(&mut self, now: SimTime) -> u64 {
+        let n = self.rng.exp(self.mean_packets).round().max(1.0) as u64;
+        self.segments = n;
+        self.started = now;
+        self.active = true;
+        self.responded = false;
+        self.transfers += 1;
+        n
+    }
+}
+
+/// Completed transfers (web sessions): one row each.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct ResponseTable {
+    pub flow: Vec<u32>,
+    pub group: Vec<u32>,
+    /// Payload bytes of the response.
+    pub size_bytes: Vec<u64>,
+    /// When the transfer began (its first SYN, or its first data packet
+    /// without a handshake).
+    pub start_s: Vec<f64>,
+    /// When the last byte reached the client.
+    pub end_s: Vec<f64>,
+    pub response_time_s: Vec<f64>,
+}
+
+/// Response times of the transfers completed in an interval.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct WebSummary {
+    pub completed: u64,
+    pub response_time_mean_s: f64,
+    pub response_time_p50_s: f64,
+    pub response_time_p90_s: f64,
+    pub response_time_p99_s: f64,
+}
+
+impl WebSummary {
+    /// Over the responses that ended in [from, to].
+    fn of(r: &ResponseTable, from: f64, to: f64) -> Option<WebSummary> {
+        let mut t: Vec<f64> = (0..r.end_s.len())
+            .filter(|&i| r.end_s[i] >= from && r.end_s[i] <= to)
+            .map(|i| r.response_time_s[i])
+            .collect();
+        if t.is_empty() {
+            return None;
+        }
+        t.sort_by(f64::total_cmp);
+        let q = |p: f64| t[((p * t.len() as f64).ceil() as usize).clamp(1, t.len()) - 1];
+        Some(WebSummary {
+            completed: t.len() as u64,
+            response_time_mean_s: t.iter().sum::<f64>() / t.len() as f64,
+            response_time_p50_s: q(0.5),
+            response_time_p90_s: q(0.9),
+            response_time_p99_s: q(0.99),
+        })
+    }
+}
+
 /// Figures of the UDP flows over an interval.
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct UdpSummary {
@@ -147,6 +225,8 @@ pub struct PhaseSummary {
     pub flows: FlowsSummary,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub udp: Option<UdpSummary>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub web: Option<WebSummary>,
 }
 
 /// Figures of the flows whose data crosses the monitored link.
@@ -180,6 +260,9 @@ pub struct Summary {
     /// UDP flows (cbr, udp-onoff), when the scenario has any.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub udp: Option<UdpSummary>,
+    /// Web transfers completed in the interval, when there are any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub web: Option<WebSummary>,
     /// One entry per `[metrics] phases` interval.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub phases: Vec<PhaseSummary>,
@@ -207,6 +290,8 @@ pub struct RunResult {
     /// The monitored link's AQM parameters over time.
     pub params: ParamSeries,
     pub flows: FlowTable,
+    /// Completed web transfers (empty without web traffic).
+    pub responses: ResponseTable,
     /// Largest number of packets alive at once (arena slots used).
     pub peak_packets: usize,
 }
@@ -241,6 +326,12 @@ pub struct World {
     flows: Vec<TcpFlow>,
     /// The UDP source of each UDP flow (`None` for TCP flows).
     udp: Vec<Option<Box<UdpSource>>>,
+    /// The session state of each web flow.
+    web: Vec<Option<Box<WebSession>>>,
+    /// Connection number of each flow (see [`Packet::conn`]).
+    conn: Vec<u8>,
+    /// Completed web transfers.
+    responses: ResponseTable,
     meta: Vec<FlowMeta>,
     groups: Vec<GroupState>,
     out: Vec<Seg>,
@@ -265,6 +356,7 @@ impl World {
         let mut meta = Vec::with_capacity(total);
         let mut flows = Vec::with_capacity(total);
         let mut udp = Vec::with_capacity(total);
+        let mut web = Vec::with_capacity(total);
         let mut groups = Vec::with_capacity(sc.traffic.len());
         for (g, group) in sc.traffic.iter().enumerate() {
             let mut rng = Rng::new(seed, Stream::Traffic(g as u32));
@@ -272,6 +364,9 @@ impl World {
             let tcp_cfg = match group {
                 TrafficSpec::Bulk(b) => {
                     TcpConfig::from_spec(&sc.tcp, b.handshake, b.ecn.unwrap_or(sc.tcp.ecn))
+                }
+                TrafficSpec::WebSimple(w) => {
+                    TcpConfig::from_spec(&sc.tcp, w.handshake, w.ecn.unwrap_or(sc.tcp.ecn))
                 }
                 TrafficSpec::Cbr(u) | TrafficSpec::UdpOnoff(u) => {
                     // Only the statistics are used; mss = payload of a packet.
@@ -300,8 +395,21 @@ impl World {
                     stopped: None,
                 });
                 flows.push(TcpFlow::new(tcp_cfg));
+                web.push(match group {
+                    TrafficSpec::WebSimple(w) => Some(Box::new(WebSession {
+                        mean_packets: w.mean_packets,
+                        think_s: w.think.as_secs_f64(),
+                        rng: Rng::new(seed, Stream::App(f)),
+                        segments: 0,
+                        started: SimTime::ZERO,
+                        active: false,
+                        responded: false,
+                        transfers: 0,
+                    })),
+                    _ => None,
+                });
                 udp.push(match group {
-                    TrafficSpec::Bulk(_) => None,
+                    TrafficSpec::Bulk(_) | TrafficSpec::WebSimple(_) => None,
                     TrafficSpec::Cbr(u) | TrafficSpec::UdpOnoff(u) => {
                         Some(Box::new(UdpSource::new(
                             u.packet_size,
@@ -350,8 +458,11 @@ impl World {
             routes: built.routes,
             monitored,
             access: built.access,
+            conn: vec![0; flows.len()],
             flows,
             udp,
+            web,
+            responses: ResponseTable::default(),
             meta,
             groups,
             out: Vec::with_capacity(64),
@@ -452,6 +563,16 @@ impl World {
                     }
                     return;
                 }
+                if let Some(w) = self.web[f as usize].as_mut() {
+                    let n = w.begin(self.now);
+                    let fl = &mut self.flows[f as usize];
+                    if fl.started() {
+                        fl.new_connection(n);
+                        self.conn[f as usize] = self.conn[f as usize].wrapping_add(1);
+                    } else {
+                        fl.new_connection(n);
+                    }
+                }
                 let mut out = std::mem::take(&mut self.out);
                 self.flows[f as usize].start(self.now, &mut out);
                 self.emit(f as usize, &mut out);
@@ -485,7 +606,7 @@ impl World {
         let hop = p.hop as usize + 1;
         if hop < route.len() {
             let next = route[hop] as usize;
-            self.arena.get_mut(id).hop = hop as u16;
+            self.arena.get_mut(id).hop = hop as u8;
             self.send_on(next, id);
             return;
         }
@@ -497,6 +618,13 @@ impl World {
             s.segments_delivered += 1;
             return;
         }
+        if p.conn != self.conn[f] {
+            // A straggler of an earlier connection of this flow.
+            if p.has(flags::DATA) {
+                self.flows[f].stats.data_arrived += 1;
+            }
+            return;
+        }
         let mut out = std::mem::take(&mut self.out);
         if p.route % 2 == 0 {
             self.flows[f].on_data(self.now, p.seq, p.flags, p.ecn, p.ts, &mut out);
@@ -505,6 +633,41 @@ impl World {
         }
         self.emit(f, &mut out);
         self.out = out;
+        if self.web[f].is_some() {
+            self.web_progress(f);
+        }
+    }
+
+    /// A web session's transfer may have delivered its last byte or had it
+    /// acknowledged.
+    fn web_progress(&mut self, f: usize) {
+        let now = self.now;
+        let fl = &self.flows[f];
+        let (delivered, finished, mss) = (fl.delivered(), fl.finished(), fl.mss());
+        let Some(w) = self.web[f].as_mut() else {
+            return;
+        };
+        if !w.active {
+            return;
+        }
+        if !w.responded && delivered >= w.segments {
+            w.responded = true;
+            let r = &mut self.responses;
+            r.flow.push(f as u32);
+            r.group.push(self.meta[f].group);
+            r.size_bytes.push(w.segments * mss as u64);
+            r.start_s.push(w.started.as_secs_f64());
+            r.end_s.push(now.as_secs_f64());
+            r.response_time_s.push((now - w.started).as_secs_f64());
+        }
+        if finished {
+            w.active = false;
+            // The think time starts when the last byte is acknowledged.
+            let next = now + SimTime::from_secs_f64(w.rng.exp(w.think_s));
+            if self.meta[f].stopped.is_none() && next < self.sc.duration {
+                self.events.schedule(next, Event::FlowStart(f as u32));
+            }
+        }
     }
 
     /// A UDP source's timer: maybe send a packet, then re-arm.
@@ -527,6 +690,7 @@ impl World {
                 enq_time: self.now,
                 route: 2 * f as u32,
                 hop: 0,
+                conn: 0,
                 flags: flags::DATA,
                 ecn: Ecn::NotEct,
             });
@@ -548,6 +712,7 @@ impl World {
                 enq_time: self.now,
                 route,
                 hop: 0,
+                conn: self.conn[f],
                 flags: s.flags,
                 ecn: s.ecn,
             });
@@ -666,7 +831,7 @@ impl World {
             }
             let size = p.size;
             t = link.pass_through(t, size)?;
-            self.arena.get_mut(id).hop = next as u16;
+            self.arena.get_mut(id).hop = next as u8;
         }
     }
 
@@ -866,6 +1031,7 @@ impl World {
             links,
             flows: fs,
             udp: (udp.count > 0).then_some(udp),
+            web: WebSummary::of(&self.responses, start.as_secs_f64(), end.as_secs_f64()),
         };
         (phase, table)
     }
@@ -1051,6 +1217,7 @@ impl World {
             links: main.links,
             flows: main.flows,
             udp: main.udp,
+            web: main.web,
             phases,
             warnings: std::mem::take(&mut self.warnings),
         };
@@ -1061,6 +1228,7 @@ impl World {
             queue: self.series,
             params,
             flows: table,
+            responses: self.responses,
         }
     }
 }
@@ -1130,4 +1298,33 @@ pub fn run_checked(sc: &Scenario) -> (RunResult, Result<(), String>) {
     w.run_until(sc.duration);
     let check = w.check_accounting();
     (w.finish(), check)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `web-simple` draws: transfer sizes exponential with mean 12 packets
+    /// (rounded, at least 1) and think times exponential with mean 500 ms,
+    /// each within 5 % over 10 000 draws.
+    #[test]
+    fn web_simple_size_and_think_draws() {
+        let mut w = WebSession {
+            mean_packets: 12.0,
+            think_s: 0.5,
+            rng: Rng::new(11, Stream::App(0)),
+            segments: 0,
+            started: SimTime::ZERO,
+            active: false,
+            responded: false,
+            transfers: 0,
+        };
+        let n = 10_000;
+        let sizes: u64 = (0..n).map(|_| w.begin(SimTime::ZERO)).sum();
+        let mean = sizes as f64 / n as f64;
+        assert!((mean - 12.0).abs() < 0.6, "mean size {mean}");
+        let think: f64 = (0..n).map(|_| w.rng.exp(w.think_s)).sum::<f64>() / n as f64;
+        assert!((think - 0.5).abs() < 0.025, "mean think {think}");
+        assert_eq!(w.transfers, n);
+    }
 }

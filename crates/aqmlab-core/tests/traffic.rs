@@ -84,3 +84,56 @@ phases = [[1, 20], [21, 40]]
     assert!(b.loss_rate < 1e-3);
     assert_eq!(r.summary.bottleneck.drops_overflow, 0);
 }
+
+/// `web-simple` sessions: every transfer is recorded; a session's next
+/// transfer starts only after the previous one is fully acknowledged (so
+/// after its last byte arrived, plus at least the ACK's way back); on an
+/// uncongested link response times are a few RTTs.
+#[test]
+fn web_simple_sessions() {
+    let r = run(r#"
+duration = "60s"
+seed = 2
+[topology]
+bottleneck_rate = "100Mbps"
+bottleneck_delay = "20ms"
+access_delay = "5ms"
+buffer = 1000
+[tcp]
+packet_size = 1000
+[[traffic]]
+kind = "web-simple"
+sessions = 20
+start = { uniform = ["0s", "2s"] }
+[metrics]
+start = "5s"
+"#);
+    let w = r.summary.web.as_ref().expect("web summary");
+    assert!(w.completed > 500, "{}", w.completed);
+    let t = &r.responses;
+    // Think time 0.5 s and ~0.2-0.6 s per transfer: ~1.5 transfers/s/session.
+    let mut by_flow: std::collections::BTreeMap<u32, Vec<(f64, f64)>> = Default::default();
+    for i in 0..t.flow.len() {
+        by_flow
+            .entry(t.flow[i])
+            .or_default()
+            .push((t.start_s[i], t.end_s[i]));
+    }
+    assert_eq!(by_flow.len(), 20);
+    for v in by_flow.values() {
+        for pair in v.windows(2) {
+            // One-way delay back to the sender: 5 + 20 + 5 ms.
+            assert!(pair[1].0 >= pair[0].1 + 0.030, "{pair:?}");
+        }
+    }
+    // Base RTT 60 ms; a 12-packet transfer with a handshake and slow start
+    // from 1 segment takes about 5 RTTs; the tail is longer.
+    assert!(
+        w.response_time_p50_s > 0.12 && w.response_time_p50_s < 0.5,
+        "{w:?}"
+    );
+    assert_eq!(r.summary.bottleneck.loss_rate, 0.0);
+    // Mean payload per transfer: 12 packets of 960 bytes, within 10 %.
+    let mean = t.size_bytes.iter().sum::<u64>() as f64 / t.size_bytes.len() as f64;
+    assert!((mean / 960.0 - 12.0).abs() < 1.2, "{mean}");
+}

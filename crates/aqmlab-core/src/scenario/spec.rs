@@ -394,6 +394,30 @@ pub enum TrafficSpec {
     Cbr(UdpSpec),
     /// Unresponsive ON/OFF UDP (exponential ON and OFF times).
     UdpOnoff(UdpSpec),
+    /// HTTP sessions: exponential transfers over new TCP connections
+    /// separated by exponential think times.
+    WebSimple(WebSimpleSpec),
+}
+
+/// `kind = "web-simple"`: the HTTP sessions of `003_b277268f444f7691.txt`
+/// sections 4.5 and 5.5.4. Each session repeatedly transfers a file of
+/// exponentially distributed size over a new TCP connection, then thinks
+/// for an exponentially distributed time that starts when the last byte is
+/// acknowledged.
+#[derive(Clone, Debug, Serialize)]
+pub struct WebSimpleSpec {
+    pub sessions: u32,
+    pub direction: Direction,
+    /// Start of each session's first transfer.
+    pub start: TimeDist,
+    /// Mean transfer size in data packets (default 12, of 1 KB in the thesis).
+    pub mean_packets: f64,
+    /// Mean think time (default 500 ms).
+    pub think: SimTime,
+    /// Open each connection with SYN / SYN-ACK (default true).
+    pub handshake: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ecn: Option<bool>,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -439,7 +463,7 @@ pub struct UdpSpec {
     pub off: Option<SimTime>,
 }
 
-pub const TRAFFIC_KINDS: &[&str] = &["bulk", "cbr", "udp-onoff"];
+pub const TRAFFIC_KINDS: &[&str] = &["bulk", "cbr", "udp-onoff", "web-simple"];
 
 impl TrafficSpec {
     fn decode(mut t: Table, packet_size: u32) -> SpecResult<TrafficSpec> {
@@ -448,11 +472,16 @@ impl TrafficSpec {
             Some(v) => TimeDist::decode(v, &t.field_path("start"))?,
             None => TimeDist::Fixed(SimTime::ZERO),
         };
-        let flows = t.u32("flows", 1)?;
+        let count_key = if kind == "web-simple" {
+            "sessions"
+        } else {
+            "flows"
+        };
+        let flows = t.u32(count_key, 1)?;
         if flows == 0 {
             return Err(SpecError::new(
-                t.field_path("flows"),
-                "0 flows: a group needs at least 1 flow",
+                t.field_path(count_key),
+                format!("0 {count_key}: a group needs at least 1"),
             ));
         }
         let direction = match t.choice("direction", &["forward", "reverse"], Some("forward"))? {
@@ -472,6 +501,30 @@ impl TrafficSpec {
                     None
                 },
             }),
+            "web-simple" => {
+                let w = WebSimpleSpec {
+                    sessions: flows,
+                    direction,
+                    start,
+                    mean_packets: t.f64("mean_packets", 12.0)?,
+                    think: t.time("think", SimTime::from_millis(500))?,
+                    handshake: t.bool("handshake", true)?,
+                    ecn: if t.has("ecn") {
+                        Some(t.bool("ecn", false)?)
+                    } else {
+                        t.allow("ecn");
+                        None
+                    },
+                };
+                check_range(
+                    &t.field_path("mean_packets"),
+                    w.mean_packets,
+                    0.0,
+                    true,
+                    1e9,
+                )?;
+                TrafficSpec::WebSimple(w)
+            }
             _ => {
                 let rate = match (t.take("rate"), t.opt_f64("density")?) {
                     (Some(v), None) => {
@@ -542,6 +595,7 @@ impl TrafficSpec {
         match self {
             TrafficSpec::Bulk(b) => b.flows,
             TrafficSpec::Cbr(u) | TrafficSpec::UdpOnoff(u) => u.flows,
+            TrafficSpec::WebSimple(w) => w.sessions,
         }
     }
 
@@ -549,6 +603,7 @@ impl TrafficSpec {
         match self {
             TrafficSpec::Bulk(b) => b.direction,
             TrafficSpec::Cbr(u) | TrafficSpec::UdpOnoff(u) => u.direction,
+            TrafficSpec::WebSimple(w) => w.direction,
         }
     }
 
@@ -556,6 +611,7 @@ impl TrafficSpec {
         match self {
             TrafficSpec::Bulk(b) => b.start,
             TrafficSpec::Cbr(u) | TrafficSpec::UdpOnoff(u) => u.start,
+            TrafficSpec::WebSimple(w) => w.start,
         }
     }
 
@@ -565,12 +621,13 @@ impl TrafficSpec {
             TrafficSpec::Bulk(_) => "bulk",
             TrafficSpec::Cbr(_) => "cbr",
             TrafficSpec::UdpOnoff(_) => "udp-onoff",
+            TrafficSpec::WebSimple(_) => "web-simple",
         }
     }
 
     /// Whether the group's flows run TCP.
     pub fn is_tcp(&self) -> bool {
-        matches!(self, TrafficSpec::Bulk(_))
+        matches!(self, TrafficSpec::Bulk(_) | TrafficSpec::WebSimple(_))
     }
 }
 
