@@ -466,8 +466,8 @@ pub struct ApRed {
     n_est: f64,
     c_est: f64,
     r_est: f64,
-    /// Link rate, bit/s (the waiting time of an arrival).
-    rate_bps: f64,
+    /// Transmission time of a byte, seconds (the waiting time of an arrival).
+    byte_time_s: f64,
     meter: Meter,
     changed: bool,
 }
@@ -479,7 +479,7 @@ impl ApRed {
             n_est: p.n0 as f64,
             c_est: p.c0,
             r_est: p.r0.as_secs_f64(),
-            rate_bps: link.rate.bps() as f64,
+            byte_time_s: 8.0 / link.rate.bps() as f64,
             red,
             meter: Meter::default(),
             changed: true,
@@ -502,7 +502,7 @@ impl ApRed {
     /// Take the link's facts: C always (the router knows its link); N and R
     /// too with the oracle. Then re-parameterise.
     fn observe_link(&mut self, link: &LinkInfo) {
-        self.rate_bps = link.rate.bps() as f64;
+        self.byte_time_s = 8.0 / link.rate.bps() as f64;
         self.c_est = link.capacity_pps();
         if self.p.estimator == Estimator::Oracle {
             if link.flows > 0 {
@@ -538,7 +538,7 @@ impl Aqm for ApRed {
     ) -> Verdict {
         let v = self.red.on_enqueue(now, pkt, q, rng);
         if self.p.estimator == Estimator::Measured && !matches!(v, Verdict::Drop(_)) {
-            let wait_s = q.bytes as f64 * 8.0 / self.rate_bps;
+            let wait_s = q.bytes as f64 * self.byte_time_s;
             self.meter.forward(now, pkt, wait_s, self.p.window);
         }
         v

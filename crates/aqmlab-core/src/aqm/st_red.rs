@@ -72,7 +72,7 @@ pub struct StRedParams {
     pub min_th: f64,
     /// Initial maximum threshold, packets. Default 60 (5.5).
     pub max_th: f64,
-    /// Initial p_max, in [0, 1]. Default 0.1 (not given in chapter 5; RED's usual value).
+    /// Initial p_max, in (0, 1]. Default 0.1 (not given in chapter 5; RED's usual value).
     pub max_p: f64,
     /// Initial w_q, in (0, 1]. Default 5e-5 (5.5).
     pub w_q: f64,
@@ -146,6 +146,13 @@ impl StRedParams {
     pub fn validate(&self, path: &str) -> SpecResult<()> {
         let f = |k: &str| join(path, k);
         self.red_params().validate(path)?;
+        if self.max_p <= 0.0 {
+            return Err(SpecError::new(
+                f("max_p"),
+                "0 is not allowed here: the AIMD step min(0.01, max_p / 4) of fig. 5.3 would \
+                 keep it at 0; give a value in (0, 1]",
+            ));
+        }
         if self.min_th + self.max_th <= 0.0 {
             return Err(SpecError::new(
                 f("max_th"),
@@ -621,6 +628,7 @@ mod tests {
         assert_eq!(bad(&|p| p.min_th = 70.0), "aqm.min_th");
         assert_eq!(bad(&|p| p.w_q = 0.0), "aqm.w_q");
         assert_eq!(bad(&|p| p.max_p = 1.5), "aqm.max_p");
+        assert_eq!(bad(&|p| p.max_p = 0.0), "aqm.max_p");
         assert_eq!(bad(&|p| p.interval = SimTime::ZERO), "aqm.interval");
         assert_eq!(bad(&|p| p.phi_1 = 0.0), "aqm.phi_1");
         assert_eq!(bad(&|p| p.phi_2 = 2.0), "aqm.phi_2");
