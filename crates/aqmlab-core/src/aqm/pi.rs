@@ -220,9 +220,14 @@ impl PiParams {
         let gains = match design {
             Some(design) => {
                 if a.is_some() || b.is_some() {
+                    let given = match (a, b) {
+                        (Some(a), Some(b)) => format!("a = {a} and b = {b}"),
+                        (Some(a), None) => format!("a = {a}"),
+                        (None, b) => format!("b = {}", b.unwrap_or_default()),
+                    };
                     return Err(SpecError::new(
                         design_path,
-                        "give either a and b, or design, not both",
+                        format!("{given} given too; give either a and b, or design, not both"),
                     ));
                 }
                 PiGains::Design { design }
