@@ -234,7 +234,7 @@ impl CodelState {
         if now < self.drop_next {
             return Verdict::Pass;
         }
-        self.count += 1;
+        self.count = self.count.saturating_add(1);
         if mark {
             // The marked packet is sent; schedule the next signal as the
             // loop does after a drop whose successor is still above target.
