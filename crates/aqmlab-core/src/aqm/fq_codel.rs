@@ -18,8 +18,9 @@
 //!   tail of the new-flows list with `deficit = quantum`. If the link's
 //!   buffer limit (`topology.buffer`, in packets or bytes) is then
 //!   exceeded, the packet at the head of the queue with the largest byte
-//!   backlog is dropped (one packet per excess packet or byte; no batch
-//!   drop). These drops are the link's overflow drops.
+//!   backlog is dropped, until the limit holds. These drops are the link's
+//!   overflow drops. The batch drop section 4.1 describes (half of that
+//!   queue, at most 64 packets at once) is not implemented.
 //! - Dequeue (section 4.2): deficit round robin over the new list, then the
 //!   old list. A queue whose deficit is <= 0 gets `quantum` more and moves
 //!   to the tail of the old list. Otherwise CoDel dequeues from it (every
