@@ -779,6 +779,12 @@ impl World {
         match self.links[link].offer(self.now, id, &mut self.arena) {
             Offer::Dropped => self.drop_packet(id),
             Offer::Accepted => self.kick(link),
+            Offer::Evicted => {
+                while let Some(v) = self.links[link].pop_evicted() {
+                    self.drop_packet(v);
+                }
+                self.kick(link);
+            }
         }
     }
 
