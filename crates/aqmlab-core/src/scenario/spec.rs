@@ -481,7 +481,10 @@ impl TrafficSpec {
         if flows == 0 {
             return Err(SpecError::new(
                 t.field_path(count_key),
-                format!("0 {count_key}: a group needs at least 1"),
+                format!(
+                    "0 {count_key}: a group needs at least 1 {}",
+                    count_key.trim_end_matches('s')
+                ),
             ));
         }
         let direction = match t.choice("direction", &["forward", "reverse"], Some("forward"))? {
