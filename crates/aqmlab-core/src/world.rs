@@ -217,8 +217,10 @@ pub struct World {
     routes: Vec<Vec<u32>>,
     /// Monitored links and their names; the first is the summary's bottleneck.
     monitored: Vec<(usize, String)>,
-    /// Dumbbell: each flow's access links.
+    /// Dumbbell and parking lot: each flow's access links.
     access: Vec<[u32; 4]>,
+    /// The topology's named duplex links: (name, forward, reverse) indices.
+    duplex: Vec<(String, u32, u32)>,
     flows: Vec<TcpFlow>,
     meta: Vec<FlowMeta>,
     groups: Vec<GroupState>,
@@ -273,9 +275,9 @@ impl World {
             }
             groups.push(gs);
         }
-        let dirs: Vec<Direction> = meta.iter().map(|m| m.direction).collect();
+        let groups_of: Vec<u32> = meta.iter().map(|m| m.group).collect();
         let live: Vec<bool> = meta.iter().map(|m| m.live).collect();
-        let mut built = topology::build(sc, seed, &dirs, &live);
+        let mut built = topology::build(sc, seed, &groups_of, &live);
         // Scheduled link changes make ahead-of-time passing inexact.
         let link_changes = sc
             .schedule
@@ -308,6 +310,7 @@ impl World {
             routes: built.routes,
             monitored,
             access: built.access,
+            duplex: built.duplex,
             flows,
             meta,
             groups,
@@ -796,21 +799,39 @@ impl World {
         }
     }
 
+    /// The links a schedule selection names (nothing for `access`, which
+    /// is handled on its own).
+    fn select(&self, sel: &LinkSel) -> Vec<usize> {
+        let LinkSel::Link { name, dir } = sel else {
+            return Vec::new();
+        };
+        let mut out = Vec::with_capacity(2);
+        for (n, fwd, rev) in &self.duplex {
+            if n == name {
+                if dir.fwd() {
+                    out.push(*fwd as usize);
+                }
+                if dir.rev() {
+                    out.push(*rev as usize);
+                }
+            }
+        }
+        out
+    }
+
+    /// Both directions of every named duplex link (those whose AQMs are
+    /// told of changed link facts and loads).
+    fn select_all(&self) -> Vec<usize> {
+        self.duplex
+            .iter()
+            .flat_map(|(_, f, r)| [*f as usize, *r as usize])
+            .collect()
+    }
+
     /// Apply `[[schedule]]` entry `i`.
     fn apply_schedule(&mut self, i: usize) {
         let entry = self.sc.schedule[i].clone();
         let now = self.now;
-        let bottlenecks = |sel: LinkSel| -> Vec<usize> {
-            match sel {
-                LinkSel::Bottleneck => vec![
-                    topology::BOTTLENECK_FWD as usize,
-                    topology::BOTTLENECK_REV as usize,
-                ],
-                LinkSel::BottleneckFwd => vec![topology::BOTTLENECK_FWD as usize],
-                LinkSel::BottleneckRev => vec![topology::BOTTLENECK_REV as usize],
-                LinkSel::Access => Vec::new(),
-            }
-        };
         match entry.action {
             Action::Link { link, rate, delay } => {
                 let mut rng = Rng::new(self.sc.seed, Stream::Schedule(i as u32));
@@ -828,7 +849,7 @@ impl World {
                         }
                     }
                 } else {
-                    for l in bottlenecks(link) {
+                    for l in self.select(&link) {
                         let link = &mut self.links[l];
                         if let Some(r) = rate {
                             link.set_rate(now, r);
@@ -840,14 +861,15 @@ impl World {
                 }
                 // New base round-trip times: the delays along both routes.
                 for f in 0..self.meta.len() {
-                    let rtt: u64 = self.routes[2 * f]
+                    let rtt = self.routes[2 * f]
                         .iter()
                         .chain(&self.routes[2 * f + 1])
-                        .map(|&l| self.links[l as usize].delay.0)
-                        .sum();
+                        .fold(0u64, |a, &l| {
+                            a.saturating_add(self.links[l as usize].delay.0)
+                        });
                     self.meta[f].base_rtt = SimTime(rtt);
                 }
-                self.notify_links(&bottlenecks(LinkSel::Bottleneck));
+                self.notify_links(&self.select_all());
                 // A link that was idle gets no TxDone; a busy one finishes its
                 // current packet at the old rate and continues at the new one.
             }
@@ -889,10 +911,10 @@ impl World {
                     m.start = t;
                     self.events.schedule(t, Event::FlowStart(f));
                 }
-                self.notify_links(&bottlenecks(LinkSel::Bottleneck));
+                self.notify_links(&self.select_all());
             }
             Action::Aqm { link, set } => {
-                for l in bottlenecks(link) {
+                for l in self.select(&link) {
                     for (k, v) in &set {
                         if let Err(e) = self.links[l].aqm.set_param(k, *v) {
                             self.warnings
