@@ -432,6 +432,73 @@ start = "5s"
     assert!(r.summary.flows.goodput_bps_total > 1e6);
 }
 
+/// Loss models on parking-lot links (all links, one overridden) and on a
+/// custom link's reverse direction; a scheduled AQM change by custom link
+/// name.
+#[test]
+fn loss_on_parking_lot_and_custom_links() {
+    let r = run(r#"
+duration = "20s"
+[topology]
+kind = "parking-lot"
+links = 3
+bottleneck_rate = "10Mbps"
+loss = { kind = "bernoulli", p = 0.01 }
+[[topology.overrides]]
+link = "link1"
+loss = { kind = "bernoulli", p = 0.0 }
+[tcp]
+packet_size = 1000
+[[traffic]]
+kind = "bulk"
+flows = 3
+path = "long"
+[[traffic]]
+kind = "bulk"
+flows = 6
+path = "short"
+[metrics]
+start = "5s"
+"#);
+    let lost: Vec<f64> = r
+        .summary
+        .links
+        .iter()
+        .map(|l| l.figures.lost_on_link as f64 / l.figures.departures as f64)
+        .collect();
+    println!("parking lot, lost on the wire: {lost:?}");
+    assert!((lost[0] - 0.01).abs() < 0.003 && (lost[2] - 0.01).abs() < 0.003);
+    assert_eq!(lost[1], 0.0);
+
+    let text = custom_dumbbell(2, |_| 5)
+        .replace(
+            "monitor = true",
+            "monitor = true\nreverse_monitor = true\nreverse_loss = { kind = \"bernoulli\", p = 0.02 }",
+        )
+        .replace(
+            "[metrics]\nstart = \"20s\"",
+            "[[schedule]]\nat = \"30s\"\naction = \"link\"\nlink = \"core-fwd\"\nrate = \"5Mbps\"\n[metrics]\nstart = \"20s\"\nphases = [[20, 30], [35, 60]]",
+        );
+    let r = run(&text);
+    let (fwd, rev) = (&r.summary.links[0].figures, &r.summary.links[1].figures);
+    let lost = rev.lost_on_link as f64 / rev.departures as f64;
+    println!(
+        "custom: ACKs lost on core-rev {lost:.4}; forward lost {}",
+        fwd.lost_on_link
+    );
+    assert_eq!(fwd.lost_on_link, 0);
+    assert!((lost - 0.02).abs() < 0.005);
+    let (a, b) = (
+        &r.summary.phases[0].links[0].figures,
+        &r.summary.phases[1].links[0].figures,
+    );
+    println!(
+        "core throughput {:.0} -> {:.0} b/s",
+        a.throughput_bps, b.throughput_bps
+    );
+    assert!(b.throughput_bps <= 5.0e6 * 1.001 && b.throughput_bps < 0.7 * a.throughput_bps);
+}
+
 fn err(text: &str) -> String {
     let doc: Value = toml::from_str(text).expect("valid TOML");
     match Scenario::from_value(doc) {
@@ -564,6 +631,10 @@ fn malformed_topologies_are_rejected_clearly() {
         (
             format!("{CUSTOM_HEAD}[[traffic]]\nkind = \"bulk\"\npath = [\"s\", \"r1\"]\n[[schedule]]\nat = \"1s\"\naction = \"link\"\nlink = \"access\"\nrate = \"1Mbps\"\n"),
             "schedule[0].link: unknown value \"access\"; allowed: \"core\", \"core-fwd\", \"core-rev\", \"left\", \"left-fwd\", \"left-rev\"",
+        ),
+        (
+            format!("{CUSTOM_HEAD}[aqm]\nkind = \"red\"\n[[traffic]]\nkind = \"bulk\"\npath = [\"s\", \"r1\"]\n[[schedule]]\nat = \"1s\"\naction = \"aqm\"\nlink = \"core-rev\"\nset = {{ max_p = 2 }}\n"),
+            "schedule[0].set.max_p: 2 is outside",
         ),
         (
             "duration = \"10s\"\n[topology]\nbottleneck_rate = \"10Mbps\"\n[[traffic]]\nkind = \"bulk\"\npath = \"long\"\n".to_string(),
