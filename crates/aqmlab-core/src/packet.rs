@@ -55,7 +55,10 @@ pub struct Packet {
     /// Route index (see `World::routes`).
     pub route: u32,
     /// Index of the link it is on or queued at, within its route.
-    pub hop: u16,
+    pub hop: u8,
+    /// Connection number of the flow (wrapping): a packet of an earlier
+    /// connection of the same flow (web transfers) is recognised as stale.
+    pub conn: u8,
     pub flags: u8,
     pub ecn: Ecn,
 }

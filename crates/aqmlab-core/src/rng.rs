@@ -42,6 +42,9 @@ pub enum Stream {
     Topology,
     /// Draws of `[[schedule]]` entry `entry` (new delays, start times).
     Schedule(u32),
+    /// The application of flow `flow` (UDP ON/OFF periods, web sizes and
+    /// think times).
+    App(u32),
 }
 
 impl Stream {
@@ -53,6 +56,7 @@ impl Stream {
             Stream::Aqm(i) => (4 << 32) | i as u64,
             Stream::Topology => 5 << 32,
             Stream::Schedule(i) => (6 << 32) | i as u64,
+            Stream::App(i) => (7 << 32) | i as u64,
         }
     }
 }
@@ -101,6 +105,17 @@ impl Rng {
         let span = hi - lo + 1;
         // Multiply-shift; the bias is below 2^-64 * span, negligible here.
         lo + ((self.next_u64() as u128 * span as u128) >> 64) as u64
+    }
+
+    /// Exponential with mean `mean` (inversion: -mean ln(1 - U), U in [0, 1)).
+    pub fn exp(&mut self, mean: f64) -> f64 {
+        -mean * (1.0 - self.uniform()).ln()
+    }
+
+    /// Pareto with shape `alpha` and scale (minimum) `x_m`:
+    /// x_m / (1 - U)^(1 / alpha); mean alpha x_m / (alpha - 1) for alpha > 1.
+    pub fn pareto(&mut self, alpha: f64, x_m: f64) -> f64 {
+        x_m / (1.0 - self.uniform()).powf(1.0 / alpha)
     }
 
     /// True with probability `p`.

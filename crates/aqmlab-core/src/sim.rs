@@ -20,6 +20,8 @@ pub enum Event {
     DelAckTimer(u32),
     /// A flow starts.
     FlowStart(u32),
+    /// A UDP source's timer (next packet or ON/OFF switch).
+    UdpSend(u32),
     /// A link's AQM asked for a periodic tick.
     AqmTick(u32),
     /// Take a queue sample.

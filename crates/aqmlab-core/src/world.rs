@@ -5,11 +5,11 @@ use crate::aqm::{Aqm, LinkInfo, PacketInfo};
 use crate::metrics::{jain, LinkStats, ParamSeries, QueueFigures};
 use crate::net::link::{Link, Offer, TxResult};
 use crate::net::topology;
-use crate::packet::{flags, Arena, Packet, PktId};
+use crate::packet::{flags, Arena, Ecn, Packet, PktId};
 use crate::rng::{Rng, Stream};
 use crate::scenario::{Action, Direction, LinkSel, Scenario, TrafficSpec};
 use crate::sim::{Event, EventQueue};
-use crate::transport::{FlowStats, Seg, TcpConfig, TcpFlow};
+use crate::transport::{FlowStats, Seg, TcpConfig, TcpFlow, UdpSource};
 use crate::units::SimTime;
 use serde::Serialize;
 use std::time::Instant;
@@ -76,6 +76,8 @@ pub struct QueueSeries {
 pub struct FlowTable {
     pub flow: Vec<u32>,
     pub group: Vec<u32>,
+    /// The traffic kind of the flow's group.
+    pub kind: Vec<&'static str>,
     pub direction: Vec<&'static str>,
     pub start_s: Vec<f64>,
     pub base_rtt_s: Vec<f64>,
@@ -123,6 +125,96 @@ pub struct LinkSummary {
     pub figures: BottleneckSummary,
 }
 
+/// One web session (`web-simple`): its current transfer and its draws.
+#[derive(Clone, Debug)]
+struct WebSession {
+    mean_packets: f64,
+    think_s: f64,
+    rng: Rng,
+    /// The current transfer: its size in segments and start time.
+    segments: u64,
+    started: SimTime,
+    /// A transfer is in progress.
+    active: bool,
+    /// Its last byte reached the client.
+    responded: bool,
+    /// Transfers begun (for tests of the size distribution).
+    transfers: u64,
+}
+
+impl WebSession {
+    /// Begin a transfer at `now`: draw its size (exponential with mean
+    /// `mean_packets`, rounded to whole segments, at least one).
+    fn begin(&mut self, now: SimTime) -> u64 {
+        let n = self.rng.exp(self.mean_packets).round().max(1.0) as u64;
+        self.segments = n;
+        self.started = now;
+        self.active = true;
+        self.responded = false;
+        self.transfers += 1;
+        n
+    }
+}
+
+/// Completed transfers (web sessions): one row each.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct ResponseTable {
+    pub flow: Vec<u32>,
+    pub group: Vec<u32>,
+    /// Payload bytes of the response.
+    pub size_bytes: Vec<u64>,
+    /// When the transfer began (its first SYN, or its first data packet
+    /// without a handshake).
+    pub start_s: Vec<f64>,
+    /// When the last byte reached the client.
+    pub end_s: Vec<f64>,
+    pub response_time_s: Vec<f64>,
+}
+
+/// Response times of the transfers completed in an interval.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct WebSummary {
+    pub completed: u64,
+    pub response_time_mean_s: f64,
+    pub response_time_p50_s: f64,
+    pub response_time_p90_s: f64,
+    pub response_time_p99_s: f64,
+}
+
+impl WebSummary {
+    /// Over the responses that ended in [from, to].
+    fn of(r: &ResponseTable, from: f64, to: f64) -> Option<WebSummary> {
+        let mut t: Vec<f64> = (0..r.end_s.len())
+            .filter(|&i| r.end_s[i] >= from && r.end_s[i] <= to)
+            .map(|i| r.response_time_s[i])
+            .collect();
+        if t.is_empty() {
+            return None;
+        }
+        t.sort_by(f64::total_cmp);
+        let q = |p: f64| t[((p * t.len() as f64).ceil() as usize).clamp(1, t.len()) - 1];
+        Some(WebSummary {
+            completed: t.len() as u64,
+            response_time_mean_s: t.iter().sum::<f64>() / t.len() as f64,
+            response_time_p50_s: q(0.5),
+            response_time_p90_s: q(0.9),
+            response_time_p99_s: q(0.99),
+        })
+    }
+}
+
+/// Figures of the UDP flows over an interval.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct UdpSummary {
+    pub count: u64,
+    /// Bits per second sent by the sources (packets on the wire).
+    pub sent_bps: f64,
+    /// Bits per second that reached the receivers.
+    pub delivered_bps: f64,
+    /// Share of the packets sent that were lost.
+    pub loss_rate: f64,
+}
+
 /// The figures of one `[metrics] phases` interval.
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct PhaseSummary {
@@ -131,6 +223,10 @@ pub struct PhaseSummary {
     pub bottleneck: BottleneckSummary,
     pub links: Vec<LinkSummary>,
     pub flows: FlowsSummary,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub udp: Option<UdpSummary>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub web: Option<WebSummary>,
 }
 
 /// Figures of the flows whose data crosses the monitored link.
@@ -161,6 +257,12 @@ pub struct Summary {
     pub links: Vec<LinkSummary>,
     /// Forward flows active during the measurement interval.
     pub flows: FlowsSummary,
+    /// UDP flows (cbr, udp-onoff), when the scenario has any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub udp: Option<UdpSummary>,
+    /// Web transfers completed in the interval, when there are any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub web: Option<WebSummary>,
     /// One entry per `[metrics] phases` interval.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub phases: Vec<PhaseSummary>,
@@ -188,6 +290,8 @@ pub struct RunResult {
     /// The monitored link's AQM parameters over time.
     pub params: ParamSeries,
     pub flows: FlowTable,
+    /// Completed web transfers (empty without web traffic).
+    pub responses: ResponseTable,
     /// Largest number of packets alive at once (arena slots used).
     pub peak_packets: usize,
 }
@@ -222,6 +326,14 @@ pub struct World {
     /// The topology's named duplex links: (name, forward, reverse) indices.
     duplex: Vec<(String, u32, u32)>,
     flows: Vec<TcpFlow>,
+    /// The UDP source of each UDP flow (`None` for TCP flows).
+    udp: Vec<Option<Box<UdpSource>>>,
+    /// The session state of each web flow.
+    web: Vec<Option<Box<WebSession>>>,
+    /// Connection number of each flow (see [`Packet::conn`]).
+    conn: Vec<u8>,
+    /// Completed web transfers.
+    responses: ResponseTable,
     meta: Vec<FlowMeta>,
     groups: Vec<GroupState>,
     out: Vec<Seg>,
@@ -245,34 +357,72 @@ impl World {
         let total = sc.total_flows() as usize;
         let mut meta = Vec::with_capacity(total);
         let mut flows = Vec::with_capacity(total);
+        let mut udp = Vec::with_capacity(total);
+        let mut web = Vec::with_capacity(total);
         let mut groups = Vec::with_capacity(sc.traffic.len());
         for (g, group) in sc.traffic.iter().enumerate() {
             let mut rng = Rng::new(seed, Stream::Traffic(g as u32));
             let mut gs = GroupState::default();
-            match group {
+            let tcp_cfg = match group {
                 TrafficSpec::Bulk(b) => {
-                    let ecn = b.ecn.unwrap_or(sc.tcp.ecn);
-                    let cfg = TcpConfig::from_spec(&sc.tcp, b.handshake, ecn);
-                    for i in 0..sc.group_capacity(g) {
-                        let initial = i < b.flows;
-                        gs.members.push(meta.len() as u32);
-                        meta.push(FlowMeta {
-                            group: g as u32,
-                            direction: b.direction,
-                            start: if initial {
-                                b.start.sample(&mut rng)
-                            } else {
-                                SimTime::MAX
-                            },
-                            base_rtt: SimTime::ZERO,
-                            live: initial,
-                            stopped: None,
-                        });
-                        flows.push(TcpFlow::new(cfg));
-                    }
-                    gs.next = b.flows as usize;
+                    TcpConfig::from_spec(&sc.tcp, b.handshake, b.ecn.unwrap_or(sc.tcp.ecn))
                 }
+                TrafficSpec::WebSimple(w) => {
+                    TcpConfig::from_spec(&sc.tcp, w.handshake, w.ecn.unwrap_or(sc.tcp.ecn))
+                }
+                TrafficSpec::Cbr(u) | TrafficSpec::UdpOnoff(u) => {
+                    // Only the statistics are used; mss = payload of a packet.
+                    let spec = crate::scenario::TcpSpec {
+                        packet_size: u.packet_size.max(crate::scenario::HEADER_BYTES),
+                        ..sc.tcp
+                    };
+                    TcpConfig::from_spec(&spec, false, false)
+                }
+            };
+            let n0 = group.flows();
+            for i in 0..sc.group_capacity(g) {
+                let initial = i < n0;
+                let f = meta.len() as u32;
+                gs.members.push(f);
+                meta.push(FlowMeta {
+                    group: g as u32,
+                    direction: group.direction(),
+                    start: if initial {
+                        group.start().sample(&mut rng)
+                    } else {
+                        SimTime::MAX
+                    },
+                    base_rtt: SimTime::ZERO,
+                    live: initial,
+                    stopped: None,
+                });
+                flows.push(TcpFlow::new(tcp_cfg));
+                web.push(match group {
+                    TrafficSpec::WebSimple(w) => Some(Box::new(WebSession {
+                        mean_packets: w.mean_packets,
+                        think_s: w.think.as_secs_f64(),
+                        rng: Rng::new(seed, Stream::App(f)),
+                        segments: 0,
+                        started: SimTime::ZERO,
+                        active: false,
+                        responded: false,
+                        transfers: 0,
+                    })),
+                    _ => None,
+                });
+                udp.push(match group {
+                    TrafficSpec::Bulk(_) | TrafficSpec::WebSimple(_) => None,
+                    TrafficSpec::Cbr(u) | TrafficSpec::UdpOnoff(u) => {
+                        Some(Box::new(UdpSource::new(
+                            u.packet_size,
+                            udp_rate(sc, g, u),
+                            u.on.zip(u.off),
+                            Rng::new(seed, Stream::App(f)),
+                        )))
+                    }
+                });
             }
+            gs.next = n0 as usize;
             groups.push(gs);
         }
         let groups_of: Vec<u32> = meta.iter().map(|m| m.group).collect();
@@ -311,7 +461,11 @@ impl World {
             monitored,
             access: built.access,
             duplex: built.duplex,
+            conn: vec![0; flows.len()],
             flows,
+            udp,
+            web,
+            responses: ResponseTable::default(),
             meta,
             groups,
             out: Vec::with_capacity(64),
@@ -406,11 +560,28 @@ impl World {
                 if self.meta[f as usize].stopped.is_some() {
                     return; // stopped by the schedule before it started
                 }
+                if let Some(u) = self.udp[f as usize].as_mut() {
+                    if let Some(t) = u.start(self.now) {
+                        self.events.schedule(t, Event::UdpSend(f));
+                    }
+                    return;
+                }
+                if let Some(w) = self.web[f as usize].as_mut() {
+                    let n = w.begin(self.now);
+                    let fl = &mut self.flows[f as usize];
+                    if fl.started() {
+                        fl.new_connection(n);
+                        self.conn[f as usize] = self.conn[f as usize].wrapping_add(1);
+                    } else {
+                        fl.new_connection(n);
+                    }
+                }
                 let mut out = std::mem::take(&mut self.out);
                 self.flows[f as usize].start(self.now, &mut out);
                 self.emit(f as usize, &mut out);
                 self.out = out;
             }
+            Event::UdpSend(f) => self.udp_send(f as usize),
             Event::AqmTick(l) => {
                 let link = &mut self.links[l as usize];
                 let q = link.qlen();
@@ -438,12 +609,25 @@ impl World {
         let hop = p.hop as usize + 1;
         if hop < route.len() {
             let next = route[hop] as usize;
-            self.arena.get_mut(id).hop = hop as u16;
+            self.arena.get_mut(id).hop = hop as u8;
             self.send_on(next, id);
             return;
         }
         self.arena.free(id);
         let f = p.flow as usize;
+        if self.udp[f].is_some() {
+            let s = &mut self.flows[f].stats;
+            s.data_arrived += 1;
+            s.segments_delivered += 1;
+            return;
+        }
+        if p.conn != self.conn[f] {
+            // A straggler of an earlier connection of this flow.
+            if p.has(flags::DATA) {
+                self.flows[f].stats.data_arrived += 1;
+            }
+            return;
+        }
         let mut out = std::mem::take(&mut self.out);
         if p.route % 2 == 0 {
             self.flows[f].on_data(self.now, p.seq, p.flags, p.ecn, p.ts, &mut out);
@@ -452,6 +636,70 @@ impl World {
         }
         self.emit(f, &mut out);
         self.out = out;
+        if self.web[f].is_some() {
+            self.web_progress(f);
+        }
+    }
+
+    /// A web session's transfer may have delivered its last byte or had it
+    /// acknowledged.
+    fn web_progress(&mut self, f: usize) {
+        let now = self.now;
+        let fl = &self.flows[f];
+        let (delivered, finished, mss) = (fl.delivered(), fl.finished(), fl.mss());
+        let Some(w) = self.web[f].as_mut() else {
+            return;
+        };
+        if !w.active {
+            return;
+        }
+        if !w.responded && delivered >= w.segments {
+            w.responded = true;
+            let r = &mut self.responses;
+            r.flow.push(f as u32);
+            r.group.push(self.meta[f].group);
+            r.size_bytes.push(w.segments * mss as u64);
+            r.start_s.push(w.started.as_secs_f64());
+            r.end_s.push(now.as_secs_f64());
+            r.response_time_s.push((now - w.started).as_secs_f64());
+        }
+        if finished {
+            w.active = false;
+            // The think time starts when the last byte is acknowledged.
+            let next = now + SimTime::from_secs_f64(w.rng.exp(w.think_s));
+            if self.meta[f].stopped.is_none() && next < self.sc.duration {
+                self.events.schedule(next, Event::FlowStart(f as u32));
+            }
+        }
+    }
+
+    /// A UDP source's timer: maybe send a packet, then re-arm.
+    fn udp_send(&mut self, f: usize) {
+        let Some(u) = self.udp[f].as_mut() else {
+            return;
+        };
+        let (send, next) = u.on_timer(self.now);
+        let (size, seq) = (u.size, u.seq);
+        if let Some(t) = next {
+            self.events.schedule(t, Event::UdpSend(f as u32));
+        }
+        if send {
+            self.flows[f].stats.data_sent += 1;
+            let id = self.arena.alloc(Packet {
+                size,
+                flow: f as u32,
+                seq,
+                ts: self.now,
+                enq_time: self.now,
+                route: 2 * f as u32,
+                hop: 0,
+                conn: 0,
+                flags: flags::DATA,
+                ecn: Ecn::NotEct,
+            });
+            let first = self.routes[2 * f][0] as usize;
+            self.send_on(first, id);
+        }
     }
 
     /// Turn a flow's segments into packets, send them, and re-arm its timers.
@@ -467,6 +715,7 @@ impl World {
                 enq_time: self.now,
                 route,
                 hop: 0,
+                conn: self.conn[f],
                 flags: s.flags,
                 ecn: s.ecn,
             });
@@ -533,6 +782,12 @@ impl World {
         match self.links[link].offer(self.now, id, &mut self.arena) {
             Offer::Dropped => self.drop_packet(id),
             Offer::Accepted => self.kick(link),
+            Offer::Evicted => {
+                while let Some(v) = self.links[link].pop_evicted() {
+                    self.drop_packet(v);
+                }
+                self.kick(link);
+            }
         }
     }
 
@@ -585,7 +840,7 @@ impl World {
             }
             let size = p.size;
             t = link.pass_through(t, size)?;
-            self.arena.get_mut(id).hop = next as u16;
+            self.arena.get_mut(id).hop = next as u8;
         }
     }
 
@@ -700,12 +955,26 @@ impl World {
         let mut fs = FlowsSummary::default();
         let zero = FlowStats::default();
         let (mut rtt_sum, mut rtt_n) = (0.0, 0u64);
+        let mut udp = UdpSummary::default();
+        let (mut udp_sent, mut udp_arrived) = (0u64, 0u64);
         for (f, (fl, m)) in self.flows.iter().zip(&self.meta).enumerate() {
             let s = &fl.stats;
             let b = snap.flows.get(f).unwrap_or(&zero);
             let bytes = (s.segments_delivered - b.segments_delivered) * fl.mss() as u64;
             let goodput = bytes as f64 * 8.0 / interval;
-            if m.direction == Direction::Forward && m.active_in(start, end) {
+            let tcp = self.udp[f].is_none();
+            if let Some(u) = &self.udp[f] {
+                if m.active_in(start, end) {
+                    udp.count += 1;
+                    let sent = s.data_sent - b.data_sent;
+                    let arrived = s.data_arrived - b.data_arrived;
+                    udp_sent += sent;
+                    udp_arrived += arrived;
+                    udp.sent_bps += (sent * u.size as u64) as f64 * 8.0 / interval;
+                    udp.delivered_bps += (arrived * u.size as u64) as f64 * 8.0 / interval;
+                }
+            }
+            if tcp && m.direction == Direction::Forward && m.active_in(start, end) {
                 fwd_goodput.push(goodput);
                 fs.count += 1;
                 fs.goodput_bps_total += goodput;
@@ -720,6 +989,7 @@ impl World {
             }
             table.flow.push(f as u32);
             table.group.push(m.group);
+            table.kind.push(self.sc.traffic[m.group as usize].kind());
             table.direction.push(match m.direction {
                 Direction::Forward => "forward",
                 Direction::Reverse => "reverse",
@@ -757,12 +1027,20 @@ impl World {
         } else {
             rtt_sum / rtt_n as f64
         };
+        // Packets still in flight at the end count as neither.
+        udp.loss_rate = if udp_sent == 0 {
+            0.0
+        } else {
+            1.0 - (udp_arrived as f64 / udp_sent as f64).min(1.0)
+        };
         let phase = PhaseSummary {
             start_s: start.as_secs_f64(),
             end_s: end.as_secs_f64(),
             bottleneck: links.first().map(|l| l.figures.clone()).unwrap_or_default(),
             links,
             flows: fs,
+            udp: (udp.count > 0).then_some(udp),
+            web: WebSummary::of(&self.responses, start.as_secs_f64(), end.as_secs_f64()),
         };
         (phase, table)
     }
@@ -897,6 +1175,9 @@ impl World {
                     m.live = false;
                     m.stopped = Some(now);
                     self.flows[f as usize].stop();
+                    if let Some(u) = self.udp[f as usize].as_mut() {
+                        u.stop();
+                    }
                     to_stop -= 1;
                 }
                 for _ in 0..start {
@@ -925,6 +1206,19 @@ impl World {
                     self.links[l].sample_params(now);
                 }
             }
+            Action::Udp { group, rate } => {
+                let g = group as usize;
+                let (TrafficSpec::Cbr(u) | TrafficSpec::UdpOnoff(u)) = &self.sc.traffic[g] else {
+                    return; // rejected by validation
+                };
+                let spec = crate::scenario::UdpSpec { rate, ..u.clone() };
+                let r = udp_rate(&self.sc, g, &spec);
+                for &f in &self.groups[g].members {
+                    if let Some(src) = self.udp[f as usize].as_mut() {
+                        src.set_rate(r);
+                    }
+                }
+            }
         }
     }
 
@@ -950,6 +1244,8 @@ impl World {
             bottleneck: main.bottleneck,
             links: main.links,
             flows: main.flows,
+            udp: main.udp,
+            web: main.web,
             phases,
             warnings: std::mem::take(&mut self.warnings),
         };
@@ -960,6 +1256,19 @@ impl World {
             queue: self.series,
             params,
             flows: table,
+            responses: self.responses,
+        }
+    }
+}
+
+/// The per-flow rate of UDP group `g` (while ON): its `rate`, or density x
+/// C / flows with C the rate of the bottleneck its data crosses.
+fn udp_rate(sc: &Scenario, g: usize, u: &crate::scenario::UdpSpec) -> crate::units::BitRate {
+    match u.rate {
+        crate::scenario::UdpRate::Rate(r) => r,
+        crate::scenario::UdpRate::Density(d) => {
+            let c = sc.path_rate(g).bps() as f64;
+            crate::units::BitRate(((d * c / u.flows as f64).round() as u64).max(1))
         }
     }
 }
@@ -1017,4 +1326,33 @@ pub fn run_checked(sc: &Scenario) -> (RunResult, Result<(), String>) {
     w.run_until(sc.duration);
     let check = w.check_accounting();
     (w.finish(), check)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `web-simple` draws: transfer sizes exponential with mean 12 packets
+    /// (rounded, at least 1) and think times exponential with mean 500 ms,
+    /// each within 5 % over 10 000 draws.
+    #[test]
+    fn web_simple_size_and_think_draws() {
+        let mut w = WebSession {
+            mean_packets: 12.0,
+            think_s: 0.5,
+            rng: Rng::new(11, Stream::App(0)),
+            segments: 0,
+            started: SimTime::ZERO,
+            active: false,
+            responded: false,
+            transfers: 0,
+        };
+        let n = 10_000;
+        let sizes: u64 = (0..n).map(|_| w.begin(SimTime::ZERO)).sum();
+        let mean = sizes as f64 / n as f64;
+        assert!((mean - 12.0).abs() < 0.6, "mean size {mean}");
+        let think: f64 = (0..n).map(|_| w.rng.exp(w.think_s)).sum::<f64>() / n as f64;
+        assert!((think - 0.5).abs() < 0.025, "mean think {think}");
+        assert_eq!(w.transfers, n);
+    }
 }

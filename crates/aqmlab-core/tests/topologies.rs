@@ -499,6 +499,48 @@ start = "5s"
     assert!(b.throughput_bps <= 5.0e6 * 1.001 && b.throughput_bps < 0.7 * a.throughput_bps);
 }
 
+/// UDP and web traffic placed by `path`: a CBR group at half of link1
+/// (`density` takes the rate of the link it crosses) and web sessions
+/// across the whole parking lot.
+#[test]
+fn udp_and_web_on_a_parking_lot() {
+    let r = run(r#"
+duration = "20s"
+[topology]
+kind = "parking-lot"
+links = 3
+bottleneck_rate = "10Mbps"
+[[topology.overrides]]
+link = "link1"
+rate = "4Mbps"
+[tcp]
+packet_size = 1000
+[[traffic]]
+kind = "cbr"
+flows = 2
+density = 0.5
+path = "short:1"
+[[traffic]]
+kind = "web-simple"
+sessions = 5
+path = "long"
+[metrics]
+start = "5s"
+"#);
+    let udp = r.summary.udp.as_ref().expect("UDP figures");
+    println!(
+        "cbr sent {:.0} b/s; link1 {:.0} b/s, link0 {:.0} b/s",
+        udp.sent_bps,
+        r.summary.links[1].figures.throughput_bps,
+        r.summary.links[0].figures.throughput_bps
+    );
+    assert!((udp.sent_bps - 2.0e6).abs() < 0.02 * 2.0e6);
+    assert!(r.summary.links[1].figures.throughput_bps > 2.0e6);
+    assert!(r.summary.links[0].figures.throughput_bps < 2.0e6);
+    let web = r.summary.web.as_ref().expect("web figures");
+    assert!(web.completed > 0);
+}
+
 fn err(text: &str) -> String {
     let doc: Value = toml::from_str(text).expect("valid TOML");
     match Scenario::from_value(doc) {

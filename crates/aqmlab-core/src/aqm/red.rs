@@ -267,8 +267,20 @@ impl Aqm for Red {
         q: QueueLen,
         rng: &mut Rng,
     ) -> Verdict {
+        let idle = self.idle_since;
         self.update_average(now, q);
-        self.decide(pkt, rng)
+        let v = self.decide(pkt, rng);
+        if let (Verdict::Drop(_), Some(since)) = (v, idle) {
+            // Dropped on arrival to an empty system: the queue stays empty,
+            // so the idle period goes on (Floyd and Jacobson's q_time is the
+            // start of the idle period, not the last arrival). Without this,
+            // later arrivals would decay the average only by the EWMA and
+            // a small w_q could lock a high average in for minutes.
+            if q.pkts == 0 {
+                self.idle_since = Some(since.max(now));
+            }
+        }
+        v
     }
 
     fn on_dequeue(
@@ -368,6 +380,37 @@ mod tests {
     }
 
     #[test]
+    fn dropped_arrival_keeps_the_link_idle() {
+        let mut p = params();
+        p.gentle = false;
+        let mut r = Red::new(p, link());
+        let mut rng = Rng::new(1, Stream::Aqm(0));
+        let pkt = PacketInfo {
+            size: 500,
+            ..PacketInfo::default()
+        };
+        r.avg = 100.0;
+        r.idle_since = Some(SimTime::from_millis(10));
+        // An arrival during the last transmission (idle from 10 ms) is
+        // dropped (avg >= max_th): the idle mark stays.
+        assert!(matches!(
+            r.on_enqueue(SimTime::from_millis(9), &pkt, q(0), &mut rng),
+            Verdict::Drop(_)
+        ));
+        assert_eq!(r.idle_since, Some(SimTime::from_millis(10)));
+        // That arrival moved the average by eq. 2.3 (q = 0): 99.8. 40 ms =
+        // 100 packet times after the idle start: 99.8 * 0.998^100 = 81.69
+        // (still dropped); the idle period goes on from now.
+        r.on_enqueue(SimTime::from_millis(50), &pkt, q(0), &mut rng);
+        assert!((r.avg - 99.8 * 0.818_566_804_6).abs() < 1e-6, "{}", r.avg);
+        assert_eq!(r.idle_since, Some(SimTime::from_millis(50)));
+        // Another 400 ms: 81.69 * 0.998^1000 = 11.01 < max_th: the decay
+        // lets packets in again.
+        r.on_enqueue(SimTime::from_millis(450), &pkt, q(0), &mut rng);
+        assert!(r.avg < 60.0);
+    }
+
+    #[test]
     fn dequeue_to_empty_starts_idle_at_tx_end() {
         let mut r = Red::new(params(), link());
         r.idle_since = None;
@@ -387,6 +430,30 @@ mod tests {
         // Arrival 400 us after the end of transmission: m = 1.
         r.update_average(SimTime::from_micros(10_800), q(0));
         assert!((r.avg - 5.0 * 0.998).abs() < 1e-12);
+    }
+
+    #[test]
+    fn idle_period_survives_a_dropped_arrival() {
+        let mut p = params();
+        p.gentle = false;
+        let mut r = Red::new(p, link());
+        let mut rng = Rng::new(1, Stream::Aqm(0));
+        let pkt = PacketInfo {
+            size: 500,
+            ..PacketInfo::default()
+        };
+        r.avg = 100.0;
+        r.idle_since = Some(SimTime::ZERO);
+        // Idle 40 ms = 100 packet times of 400 us: avg = 100 * 0.998^100
+        // = 81.8567 >= max_th (60), not gentle: forced drop.
+        let v = r.on_enqueue(SimTime::from_millis(40), &pkt, q(0), &mut rng);
+        assert_eq!(v, Verdict::Drop(Cause::Forced));
+        assert!((r.avg - 81.856_680_46).abs() < 1e-6, "{}", r.avg);
+        // The next arrival, 40 ms later, still sees an idle link: decayed
+        // over those 100 packet times (100 * 0.998^200 = 67.0052), not by
+        // one EWMA step (81.69).
+        r.update_average(SimTime::from_millis(80), q(0));
+        assert!((r.avg - 67.005_161_37).abs() < 1e-6, "{}", r.avg);
     }
 
     #[test]

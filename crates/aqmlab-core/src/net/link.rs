@@ -1,6 +1,12 @@
 //! A one-way link: an egress queue with its AQM, a transmitter of fixed rate,
 //! a propagation delay and an optional random loss model on the wire.
+//!
+//! The waiting packets live in the link's FIFO, except under FQ-CoDel,
+//! which schedules them itself: then [`Link::offer`] and [`Link::try_start`]
+//! hand them to the scheduler instead ([`crate::aqm::FqCodel::enqueue`],
+//! [`crate::aqm::FqCodel::dequeue`]), behind one branch on the AQM kind.
 
+use crate::aqm::fq_codel::Queued;
 use crate::aqm::{Aqm, AqmImpl, Cause, PacketInfo, QueueLen, Verdict};
 use crate::metrics::{LinkStats, QueueMonitor};
 use crate::packet::{Arena, Ecn, PktId};
@@ -116,6 +122,10 @@ pub enum Offer {
     Accepted,
     /// Dropped at the queue; the caller frees it.
     Dropped,
+    /// FQ-CoDel's overflow: the queue dropped packets it held (possibly
+    /// the offered one) to make room; the caller frees each id that
+    /// [`Link::pop_evicted`] returns, then starts transmission.
+    Evicted,
 }
 
 /// A one-way link.
@@ -128,8 +138,11 @@ pub struct Link {
     pub aqm: AqmImpl,
     pub aqm_rng: Rng,
     pub loss: Option<LossModel>,
-    /// Waiting packets (the one in transmission excluded).
+    /// Waiting packets (the one in transmission excluded); empty under
+    /// FQ-CoDel, whose scheduler holds them.
     queue: VecDeque<PktId>,
+    /// Packets FQ-CoDel dropped to make room, for the caller to free.
+    evicted: Vec<PktId>,
     qbytes: u64,
     /// When the transmitter is free again.
     busy_until: SimTime,
@@ -177,6 +190,7 @@ impl Link {
             aqm_rng,
             loss: None,
             queue: VecDeque::new(),
+            evicted: Vec::new(),
             qbytes: 0,
             busy_until: SimTime::ZERO,
             txdone_pending: false,
@@ -269,8 +283,17 @@ impl Link {
         Some(self.busy_until + self.delay)
     }
 
+    /// Packets and bytes waiting (in the FIFO, or held by FQ-CoDel).
     #[inline]
     pub fn qlen(&self) -> QueueLen {
+        if let AqmImpl::FqCodel(fq) = &self.aqm {
+            return fq.qlen();
+        }
+        self.fifo_len()
+    }
+
+    #[inline]
+    fn fifo_len(&self) -> QueueLen {
         QueueLen {
             pkts: self.queue.len() as u32,
             bytes: self.qbytes,
@@ -280,7 +303,7 @@ impl Link {
     /// Whether the transmitter is idle at `now` with nothing waiting.
     #[inline]
     pub fn idle(&self, now: SimTime) -> bool {
-        self.queue.is_empty() && self.busy_until <= now
+        !self.has_waiting() && self.busy_until <= now
     }
 
     pub fn busy_until(&self) -> SimTime {
@@ -299,6 +322,9 @@ impl Link {
     /// An accepted packet is queued; the caller then calls [`Link::try_start`].
     #[inline]
     pub fn offer(&mut self, now: SimTime, id: PktId, arena: &mut Arena) -> Offer {
+        if let AqmImpl::FqCodel(_) = self.aqm {
+            return self.offer_fq(now, id, arena);
+        }
         let p = arena.get_mut(id);
         let info = PacketInfo {
             size: p.size,
@@ -312,7 +338,7 @@ impl Link {
         self.stats.arrival_bytes += p.size as u64;
         let verdict = self
             .aqm
-            .on_enqueue(now, &info, self.qlen(), &mut self.aqm_rng);
+            .on_enqueue(now, &info, self.fifo_len(), &mut self.aqm_rng);
         self.note_changes(now);
         let mark = match verdict {
             Verdict::Pass => None,
@@ -346,13 +372,65 @@ impl Link {
         Offer::Accepted
     }
 
-    /// If the transmitter is free, take the head of the queue and start
-    /// sending it. Returns the packet and its fate, or `None` when the
-    /// transmitter is busy or the queue empty.
+    /// [`Link::offer`] under FQ-CoDel: the scheduler takes the packet and
+    /// enforces the buffer limit by dropping from its largest flow queue
+    /// (overflow drops, RFC 8290 section 4.1).
+    fn offer_fq(&mut self, now: SimTime, id: PktId, arena: &mut Arena) -> Offer {
+        let AqmImpl::FqCodel(fq) = &mut self.aqm else {
+            unreachable!("offer_fq is called for FQ-CoDel only")
+        };
+        let p = arena.get_mut(id);
+        self.stats.arrivals += 1;
+        self.stats.arrival_bytes += p.size as u64;
+        p.enq_time = now;
+        let pkt = Queued {
+            id,
+            size: p.size,
+            enq_time: now,
+            ect: p.ecn.capable(),
+        };
+        fq.enqueue(
+            pkt,
+            p.flow,
+            self.limit,
+            &mut self.aqm_rng,
+            &mut self.evicted,
+        );
+        let q = fq.qlen();
+        if let Some(m) = self.monitor.as_mut() {
+            m.set(now, q.pkts, q.bytes);
+        }
+        if self.evicted.is_empty() {
+            Offer::Accepted
+        } else {
+            self.stats.drops_overflow += self.evicted.len() as u64;
+            Offer::Evicted
+        }
+    }
+
+    /// After [`Offer::Evicted`]: the next packet dropped to make room.
+    #[inline]
+    pub fn pop_evicted(&mut self) -> Option<PktId> {
+        self.evicted.pop()
+    }
+
+    /// If the transmitter is free, take the next packet (the head of the
+    /// FIFO, or FQ-CoDel's choice) and start sending it. Returns the packet
+    /// and its fate, or `None` when the transmitter is busy or the queue
+    /// empty.
     #[inline]
     pub fn try_start(&mut self, now: SimTime, arena: &mut Arena) -> Option<(PktId, TxResult)> {
         if self.busy_until > now {
             return None;
+        }
+        if let AqmImpl::FqCodel(fq) = &mut self.aqm {
+            let (pkt, verdict) = fq.dequeue(now)?;
+            let q = fq.qlen();
+            if let Some(m) = self.monitor.as_mut() {
+                m.set(now, q.pkts, q.bytes);
+            }
+            let tx_end = now + self.tx_time(pkt.size);
+            return self.start(now, pkt.id, pkt.size, tx_end, verdict, arena);
         }
         let id = self.queue.pop_front()?;
         let p = arena.get(id);
@@ -369,10 +447,25 @@ impl Link {
             seq: p.seq,
             enq_time: p.enq_time,
         };
-        let sojourn = now.0 - p.enq_time.0;
         let tx_end = now + self.tx_time(size);
-        let verdict = self.aqm.on_dequeue(now, &info, self.qlen(), tx_end);
+        let verdict = self.aqm.on_dequeue(now, &info, self.fifo_len(), tx_end);
         self.note_changes(now);
+        self.start(now, id, size, tx_end, verdict, arena)
+    }
+
+    /// Carry out the dequeue verdict on packet `id` taken from the queue at
+    /// `now`: drop it, or (marked or not) start its transmission, ending at
+    /// `tx_end`.
+    #[inline]
+    fn start(
+        &mut self,
+        now: SimTime,
+        id: PktId,
+        size: u32,
+        tx_end: SimTime,
+        verdict: Verdict,
+        arena: &mut Arena,
+    ) -> Option<(PktId, TxResult)> {
         match verdict {
             Verdict::Pass => {}
             Verdict::Mark(c) => {
@@ -393,7 +486,7 @@ impl Link {
         self.busy_until = tx_end;
         self.stats.departures += 1;
         self.stats.departure_bytes += size as u64;
-        self.stats.sojourn_ns += sojourn as u128;
+        self.stats.sojourn_ns += (now.0 - arena.get(id).enq_time.0) as u128;
         if let Some(l) = self.loss.as_mut() {
             if l.lose(now) {
                 self.stats.lost += 1;
@@ -423,12 +516,19 @@ impl Link {
     /// Whether packets are waiting.
     #[inline]
     pub fn has_waiting(&self) -> bool {
+        if let AqmImpl::FqCodel(fq) = &self.aqm {
+            return !fq.is_empty();
+        }
         !self.queue.is_empty()
     }
 
-    /// Packets waiting in the queue.
+    /// Packets waiting in the queue (FQ-CoDel's: flow queue by flow queue).
     pub fn waiting(&self) -> impl Iterator<Item = &PktId> {
-        self.queue.iter()
+        let fq = match &self.aqm {
+            AqmImpl::FqCodel(fq) => Some(fq.iter().map(|q| &q.id)),
+            _ => None,
+        };
+        self.queue.iter().chain(fq.into_iter().flatten())
     }
 }
 

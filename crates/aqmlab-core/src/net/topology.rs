@@ -173,9 +173,7 @@ pub fn build(sc: &Scenario, seed: u64, groups: &[u32], live: &[bool]) -> Built {
 }
 
 fn direction(sc: &Scenario, g: u32) -> Direction {
-    match &sc.traffic[g as usize] {
-        crate::scenario::TrafficSpec::Bulk(b) => b.direction,
-    }
+    sc.traffic[g as usize].direction()
 }
 
 /// A flow's data and ACK routes; reverse flows swap them.

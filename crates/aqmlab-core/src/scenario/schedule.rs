@@ -9,6 +9,8 @@
 //! - `flows`: start or stop flows of a bulk traffic group (section 5.5.3:
 //!   30 -> 50 -> 100 -> ... FTP flows).
 //! - `aqm`: change parameters of a link's AQM (the scheme keeps its state).
+//! - `udp`: change a UDP group's rate or density (section 5.5.5 steps the
+//!   density 0.1 -> 0.3 -> ... -> 0.9 and back).
 
 use super::decode::{as_f64, join, SpecError, SpecResult, Table};
 use super::spec::{Scenario, TimeDist};
@@ -173,6 +175,12 @@ pub enum Action {
         link: LinkSel,
         set: BTreeMap<String, f64>,
     },
+    /// Change a UDP group's rate (`rate` per flow or `density`).
+    Udp {
+        group: u32,
+        #[serde(flatten)]
+        rate: super::spec::UdpRate,
+    },
 }
 
 /// One `[[schedule]]` entry.
@@ -194,7 +202,27 @@ impl ScheduleEntry {
                 format!("{at} is not before the end of the run (duration = {duration})"),
             ));
         }
-        let action = match t.choice("action", &["link", "flows", "aqm"], None)? {
+        let action = match t.choice("action", &["link", "flows", "aqm", "udp"], None)? {
+            "udp" => {
+                let group = t.u32("group", 0)?;
+                let rate = match (t.take("rate"), t.opt_f64("density")?) {
+                    (Some(v), None) => super::spec::UdpRate::Rate(super::decode::as_rate(
+                        &v,
+                        &t.field_path("rate"),
+                    )?),
+                    (None, Some(d)) => {
+                        super::decode::check_range(&t.field_path("density"), d, 0.0, false, 10.0)?;
+                        super::spec::UdpRate::Density(d)
+                    }
+                    _ => {
+                        return Err(SpecError::new(
+                            t.field_path("density"),
+                            "give exactly one of `density` (share of the bottleneck) or `rate` (per flow)",
+                        ))
+                    }
+                };
+                Action::Udp { group, rate }
+            }
             "link" => {
                 let link = LinkSel::decode(&mut t, "link", topo, true, false)?;
                 let rate = match t.take("rate") {

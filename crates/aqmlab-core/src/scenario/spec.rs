@@ -1,10 +1,10 @@
 //! Scenario types, their defaults and their validation.
 
-use super::decode::{as_bytes, as_time, as_u64, join, SpecError, SpecResult, Table};
+use super::decode::{as_bytes, as_time, as_u64, check_range, join, SpecError, SpecResult, Table};
 use super::topo::{Dumbbell, PathSpec, Topology};
 use super::value::Value;
 use crate::aqm::AqmSpec;
-use crate::units::SimTime;
+use crate::units::{BitRate, SimTime};
 use serde::ser::{SerializeMap, SerializeSeq};
 use serde::{Serialize, Serializer};
 
@@ -304,10 +304,41 @@ pub enum Direction {
 
 /// `[[traffic]]`: one group of flows.
 #[derive(Clone, Debug, Serialize)]
-#[serde(tag = "kind", rename_all = "lowercase")]
+#[serde(tag = "kind", rename_all = "kebab-case")]
 pub enum TrafficSpec {
     /// Persistent FTP-like flows with unlimited data.
     Bulk(BulkSpec),
+    /// Constant-bit-rate UDP.
+    Cbr(UdpSpec),
+    /// Unresponsive ON/OFF UDP (exponential ON and OFF times).
+    UdpOnoff(UdpSpec),
+    /// HTTP sessions: exponential transfers over new TCP connections
+    /// separated by exponential think times.
+    WebSimple(WebSimpleSpec),
+}
+
+/// `kind = "web-simple"`: the HTTP sessions of `003_b277268f444f7691.txt`
+/// sections 4.5 and 5.5.4. Each session repeatedly transfers a file of
+/// exponentially distributed size over a new TCP connection, then thinks
+/// for an exponentially distributed time that starts when the last byte is
+/// acknowledged.
+#[derive(Clone, Debug, Serialize)]
+pub struct WebSimpleSpec {
+    pub sessions: u32,
+    pub direction: Direction,
+    /// Start of each session's first transfer.
+    pub start: TimeDist,
+    /// Mean transfer size in data packets (default 12, of 1 KB in the thesis).
+    pub mean_packets: f64,
+    /// Mean think time (default 500 ms).
+    pub think: SimTime,
+    /// Open each connection with SYN / SYN-ACK (default true).
+    pub handshake: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ecn: Option<bool>,
+    /// Where the sessions run (parking-lot and custom topologies).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub path: Option<PathSpec>,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -326,43 +357,208 @@ pub struct BulkSpec {
     pub path: Option<PathSpec>,
 }
 
+/// The sending rate of a UDP group.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum UdpRate {
+    /// Every flow sends at this rate (while ON).
+    Rate(BitRate),
+    /// The group shares `density` x the bottleneck capacity: each flow
+    /// sends at density x C / flows while ON (`003_b277268f444f7691.txt`
+    /// section 5.5.5).
+    Density(f64),
+}
+
+/// `kind = "cbr"` and `kind = "udp-onoff"`.
+#[derive(Clone, Debug, Serialize)]
+pub struct UdpSpec {
+    pub flows: u32,
+    pub direction: Direction,
+    pub start: TimeDist,
+    #[serde(flatten)]
+    pub rate: UdpRate,
+    /// Bytes on the wire of every packet.
+    pub packet_size: u32,
+    /// Mean ON time (udp-onoff).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub on: Option<SimTime>,
+    /// Mean OFF time (udp-onoff).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub off: Option<SimTime>,
+    /// Where the flows run (parking-lot and custom topologies).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub path: Option<PathSpec>,
+}
+
+pub const TRAFFIC_KINDS: &[&str] = &["bulk", "cbr", "udp-onoff", "web-simple"];
+
 impl TrafficSpec {
-    fn decode(mut t: Table) -> SpecResult<TrafficSpec> {
-        let _kind = t.choice("kind", &["bulk"], None)?;
+    fn decode(mut t: Table, packet_size: u32) -> SpecResult<TrafficSpec> {
+        let kind = t.choice("kind", TRAFFIC_KINDS, None)?;
         let start = match t.take("start") {
             Some(v) => TimeDist::decode(v, &t.field_path("start"))?,
             None => TimeDist::Fixed(SimTime::ZERO),
         };
-        let b = BulkSpec {
-            flows: t.u32("flows", 1)?,
-            direction: match t.choice("direction", &["forward", "reverse"], Some("forward"))? {
-                "reverse" => Direction::Reverse,
-                _ => Direction::Forward,
-            },
-            start,
-            handshake: t.bool("handshake", false)?,
-            ecn: if t.has("ecn") {
-                Some(t.bool("ecn", false)?)
-            } else {
-                t.allow("ecn");
-                None
-            },
-            path: PathSpec::decode_opt(&mut t)?,
+        let count_key = if kind == "web-simple" {
+            "sessions"
+        } else {
+            "flows"
         };
-        if b.flows == 0 {
+        let flows = t.u32(count_key, 1)?;
+        if flows == 0 {
             return Err(SpecError::new(
-                t.field_path("flows"),
-                "0 flows: a group needs at least 1 flow",
+                t.field_path(count_key),
+                format!("0 {count_key}: a group needs at least 1"),
             ));
         }
+        let direction = match t.choice("direction", &["forward", "reverse"], Some("forward"))? {
+            "reverse" => Direction::Reverse,
+            _ => Direction::Forward,
+        };
+        let path = PathSpec::decode_opt(&mut t)?;
+        let spec = match kind {
+            "bulk" => TrafficSpec::Bulk(BulkSpec {
+                flows,
+                direction,
+                start,
+                handshake: t.bool("handshake", false)?,
+                ecn: if t.has("ecn") {
+                    Some(t.bool("ecn", false)?)
+                } else {
+                    t.allow("ecn");
+                    None
+                },
+                path,
+            }),
+            "web-simple" => {
+                let w = WebSimpleSpec {
+                    sessions: flows,
+                    direction,
+                    start,
+                    mean_packets: t.f64("mean_packets", 12.0)?,
+                    think: t.time("think", SimTime::from_millis(500))?,
+                    handshake: t.bool("handshake", true)?,
+                    ecn: if t.has("ecn") {
+                        Some(t.bool("ecn", false)?)
+                    } else {
+                        t.allow("ecn");
+                        None
+                    },
+                    path,
+                };
+                check_range(
+                    &t.field_path("mean_packets"),
+                    w.mean_packets,
+                    0.0,
+                    true,
+                    1e9,
+                )?;
+                TrafficSpec::WebSimple(w)
+            }
+            _ => {
+                let rate = match (t.take("rate"), t.opt_f64("density")?) {
+                    (Some(v), None) => {
+                        let r = super::decode::as_rate(&v, &t.field_path("rate"))?;
+                        UdpRate::Rate(r)
+                    }
+                    (None, Some(d)) => {
+                        check_range(&t.field_path("density"), d, 0.0, false, 10.0)?;
+                        UdpRate::Density(d)
+                    }
+                    (Some(_), Some(_)) => {
+                        return Err(SpecError::new(
+                            t.field_path("density"),
+                            "give either `rate` (per flow) or `density` (share of the bottleneck), not both",
+                        ))
+                    }
+                    (None, None) => {
+                        return Err(SpecError::new(
+                            t.field_path("rate"),
+                            "missing: give `rate` (per flow, e.g. \"1Mbps\") or `density` (share of the bottleneck, e.g. 0.5)",
+                        ))
+                    }
+                };
+                let size = t.u32("packet_size", packet_size)?;
+                if !(HEADER_BYTES..=65_535).contains(&size) {
+                    return Err(SpecError::new(
+                        t.field_path("packet_size"),
+                        format!("{size} is outside the allowed range [40, 65535] bytes"),
+                    ));
+                }
+                let onoff = kind == "udp-onoff";
+                let (on, off) = if onoff {
+                    let on = t.time("on", SimTime::from_secs(1))?;
+                    let off = t.time("off", SimTime::from_secs(1))?;
+                    for (k, v) in [("on", on), ("off", off)] {
+                        if v == SimTime::ZERO {
+                            return Err(SpecError::new(
+                                t.field_path(k),
+                                "0s is not allowed; give a positive mean time",
+                            ));
+                        }
+                    }
+                    (Some(on), Some(off))
+                } else {
+                    (None, None)
+                };
+                let u = UdpSpec {
+                    flows,
+                    direction,
+                    start,
+                    rate,
+                    packet_size: size,
+                    on,
+                    off,
+                    path,
+                };
+                if onoff {
+                    TrafficSpec::UdpOnoff(u)
+                } else {
+                    TrafficSpec::Cbr(u)
+                }
+            }
+        };
         t.finish()?;
-        Ok(TrafficSpec::Bulk(b))
+        Ok(spec)
     }
 
     pub fn flows(&self) -> u32 {
         match self {
             TrafficSpec::Bulk(b) => b.flows,
+            TrafficSpec::Cbr(u) | TrafficSpec::UdpOnoff(u) => u.flows,
+            TrafficSpec::WebSimple(w) => w.sessions,
         }
+    }
+
+    pub fn direction(&self) -> Direction {
+        match self {
+            TrafficSpec::Bulk(b) => b.direction,
+            TrafficSpec::Cbr(u) | TrafficSpec::UdpOnoff(u) => u.direction,
+            TrafficSpec::WebSimple(w) => w.direction,
+        }
+    }
+
+    pub fn start(&self) -> TimeDist {
+        match self {
+            TrafficSpec::Bulk(b) => b.start,
+            TrafficSpec::Cbr(u) | TrafficSpec::UdpOnoff(u) => u.start,
+            TrafficSpec::WebSimple(w) => w.start,
+        }
+    }
+
+    /// The kind as written in scenario files.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            TrafficSpec::Bulk(_) => "bulk",
+            TrafficSpec::Cbr(_) => "cbr",
+            TrafficSpec::UdpOnoff(_) => "udp-onoff",
+            TrafficSpec::WebSimple(_) => "web-simple",
+        }
+    }
+
+    /// Whether the group's flows run TCP.
+    pub fn is_tcp(&self) -> bool {
+        matches!(self, TrafficSpec::Bulk(_) | TrafficSpec::WebSimple(_))
     }
 }
 
@@ -529,7 +725,7 @@ impl Scenario {
         let traffic: Vec<TrafficSpec> = t
             .table_array("traffic")?
             .into_iter()
-            .map(TrafficSpec::decode)
+            .map(|g| TrafficSpec::decode(g, tcp.packet_size))
             .collect::<SpecResult<_>>()?;
         if traffic.is_empty() {
             return Err(SpecError::new(
@@ -648,6 +844,18 @@ impl Scenario {
                                 })?;
                             }
                         }
+                    }
+                }
+                super::Action::Udp { group, .. } => {
+                    let g = *group as usize;
+                    if !matches!(
+                        self.traffic.get(g),
+                        Some(TrafficSpec::Cbr(_) | TrafficSpec::UdpOnoff(_))
+                    ) {
+                        return Err(SpecError::new(
+                            format!("{path}.group"),
+                            format!("{group} is not a UDP (cbr or udp-onoff) traffic group"),
+                        ));
                     }
                 }
                 super::Action::Link { .. } => {}

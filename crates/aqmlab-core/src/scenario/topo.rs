@@ -958,6 +958,28 @@ impl Scenario {
         }
     }
 
+    /// The smallest rate of the duplex links group `g`'s data crosses: the
+    /// dumbbell's bottleneck rate; on a parking lot, that of link k for
+    /// `"short:k"`, else the smallest of all links; on a custom topology,
+    /// the smallest along the path. (The C of a UDP group's `density`.)
+    pub fn path_rate(&self, g: usize) -> BitRate {
+        let links = self.duplex_links();
+        let rates: Vec<BitRate> = match (&self.topology, self.traffic[g].path()) {
+            (Topology::ParkingLot(_), Some(PathSpec::ShortOn(k))) => {
+                links.get(*k as usize).map(|l| l.rate).into_iter().collect()
+            }
+            (Topology::Custom(c), Some(PathSpec::Nodes(nodes))) => c
+                .resolve(nodes, "path")
+                .map(|steps| steps.iter().map(|&(j, _)| links[j].rate).collect())
+                .unwrap_or_default(),
+            _ => links.iter().map(|l| l.rate).collect(),
+        };
+        rates
+            .into_iter()
+            .min()
+            .unwrap_or_else(|| links.first().map_or(BitRate(1), |l| l.rate))
+    }
+
     /// Check every traffic group's `path` against the topology.
     pub(crate) fn check_paths(&self) -> SpecResult<()> {
         for (g, group) in self.traffic.iter().enumerate() {
@@ -1026,6 +1048,8 @@ impl TrafficSpec {
     pub fn path(&self) -> Option<&PathSpec> {
         match self {
             TrafficSpec::Bulk(b) => b.path.as_ref(),
+            TrafficSpec::Cbr(u) | TrafficSpec::UdpOnoff(u) => u.path.as_ref(),
+            TrafficSpec::WebSimple(w) => w.path.as_ref(),
         }
     }
 }

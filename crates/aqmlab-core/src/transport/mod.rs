@@ -1,5 +1,7 @@
 //! Transport protocols: the packet-level TCP sender/receiver pair.
 
 pub mod tcp;
+pub mod udp;
 
 pub use tcp::{FlowStats, Seg, TcpConfig, TcpFlow};
+pub use udp::UdpSource;

@@ -198,11 +198,29 @@ impl TcpFlow {
         self.cfg.tcp.packet_size - HEADER_BYTES
     }
 
-    /// Open the flow: send a SYN, or start sending data at once.
     /// The application stops: no new data after what was sent; what is
     /// outstanding is still delivered (retransmitted as needed).
     pub fn stop(&mut self) {
         self.app_limit = self.snd_max;
+    }
+
+    /// Begin a new connection of the same flow that will carry `segments`
+    /// segments: every sender and receiver variable starts afresh (initial
+    /// window, RTO and RTT estimate, as a new TCP connection does); the
+    /// statistics accumulate. The engine's pending-timer marks carry over
+    /// because the events they describe are still queued.
+    pub fn new_connection(&mut self, segments: u64) {
+        let (stats, rto_event, delack_event) = (self.stats, self.rto_event, self.delack_event);
+        *self = TcpFlow::new(self.cfg);
+        self.stats = stats;
+        self.rto_event = rto_event;
+        self.delack_event = delack_event;
+        self.app_limit = segments.max(1);
+    }
+
+    /// Segments the receiver has delivered in order.
+    pub fn delivered(&self) -> u64 {
+        self.rcv_nxt
     }
 
     /// Whether the application stopped and everything it sent is acknowledged.
@@ -210,6 +228,7 @@ impl TcpFlow {
         self.app_limit != u64::MAX && self.snd_una >= self.app_limit
     }
 
+    /// Open the flow: send a SYN, or start sending data at once.
     pub fn start(&mut self, now: SimTime, out: &mut Vec<Seg>) {
         if self.cfg.handshake {
             self.state = State::SynSent;
