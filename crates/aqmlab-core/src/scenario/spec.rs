@@ -1,6 +1,7 @@
 //! Scenario types, their defaults and their validation.
 
 use super::decode::{as_bytes, as_time, as_u64, check_range, join, SpecError, SpecResult, Table};
+use super::topo::{Dumbbell, PathSpec, Topology};
 use super::value::Value;
 use crate::aqm::AqmSpec;
 use crate::units::{BitRate, SimTime};
@@ -49,7 +50,7 @@ impl Serialize for Buffer {
 }
 
 impl Buffer {
-    fn decode(v: &Value, path: &str) -> SpecResult<Buffer> {
+    pub(crate) fn decode(v: &Value, path: &str) -> SpecResult<Buffer> {
         match v {
             Value::Str(_) => as_bytes(v, path).map(Buffer::Bytes),
             Value::Int(_) | Value::Float(_) => {
@@ -68,7 +69,7 @@ impl Buffer {
         }
     }
 
-    fn check(&self, path: &str, packet_size: u32) -> SpecResult<()> {
+    pub(crate) fn check(&self, path: &str, packet_size: u32) -> SpecResult<()> {
         match *self {
             Buffer::Packets(0) => Err(SpecError::new(
                 path,
@@ -162,89 +163,6 @@ impl TimeDist {
             TimeDist::Fixed(t) => t,
             TimeDist::Uniform(_, b) => b,
         }
-    }
-}
-
-/// A random loss model on a link.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
-#[serde(tag = "kind", rename_all = "lowercase")]
-pub enum LossSpec {
-    /// Each packet is lost independently with probability `p`.
-    Bernoulli { p: f64 },
-}
-
-impl LossSpec {
-    fn decode(v: Value, path: &str) -> SpecResult<LossSpec> {
-        let mut t = Table::new(v, path)?;
-        t.choice("kind", &["bernoulli"], None)?;
-        let p = t.f64("p", 0.0)?;
-        check_range(&t.field_path("p"), p, 0.0, false, 1.0)?;
-        let spec = LossSpec::Bernoulli { p };
-        t.finish()?;
-        Ok(spec)
-    }
-}
-
-/// `[topology]`.
-#[derive(Clone, Debug, Serialize)]
-#[serde(tag = "kind", rename_all = "lowercase")]
-pub enum Topology {
-    Dumbbell(Dumbbell),
-}
-
-/// N senders -> R1 -> bottleneck -> R2 -> N receivers; one host pair per flow,
-/// each with its own access links in both directions.
-#[derive(Clone, Debug, Serialize)]
-pub struct Dumbbell {
-    pub bottleneck_rate: BitRate,
-    /// One-way propagation delay of the bottleneck.
-    pub bottleneck_delay: SimTime,
-    /// The bottleneck's queue limit (both directions).
-    pub buffer: Buffer,
-    pub access_rate: BitRate,
-    /// One-way propagation delay of each access link (drawn per flow, the
-    /// same on the sender's and the receiver's side).
-    pub access_delay: TimeDist,
-    /// Queue limit of the access links.
-    pub access_buffer: Buffer,
-    /// Random loss on the bottleneck, forward direction.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub loss: Option<LossSpec>,
-}
-
-impl Topology {
-    fn decode(v: Value, path: &str, packet_size: u32) -> SpecResult<Topology> {
-        let mut t = Table::new(v, path)?;
-        let _kind = t.choice("kind", &["dumbbell"], Some("dumbbell"))?;
-        let buffer = match t.take("buffer") {
-            Some(v) => Buffer::decode(&v, &t.field_path("buffer"))?,
-            None => Buffer::Packets(100),
-        };
-        buffer.check(&t.field_path("buffer"), packet_size)?;
-        let access_buffer = match t.take("access_buffer") {
-            Some(v) => Buffer::decode(&v, &t.field_path("access_buffer"))?,
-            None => Buffer::Packets(10_000),
-        };
-        access_buffer.check(&t.field_path("access_buffer"), packet_size)?;
-        let access_delay = match t.take("access_delay") {
-            Some(v) => TimeDist::decode(v, &t.field_path("access_delay"))?,
-            None => TimeDist::Fixed(SimTime::from_millis(1)),
-        };
-        let loss = match t.take("loss") {
-            Some(v) => Some(LossSpec::decode(v, &t.field_path("loss"))?),
-            None => None,
-        };
-        let d = Dumbbell {
-            bottleneck_rate: t.req_rate("bottleneck_rate")?,
-            bottleneck_delay: t.time("bottleneck_delay", SimTime::from_millis(20))?,
-            buffer,
-            access_rate: t.rate("access_rate", BitRate(100_000_000))?,
-            access_delay,
-            access_buffer,
-            loss,
-        };
-        t.finish()?;
-        Ok(Topology::Dumbbell(d))
     }
 }
 
@@ -418,6 +336,9 @@ pub struct WebSimpleSpec {
     pub handshake: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ecn: Option<bool>,
+    /// Where the sessions run (parking-lot and custom topologies).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub path: Option<PathSpec>,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -431,6 +352,9 @@ pub struct BulkSpec {
     /// Override of `tcp.ecn` for this group.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ecn: Option<bool>,
+    /// Where the flows run (parking-lot and custom topologies).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub path: Option<PathSpec>,
 }
 
 /// The sending rate of a UDP group.
@@ -461,6 +385,9 @@ pub struct UdpSpec {
     /// Mean OFF time (udp-onoff).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub off: Option<SimTime>,
+    /// Where the flows run (parking-lot and custom topologies).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub path: Option<PathSpec>,
 }
 
 pub const TRAFFIC_KINDS: &[&str] = &["bulk", "cbr", "udp-onoff", "web-simple"];
@@ -491,6 +418,7 @@ impl TrafficSpec {
             "reverse" => Direction::Reverse,
             _ => Direction::Forward,
         };
+        let path = PathSpec::decode_opt(&mut t)?;
         let spec = match kind {
             "bulk" => TrafficSpec::Bulk(BulkSpec {
                 flows,
@@ -503,6 +431,7 @@ impl TrafficSpec {
                     t.allow("ecn");
                     None
                 },
+                path,
             }),
             "web-simple" => {
                 let w = WebSimpleSpec {
@@ -518,6 +447,7 @@ impl TrafficSpec {
                         t.allow("ecn");
                         None
                     },
+                    path,
                 };
                 check_range(
                     &t.field_path("mean_packets"),
@@ -582,6 +512,7 @@ impl TrafficSpec {
                     packet_size: size,
                     on,
                     off,
+                    path,
                 };
                 if onoff {
                     TrafficSpec::UdpOnoff(u)
@@ -816,7 +747,7 @@ impl Scenario {
         let schedule: Vec<super::ScheduleEntry> = t
             .table_array("schedule")?
             .into_iter()
-            .map(|e| super::ScheduleEntry::decode(e, duration))
+            .map(|e| super::ScheduleEntry::decode(e, duration, &topology))
             .collect::<SpecResult<_>>()?;
         t.finish()?;
         let sc = Scenario {
@@ -830,13 +761,16 @@ impl Scenario {
             schedule,
             metrics,
         };
+        sc.check_paths()?;
         sc.check_schedule()?;
         Ok(sc)
     }
 
-    pub fn dumbbell(&self) -> &Dumbbell {
+    /// The dumbbell, if the topology is one.
+    pub fn dumbbell(&self) -> Option<&Dumbbell> {
         match &self.topology {
-            Topology::Dumbbell(d) => d,
+            Topology::Dumbbell(d) => Some(d),
+            _ => None,
         }
     }
 
@@ -900,18 +834,19 @@ impl Scenario {
                     }
                 }
                 super::Action::Aqm { link, set } => {
-                    let spec = match link {
-                        super::LinkSel::BottleneckRev => &self.reverse_aqm,
-                        _ => &self.aqm,
-                    };
-                    let d = self.dumbbell();
-                    let mut probe = spec.build(crate::aqm::LinkInfo::new(
-                        d.bottleneck_rate,
-                        self.tcp.packet_size,
-                    ));
-                    for (k, v) in set {
-                        crate::aqm::Aqm::set_param(&mut probe, k, *v)
-                            .map_err(|msg| SpecError::new(format!("{path}.set.{k}"), msg))?;
+                    for (d, fwd, rev) in self.select_duplex(link) {
+                        for (on, spec) in [(fwd, d.aqm), (rev, d.reverse_aqm)] {
+                            if !on {
+                                continue;
+                            }
+                            let mut probe =
+                                spec.build(crate::aqm::LinkInfo::new(d.rate, self.tcp.packet_size));
+                            for (k, v) in set {
+                                crate::aqm::Aqm::set_param(&mut probe, k, *v).map_err(|msg| {
+                                    SpecError::new(format!("{path}.set.{k}"), msg)
+                                })?;
+                            }
+                        }
                     }
                 }
                 super::Action::Udp { group, .. } => {
