@@ -323,6 +323,8 @@ pub struct World {
     monitored: Vec<(usize, String)>,
     /// Dumbbell and parking lot: each flow's access links.
     access: Vec<[u32; 4]>,
+    /// `links[l].cut_through`, densely (the common "no" needs no link).
+    cut_through: Vec<bool>,
     /// The topology's named duplex links: (name, forward, reverse) indices.
     duplex: Vec<(String, u32, u32)>,
     flows: Vec<TcpFlow>,
@@ -456,6 +458,7 @@ impl World {
             now: SimTime::ZERO,
             events: EventQueue::with_capacity(4 * n + 64),
             arena: Arena::with_capacity(1024),
+            cut_through: built.links.iter().map(|l| l.cut_through).collect(),
             links: built.links,
             routes: built.routes,
             monitored,
@@ -546,6 +549,8 @@ impl World {
         Ok(r)
     }
 
+    /// The per-packet events inline; the rest in [`World::dispatch_rare`],
+    /// which keeps the hot loop small.
     #[inline]
     fn dispatch(&mut self, ev: Event) {
         match ev {
@@ -555,6 +560,14 @@ impl World {
                 self.kick(l as usize);
             }
             Event::RtoTimer(f) => self.rto_timer(f as usize),
+            _ => self.dispatch_rare(ev),
+        }
+    }
+
+    #[inline(never)]
+    fn dispatch_rare(&mut self, ev: Event) {
+        match ev {
+            Event::Arrive(_) | Event::TxDone(_) | Event::RtoTimer(_) => self.dispatch(ev),
             Event::DelAckTimer(f) => self.delack_timer(f as usize),
             Event::FlowStart(f) => {
                 if self.meta[f as usize].stopped.is_some() {
@@ -834,12 +847,12 @@ impl World {
             let Some(&n) = route.get(next) else {
                 return Some(t);
             };
-            let link = &mut self.links[n as usize];
-            if !link.cut_through {
+            // A dense copy of the flags: the common "no" needs no link.
+            if !self.cut_through[n as usize] {
                 return Some(t);
             }
             let size = p.size;
-            t = link.pass_through(t, size)?;
+            t = self.links[n as usize].pass_through(t, size)?;
             self.arena.get_mut(id).hop = next as u8;
         }
     }

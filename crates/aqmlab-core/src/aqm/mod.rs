@@ -301,39 +301,94 @@ impl AqmSpec {
             AqmSpec::Red(p) => AqmImpl::Red(Red::new(p.clone(), link)),
             AqmSpec::AredFeng(p) => AqmImpl::AredFeng(AredFeng::new(p.clone(), link)),
             AqmSpec::Ared(p) => AqmImpl::Ared(Ared::new(p.clone(), link)),
-            AqmSpec::AutotuneRed(p) => AqmImpl::AutotuneRed(AutotuneRed::new(p.clone(), link)),
+            AqmSpec::AutotuneRed(p) => {
+                AqmImpl::AutotuneRed(Box::new(AutotuneRed::new(p.clone(), link)))
+            }
             AqmSpec::Pi(p) => AqmImpl::Pi(Pi::new(p.clone(), link)),
             AqmSpec::Rem(p) => AqmImpl::Rem(Rem::new(p.clone(), link)),
             AqmSpec::Blue(p) => AqmImpl::Blue(Blue::new(p.clone(), link)),
             AqmSpec::Avq(p) => AqmImpl::Avq(Avq::new(p.clone(), link)),
-            AqmSpec::ApRed(p) => AqmImpl::ApRed(ApRed::new(p.clone(), link)),
-            AqmSpec::StRed(p) => AqmImpl::StRed(StRed::new(p.clone(), link)),
-            AqmSpec::StPi(p) => AqmImpl::StPi(StPi::new(p.clone(), link)),
+            AqmSpec::ApRed(p) => AqmImpl::ApRed(Box::new(ApRed::new(p.clone(), link))),
+            AqmSpec::StRed(p) => AqmImpl::StRed(Box::new(StRed::new(p.clone(), link))),
+            AqmSpec::StPi(p) => AqmImpl::StPi(Box::new(StPi::new(p.clone(), link))),
             AqmSpec::Pie(p) => AqmImpl::Pie(Pie::new(p.clone(), link)),
             AqmSpec::Codel(p) => AqmImpl::Codel(Codel::new(p.clone(), link)),
-            AqmSpec::FqCodel(p) => AqmImpl::FqCodel(FqCodel::new(p.clone(), link)),
+            AqmSpec::FqCodel(p) => AqmImpl::FqCodel(Box::new(FqCodel::new(p.clone(), link))),
         }
     }
 }
 
-/// Static dispatch over the schemes.
+/// A boxed scheme is a scheme (large ones are boxed inside [`AqmImpl`]).
+impl<T: Aqm> Aqm for Box<T> {
+    #[inline]
+    fn on_enqueue(
+        &mut self,
+        now: SimTime,
+        pkt: &PacketInfo,
+        q: QueueLen,
+        rng: &mut Rng,
+    ) -> Verdict {
+        (**self).on_enqueue(now, pkt, q, rng)
+    }
+    #[inline]
+    fn on_dequeue(
+        &mut self,
+        now: SimTime,
+        pkt: &PacketInfo,
+        q: QueueLen,
+        tx_end: SimTime,
+    ) -> Verdict {
+        (**self).on_dequeue(now, pkt, q, tx_end)
+    }
+    fn tick_interval(&self) -> Option<SimTime> {
+        (**self).tick_interval()
+    }
+    fn on_tick(&mut self, now: SimTime, q: QueueLen) {
+        (**self).on_tick(now, q)
+    }
+    fn average(&self) -> Option<f64> {
+        (**self).average()
+    }
+    fn params(&self, out: &mut dyn FnMut(&'static str, f64)) {
+        (**self).params(out)
+    }
+    #[inline]
+    fn take_changed(&mut self) -> bool {
+        (**self).take_changed()
+    }
+    fn wants_reverse(&self) -> bool {
+        (**self).wants_reverse()
+    }
+    fn observe_reverse(&mut self, now: SimTime, pkt: &PacketInfo) {
+        (**self).observe_reverse(now, pkt)
+    }
+    fn set_param(&mut self, key: &str, value: f64) -> Result<(), String> {
+        (**self).set_param(key, value)
+    }
+    fn set_link(&mut self, now: SimTime, link: &LinkInfo) {
+        (**self).set_link(now, link)
+    }
+}
+
+/// Static dispatch over the schemes. Schemes with large state are boxed so
+/// that every link (and its hot fields) stays small.
 #[derive(Clone, Debug)]
 pub enum AqmImpl {
     DropTail(DropTail),
     Red(Red),
     AredFeng(AredFeng),
     Ared(Ared),
-    AutotuneRed(AutotuneRed),
+    AutotuneRed(Box<AutotuneRed>),
     Pi(Pi),
     Rem(Rem),
     Blue(Blue),
     Avq(Avq),
-    ApRed(ApRed),
-    StRed(StRed),
-    StPi(StPi),
+    ApRed(Box<ApRed>),
+    StRed(Box<StRed>),
+    StPi(Box<StPi>),
     Pie(Pie),
     Codel(Codel),
-    FqCodel(FqCodel),
+    FqCodel(Box<FqCodel>),
 }
 
 macro_rules! dispatch {

@@ -150,7 +150,7 @@ impl QueueMonitor {
         self.bytes = bytes;
     }
 
-    #[inline]
+    #[inline(always)]
     fn advance(&mut self, now: SimTime) {
         if now.0 > self.last.0 {
             for &i in &self.active {

@@ -456,7 +456,7 @@ impl Link {
     /// Carry out the dequeue verdict on packet `id` taken from the queue at
     /// `now`: drop it, or (marked or not) start its transmission, ending at
     /// `tx_end`.
-    #[inline]
+    #[inline(always)]
     fn start(
         &mut self,
         now: SimTime,
