@@ -575,11 +575,7 @@ impl Aqm for ApRed {
     }
 
     fn params(&self, out: &mut dyn FnMut(&'static str, f64)) {
-        let r = self.red.params();
-        out("max_p", r.max_p);
-        out("min_th", r.min_th);
-        out("max_th", r.max_th);
-        out("w_q", r.w_q);
+        self.red.report(out);
         out("n_est", self.n_est);
         out("rtt_est_s", self.r_est);
         out("c_est_pps", self.c_est);

@@ -263,25 +263,7 @@ impl AutotuneRed {
 }
 
 impl Aqm for AutotuneRed {
-    fn on_enqueue(
-        &mut self,
-        now: SimTime,
-        pkt: &PacketInfo,
-        q: QueueLen,
-        rng: &mut Rng,
-    ) -> Verdict {
-        self.red.on_enqueue(now, pkt, q, rng)
-    }
-
-    fn on_dequeue(
-        &mut self,
-        now: SimTime,
-        pkt: &PacketInfo,
-        q: QueueLen,
-        tx_end: SimTime,
-    ) -> Verdict {
-        self.red.on_dequeue(now, pkt, q, tx_end)
-    }
+    super::red::delegate_to_red!();
 
     fn tick_interval(&self) -> Option<SimTime> {
         Some(self.interval)
@@ -291,16 +273,8 @@ impl Aqm for AutotuneRed {
         self.adapt(self.red.avg());
     }
 
-    fn average(&self) -> Option<f64> {
-        Some(self.red.avg())
-    }
-
     fn params(&self, out: &mut dyn FnMut(&'static str, f64)) {
-        let p = self.red.params();
-        out("max_p", p.max_p);
-        out("min_th", p.min_th);
-        out("max_th", p.max_th);
-        out("w_q", p.w_q);
+        self.red.report(out);
         out("avg", self.red.avg());
     }
 

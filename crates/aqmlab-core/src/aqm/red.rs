@@ -199,6 +199,15 @@ impl Red {
         &mut self.p
     }
 
+    /// Report the parameters the adaptive variants change (max_p, the
+    /// thresholds and w_q) to `params.parquet`.
+    pub fn report(&self, out: &mut dyn FnMut(&'static str, f64)) {
+        out("max_p", self.p.max_p);
+        out("min_th", self.p.min_th);
+        out("max_th", self.p.max_th);
+        out("w_q", self.p.w_q);
+    }
+
     /// The current average queue (packets; mean-size packets in byte mode).
     pub fn avg(&self) -> f64 {
         self.avg
@@ -258,6 +267,39 @@ impl Red {
         }
     }
 }
+
+/// For RED variants that wrap a [`Red`] in a field `red` and only adapt its
+/// parameters: the per-packet hooks and the average are RED's own.
+macro_rules! delegate_to_red {
+    () => {
+        #[inline]
+        fn on_enqueue(
+            &mut self,
+            now: SimTime,
+            pkt: &PacketInfo,
+            q: QueueLen,
+            rng: &mut Rng,
+        ) -> Verdict {
+            self.red.on_enqueue(now, pkt, q, rng)
+        }
+
+        #[inline]
+        fn on_dequeue(
+            &mut self,
+            now: SimTime,
+            pkt: &PacketInfo,
+            q: QueueLen,
+            tx_end: SimTime,
+        ) -> Verdict {
+            self.red.on_dequeue(now, pkt, q, tx_end)
+        }
+
+        fn average(&self) -> Option<f64> {
+            Some(self.red.avg())
+        }
+    };
+}
+pub(crate) use delegate_to_red;
 
 impl Aqm for Red {
     fn on_enqueue(

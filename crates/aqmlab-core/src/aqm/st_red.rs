@@ -387,11 +387,7 @@ impl Aqm for StRed {
     }
 
     fn params(&self, out: &mut dyn FnMut(&'static str, f64)) {
-        let r = self.red.params();
-        out("max_p", r.max_p);
-        out("min_th", r.min_th);
-        out("max_th", r.max_th);
-        out("w_q", r.w_q);
+        self.red.report(out);
         out("interval_s", self.interval.as_secs_f64());
         out("q_ref", self.q_ref);
         out("sigma2", self.sigma2);
