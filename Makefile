@@ -60,7 +60,7 @@ lint: venv
 	$(VENV)/bin/mypy
 
 bench:
-	cargo run --release -p aqmlab-core --example bench -- scenarios/canonical.toml
+	cargo run --release -p aqmlab-core --example bench -- scenarios/canonical.toml scenarios/web.toml
 
 clean:
 	cargo clean
