@@ -45,8 +45,9 @@ def test_responses_table(web_run: aqmlab.RunResult) -> None:
     # HTTP/1.0 with a handshake: at least two base RTTs (10-150 ms) each.
     assert rt.min() >= 0.02 - 1e-9
     w = web_run.summary["web"]
-    assert w["synack_drops"] == 0
+    # One SYN/ACK per connection (HTTP/1.0: per response), more after losses.
     assert w["synacks_sent"] >= w["completed"]
+    assert 0 <= w["synack_drops"] < 0.01 * w["synacks_sent"]
 
 
 def test_response_cdf(web_run: aqmlab.RunResult) -> None:
