@@ -59,8 +59,14 @@ lint: venv
 	$(VENV)/bin/ruff format --check python tests
 	$(VENV)/bin/mypy
 
+# Every scheme on the canonical scenario with its defaults (issue 3).
+AQM_KINDS := droptail ared-feng ared autotune-red pi rem blue avq ap-red st-red st-pi pie codel fq-codel
+BENCH_REPS ?= 3
+
 bench:
-	cargo run --release -p aqmlab-core --example bench -- scenarios/canonical.toml scenarios/web.toml
+	cargo run --release -p aqmlab-core --example bench -- --reps $(BENCH_REPS) scenarios/canonical.toml \
+	  $(foreach k,$(AQM_KINDS),scenarios/canonical.toml@$(k)) \
+	  scenarios/web.toml
 
 clean:
 	cargo clean

@@ -253,12 +253,14 @@ def _drop_nulls(v: Any) -> Any:
 def describe(resolved: Mapping[str, Any]) -> str:
     """A one-line description of a resolved scenario."""
     topo = resolved.get("topology", {})
-    parts = [
-        f"{topo.get('kind', '?')} {topo.get('bottleneck_rate', '?')}"
-        f" / {topo.get('bottleneck_delay', '?')}",
-        f"buffer {_buffer(topo.get('buffer'))}",
-        _aqm(resolved.get("aqm", {})),
-    ]
+    kind = topo.get("kind", "?")
+    if kind == "custom":
+        parts = [f"custom {len(topo.get('nodes', []))} nodes, {len(topo.get('links', []))} links"]
+    else:
+        links = f"{topo.get('links')} x " if kind == "parking-lot" else ""
+        rate, delay = topo.get("bottleneck_rate", "?"), topo.get("bottleneck_delay", "?")
+        parts = [f"{kind} {links}{rate} / {delay}", f"buffer {_buffer(topo.get('buffer'))}"]
+    parts.append(_aqm(resolved.get("aqm", {})))
     groups = resolved.get("traffic", [])
     fwd = sum(g.get("flows", 0) for g in groups if g.get("direction") == "forward")
     rev = sum(g.get("flows", 0) for g in groups if g.get("direction") == "reverse")

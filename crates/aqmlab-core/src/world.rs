@@ -347,8 +347,10 @@ pub struct World {
     routes: Vec<Vec<u32>>,
     /// Monitored links and their names; the first is the summary's bottleneck.
     monitored: Vec<(usize, String)>,
-    /// Dumbbell: each flow's access links.
+    /// Dumbbell and parking lot: each flow's access links.
     access: Vec<[u32; 4]>,
+    /// The topology's named duplex links: (name, forward, reverse) indices.
+    duplex: Vec<(String, u32, u32)>,
     flows: Vec<TcpFlow>,
     /// The UDP source of each UDP flow (`None` for TCP flows).
     udp: Vec<Option<Box<UdpSource>>>,
@@ -437,9 +439,11 @@ impl World {
                         transfers: 0,
                     }))),
                     TrafficSpec::Web(w) => {
-                        // The session's first draw is its base RTT.
+                        // On the dumbbell the session's first draw is its base RTT.
                         let mut rng = Rng::new(seed, Stream::App(f));
-                        web_rtt.push((f as usize, w.rtt.sample(&mut rng)));
+                        if let Some(rtt) = w.rtt {
+                            web_rtt.push((f as usize, rtt.sample(&mut rng)));
+                        }
                         Some(Box::new(WebApp::Browse(Session::new(w.params, rng))))
                     }
                     _ => None,
@@ -449,7 +453,7 @@ impl World {
                     TrafficSpec::Cbr(u) | TrafficSpec::UdpOnoff(u) => {
                         Some(Box::new(UdpSource::new(
                             u.packet_size,
-                            udp_rate(sc, u),
+                            udp_rate(sc, g, u),
                             u.on.zip(u.off),
                             Rng::new(seed, Stream::App(f)),
                         )))
@@ -459,9 +463,9 @@ impl World {
             gs.next = n0 as usize;
             groups.push(gs);
         }
-        let dirs: Vec<Direction> = meta.iter().map(|m| m.direction).collect();
+        let groups_of: Vec<u32> = meta.iter().map(|m| m.group).collect();
         let live: Vec<bool> = meta.iter().map(|m| m.live).collect();
-        let mut built = topology::build(sc, seed, &dirs, &live);
+        let mut built = topology::build(sc, seed, &groups_of, &live);
         // Scheduled link changes make ahead-of-time passing inexact.
         let link_changes = sc
             .schedule
@@ -470,9 +474,9 @@ impl World {
         for (m, r) in meta.iter_mut().zip(&built.base_rtt) {
             m.base_rtt = *r;
         }
-        // Web sessions: access delays that give each its drawn base RTT,
-        // 2 x (bottleneck delay + 2 x access delay).
-        let bd = sc.dumbbell().bottleneck_delay;
+        // Web sessions on the dumbbell: access delays that give each its
+        // drawn base RTT, 2 x (bottleneck delay + 2 x access delay).
+        let bd = sc.dumbbell().map_or(SimTime::ZERO, |d| d.bottleneck_delay);
         for &(f, rtt) in &web_rtt {
             let a = SimTime(rtt.0.saturating_sub(2 * bd.0) / 4);
             for l in built.access[f] {
@@ -504,6 +508,7 @@ impl World {
             routes: built.routes,
             monitored,
             access: built.access,
+            duplex: built.duplex,
             conn: vec![0; flows.len()],
             flows,
             udp,
@@ -542,10 +547,7 @@ impl World {
         if !web_rtt.is_empty() {
             // The bottleneck AQMs were built with the topology's access
             // delays; tell them the sessions' round-trip times.
-            w.notify_links(&[
-                topology::BOTTLENECK_FWD as usize,
-                topology::BOTTLENECK_REV as usize,
-            ]);
+            w.notify_links(&w.select_all());
         }
         w
     }
@@ -945,6 +947,12 @@ impl World {
         match self.links[link].offer(self.now, id, &mut self.arena) {
             Offer::Dropped => self.drop_packet(id),
             Offer::Accepted => self.kick(link),
+            Offer::Evicted => {
+                while let Some(v) = self.links[link].pop_evicted() {
+                    self.drop_packet(v);
+                }
+                self.kick(link);
+            }
         }
     }
 
@@ -1258,21 +1266,39 @@ impl World {
         }
     }
 
+    /// The links a schedule selection names (nothing for `access`, which
+    /// is handled on its own).
+    fn select(&self, sel: &LinkSel) -> Vec<usize> {
+        let LinkSel::Link { name, dir } = sel else {
+            return Vec::new();
+        };
+        let mut out = Vec::with_capacity(2);
+        for (n, fwd, rev) in &self.duplex {
+            if n == name {
+                if dir.fwd() {
+                    out.push(*fwd as usize);
+                }
+                if dir.rev() {
+                    out.push(*rev as usize);
+                }
+            }
+        }
+        out
+    }
+
+    /// Both directions of every named duplex link (those whose AQMs are
+    /// told of changed link facts and loads).
+    fn select_all(&self) -> Vec<usize> {
+        self.duplex
+            .iter()
+            .flat_map(|(_, f, r)| [*f as usize, *r as usize])
+            .collect()
+    }
+
     /// Apply `[[schedule]]` entry `i`.
     fn apply_schedule(&mut self, i: usize) {
         let entry = self.sc.schedule[i].clone();
         let now = self.now;
-        let bottlenecks = |sel: LinkSel| -> Vec<usize> {
-            match sel {
-                LinkSel::Bottleneck => vec![
-                    topology::BOTTLENECK_FWD as usize,
-                    topology::BOTTLENECK_REV as usize,
-                ],
-                LinkSel::BottleneckFwd => vec![topology::BOTTLENECK_FWD as usize],
-                LinkSel::BottleneckRev => vec![topology::BOTTLENECK_REV as usize],
-                LinkSel::Access => Vec::new(),
-            }
-        };
         match entry.action {
             Action::Link { link, rate, delay } => {
                 let mut rng = Rng::new(self.sc.seed, Stream::Schedule(i as u32));
@@ -1290,7 +1316,7 @@ impl World {
                         }
                     }
                 } else {
-                    for l in bottlenecks(link) {
+                    for l in self.select(&link) {
                         let link = &mut self.links[l];
                         if let Some(r) = rate {
                             link.set_rate(now, r);
@@ -1302,14 +1328,15 @@ impl World {
                 }
                 // New base round-trip times: the delays along both routes.
                 for f in 0..self.meta.len() {
-                    let rtt: u64 = self.routes[2 * f]
+                    let rtt = self.routes[2 * f]
                         .iter()
                         .chain(&self.routes[2 * f + 1])
-                        .map(|&l| self.links[l as usize].delay.0)
-                        .sum();
+                        .fold(0u64, |a, &l| {
+                            a.saturating_add(self.links[l as usize].delay.0)
+                        });
                     self.meta[f].base_rtt = SimTime(rtt);
                 }
-                self.notify_links(&bottlenecks(LinkSel::Bottleneck));
+                self.notify_links(&self.select_all());
                 // A link that was idle gets no TxDone; a busy one finishes its
                 // current packet at the old rate and continues at the new one.
             }
@@ -1354,10 +1381,10 @@ impl World {
                     m.start = t;
                     self.events.schedule(t, Event::FlowStart(f));
                 }
-                self.notify_links(&bottlenecks(LinkSel::Bottleneck));
+                self.notify_links(&self.select_all());
             }
             Action::Aqm { link, set } => {
-                for l in bottlenecks(link) {
+                for l in self.select(&link) {
                     for (k, v) in &set {
                         if let Err(e) = self.links[l].aqm.set_param(k, *v) {
                             self.warnings
@@ -1384,7 +1411,7 @@ impl World {
                     m.start = now;
                     self.events.schedule(now, Event::FlowStart(f));
                 }
-                self.notify_links(&bottlenecks(LinkSel::Bottleneck));
+                self.notify_links(&self.select_all());
             }
             Action::Udp { group, rate } => {
                 let g = group as usize;
@@ -1392,7 +1419,7 @@ impl World {
                     return; // rejected by validation
                 };
                 let spec = crate::scenario::UdpSpec { rate, ..u.clone() };
-                let r = udp_rate(&self.sc, &spec);
+                let r = udp_rate(&self.sc, g, &spec);
                 for &f in &self.groups[g].members {
                     if let Some(src) = self.udp[f as usize].as_mut() {
                         src.set_rate(r);
@@ -1441,13 +1468,13 @@ impl World {
     }
 }
 
-/// The per-flow rate of a UDP group (while ON): its `rate`, or density x C
-/// / flows with C the rate of the bottleneck its data crosses.
-fn udp_rate(sc: &Scenario, u: &crate::scenario::UdpSpec) -> crate::units::BitRate {
+/// The per-flow rate of UDP group `g` (while ON): its `rate`, or density x
+/// C / flows with C the rate of the bottleneck its data crosses.
+fn udp_rate(sc: &Scenario, g: usize, u: &crate::scenario::UdpSpec) -> crate::units::BitRate {
     match u.rate {
         crate::scenario::UdpRate::Rate(r) => r,
         crate::scenario::UdpRate::Density(d) => {
-            let c = sc.dumbbell().bottleneck_rate.bps() as f64;
+            let c = sc.path_rate(g).bps() as f64;
             crate::units::BitRate(((d * c / u.flows as f64).round() as u64).max(1))
         }
     }

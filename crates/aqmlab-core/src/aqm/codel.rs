@@ -1,35 +1,323 @@
-//! `codel`: not implemented yet (issue 3). Decoding rejects the kind, so
-//! no scenario can run this placeholder.
+//! CoDel: Controlled Delay active queue management (RFC 8289).
+//!
+//! Reference: K. Nichols, V. Jacobson, A. McGregor, J. Iyengar, "Controlled
+//! Delay Active Queue Management", RFC 8289 (2018). The seed papers
+//! (`/work/shared/seeds/`) do not cover CoDel; the RFC is the specification.
+//!
+//! Model (RFC 8289 sections 3 and 5):
+//! - Estimator (section 3.1): the sojourn time of each packet, measured at
+//!   dequeue as `now - enq_time` (section 5.5, `dodequeue`).
+//! - Setpoint (sections 3.2, 4.3): `target` (5 ms). The queue is "above
+//!   target" while sojourn >= target and more than `maxpacket` bytes remain
+//!   queued; once it has stayed above target for `interval` (100 ms,
+//!   section 4.2; `first_above_time`), the queue may be signalled.
+//! - Control loop (section 3.3): in the dropping state a packet is dropped
+//!   at `drop_next`, and the next one scheduled at
+//!   `drop_next + interval / sqrt(count)` (the control law, section 5.6),
+//!   `count` being the drops since the state was entered. The state is
+//!   left as soon as a packet's sojourn falls below target.
+//! - Entering the dropping state (section 5.5): `count` restarts at 1,
+//!   unless the state was left recently (`now - drop_next < 16 interval`)
+//!   and more than one drop happened since the previous entry
+//!   (`delta = count - lastcount > 1`): then `count = delta`, so the drop
+//!   rate that controlled the queue last time is the starting point.
+//!
+//! How the RFC's `dequeue()` maps onto the link: the RFC drops a packet
+//! and dequeues the next within one call (its drop loop). Here every
+//! packet is one call of [`CodelState::on_packet`]; a `Drop` makes the
+//! caller (the link, or FQ-CoDel's flow scheduler) dequeue the next packet
+//! of the same queue at once, and the state machine remembers that this
+//! next call continues the RFC's `dequeue()` (the field `pending`). A
+//! packet is only signalled while more than `maxpacket` (>= 1) bytes stay
+//! queued behind it, so the RFC's following `dodequeue` always finds a
+//! packet.
+//!
+//! ECN (RFC 8289 section 5.5 leaves the action open; RFC 8290 section
+//! 5.2.6 specifies it for FQ-CoDel): with `ecn` on, an ECN-capable packet
+//! that would be dropped is CE-marked and sent instead; the state advances
+//! as after a drop (`count` grows, the next signal is scheduled by the
+//! control law), and the dequeue ends with the marked packet.
+//!
+//! The control law runs only when a packet is signalled (not per packet);
+//! it computes `interval / sqrt(count)` with one hardware square root.
+//!
+//! CoDel never drops at enqueue: the link's buffer limit is its only
+//! enqueue-side drop (RFC 8289 section 5.4). Every CoDel signal has cause
+//! [`Cause::Early`].
 
-use super::{Aqm, LinkInfo, PacketInfo, QueueLen, Verdict};
+use super::{Aqm, Cause, LinkInfo, PacketInfo, QueueLen, Verdict};
 use crate::rng::Rng;
-use crate::scenario::decode::{SpecError, SpecResult, Table};
+use crate::scenario::decode::{join, SpecError, SpecResult, Table};
 use crate::units::SimTime;
 use serde::Serialize;
 
-/// Parameters of `codel`.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
-pub struct CodelParams {}
+/// Default `target`: 5 ms (RFC 8289 sections 4.3 and 5.3).
+pub const TARGET: SimTime = SimTime::from_millis(5);
+/// Default `interval`: 100 ms (RFC 8289 sections 4.2 and 5.3).
+pub const INTERVAL: SimTime = SimTime::from_millis(100);
 
-impl CodelParams {
-    /// Read the keys of an `[aqm]` table with `kind = "codel"`.
-    pub fn decode(t: &mut Table, _default_pkt_size: u32) -> SpecResult<CodelParams> {
-        Err(SpecError::new(
-            crate::scenario::decode::join(t.path(), "kind"),
-            "\"codel\" is not implemented yet",
-        ))
+/// CoDel's parameters (RFC 8289 section 5.3); FQ-CoDel uses the same ones
+/// for every flow queue (RFC 8290 section 5.2).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct CodelParams {
+    /// Acceptable standing queue delay, > 0. Default 5 ms (RFC 8289 section 4.3).
+    pub target: SimTime,
+    /// Window over which the minimum sojourn must exceed target before
+    /// dropping starts, and the control law's base period, > 0. Default
+    /// 100 ms (RFC 8289 section 4.2).
+    pub interval: SimTime,
+    /// MAXPACKET, bytes, >= 1: while at most this many bytes remain queued
+    /// the queue counts as below target (RFC 8289 section 5.5, "SHOULD use
+    /// interface MTU"). Default: the scenario's `tcp.packet_size` (our MTU).
+    pub maxpacket: u32,
+    /// Mark ECN-capable packets instead of dropping them.
+    pub ecn: bool,
+}
+
+impl Default for CodelParams {
+    fn default() -> Self {
+        CodelParams {
+            target: TARGET,
+            interval: INTERVAL,
+            maxpacket: 1000,
+            ecn: false,
+        }
     }
 }
 
-/// The running scheme.
+impl CodelParams {
+    /// Read the CoDel keys of an `[aqm]` table.
+    pub fn decode(t: &mut Table, default_pkt_size: u32) -> SpecResult<CodelParams> {
+        let p = CodelParams {
+            target: t.time("target", TARGET)?,
+            interval: t.time("interval", INTERVAL)?,
+            maxpacket: t.u32("maxpacket", default_pkt_size)?,
+            ecn: t.bool("ecn", false)?,
+        };
+        p.validate(t.path())?;
+        Ok(p)
+    }
+
+    /// Check every parameter; `path` prefixes the field names in errors.
+    pub fn validate(&self, path: &str) -> SpecResult<()> {
+        for (k, v) in [("target", self.target), ("interval", self.interval)] {
+            if v == SimTime::ZERO {
+                return Err(SpecError::new(
+                    join(path, k),
+                    "0s is not allowed; give a time > 0 such as \"5ms\"",
+                ));
+            }
+        }
+        // 16 x interval must not overflow the nanosecond clock (the count
+        // restart rule of section 5.5 computes it).
+        if self.interval.0 > SimTime::from_secs(1_000_000).0 {
+            return Err(SpecError::new(
+                join(path, "interval"),
+                format!("{} is too long; at most 1000000s", self.interval),
+            ));
+        }
+        if self.maxpacket == 0 {
+            return Err(SpecError::new(
+                join(path, "maxpacket"),
+                "0 is not allowed; give a size in bytes >= 1",
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// The control law (RFC 8289 sections 3.3 and 5.6): `t + interval / sqrt(count)`.
+#[inline]
+pub fn control_law(t: SimTime, interval: SimTime, count: u32) -> SimTime {
+    let c = count.max(1) as f64;
+    t + SimTime((interval.0 as f64 / c.sqrt()).round() as u64)
+}
+
+/// What the next call of [`CodelState::on_packet`] continues.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+enum Pending {
+    /// A new dequeue.
+    #[default]
+    None,
+    /// The previous packet was dropped to enter the dropping state; this
+    /// packet is the RFC's second `dodequeue` of that `dequeue()`.
+    Entering,
+    /// The previous packet was dropped in the drop loop; this packet is
+    /// the loop's next `dodequeue`.
+    Looping,
+}
+
+/// CoDel's per-queue state (RFC 8289 section 5.2), driven one dequeued
+/// packet at a time. Plain CoDel has one; FQ-CoDel one per flow queue.
+#[derive(Clone, Debug, Default)]
+pub struct CodelState {
+    /// When the sojourn time went (and stayed) above target, plus
+    /// interval; `SimTime::ZERO` when below (the RFC's 0).
+    first_above_time: SimTime,
+    /// Time of the next drop in the dropping state.
+    drop_next: SimTime,
+    /// Drops (and marks) since the dropping state was entered.
+    count: u32,
+    /// `count` when the dropping state was last entered.
+    lastcount: u32,
+    /// In the dropping state.
+    dropping: bool,
+    pending: Pending,
+}
+
+impl CodelState {
+    pub fn count(&self) -> u32 {
+        self.count
+    }
+
+    pub fn dropping(&self) -> bool {
+        self.dropping
+    }
+
+    pub fn drop_next(&self) -> SimTime {
+        self.drop_next
+    }
+
+    /// `dodequeue`'s test (RFC 8289 section 5.5): whether the sojourn time
+    /// has been above target for at least interval. `backlog` is the bytes
+    /// still queued after this packet left.
+    #[inline]
+    fn ok_to_drop(
+        &mut self,
+        p: &CodelParams,
+        now: SimTime,
+        sojourn: SimTime,
+        backlog: u64,
+    ) -> bool {
+        if sojourn < p.target || backlog <= p.maxpacket as u64 {
+            // Went (or stayed) below: stay below for at least interval.
+            self.first_above_time = SimTime::ZERO;
+            false
+        } else if self.first_above_time == SimTime::ZERO {
+            // Just went above; signalling is allowed if still above at this time.
+            self.first_above_time = now + p.interval;
+            false
+        } else {
+            now >= self.first_above_time
+        }
+    }
+
+    /// `dodequeue` on an empty queue (RFC 8289 section 5.5): the queue
+    /// cannot be above target, and a dropping state ends.
+    #[inline]
+    pub fn on_empty(&mut self) {
+        self.first_above_time = SimTime::ZERO;
+        self.dropping = false;
+        self.pending = Pending::None;
+    }
+
+    /// Enter the dropping state at `now` (RFC 8289 section 5.5, the
+    /// `else if (r.ok_to_drop)` branch) with the count restart rule.
+    fn enter(&mut self, p: &CodelParams, now: SimTime) {
+        self.dropping = true;
+        let delta = self.count.saturating_sub(self.lastcount);
+        self.count = 1;
+        // now - drop_next < 16 interval, in signed arithmetic: drop_next
+        // may lie in the future if the state was left before it.
+        let since = now.0 as i128 - self.drop_next.0 as i128;
+        if delta > 1 && since < 16 * p.interval.0 as i128 {
+            self.count = delta;
+        }
+        self.drop_next = control_law(now, p.interval, self.count);
+        self.lastcount = self.count;
+    }
+
+    /// The drop loop's test `while (now >= drop_next && dropping)` for the
+    /// packet at hand (RFC 8289 section 5.5).
+    #[inline]
+    fn loop_step(&mut self, p: &CodelParams, now: SimTime, mark: bool) -> Verdict {
+        if now < self.drop_next {
+            return Verdict::Pass;
+        }
+        self.count = self.count.saturating_add(1);
+        if mark {
+            // The marked packet is sent; schedule the next signal as the
+            // loop does after a drop whose successor is still above target.
+            self.drop_next = control_law(self.drop_next, p.interval, self.count);
+            return Verdict::Mark(Cause::Early);
+        }
+        self.pending = Pending::Looping;
+        Verdict::Drop(Cause::Early)
+    }
+
+    /// One packet leaves the queue at `now` after waiting `sojourn`;
+    /// `backlog` bytes remain in the queue behind it; `ect`: the packet is
+    /// ECN-capable. Returns the RFC's decision for it. After a `Drop` (which
+    /// leaves more than `maxpacket` bytes queued), the caller must present
+    /// the next packet of the same queue at the same `now`.
+    #[inline]
+    pub fn on_packet(
+        &mut self,
+        p: &CodelParams,
+        now: SimTime,
+        sojourn: SimTime,
+        backlog: u64,
+        ect: bool,
+    ) -> Verdict {
+        let ok = self.ok_to_drop(p, now, sojourn, backlog);
+        let mark = p.ecn && ect;
+        match std::mem::take(&mut self.pending) {
+            Pending::Entering => {
+                // Section 5.5: the packet after the entering drop is sent
+                // whatever its own sojourn; the state starts now.
+                self.enter(p, now);
+                Verdict::Pass
+            }
+            Pending::Looping => {
+                if !ok {
+                    self.dropping = false;
+                    return Verdict::Pass;
+                }
+                self.drop_next = control_law(self.drop_next, p.interval, self.count);
+                self.loop_step(p, now, mark)
+            }
+            Pending::None if self.dropping => {
+                if !ok {
+                    // Sojourn below target: leave the dropping state.
+                    self.dropping = false;
+                    return Verdict::Pass;
+                }
+                self.loop_step(p, now, mark)
+            }
+            Pending::None if ok => {
+                if mark {
+                    self.enter(p, now);
+                    return Verdict::Mark(Cause::Early);
+                }
+                self.pending = Pending::Entering;
+                Verdict::Drop(Cause::Early)
+            }
+            Pending::None => Verdict::Pass,
+        }
+    }
+}
+
+/// CoDel on a link's FIFO.
 #[derive(Clone, Debug)]
 pub struct Codel {
-    _p: CodelParams,
+    p: CodelParams,
+    st: CodelState,
 }
 
 impl Codel {
     pub fn new(p: CodelParams, _link: LinkInfo) -> Codel {
-        Codel { _p: p }
+        Codel {
+            p,
+            st: CodelState::default(),
+        }
+    }
+
+    pub fn params(&self) -> &CodelParams {
+        &self.p
+    }
+
+    pub fn state(&self) -> &CodelState {
+        &self.st
     }
 }
 
@@ -42,5 +330,234 @@ impl Aqm for Codel {
         _rng: &mut Rng,
     ) -> Verdict {
         Verdict::Pass
+    }
+
+    #[inline]
+    fn on_dequeue(
+        &mut self,
+        now: SimTime,
+        pkt: &PacketInfo,
+        q: QueueLen,
+        _tx_end: SimTime,
+    ) -> Verdict {
+        let sojourn = now.saturating_sub(pkt.enq_time);
+        self.st.on_packet(&self.p, now, sojourn, q.bytes, pkt.ect)
+    }
+
+    /// `count` and `dropping` (0 or 1), sampled only: the state changes at
+    /// packet time scale, too often to record each change.
+    fn params(&self, out: &mut dyn FnMut(&'static str, f64)) {
+        out("count", self.st.count as f64);
+        out("dropping", if self.st.dropping { 1.0 } else { 0.0 });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::units::BitRate;
+
+    fn ms(x: u64) -> SimTime {
+        SimTime::from_millis(x)
+    }
+
+    fn params() -> CodelParams {
+        CodelParams {
+            maxpacket: 500,
+            ..CodelParams::default()
+        }
+    }
+
+    #[test]
+    fn control_law_times() {
+        // interval 100 ms: 100 / sqrt(1) = 100 ms, 100 / sqrt(4) = 50 ms,
+        // 100 / sqrt(2) = 70.710678 ms, 100 / sqrt(100) = 10 ms.
+        assert_eq!(control_law(ms(1000), INTERVAL, 1), ms(1100));
+        assert_eq!(control_law(ms(1000), INTERVAL, 4), ms(1050));
+        assert_eq!(control_law(ms(0), INTERVAL, 2), SimTime(70_710_678));
+        assert_eq!(control_law(ms(0), INTERVAL, 100), ms(10));
+    }
+
+    /// A standing queue of 10 ms sojourn, 2000 bytes behind each packet.
+    fn step(s: &mut CodelState, p: &CodelParams, t_ms: u64, soj_ms: u64) -> Verdict {
+        s.on_packet(p, ms(t_ms), ms(soj_ms), 2000, false)
+    }
+
+    #[test]
+    fn enters_after_interval_above_target_then_follows_control_law() {
+        let p = params();
+        let mut s = CodelState::default();
+        // t = 0: sojourn 10 ms >= 5 ms: first_above_time = 0 + 100 ms.
+        assert_eq!(step(&mut s, &p, 0, 10), Verdict::Pass);
+        assert_eq!(s.first_above_time, ms(100));
+        // t = 99 ms: still before first_above_time.
+        assert_eq!(step(&mut s, &p, 99, 10), Verdict::Pass);
+        // t = 100 ms: ok_to_drop: drop, the next packet completes the entry.
+        assert_eq!(step(&mut s, &p, 100, 10), Verdict::Drop(Cause::Early));
+        assert!(!s.dropping);
+        assert_eq!(step(&mut s, &p, 100, 10), Verdict::Pass);
+        // Entered: count 1, drop_next = 100 + 100 / sqrt(1) = 200 ms.
+        assert!(s.dropping);
+        assert_eq!((s.count, s.drop_next), (1, ms(200)));
+        assert_eq!(step(&mut s, &p, 150, 10), Verdict::Pass);
+        // t = 200 ms: drop, count 2; the next packet (still above target)
+        // schedules drop_next = 200 + 100 / sqrt(2) = 270.710678 ms.
+        assert_eq!(step(&mut s, &p, 200, 10), Verdict::Drop(Cause::Early));
+        assert_eq!(s.count, 2);
+        assert_eq!(step(&mut s, &p, 200, 10), Verdict::Pass);
+        assert_eq!(s.drop_next, SimTime(270_710_678));
+        // t = 271 ms: drop, count 3; next at 270.710678 + 57.735027 = 328.445705 ms.
+        assert_eq!(step(&mut s, &p, 271, 10), Verdict::Drop(Cause::Early));
+        assert_eq!(step(&mut s, &p, 271, 10), Verdict::Pass);
+        assert_eq!(s.count, 3);
+        assert_eq!(s.drop_next, SimTime(270_710_678 + 57_735_027));
+        // A sojourn below target leaves the dropping state.
+        assert_eq!(step(&mut s, &p, 300, 4), Verdict::Pass);
+        assert!(!s.dropping);
+        assert_eq!(s.first_above_time, SimTime::ZERO);
+    }
+
+    #[test]
+    fn drop_loop_drops_several_when_late() {
+        let p = params();
+        let mut s = CodelState {
+            dropping: true,
+            count: 4,
+            lastcount: 1,
+            drop_next: ms(100),
+            first_above_time: ms(10),
+            ..CodelState::default()
+        };
+        // At t = 200 ms the schedule is far behind: drop (count 5); the next
+        // packet reschedules 100 + 100 / sqrt(5) = 144.72136 ms, still <= 200:
+        // drop again (count 6), next 144.72136 + 40.824829 = 185.546189 ms:
+        // drop (count 7), next 185.546189 + 37.796447 = 223.342636 ms > 200: send.
+        assert_eq!(step(&mut s, &p, 200, 10), Verdict::Drop(Cause::Early));
+        assert_eq!(step(&mut s, &p, 200, 10), Verdict::Drop(Cause::Early));
+        assert_eq!(step(&mut s, &p, 200, 10), Verdict::Drop(Cause::Early));
+        assert_eq!(step(&mut s, &p, 200, 10), Verdict::Pass);
+        assert_eq!(s.count, 7);
+        assert_eq!(s.drop_next, SimTime(223_342_636));
+    }
+
+    #[test]
+    fn count_restart_rule() {
+        let p = params();
+        // Left the state at count 6 after entering with lastcount 2
+        // (delta = 4); re-entering within 16 intervals of drop_next
+        // restarts at count = delta = 4: drop_next = t + 100 / 2 = t + 50 ms.
+        let mut s = CodelState {
+            count: 6,
+            lastcount: 2,
+            drop_next: ms(1000),
+            first_above_time: ms(1500),
+            ..CodelState::default()
+        };
+        assert_eq!(step(&mut s, &p, 1500, 10), Verdict::Drop(Cause::Early));
+        assert_eq!(step(&mut s, &p, 1500, 10), Verdict::Pass);
+        assert_eq!((s.count, s.lastcount, s.drop_next), (4, 4, ms(1550)));
+        // Re-entering 16 intervals (1.6 s) or more after drop_next: count 1.
+        let mut s = CodelState {
+            count: 6,
+            lastcount: 2,
+            drop_next: ms(1000),
+            first_above_time: ms(2600),
+            ..CodelState::default()
+        };
+        assert_eq!(step(&mut s, &p, 2600, 10), Verdict::Drop(Cause::Early));
+        assert_eq!(step(&mut s, &p, 2600, 10), Verdict::Pass);
+        assert_eq!((s.count, s.drop_next), (1, ms(2700)));
+        // delta = 1 (one drop last time): count 1 even if recent.
+        let mut s = CodelState {
+            count: 3,
+            lastcount: 2,
+            drop_next: ms(1000),
+            first_above_time: ms(1100),
+            ..CodelState::default()
+        };
+        assert_eq!(step(&mut s, &p, 1100, 10), Verdict::Drop(Cause::Early));
+        assert_eq!(step(&mut s, &p, 1100, 10), Verdict::Pass);
+        assert_eq!(s.count, 1);
+    }
+
+    #[test]
+    fn small_backlog_and_empty_queue() {
+        let p = params();
+        let mut s = CodelState {
+            first_above_time: ms(1),
+            dropping: true,
+            ..CodelState::default()
+        };
+        // At most maxpacket (500) bytes left: below target whatever the
+        // sojourn; the dropping state ends.
+        assert_eq!(s.on_packet(&p, ms(10), ms(50), 500, false), Verdict::Pass);
+        assert_eq!(s.first_above_time, SimTime::ZERO);
+        assert!(!s.dropping);
+        // 501 bytes left: above target; first_above_time = 20 + 100 ms.
+        assert_eq!(s.on_packet(&p, ms(20), ms(50), 501, false), Verdict::Pass);
+        assert_eq!(s.first_above_time, ms(120));
+        // An empty queue at a dequeue opportunity (FQ-CoDel's flow
+        // scheduler) resets first_above_time and the dropping state.
+        s.dropping = true;
+        s.on_empty();
+        assert_eq!(s.first_above_time, SimTime::ZERO);
+        assert!(!s.dropping);
+    }
+
+    #[test]
+    fn ecn_marks_instead_of_dropping() {
+        let p = CodelParams {
+            ecn: true,
+            ..params()
+        };
+        let mut s = CodelState {
+            first_above_time: ms(50),
+            ..CodelState::default()
+        };
+        // Entering: the ECT packet is marked and sent; count 1, next at +100 ms.
+        let v = s.on_packet(&p, ms(100), ms(10), 2000, true);
+        assert_eq!(v, Verdict::Mark(Cause::Early));
+        assert!(s.dropping);
+        assert_eq!(s.drop_next, ms(200));
+        // In the loop: mark, count 2, next at 200 + 70.710678 ms.
+        let v = s.on_packet(&p, ms(200), ms(10), 2000, true);
+        assert_eq!(v, Verdict::Mark(Cause::Early));
+        assert_eq!((s.count, s.drop_next), (2, SimTime(270_710_678)));
+        // A packet that is not ECN-capable is dropped.
+        let v = s.on_packet(&p, ms(280), ms(10), 2000, false);
+        assert_eq!(v, Verdict::Drop(Cause::Early));
+    }
+
+    #[test]
+    fn link_hook_uses_enq_time() {
+        let mut c = Codel::new(params(), LinkInfo::new(BitRate(10_000_000), 500));
+        let pkt = PacketInfo {
+            size: 500,
+            enq_time: ms(10),
+            ..PacketInfo::default()
+        };
+        let q = QueueLen {
+            pkts: 4,
+            bytes: 2000,
+        };
+        // Sojourn 20 - 10 = 10 ms >= target: first_above_time = 120 ms.
+        assert_eq!(c.on_dequeue(ms(20), &pkt, q, ms(21)), Verdict::Pass);
+        assert_eq!(c.st.first_above_time, ms(120));
+        let mut names = Vec::new();
+        Aqm::params(&c, &mut |n, v| names.push((n, v)));
+        assert_eq!(names, vec![("count", 0.0), ("dropping", 0.0)]);
+    }
+
+    #[test]
+    fn validation_names_fields() {
+        let mut p = params();
+        p.interval = SimTime::ZERO;
+        assert_eq!(p.validate("aqm").unwrap_err().path, "aqm.interval");
+        let mut p = params();
+        p.target = SimTime::ZERO;
+        assert_eq!(p.validate("aqm").unwrap_err().path, "aqm.target");
+        let mut p = params();
+        p.maxpacket = 0;
+        assert_eq!(p.validate("aqm").unwrap_err().path, "aqm.maxpacket");
     }
 }

@@ -380,6 +380,37 @@ mod tests {
     }
 
     #[test]
+    fn dropped_arrival_keeps_the_link_idle() {
+        let mut p = params();
+        p.gentle = false;
+        let mut r = Red::new(p, link());
+        let mut rng = Rng::new(1, Stream::Aqm(0));
+        let pkt = PacketInfo {
+            size: 500,
+            ..PacketInfo::default()
+        };
+        r.avg = 100.0;
+        r.idle_since = Some(SimTime::from_millis(10));
+        // An arrival during the last transmission (idle from 10 ms) is
+        // dropped (avg >= max_th): the idle mark stays.
+        assert!(matches!(
+            r.on_enqueue(SimTime::from_millis(9), &pkt, q(0), &mut rng),
+            Verdict::Drop(_)
+        ));
+        assert_eq!(r.idle_since, Some(SimTime::from_millis(10)));
+        // That arrival moved the average by eq. 2.3 (q = 0): 99.8. 40 ms =
+        // 100 packet times after the idle start: 99.8 * 0.998^100 = 81.69
+        // (still dropped); the idle period goes on from now.
+        r.on_enqueue(SimTime::from_millis(50), &pkt, q(0), &mut rng);
+        assert!((r.avg - 99.8 * 0.818_566_804_6).abs() < 1e-6, "{}", r.avg);
+        assert_eq!(r.idle_since, Some(SimTime::from_millis(50)));
+        // Another 400 ms: 81.69 * 0.998^1000 = 11.01 < max_th: the decay
+        // lets packets in again.
+        r.on_enqueue(SimTime::from_millis(450), &pkt, q(0), &mut rng);
+        assert!(r.avg < 60.0);
+    }
+
+    #[test]
     fn dequeue_to_empty_starts_idle_at_tx_end() {
         let mut r = Red::new(params(), link());
         r.idle_since = None;

@@ -1,46 +1,505 @@
-//! `st-pi`: not implemented yet (issue 3). Decoding rejects the kind, so
-//! no scenario can run this placeholder.
+//! Statistical Tuning PI (ST-PI): a PI controller whose reference queue and
+//! gain follow the detected variance of the queue.
+//!
+//! Reference: `003_b277268f444f7691.txt` (Wu Chen's thesis) chapter 6:
+//! figure 6.1 (the algorithm), eqs. 6.11 and 6.12 (variance and detection
+//! functions), eq. 6.6 (q_ref <- k q_ref, K_p <- K_p / k^2), section 6.3.2
+//! (phi_2 = phi_1 / 4, gamma = 0.7, h_l = gamma / sqrt(3)) and section 6.4
+//! (defaults a = 7.288e-5, b = 7.264e-5, q_ref = 150 packets, 170 Hz,
+//! h_s = 0.45 / sqrt(3), phi_1 = 1/7 per second). The detector is ST-RED's
+//! (chapter 5: eqs. 5.5-5.10, figure 5.3) run once per sampling interval
+//! with the weights phi_1 T_s and phi_2 T_s instead of phi w_q per packet.
+//!
+//! Every sampling interval, with q the instantaneous queue:
+//!
+//! ```text
+//! PI: p <- p + a (q - q_ref) - b (q_old - q_ref)              (eq. 3.7)
+//! if 0 < q < 2 q_ref:                                         (l_range, eq. 5.6)
+//!     sigma^2 <- (1 - phi_1 T_s) sigma^2 + phi_1 T_s (q - q_ref)^2     (eq. 6.11)
+//!     if (1 - gamma) q_ref < q < (1 + gamma) q_ref:           (d_range, eq. 5.8)
+//!         g^2 <- (1 - phi_2 T_s) g^2 + phi_2 T_s (q - q_ref)^2         (eq. 6.12)
+//!         if (g > h_l q_ref and sigma > h_l q_ref) or (g < h_s q_ref and sigma < h_s q_ref):
+//!             k <- sigma / (h_l q_ref) if g > h_l q_ref, else sigma / (h_s q_ref)
+//!             q_ref <- k q_ref;  a <- a / k^2;  b <- b / k^2   (eq. 6.6)
+//!             g^2 <- ((h_s q_ref)^2 + (h_l q_ref)^2) / 2
+//! ```
+//!
+//! sigma^2 starts at 0 and g^2 at ((h_s q_ref)^2 + (h_l q_ref)^2) / 2.
+//!
+//! Choices where the thesis is silent:
+//! - The controller is [`Pi`] itself (same keys, defaults from section 6.4);
+//!   K_p <- K_p / k^2 scales both a and b by 1 / k^2 (the zero z and T_s
+//!   unchanged), as the section 6.4 gains are ns-2's scaled by 4 = 1 / (1/2)^2.
+//! - Order within a sample: the PI update runs first with the current
+//!   q_ref, a and b; an adjustment applies from the next sample.
+//! - Safeguards not in the figure: the new q_ref is kept within
+//!   [`q_ref_min`, `q_ref_max`] (k is cut accordingly; default 1 packet and
+//!   half the buffer, so that l_range fits in the buffer), and a detection
+//!   whose k would be 0 (sigma = 0) moves q_ref to `q_ref_min`.
 
+use super::pi::{Pi, PiGains, PiParams};
 use super::{Aqm, LinkInfo, PacketInfo, QueueLen, Verdict};
 use crate::rng::Rng;
-use crate::scenario::decode::{SpecError, SpecResult, Table};
+use crate::scenario::decode::{check_range, join, SpecError, SpecResult, Table};
 use crate::units::SimTime;
 use serde::Serialize;
 
-/// Parameters of `st-pi`.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
-pub struct StPiParams {}
+/// sqrt(3): the ratio of a uniform variable's amplitude to its standard
+/// deviation (section 5.4.2).
+const SQRT_3: f64 = 1.732_050_807_568_877_2;
 
-impl StPiParams {
-    /// Read the keys of an `[aqm]` table with `kind = "st-pi"`.
-    pub fn decode(t: &mut Table, _default_pkt_size: u32) -> SpecResult<StPiParams> {
-        Err(SpecError::new(
-            crate::scenario::decode::join(t.path(), "kind"),
-            "\"st-pi\" is not implemented yet",
-        ))
+/// ST-PI's parameters. Defaults from section 6.4 unless noted.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct StPiParams {
+    /// The PI controller's keys (a, b or design, q_ref, sampling_freq, mode,
+    /// mean_pkt_size, ecn). Defaults: a = 7.288e-5, b = 7.264e-5,
+    /// q_ref = 150 packets, 170 Hz.
+    #[serde(flatten)]
+    pub pi: PiParams,
+    /// Forgetting factor of the variance function, 1/s (the inverse of the
+    /// system time constant, section 6.3.2). Default 1/7.
+    pub phi_1: f64,
+    /// Forgetting factor of the detection function, 1/s, at most phi_1.
+    /// Default phi_1 / 4 (section 6.3.2).
+    pub phi_2: f64,
+    /// Half-width of the detection range d_range as a fraction of q_ref,
+    /// in (0, 1]. Default 0.7 (section 5.4.2).
+    pub gamma: f64,
+    /// Upper threshold coefficient. Default gamma / sqrt(3) (section 5.4.2).
+    pub h_l: f64,
+    /// Lower threshold coefficient, in (0, h_l). Default 0.45 / sqrt(3).
+    pub h_s: f64,
+    /// Smallest q_ref an adjustment may set, packets (a safeguard, not in
+    /// the thesis). Default 1.
+    pub q_ref_min: f64,
+    /// Largest q_ref an adjustment may set, packets (a safeguard). Default:
+    /// half the link's buffer.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub q_ref_max: Option<f64>,
+}
+
+impl Default for StPiParams {
+    fn default() -> Self {
+        let phi_1 = 1.0 / 7.0;
+        let gamma = 0.7;
+        StPiParams {
+            pi: PiParams {
+                gains: PiGains::Direct {
+                    a: 7.288e-5,
+                    b: 7.264e-5,
+                },
+                q_ref: 150.0,
+                ..PiParams::default()
+            },
+            phi_1,
+            phi_2: 0.25 * phi_1,
+            gamma,
+            h_l: gamma / SQRT_3,
+            h_s: 0.45 / SQRT_3,
+            q_ref_min: 1.0,
+            q_ref_max: None,
+        }
     }
 }
 
-/// The running scheme.
+impl StPiParams {
+    /// Read the keys of an `[aqm]` table with `kind = "st-pi"`.
+    pub fn decode(t: &mut Table, default_pkt_size: u32) -> SpecResult<StPiParams> {
+        let d = StPiParams::default();
+        let pi_defaults = PiParams {
+            mean_pkt_size: default_pkt_size,
+            ..d.pi.clone()
+        };
+        let pi = PiParams::decode_with(t, &pi_defaults)?;
+        let phi_1 = t.f64("phi_1", d.phi_1)?;
+        let gamma = t.f64("gamma", d.gamma)?;
+        let p = StPiParams {
+            pi,
+            phi_1,
+            phi_2: t.f64("phi_2", 0.25 * phi_1)?,
+            gamma,
+            h_l: t.f64("h_l", gamma / SQRT_3)?,
+            h_s: t.f64("h_s", d.h_s)?,
+            q_ref_min: t.f64("q_ref_min", d.q_ref_min)?,
+            q_ref_max: t.opt_f64("q_ref_max")?,
+        };
+        p.validate(t.path())?;
+        Ok(p)
+    }
+
+    /// Check every parameter; `path` prefixes the field names in errors.
+    pub fn validate(&self, path: &str) -> SpecResult<()> {
+        let f = |k: &str| join(path, k);
+        self.pi.validate(path)?;
+        if self.pi.q_ref <= 0.0 {
+            return Err(SpecError::new(
+                f("q_ref"),
+                "0 is not allowed for st-pi: its thresholds are fractions of q_ref; give q_ref > 0",
+            ));
+        }
+        let ts = self.pi.interval().as_secs_f64();
+        let fmax = 1.0 / ts;
+        check_range(&f("phi_1"), self.phi_1, 0.0, true, fmax)?;
+        check_range(&f("phi_2"), self.phi_2, 0.0, true, fmax)?;
+        if self.phi_2 > self.phi_1 {
+            return Err(SpecError::new(
+                f("phi_2"),
+                format!(
+                    "{} must not exceed phi_1 ({}): the variance must move faster than the detection function (section 5.4.1)",
+                    self.phi_2, self.phi_1
+                ),
+            ));
+        }
+        check_range(&f("gamma"), self.gamma, 0.0, true, 1.0)?;
+        check_range(&f("h_l"), self.h_l, 0.0, true, 1e3)?;
+        check_range(&f("h_s"), self.h_s, 0.0, true, 1e3)?;
+        if self.h_s >= self.h_l {
+            return Err(SpecError::new(
+                f("h_s"),
+                format!("{} must be less than h_l ({})", self.h_s, self.h_l),
+            ));
+        }
+        check_range(&f("q_ref_min"), self.q_ref_min, 0.0, true, self.pi.q_ref)
+            .map_err(|e| SpecError::new(e.path, format!("{} (at most q_ref)", e.msg)))?;
+        if let Some(m) = self.q_ref_max {
+            check_range(&f("q_ref_max"), m, self.pi.q_ref, false, 1e9)
+                .map_err(|e| SpecError::new(e.path, format!("{} (at least q_ref)", e.msg)))?;
+        }
+        Ok(())
+    }
+}
+
+/// The variance and detection functions of figure 6.1 (ST-RED's detector,
+/// figure 5.3, sampled every T_s).
+#[derive(Clone, Debug)]
+pub struct VarianceDetector {
+    /// Variance function sigma^2, packets^2.
+    pub sigma2: f64,
+    /// Detection function g^2, packets^2.
+    pub g2: f64,
+    /// phi_1 T_s.
+    w1: f64,
+    /// phi_2 T_s.
+    w2: f64,
+    gamma: f64,
+    h_l: f64,
+    h_s: f64,
+}
+
+impl VarianceDetector {
+    pub fn new(p: &StPiParams, ts: f64, q_ref: f64) -> VarianceDetector {
+        let mut d = VarianceDetector {
+            sigma2: 0.0,
+            g2: 0.0,
+            w1: p.phi_1 * ts,
+            w2: p.phi_2 * ts,
+            gamma: p.gamma,
+            h_l: p.h_l,
+            h_s: p.h_s,
+        };
+        d.reset(q_ref);
+        d
+    }
+
+    /// g^2 <- ((h_s q_ref)^2 + (h_l q_ref)^2) / 2 (section 5.3.1).
+    pub fn reset(&mut self, q_ref: f64) {
+        let (s, l) = (self.h_s * q_ref, self.h_l * q_ref);
+        self.g2 = (s * s + l * l) / 2.0;
+    }
+
+    /// One sample of the queue `q` against `q_ref`; returns the adjustment
+    /// factor k when a significant change of variance is detected.
+    pub fn observe(&mut self, q: f64, q_ref: f64) -> Option<f64> {
+        // l_range (eq. 5.6)
+        if !(q > 0.0 && q < 2.0 * q_ref) {
+            return None;
+        }
+        let e2 = (q - q_ref) * (q - q_ref);
+        self.sigma2 = (1.0 - self.w1) * self.sigma2 + self.w1 * e2; // eq. 6.11
+                                                                    // d_range (eq. 5.8)
+        if !(q > (1.0 - self.gamma) * q_ref && q < (1.0 + self.gamma) * q_ref) {
+            return None;
+        }
+        self.g2 = (1.0 - self.w2) * self.g2 + self.w2 * e2; // eq. 6.12
+        let (g, sigma) = (self.g2.sqrt(), self.sigma2.sqrt());
+        let (upper, lower) = (self.h_l * q_ref, self.h_s * q_ref);
+        if g > upper && sigma > upper {
+            Some(sigma / upper) // eq. 5.12
+        } else if g < lower && sigma < lower {
+            Some(sigma / lower) // eq. 5.14
+        } else {
+            None
+        }
+    }
+
+    /// Standard deviation sigma, packets.
+    pub fn sigma(&self) -> f64 {
+        self.sigma2.sqrt()
+    }
+
+    /// sqrt(g^2), packets.
+    pub fn g(&self) -> f64 {
+        self.g2.sqrt()
+    }
+}
+
+/// The running ST-PI scheme.
 #[derive(Clone, Debug)]
 pub struct StPi {
-    _p: StPiParams,
+    pi: Pi,
+    det: VarianceDetector,
+    /// The last adjustment factor applied (1 before any).
+    k: f64,
+    q_ref_min: f64,
+    q_ref_max: f64,
+    /// Adjustments so far.
+    adjustments: u32,
+    changed: bool,
 }
 
 impl StPi {
-    pub fn new(p: StPiParams, _link: LinkInfo) -> StPi {
-        StPi { _p: p }
+    pub fn new(p: StPiParams, link: LinkInfo) -> StPi {
+        let q_ref_max = p
+            .q_ref_max
+            .unwrap_or_else(|| (link.buffer_pkts() / 2.0).max(p.pi.q_ref));
+        let q_ref_min = p.q_ref_min;
+        let pi = Pi::new(p.pi.clone(), link);
+        let det = VarianceDetector::new(&p, pi.ts(), p.pi.q_ref);
+        StPi {
+            pi,
+            det,
+            k: 1.0,
+            q_ref_min,
+            q_ref_max,
+            adjustments: 0,
+            changed: false,
+        }
+    }
+
+    /// The PI controller inside.
+    pub fn pi(&self) -> &Pi {
+        &self.pi
+    }
+
+    pub fn detector(&self) -> &VarianceDetector {
+        &self.det
+    }
+
+    /// Adjustments of q_ref so far.
+    pub fn adjustments(&self) -> u32 {
+        self.adjustments
+    }
+
+    /// Figure 6.1's detection and adjustment for the sampled queue `q` (packets).
+    fn detect(&mut self, q: f64) {
+        let q_ref = self.pi.controller().q_ref;
+        let Some(k) = self.det.observe(q, q_ref) else {
+            return;
+        };
+        let new_ref = (k * q_ref).clamp(self.q_ref_min, self.q_ref_max);
+        if new_ref != q_ref {
+            let k = new_ref / q_ref;
+            let c = self.pi.controller_mut();
+            c.rescale(k); // eq. 6.6
+            c.q_ref = new_ref; // exactly, not q_ref * (new_ref / q_ref)
+            self.k = k;
+            self.adjustments += 1;
+            self.changed = true;
+        }
+        self.det.reset(self.pi.controller().q_ref);
     }
 }
 
 impl Aqm for StPi {
+    #[inline]
     fn on_enqueue(
         &mut self,
-        _now: SimTime,
-        _pkt: &PacketInfo,
-        _q: QueueLen,
-        _rng: &mut Rng,
+        now: SimTime,
+        pkt: &PacketInfo,
+        q: QueueLen,
+        rng: &mut Rng,
     ) -> Verdict {
-        Verdict::Pass
+        self.pi.on_enqueue(now, pkt, q, rng)
+    }
+
+    fn tick_interval(&self) -> Option<SimTime> {
+        self.pi.tick_interval()
+    }
+
+    fn on_tick(&mut self, now: SimTime, q: QueueLen) {
+        self.pi.on_tick(now, q);
+        let x = self.pi.measure(q);
+        self.detect(x);
+    }
+
+    fn params(&self, out: &mut dyn FnMut(&'static str, f64)) {
+        Aqm::params(&self.pi, out);
+        out("k", self.k);
+        out("sigma", self.det.sigma());
+        out("g", self.det.g());
+    }
+
+    fn take_changed(&mut self) -> bool {
+        std::mem::take(&mut self.changed)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scenario::Value;
+    use crate::units::BitRate;
+
+    fn decode(text: &str) -> SpecResult<StPiParams> {
+        let v: Value = toml::from_str(text).unwrap();
+        let mut t = Table::new(v, "aqm")?;
+        let p = StPiParams::decode(&mut t, 500)?;
+        t.finish()?;
+        Ok(p)
+    }
+
+    /// T_s = 10 ms (100 Hz), phi_1 T_s = 0.5, phi_2 T_s = 0.25, q_ref = 100.
+    fn fast() -> StPiParams {
+        decode("sampling_freq = 100\nphi_1 = 50\nphi_2 = 25\nq_ref = 100\na = 1e-4\nb = 0.9e-4")
+            .unwrap()
+    }
+
+    fn q(pkts: u32) -> QueueLen {
+        QueueLen {
+            pkts,
+            bytes: pkts as u64 * 500,
+        }
+    }
+
+    #[test]
+    fn defaults_section_6_4() {
+        let p = decode("").unwrap();
+        assert_eq!(
+            p.pi.gains,
+            PiGains::Direct {
+                a: 7.288e-5,
+                b: 7.264e-5
+            }
+        );
+        assert_eq!(p.pi.q_ref, 150.0);
+        assert_eq!(p.pi.sampling_freq, 170.0);
+        assert_eq!(p.phi_1, 1.0 / 7.0);
+        assert_eq!(p.phi_2, 1.0 / 28.0);
+        assert!((p.h_l - 0.7 / 3f64.sqrt()).abs() < 1e-15);
+        assert!((p.h_s - 0.45 / 3f64.sqrt()).abs() < 1e-15);
+        assert_eq!(
+            p,
+            StPiParams {
+                pi: PiParams {
+                    mean_pkt_size: 500,
+                    ..StPiParams::default().pi
+                },
+                ..StPiParams::default()
+            }
+        );
+        // h_l and phi_2 follow gamma and phi_1 unless given.
+        let p = decode("gamma = 0.6\nphi_1 = 0.2").unwrap();
+        assert!((p.h_l - 0.6 / 3f64.sqrt()).abs() < 1e-15);
+        assert!((p.phi_2 - 0.05).abs() < 1e-15);
+    }
+
+    #[test]
+    fn detector_large_variance_fig_6_1() {
+        let d0 = fast();
+        let mut d = VarianceDetector::new(&d0, 0.01, 100.0);
+        // Thresholds: h_l q_ref = 70 / sqrt(3) = 40.4145, h_s q_ref = 45 / sqrt(3) = 25.9808;
+        // g^2(0) = (675 + 1633.33) / 2 = 1154.17.
+        assert!((d.g2 - 1_154.166_666_7).abs() < 1e-6);
+        // Outside l_range (0 < q < 200): nothing moves.
+        assert_eq!(d.observe(0.0, 100.0), None);
+        assert_eq!(d.observe(250.0, 100.0), None);
+        assert_eq!(d.sigma2, 0.0);
+        // q = 150: sigma^2 = 0.5 * 2500 = 1250; in d_range (30, 170):
+        // g^2 = 0.75 * 1154.17 + 0.25 * 2500 = 1490.625, g = 38.61 between the thresholds.
+        assert_eq!(d.observe(150.0, 100.0), None);
+        assert!((d.sigma2 - 1250.0).abs() < 1e-9);
+        assert!((d.g2 - 1490.625).abs() < 1e-6);
+        // q = 180: outside d_range, inside l_range: only sigma^2 moves,
+        // 0.5 * 1250 + 0.5 * 6400 = 3825.
+        assert_eq!(d.observe(180.0, 100.0), None);
+        assert!((d.sigma2 - 3825.0).abs() < 1e-9);
+        assert!((d.g2 - 1490.625).abs() < 1e-6);
+        // q = 160: sigma^2 = 0.5 * 3825 + 0.5 * 3600 = 3712.5 (sigma 60.930),
+        // g^2 = 0.75 * 1490.625 + 0.25 * 3600 = 2017.97 (g 44.92 > 40.41):
+        // k = 60.930 / 40.4145 = 1.50763 (eq. 5.12).
+        let k = d.observe(160.0, 100.0).unwrap();
+        assert!((k - 1.507_63).abs() < 1e-5, "{k}");
+    }
+
+    #[test]
+    fn detector_small_variance_fig_6_1() {
+        let mut d = VarianceDetector::new(&fast(), 0.01, 100.0);
+        // q = 110 (e^2 = 100) three times:
+        // sigma^2 = 50, 75, 87.5; g^2 = 890.63, 692.97, 544.73 (g = 23.34 < 25.98).
+        assert_eq!(d.observe(110.0, 100.0), None);
+        assert_eq!(d.observe(110.0, 100.0), None);
+        let k = d.observe(110.0, 100.0).unwrap();
+        // k = sqrt(87.5) / 25.9808 = 9.35414 / 25.9808 = 0.360041 (eq. 5.14)
+        assert!((k - 0.360_041).abs() < 1e-6, "{k}");
+    }
+
+    #[test]
+    fn adjustment_rescales_pi_eq_6_6() {
+        let mut s = StPi::new(fast(), LinkInfo::new(BitRate(10_000_000), 500));
+        assert_eq!(s.tick_interval(), Some(SimTime::from_millis(10)));
+        for x in [150, 180] {
+            s.on_tick(SimTime::ZERO, q(x));
+            assert!(!s.take_changed());
+        }
+        s.on_tick(SimTime::ZERO, q(160));
+        // k = 1.50763 as in `detector_large_variance_fig_6_1`:
+        // q_ref = 150.763, a = 1e-4 / 1.50763^2 = 4.39955e-5, b = 0.9 a = 3.95960e-5.
+        let c = s.pi().controller().clone();
+        assert!((c.q_ref - 150.763).abs() < 1e-3, "{}", c.q_ref);
+        assert!((c.a - 4.399_55e-5).abs() < 1e-9, "{}", c.a);
+        assert!((c.b - 3.959_60e-5).abs() < 1e-9, "{}", c.b);
+        assert!(s.take_changed());
+        assert!(!s.take_changed());
+        // g^2 restarts from the new thresholds: (0.2598^2 + 0.4041^2) / 2 * 150.763^2.
+        let g2 = (0.45f64.powi(2) + 0.7f64.powi(2)) / 3.0 / 2.0 * c.q_ref * c.q_ref;
+        assert!((s.detector().g2 - g2).abs() < 1e-6);
+        let mut seen = Vec::new();
+        Aqm::params(&s, &mut |n, v| seen.push((n, v)));
+        let names: Vec<&str> = seen.iter().map(|(n, _)| *n).collect();
+        assert_eq!(names, ["p", "a", "b", "q_ref", "k", "sigma", "g"]);
+    }
+
+    #[test]
+    fn q_ref_stays_within_its_bounds() {
+        let mut p = fast();
+        p.q_ref_max = Some(110.0);
+        let mut s = StPi::new(p, LinkInfo::new(BitRate(10_000_000), 500));
+        for x in [150, 180, 160] {
+            s.on_tick(SimTime::ZERO, q(x));
+        }
+        // k = 1.50763 is cut to 110 / 100: a = 1e-4 / 1.21 = 8.26446e-5.
+        let c = s.pi().controller();
+        assert_eq!(c.q_ref, 110.0);
+        assert!((c.a - 8.264_46e-5).abs() < 1e-9);
+        // Default q_ref_max: half of a 1000-packet buffer.
+        let s = StPi::new(fast(), LinkInfo::new(BitRate(10_000_000), 500));
+        assert_eq!(s.q_ref_max, 500.0);
+    }
+
+    #[test]
+    fn validation_names_fields() {
+        let path = |text: &str| decode(text).unwrap_err().path;
+        assert_eq!(path("h_s = 0.5"), "aqm.h_s");
+        assert_eq!(path("phi_2 = 1"), "aqm.phi_2");
+        assert_eq!(path("phi_1 = 0"), "aqm.phi_1");
+        assert_eq!(path("phi_1 = 1000"), "aqm.phi_1");
+        assert_eq!(path("gamma = 1.5"), "aqm.gamma");
+        assert_eq!(path("q_ref = 0"), "aqm.q_ref");
+        assert_eq!(path("a = -1"), "aqm.a");
+        assert_eq!(path("q_ref_max = 100"), "aqm.q_ref_max");
+        assert_eq!(path("q_ref_min = 200"), "aqm.q_ref_min");
+        assert_eq!(path("design = { lambda = 1 }"), "aqm.design.lambda");
+        let e = decode("h_s = 0.5").unwrap_err();
+        assert!(e.msg.contains("0.5") && e.msg.contains("h_l"), "{e}");
     }
 }

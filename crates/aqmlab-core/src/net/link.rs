@@ -1,10 +1,16 @@
 //! A one-way link: an egress queue with its AQM, a transmitter of fixed rate,
 //! a propagation delay and an optional random loss model on the wire.
+//!
+//! The waiting packets live in the link's FIFO, except under FQ-CoDel,
+//! which schedules them itself: then [`Link::offer`] and [`Link::try_start`]
+//! hand them to the scheduler instead ([`crate::aqm::FqCodel::enqueue`],
+//! [`crate::aqm::FqCodel::dequeue`]), behind one branch on the AQM kind.
 
+use crate::aqm::fq_codel::Queued;
 use crate::aqm::{Aqm, AqmImpl, Cause, PacketInfo, QueueLen, Verdict};
 use crate::metrics::{LinkStats, QueueMonitor};
 use crate::packet::{Arena, Ecn, PktId};
-use crate::rng::Rng;
+use crate::rng::{Rng, Stream};
 use crate::scenario::{Buffer, LossSpec};
 use crate::units::{BitRate, SimTime};
 use std::collections::VecDeque;
@@ -12,19 +18,99 @@ use std::collections::VecDeque;
 /// Random loss on the wire.
 #[derive(Clone, Debug)]
 pub enum LossModel {
-    Bernoulli { p: f64, rng: Rng },
+    Bernoulli {
+        p: f64,
+        rng: Rng,
+    },
+    /// `002_80945567bf68047d.txt` section 5.2 (see [`LossSpec::Markov`]).
+    Markov(Box<MarkovLoss>),
+}
+
+/// The state of a Markov burst-loss link: which state it is in, until
+/// when, and the streams of its state changes and its packet losses.
+#[derive(Clone, Debug)]
+pub struct MarkovLoss {
+    /// Loss probability of each state.
+    p: Vec<f64>,
+    /// Holding time of each state.
+    hold: Vec<SimTime>,
+    /// Rows of the transition matrix as cumulative sums, each ending at 1.
+    cumulative: Vec<Vec<f64>>,
+    state: usize,
+    /// When the current holding period ends.
+    until: SimTime,
+    /// Draws of the state changes only, so that the chain's path does not
+    /// depend on the packets (the same seed gives the same bad periods
+    /// whatever the traffic or the AQM).
+    chain: Rng,
+    /// Draws of the per-packet losses.
+    rng: Rng,
+}
+
+impl MarkovLoss {
+    /// The state at time `now`, advancing the chain over the holding
+    /// periods that ended since the last call.
+    #[inline]
+    fn state_at(&mut self, now: SimTime) -> usize {
+        while now >= self.until {
+            let u = self.chain.uniform();
+            let row = &self.cumulative[self.state];
+            // The last state with a positive probability catches rounding.
+            let last = row.iter().rposition(|&c| c > 0.0).unwrap_or(row.len() - 1);
+            self.state = row.iter().position(|&c| u < c).unwrap_or(last).min(last);
+            self.until += self.hold[self.state];
+        }
+        self.state
+    }
 }
 
 impl LossModel {
-    pub fn new(spec: &LossSpec, rng: Rng) -> LossModel {
-        match *spec {
-            LossSpec::Bernoulli { p } => LossModel::Bernoulli { p, rng },
+    /// The model of `spec` drawing from `rng` (the link's `Stream::LinkLoss`).
+    pub fn new(spec: &LossSpec, mut rng: Rng) -> LossModel {
+        match spec {
+            LossSpec::Bernoulli { p } => LossModel::Bernoulli { p: *p, rng },
+            LossSpec::Markov {
+                p,
+                hold,
+                transitions,
+            } => {
+                // The chain's stream is seeded from the link's loss stream.
+                let chain = Rng::new(rng.next_u64(), Stream::LinkLoss(0));
+                let cumulative = transitions
+                    .iter()
+                    .map(|row| {
+                        let total: f64 = row.iter().sum();
+                        let mut acc = 0.0;
+                        row.iter()
+                            .map(|q| {
+                                acc += q / total;
+                                acc
+                            })
+                            .collect()
+                    })
+                    .collect();
+                LossModel::Markov(Box::new(MarkovLoss {
+                    p: p.clone(),
+                    hold: hold.clone(),
+                    cumulative,
+                    state: 0,
+                    until: hold[0],
+                    chain,
+                    rng,
+                }))
+            }
         }
     }
+
+    /// Whether a packet starting transmission at `now` is lost.
     #[inline]
-    fn lose(&mut self) -> bool {
+    fn lose(&mut self, now: SimTime) -> bool {
         match self {
             LossModel::Bernoulli { p, rng } => rng.bernoulli(*p),
+            LossModel::Markov(m) => {
+                let s = m.state_at(now);
+                m.rng.bernoulli(m.p[s])
+            }
         }
     }
 }
@@ -36,6 +122,10 @@ pub enum Offer {
     Accepted,
     /// Dropped at the queue; the caller frees it.
     Dropped,
+    /// FQ-CoDel's overflow: the queue dropped packets it held (possibly
+    /// the offered one) to make room; the caller frees each id that
+    /// [`Link::pop_evicted`] returns, then starts transmission.
+    Evicted,
 }
 
 /// A one-way link.
@@ -48,8 +138,11 @@ pub struct Link {
     pub aqm: AqmImpl,
     pub aqm_rng: Rng,
     pub loss: Option<LossModel>,
-    /// Waiting packets (the one in transmission excluded).
+    /// Waiting packets (the one in transmission excluded); empty under
+    /// FQ-CoDel, whose scheduler holds them.
     queue: VecDeque<PktId>,
+    /// Packets FQ-CoDel dropped to make room, for the caller to free.
+    evicted: Vec<PktId>,
     qbytes: u64,
     /// When the transmitter is free again.
     busy_until: SimTime,
@@ -97,6 +190,7 @@ impl Link {
             aqm_rng,
             loss: None,
             queue: VecDeque::new(),
+            evicted: Vec::new(),
             qbytes: 0,
             busy_until: SimTime::ZERO,
             txdone_pending: false,
@@ -189,8 +283,17 @@ impl Link {
         Some(self.busy_until + self.delay)
     }
 
+    /// Packets and bytes waiting (in the FIFO, or held by FQ-CoDel).
     #[inline]
     pub fn qlen(&self) -> QueueLen {
+        if let AqmImpl::FqCodel(fq) = &self.aqm {
+            return fq.qlen();
+        }
+        self.fifo_len()
+    }
+
+    #[inline]
+    fn fifo_len(&self) -> QueueLen {
         QueueLen {
             pkts: self.queue.len() as u32,
             bytes: self.qbytes,
@@ -200,7 +303,7 @@ impl Link {
     /// Whether the transmitter is idle at `now` with nothing waiting.
     #[inline]
     pub fn idle(&self, now: SimTime) -> bool {
-        self.queue.is_empty() && self.busy_until <= now
+        !self.has_waiting() && self.busy_until <= now
     }
 
     pub fn busy_until(&self) -> SimTime {
@@ -219,6 +322,9 @@ impl Link {
     /// An accepted packet is queued; the caller then calls [`Link::try_start`].
     #[inline]
     pub fn offer(&mut self, now: SimTime, id: PktId, arena: &mut Arena) -> Offer {
+        if let AqmImpl::FqCodel(_) = self.aqm {
+            return self.offer_fq(now, id, arena);
+        }
         let p = arena.get_mut(id);
         let info = PacketInfo {
             size: p.size,
@@ -232,7 +338,7 @@ impl Link {
         self.stats.arrival_bytes += p.size as u64;
         let verdict = self
             .aqm
-            .on_enqueue(now, &info, self.qlen(), &mut self.aqm_rng);
+            .on_enqueue(now, &info, self.fifo_len(), &mut self.aqm_rng);
         self.note_changes(now);
         let mark = match verdict {
             Verdict::Pass => None,
@@ -266,13 +372,65 @@ impl Link {
         Offer::Accepted
     }
 
-    /// If the transmitter is free, take the head of the queue and start
-    /// sending it. Returns the packet and its fate, or `None` when the
-    /// transmitter is busy or the queue empty.
+    /// [`Link::offer`] under FQ-CoDel: the scheduler takes the packet and
+    /// enforces the buffer limit by dropping from its largest flow queue
+    /// (overflow drops, RFC 8290 section 4.1).
+    fn offer_fq(&mut self, now: SimTime, id: PktId, arena: &mut Arena) -> Offer {
+        let AqmImpl::FqCodel(fq) = &mut self.aqm else {
+            unreachable!("offer_fq is called for FQ-CoDel only")
+        };
+        let p = arena.get_mut(id);
+        self.stats.arrivals += 1;
+        self.stats.arrival_bytes += p.size as u64;
+        p.enq_time = now;
+        let pkt = Queued {
+            id,
+            size: p.size,
+            enq_time: now,
+            ect: p.ecn.capable(),
+        };
+        fq.enqueue(
+            pkt,
+            p.flow,
+            self.limit,
+            &mut self.aqm_rng,
+            &mut self.evicted,
+        );
+        let q = fq.qlen();
+        if let Some(m) = self.monitor.as_mut() {
+            m.set(now, q.pkts, q.bytes);
+        }
+        if self.evicted.is_empty() {
+            Offer::Accepted
+        } else {
+            self.stats.drops_overflow += self.evicted.len() as u64;
+            Offer::Evicted
+        }
+    }
+
+    /// After [`Offer::Evicted`]: the next packet dropped to make room.
+    #[inline]
+    pub fn pop_evicted(&mut self) -> Option<PktId> {
+        self.evicted.pop()
+    }
+
+    /// If the transmitter is free, take the next packet (the head of the
+    /// FIFO, or FQ-CoDel's choice) and start sending it. Returns the packet
+    /// and its fate, or `None` when the transmitter is busy or the queue
+    /// empty.
     #[inline]
     pub fn try_start(&mut self, now: SimTime, arena: &mut Arena) -> Option<(PktId, TxResult)> {
         if self.busy_until > now {
             return None;
+        }
+        if let AqmImpl::FqCodel(fq) = &mut self.aqm {
+            let (pkt, verdict) = fq.dequeue(now)?;
+            let q = fq.qlen();
+            if let Some(m) = self.monitor.as_mut() {
+                m.set(now, q.pkts, q.bytes);
+            }
+            let tx_end = now + self.tx_time(pkt.size);
+            return self.start(now, pkt.id, pkt.size, tx_end, verdict, arena);
         }
         let id = self.queue.pop_front()?;
         let p = arena.get(id);
@@ -289,10 +447,25 @@ impl Link {
             seq: p.seq,
             enq_time: p.enq_time,
         };
-        let sojourn = now.0 - p.enq_time.0;
         let tx_end = now + self.tx_time(size);
-        let verdict = self.aqm.on_dequeue(now, &info, self.qlen(), tx_end);
+        let verdict = self.aqm.on_dequeue(now, &info, self.fifo_len(), tx_end);
         self.note_changes(now);
+        self.start(now, id, size, tx_end, verdict, arena)
+    }
+
+    /// Carry out the dequeue verdict on packet `id` taken from the queue at
+    /// `now`: drop it, or (marked or not) start its transmission, ending at
+    /// `tx_end`.
+    #[inline]
+    fn start(
+        &mut self,
+        now: SimTime,
+        id: PktId,
+        size: u32,
+        tx_end: SimTime,
+        verdict: Verdict,
+        arena: &mut Arena,
+    ) -> Option<(PktId, TxResult)> {
         match verdict {
             Verdict::Pass => {}
             Verdict::Mark(c) => {
@@ -313,9 +486,9 @@ impl Link {
         self.busy_until = tx_end;
         self.stats.departures += 1;
         self.stats.departure_bytes += size as u64;
-        self.stats.sojourn_ns += sojourn as u128;
+        self.stats.sojourn_ns += (now.0 - arena.get(id).enq_time.0) as u128;
         if let Some(l) = self.loss.as_mut() {
-            if l.lose() {
+            if l.lose(now) {
                 self.stats.lost += 1;
                 return Some((id, TxResult::Lost));
             }
@@ -343,11 +516,82 @@ impl Link {
     /// Whether packets are waiting.
     #[inline]
     pub fn has_waiting(&self) -> bool {
+        if let AqmImpl::FqCodel(fq) = &self.aqm {
+            return !fq.is_empty();
+        }
         !self.queue.is_empty()
     }
 
-    /// Packets waiting in the queue.
+    /// Packets waiting in the queue (FQ-CoDel's: flow queue by flow queue).
     pub fn waiting(&self) -> impl Iterator<Item = &PktId> {
-        self.queue.iter()
+        let fq = match &self.aqm {
+            AqmImpl::FqCodel(fq) => Some(fq.iter().map(|q| &q.id)),
+            _ => None,
+        };
+        self.queue.iter().chain(fq.into_iter().flatten())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn markov(p: &[f64], hold_ms: &[f64], transitions: &[&[f64]]) -> LossModel {
+        let spec = LossSpec::Markov {
+            p: p.to_vec(),
+            hold: hold_ms
+                .iter()
+                .map(|ms| SimTime::from_secs_f64(ms * 1e-3))
+                .collect(),
+            transitions: transitions.iter().map(|r| r.to_vec()).collect(),
+        };
+        LossModel::new(&spec, Rng::new(1, Stream::LinkLoss(0)))
+    }
+
+    /// A two-state chain that always switches, with loss 0 and 1: packets
+    /// are lost exactly during state 1's holding periods, which start at
+    /// 10 ms, 25 ms, 40 ms, ... and last 5 ms.
+    #[test]
+    fn markov_states_last_their_holding_times() {
+        let mut m = markov(&[0.0, 1.0], &[10.0, 5.0], &[&[0.0, 1.0], &[1.0, 0.0]]);
+        for (us, lost) in [
+            (0, false),
+            (9_999, false),
+            (10_000, true),
+            (14_999, true),
+            (15_000, false),
+            (24_999, false),
+            (25_000, true),
+            (40_000, true),
+            (45_001, false),
+        ] {
+            assert_eq!(m.lose(SimTime::from_micros(us)), lost, "at {us} us");
+        }
+        // After a long silence the chain is where its course puts it:
+        // state 1 during [10 + 15 k, 15 + 15 k) ms (k = 667: 10015 ms).
+        assert!(m.lose(SimTime::from_micros(10_015_000)));
+        assert!(!m.lose(SimTime::from_micros(10_020_000)));
+    }
+
+    /// `002_80945567bf68047d.txt` section 5.2's chain, one packet every
+    /// 100 us for 1000 s: the fraction lost is the stationary loss,
+    /// sum_i p_i pi_i h_i / sum_i pi_i h_i = 2.232 % (pi = (79, 19, 13) / 111).
+    #[test]
+    fn markov_long_run_loss_is_stationary() {
+        let mut m = markov(
+            &[0.0, 0.2, 0.1],
+            &[50.0, 25.0, 3.75],
+            &[&[0.7, 0.2, 0.1], &[0.7, 0.1, 0.2], &[0.8, 0.1, 0.1]],
+        );
+        let n = 10_000_000u64;
+        let lost = (0..n)
+            .filter(|i| m.lose(SimTime::from_micros(100 * i)))
+            .count();
+        let rate = lost as f64 / n as f64;
+        let pi: [f64; 3] = [79.0 / 111.0, 19.0 / 111.0, 13.0 / 111.0];
+        let w = [pi[0] * 50.0, pi[1] * 25.0, pi[2] * 3.75];
+        let want = (0.2 * w[1] + 0.1 * w[2]) / (w[0] + w[1] + w[2]);
+        assert!((want - 0.02232).abs() < 1e-5, "{want}");
+        assert!((rate - want).abs() < 0.03 * want, "{rate} vs {want}");
     }
 }

@@ -1,12 +1,27 @@
 //! Building a topology: its links and the route of every flow.
+//!
+//! Every topology is built the same way: a plan of links (rate, delay,
+//! buffer, AQM, loss), the routes of the flows as link-index lists, then
+//! the links themselves, each AQM configured from the flows whose data
+//! crosses its link ([`LinkInfo`]).
+//!
+//! Link indices: each duplex link of the topology ([`Scenario::duplex_links`])
+//! takes two consecutive indices, forward then reverse (dumbbell: 0 = R1 -> R2,
+//! 1 = R2 -> R1; parking lot: 2k = Rk -> Rk+1, 2k+1 back; custom: 2j =
+//! `from` -> `to` of `topology.links[j]`). The dumbbell and the parking lot
+//! then give each flow four access links (sender up, sender down, receiver
+//! down, receiver up) at 2K + 4f .. 2K + 4f + 3. Random streams follow the
+//! index: `Stream::Aqm(i)`, `Stream::LinkLoss(i)`.
 
 use super::link::{Link, LossModel};
 use crate::aqm::{Aqm, AqmSpec, LinkInfo};
 use crate::rng::{Rng, Stream};
-use crate::scenario::{Buffer, Direction, Scenario, Topology};
+use crate::scenario::{
+    Buffer, Direction, LossSpec, ParkingLot, PathSpec, Scenario, TimeDist, Topology,
+};
 use crate::units::{BitRate, SimTime};
 
-/// Links, routes and the monitored link of a built topology.
+/// Links, routes and the monitored links of a built topology.
 #[derive(Debug)]
 pub struct Built {
     pub links: Vec<Link>,
@@ -17,13 +32,271 @@ pub struct Built {
     pub monitored: Vec<(u32, String)>,
     /// Base round-trip propagation delay of each flow.
     pub base_rtt: Vec<SimTime>,
-    /// Dumbbell: each flow's four access links.
+    /// Dumbbell and parking lot: each flow's four access links.
     pub access: Vec<[u32; 4]>,
+    /// The duplex links by name with their (forward, reverse) link indices,
+    /// as [`Scenario::duplex_links`] lists them.
+    pub duplex: Vec<(String, u32, u32)>,
 }
 
 /// Link 0 is the forward bottleneck (R1 -> R2), link 1 its reverse (R2 -> R1).
 pub const BOTTLENECK_FWD: u32 = 0;
 pub const BOTTLENECK_REV: u32 = 1;
+
+/// A link before it is built.
+struct Plan<'a> {
+    rate: BitRate,
+    delay: SimTime,
+    limit: Buffer,
+    aqm: &'a AqmSpec,
+    loss: Option<&'a LossSpec>,
+}
+
+/// A topology's links and routes before the links are built.
+struct Layout<'a> {
+    links: Vec<Plan<'a>>,
+    routes: Vec<Vec<u32>>,
+    monitored: Vec<(u32, String)>,
+    access: Vec<[u32; 4]>,
+}
+
+/// Build the scenario's topology. `groups[f]` is the traffic group of flow
+/// `f` (flows of a group in the order of their ids); `live[f]` whether it is
+/// active from the start (flows the schedule starts later exist from the
+/// start but do not count as load yet).
+pub fn build(sc: &Scenario, seed: u64, groups: &[u32], live: &[bool]) -> Built {
+    let duplex = sc.duplex_links();
+    let mut layout = Layout {
+        links: Vec::with_capacity(2 * duplex.len() + 4 * groups.len()),
+        routes: Vec::with_capacity(2 * groups.len()),
+        monitored: Vec::new(),
+        access: Vec::new(),
+    };
+    for d in &duplex {
+        for (aqm, loss) in [(d.aqm, d.loss), (d.reverse_aqm, d.reverse_loss)] {
+            layout.links.push(Plan {
+                rate: d.rate,
+                delay: d.delay,
+                limit: d.buffer,
+                aqm,
+                loss,
+            });
+        }
+    }
+    let droptail = AqmSpec::Droptail;
+    match &sc.topology {
+        Topology::Dumbbell(d) => {
+            layout
+                .monitored
+                .push((BOTTLENECK_FWD, "bottleneck".to_string()));
+            for (f, &g) in groups.iter().enumerate() {
+                let a = d
+                    .access_delay
+                    .sample(&mut Rng::new(seed, Stream::Flow(f as u32)));
+                let acc = add_access(
+                    &mut layout,
+                    (d.access_rate, d.access_buffer, d.access_loss.as_ref()),
+                    &droptail,
+                    [a; 4],
+                );
+                let data = vec![acc[0], BOTTLENECK_FWD, acc[2]];
+                let ack = vec![acc[3], BOTTLENECK_REV, acc[1]];
+                push_routes(&mut layout, direction(sc, g), data, ack);
+            }
+        }
+        Topology::ParkingLot(p) => {
+            let k = p.links;
+            for i in 0..k {
+                layout.monitored.push((2 * i, format!("link{i}")));
+            }
+            let mut seen = vec![0u32; sc.traffic.len()];
+            for (f, &g) in groups.iter().enumerate() {
+                let nth = seen[g as usize];
+                seen[g as usize] += 1;
+                let (first, last, rtt) = match sc.traffic[g as usize].path() {
+                    Some(PathSpec::Short) => (nth % k, nth % k, &p.short_rtt),
+                    Some(PathSpec::ShortOn(i)) => (*i, *i, &p.short_rtt),
+                    _ => (0, k - 1, &p.long_rtt),
+                };
+                let acc = add_access(
+                    &mut layout,
+                    (p.access_rate, p.access_buffer, p.access_loss.as_ref()),
+                    &droptail,
+                    parking_access(p, seed, f, first..=last, rtt),
+                );
+                let mut data = vec![acc[0]];
+                data.extend((first..=last).map(|i| 2 * i));
+                data.push(acc[2]);
+                let mut ack = vec![acc[3]];
+                ack.extend((first..=last).rev().map(|i| 2 * i + 1));
+                ack.push(acc[1]);
+                push_routes(&mut layout, direction(sc, g), data, ack);
+            }
+        }
+        Topology::Custom(c) => {
+            for (j, l) in c.links.iter().enumerate() {
+                if l.monitor {
+                    layout.monitored.push((2 * j as u32, l.name.clone()));
+                }
+                if l.reverse_monitor {
+                    layout
+                        .monitored
+                        .push((2 * j as u32 + 1, format!("{}-rev", l.name)));
+                }
+            }
+            for &g in groups {
+                let Some(PathSpec::Nodes(nodes)) = sc.traffic[g as usize].path() else {
+                    unreachable!("Scenario::check_paths requires a node path on a custom topology")
+                };
+                let steps = c
+                    .resolve(nodes, "path")
+                    .expect("Scenario::check_paths validated every path");
+                let data = steps
+                    .iter()
+                    .map(|&(j, rev)| 2 * j as u32 + u32::from(rev))
+                    .collect();
+                let ack = steps
+                    .iter()
+                    .rev()
+                    .map(|&(j, rev)| 2 * j as u32 + u32::from(!rev))
+                    .collect();
+                push_routes(&mut layout, direction(sc, g), data, ack);
+            }
+        }
+    }
+    let duplex: Vec<(String, u32, u32)> = duplex
+        .into_iter()
+        .enumerate()
+        .map(|(i, d)| (d.name, 2 * i as u32, 2 * i as u32 + 1))
+        .collect();
+    finish(sc, seed, layout, duplex, live)
+}
+
+fn direction(sc: &Scenario, g: u32) -> Direction {
+    sc.traffic[g as usize].direction()
+}
+
+/// A flow's data and ACK routes; reverse flows swap them.
+fn push_routes(layout: &mut Layout, dir: Direction, data: Vec<u32>, ack: Vec<u32>) {
+    let (data, ack) = match dir {
+        Direction::Forward => (data, ack),
+        Direction::Reverse => (ack, data),
+    };
+    layout.routes.push(data);
+    layout.routes.push(ack);
+}
+
+/// Add a flow's four access links (sender up, sender down, receiver down,
+/// receiver up) with the given one-way delays; returns their indices.
+fn add_access<'a>(
+    layout: &mut Layout<'a>,
+    (rate, limit, loss): (BitRate, Buffer, Option<&'a LossSpec>),
+    aqm: &'a AqmSpec,
+    delays: [SimTime; 4],
+) -> [u32; 4] {
+    let base = layout.links.len() as u32;
+    for delay in delays {
+        layout.links.push(Plan {
+            rate,
+            delay,
+            limit,
+            aqm,
+            loss,
+        });
+    }
+    let acc = [base, base + 1, base + 2, base + 3];
+    layout.access.push(acc);
+    acc
+}
+
+/// Access delays of parking-lot flow `f` over links `span`: a base RTT drawn
+/// from `rtt`, less the bottleneck links' round trip, split over the four
+/// access links (the receiver's downlink takes the nanoseconds left over).
+fn parking_access(
+    p: &ParkingLot,
+    seed: u64,
+    f: usize,
+    span: std::ops::RangeInclusive<u32>,
+    rtt: &TimeDist,
+) -> [SimTime; 4] {
+    let rtt = rtt.sample(&mut Rng::new(seed, Stream::Flow(f as u32)));
+    let path = span.fold(0u64, |a, i| a.saturating_add(p.delay_of(i).0));
+    // Validation keeps every RTT at least twice the path's delay.
+    let rest = rtt.0.saturating_sub(path.saturating_mul(2));
+    let a = rest / 4;
+    [SimTime(a), SimTime(a), SimTime(rest - 3 * a), SimTime(a)]
+}
+
+/// Build the planned links: each AQM learns the live flows whose data
+/// crosses its link and their mean base RTT; loss models get their streams;
+/// each duplex link's directions are paired for reverse observation.
+fn finish(
+    sc: &Scenario,
+    seed: u64,
+    layout: Layout,
+    duplex: Vec<(String, u32, u32)>,
+    live: &[bool],
+) -> Built {
+    let Layout {
+        links: plans,
+        routes,
+        monitored,
+        access,
+    } = layout;
+    let base_rtt: Vec<SimTime> = routes
+        .chunks(2)
+        .map(|r| {
+            let d = r[0]
+                .iter()
+                .chain(&r[1])
+                .fold(0u64, |a, &l| a.saturating_add(plans[l as usize].delay.0));
+            SimTime(d)
+        })
+        .collect();
+    let mut flows = vec![0u32; plans.len()];
+    let mut rtt_sum = vec![0u128; plans.len()];
+    for (f, r) in routes.iter().step_by(2).enumerate() {
+        if live[f] {
+            for &l in r {
+                flows[l as usize] += 1;
+                rtt_sum[l as usize] += base_rtt[f].0 as u128;
+            }
+        }
+    }
+    let ps = sc.tcp.packet_size;
+    let mut links: Vec<Link> = plans
+        .iter()
+        .enumerate()
+        .map(|(i, p)| {
+            let n = flows[i];
+            let rtt = SimTime(rtt_sum[i].checked_div(n as u128).unwrap_or(0) as u64);
+            let mut link = make_link(seed, i, p.rate, p.delay, p.limit, p.aqm, ps, (n, rtt));
+            if let Some(l) = p.loss {
+                link.loss = Some(LossModel::new(
+                    l,
+                    Rng::new(seed, Stream::LinkLoss(i as u32)),
+                ));
+            }
+            link
+        })
+        .collect();
+    // Each direction's AQM may watch the other direction of its link.
+    for (_, fwd, rev) in &duplex {
+        for (l, o) in [(*rev, *fwd), (*fwd, *rev)] {
+            if links[o as usize].aqm.wants_reverse() {
+                links[l as usize].observer = Some(o);
+            }
+        }
+    }
+    Built {
+        links,
+        routes,
+        monitored,
+        base_rtt,
+        access,
+        duplex,
+    }
+}
 
 /// Build a link; `flows` and `rtt` describe the load the scenario puts on it.
 #[allow(clippy::too_many_arguments)]
@@ -52,113 +325,6 @@ fn make_link(
         aqm.build(info),
         Rng::new(seed, Stream::Aqm(idx as u32)),
     )
-}
-
-/// Build the scenario's topology. `directions[f]` is the direction of flow
-/// `f`; `live[f]` whether it is active from the start (flows the schedule
-/// starts later exist from the start but do not count as load yet).
-pub fn build(sc: &Scenario, seed: u64, directions: &[Direction], live: &[bool]) -> Built {
-    let Topology::Dumbbell(d) = &sc.topology;
-    let ps = sc.tcp.packet_size;
-    let n = directions.len();
-    // Access delays first: the bottleneck's AQM may configure itself from
-    // its flows' round-trip times.
-    let access: Vec<SimTime> = (0..n)
-        .map(|f| {
-            d.access_delay
-                .sample(&mut Rng::new(seed, Stream::Flow(f as u32)))
-        })
-        .collect();
-    let base_rtt: Vec<SimTime> = access
-        .iter()
-        .map(|a| SimTime(2 * (2 * a.0 + d.bottleneck_delay.0)))
-        .collect();
-    let load = |dir: Direction| {
-        let rtts: Vec<u64> = directions
-            .iter()
-            .zip(&base_rtt)
-            .zip(live)
-            .filter(|((d, _), l)| **d == dir && **l)
-            .map(|(x, _)| x)
-            .map(|(_, r)| r.0)
-            .collect();
-        let mean = if rtts.is_empty() {
-            SimTime::ZERO
-        } else {
-            SimTime(rtts.iter().sum::<u64>() / rtts.len() as u64)
-        };
-        (rtts.len() as u32, mean)
-    };
-    let mut links = Vec::with_capacity(2 + 4 * n);
-    let mut fwd = make_link(
-        seed,
-        0,
-        d.bottleneck_rate,
-        d.bottleneck_delay,
-        d.buffer,
-        &sc.aqm,
-        ps,
-        load(Direction::Forward),
-    );
-    if let Some(l) = &d.loss {
-        fwd.loss = Some(LossModel::new(l, Rng::new(seed, Stream::LinkLoss(0))));
-    }
-    links.push(fwd);
-    links.push(make_link(
-        seed,
-        1,
-        d.bottleneck_rate,
-        d.bottleneck_delay,
-        d.buffer,
-        &sc.reverse_aqm,
-        ps,
-        load(Direction::Reverse),
-    ));
-    let mut routes = Vec::with_capacity(2 * n);
-    let mut access_links = Vec::with_capacity(n);
-    let droptail = AqmSpec::Droptail;
-    for (f, dir) in directions.iter().enumerate() {
-        let a = access[f];
-        let base = links.len() as u32;
-        // left up (host -> R1), left down (R1 -> host), right down (R2 -> host), right up (host -> R2)
-        for _ in 0..4 {
-            let i = links.len();
-            links.push(make_link(
-                seed,
-                i,
-                d.access_rate,
-                a,
-                d.access_buffer,
-                &droptail,
-                ps,
-                (1, base_rtt[f]),
-            ));
-        }
-        let (lu, ld, rd, ru) = (base, base + 1, base + 2, base + 3);
-        access_links.push([lu, ld, rd, ru]);
-        let (data, ack) = match dir {
-            Direction::Forward => (vec![lu, BOTTLENECK_FWD, rd], vec![ru, BOTTLENECK_REV, ld]),
-            Direction::Reverse => (vec![ru, BOTTLENECK_REV, ld], vec![lu, BOTTLENECK_FWD, rd]),
-        };
-        routes.push(data);
-        routes.push(ack);
-    }
-    // Each bottleneck direction's AQM may watch the other direction.
-    for (l, o) in [
-        (BOTTLENECK_REV, BOTTLENECK_FWD),
-        (BOTTLENECK_FWD, BOTTLENECK_REV),
-    ] {
-        if links[o as usize].aqm.wants_reverse() {
-            links[l as usize].observer = Some(o);
-        }
-    }
-    Built {
-        links,
-        routes,
-        monitored: vec![(BOTTLENECK_FWD, "bottleneck".to_string())],
-        base_rtt,
-        access: access_links,
-    }
 }
 
 /// Mark the links that may be passed through ahead of time: those that

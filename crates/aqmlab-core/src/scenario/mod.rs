@@ -8,9 +8,11 @@
 pub mod decode;
 pub mod schedule;
 pub mod spec;
+pub mod topo;
 pub mod value;
 
 pub use decode::{SpecError, SpecResult};
-pub use schedule::{Action, LinkSel, ScheduleEntry};
+pub use schedule::{Action, LinkDir, LinkSel, ScheduleEntry};
 pub use spec::*;
+pub use topo::*;
 pub use value::Value;

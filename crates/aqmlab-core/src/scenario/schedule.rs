@@ -14,35 +14,139 @@
 //! - `web`: add sessions to a web group (a load step).
 
 use super::decode::{as_f64, join, SpecError, SpecResult, Table};
-use super::spec::TimeDist;
+use super::spec::{Scenario, TimeDist};
+use super::topo::{DuplexView, Topology};
 use super::value::Value;
 use crate::units::{BitRate, SimTime};
-use serde::Serialize;
+use serde::{Serialize, Serializer};
 use std::collections::BTreeMap;
 
 /// Which links a `link` or `aqm` action applies to.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case")]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum LinkSel {
-    /// Both directions of the dumbbell's bottleneck.
-    Bottleneck,
-    /// R1 -> R2 only.
-    BottleneckFwd,
-    /// R2 -> R1 only.
-    BottleneckRev,
-    /// Every access link (both directions, every flow).
+    /// Every access link (both directions, every flow) of a dumbbell or a
+    /// parking lot.
     Access,
+    /// A named duplex link of the topology ([`super::Topology::link_names`]:
+    /// the dumbbell's `"bottleneck"`, a parking lot's `"link0"`.., a custom
+    /// link's name), both directions or one (`-fwd`, `-rev`).
+    Link { name: String, dir: LinkDir },
 }
 
-pub const LINK_CHOICES: &[&str] = &["bottleneck", "bottleneck-fwd", "bottleneck-rev", "access"];
+/// The directions of a duplex link a selection covers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LinkDir {
+    Both,
+    /// The forward direction only (dumbbell R1 -> R2; custom `from` -> `to`).
+    Fwd,
+    /// The reverse direction only.
+    Rev,
+}
+
+impl LinkDir {
+    pub fn fwd(self) -> bool {
+        self != LinkDir::Rev
+    }
+    pub fn rev(self) -> bool {
+        self != LinkDir::Fwd
+    }
+}
+
+impl Serialize for LinkSel {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            LinkSel::Access => s.serialize_str("access"),
+            LinkSel::Link { name, dir } => s.collect_str(&format_args!(
+                "{name}{}",
+                match dir {
+                    LinkDir::Both => "",
+                    LinkDir::Fwd => "-fwd",
+                    LinkDir::Rev => "-rev",
+                }
+            )),
+        }
+    }
+}
 
 impl LinkSel {
-    fn parse(s: &str) -> LinkSel {
-        match s {
-            "bottleneck-fwd" => LinkSel::BottleneckFwd,
-            "bottleneck-rev" => LinkSel::BottleneckRev,
-            "access" => LinkSel::Access,
-            _ => LinkSel::Bottleneck,
+    /// The dumbbell's bottleneck, both directions.
+    pub fn bottleneck() -> LinkSel {
+        LinkSel::Link {
+            name: "bottleneck".to_string(),
+            dir: LinkDir::Both,
+        }
+    }
+
+    /// Read `key` of an entry: a link name of `topo`, with `-fwd` or `-rev`
+    /// for one direction, or `"access"` where allowed. With no value, the
+    /// topology's only duplex link if `default_single`.
+    fn decode(
+        t: &mut Table,
+        key: &'static str,
+        topo: &Topology,
+        access: bool,
+        default_single: bool,
+    ) -> SpecResult<LinkSel> {
+        let p = t.field_path(key);
+        let names = topo.link_names();
+        let mut allowed: Vec<String> = Vec::with_capacity(3 * names.len() + 1);
+        for n in &names {
+            allowed.push(n.clone());
+            allowed.push(format!("{n}-fwd"));
+            allowed.push(format!("{n}-rev"));
+        }
+        let access = access && topo.has_access();
+        if access {
+            allowed.push("access".to_string());
+        }
+        let listed = || {
+            allowed
+                .iter()
+                .map(|a| format!("\"{a}\""))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let v = match t.take(key) {
+            Some(v) => v,
+            None if default_single && names.len() == 1 => {
+                return Ok(LinkSel::Link {
+                    name: names[0].clone(),
+                    dir: LinkDir::Both,
+                })
+            }
+            None => {
+                return Err(SpecError::new(
+                    p,
+                    format!("missing required key; one of: {}", listed()),
+                ))
+            }
+        };
+        let Value::Str(s) = &v else {
+            return Err(SpecError::new(
+                p,
+                format!("expected one of {}, found {} {v}", listed(), v.type_name()),
+            ));
+        };
+        if access && s == "access" {
+            return Ok(LinkSel::Access);
+        }
+        let (base, dir) = if let Some(b) = s.strip_suffix("-fwd") {
+            (b, LinkDir::Fwd)
+        } else if let Some(b) = s.strip_suffix("-rev") {
+            (b, LinkDir::Rev)
+        } else {
+            (s.as_str(), LinkDir::Both)
+        };
+        if names.iter().any(|n| n == base) {
+            Ok(LinkSel::Link {
+                name: base.to_string(),
+                dir,
+            })
+        } else {
+            Err(SpecError::new(
+                p,
+                format!("unknown value {v}; allowed: {}", listed()),
+            ))
         }
     }
 }
@@ -94,7 +198,7 @@ pub struct ScheduleEntry {
 impl ScheduleEntry {
     /// Decode one entry; cross-checks against the rest of the scenario are
     /// done by [`crate::scenario::Scenario::from_value`].
-    pub fn decode(mut t: Table, duration: SimTime) -> SpecResult<ScheduleEntry> {
+    pub fn decode(mut t: Table, duration: SimTime, topo: &Topology) -> SpecResult<ScheduleEntry> {
         let at = t.req_time("at")?;
         if at >= duration {
             return Err(SpecError::new(
@@ -138,7 +242,7 @@ impl ScheduleEntry {
                 Action::Udp { group, rate }
             }
             "link" => {
-                let link = LinkSel::parse(t.choice("link", LINK_CHOICES, None)?);
+                let link = LinkSel::decode(&mut t, "link", topo, true, false)?;
                 let rate = match t.take("rate") {
                     Some(v) => Some(super::decode::as_rate(&v, &t.field_path("rate"))?),
                     None => None,
@@ -180,8 +284,7 @@ impl ScheduleEntry {
                 }
             }
             _ => {
-                let link = t.choice("link", &LINK_CHOICES[..3], Some("bottleneck"))?;
-                let link = LinkSel::parse(link);
+                let link = LinkSel::decode(&mut t, "link", topo, false, true)?;
                 let path = t.field_path("set");
                 let set = match t.take("set") {
                     Some(Value::Table(kv)) if !kv.is_empty() => kv
@@ -209,5 +312,21 @@ impl ScheduleEntry {
         };
         t.finish()?;
         Ok(ScheduleEntry { at, action })
+    }
+}
+
+impl Scenario {
+    /// The duplex links `sel` names, each with whether its forward and its
+    /// reverse direction are selected (empty for `access`).
+    pub fn select_duplex(&self, sel: &LinkSel) -> Vec<(DuplexView<'_>, bool, bool)> {
+        match sel {
+            LinkSel::Access => Vec::new(),
+            LinkSel::Link { name, dir } => self
+                .duplex_links()
+                .into_iter()
+                .filter(|d| &d.name == name)
+                .map(|d| (d, dir.fwd(), dir.rev()))
+                .collect(),
+        }
     }
 }

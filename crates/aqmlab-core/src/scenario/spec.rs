@@ -1,6 +1,7 @@
 //! Scenario types, their defaults and their validation.
 
 use super::decode::{as_bytes, as_time, as_u64, check_range, join, SpecError, SpecResult, Table};
+use super::topo::{Dumbbell, PathSpec, Topology};
 use super::value::Value;
 use crate::aqm::AqmSpec;
 use crate::units::{BitRate, SimTime};
@@ -49,7 +50,7 @@ impl Serialize for Buffer {
 }
 
 impl Buffer {
-    fn decode(v: &Value, path: &str) -> SpecResult<Buffer> {
+    pub(crate) fn decode(v: &Value, path: &str) -> SpecResult<Buffer> {
         match v {
             Value::Str(_) => as_bytes(v, path).map(Buffer::Bytes),
             Value::Int(_) | Value::Float(_) => {
@@ -68,7 +69,7 @@ impl Buffer {
         }
     }
 
-    fn check(&self, path: &str, packet_size: u32) -> SpecResult<()> {
+    pub(crate) fn check(&self, path: &str, packet_size: u32) -> SpecResult<()> {
         match *self {
             Buffer::Packets(0) => Err(SpecError::new(
                 path,
@@ -162,89 +163,6 @@ impl TimeDist {
             TimeDist::Fixed(t) => t,
             TimeDist::Uniform(_, b) => b,
         }
-    }
-}
-
-/// A random loss model on a link.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
-#[serde(tag = "kind", rename_all = "lowercase")]
-pub enum LossSpec {
-    /// Each packet is lost independently with probability `p`.
-    Bernoulli { p: f64 },
-}
-
-impl LossSpec {
-    fn decode(v: Value, path: &str) -> SpecResult<LossSpec> {
-        let mut t = Table::new(v, path)?;
-        t.choice("kind", &["bernoulli"], None)?;
-        let p = t.f64("p", 0.0)?;
-        check_range(&t.field_path("p"), p, 0.0, false, 1.0)?;
-        let spec = LossSpec::Bernoulli { p };
-        t.finish()?;
-        Ok(spec)
-    }
-}
-
-/// `[topology]`.
-#[derive(Clone, Debug, Serialize)]
-#[serde(tag = "kind", rename_all = "lowercase")]
-pub enum Topology {
-    Dumbbell(Dumbbell),
-}
-
-/// N senders -> R1 -> bottleneck -> R2 -> N receivers; one host pair per flow,
-/// each with its own access links in both directions.
-#[derive(Clone, Debug, Serialize)]
-pub struct Dumbbell {
-    pub bottleneck_rate: BitRate,
-    /// One-way propagation delay of the bottleneck.
-    pub bottleneck_delay: SimTime,
-    /// The bottleneck's queue limit (both directions).
-    pub buffer: Buffer,
-    pub access_rate: BitRate,
-    /// One-way propagation delay of each access link (drawn per flow, the
-    /// same on the sender's and the receiver's side).
-    pub access_delay: TimeDist,
-    /// Queue limit of the access links.
-    pub access_buffer: Buffer,
-    /// Random loss on the bottleneck, forward direction.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub loss: Option<LossSpec>,
-}
-
-impl Topology {
-    fn decode(v: Value, path: &str, packet_size: u32) -> SpecResult<Topology> {
-        let mut t = Table::new(v, path)?;
-        let _kind = t.choice("kind", &["dumbbell"], Some("dumbbell"))?;
-        let buffer = match t.take("buffer") {
-            Some(v) => Buffer::decode(&v, &t.field_path("buffer"))?,
-            None => Buffer::Packets(100),
-        };
-        buffer.check(&t.field_path("buffer"), packet_size)?;
-        let access_buffer = match t.take("access_buffer") {
-            Some(v) => Buffer::decode(&v, &t.field_path("access_buffer"))?,
-            None => Buffer::Packets(10_000),
-        };
-        access_buffer.check(&t.field_path("access_buffer"), packet_size)?;
-        let access_delay = match t.take("access_delay") {
-            Some(v) => TimeDist::decode(v, &t.field_path("access_delay"))?,
-            None => TimeDist::Fixed(SimTime::from_millis(1)),
-        };
-        let loss = match t.take("loss") {
-            Some(v) => Some(LossSpec::decode(v, &t.field_path("loss"))?),
-            None => None,
-        };
-        let d = Dumbbell {
-            bottleneck_rate: t.req_rate("bottleneck_rate")?,
-            bottleneck_delay: t.time("bottleneck_delay", SimTime::from_millis(20))?,
-            buffer,
-            access_rate: t.rate("access_rate", BitRate(100_000_000))?,
-            access_delay,
-            access_buffer,
-            loss,
-        };
-        t.finish()?;
-        Ok(Topology::Dumbbell(d))
     }
 }
 
@@ -418,8 +336,10 @@ pub struct WebSpec {
     /// residual think time before its first page).
     pub start: TimeDist,
     pub http: crate::transport::web::Http,
-    /// Base round-trip time of each session (sets its access delays).
-    pub rtt: TimeDist,
+    /// Base round-trip time of each session (sets its access delays);
+    /// dumbbell only (other topologies set RTTs by path).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rtt: Option<TimeDist>,
     /// Mean think time between pages.
     pub think: SimTime,
     /// Pareto shape of the think time.
@@ -441,6 +361,9 @@ pub struct WebSpec {
     pub request_size: u64,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ecn: Option<bool>,
+    /// Where the sessions run on a parking-lot or custom topology.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub path: Option<PathSpec>,
     /// The resolved model.
     #[serde(skip)]
     pub params: crate::transport::web::WebParams,
@@ -459,6 +382,7 @@ impl WebSpec {
         direction: Direction,
         start: TimeDist,
         tcp: &TcpSpec,
+        topology: &Topology,
     ) -> SpecResult<WebSpec> {
         use crate::transport::web::{self as web, Http, PageEstimate, SizeDist, WebParams};
         let sessions = match t.take("sessions") {
@@ -508,9 +432,20 @@ impl WebSpec {
             }
             None => Http::V10,
         };
-        let rtt = match t.take("rtt") {
-            Some(v) => TimeDist::decode(v, &t.field_path("rtt"))?,
-            None => TimeDist::Uniform(SimTime::from_millis(10), SimTime::from_millis(150)),
+        let path = PathSpec::decode_opt(t)?;
+        let rtt = match (t.take("rtt"), topology) {
+            (Some(v), Topology::Dumbbell(_)) => Some(TimeDist::decode(v, &t.field_path("rtt"))?),
+            (None, Topology::Dumbbell(_)) => Some(TimeDist::Uniform(
+                SimTime::from_millis(10),
+                SimTime::from_millis(150),
+            )),
+            (Some(_), _) => {
+                return Err(SpecError::new(
+                    t.field_path("rtt"),
+                    "sets the sessions' access delays on the dumbbell; on a parking lot the RTTs come from topology.long_rtt and short_rtt, on a custom topology from the path's delays",
+                ))
+            }
+            (None, _) => None,
         };
         let think = t.time("think", web::THINK)?;
         if think == SimTime::ZERO {
@@ -583,10 +518,7 @@ impl WebSpec {
         let n = match (sessions, offered_load) {
             (Some(n), _) => n,
             (None, Some(load)) => {
-                let rtt_mean = match rtt {
-                    TimeDist::Fixed(r) => r.as_secs_f64(),
-                    TimeDist::Uniform(a, b) => 0.5 * (a.as_secs_f64() + b.as_secs_f64()),
-                };
+                let rtt_mean = web_rtt_mean(topology, rtt.as_ref(), path.as_ref());
                 let n = PageEstimate::new(&params, tcp, rtt_mean)
                     .sessions_for(&params, load.bps() as f64);
                 if n as u64 > MAX_FLOWS {
@@ -615,9 +547,39 @@ impl WebSpec {
             size_max,
             request_size,
             ecn,
+            path,
             params,
             n,
         })
+    }
+}
+
+/// The mean base RTT of a web group's sessions, seconds (for the number
+/// of sessions an offered load needs): the group's `rtt` on the dumbbell,
+/// the mean of `long_rtt` or `short_rtt` on a parking lot, twice the
+/// path's delay on a custom topology. A path the topology does not have
+/// is reported later (`check_paths`); it counts as 0 here.
+fn web_rtt_mean(topology: &Topology, rtt: Option<&TimeDist>, path: Option<&PathSpec>) -> f64 {
+    let mean = |d: &TimeDist| match *d {
+        TimeDist::Fixed(r) => r.as_secs_f64(),
+        TimeDist::Uniform(a, b) => 0.5 * (a.as_secs_f64() + b.as_secs_f64()),
+    };
+    match (topology, path) {
+        (Topology::Dumbbell(_), _) => rtt.map_or(0.0, mean),
+        (Topology::ParkingLot(p), Some(PathSpec::Short | PathSpec::ShortOn(_))) => {
+            mean(&p.short_rtt)
+        }
+        (Topology::ParkingLot(p), _) => mean(&p.long_rtt),
+        (Topology::Custom(c), Some(PathSpec::Nodes(nodes))) => c
+            .resolve(nodes, "path")
+            .map(|steps| {
+                2.0 * steps
+                    .iter()
+                    .map(|&(j, _)| c.links[j].delay.as_secs_f64())
+                    .sum::<f64>()
+            })
+            .unwrap_or(0.0),
+        (Topology::Custom(_), _) => 0.0,
     }
 }
 
@@ -640,6 +602,9 @@ pub struct WebSimpleSpec {
     pub handshake: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ecn: Option<bool>,
+    /// Where the sessions run (parking-lot and custom topologies).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub path: Option<PathSpec>,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -653,6 +618,9 @@ pub struct BulkSpec {
     /// Override of `tcp.ecn` for this group.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ecn: Option<bool>,
+    /// Where the flows run (parking-lot and custom topologies).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub path: Option<PathSpec>,
 }
 
 /// The sending rate of a UDP group.
@@ -683,12 +651,15 @@ pub struct UdpSpec {
     /// Mean OFF time (udp-onoff).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub off: Option<SimTime>,
+    /// Where the flows run (parking-lot and custom topologies).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub path: Option<PathSpec>,
 }
 
 pub const TRAFFIC_KINDS: &[&str] = &["bulk", "cbr", "udp-onoff", "web-simple", "web"];
 
 impl TrafficSpec {
-    fn decode(mut t: Table, tcp: &TcpSpec) -> SpecResult<TrafficSpec> {
+    fn decode(mut t: Table, tcp: &TcpSpec, topology: &Topology) -> SpecResult<TrafficSpec> {
         let packet_size = tcp.packet_size;
         let kind = t.choice("kind", TRAFFIC_KINDS, None)?;
         let start = match t.take("start") {
@@ -700,7 +671,7 @@ impl TrafficSpec {
                 "reverse" => Direction::Reverse,
                 _ => Direction::Forward,
             };
-            let w = WebSpec::decode(&mut t, direction, start, tcp)?;
+            let w = WebSpec::decode(&mut t, direction, start, tcp, topology)?;
             t.finish()?;
             return Ok(TrafficSpec::Web(w));
         }
@@ -713,13 +684,17 @@ impl TrafficSpec {
         if flows == 0 {
             return Err(SpecError::new(
                 t.field_path(count_key),
-                format!("0 {count_key}: a group needs at least 1"),
+                format!(
+                    "0 {count_key}: a group needs at least 1 {}",
+                    count_key.trim_end_matches('s')
+                ),
             ));
         }
         let direction = match t.choice("direction", &["forward", "reverse"], Some("forward"))? {
             "reverse" => Direction::Reverse,
             _ => Direction::Forward,
         };
+        let path = PathSpec::decode_opt(&mut t)?;
         let spec = match kind {
             "bulk" => TrafficSpec::Bulk(BulkSpec {
                 flows,
@@ -732,6 +707,7 @@ impl TrafficSpec {
                     t.allow("ecn");
                     None
                 },
+                path,
             }),
             "web-simple" => {
                 let w = WebSimpleSpec {
@@ -747,6 +723,7 @@ impl TrafficSpec {
                         t.allow("ecn");
                         None
                     },
+                    path,
                 };
                 check_range(
                     &t.field_path("mean_packets"),
@@ -811,6 +788,7 @@ impl TrafficSpec {
                     packet_size: size,
                     on,
                     off,
+                    path,
                 };
                 if onoff {
                     TrafficSpec::UdpOnoff(u)
@@ -1033,7 +1011,7 @@ impl Scenario {
         let traffic: Vec<TrafficSpec> = t
             .table_array("traffic")?
             .into_iter()
-            .map(|g| TrafficSpec::decode(g, &tcp))
+            .map(|g| TrafficSpec::decode(g, &tcp, &topology))
             .collect::<SpecResult<_>>()?;
         if traffic.is_empty() {
             return Err(SpecError::new(
@@ -1052,7 +1030,7 @@ impl Scenario {
         let schedule: Vec<super::ScheduleEntry> = t
             .table_array("schedule")?
             .into_iter()
-            .map(|e| super::ScheduleEntry::decode(e, duration))
+            .map(|e| super::ScheduleEntry::decode(e, duration, &topology))
             .collect::<SpecResult<_>>()?;
         t.finish()?;
         let sc = Scenario {
@@ -1066,14 +1044,17 @@ impl Scenario {
             schedule,
             metrics,
         };
+        sc.check_paths()?;
         sc.check_schedule()?;
         sc.check_web()?;
         Ok(sc)
     }
 
-    pub fn dumbbell(&self) -> &Dumbbell {
+    /// The dumbbell, if the topology is one.
+    pub fn dumbbell(&self) -> Option<&Dumbbell> {
         match &self.topology {
-            Topology::Dumbbell(d) => d,
+            Topology::Dumbbell(d) => Some(d),
+            _ => None,
         }
     }
 
@@ -1141,18 +1122,19 @@ impl Scenario {
                     }
                 }
                 super::Action::Aqm { link, set } => {
-                    let spec = match link {
-                        super::LinkSel::BottleneckRev => &self.reverse_aqm,
-                        _ => &self.aqm,
-                    };
-                    let d = self.dumbbell();
-                    let mut probe = spec.build(crate::aqm::LinkInfo::new(
-                        d.bottleneck_rate,
-                        self.tcp.packet_size,
-                    ));
-                    for (k, v) in set {
-                        crate::aqm::Aqm::set_param(&mut probe, k, *v)
-                            .map_err(|msg| SpecError::new(format!("{path}.set.{k}"), msg))?;
+                    for (d, fwd, rev) in self.select_duplex(link) {
+                        for (on, spec) in [(fwd, d.aqm), (rev, d.reverse_aqm)] {
+                            if !on {
+                                continue;
+                            }
+                            let mut probe =
+                                spec.build(crate::aqm::LinkInfo::new(d.rate, self.tcp.packet_size));
+                            for (k, v) in set {
+                                crate::aqm::Aqm::set_param(&mut probe, k, *v).map_err(|msg| {
+                                    SpecError::new(format!("{path}.set.{k}"), msg)
+                                })?;
+                            }
+                        }
                     }
                 }
                 super::Action::Udp { group, .. } => {
@@ -1186,12 +1168,15 @@ impl Scenario {
     /// RTT is 2 x (bottleneck_delay + 2 x access delay), so its lower bound
     /// must be at least twice the bottleneck delay.
     fn check_web(&self) -> SpecResult<()> {
-        let bd = self.dumbbell().bottleneck_delay;
+        let bd = self
+            .dumbbell()
+            .map_or(SimTime::ZERO, |d| d.bottleneck_delay);
         for (g, t) in self.traffic.iter().enumerate() {
             let TrafficSpec::Web(w) = t else { continue };
             let lo = match w.rtt {
-                TimeDist::Fixed(r) => r,
-                TimeDist::Uniform(a, _) => a,
+                Some(TimeDist::Fixed(r)) => r,
+                Some(TimeDist::Uniform(a, _)) => a,
+                None => continue,
             };
             if lo.0 < 2 * bd.0 {
                 return Err(SpecError::new(

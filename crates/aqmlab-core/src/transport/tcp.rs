@@ -163,6 +163,9 @@ pub struct TcpFlow {
     /// No new ECN reduction until `snd_una` reaches this.
     ecn_recover: u64,
     cwr_pending: bool,
+    /// An ECE arrived while cwnd was one segment: no new data until the
+    /// retransmission timer expires (RFC 3168 section 6.1.2).
+    ecn_hold: bool,
     srtt_ns: f64,
     rttvar_ns: f64,
     has_rtt: bool,
@@ -229,6 +232,7 @@ impl TcpFlow {
             recover: 0,
             ecn_recover: 0,
             cwr_pending: false,
+            ecn_hold: false,
             srtt_ns: 0.0,
             rttvar_ns: 0.0,
             has_rtt: false,
@@ -619,6 +623,9 @@ impl TcpFlow {
 
     /// Send what the window allows.
     fn send_available(&mut self, now: SimTime, out: &mut Vec<Seg>) {
+        if self.ecn_hold {
+            return;
+        }
         let limit = (self.snd_una + self.window()).min(self.app_limit);
         while self.snd_nxt < limit {
             let s = self.data_seg(self.snd_nxt, now);
@@ -685,8 +692,14 @@ impl TcpFlow {
             && !self.in_recovery
             && self.snd_una >= self.ecn_recover
         {
-            // RFC 3168 section 6.1.2: halve at most once per window of data.
-            self.ssthresh = self.halve();
+            // RFC 3168 section 6.1.2: halve at most once per window of data,
+            // like a loss but down to one segment; an ECE at one segment
+            // resets the retransmission timer, and new data waits for it.
+            if self.cwnd <= 1.0 {
+                self.ecn_hold = true;
+                self.rto_deadline = Some(now + self.rto);
+            }
+            self.ssthresh = (self.outstanding() as f64 / 2.0).max(1.0);
             self.cwnd = self.ssthresh;
             self.ecn_recover = self.snd_max;
             self.cwr_pending = true;
@@ -745,9 +758,11 @@ impl TcpFlow {
                     }
                 }
             }
-            // RFC 6298 (5.2), (5.3).
-            self.rto_deadline = if self.snd_una >= self.snd_max {
+            // RFC 6298 (5.2), (5.3); an ECN hold keeps its timer.
+            self.rto_deadline = if self.snd_una >= self.snd_max && !self.ecn_hold {
                 None
+            } else if self.ecn_hold && self.snd_una >= self.snd_max {
+                self.rto_deadline
             } else {
                 Some(now + self.rto)
             };
@@ -779,6 +794,14 @@ impl TcpFlow {
     /// The retransmission timer expired (the engine checked the deadline).
     pub fn on_rto(&mut self, now: SimTime, out: &mut Vec<Seg>) {
         self.rto_deadline = None;
+        if self.ecn_hold {
+            self.ecn_hold = false;
+            if self.snd_una >= self.snd_max {
+                // The hold of RFC 3168 section 6.1.2 ends: one new segment.
+                self.send_available(now, out);
+                return;
+            }
+        }
         self.rto = (self.rto + self.rto).min(self.cfg.tcp.max_rto); // RFC 6298 (5.5)
         match self.state {
             State::Idle | State::SynRcvd => {}
@@ -1097,6 +1120,35 @@ mod tests {
         out.clear();
         fl.on_ack(t(0), 0, flags::SYN, Ecn::NotEct, &mut out);
         assert_eq!(out[0].ecn, Ecn::NotEct);
+    }
+
+    /// RFC 3168 section 6.1.2: an ECE halves the window down to one segment
+    /// (not two as after a loss); an ECE at one segment resets the timer and
+    /// new data waits for it to expire, without a timeout being counted.
+    #[test]
+    fn ecn_window_reaches_one_segment_then_waits_for_the_timer() {
+        let mut tx = TcpFlow::new(cfg(TcpVariant::NewReno));
+        let mut out = Vec::new();
+        tx.start(SimTime(0), &mut out); // one segment (initial window 1)
+        assert_eq!(out.len(), 1);
+        out.clear();
+        // Its ACK echoes congestion: flight 1 -> cwnd max(1/2, 1) = 1, and
+        // cwnd was already 1, so the sender holds.
+        tx.on_ack(
+            SimTime(100),
+            1,
+            flags::ACK | flags::ECE,
+            Ecn::NotEct,
+            &mut out,
+        );
+        assert_eq!(tx.cwnd, 1.0);
+        assert!(out.is_empty(), "no new data during the hold");
+        let deadline = tx.rto_deadline.expect("timer reset for the hold");
+        tx.on_rto(deadline, &mut out);
+        assert_eq!(out.len(), 1, "one new segment when the timer expires");
+        assert_eq!(out[0].seq, 1);
+        assert_eq!(tx.stats.timeouts, 0);
+        assert_eq!(tx.stats.ecn_reductions, 1);
     }
 
     #[test]

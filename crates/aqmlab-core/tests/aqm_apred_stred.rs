@@ -1,0 +1,333 @@
+//! Scenario-level tests of AP-RED and ST-RED (`003_b277268f444f7691.txt`
+//! chapters 4 and 5). Fixed seeds; every run checks the accounting
+//! identities. The figures each test measured are in its doc comment.
+
+mod common;
+
+use aqmlab_core::scenario::{Scenario, Value};
+use common::{param_at, param_mean, queue_mean, run, scenario};
+
+/// The dumbbell of the thesis's section 4.5 at experiment 2's scenario
+/// (section 4.5.2): N = 30 FTP flows, C = 1250 packets/s (5 Mbps of
+/// 500-byte packets), base RTT 2 x (20 ms + 2 x access) = 100 ms with the
+/// default 15 ms access delay; buffer 500 packets.
+fn experiment_2(aqm: &str, access_delay: &str, handshake: bool) -> String {
+    format!(
+        r#"
+duration = "60s"
+seed = 1
+[topology]
+bottleneck_rate = "5Mbps"
+bottleneck_delay = "20ms"
+access_delay = {access_delay}
+buffer = 500
+{aqm}
+[tcp]
+packet_size = 500
+[[traffic]]
+kind = "bulk"
+flows = 30
+handshake = {handshake}
+start = {{ uniform = ["0s", "5s"] }}
+[metrics]
+start = "20s"
+"#
+    )
+}
+
+fn close(x: f64, y: f64, tol: f64) -> bool {
+    (x - y).abs() <= tol * y.abs()
+}
+
+/// AP-RED with the `oracle` estimator takes the scenario's N, C, R and
+/// re-parameterises by eq. 4.3-4.6 from the default initial set (section
+/// 4.5.1). Experiment 2 (N = 30, C = 1250, R = 100 ms): p_max 0.10368,
+/// min_th 20.83, max_th 62.5, w_q 3.456e-4 (the thesis prints 0.1, 20, 60,
+/// 3.5e-4); the mean queue (measured 29.1 packets, utilisation 0.998) lies
+/// between the adapted thresholds, well below the 75.9 packets of RED left
+/// at the initial set (the thesis's figure 4.4: about 40 vs 100). Experiment 3 (N = 100,
+/// C = 3000 packets/s = 12 Mbps, R = 250 ms): p_max 0.032, thresholds
+/// 125 / 375, w_q 3.2e-5, mean queue 178.6 packets, utilisation 1.0.
+#[test]
+fn ap_red_oracle_reparameterises_to_the_scenario() {
+    let r = run(&experiment_2("[aqm]\nkind = \"ap-red\"", "\"15ms\"", false));
+    let expect = [
+        ("n_est", 30.0),
+        ("c_est_pps", 1250.0),
+        ("rtt_est_s", 0.1),
+        ("max_p", 0.10368),
+        ("min_th", 125.0 / 6.0),
+        ("max_th", 62.5),
+        ("w_q", 3.456e-4),
+    ];
+    for (name, v) in expect {
+        for t in [0.0, 30.0, 60.0] {
+            let got = param_at(&r, name, t);
+            assert!(close(got, v, 1e-9), "{name} at {t} s: {got} vs {v}");
+        }
+    }
+    let q = queue_mean(&r, 20.0, 60.0);
+    assert!(q > 125.0 / 6.0 && q < 62.5, "mean queue {q}");
+    assert!(r.summary.bottleneck.utilization > 0.95);
+    // RED left at the initial set holds a longer queue.
+    let fixed = run(&experiment_2(
+        "[aqm]\nkind = \"red\"\nmin_th = 50\nmax_th = 150\nmax_p = 0.05\nw_q = 1e-4",
+        "\"15ms\"",
+        false,
+    ));
+    let qf = fixed.summary.bottleneck.queue_mean_pkts;
+    assert!(
+        qf > r.summary.bottleneck.queue_mean_pkts + 15.0,
+        "RED(50, 150) {qf} vs AP-RED {}",
+        r.summary.bottleneck.queue_mean_pkts
+    );
+
+    // Experiment 3: base RTT 2 x (65 + 2 x 30) ms = 250 ms.
+    let r = run(r#"
+duration = "100s"
+seed = 1
+[topology]
+bottleneck_rate = "12Mbps"
+bottleneck_delay = "65ms"
+access_delay = "30ms"
+buffer = 500
+[aqm]
+kind = "ap-red"
+[tcp]
+packet_size = 500
+[[traffic]]
+kind = "bulk"
+flows = 100
+start = { uniform = ["0s", "5s"] }
+[metrics]
+start = "40s"
+"#);
+    for (name, v) in [
+        ("n_est", 100.0),
+        ("c_est_pps", 3000.0),
+        ("rtt_est_s", 0.25),
+        ("max_p", 0.032),
+        ("min_th", 125.0),
+        ("max_th", 375.0),
+        ("w_q", 3.2e-5),
+    ] {
+        let got = param_at(&r, name, 50.0);
+        assert!(close(got, v, 1e-9), "{name}: {got} vs {v}");
+    }
+    let b = &r.summary.bottleneck;
+    assert!(
+        b.queue_mean_pkts > 125.0 && b.queue_mean_pkts < 375.0,
+        "mean queue {}",
+        b.queue_mean_pkts
+    );
+    assert!(b.utilization > 0.95, "utilisation {}", b.utilization);
+}
+
+/// AP-RED with the `measured` estimator (section 4.4) on experiment 2 with
+/// access delays drawn uniformly from [5, 25] ms (base RTTs 60-140 ms, mean
+/// 96.5 ms over the 30 flows). Tolerances: N within 5 % of 30 (a flow in
+/// a long retransmission backoff may drop out of the 10 s window), R within
+/// 5 % of the flows' mean base RTT, C exact. Measured over [20, 60] s
+/// (means of the params series): data/ACK timing alone N 29.68 (never
+/// below 29), R 99.32 ms vs 96.51 ms (+2.9 %: serialisation times and
+/// reverse queueing stay in); with handshakes N 29.63, R 98.31 ms (+1.9 %).
+/// The mean queue (29.5 and 29.1 packets) lies between the mean adapted
+/// thresholds (20.7 / 62.1 and 20.5 / 61.5).
+#[test]
+fn ap_red_measured_estimates_n_and_r() {
+    let aqm = "[aqm]\nkind = \"ap-red\"\nestimator = \"measured\"";
+    for handshake in [false, true] {
+        let r = run(&experiment_2(
+            aqm,
+            r#"{ uniform = ["5ms", "25ms"] }"#,
+            handshake,
+        ));
+        let base = &r.flows.base_rtt_s;
+        let truth = base.iter().sum::<f64>() / base.len() as f64;
+        let n = param_mean(&r, "n_est", 20.0, 60.0);
+        let rtt = param_mean(&r, "rtt_est_s", 20.0, 60.0);
+        let c = param_mean(&r, "c_est_pps", 20.0, 60.0);
+        assert!(close(n, 30.0, 0.05), "handshake {handshake}: N {n}");
+        assert!(
+            close(rtt, truth, 0.05),
+            "handshake {handshake}: R {rtt} vs {truth}"
+        );
+        assert_eq!(c, 1250.0);
+        let lo = param_mean(&r, "min_th", 20.0, 60.0);
+        let hi = param_mean(&r, "max_th", 20.0, 60.0);
+        let q = queue_mean(&r, 20.0, 60.0);
+        assert!(
+            q > lo && q < hi,
+            "handshake {handshake}: queue {q} not in ({lo}, {hi})"
+        );
+        assert!(r.summary.bottleneck.utilization > 0.95);
+    }
+}
+
+/// The ST-RED dumbbell of section 5.5.1: 100 FTP flows, 10 Mbps, 500-byte
+/// packets, buffer 500, base RTT 2 x (bottleneck_delay + 30 ms).
+fn st_red_dumbbell(bottleneck_delay: &str, duration_s: u32) -> String {
+    format!(
+        r#"
+duration = "{duration_s}s"
+seed = 1
+[topology]
+bottleneck_rate = "10Mbps"
+bottleneck_delay = "{bottleneck_delay}"
+access_delay = "15ms"
+buffer = 500
+[aqm]
+kind = "st-red"
+w_q = 2e-4
+[tcp]
+packet_size = 500
+[[traffic]]
+kind = "bulk"
+flows = 100
+start = {{ uniform = ["0s", "5s"] }}
+[metrics]
+start = "0s"
+"#
+    )
+}
+
+/// ST-RED's thresholds follow the round-trip time (section 5.5.1).
+///
+/// The issue asks for a run whose RTT grows from 100 ms to 700 ms mid-run
+/// and returns; the scenario format has no mid-run schedule yet, so this
+/// test starts one run at each RTT from the same initial parameters and
+/// compares the settled thresholds (param_mean of min_th / max_th over the
+/// last 50 s). When a schedule exists, switch this test to one run
+/// (100 ms -> 700 ms -> 100 ms) and rename it `..._mid_run`.
+///
+/// The initial w_q is 2e-4, four times section 5.5's 5e-5, to keep the
+/// test short: the detector's time constants are 1 / (phi w_q) arrivals,
+/// and with 5e-5 the first adjustment at 700 ms comes after about 600 s.
+/// Measured (seed 1): at 100 ms no adjustment, thresholds stay 20 / 60
+/// (mean queue 39.9, utilisation 0.98); at 700 ms two large-variance
+/// adjustments (at 87 s and 192 s) raise them to 78.7 / 236.0, w_q to
+/// 5.08e-5 and the interval to 1.97 s (mean queue 41.9, utilisation 0.66).
+#[test]
+fn st_red_thresholds_follow_rtt_separate_runs() {
+    let short = run(&st_red_dumbbell("20ms", 200)); // 2 x (20 + 30) = 100 ms
+    let long = run(&st_red_dumbbell("320ms", 250)); // 2 x (320 + 30) = 700 ms
+    let settled =
+        |r: &aqmlab_core::RunResult, end: f64, name: &str| param_mean(r, name, end - 50.0, end);
+    let (s_min, s_max) = (
+        settled(&short, 200.0, "min_th"),
+        settled(&short, 200.0, "max_th"),
+    );
+    let (l_min, l_max) = (
+        settled(&long, 250.0, "min_th"),
+        settled(&long, 250.0, "max_th"),
+    );
+    // At 100 ms the initial (20, 60) suits the queue: they stay within 25 %.
+    assert!(
+        close(s_min, 20.0, 0.25) && close(s_max, 60.0, 0.25),
+        "100 ms: ({s_min}, {s_max})"
+    );
+    // At 700 ms the large variance moves them up by at least half again.
+    assert!(
+        l_min > 1.5 * s_min && l_max > 1.5 * s_max,
+        "700 ms: ({l_min}, {l_max}) vs ({s_min}, {s_max})"
+    );
+    assert!(param_at(&long, "adjust_up", 250.0) >= 1.0);
+    // Eq. 5.1-5.2: thresholds and w_q move by the same factor k; max_th / min_th stays 3.
+    let w_short = settled(&short, 200.0, "w_q");
+    let w_long = settled(&long, 250.0, "w_q");
+    assert!(close(l_max / l_min, 3.0, 1e-9));
+    assert!(
+        close(w_long * l_max, w_short * s_max, 1e-6),
+        "w_q x max_th is invariant"
+    );
+    // The adaptation interval grows with k (section 5.4.1).
+    assert!(param_at(&long, "interval_s", 250.0) > 0.5);
+}
+
+/// Resolved scenarios with these kinds serialise to scenarios that decode
+/// to the same thing (RED's options are flattened into `[aqm]`).
+#[test]
+fn ap_red_st_red_resolved_scenarios_round_trip() {
+    for aqm in [
+        "[aqm]\nkind = \"ap-red\"\nestimator = \"measured\"\nr0 = \"150ms\"\necn = true\nmode = \"byte\"",
+        "[aqm]\nkind = \"st-red\"\ngamma = 0.6\nh_s = 0.02\nmode = \"packet\"\nabove_max = \"mark\"\necn = true",
+    ] {
+        let sc = scenario(&experiment_2(aqm, "\"15ms\"", false));
+        let json = serde_json::to_string(&sc).unwrap();
+        let back: Value = serde_json::from_str(&json).unwrap();
+        let sc2 = Scenario::from_value(back).unwrap_or_else(|e| panic!("{e}\n{json}"));
+        assert_eq!(json, serde_json::to_string(&sc2).unwrap());
+    }
+}
+
+/// Bad values are errors that name the field.
+#[test]
+fn ap_red_st_red_errors_name_the_field() {
+    let cases = [
+        ("kind = \"ap-red\"\nestimator = \"guess\"", "aqm.estimator"),
+        ("kind = \"ap-red\"\nmax_p0 = 0.9", "aqm.max_p0"),
+        ("kind = \"ap-red\"\nr0 = 0.1", "aqm.r0"),
+        ("kind = \"ap-red\"\nmin_th = 5", "aqm.min_th"),
+        ("kind = \"st-red\"\nh_s = 0.5", "aqm.h_s"),
+        ("kind = \"st-red\"\nphi_2 = 2", "aqm.phi_2"),
+        ("kind = \"st-red\"\nmin_th = 70", "aqm.min_th"),
+        ("kind = \"st-red\"\nmin_th0 = 5", "aqm.min_th0"),
+    ];
+    for (aqm, path) in cases {
+        let text = experiment_2(&format!("[aqm]\n{aqm}"), "\"15ms\"", false);
+        let doc: Value = toml::from_str(&text).unwrap();
+        let e = Scenario::from_value(doc).expect_err(aqm);
+        assert_eq!(e.path, path, "{aqm}: {e}");
+    }
+}
+
+/// The example scenarios `scenarios/aqm/ap-red.toml` and `st-red.toml` are
+/// valid and run (shortened to 20 s here).
+#[test]
+fn ap_red_st_red_example_scenarios_run() {
+    for (file, kind) in [("ap-red.toml", "ap-red"), ("st-red.toml", "st-red")] {
+        let path = format!("{}/../../scenarios/aqm/{file}", env!("CARGO_MANIFEST_DIR"));
+        let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+        let full = scenario(&text);
+        assert_eq!(full.aqm.kind(), kind);
+        let short = text
+            .replace("duration = \"100s\"", "duration = \"20s\"")
+            .replace("duration = \"200s\"", "duration = \"20s\"")
+            .replace("start = \"20s\"", "start = \"10s\"")
+            .replace("start = \"50s\"", "start = \"10s\"");
+        let r = run(&short);
+        assert!(r.summary.bottleneck.utilization > 0.5, "{file}");
+        assert!(!r.params.time_s.is_empty(), "{file}: params recorded");
+    }
+}
+
+/// The same with the schedule: one run whose round-trip time grows from
+/// 100 ms to 700 ms at 50 s and returns to 100 ms at 300 s. Measured (seed
+/// 1): max_th 60 -> 245.5 by 300 s (min_th 20 -> 81.8). The return is NOT
+/// reproduced: back at 100 ms the queue's deviation around q_ref stays near
+/// 10 % of q_ref, far above the small-variance threshold h_s q_ref (1.7 %
+/// with section 5.5's h_s = 0.03 / sqrt 3), so the thresholds stay up; see
+/// docs/aqm/st-red.md. The test asserts the part that holds.
+#[test]
+fn st_red_thresholds_follow_rtt_mid_run() {
+    let mut text = st_red_dumbbell("20ms", 550);
+    text.push_str(
+        "[[schedule]]\nat = \"50s\"\naction = \"link\"\nlink = \"bottleneck\"\ndelay = \"320ms\"\n\
+         [[schedule]]\nat = \"300s\"\naction = \"link\"\nlink = \"bottleneck\"\ndelay = \"20ms\"\n",
+    );
+    let r = run(&text);
+    let at = |name: &str, t: f64| param_at(&r, name, t);
+    eprintln!(
+        "min_th: 50 s {}, 300 s {}, 550 s {}; max_th {} {} {}",
+        at("min_th", 50.0),
+        at("min_th", 300.0),
+        at("min_th", 550.0),
+        at("max_th", 50.0),
+        at("max_th", 300.0),
+        at("max_th", 550.0)
+    );
+    assert!(at("max_th", 300.0) > 1.5 * at("max_th", 50.0));
+    assert!((at("max_th", 300.0) / at("min_th", 300.0) - 3.0).abs() < 1e-9);
+    // No further rise once the round-trip time is short again.
+    assert!(at("max_th", 550.0) <= at("max_th", 300.0) + 1e-9);
+}
