@@ -65,7 +65,8 @@ BENCH_REPS ?= 3
 
 bench:
 	cargo run --release -p aqmlab-core --example bench -- --reps $(BENCH_REPS) scenarios/canonical.toml \
-	  $(foreach k,$(AQM_KINDS),scenarios/canonical.toml@$(k))
+	  $(foreach k,$(AQM_KINDS),scenarios/canonical.toml@$(k)) \
+	  scenarios/web.toml
 
 clean:
 	cargo clean

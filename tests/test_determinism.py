@@ -38,7 +38,7 @@ def test_same_seed_same_bytes_other_seed_other_figures(tmp_path: Path) -> None:
     text_b, _ = summary_without_wall_time(b)
     assert text_a == text_b
     assert sa["seed"] == 7
-    for t in ("queue.parquet", "flows.parquet", "params.parquet"):
+    for t in ("queue.parquet", "flows.parquet", "params.parquet", "responses.parquet"):
         assert same_table(pq.read_table(a / t), pq.read_table(b / t))
 
     text_c, sc = summary_without_wall_time(c)

@@ -8,6 +8,7 @@ driven from Python: scenario files, a CLI, run folders on disk and plots.
 >>> r.summary["bottleneck"]["queue_mean_pkts"]
 """
 
+from aqmlab import web
 from aqmlab._core import ENGINE_VERSION, ScenarioError
 from aqmlab.api import RunResult, run
 from aqmlab.api import _version as _aqmlab_version
@@ -27,4 +28,5 @@ __all__ = [
     "load_run",
     "run",
     "validate",
+    "web",
 ]

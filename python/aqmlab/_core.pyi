@@ -22,6 +22,8 @@ class RawRun(TypedDict):
     summary: str
     queue: dict[str, list[Any]]
     flows: dict[str, list[Any]]
+    params: dict[str, list[Any]]
+    responses: dict[str, list[Any]]
     peak_packets: int
     version: str
 

@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+import numpy.typing as npt
 import pyarrow as pa
 
 from aqmlab import _core
@@ -50,7 +52,10 @@ class RunResult:
     ``queue`` is the queue time series of the bottleneck and ``flows`` one row
     per flow, ``params`` the bottleneck AQM's adapted parameters over time
     (columns ``time_s``, ``name``, ``value``; empty for schemes that adapt
-    nothing), all ``pyarrow.Table``.
+    nothing), ``responses`` one row per completed web request/response
+    (``flow``, ``group``, ``page``, ``object``, ``size_bytes``, ``start_s``,
+    ``end_s``, ``response_time_s``; empty without web traffic), all
+    ``pyarrow.Table``.
     """
 
     scenario: dict[str, Any]
@@ -58,6 +63,7 @@ class RunResult:
     queue: pa.Table
     flows: pa.Table
     params: pa.Table = field(default_factory=lambda: params_table({}))
+    responses: pa.Table = field(default_factory=lambda: responses_table({}))
     peak_packets: int = 0
     engine_version: str = _core.ENGINE_VERSION
     aqmlab_version: str = field(default_factory=_version)
@@ -73,10 +79,12 @@ class RunResult:
         return float(self.summary.get("wall_time_s", 0.0))
 
     def to_pandas(self, table: str = "queue") -> pd.DataFrame:
-        """``queue``, ``flows`` or ``params`` as a pandas DataFrame (needs
-        pandas: ``pip install 'aqmlab[pandas]'``)."""
-        if table not in ("queue", "flows", "params"):
-            raise ValueError(f"table must be 'queue', 'flows' or 'params', not {table!r}")
+        """``queue``, ``flows``, ``params`` or ``responses`` as a pandas
+        DataFrame (needs pandas: ``pip install 'aqmlab[pandas]'``)."""
+        if table not in TABLES:
+            raise ValueError(
+                f"table must be one of {', '.join(repr(t) for t in TABLES)}, not {table!r}"
+            )
         try:
             import pandas  # noqa: F401
         except ImportError as e:
@@ -85,6 +93,25 @@ class RunResult:
             ) from e
         t: pa.Table = getattr(self, table)
         return t.to_pandas()
+
+    def response_cdf(
+        self, measured_only: bool = True
+    ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
+        """The empirical CDF of the web response times: ``(t, p)`` with the
+        response times in seconds sorted ascending and ``p[i]`` the share of
+        responses that took at most ``t[i]``. With ``measured_only`` only the
+        responses that ended in the measurement interval (from
+        ``summary["measure_start_s"]``) count, as in ``summary["web"]``.
+        Both arrays are empty without web responses."""
+        t: npt.NDArray[np.float64] = np.asarray(
+            self.responses.column("response_time_s").to_numpy(), dtype=np.float64
+        )
+        if measured_only:
+            start = float(self.summary.get("measure_start_s", 0.0))
+            t = t[np.asarray(self.responses.column("end_s").to_numpy()) >= start]
+        t = np.sort(t)
+        p = np.arange(1, len(t) + 1, dtype=np.float64) / max(len(t), 1)
+        return t, p
 
     def save(self, out: str | os.PathLike[str], command: list[str] | None = None) -> Path:
         """Write the run folder ``out`` (see :func:`aqmlab.results.write_run`)."""
@@ -147,6 +174,7 @@ def from_core(raw: Mapping[str, Any]) -> RunResult:
         queue=columns_to_table(raw["queue"]),
         flows=columns_to_table(raw["flows"]),
         params=params_table(raw["params"]),
+        responses=responses_table(raw.get("responses", {})),
         peak_packets=int(raw["peak_packets"]),
         engine_version=str(raw["version"]),
         created_at=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
@@ -162,6 +190,28 @@ def params_table(cols: Mapping[str, list[Any]]) -> pa.Table:
             "value": pa.array(cols.get("value", []), pa.float64()),
         }
     )
+
+
+#: The tables of a run, by attribute name.
+TABLES = ("queue", "flows", "params", "responses")
+
+#: Columns of the responses table and their types.
+RESPONSE_COLUMNS: tuple[tuple[str, pa.DataType], ...] = (
+    ("flow", pa.uint32()),
+    ("group", pa.uint32()),
+    ("page", pa.uint64()),
+    ("object", pa.uint32()),
+    ("size_bytes", pa.uint64()),
+    ("start_s", pa.float64()),
+    ("end_s", pa.float64()),
+    ("response_time_s", pa.float64()),
+)
+
+
+def responses_table(cols: Mapping[str, list[Any]]) -> pa.Table:
+    """The web responses (one row per completed request/response), with
+    fixed column types so that an empty table has the same schema."""
+    return pa.table({name: pa.array(cols.get(name, []), t) for name, t in RESPONSE_COLUMNS})
 
 
 def columns_to_table(cols: Mapping[str, list[Any]]) -> pa.Table:

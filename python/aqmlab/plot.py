@@ -16,7 +16,7 @@ from matplotlib.figure import Figure
 from aqmlab.api import RunResult
 from aqmlab.results import load_run
 
-__all__ = ["RunLike", "plot_queue"]
+__all__ = ["RunLike", "plot_queue", "response_cdf"]
 
 #: A run in memory or the path of its folder.
 RunLike: TypeAlias = "RunResult | str | os.PathLike[str]"
@@ -78,6 +78,48 @@ def plot_queue(
     axes[-1].set_xlabel("time (s)")
     if title:
         fig.suptitle(title)
+    out = Path(path)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(out, dpi=120)
+    return out
+
+
+def response_cdf(
+    runs: Sequence[tuple[str, RunLike]],
+    path: str | os.PathLike[str],
+    title: str | None = None,
+    xmax: float = 2.0,
+) -> Path:
+    """Draw the CDFs of the web response times of several runs on one axes
+    (response time in seconds up to ``xmax``, 2 s as in
+    ``000_0675317d310dd341.txt``'s figures) and save the figure as ``path``.
+    Each curve counts the responses that ended in its run's measurement
+    interval (see :meth:`aqmlab.RunResult.response_cdf`); the legend gives
+    each run's share of responses done within 0.5 s."""
+    if not runs:
+        raise ValueError("response_cdf needs at least one run")
+    if not xmax > 0:
+        raise ValueError(f"xmax must be positive, not {xmax!r}")
+    fig = Figure(figsize=(7, 4.5), layout="constrained")
+    FigureCanvasAgg(fig)
+    ax = fig.subplots()
+    for label, r in runs:
+        t, p = _as_result(r).response_cdf()
+        if len(t) == 0:
+            raise ValueError(f"{label}: the run has no web responses")
+        at_half = float(np.searchsorted(t, 0.5, side="right")) / len(t)
+        # A step function from (0, 0), through every response, to xmax.
+        x = np.concatenate(([0.0], t, [max(xmax, float(t[-1]))]))
+        y = np.concatenate(([0.0], p, [1.0]))
+        ax.step(x, y, where="post", lw=1.4, label=f"{label} (<= 0.5 s: {100 * at_half:.1f} %)")
+    ax.set_xlim(0, xmax)
+    ax.set_ylim(0, 1.0)
+    ax.set_xlabel("response time (s)")
+    ax.set_ylabel("cumulative probability")
+    ax.grid(True, lw=0.3)
+    ax.legend(loc="lower right", fontsize=8)
+    if title:
+        ax.set_title(title)
     out = Path(path)
     out.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(out, dpi=120)

@@ -8,6 +8,7 @@ One folder per run::
       queue.parquet    the bottleneck's queue time series
       flows.parquet    one row per flow
       params.parquet   the bottleneck AQM's adapted parameters (time_s, name, value)
+      responses.parquet  one row per completed web request/response (empty without web traffic)
 
 A folder is written under the temporary sibling name ``DIR.tmp-<pid>`` and
 renamed to ``DIR`` once complete, so an interrupted run never leaves a
@@ -45,7 +46,8 @@ SUMMARY = "summary.json"
 QUEUE = "queue.parquet"
 FLOWS = "flows.parquet"
 PARAMS = "params.parquet"
-FILES = (MANIFEST, SUMMARY, QUEUE, FLOWS, PARAMS)
+RESPONSES = "responses.parquet"
+FILES = (MANIFEST, SUMMARY, QUEUE, FLOWS, PARAMS, RESPONSES)
 #: Version of the folder layout, recorded in the manifest.
 FORMAT = 1
 
@@ -90,7 +92,7 @@ def manifest(result: RunResult) -> dict[str, Any]:
         "peak_packets": result.peak_packets,
         "command": result.command,
         "python": sys.version.split()[0],
-        "files": [SUMMARY, QUEUE, FLOWS],
+        "files": [SUMMARY, QUEUE, FLOWS, PARAMS, RESPONSES],
         "scenario": result.scenario,
     }
 
@@ -122,6 +124,7 @@ def _write_files(result: RunResult, d: Path) -> None:
     pq.write_table(result.queue, d / QUEUE)
     pq.write_table(result.flows, d / FLOWS)
     pq.write_table(result.params, d / PARAMS)
+    pq.write_table(result.responses, d / RESPONSES)
     # The manifest last: a folder with a manifest has everything else.
     text = json.dumps(manifest(result), indent=2, allow_nan=False) + "\n"
     (d / MANIFEST).write_text(text, encoding="utf-8")
@@ -158,6 +161,7 @@ def load_run(path: str | os.PathLike[str]) -> RunResult:
         queue = pq.read_table(d / QUEUE)
         flows = pq.read_table(d / FLOWS)
         params = pq.read_table(d / PARAMS) if (d / PARAMS).is_file() else None
+        responses = pq.read_table(d / RESPONSES) if (d / RESPONSES).is_file() else None
     except (OSError, ValueError) as e:
         raise ResultsError(f"{d}: cannot read the result folder: {e}") from e
     return RunResult(
@@ -166,6 +170,7 @@ def load_run(path: str | os.PathLike[str]) -> RunResult:
         queue=queue,
         flows=flows,
         **({"params": params} if params is not None else {}),
+        **({"responses": responses} if responses is not None else {}),
         peak_packets=int(man.get("peak_packets", 0)),
         engine_version=str(man.get("engine_version", "")),
         aqmlab_version=str(man.get("aqmlab_version", "")),

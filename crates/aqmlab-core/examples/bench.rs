@@ -8,7 +8,9 @@
 //! seconds, simulated seconds per wall second (median and best, since other
 //! load on the machine only ever slows a run down), events per wall second,
 //! bottleneck packets per wall second, and the process's peak resident
-//! memory so far.
+//! memory so far. For scenarios with web traffic an extra line gives the
+//! requests completed per wall second (completed in the measurement
+//! interval, scaled to the whole run like `bn_pkts/s`).
 
 use aqmlab_core::scenario::{Scenario, Value};
 use std::process::ExitCode;
@@ -118,6 +120,17 @@ fn main() -> ExitCode {
             s.flows.jain_fairness,
             s.flows.timeouts
         );
+        if let Some(w) = &s.web {
+            let scale = s.duration_s / (s.duration_s - s.measure_start_s);
+            eprintln!(
+                "  web: requests/s {:.0} (completed {}, p50 {:.3} s, p90 {:.3} s, SYN/ACK drops {})",
+                w.completed as f64 * scale / s.wall_time_s,
+                w.completed,
+                w.response_time_p50_s,
+                w.response_time_p90_s,
+                w.synack_drops
+            );
+        }
     }
     ExitCode::SUCCESS
 }

@@ -37,6 +37,8 @@ pub mod flags {
     pub const RETX: u8 = 32;
     /// A data segment (as opposed to a pure ACK or a control segment).
     pub const DATA: u8 = 64;
+    /// A client's request (web): an ACK carrying the request's bytes.
+    pub const REQ: u8 = 128;
 }
 
 /// One packet on the wire.

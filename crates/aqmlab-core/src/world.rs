@@ -9,6 +9,7 @@ use crate::packet::{flags, Arena, Ecn, Packet, PktId};
 use crate::rng::{Rng, Stream};
 use crate::scenario::{Action, Direction, LinkSel, Scenario, TrafficSpec};
 use crate::sim::{Event, EventQueue};
+use crate::transport::web::{Http, Phase, Session};
 use crate::transport::{FlowStats, Seg, TcpConfig, TcpFlow, UdpSource};
 use crate::units::SimTime;
 use serde::Serialize;
@@ -156,15 +157,30 @@ impl WebSession {
     }
 }
 
+/// The application of a web flow.
+#[derive(Clone, Debug)]
+enum WebApp {
+    /// `web-simple`.
+    Simple(WebSession),
+    /// `web`: pages of objects ([`crate::transport::web`]).
+    Browse(Session),
+}
+
 /// Completed transfers (web sessions): one row each.
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct ResponseTable {
     pub flow: Vec<u32>,
     pub group: Vec<u32>,
+    /// Page of the session (`web`: pages counted from 0; `web-simple`: the
+    /// transfer's number).
+    pub page: Vec<u64>,
+    /// Index of the object in its page (0 for `web-simple`).
+    pub object: Vec<u32>,
     /// Payload bytes of the response.
     pub size_bytes: Vec<u64>,
-    /// When the transfer began (its first SYN, or its first data packet
-    /// without a handshake).
+    /// When the transfer began: its first SYN (a new connection), the
+    /// request (a persistent connection), or its first data packet
+    /// without a handshake.
     pub start_s: Vec<f64>,
     /// When the last byte reached the client.
     pub end_s: Vec<f64>,
@@ -179,6 +195,15 @@ pub struct WebSummary {
     pub response_time_p50_s: f64,
     pub response_time_p90_s: f64,
     pub response_time_p99_s: f64,
+    /// Connection set-up of every TCP flow in the interval: SYNs dropped
+    /// in the network, SYN/ACKs sent, dropped and arrived CE-marked, SYNs
+    /// and requests sent again.
+    pub syn_drops: u64,
+    pub synacks_sent: u64,
+    pub synack_drops: u64,
+    pub synack_marks: u64,
+    pub syn_retransmits: u64,
+    pub request_retransmits: u64,
 }
 
 impl WebSummary {
@@ -199,6 +224,7 @@ impl WebSummary {
             response_time_p50_s: q(0.5),
             response_time_p90_s: q(0.9),
             response_time_p99_s: q(0.99),
+            ..WebSummary::default()
         })
     }
 }
@@ -330,8 +356,8 @@ pub struct World {
     flows: Vec<TcpFlow>,
     /// The UDP source of each UDP flow (`None` for TCP flows).
     udp: Vec<Option<Box<UdpSource>>>,
-    /// The session state of each web flow.
-    web: Vec<Option<Box<WebSession>>>,
+    /// The application of each web flow.
+    web: Vec<Option<Box<WebApp>>>,
     /// Connection number of each flow (see [`Packet::conn`]).
     conn: Vec<u8>,
     /// Completed web transfers.
@@ -361,6 +387,7 @@ impl World {
         let mut flows = Vec::with_capacity(total);
         let mut udp = Vec::with_capacity(total);
         let mut web = Vec::with_capacity(total);
+        let mut web_rtt: Vec<(usize, SimTime)> = Vec::new();
         let mut groups = Vec::with_capacity(sc.traffic.len());
         for (g, group) in sc.traffic.iter().enumerate() {
             let mut rng = Rng::new(seed, Stream::Traffic(g as u32));
@@ -371,6 +398,9 @@ impl World {
                 }
                 TrafficSpec::WebSimple(w) => {
                     TcpConfig::from_spec(&sc.tcp, w.handshake, w.ecn.unwrap_or(sc.tcp.ecn))
+                }
+                TrafficSpec::Web(w) => {
+                    TcpConfig::passive(&sc.tcp, w.ecn.unwrap_or(sc.tcp.ecn), w.request_size as u32)
                 }
                 TrafficSpec::Cbr(u) | TrafficSpec::UdpOnoff(u) => {
                     // Only the statistics are used; mss = payload of a packet.
@@ -400,7 +430,7 @@ impl World {
                 });
                 flows.push(TcpFlow::new(tcp_cfg));
                 web.push(match group {
-                    TrafficSpec::WebSimple(w) => Some(Box::new(WebSession {
+                    TrafficSpec::WebSimple(w) => Some(Box::new(WebApp::Simple(WebSession {
                         mean_packets: w.mean_packets,
                         think_s: w.think.as_secs_f64(),
                         rng: Rng::new(seed, Stream::App(f)),
@@ -409,11 +439,19 @@ impl World {
                         active: false,
                         responded: false,
                         transfers: 0,
-                    })),
+                    }))),
+                    TrafficSpec::Web(w) => {
+                        // On the dumbbell the session's first draw is its base RTT.
+                        let mut rng = Rng::new(seed, Stream::App(f));
+                        if let Some(rtt) = w.rtt {
+                            web_rtt.push((f as usize, rtt.sample(&mut rng)));
+                        }
+                        Some(Box::new(WebApp::Browse(Session::new(w.params, rng))))
+                    }
                     _ => None,
                 });
                 udp.push(match group {
-                    TrafficSpec::Bulk(_) | TrafficSpec::WebSimple(_) => None,
+                    TrafficSpec::Bulk(_) | TrafficSpec::WebSimple(_) | TrafficSpec::Web(_) => None,
                     TrafficSpec::Cbr(u) | TrafficSpec::UdpOnoff(u) => {
                         Some(Box::new(UdpSource::new(
                             u.packet_size,
@@ -437,6 +475,16 @@ impl World {
             .any(|e| matches!(e.action, Action::Link { .. }));
         for (m, r) in meta.iter_mut().zip(&built.base_rtt) {
             m.base_rtt = *r;
+        }
+        // Web sessions on the dumbbell: access delays that give each its
+        // drawn base RTT, 2 x (bottleneck delay + 2 x access delay).
+        let bd = sc.dumbbell().map_or(SimTime::ZERO, |d| d.bottleneck_delay);
+        for &(f, rtt) in &web_rtt {
+            let a = SimTime(rtt.0.saturating_sub(2 * bd.0) / 4);
+            for l in built.access[f] {
+                built.links[l as usize].delay = a;
+            }
+            meta[f].base_rtt = SimTime(2 * (bd.0 + 2 * a.0));
         }
         let monitored: Vec<(usize, String)> = built
             .monitored
@@ -498,6 +546,11 @@ impl World {
         }
         for (i, e) in sc.schedule_in_order() {
             w.events.schedule(e.at, Event::Schedule(i as u32));
+        }
+        if !web_rtt.is_empty() {
+            // The bottleneck AQMs were built with the topology's access
+            // delays; tell them the sessions' round-trip times.
+            w.notify_links(&w.select_all());
         }
         w
     }
@@ -579,7 +632,14 @@ impl World {
                     }
                     return;
                 }
-                if let Some(w) = self.web[f as usize].as_mut() {
+                if let Some(app) = self.web[f as usize].as_deref_mut() {
+                    let w = match app {
+                        WebApp::Simple(w) => w,
+                        WebApp::Browse(_) => {
+                            self.browse_event(f as usize);
+                            return;
+                        }
+                    };
                     let n = w.begin(self.now);
                     let fl = &mut self.flows[f as usize];
                     if fl.started() {
@@ -660,8 +720,15 @@ impl World {
         let now = self.now;
         let fl = &self.flows[f];
         let (delivered, finished, mss) = (fl.delivered(), fl.finished(), fl.mss());
-        let Some(w) = self.web[f].as_mut() else {
+        let Some(app) = self.web[f].as_deref_mut() else {
             return;
+        };
+        let w = match app {
+            WebApp::Simple(w) => w,
+            WebApp::Browse(_) => {
+                self.browse_progress(f);
+                return;
+            }
         };
         if !w.active {
             return;
@@ -671,6 +738,8 @@ impl World {
             let r = &mut self.responses;
             r.flow.push(f as u32);
             r.group.push(self.meta[f].group);
+            r.page.push(w.transfers - 1);
+            r.object.push(0);
             r.size_bytes.push(w.segments * mss as u64);
             r.start_s.push(w.started.as_secs_f64());
             r.end_s.push(now.as_secs_f64());
@@ -683,6 +752,92 @@ impl World {
             if self.meta[f].stopped.is_none() && next < self.sc.duration {
                 self.events.schedule(next, Event::FlowStart(f as u32));
             }
+        }
+    }
+
+    /// A `web` session's event (`FlowStart`): it begins (and thinks), or
+    /// its think time is over and a page begins.
+    fn browse_event(&mut self, f: usize) {
+        let Some(WebApp::Browse(s)) = self.web[f].as_deref_mut() else {
+            return;
+        };
+        match s.phase {
+            Phase::Idle => {
+                s.phase = Phase::Thinking;
+                let t = s.p.residual_think(&mut s.rng);
+                self.browse_wake(f, t);
+            }
+            Phase::Thinking => {
+                s.begin_page();
+                self.browse_fetch(f);
+            }
+            Phase::Fetching => {}
+        }
+    }
+
+    /// Schedule session `f`'s next page `secs` from now (if before the end).
+    fn browse_wake(&mut self, f: usize, secs: f64) {
+        let left = (self.sc.duration - self.now).as_secs_f64();
+        if secs < left {
+            let t = self.now + SimTime::from_secs_f64(secs);
+            self.events.schedule(t, Event::FlowStart(f as u32));
+        }
+    }
+
+    /// Session `f` asks for its current page's next object: over a new
+    /// connection (HTTP/1.0, or a page's first object), or on the page's
+    /// persistent connection.
+    fn browse_fetch(&mut self, f: usize) {
+        let now = self.now;
+        let mss = self.flows[f].mss();
+        let Some(WebApp::Browse(s)) = self.web[f].as_deref_mut() else {
+            return;
+        };
+        let reuse = s.p.http == Http::V11 && s.object > 0;
+        let o = s.draw_object(mss);
+        s.started = now;
+        let mut out = std::mem::take(&mut self.out);
+        let fl = &mut self.flows[f];
+        if reuse {
+            s.end += o.segments;
+            fl.client_request(now, o.segments, o.last_payload, &mut out);
+        } else {
+            s.end = o.segments;
+            fl.new_passive_connection();
+            self.conn[f] = self.conn[f].wrapping_add(1);
+            fl.client_connect(now, o.segments, o.last_payload, &mut out);
+        }
+        self.emit(f, &mut out);
+        self.out = out;
+    }
+
+    /// A packet of session `f` arrived: record the response if its last
+    /// byte is in, then fetch the next object or start thinking.
+    fn browse_progress(&mut self, f: usize) {
+        let now = self.now;
+        let delivered = self.flows[f].delivered();
+        let Some(WebApp::Browse(s)) = self.web[f].as_deref_mut() else {
+            return;
+        };
+        if s.phase != Phase::Fetching || delivered < s.end {
+            return;
+        }
+        let r = &mut self.responses;
+        r.flow.push(f as u32);
+        r.group.push(self.meta[f].group);
+        r.page.push(s.page - 1);
+        r.object.push(s.object);
+        r.size_bytes.push(s.current.bytes);
+        r.start_s.push(s.started.as_secs_f64());
+        r.end_s.push(now.as_secs_f64());
+        r.response_time_s.push((now - s.started).as_secs_f64());
+        s.object += 1;
+        if s.object < s.objects {
+            self.browse_fetch(f);
+        } else {
+            s.phase = Phase::Thinking;
+            let t = s.p.think(&mut s.rng);
+            self.browse_wake(f, t);
         }
     }
 
@@ -742,6 +897,13 @@ impl World {
                 self.events.schedule(d, Event::RtoTimer(f as u32));
             }
         }
+        // A web client's SYN or request timer shares the timer event.
+        if let Some(d) = fl.client_deadline {
+            if fl.rto_event.is_none_or(|e| e > d) {
+                fl.rto_event = Some(d);
+                self.events.schedule(d, Event::RtoTimer(f as u32));
+            }
+        }
         if let Some(d) = fl.delack_deadline {
             if fl.delack_event.is_none_or(|e| e > d) {
                 fl.delack_event = Some(d);
@@ -759,6 +921,9 @@ impl World {
         let mut out = std::mem::take(&mut self.out);
         if fl.rto_deadline.is_some_and(|d| d <= now) {
             fl.on_rto(now, &mut out);
+        }
+        if fl.client_deadline.is_some_and(|d| d <= now) {
+            fl.on_client_timer(now, &mut out);
         }
         self.emit(f, &mut out);
         self.out = out;
@@ -862,6 +1027,13 @@ impl World {
         let p = self.arena.get(id);
         if p.has(flags::DATA) {
             self.flows[p.flow as usize].stats.data_dropped += 1;
+        } else if p.has(flags::SYN) {
+            let s = &mut self.flows[p.flow as usize].stats;
+            if p.has(flags::ACK) {
+                s.synack_drops += 1;
+            } else {
+                s.syn_drops += 1;
+            }
         }
         self.arena.free(id);
     }
@@ -970,12 +1142,19 @@ impl World {
         let (mut rtt_sum, mut rtt_n) = (0.0, 0u64);
         let mut udp = UdpSummary::default();
         let (mut udp_sent, mut udp_arrived) = (0u64, 0u64);
+        let mut setup = WebSummary::default();
         for (f, (fl, m)) in self.flows.iter().zip(&self.meta).enumerate() {
             let s = &fl.stats;
             let b = snap.flows.get(f).unwrap_or(&zero);
             let bytes = (s.segments_delivered - b.segments_delivered) * fl.mss() as u64;
             let goodput = bytes as f64 * 8.0 / interval;
             let tcp = self.udp[f].is_none();
+            setup.syn_drops += s.syn_drops - b.syn_drops;
+            setup.synacks_sent += s.synacks_sent - b.synacks_sent;
+            setup.synack_drops += s.synack_drops - b.synack_drops;
+            setup.synack_marks += s.synack_marks - b.synack_marks;
+            setup.syn_retransmits += s.syn_retransmits - b.syn_retransmits;
+            setup.request_retransmits += s.request_retransmits - b.request_retransmits;
             if let Some(u) = &self.udp[f] {
                 if m.active_in(start, end) {
                     udp.count += 1;
@@ -1053,7 +1232,17 @@ impl World {
             links,
             flows: fs,
             udp: (udp.count > 0).then_some(udp),
-            web: WebSummary::of(&self.responses, start.as_secs_f64(), end.as_secs_f64()),
+            web: WebSummary::of(&self.responses, start.as_secs_f64(), end.as_secs_f64()).map(|w| {
+                WebSummary {
+                    syn_drops: setup.syn_drops,
+                    synacks_sent: setup.synacks_sent,
+                    synack_drops: setup.synack_drops,
+                    synack_marks: setup.synack_marks,
+                    syn_retransmits: setup.syn_retransmits,
+                    request_retransmits: setup.request_retransmits,
+                    ..w
+                }
+            }),
         };
         (phase, table)
     }
@@ -1218,6 +1407,24 @@ impl World {
                     self.links[l].note_changes(now);
                     self.links[l].sample_params(now);
                 }
+            }
+            Action::Web {
+                group,
+                add_sessions,
+            } => {
+                let g = group as usize;
+                for _ in 0..add_sessions {
+                    let gs = &mut self.groups[g];
+                    let Some(&f) = gs.members.get(gs.next) else {
+                        break;
+                    };
+                    gs.next += 1;
+                    let m = &mut self.meta[f as usize];
+                    m.live = true;
+                    m.start = now;
+                    self.events.schedule(now, Event::FlowStart(f));
+                }
+                self.notify_links(&self.select_all());
             }
             Action::Udp { group, rate } => {
                 let g = group as usize;

@@ -40,8 +40,9 @@ fn validate(py: Python<'_>, json: &str) -> PyResult<String> {
 /// the run and propagates. Ctrl-C stops the run too. The GIL is released
 /// while the engine runs.
 ///
-/// Returns a dict: `scenario` and `summary` (JSON text), `queue` and `flows`
-/// (dicts of column name -> list), `peak_packets` and `version` (the engine's).
+/// Returns a dict: `scenario` and `summary` (JSON text), `queue`, `flows`,
+/// `params` and `responses` (dicts of column name -> list), `peak_packets`
+/// and `version` (the engine's).
 #[pyfunction]
 #[pyo3(signature = (json, progress=None))]
 fn run<'py>(
@@ -70,6 +71,7 @@ fn run<'py>(
     d.set_item("queue", pyser::to_py(py, &r.queue)?)?;
     d.set_item("flows", pyser::to_py(py, &r.flows)?)?;
     d.set_item("params", pyser::to_py(py, &r.params)?)?;
+    d.set_item("responses", pyser::to_py(py, &r.responses)?)?;
     d.set_item("peak_packets", r.peak_packets)?;
     d.set_item("version", aqmlab_core::VERSION)?;
     Ok(d)

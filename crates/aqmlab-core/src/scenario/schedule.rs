@@ -11,6 +11,7 @@
 //! - `aqm`: change parameters of a link's AQM (the scheme keeps its state).
 //! - `udp`: change a UDP group's rate or density (section 5.5.5 steps the
 //!   density 0.1 -> 0.3 -> ... -> 0.9 and back).
+//! - `web`: add sessions to a web group (a load step).
 
 use super::decode::{as_f64, join, SpecError, SpecResult, Table};
 use super::spec::{Scenario, TimeDist};
@@ -181,6 +182,9 @@ pub enum Action {
         #[serde(flatten)]
         rate: super::spec::UdpRate,
     },
+    /// Add sessions to a `web` group; each begins at `at` as the group's
+    /// initial sessions begin at their start.
+    Web { group: u32, add_sessions: u32 },
 }
 
 /// One `[[schedule]]` entry.
@@ -202,7 +206,21 @@ impl ScheduleEntry {
                 format!("{at} is not before the end of the run (duration = {duration})"),
             ));
         }
-        let action = match t.choice("action", &["link", "flows", "aqm", "udp"], None)? {
+        let action = match t.choice("action", &["link", "flows", "aqm", "udp", "web"], None)? {
+            "web" => {
+                let group = t.u32("group", 0)?;
+                let add_sessions = t.u32("add_sessions", 0)?;
+                if add_sessions == 0 {
+                    return Err(SpecError::new(
+                        t.field_path("add_sessions"),
+                        "missing or 0: a web action adds `add_sessions` (>= 1) sessions",
+                    ));
+                }
+                Action::Web {
+                    group,
+                    add_sessions,
+                }
+            }
             "udp" => {
                 let group = t.u32("group", 0)?;
                 let rate = match (t.take("rate"), t.opt_f64("density")?) {

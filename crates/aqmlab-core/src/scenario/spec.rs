@@ -315,6 +315,272 @@ pub enum TrafficSpec {
     /// HTTP sessions: exponential transfers over new TCP connections
     /// separated by exponential think times.
     WebSimple(WebSimpleSpec),
+    /// Web browsing: pages of heavy-tailed objects, HTTP/1.0 or 1.1,
+    /// Pareto think times (`000_0675317d310dd341.txt`).
+    Web(WebSpec),
+}
+
+/// `kind = "web"`: the web-browsing model of `000_0675317d310dd341.txt`
+/// and `001_e060da456e213f64.txt` ([`crate::transport::web`]).
+#[derive(Clone, Debug, Serialize)]
+pub struct WebSpec {
+    /// Sessions as written (absent when derived from `offered_load`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sessions: Option<u32>,
+    /// Offered load in the data direction (wire bytes), from which the
+    /// number of sessions is derived.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub offered_load: Option<BitRate>,
+    pub direction: Direction,
+    /// When each session begins (it then thinks for an equilibrium
+    /// residual think time before its first page).
+    pub start: TimeDist,
+    pub http: crate::transport::web::Http,
+    /// Base round-trip time of each session (sets its access delays);
+    /// dumbbell only (other topologies set RTTs by path).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rtt: Option<TimeDist>,
+    /// Mean think time between pages.
+    pub think: SimTime,
+    /// Pareto shape of the think time.
+    pub think_shape: f64,
+    /// Mean objects per page.
+    pub objects: f64,
+    /// Median of the lognormal body of the object sizes, bytes.
+    #[serde(serialize_with = "ser_bytes")]
+    pub size_median: u64,
+    /// Sigma of the body (of ln bytes).
+    pub size_sigma: f64,
+    /// Share of objects in the Pareto tail.
+    pub size_tail: f64,
+    /// Largest object, bytes.
+    #[serde(serialize_with = "ser_bytes")]
+    pub size_max: u64,
+    /// Payload bytes of a request.
+    #[serde(serialize_with = "ser_bytes")]
+    pub request_size: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ecn: Option<bool>,
+    /// Where the sessions run on a parking-lot or custom topology.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub path: Option<PathSpec>,
+    /// The resolved model.
+    #[serde(skip)]
+    pub params: crate::transport::web::WebParams,
+    /// The number of sessions (as written, or derived from the load).
+    #[serde(skip)]
+    pub n: u32,
+}
+
+fn ser_bytes<S: Serializer>(b: &u64, s: S) -> Result<S::Ok, S::Error> {
+    s.collect_str(&format_args!("{b}B"))
+}
+
+impl WebSpec {
+    fn decode(
+        t: &mut Table,
+        direction: Direction,
+        start: TimeDist,
+        tcp: &TcpSpec,
+        topology: &Topology,
+    ) -> SpecResult<WebSpec> {
+        use crate::transport::web::{self as web, Http, PageEstimate, SizeDist, WebParams};
+        let sessions = match t.take("sessions") {
+            Some(v) => {
+                let p = t.field_path("sessions");
+                let n = super::decode::as_u64(&v, &p)?;
+                if n == 0 || n > MAX_FLOWS {
+                    return Err(SpecError::new(
+                        p,
+                        format!("{n} is outside the allowed range [1, {MAX_FLOWS}] sessions"),
+                    ));
+                }
+                Some(n as u32)
+            }
+            None => None,
+        };
+        let offered_load = match t.take("offered_load") {
+            Some(v) => Some(super::decode::as_rate(&v, &t.field_path("offered_load"))?),
+            None => None,
+        };
+        match (sessions, offered_load) {
+            (Some(_), Some(_)) => {
+                return Err(SpecError::new(
+                    t.field_path("offered_load"),
+                    "give either `sessions` (a count) or `offered_load` (a rate), not both",
+                ))
+            }
+            (None, None) => {
+                return Err(SpecError::new(
+                    t.field_path("sessions"),
+                    "missing: give `sessions` (a count, e.g. 1000) or `offered_load` (a rate, e.g. \"90Mbps\")",
+                ))
+            }
+            _ => {}
+        }
+        // A bare number (`http = 1.1`, or `--set traffic[0].http=1.1`) is
+        // read as the version it spells.
+        let http = match t.take("http") {
+            Some(Value::Float(1.0)) => Http::V10,
+            Some(Value::Float(1.1)) => Http::V11,
+            Some(v) => {
+                let mut probe = Table::new(Value::Table(vec![("http".into(), v)]), t.path())?;
+                match probe.choice("http", &["1.0", "1.1"], None)? {
+                    "1.1" => Http::V11,
+                    _ => Http::V10,
+                }
+            }
+            None => Http::V10,
+        };
+        let path = PathSpec::decode_opt(t)?;
+        let rtt = match (t.take("rtt"), topology) {
+            (Some(v), Topology::Dumbbell(_)) => Some(TimeDist::decode(v, &t.field_path("rtt"))?),
+            (None, Topology::Dumbbell(_)) => Some(TimeDist::Uniform(
+                SimTime::from_millis(10),
+                SimTime::from_millis(150),
+            )),
+            (Some(_), _) => {
+                return Err(SpecError::new(
+                    t.field_path("rtt"),
+                    "sets the sessions' access delays on the dumbbell; on a parking lot the RTTs come from topology.long_rtt and short_rtt, on a custom topology from the path's delays",
+                ))
+            }
+            (None, _) => None,
+        };
+        let think = t.time("think", web::THINK)?;
+        if think == SimTime::ZERO {
+            return Err(SpecError::new(
+                t.field_path("think"),
+                "0s is not allowed; give a positive mean think time",
+            ));
+        }
+        let think_shape = t.f64("think_shape", web::THINK_SHAPE)?;
+        if !(think_shape > 1.0 && think_shape <= 100.0) {
+            return Err(SpecError::new(
+                t.field_path("think_shape"),
+                format!("{think_shape} is outside the allowed range (1, 100] (a Pareto needs a shape above 1 for a finite mean)"),
+            ));
+        }
+        let objects = t.f64("objects", web::OBJECTS)?;
+        check_range(&t.field_path("objects"), objects, 1.0, false, 1e6)?;
+        let bytes = |t: &mut Table, key: &'static str, default: u64| -> SpecResult<u64> {
+            match t.take(key) {
+                Some(v) => as_bytes(&v, &t.field_path(key)),
+                None => Ok(default),
+            }
+        };
+        let size_median = bytes(t, "size_median", web::SIZE_MEDIAN)?;
+        let size_sigma = t.f64("size_sigma", web::SIZE_SIGMA)?;
+        let size_tail = t.f64("size_tail", web::SIZE_TAIL)?;
+        let size_max = bytes(t, "size_max", web::SIZE_MAX)?;
+        let request_size = bytes(t, "request_size", web::REQUEST_SIZE)?;
+        if size_median == 0 {
+            return Err(SpecError::new(
+                t.field_path("size_median"),
+                "0 bytes is not allowed; give a positive size",
+            ));
+        }
+        check_range(&t.field_path("size_sigma"), size_sigma, 0.0, true, 10.0)?;
+        if !(0.0..0.5).contains(&size_tail) {
+            return Err(SpecError::new(
+                t.field_path("size_tail"),
+                format!("{size_tail} is outside the allowed range [0, 0.5)"),
+            ));
+        }
+        if size_max <= size_median || size_max > 1_000_000_000_000 {
+            return Err(SpecError::new(
+                t.field_path("size_max"),
+                format!("{size_max} bytes is outside the allowed range (size_median = {size_median} bytes, 1e12 bytes]"),
+            ));
+        }
+        if request_size == 0 || request_size > (65_535 - HEADER_BYTES) as u64 {
+            return Err(SpecError::new(
+                t.field_path("request_size"),
+                format!("{request_size} bytes is outside the allowed range [1, 65495] bytes (one segment)"),
+            ));
+        }
+        let sizes = SizeDist::new(size_median as f64, size_sigma, size_tail, size_max as f64)
+            .map_err(|(key, msg)| SpecError::new(t.field_path(key), msg))?;
+        let ecn = if t.has("ecn") {
+            Some(t.bool("ecn", false)?)
+        } else {
+            t.allow("ecn");
+            None
+        };
+        let params = WebParams {
+            sizes,
+            objects,
+            think_s: think.as_secs_f64(),
+            think_shape,
+            request_bytes: request_size as u32,
+            http,
+        };
+        let n = match (sessions, offered_load) {
+            (Some(n), _) => n,
+            (None, Some(load)) => {
+                let rtt_mean = web_rtt_mean(topology, rtt.as_ref(), path.as_ref());
+                let n = PageEstimate::new(&params, tcp, rtt_mean)
+                    .sessions_for(&params, load.bps() as f64);
+                if n as u64 > MAX_FLOWS {
+                    return Err(SpecError::new(
+                        t.field_path("offered_load"),
+                        format!("{load} needs {n} sessions; at most {MAX_FLOWS} are allowed"),
+                    ));
+                }
+                n
+            }
+            (None, None) => unreachable!("checked above"),
+        };
+        Ok(WebSpec {
+            sessions,
+            offered_load,
+            direction,
+            start,
+            http,
+            rtt,
+            think,
+            think_shape,
+            objects,
+            size_median,
+            size_sigma,
+            size_tail,
+            size_max,
+            request_size,
+            ecn,
+            path,
+            params,
+            n,
+        })
+    }
+}
+
+/// The mean base RTT of a web group's sessions, seconds (for the number
+/// of sessions an offered load needs): the group's `rtt` on the dumbbell,
+/// the mean of `long_rtt` or `short_rtt` on a parking lot, twice the
+/// path's delay on a custom topology. A path the topology does not have
+/// is reported later (`check_paths`); it counts as 0 here.
+fn web_rtt_mean(topology: &Topology, rtt: Option<&TimeDist>, path: Option<&PathSpec>) -> f64 {
+    let mean = |d: &TimeDist| match *d {
+        TimeDist::Fixed(r) => r.as_secs_f64(),
+        TimeDist::Uniform(a, b) => 0.5 * (a.as_secs_f64() + b.as_secs_f64()),
+    };
+    match (topology, path) {
+        (Topology::Dumbbell(_), _) => rtt.map_or(0.0, mean),
+        (Topology::ParkingLot(p), Some(PathSpec::Short | PathSpec::ShortOn(_))) => {
+            mean(&p.short_rtt)
+        }
+        (Topology::ParkingLot(p), _) => mean(&p.long_rtt),
+        (Topology::Custom(c), Some(PathSpec::Nodes(nodes))) => c
+            .resolve(nodes, "path")
+            .map(|steps| {
+                2.0 * steps
+                    .iter()
+                    .map(|&(j, _)| c.links[j].delay.as_secs_f64())
+                    .sum::<f64>()
+            })
+            .unwrap_or(0.0),
+        (Topology::Custom(_), _) => 0.0,
+    }
 }
 
 /// `kind = "web-simple"`: the HTTP sessions of `003_b277268f444f7691.txt`
@@ -390,15 +656,25 @@ pub struct UdpSpec {
     pub path: Option<PathSpec>,
 }
 
-pub const TRAFFIC_KINDS: &[&str] = &["bulk", "cbr", "udp-onoff", "web-simple"];
+pub const TRAFFIC_KINDS: &[&str] = &["bulk", "cbr", "udp-onoff", "web-simple", "web"];
 
 impl TrafficSpec {
-    fn decode(mut t: Table, packet_size: u32) -> SpecResult<TrafficSpec> {
+    fn decode(mut t: Table, tcp: &TcpSpec, topology: &Topology) -> SpecResult<TrafficSpec> {
+        let packet_size = tcp.packet_size;
         let kind = t.choice("kind", TRAFFIC_KINDS, None)?;
         let start = match t.take("start") {
             Some(v) => TimeDist::decode(v, &t.field_path("start"))?,
             None => TimeDist::Fixed(SimTime::ZERO),
         };
+        if kind == "web" {
+            let direction = match t.choice("direction", &["forward", "reverse"], Some("forward"))? {
+                "reverse" => Direction::Reverse,
+                _ => Direction::Forward,
+            };
+            let w = WebSpec::decode(&mut t, direction, start, tcp, topology)?;
+            t.finish()?;
+            return Ok(TrafficSpec::Web(w));
+        }
         let count_key = if kind == "web-simple" {
             "sessions"
         } else {
@@ -530,6 +806,7 @@ impl TrafficSpec {
             TrafficSpec::Bulk(b) => b.flows,
             TrafficSpec::Cbr(u) | TrafficSpec::UdpOnoff(u) => u.flows,
             TrafficSpec::WebSimple(w) => w.sessions,
+            TrafficSpec::Web(w) => w.n,
         }
     }
 
@@ -538,6 +815,7 @@ impl TrafficSpec {
             TrafficSpec::Bulk(b) => b.direction,
             TrafficSpec::Cbr(u) | TrafficSpec::UdpOnoff(u) => u.direction,
             TrafficSpec::WebSimple(w) => w.direction,
+            TrafficSpec::Web(w) => w.direction,
         }
     }
 
@@ -546,6 +824,7 @@ impl TrafficSpec {
             TrafficSpec::Bulk(b) => b.start,
             TrafficSpec::Cbr(u) | TrafficSpec::UdpOnoff(u) => u.start,
             TrafficSpec::WebSimple(w) => w.start,
+            TrafficSpec::Web(w) => w.start,
         }
     }
 
@@ -556,12 +835,16 @@ impl TrafficSpec {
             TrafficSpec::Cbr(_) => "cbr",
             TrafficSpec::UdpOnoff(_) => "udp-onoff",
             TrafficSpec::WebSimple(_) => "web-simple",
+            TrafficSpec::Web(_) => "web",
         }
     }
 
     /// Whether the group's flows run TCP.
     pub fn is_tcp(&self) -> bool {
-        matches!(self, TrafficSpec::Bulk(_) | TrafficSpec::WebSimple(_))
+        matches!(
+            self,
+            TrafficSpec::Bulk(_) | TrafficSpec::WebSimple(_) | TrafficSpec::Web(_)
+        )
     }
 }
 
@@ -728,7 +1011,7 @@ impl Scenario {
         let traffic: Vec<TrafficSpec> = t
             .table_array("traffic")?
             .into_iter()
-            .map(|g| TrafficSpec::decode(g, tcp.packet_size))
+            .map(|g| TrafficSpec::decode(g, &tcp, &topology))
             .collect::<SpecResult<_>>()?;
         if traffic.is_empty() {
             return Err(SpecError::new(
@@ -763,6 +1046,7 @@ impl Scenario {
         };
         sc.check_paths()?;
         sc.check_schedule()?;
+        sc.check_web()?;
         Ok(sc)
     }
 
@@ -789,10 +1073,14 @@ impl Scenario {
             .iter()
             .map(|e| match e.action {
                 super::Action::Flows { group, start, .. } if group as usize == g => start,
+                super::Action::Web {
+                    group,
+                    add_sessions,
+                } if group as usize == g => add_sessions,
                 _ => 0,
             })
-            .sum();
-        self.traffic[g].flows() + extra
+            .fold(0u32, u32::saturating_add);
+        self.traffic[g].flows().saturating_add(extra)
     }
 
     /// The schedule's entries in time order (stable for equal times).
@@ -861,8 +1149,53 @@ impl Scenario {
                         ));
                     }
                 }
+                super::Action::Web { group, .. } => {
+                    let g = *group as usize;
+                    if !matches!(self.traffic.get(g), Some(TrafficSpec::Web(_))) {
+                        return Err(SpecError::new(
+                            format!("{path}.group"),
+                            format!("{group} is not a web traffic group"),
+                        ));
+                    }
+                }
                 super::Action::Link { .. } => {}
             }
+        }
+        Ok(())
+    }
+
+    /// Cross-checks of web groups against the topology: a session's base
+    /// RTT is 2 x (bottleneck_delay + 2 x access delay), so its lower bound
+    /// must be at least twice the bottleneck delay.
+    fn check_web(&self) -> SpecResult<()> {
+        let bd = self
+            .dumbbell()
+            .map_or(SimTime::ZERO, |d| d.bottleneck_delay);
+        for (g, t) in self.traffic.iter().enumerate() {
+            let TrafficSpec::Web(w) = t else { continue };
+            let lo = match w.rtt {
+                Some(TimeDist::Fixed(r)) => r,
+                Some(TimeDist::Uniform(a, _)) => a,
+                None => continue,
+            };
+            if lo.0 < 2 * bd.0 {
+                return Err(SpecError::new(
+                    format!("traffic[{g}].rtt"),
+                    format!(
+                        "{lo} is below the bottleneck's round trip 2 x topology.bottleneck_delay = {}; lower the bottleneck delay or raise the RTT",
+                        SimTime(2 * bd.0)
+                    ),
+                ));
+            }
+        }
+        let total: u64 = (0..self.traffic.len())
+            .map(|g| self.group_capacity(g) as u64)
+            .sum();
+        if total > MAX_FLOWS {
+            return Err(SpecError::new(
+                "traffic",
+                format!("{total} flows and sessions in all (scheduled ones included); at most {MAX_FLOWS} are allowed"),
+            ));
         }
         Ok(())
     }

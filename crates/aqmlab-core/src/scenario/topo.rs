@@ -1050,6 +1050,7 @@ impl TrafficSpec {
             TrafficSpec::Bulk(b) => b.path.as_ref(),
             TrafficSpec::Cbr(u) | TrafficSpec::UdpOnoff(u) => u.path.as_ref(),
             TrafficSpec::WebSimple(w) => w.path.as_ref(),
+            TrafficSpec::Web(w) => w.path.as_ref(),
         }
     }
 }

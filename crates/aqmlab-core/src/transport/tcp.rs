@@ -17,6 +17,13 @@
 //!   window, CWR on the next new segment; pure ACKs are never ECT.
 //! - Optional SYN / SYN-ACK set-up with the SYN retransmitted on its own
 //!   timer (initial RTO, doubling); ECN-capable SYN/ACK as a switch (ECN+).
+//! - Passive open for request/response traffic (web): the receiver end
+//!   (the client) sends the SYN, the data sender (the server) answers with
+//!   a SYN/ACK, the client's handshake ACK carries the request, and the
+//!   server then sends the response; further requests on the same
+//!   connection (HTTP/1.1). The client's SYN and request are retransmitted
+//!   on the client's own timer. A response's last segment may be shorter
+//!   than a full packet. `docs/tcp.md` lists what is modelled.
 //! - Receiver: cumulative ACKs, out-of-order segments kept, an immediate ACK
 //!   for out-of-order data or a filled hole, optional delayed ACKs.
 //!
@@ -46,6 +53,11 @@ pub struct Seg {
 pub struct TcpConfig {
     pub tcp: TcpSpec,
     pub handshake: bool,
+    /// The data sender is a server that opens passively: the receiver end
+    /// (the client) connects and requests (see [`TcpFlow::client_connect`]).
+    pub passive: bool,
+    /// Payload bytes of a client's request (passive flows).
+    pub request_bytes: u32,
 }
 
 impl TcpConfig {
@@ -53,6 +65,18 @@ impl TcpConfig {
         TcpConfig {
             tcp: TcpSpec { ecn, ..*s },
             handshake,
+            passive: false,
+            request_bytes: 0,
+        }
+    }
+
+    /// A request/response flow: the client opens, the server answers.
+    pub fn passive(s: &TcpSpec, ecn: bool, request_bytes: u32) -> TcpConfig {
+        TcpConfig {
+            tcp: TcpSpec { ecn, ..*s },
+            handshake: true,
+            passive: true,
+            request_bytes,
         }
     }
 }
@@ -76,6 +100,16 @@ pub struct FlowStats {
     /// Window reductions in response to ECE.
     pub ecn_reductions: u64,
     pub syn_retransmits: u64,
+    /// SYNs dropped in the network (counted by the engine).
+    pub syn_drops: u64,
+    /// SYN/ACKs sent (first ones and answers to repeated SYNs).
+    pub synacks_sent: u64,
+    /// SYN/ACKs dropped in the network (counted by the engine).
+    pub synack_drops: u64,
+    /// SYN/ACKs that arrived CE-marked.
+    pub synack_marks: u64,
+    /// Requests sent again by the client (passive flows).
+    pub request_retransmits: u64,
     /// Sum and count of RTT samples, seconds.
     pub rtt_sum_s: f64,
     pub rtt_samples: u64,
@@ -85,7 +119,22 @@ pub struct FlowStats {
 enum State {
     Idle,
     SynSent,
+    /// A passive server answered a SYN and waits for the request.
+    SynRcvd,
     Established,
+}
+
+/// The client end of a passive flow.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Client {
+    /// No connection asked for.
+    Idle,
+    /// SYN sent, waiting for the SYN/ACK.
+    SynSent,
+    /// Request sent, not yet received by the server.
+    Requested,
+    /// The server has the request.
+    Open,
 }
 
 /// Sender and receiver of one flow.
@@ -130,6 +179,28 @@ pub struct TcpFlow {
     pub rto_event: Option<SimTime>,
     syn_sent_at: SimTime,
     syn_retx: bool,
+    // --- passive server ---
+    /// When the last SYN/ACK was sent, and whether more than one was.
+    synack_sent_at: SimTime,
+    synack_retx: bool,
+    /// Segments shorter than a full packet (a response's last), ascending:
+    /// (segment, wire bytes). Empty for bulk flows.
+    short: Vec<(u64, u32)>,
+    // --- client (the receiver end of a passive flow) ---
+    client: Client,
+    /// When the client's SYN or request timer expires.
+    pub client_deadline: Option<SimTime>,
+    /// The client's current timeout (backed off) and its value after the
+    /// handshake.
+    c_rto: SimTime,
+    c_rto_base: SimTime,
+    c_sent_at: SimTime,
+    c_retx: bool,
+    /// The SYN/ACK arrived CE-marked: echo ECE on the request (RFC 5562).
+    c_ece: bool,
+    /// The object the pending request asks for: segments and the payload
+    /// of the last one.
+    req: (u64, u32),
     // --- receiver ---
     rcv_nxt: u64,
     /// `ooo[i]`: segment `rcv_nxt + i` received.
@@ -154,7 +225,7 @@ impl TcpFlow {
             snd_una: 0,
             snd_nxt: 0,
             snd_max: 0,
-            app_limit: u64::MAX,
+            app_limit: if cfg.passive { 0 } else { u64::MAX },
             dupacks: 0,
             in_recovery: false,
             partial_seen: false,
@@ -172,6 +243,17 @@ impl TcpFlow {
             rto_event: None,
             syn_sent_at: SimTime::ZERO,
             syn_retx: false,
+            synack_sent_at: SimTime::ZERO,
+            synack_retx: false,
+            short: Vec::new(),
+            client: Client::Idle,
+            client_deadline: None,
+            c_rto: cfg.tcp.initial_rto,
+            c_rto_base: cfg.tcp.initial_rto,
+            c_sent_at: SimTime::ZERO,
+            c_retx: false,
+            c_ece: false,
+            req: (0, 0),
             rcv_nxt: 0,
             ooo: VecDeque::new(),
             ece_pending: false,
@@ -220,6 +302,227 @@ impl TcpFlow {
         self.rto_event = rto_event;
         self.delack_event = delack_event;
         self.app_limit = segments.max(1);
+    }
+
+    /// Begin a new connection of a passive flow: both ends start afresh
+    /// (as [`TcpFlow::new_connection`]) with nothing to send until a
+    /// request arrives; the client then opens it with
+    /// [`TcpFlow::client_connect`].
+    pub fn new_passive_connection(&mut self) {
+        let (stats, rto_event, delack_event) = (self.stats, self.rto_event, self.delack_event);
+        let short = std::mem::take(&mut self.short);
+        *self = TcpFlow::new(self.cfg);
+        self.stats = stats;
+        self.rto_event = rto_event;
+        self.delack_event = delack_event;
+        // Keep the allocation.
+        self.short = short;
+        self.short.clear();
+    }
+
+    /// Client: open the connection with a SYN (on the ACK route), to ask
+    /// for an object of `segments` segments whose last carries
+    /// `last_payload` bytes. The SYN is retransmitted on the client's
+    /// timer from `initial_rto`, doubling (RFC 6298 (5.5)).
+    pub fn client_connect(
+        &mut self,
+        now: SimTime,
+        segments: u64,
+        last_payload: u32,
+        out: &mut Vec<Seg>,
+    ) {
+        self.req = (segments.max(1), last_payload);
+        self.client = Client::SynSent;
+        self.c_retx = false;
+        self.c_rto = self.cfg.tcp.initial_rto;
+        self.client_syn(now, out);
+    }
+
+    fn client_syn(&mut self, now: SimTime, out: &mut Vec<Seg>) {
+        self.c_sent_at = now;
+        out.push(Seg {
+            seq: 0,
+            ts: now,
+            size: HEADER_BYTES,
+            flags: flags::SYN,
+            ecn: Ecn::NotEct, // RFC 3168 section 6.1.1
+            from_sender: false,
+        });
+        self.client_deadline = Some(now + self.c_rto);
+    }
+
+    /// Client, on an open persistent connection whose previous response
+    /// has fully arrived: ask for the next object.
+    pub fn client_request(
+        &mut self,
+        now: SimTime,
+        segments: u64,
+        last_payload: u32,
+        out: &mut Vec<Seg>,
+    ) {
+        self.req = (segments.max(1), last_payload);
+        self.client = Client::Requested;
+        self.c_retx = false;
+        self.c_rto = self.c_rto_base;
+        self.send_request(now, out);
+    }
+
+    /// The request: the client's ACK carrying `request_bytes` of payload
+    /// (not ECT: the client's congestion response to its one-segment
+    /// requests is not modelled).
+    fn send_request(&mut self, now: SimTime, out: &mut Vec<Seg>) {
+        let mut f = flags::ACK | flags::REQ;
+        if self.c_ece || self.ece_pending {
+            f |= flags::ECE;
+        }
+        out.push(Seg {
+            seq: self.rcv_nxt,
+            ts: now,
+            size: HEADER_BYTES + self.cfg.request_bytes,
+            flags: f,
+            ecn: Ecn::NotEct,
+            from_sender: false,
+        });
+        self.client_deadline = Some(now + self.c_rto);
+    }
+
+    /// Client: a SYN/ACK arrives.
+    fn client_synack(&mut self, now: SimTime, ecn: Ecn, out: &mut Vec<Seg>) {
+        match self.client {
+            Client::SynSent => {
+                if ecn == Ecn::Ce {
+                    self.stats.synack_marks += 1;
+                    // RFC 5562 section 3.2: echo the mark so that the
+                    // server starts with a window of one segment.
+                    self.c_ece = self.cfg.tcp.ecn;
+                }
+                // RFC 6298 (2.2) from the SYN's round trip (Karn: not after
+                // a retransmitted SYN, when (5.7) restores the initial RTO).
+                self.c_rto_base = if self.c_retx {
+                    self.cfg.tcp.initial_rto
+                } else {
+                    let r = now - self.c_sent_at;
+                    SimTime(3 * r.0).clamp(self.cfg.tcp.min_rto, self.cfg.tcp.max_rto)
+                };
+                self.c_rto = self.c_rto_base;
+                self.c_retx = false;
+                self.client = Client::Requested;
+                self.send_request(now, out);
+            }
+            Client::Requested => {
+                // A duplicate SYN/ACK: the server has not seen the request.
+                self.stats.request_retransmits += 1;
+                self.send_request(now, out);
+            }
+            Client::Idle | Client::Open => {}
+        }
+    }
+
+    /// The client's SYN or request timer expired (the engine checked the
+    /// deadline).
+    pub fn on_client_timer(&mut self, now: SimTime, out: &mut Vec<Seg>) {
+        self.client_deadline = None;
+        self.c_rto = (self.c_rto + self.c_rto).min(self.cfg.tcp.max_rto); // RFC 6298 (5.5)
+        match self.client {
+            Client::SynSent => {
+                self.c_retx = true;
+                self.stats.syn_retransmits += 1;
+                self.client_syn(now, out);
+            }
+            Client::Requested => {
+                self.c_retx = true;
+                self.stats.request_retransmits += 1;
+                self.send_request(now, out);
+            }
+            Client::Idle | Client::Open => {}
+        }
+    }
+
+    /// Server: a SYN or a request reaches a passive flow's data sender.
+    fn server_control(&mut self, now: SimTime, ack: u64, f: u8, ecn: Ecn, out: &mut Vec<Seg>) {
+        if f & flags::SYN != 0 {
+            match self.state {
+                State::Idle => {
+                    self.state = State::SynRcvd;
+                    self.synack_retx = false;
+                    self.send_synack(now, out);
+                }
+                State::SynRcvd => {
+                    // The client sent its SYN again: the SYN/ACK (or the
+                    // request) was lost or is late. Answer again.
+                    self.synack_retx = true;
+                    self.send_synack(now, out);
+                }
+                State::SynSent | State::Established => {}
+            }
+            return;
+        }
+        match self.state {
+            State::SynRcvd => {
+                self.state = State::Established;
+                if !self.synack_retx {
+                    self.rtt_sample(now - self.synack_sent_at);
+                }
+                if f & flags::ECE != 0 && self.cfg.tcp.ecn {
+                    // RFC 5562 section 3.2: a CE-marked SYN/ACK leaves an
+                    // initial window of one segment.
+                    self.cwnd = 1.0;
+                    self.stats.ecn_reductions += 1;
+                }
+                self.accept_request(now, out);
+            }
+            State::Established => {
+                if ack < self.app_limit {
+                    return; // a copy of a request already served
+                }
+                // The request also acknowledges (and may echo ECE).
+                self.on_ack(now, ack, f & !flags::REQ, ecn, out);
+                self.accept_request(now, out);
+            }
+            State::Idle | State::SynSent => {}
+        }
+    }
+
+    /// The SYN/ACK: ECT(0) with ECN+ (`000_0675317d310dd341.txt`), else
+    /// not-ECT as RFC 3168 section 6.1.1 has it.
+    fn send_synack(&mut self, now: SimTime, out: &mut Vec<Seg>) {
+        self.synack_sent_at = now;
+        self.stats.synacks_sent += 1;
+        let plus = self.cfg.tcp.ecn && self.cfg.tcp.ecn_plus;
+        out.push(Seg {
+            seq: 0,
+            ts: now,
+            size: HEADER_BYTES,
+            flags: flags::SYN | flags::ACK,
+            ecn: if plus { Ecn::Ect0 } else { Ecn::NotEct },
+            from_sender: true,
+        });
+    }
+
+    /// Server: the request arrived; queue its response and send what the
+    /// window allows. The client's timer stops here (the server's ACK of
+    /// the request rides on the response and is not modelled apart).
+    fn accept_request(&mut self, now: SimTime, out: &mut Vec<Seg>) {
+        self.client = Client::Open;
+        self.client_deadline = None;
+        self.c_ece = false;
+        let (n, last) = self.req;
+        self.app_limit += n;
+        let una = self.snd_una;
+        self.short.retain(|&(s, _)| s >= una);
+        let wire = HEADER_BYTES + last;
+        if wire < self.cfg.tcp.packet_size {
+            self.short.push((self.app_limit - 1, wire));
+        }
+        self.send_available(now, out);
+    }
+
+    /// Wire bytes of data segment `seq`.
+    fn seg_size(&self, seq: u64) -> u32 {
+        self.short
+            .iter()
+            .find(|&&(s, _)| s == seq)
+            .map_or(self.cfg.tcp.packet_size, |&(_, w)| w)
     }
 
     /// Segments the receiver has delivered in order.
@@ -303,7 +606,11 @@ impl TcpFlow {
         Seg {
             seq,
             ts: now,
-            size: self.cfg.tcp.packet_size,
+            size: if self.short.is_empty() {
+                self.cfg.tcp.packet_size
+            } else {
+                self.seg_size(seq)
+            },
             flags: f,
             ecn: if self.cfg.tcp.ecn {
                 Ecn::Ect0
@@ -342,10 +649,17 @@ impl TcpFlow {
 
     /// An ACK (or SYN/ACK) reaches the sender.
     pub fn on_ack(&mut self, now: SimTime, ack: u64, f: u8, ecn: Ecn, out: &mut Vec<Seg>) {
+        if self.cfg.passive && f & (flags::SYN | flags::REQ) != 0 {
+            self.server_control(now, ack, f, ecn, out);
+            return;
+        }
         match self.state {
-            State::Idle => return,
+            State::Idle | State::SynRcvd => return,
             State::SynSent => {
                 if f & flags::SYN != 0 {
+                    if ecn == Ecn::Ce {
+                        self.stats.synack_marks += 1;
+                    }
                     self.state = State::Established;
                     if !self.syn_retx {
                         self.rtt_sample(now - self.syn_sent_at);
@@ -490,7 +804,7 @@ impl TcpFlow {
         }
         self.rto = (self.rto + self.rto).min(self.cfg.tcp.max_rto); // RFC 6298 (5.5)
         match self.state {
-            State::Idle => {}
+            State::Idle | State::SynRcvd => {}
             State::SynSent => {
                 self.syn_retx = true;
                 self.stats.syn_retransmits += 1;
@@ -526,7 +840,12 @@ impl TcpFlow {
         out: &mut Vec<Seg>,
     ) {
         if f & flags::SYN != 0 {
+            if self.cfg.passive {
+                self.client_synack(now, ecn, out);
+                return;
+            }
             let plus = self.cfg.tcp.ecn && self.cfg.tcp.ecn_plus;
+            self.stats.synacks_sent += 1;
             out.push(Seg {
                 seq: 0,
                 ts,
@@ -728,6 +1047,79 @@ mod tests {
         let acks = deliver(&mut rx, &out, &[]);
         let first_cwr = out.iter().position(|s| s.flags & flags::CWR != 0).unwrap();
         assert!(acks[first_cwr..].iter().all(|a| a.flags & flags::ECE == 0));
+    }
+
+    /// Passive open: the client's SYN goes on the ACK route, the SYN/ACK
+    /// is ECT(0) only with ECN+, a CE-marked SYN/ACK is echoed and leaves
+    /// the server a window of 1 (RFC 5562), the request starts the
+    /// response (last segment short), a copy of it is ignored, and a lost
+    /// SYN is sent again after `initial_rto`.
+    #[test]
+    fn passive_open_request_response() {
+        let spec = TcpSpec {
+            packet_size: 1040,
+            initial_cwnd: 4,
+            ecn: true,
+            ecn_plus: true,
+            ..TcpSpec::default()
+        };
+        let mut fl = TcpFlow::new(TcpConfig::passive(&spec, true, 300));
+        let mut out = Vec::new();
+        let t = |ms: u64| SimTime::from_millis(ms);
+        // A 2500-byte object: segments of 1000, 1000 and 500 bytes.
+        fl.client_connect(t(0), 3, 500, &mut out);
+        assert_eq!(out.len(), 1);
+        assert!(!out[0].from_sender && out[0].flags == flags::SYN);
+        assert_eq!(fl.client_deadline, Some(t(3000)));
+        // The SYN is lost: the client's timer sends it again, doubling.
+        out.clear();
+        fl.on_client_timer(t(3000), &mut out);
+        assert_eq!(out[0].flags, flags::SYN);
+        assert_eq!(fl.client_deadline, Some(t(9000)));
+        assert_eq!(fl.stats.syn_retransmits, 1);
+        // The server answers with an ECN-capable SYN/ACK on the data route.
+        out.clear();
+        fl.on_ack(t(3050), 0, flags::SYN, Ecn::NotEct, &mut out);
+        assert_eq!(out.len(), 1);
+        let synack = out[0];
+        assert!(synack.from_sender && synack.flags == flags::SYN | flags::ACK);
+        assert_eq!(synack.ecn, Ecn::Ect0);
+        // It arrives CE-marked: the request echoes ECE.
+        out.clear();
+        fl.on_data(t(3100), 0, synack.flags, Ecn::Ce, synack.ts, &mut out);
+        assert_eq!(fl.stats.synack_marks, 1);
+        let req = out[0];
+        assert_eq!(req.flags, flags::ACK | flags::REQ | flags::ECE);
+        assert_eq!(req.size, 340);
+        assert!(!req.from_sender);
+        // After a retransmitted SYN the request timer is the initial RTO.
+        assert_eq!(fl.client_deadline, Some(t(6100)));
+        // The server gets the request: a window of one segment, full size.
+        out.clear();
+        fl.on_ack(t(3150), req.seq, req.flags, req.ecn, &mut out);
+        assert_eq!(fl.client_deadline, None);
+        assert_eq!(fl.cwnd, 1.0);
+        assert_eq!(out.len(), 1);
+        assert_eq!((out[0].seq, out[0].size), (0, 1040));
+        // A copy of the request changes nothing.
+        out.clear();
+        fl.on_ack(t(3160), req.seq, req.flags, req.ecn, &mut out);
+        assert!(out.is_empty());
+        // The rest of the response: the last segment is 540 bytes.
+        let mut acks = Vec::new();
+        fl.on_data(t(3200), 0, flags::DATA, Ecn::Ect0, t(3150), &mut acks);
+        fl.on_ack(t(3250), acks[0].seq, acks[0].flags, acks[0].ecn, &mut out);
+        let sizes: Vec<(u64, u32)> = out.iter().map(|s| (s.seq, s.size)).collect();
+        assert_eq!(sizes, vec![(1, 1040), (2, 540)]);
+        // Plain ECN: the SYN/ACK is not ECN-capable.
+        let plain = TcpSpec {
+            ecn_plus: false,
+            ..spec
+        };
+        let mut fl = TcpFlow::new(TcpConfig::passive(&plain, true, 300));
+        out.clear();
+        fl.on_ack(t(0), 0, flags::SYN, Ecn::NotEct, &mut out);
+        assert_eq!(out[0].ecn, Ecn::NotEct);
     }
 
     /// RFC 3168 section 6.1.2: an ECE halves the window down to one segment

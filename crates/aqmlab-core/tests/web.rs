@@ -1,0 +1,489 @@
+//! `[[traffic]] kind = "web"` (issue 4, item 2): the web-browsing model of
+//! `000_0675317d310dd341.txt` and `001_e060da456e213f64.txt`.
+//!
+//! The object-size acceptance (mean 7.2 KB, top 15 % of objects carrying
+//! 75-85 % of the bytes) is a unit test beside the distribution
+//! (`transport/web.rs`, `object_size_sample`).
+
+mod common;
+
+use aqmlab_core::scenario::{Scenario, Value};
+use aqmlab_core::RunResult;
+use common::{run, scenario};
+use std::collections::BTreeMap;
+
+/// `000_...`'s first step: the model on an uncongested 1 Gbps dumbbell
+/// (1 Gbps access links), 1500-byte packets, measured from 10 s.
+fn uncongested(load: &str, http: &str, duration: &str) -> String {
+    format!(
+        r#"
+duration = "{duration}"
+seed = 1
+[topology]
+bottleneck_rate = "1Gbps"
+bottleneck_delay = "1ms"
+buffer = 2000
+access_rate = "1Gbps"
+[tcp]
+packet_size = 1500
+[[traffic]]
+kind = "web"
+offered_load = "{load}"
+http = "{http}"
+[metrics]
+start = "10s"
+"#
+    )
+}
+
+/// `000_...`'s second step: a 100 Mbps bottleneck with RED* (RED that
+/// marks ECN-capable packets above max_th instead of dropping them;
+/// gentle off, so above max_th every packet is signalled: ECT ones
+/// marked, the others dropped) and ECN, with or without ECN+. The
+/// thresholds, 50 and 150 packets (6 and 18 ms at 100 Mb/s), are this
+/// test's choice: the excerpt of `000_...` does not give RED's.
+fn red_star(load: &str, ecn_plus: bool, duration: &str, seed: u64) -> String {
+    format!(
+        r#"
+duration = "{duration}"
+seed = {seed}
+[topology]
+bottleneck_rate = "100Mbps"
+bottleneck_delay = "1ms"
+buffer = 500
+access_rate = "1Gbps"
+[aqm]
+kind = "red"
+min_th = 50
+max_th = 150
+max_p = 0.1
+w_q = 0.002
+gentle = false
+ecn = true
+above_max = "mark"
+[tcp]
+packet_size = 1500
+ecn = true
+ecn_plus = {ecn_plus}
+[[traffic]]
+kind = "web"
+offered_load = "{load}"
+[metrics]
+start = "10s"
+"#
+    )
+}
+
+/// Response time over the session's base RTT, for the responses that
+/// ended in the measurement interval.
+fn rtt_ratios(r: &RunResult) -> Vec<(f64, u32)> {
+    let t = &r.responses;
+    (0..t.flow.len())
+        .filter(|&i| t.end_s[i] >= r.summary.measure_start_s)
+        .map(|i| {
+            (
+                t.response_time_s[i] / r.flows.base_rtt_s[t.flow[i] as usize],
+                t.object[i],
+            )
+        })
+        .collect()
+}
+
+/// Share of the responses ended in the measurement interval that took at
+/// most `t` seconds (the response-time CDF at `t`).
+fn cdf_at(r: &RunResult, t: f64) -> f64 {
+    let x = &r.responses;
+    let sel: Vec<f64> = (0..x.flow.len())
+        .filter(|&i| x.end_s[i] >= r.summary.measure_start_s)
+        .map(|i| x.response_time_s[i])
+        .collect();
+    sel.iter().filter(|&&v| v <= t).count() as f64 / sel.len() as f64
+}
+
+/// Acceptance: the load the model offers to an uncongested 1 Gbps link is
+/// within 10 % of `offered_load` (`000_...` measures it this way), for
+/// HTTP/1.0 and 1.1; response times sit at their lower bound: no HTTP/1.0
+/// response is faster than 2 base RTTs (SYN, SYN/ACK, request, response),
+/// and most take exactly about that (a one-segment response).
+#[test]
+fn offered_load_and_uncongested_response_times() {
+    for http in ["1.0", "1.1"] {
+        let wall = std::time::Instant::now();
+        let r = run(&uncongested("90Mbps", http, "40s"));
+        let wall = wall.elapsed().as_secs_f64();
+        let b = &r.summary.bottleneck;
+        let w = r.summary.web.as_ref().expect("web summary");
+        let ratio = b.throughput_bps / 90e6;
+        eprintln!(
+            "http {http}: sessions {}, realised {:.2} Mb/s ({ratio:.3} of offered), {} responses, p50 {:.3} s, wall {wall:.2} s",
+            r.flows.flow.len(),
+            b.throughput_bps / 1e6,
+            w.completed,
+            w.response_time_p50_s
+        );
+        assert!((ratio - 1.0).abs() < 0.10, "http {http}: {ratio}");
+        assert_eq!(b.loss_rate, 0.0);
+        assert_eq!(w.synack_drops + w.syn_drops + w.syn_retransmits, 0);
+        // 90 Mb/s of 7.2 KB objects: about 1500 responses a second.
+        assert!(w.completed > 30 * 1200, "{}", w.completed);
+        let x = rtt_ratios(&r);
+        let mut all: Vec<f64> = x.iter().map(|p| p.0).collect();
+        all.sort_by(f64::total_cmp);
+        let med = all[all.len() / 2];
+        eprintln!(
+            "  response time / base RTT: min {:.3}, median {med:.3}, p90 {:.3}",
+            all[0],
+            all[all.len() * 9 / 10]
+        );
+        // A handshake (1 RTT) and one window; persistent requests 1 RTT.
+        for &(q, object) in &x {
+            let floor = if http == "1.0" || object == 0 {
+                2.0
+            } else {
+                1.0
+            };
+            assert!(q >= floor - 1e-6, "http {http}: {q} RTTs (object {object})");
+        }
+        assert!(med < 3.0, "median {med} RTTs");
+    }
+}
+
+/// Sessions fetch their pages' objects one after another: within a page
+/// the object indices run 0, 1, ... and each request starts no earlier
+/// than the previous response ended (HTTP/1.1: exactly then).
+#[test]
+fn pages_fetch_objects_in_order() {
+    for http in ["1.0", "1.1"] {
+        let r = run(&format!(
+            r#"
+duration = "30s"
+seed = 4
+[topology]
+bottleneck_rate = "100Mbps"
+bottleneck_delay = "2ms"
+access_rate = "1Gbps"
+[tcp]
+packet_size = 1500
+[[traffic]]
+kind = "web"
+sessions = 60
+http = "{http}"
+think = "1s"
+objects = 4
+"#
+        ));
+        let t = &r.responses;
+        let mut pages: BTreeMap<(u32, u64), Vec<usize>> = BTreeMap::new();
+        for i in 0..t.flow.len() {
+            pages.entry((t.flow[i], t.page[i])).or_default().push(i);
+        }
+        assert!(pages.len() > 500, "{}", pages.len());
+        let mut multi = 0;
+        for rows in pages.values() {
+            for (k, &i) in rows.iter().enumerate() {
+                assert_eq!(t.object[i] as usize, k);
+            }
+            for pair in rows.windows(2) {
+                let (a, b) = (pair[0], pair[1]);
+                assert!(t.start_s[b] >= t.end_s[a] - 1e-12);
+                if http == "1.1" {
+                    assert!((t.start_s[b] - t.end_s[a]).abs() < 1e-9);
+                }
+                multi += 1;
+            }
+        }
+        assert!(multi > 500, "{multi}");
+        // Mean objects per page: 4 (geometric), over complete pages.
+        let n = pages.values().map(|v| v.len()).sum::<usize>() as f64 / pages.len() as f64;
+        assert!(n > 3.0 && n < 4.6, "{n}");
+    }
+}
+
+/// Acceptance (`000_...` figure 3): RED* with ECN at 105 % load drops
+/// SYN/ACKs (they are not ECN-capable, so a signal drops them while data
+/// is marked); each costs the client a 3 s SYN timeout, and the
+/// response-time CDF is clearly worse than with ECN+, whose ECN-capable
+/// SYN/ACKs are marked instead. Two seeds: at 0.5 s the gap is a few
+/// points (ECN+ flows at 105 % load wait out RFC 3168 holds at one
+/// segment too), at 2 s, past the SYN timeout, it is the dropped share.
+#[test]
+fn red_star_drops_synacks_unless_ecn_plus() {
+    let wall = std::time::Instant::now();
+    let mut gap_half = 0.0;
+    for seed in [1, 2] {
+        let ecn = run(&red_star("105Mbps", false, "35s", seed));
+        let plus = run(&red_star("105Mbps", true, "35s", seed));
+        let (we, wp) = (
+            ecn.summary.web.clone().unwrap(),
+            plus.summary.web.clone().unwrap(),
+        );
+        let (ce, cp) = (cdf_at(&ecn, 0.5), cdf_at(&plus, 0.5));
+        let (ce2, cp2) = (cdf_at(&ecn, 2.0), cdf_at(&plus, 2.0));
+        eprintln!(
+            "seed {seed} ECN : SYN/ACKs {} dropped {} ({:.1} %), CDF(0.5 s) {ce:.3}, CDF(2 s) {ce2:.3}, util {:.3}",
+            we.synacks_sent,
+            we.synack_drops,
+            100.0 * we.synack_drops as f64 / we.synacks_sent as f64,
+            ecn.summary.bottleneck.utilization
+        );
+        eprintln!(
+            "seed {seed} ECN+: SYN/ACKs {} dropped {}, marked {}, CDF(0.5 s) {cp:.3}, CDF(2 s) {cp2:.3}, util {:.3}",
+            wp.synacks_sent,
+            wp.synack_drops,
+            wp.synack_marks,
+            plus.summary.bottleneck.utilization
+        );
+        // A share of the SYN/ACKs is dropped, and each drop costs a SYN timeout.
+        assert!(
+            we.synack_drops as f64 > 0.02 * we.synacks_sent as f64,
+            "{we:?}"
+        );
+        assert!(we.syn_retransmits >= we.synack_drops / 2, "{we:?}");
+        // ECN+ removes most of those drops: its SYN/ACKs are marked instead.
+        assert!(wp.synack_drops * 10 <= we.synack_drops, "{wp:?}");
+        assert!(wp.synack_marks > 0);
+        assert!(
+            cp > ce,
+            "seed {seed}: CDF(0.5 s): ECN {ce:.3}, ECN+ {cp:.3}"
+        );
+        assert!(
+            cp2 > ce2 + 0.04,
+            "seed {seed}: CDF(2 s): ECN {ce2:.3}, ECN+ {cp2:.3}"
+        );
+        // The 3 s timeouts show in the tail.
+        assert!(we.response_time_p99_s > 3.0 && wp.response_time_p99_s < 3.0);
+        gap_half += (cp - ce) / 2.0;
+    }
+    eprintln!(
+        "mean CDF(0.5 s) gap {gap_half:.3}; wall {:.2} s",
+        wall.elapsed().as_secs_f64()
+    );
+    assert!(gap_half > 0.03, "{gap_half}");
+}
+
+/// A `web` schedule action adds sessions: the offered load steps up in
+/// proportion (300 -> 600 sessions doubles it, within the noise of
+/// heavy-tailed traffic).
+#[test]
+fn schedule_adds_sessions() {
+    let r = run(r#"
+duration = "40s"
+seed = 3
+[topology]
+bottleneck_rate = "1Gbps"
+bottleneck_delay = "1ms"
+access_rate = "1Gbps"
+buffer = 2000
+[tcp]
+packet_size = 1500
+[[traffic]]
+kind = "web"
+sessions = 400
+[[schedule]]
+at = "20s"
+action = "web"
+group = 0
+add_sessions = 400
+[metrics]
+start = "5s"
+phases = [[5, 20], [25, 40]]
+"#);
+    assert_eq!(r.flows.flow.len(), 800);
+    let late = (0..800).filter(|&f| r.flows.start_s[f] == 20.0).count();
+    assert_eq!(late, 400);
+    let p = &r.summary.phases;
+    let (a, b) = (
+        p[0].bottleneck.throughput_bps,
+        p[1].bottleneck.throughput_bps,
+    );
+    let (ca, cb) = (
+        p[0].web.as_ref().unwrap().completed,
+        p[1].web.as_ref().unwrap().completed,
+    );
+    eprintln!(
+        "before {:.2} Mb/s ({ca}), after {:.2} Mb/s ({cb})",
+        a / 1e6,
+        b / 1e6
+    );
+    assert!(b / a > 1.5 && b / a < 2.6, "{a} -> {b}");
+    assert!(cb as f64 / ca as f64 > 1.6 && (cb as f64 / ca as f64) < 2.4);
+    // Sessions added later draw their own RTTs: all within 10-150 ms.
+    assert!(r
+        .flows
+        .base_rtt_s
+        .iter()
+        .all(|&x| (0.0099..=0.1501).contains(&x)));
+}
+
+/// Same seed, same responses; the session RTTs are uniform on 10-150 ms.
+#[test]
+fn deterministic_and_rtts_uniform() {
+    let text = r#"
+duration = "15s"
+seed = 9
+[topology]
+bottleneck_rate = "100Mbps"
+bottleneck_delay = "2ms"
+[[traffic]]
+kind = "web"
+sessions = 400
+http = "1.1"
+"#;
+    let (a, b) = (run(text), run(text));
+    assert_eq!(a.responses.response_time_s, b.responses.response_time_s);
+    assert_eq!(a.responses.size_bytes, b.responses.size_bytes);
+    let rtt = &a.flows.base_rtt_s;
+    let mean = rtt.iter().sum::<f64>() / rtt.len() as f64;
+    assert!((mean - 0.08).abs() < 0.006, "{mean}");
+    let below = rtt.iter().filter(|&&x| x < 0.045).count() as f64 / rtt.len() as f64;
+    assert!((below - 0.25).abs() < 0.06, "{below}");
+}
+
+/// The resolved scenario shows what was written (`offered_load`, not a
+/// derived session count) and re-validates to the same run size.
+#[test]
+fn resolved_scenario_round_trips() {
+    let sc = scenario(&uncongested("90Mbps", "1.1", "20s"));
+    let json = serde_json::to_value(&sc).unwrap();
+    let g = &json["traffic"][0];
+    assert_eq!(g["kind"], "web");
+    assert_eq!(g["offered_load"], "90Mbps");
+    assert_eq!(g["http"], "1.1");
+    assert_eq!(g["size_median"], "1320B");
+    assert!(g.get("sessions").is_none());
+    let doc: Value = serde_json::from_value(json).unwrap();
+    let again = Scenario::from_value(doc).unwrap();
+    assert_eq!(again.total_flows(), sc.total_flows());
+    assert!(
+        sc.total_flows() > 2000 && sc.total_flows() < 4000,
+        "{}",
+        sc.total_flows()
+    );
+}
+
+/// Bad keys name their field, the value and what is allowed.
+#[test]
+fn bad_web_keys_are_reported() {
+    let base = |extra: &str, delay: &str| {
+        format!(
+            r#"
+duration = "10s"
+[topology]
+bottleneck_rate = "10Mbps"
+bottleneck_delay = "{delay}"
+[[traffic]]
+kind = "web"
+{extra}
+"#
+        )
+    };
+    let err = |text: String| {
+        let doc: Value = toml::from_str(&text).unwrap();
+        Scenario::from_value(doc).unwrap_err()
+    };
+    let e = err(base("sessions = 5\noffered_load = \"1Mbps\"", "1ms"));
+    assert_eq!(e.path, "traffic[0].offered_load");
+    let e = err(base("", "1ms"));
+    assert_eq!(e.path, "traffic[0].sessions");
+    let e = err(base("sessions = 5", "20ms"));
+    assert_eq!(e.path, "traffic[0].rtt");
+    assert!(e.msg.contains("10ms") && e.msg.contains("40ms"), "{e}");
+    let e = err(base("sessions = 5\nhttp = \"2\"", "1ms"));
+    assert_eq!(e.path, "traffic[0].http");
+    let ok = |text: String| {
+        let doc: Value = toml::from_str(&text).unwrap();
+        Scenario::from_value(doc).unwrap()
+    };
+    let sc = ok(base("sessions = 5\nhttp = 1.1", "1ms"));
+    let json = serde_json::to_value(&sc).unwrap();
+    assert_eq!(json["traffic"][0]["http"], "1.1");
+    let e = err(base("sessions = 5\nhttp = 2.0", "1ms"));
+    assert_eq!(e.path, "traffic[0].http");
+    let e = err(base("sessions = 5\nthink_shape = 1.0", "1ms"));
+    assert_eq!(e.path, "traffic[0].think_shape");
+    let e = err(base("sessions = 5\nsize_max = \"10KB\"", "1ms"));
+    assert_eq!(e.path, "traffic[0].size_max");
+    let e = err(base("sessions = 5\nsize_tail = 0.6", "1ms"));
+    assert_eq!(e.path, "traffic[0].size_tail");
+    let e = err(base(
+        "sessions = 5\n[[schedule]]\nat = \"1s\"\naction = \"web\"\nadd_sessions = 0",
+        "1ms",
+    ));
+    assert_eq!(e.path, "schedule[0].add_sessions");
+}
+
+/// Web groups take `path` like every traffic kind: on a parking lot the
+/// sessions' RTTs come from `long_rtt` (and `rtt` is refused), on a custom
+/// topology from the path; responses still take at least two RTTs.
+#[test]
+fn web_on_parking_lot_and_custom_topologies() {
+    let lot = |extra: &str| {
+        format!(
+            r#"
+duration = "20s"
+[topology]
+kind = "parking-lot"
+links = 2
+bottleneck_rate = "100Mbps"
+bottleneck_delay = "2ms"
+buffer = 500
+long_rtt = {{ uniform = ["40ms", "60ms"] }}
+short_rtt = {{ uniform = ["20ms", "30ms"] }}
+[tcp]
+packet_size = 1500
+[[traffic]]
+kind = "web"
+offered_load = "20Mbps"
+path = "long"
+{extra}
+"#
+        )
+    };
+    let r = run(&lot(""));
+    let t = &r.responses;
+    assert!(t.flow.len() > 1000, "{}", t.flow.len());
+    for i in 0..t.flow.len() {
+        let rtt = r.flows.base_rtt_s[t.flow[i] as usize];
+        assert!((0.0399..=0.0601).contains(&rtt), "{rtt}");
+        assert!(t.response_time_s[i] >= 2.0 * rtt - 1e-6);
+    }
+    let doc: Value = toml::from_str(&lot("rtt = \"50ms\"")).unwrap();
+    let e = Scenario::from_value(doc).unwrap_err();
+    assert_eq!(e.path, "traffic[0].rtt");
+    let r = run(r#"
+duration = "15s"
+[topology]
+kind = "custom"
+nodes = ["s", "r1", "r2", "d"]
+[[topology.links]]
+name = "core"
+from = "r1"
+to = "r2"
+rate = "100Mbps"
+delay = "10ms"
+buffer = 500
+monitor = true
+[[topology.links]]
+name = "left"
+from = "s"
+to = "r1"
+rate = "1Gbps"
+delay = "5ms"
+[[topology.links]]
+name = "right"
+from = "r2"
+to = "d"
+rate = "1Gbps"
+delay = "5ms"
+[tcp]
+packet_size = 1500
+[[traffic]]
+kind = "web"
+sessions = 200
+think = "1s"
+path = ["s", "r1", "r2", "d"]
+"#);
+    let t = &r.responses;
+    assert!(t.flow.len() > 500, "{}", t.flow.len());
+    assert!(t.response_time_s.iter().all(|&x| x >= 0.080 - 1e-6));
+}
