@@ -204,6 +204,9 @@ pub struct WebSummary {
     pub synack_marks: u64,
     pub syn_retransmits: u64,
     pub request_retransmits: u64,
+    /// Connection teardown: client FINs and server FIN/ACKs sent.
+    pub fins_sent: u64,
+    pub fin_acks_sent: u64,
 }
 
 impl WebSummary {
@@ -701,6 +704,14 @@ impl World {
             }
             return;
         }
+        if p.has(flags::FIN) && !p.has(flags::DATA) {
+            // Connection teardown: the server answers the client's FIN
+            // with its FIN/ACK; that ends the exchange.
+            if p.route % 2 == 1 {
+                self.send_teardown(f, false);
+            }
+            return;
+        }
         let mut out = std::mem::take(&mut self.out);
         if p.route % 2 == 0 {
             self.flows[f].on_data(self.now, p.seq, p.flags, p.ecn, p.ts, &mut out);
@@ -744,6 +755,9 @@ impl World {
             r.start_s.push(w.started.as_secs_f64());
             r.end_s.push(now.as_secs_f64());
             r.response_time_s.push((now - w.started).as_secs_f64());
+            // The client has the whole file: it closes the connection.
+            self.send_teardown(f, true);
+            return self.web_progress(f);
         }
         if finished {
             w.active = false;
@@ -832,6 +846,13 @@ impl World {
         r.end_s.push(now.as_secs_f64());
         r.response_time_s.push((now - s.started).as_secs_f64());
         s.object += 1;
+        // HTTP/1.0 closes every object's connection, HTTP/1.1 the page's.
+        if s.p.http != Http::V11 || s.object >= s.objects {
+            self.send_teardown(f, true);
+        }
+        let Some(WebApp::Browse(s)) = self.web[f].as_deref_mut() else {
+            return;
+        };
         if s.object < s.objects {
             self.browse_fetch(f);
         } else {
@@ -839,6 +860,32 @@ impl World {
             let t = s.p.think(&mut s.rng);
             self.browse_wake(f, t);
         }
+    }
+
+    /// A 40-byte FIN/ACK of the current connection of flow `f`, from the
+    /// client (on the ACK route) or from the server (on the data route).
+    fn send_teardown(&mut self, f: usize, from_client: bool) {
+        let st = &mut self.flows[f].stats;
+        if from_client {
+            st.fins_sent += 1;
+        } else {
+            st.fin_acks_sent += 1;
+        }
+        let route = 2 * f as u32 + u32::from(from_client);
+        let id = self.arena.alloc(Packet {
+            size: crate::scenario::HEADER_BYTES,
+            flow: f as u32,
+            seq: 0,
+            ts: self.now,
+            enq_time: self.now,
+            route,
+            hop: 0,
+            conn: self.conn[f],
+            flags: flags::FIN | flags::ACK,
+            ecn: Ecn::NotEct,
+        });
+        let first = self.routes[route as usize][0] as usize;
+        self.send_on(first, id);
     }
 
     /// A UDP source's timer: maybe send a packet, then re-arm.
@@ -1155,6 +1202,8 @@ impl World {
             setup.synack_marks += s.synack_marks - b.synack_marks;
             setup.syn_retransmits += s.syn_retransmits - b.syn_retransmits;
             setup.request_retransmits += s.request_retransmits - b.request_retransmits;
+            setup.fins_sent += s.fins_sent - b.fins_sent;
+            setup.fin_acks_sent += s.fin_acks_sent - b.fin_acks_sent;
             if let Some(u) = &self.udp[f] {
                 if m.active_in(start, end) {
                     udp.count += 1;
@@ -1240,6 +1289,8 @@ impl World {
                     synack_marks: setup.synack_marks,
                     syn_retransmits: setup.syn_retransmits,
                     request_retransmits: setup.request_retransmits,
+                    fins_sent: setup.fins_sent,
+                    fin_acks_sent: setup.fin_acks_sent,
                     ..w
                 }
             }),

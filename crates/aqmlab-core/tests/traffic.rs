@@ -120,6 +120,15 @@ start = "5s"
             .push((t.start_s[i], t.end_s[i]));
     }
     assert_eq!(by_flow.len(), 20);
+    // Every completed transfer was closed: the client's FIN, answered by
+    // the server's FIN/ACK (the few in flight at the end aside).
+    let all = r.responses.flow.len() as u64;
+    let w_all = r.summary.web.as_ref().unwrap();
+    assert!(
+        w_all.fins_sent >= w.completed && w_all.fins_sent <= all,
+        "{w_all:?}"
+    );
+    assert!(w_all.fin_acks_sent + 20 >= w_all.fins_sent && w_all.fin_acks_sent <= w_all.fins_sent);
     for v in by_flow.values() {
         for pair in v.windows(2) {
             // One-way delay back to the sender: 5 + 20 + 5 ms.

@@ -28,7 +28,8 @@
 //!   for out-of-order data or a filled hole, optional delayed ACKs.
 //!
 //! Not modelled: SACK, timestamps on the wire (the echoed send time stands
-//! in for RTT measurement), Nagle, window scaling, FIN teardown.
+//! in for RTT measurement), Nagle, window scaling, the close handshake's
+//! state (the engine sends the teardown's FIN/ACK packets, see `docs/tcp.md`).
 
 use crate::packet::{flags, Ecn};
 use crate::scenario::{TcpSpec, TcpVariant, HEADER_BYTES};
@@ -110,6 +111,10 @@ pub struct FlowStats {
     pub synack_marks: u64,
     /// Requests sent again by the client (passive flows).
     pub request_retransmits: u64,
+    /// Connections closed: the client's FIN sent, and the server's FIN/ACK
+    /// sent in answer (counted by the engine).
+    pub fins_sent: u64,
+    pub fin_acks_sent: u64,
     /// Sum and count of RTT samples, seconds.
     pub rtt_sum_s: f64,
     pub rtt_samples: u64,
