@@ -297,6 +297,12 @@ macro_rules! delegate_to_red {
         fn average(&self) -> Option<f64> {
             Some(self.red.avg())
         }
+
+        /// RED's own parameters may be changed mid-run; the scheme adapts
+        /// on from the new values.
+        fn set_param(&mut self, key: &str, value: f64) -> Result<(), String> {
+            self.red.set_param(key, value)
+        }
     };
 }
 pub(crate) use delegate_to_red;
