@@ -146,10 +146,17 @@ fn st_pi_q_ref_follows_the_round_trip_time() {
 // ---------------------------------------------------------------- REM
 
 /// Section 4.1 of `002_80945567bf68047d.txt`: one 64 Mbps link, 80 ms base
-/// RTT, buffer 120 packets, 1000-byte packets, NewReno bulk flows.
-/// `flows` start in the first 5 s; the queue is measured from `start_s`.
-fn rem_run(flows: u32, aqm: &str, ecn: bool, duration_s: u32, start_s: u32) -> RunResult {
-    run(&format!(
+/// RTT, buffer 120 packets, 1000-byte packets, `flows` NewReno bulk flows
+/// starting within `spread_s`; the queue is measured from `start_s`.
+fn rem_text(
+    aqm: &str,
+    ecn: bool,
+    duration_s: u32,
+    flows: u32,
+    spread_s: u32,
+    start_s: u32,
+) -> String {
+    format!(
         r#"
 duration = "{duration_s}s"
 seed = 1
@@ -166,11 +173,11 @@ ecn = {ecn}
 [[traffic]]
 kind = "bulk"
 flows = {flows}
-start = {{ uniform = ["0s", "5s"] }}
+start = {{ uniform = ["0s", "{spread_s}s"] }}
 [metrics]
 start = "{start_s}s"
 "#
-    ))
+    )
 }
 
 /// Run length and measurement start for the 320-flow runs started at once:
@@ -200,31 +207,8 @@ fn rem_figure_2(aqm: &str, ecn: bool, extra_s: u32) -> Vec<Period> {
     if extra_s >= 100 {
         phases.push(format!("[{}, {}]", 700 + extra_s, 800 + extra_s));
     }
-    let mut text = format!(
-        r#"
-duration = "{duration}s"
-seed = 1
-[topology]
-bottleneck_rate = "64Mbps"
-bottleneck_delay = "30ms"
-access_delay = "5ms"
-access_rate = "1Gbps"
-buffer = 120
-{aqm}
-[tcp]
-packet_size = 1000
-ecn = {ecn}
-[[traffic]]
-kind = "bulk"
-flows = 20
-start = {{ uniform = ["0s", "1s"] }}
-[metrics]
-start = "0s"
-phases = [{phases}]
-"#,
-        duration = 800 + extra_s,
-        phases = phases.join(", ")
-    );
+    let mut text = rem_text(aqm, ecn, 800 + extra_s, 20, 1, 0);
+    text.push_str(&format!("phases = [{}]\n", phases.join(", ")));
     for k in 1..16 {
         text.push_str(&format!(
             "[[schedule]]\nat = \"{}s\"\naction = \"flows\"\nstart = 20\n",
@@ -295,7 +279,8 @@ fn rem_holds_the_queue_near_b_star_as_flows_grow() {
 #[test]
 fn rem_rate_form_holds_the_queue_near_b_star() {
     let (d, s) = REM_320_TIMES;
-    let r = rem_run(320, "[aqm]\nkind = \"rem\"\nform = \"rate\"", false, d, s);
+    let aqm = "[aqm]\nkind = \"rem\"\nform = \"rate\"";
+    let r = run(&rem_text(aqm, false, d, 320, 5, s));
     let q = r.summary.bottleneck.queue_mean_pkts;
     eprintln!(
         "REM eq. 2, 320 flows: mean queue {q:.1}, loss {:.4}",
