@@ -193,12 +193,10 @@ start = "0s"
 
 /// ST-RED's thresholds follow the round-trip time (section 5.5.1).
 ///
-/// The issue asks for a run whose RTT grows from 100 ms to 700 ms mid-run
-/// and returns; the scenario format has no mid-run schedule yet, so this
-/// test starts one run at each RTT from the same initial parameters and
-/// compares the settled thresholds (param_mean of min_th / max_th over the
-/// last 50 s). When a schedule exists, switch this test to one run
-/// (100 ms -> 700 ms -> 100 ms) and rename it `..._mid_run`.
+/// One run at each RTT from the same initial parameters (section 5.5's,
+/// h_s included), comparing the settled thresholds (param_mean of min_th /
+/// max_th over the last 50 s); `st_red_thresholds_follow_rtt_mid_run` below
+/// changes the RTT within one run and checks the return as well.
 ///
 /// The initial w_q is 2e-4, four times section 5.5's 5e-5, to keep the
 /// test short: the detector's time constants are 1 / (phi w_q) arrivals,
@@ -301,33 +299,64 @@ fn ap_red_st_red_example_scenarios_run() {
     }
 }
 
-/// The same with the schedule: one run whose round-trip time grows from
-/// 100 ms to 700 ms at 50 s and returns to 100 ms at 300 s. Measured (seed
-/// 1): max_th 60 -> 245.5 by 300 s (min_th 20 -> 81.8). The return is NOT
-/// reproduced: back at 100 ms the queue's deviation around q_ref stays near
-/// 10 % of q_ref, far above the small-variance threshold h_s q_ref (1.7 %
-/// with section 5.5's h_s = 0.03 / sqrt 3), so the thresholds stay up; see
-/// docs/aqm/st-red.md. The test asserts the part that holds.
+/// The same in one run (section 5.5.1, the issue's 100 ms -> 700 ms -> 100
+/// ms): the round-trip time grows from 100 ms to 700 ms at 50 s and returns
+/// to 100 ms at 300 s; no reverse traffic, initial w_q 2e-4 as above.
+///
+/// h_s = 0.45 / sqrt(3) = 0.2598, not section 5.5's 0.03 / sqrt(3): the
+/// small-variance rule (eq. 5.10, 5.14) needs sigma < h_s q_ref, and back at
+/// 100 ms sigma (around q_ref, eq. 5.5) stays at 10-17 % of q_ref (measured
+/// with the default h_s: q_ref 163.7, sigma / q_ref 0.10-0.17 over 400-550
+/// s, no small-variance detection), far above 1.7 %. 0.45 / sqrt(3) is the
+/// value the thesis gives the same detector on instantaneous queue samples
+/// (ST-PI, section 6.4), and it meets section 5.4.2's criteria here: at
+/// steady 100 ms with the initial (20, 60), max(g, sigma) / q_ref never fell
+/// below 0.262 (seeds 1-3, 600 s each), so no small-variance adjustment
+/// there, and h_s from about 0.15 to 0.26 brings the thresholds back (0.1
+/// and less do not; 0.3 and more move q_ref at steady 100 ms). See
+/// docs/aqm/st-red.md.
+///
+/// Measured (seed 1, 550 s, about 1.7 s wall in --release): large-variance
+/// adjustments at 85.1 s (k 2.03) and 200.6 s (k 1.99) raise max_th 60 ->
+/// 242.9 by 300 s; one more at 380.2 s (k 1.52, max_th 368.2) comes from the
+/// transient after the return (max_p had fallen to 0 at 700 ms, the queue
+/// sits near max_th until the AIMD rule raises it); five small-variance
+/// adjustments from 432.3 s to 512.0 s (k 0.60, 0.73, 0.70, 0.79, 0.81)
+/// bring max_th to 73.3 (min_th 24.4, q_ref 48.9, w_q 1.64e-4), 3.3 times
+/// lower than at the end of the 700 ms phase. Seeds 2 and 3 (600 s): 235.3
+/// -> 86.6 and 244.0 -> 87.5.
 #[test]
 fn st_red_thresholds_follow_rtt_mid_run() {
-    let mut text = st_red_dumbbell("20ms", 550);
+    let mut text = st_red_dumbbell("20ms", 550).replace(
+        "w_q = 2e-4",
+        &format!("w_q = 2e-4\nh_s = {}", 0.45 / 3f64.sqrt()),
+    );
     text.push_str(
         "[[schedule]]\nat = \"50s\"\naction = \"link\"\nlink = \"bottleneck\"\ndelay = \"320ms\"\n\
          [[schedule]]\nat = \"300s\"\naction = \"link\"\nlink = \"bottleneck\"\ndelay = \"20ms\"\n",
     );
     let r = run(&text);
     let at = |name: &str, t: f64| param_at(&r, name, t);
+    let (m50, m300, m550) = (at("max_th", 50.0), at("max_th", 300.0), at("max_th", 550.0));
     eprintln!(
-        "min_th: 50 s {}, 300 s {}, 550 s {}; max_th {} {} {}",
-        at("min_th", 50.0),
-        at("min_th", 300.0),
-        at("min_th", 550.0),
-        at("max_th", 50.0),
-        at("max_th", 300.0),
-        at("max_th", 550.0)
+        "max_th: 50 s {m50}, 300 s {m300}, 550 s {m550}; adjustments up {} down {}",
+        at("adjust_up", 550.0),
+        at("adjust_down", 550.0)
     );
-    assert!(at("max_th", 300.0) > 1.5 * at("max_th", 50.0));
-    assert!((at("max_th", 300.0) / at("min_th", 300.0) - 3.0).abs() < 1e-9);
-    // No further rise once the round-trip time is short again.
-    assert!(at("max_th", 550.0) <= at("max_th", 300.0) + 1e-9);
+    // 100 ms, initial parameters: no adjustment (section 5.5.3).
+    assert_eq!(m50, 60.0);
+    assert_eq!(at("adjust_down", 300.0), 0.0);
+    // 700 ms: the thresholds rise (measured 4.05 times).
+    assert!(m300 > 3.0 * m50, "rise: {m50} -> {m300}");
+    // Back at 100 ms: small-variance adjustments bring them down, below
+    // half their 700 ms value (measured 3.3 times lower) and within twice
+    // the initial ones (measured 1.22).
+    assert!(at("adjust_down", 550.0) >= 1.0);
+    assert!(m550 < m300 / 2.0, "return: {m300} -> {m550}");
+    assert!(m550 < 2.0 * m50, "return: {m550} vs initial {m50}");
+    // Eq. 5.1-5.2 throughout: max_th / min_th = 3, w_q x max_th invariant.
+    for t in [300.0, 550.0] {
+        assert!((at("max_th", t) / at("min_th", t) - 3.0).abs() < 1e-9);
+        assert!(close(at("w_q", t) * at("max_th", t), 2e-4 * 60.0, 1e-6));
+    }
 }
