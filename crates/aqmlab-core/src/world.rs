@@ -1449,13 +1449,14 @@ impl World {
             }
             Action::Aqm { link, set } => {
                 for l in self.select(&link) {
-                    for (k, v) in &set {
-                        if let Err(e) = self.links[l].aqm.set_param(k, *v) {
-                            self.warnings
-                                .push(format!("schedule[{i}] at {now}: aqm.{k} = {v}: {e}"));
-                        }
+                    let keys = set.iter().map(|(k, v)| (k.as_str(), *v));
+                    for (k, v, e) in crate::aqm::apply_set(&mut self.links[l].aqm, keys) {
+                        self.warnings
+                            .push(format!("schedule[{i}] at {now}: aqm.{k} = {v}: {e}"));
                     }
-                    self.links[l].note_changes(now);
+                    // One record of the values now in force (a scheme flags
+                    // its own change too; drop that flag, not record twice).
+                    self.links[l].aqm.take_changed();
                     self.links[l].sample_params(now);
                 }
             }

@@ -2,7 +2,7 @@
 
 mod common;
 
-use common::{run, RED};
+use common::{param_at, run, RED};
 
 /// A dumbbell run of `duration` s with `flows` bulk flows, RED(20, 60) and
 /// the extra TOML `tail` (schedule entries and metrics).
@@ -187,4 +187,151 @@ phases = [[20, 60], [70, 120]]
     );
     assert!(b < 0.75 * a, "mean queue {a} -> {b}");
     assert!(r.summary.warnings.is_empty());
+}
+
+/// PI's reference queue stepped from 40 to 120 packets at 60 s: the mean
+/// queue follows it (within 15 % of q_ref in each phase, as
+/// `pi_holds_the_mean_queue_near_q_ref` requires of a PI configured with
+/// either value). The gains are designed for the link (eq. 6.3) so that
+/// both phases settle within 20 s; the step designs them again for the new
+/// q_ref (R = base RTT + q_ref / C grows, so a and b shrink), and
+/// params.parquet records the new values at the step.
+#[test]
+fn pi_q_ref_step_moves_the_mean_queue() {
+    let r = run(&dumbbell_with(
+        100,
+        120,
+        r#"[aqm]
+kind = "pi"
+q_ref = 40
+design = true"#,
+        r#"
+[[schedule]]
+at = "60s"
+action = "aqm"
+set = { q_ref = 120 }
+[metrics]
+start = "20s"
+phases = [[20, 60], [80, 120]]
+"#,
+    ));
+    assert!(r.summary.warnings.is_empty(), "{:?}", r.summary.warnings);
+    let p = &r.summary.phases;
+    let (before, after) = (
+        p[0].bottleneck.queue_mean_pkts,
+        p[1].bottleneck.queue_mean_pkts,
+    );
+    eprintln!(
+        "PI q_ref 40 -> 120 at 60 s: mean queue {before:.1} (20-60 s), {after:.1} (80-120 s); util {:.4} / {:.4}",
+        p[0].bottleneck.utilization, p[1].bottleneck.utilization
+    );
+    assert!((before - 40.0).abs() <= 0.15 * 40.0, "20-60 s: {before:.1}");
+    assert!(
+        (after - 120.0).abs() <= 0.15 * 120.0,
+        "80-120 s: {after:.1}"
+    );
+    assert_eq!(param_at(&r, "q_ref", 59.99), 40.0);
+    // (Record times are in floating seconds: 60 s is 60.00000000000001.)
+    assert_eq!(param_at(&r, "q_ref", 60.001), 120.0);
+    let (a0, a1) = (param_at(&r, "a", 59.99), param_at(&r, "a", 60.001));
+    eprintln!("a: {a0:e} -> {a1:e}");
+    assert!(a1 < a0, "a {a0:e} -> {a1:e}");
+}
+
+/// CoDel's target raised from 5 to 20 ms at 30 s, given as a time string
+/// (`set = { target = "20ms" }`): the standing queue grows with it. At
+/// 10 Mb/s with 500-byte packets (2500 packets/s) 15 ms more sojourn is
+/// 37.5 packets more queue; the mean queue must grow by that within 40 %.
+#[test]
+fn codel_target_step_given_as_a_time() {
+    let r = run(&dumbbell_with(
+        30,
+        60,
+        r#"[aqm]
+kind = "codel""#,
+        r#"
+[[schedule]]
+at = "30s"
+action = "aqm"
+set = { target = "20ms" }
+[metrics]
+start = "10s"
+phases = [[10, 30], [40, 60]]
+"#,
+    ));
+    assert!(r.summary.warnings.is_empty(), "{:?}", r.summary.warnings);
+    let p = &r.summary.phases;
+    let (before, after) = (
+        p[0].bottleneck.queue_mean_pkts,
+        p[1].bottleneck.queue_mean_pkts,
+    );
+    eprintln!(
+        "CoDel target 5 -> 20 ms at 30 s: mean queue {before:.1} (10-30 s), {after:.1} (40-60 s) packets; util {:.4} / {:.4}",
+        p[0].bottleneck.utilization, p[1].bottleneck.utilization
+    );
+    let growth = after - before;
+    assert!(
+        (growth - 37.5).abs() <= 0.4 * 37.5,
+        "mean queue {before:.1} -> {after:.1}"
+    );
+    assert!(p[1].bottleneck.utilization >= p[0].bottleneck.utilization - 0.01);
+}
+
+/// Scheduled AQM changes are checked when the scenario is loaded, each
+/// against the values the earlier entries (in time order) set; a refused
+/// one names `schedule[i].set.<key>`, the value and what is allowed.
+#[test]
+fn scheduled_aqm_changes_are_checked_at_load_time() {
+    use aqmlab_core::scenario::{Scenario, Value};
+    let load = |aqm: &str, entries: &[(&str, &str)]| -> Result<Scenario, String> {
+        let tail: String = entries
+            .iter()
+            .map(|(at, set)| {
+                format!("[[schedule]]\nat = \"{at}\"\naction = \"aqm\"\nset = {set}\n")
+            })
+            .collect();
+        let doc: Value = toml::from_str(&dumbbell_with(10, 60, aqm, &tail)).unwrap();
+        Scenario::from_value(doc).map_err(|e| e.to_string())
+    };
+    let pi = "[aqm]\nkind = \"pi\"\nq_ref = 40";
+    let codel = "[aqm]\nkind = \"codel\"";
+    let err = |aqm: &str, entries: &[(&str, &str)]| load(aqm, entries).unwrap_err();
+    // A bad value: the entry, the key, the value and the allowed range.
+    assert_eq!(
+        err(pi, &[("10s", "{ q_ref = 80 }"), ("20s", "{ q_ref = -5 }")]),
+        "schedule[1].set.q_ref: -5 is outside the allowed range [0, 1000000000]"
+    );
+    // A key the scheme cannot change: the allowed ones.
+    assert_eq!(
+        err(pi, &[("10s", "{ lambda = 0.2 }")]),
+        "schedule[0].set.lambda: PI cannot change `lambda` during a run; allowed: q_ref, a, b, sampling_freq"
+    );
+    // Times: a time string, checked by the scheme.
+    let e = err(codel, &[("10s", "{ target = \"0ms\" }")]);
+    assert!(
+        e.starts_with("schedule[0].set.target: 0s is not allowed"),
+        "{e}"
+    );
+    let e = err(codel, &[("10s", "{ target = \"5 parsecs\" }")]);
+    assert!(
+        e.starts_with("schedule[0].set.target: invalid value"),
+        "{e}"
+    );
+    let e = err("", &[("10s", "{ max_p = 0.1 }")]);
+    assert!(e.contains("droptail has no parameters"), "{e}");
+    // Accepted: RED's thresholds moved down past each other in one entry
+    // (applied in a working order), and changes that build on each other in
+    // time order (file order reversed): max_th = 200 at 10 s makes
+    // min_th = 150 at 20 s valid.
+    let red = "[aqm]\nkind = \"red\"\nmin_th = 20\nmax_th = 60";
+    load(red, &[("10s", "{ min_th = 5, max_th = 15 }")]).unwrap();
+    load(
+        red,
+        &[("20s", "{ min_th = 150 }"), ("10s", "{ max_th = 200 }")],
+    )
+    .unwrap();
+    assert_eq!(
+        err(red, &[("20s", "{ min_th = 150 }")]),
+        "schedule[0].set.min_th: 150 must be less than max_th (60)"
+    );
 }

@@ -60,9 +60,16 @@
 //!
 //! The per-packet cost of the measurement is an index into a per-flow
 //! `Vec` (grown when a new flow id appears) and a few comparisons.
+//!
+//! Mid-run changes ([`Aqm::set_param`]) take the initial set and scenario
+//! (`max_p0`, `min_th0`, `max_th0`, `w_q0`, `n0`, `c0`, `r0`) and the
+//! measurement's `interval` and `window`; RED's four parameters are derived
+//! again at once from the current estimates (eq. 4.3-4.6), the RED average,
+//! count and the measurements carrying over. RED's own `min_th`, `max_th`,
+//! `max_p` and `w_q` are derived, so they cannot be set.
 
 use super::red::{AboveMax, Red, RedMode, RedParams};
-use super::{Aqm, LinkInfo, PacketInfo, QueueLen, Verdict};
+use super::{change, Aqm, LinkInfo, PacketInfo, QueueLen, Verdict};
 use crate::packet::flags;
 use crate::rng::Rng;
 use crate::scenario::decode::{check_range, join, SpecError, SpecResult, Table};
@@ -598,6 +605,38 @@ impl Aqm for ApRed {
         self.red.set_link(now, link);
         self.observe_link(link);
     }
+
+    /// The initial set and scenario and the measurement's `interval` and
+    /// `window` (times in seconds) may change during a run; RED's
+    /// parameters are derived again at once (see the module documentation).
+    fn set_param(&mut self, key: &str, value: f64) -> Result<(), String> {
+        const KEYS: &[&str] = &[
+            "max_p0", "min_th0", "max_th0", "w_q0", "n0", "c0", "r0", "interval", "window",
+        ];
+        let mut p = self.p.clone();
+        match key {
+            "max_p0" => p.max_p0 = value,
+            "min_th0" => p.min_th0 = value,
+            "max_th0" => p.max_th0 = value,
+            "w_q0" => p.w_q0 = value,
+            "n0" => p.n0 = change::count(value)?,
+            "c0" => p.c0 = value,
+            "r0" => p.r0 = change::secs(value)?,
+            "interval" => p.interval = change::secs(value)?,
+            "window" => p.window = change::secs(value)?,
+            "min_th" | "max_th" | "max_p" | "w_q" => {
+                return Err(format!(
+                    "{}; AP-RED derives `{key}` by eq. 4.3-4.6: change `{key}0` instead",
+                    change::unknown_key("AP-RED", key, KEYS)
+                ))
+            }
+            _ => return Err(change::unknown_key("AP-RED", key, KEYS)),
+        }
+        p.validate("").map_err(|e| change::invalid(key, e))?;
+        self.p = p;
+        self.apply();
+        Ok(())
+    }
 }
 
 #[cfg(test)]
@@ -686,6 +725,66 @@ mod tests {
         assert!((r.max_th - 375.0).abs() < 1e-9 && (r.max_p - 0.032).abs() < 1e-12);
         assert_eq!(a.tick_interval(), None);
         assert!(!a.wants_reverse());
+    }
+
+    #[test]
+    fn set_param_derives_red_again() {
+        // Experiment 2's facts: N = 30, C = 1250 packets/s, R = 100 ms.
+        let mut link = LinkInfo::new(BitRate(5_000_000), 500);
+        link.flows = 30;
+        link.rtt = SimTime::from_millis(100);
+        let mut a = ApRed::new(ApRedParams::default(), link);
+        a.take_changed();
+        a.set_param("max_th0", 300.0).unwrap();
+        // k = 0.41667: max_th = 0.41667 x 300 = 125.
+        assert!((a.red().params().max_th - 125.0).abs() < 1e-9);
+        assert!(a.take_changed() && !a.take_changed());
+        a.set_param("min_th0", 100.0).unwrap();
+        a.set_param("n0", 30.0).unwrap();
+        a.set_param("r0", 0.1).unwrap(); // "100ms" arrives as 0.1 s
+                                         // k_n = 1, k_r = 1, k_c = 0.5, k = 0.5: max_th = 150, min_th = 50,
+                                         // p_max = (1 / 0.5)^2 x 0.05 = 0.2, w_q = 1 / 0.25 x 1e-4 = 4e-4 (N <= RC/2 = 62.5).
+        let r = a.red().params();
+        assert!((r.max_th - 150.0).abs() < 1e-9 && (r.min_th - 50.0).abs() < 1e-9);
+        assert!(
+            (r.max_p - 0.2).abs() < 1e-12 && (r.w_q - 4e-4).abs() < 1e-15,
+            "{r:?}"
+        );
+        assert_eq!(a.estimates(), (30.0, 1250.0, 0.1), "estimates carry over");
+        a.set_param("interval", 2.0).unwrap();
+        a.set_param("window", 20.0).unwrap();
+        assert_eq!(
+            (a.p.interval, a.p.window),
+            (SimTime::from_secs(2), SimTime::from_secs(20))
+        );
+    }
+
+    #[test]
+    fn set_param_rejects_bad_values_and_keys() {
+        let mut a = ApRed::new(
+            ApRedParams::default(),
+            LinkInfo::new(BitRate(10_000_000), 500),
+        );
+        let red = a.red().params().clone();
+        let e = a.set_param("max_p0", 0.6).unwrap_err();
+        assert!(e.contains("0.6") && e.contains("[0.01, 0.5]"), "{e}");
+        let e = a.set_param("min_th0", 200.0).unwrap_err();
+        assert!(e.contains("200 must be less than max_th0 (150)"), "{e}");
+        let e = a.set_param("n0", 2.5).unwrap_err();
+        assert!(e.contains("2.5") && e.contains("whole number"), "{e}");
+        let e = a.set_param("n0", 0.0).unwrap_err();
+        assert!(e.contains("0 is not allowed"), "{e}");
+        let e = a.set_param("r0", 0.0).unwrap_err();
+        assert!(e.contains("0s is not allowed"), "{e}");
+        assert_eq!(a.p, ApRedParams::default());
+        assert_eq!(a.red().params(), &red);
+        let e = a.set_param("max_th", 100.0).unwrap_err();
+        assert!(
+            e.contains("`max_th`")
+                && e.contains("max_p0, min_th0, max_th0, w_q0, n0, c0, r0, interval, window")
+                && e.contains("`max_th0` instead"),
+            "{e}"
+        );
     }
 
     fn pkt(flow: u32, flags: u8, seq: u64) -> PacketInfo {

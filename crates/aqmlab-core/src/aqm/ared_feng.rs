@@ -39,7 +39,7 @@
 //! for RED, and the example scenario turns it on.
 
 use super::red::{AboveMax, Red, RedMode, RedParams};
-use super::{Aqm, LinkInfo, PacketInfo, QueueLen, Verdict};
+use super::{change, Aqm, LinkInfo, PacketInfo, QueueLen, Verdict};
 use crate::rng::Rng;
 use crate::scenario::decode::{check_range, join, SpecResult, Table};
 use crate::units::SimTime;
@@ -234,6 +234,36 @@ impl Aqm for AredFeng {
     fn set_link(&mut self, now: SimTime, link: &LinkInfo) {
         self.red.set_link(now, link);
     }
+
+    /// RED's keys (`min_th`, `max_th`, `max_p`, `w_q`, handed to [`Red`])
+    /// and fig. 8's `alpha` and `beta` may change during a run. A new
+    /// `max_p` is the value fig. 8 scales from then on; the average, count
+    /// and status carry over.
+    fn set_param(&mut self, key: &str, value: f64) -> Result<(), String> {
+        const KEYS: &[&str] = &["min_th", "max_th", "max_p", "w_q", "alpha", "beta"];
+        let mut red = self.red.clone();
+        let mut p = AredFengParams {
+            red: red.params().clone(),
+            alpha: self.alpha,
+            beta: self.beta,
+        };
+        match key {
+            "alpha" => p.alpha = value,
+            "beta" => p.beta = value,
+            "min_th" | "max_th" | "max_p" | "w_q" => {
+                red.set_param(key, value)?;
+                p.red = red.params().clone();
+            }
+            _ => return Err(change::unknown_key("ared-feng", key, KEYS)),
+        }
+        p.validate("").map_err(|e| change::invalid(key, e))?;
+        self.red = red;
+        self.alpha = p.alpha;
+        self.beta = p.beta;
+        // max_p is reported to params.parquet.
+        self.changed |= key == "max_p";
+        Ok(())
+    }
 }
 
 #[cfg(test)]
@@ -348,6 +378,54 @@ mod tests {
         Aqm::params(&a, &mut |k, v| seen.push((k, v)));
         assert_eq!(seen, vec![("max_p", 0.04), ("avg", 80.0), ("status", 2.0)]);
         assert_eq!(a.average(), Some(80.0));
+    }
+
+    #[test]
+    fn set_param_changes_red_keys_and_factors() {
+        let mut a = AredFeng::new(params(), link());
+        a.on_average(70.0); // Above: max_p 0.02 * 2 = 0.04
+        a.take_changed();
+        // A new max_p: fig. 8 scales it from now on; the status carries over.
+        a.set_param("max_p", 0.1).unwrap();
+        assert!(close(a.max_p(), 0.1));
+        assert!(a.take_changed(), "max_p is reported");
+        assert_eq!(a.status(), Status::Above);
+        a.set_param("alpha", 5.0).unwrap();
+        a.set_param("beta", 1.5).unwrap();
+        assert!(!a.take_changed(), "alpha and beta are not reported");
+        a.set_param("min_th", 30.0).unwrap();
+        a.set_param("w_q", 0.01).unwrap();
+        assert_eq!(a.red.params().min_th, 30.0);
+        assert_eq!(a.red.params().w_q, 0.01);
+        // Entering Below with alpha = 5: 0.1 / 5 = 0.02; entering Above
+        // with beta = 1.5: 0.02 * 1.5 = 0.03.
+        assert!(a.on_average(10.0));
+        assert!(close(a.max_p(), 0.02));
+        assert!(a.on_average(70.0));
+        assert!(close(a.max_p(), 0.03));
+    }
+
+    #[test]
+    fn set_param_rejects_bad_values_and_keys() {
+        let mut a = AredFeng::new(params(), link());
+        let before = (a.red.params().clone(), a.alpha, a.beta);
+        // RED allows max_p = 0, ared-feng does not (0 * beta = 0).
+        let e = a.set_param("max_p", 0.0).unwrap_err();
+        assert!(e.contains('0') && e.contains("(0, 1]"), "{e}");
+        let e = a.set_param("alpha", 0.5).unwrap_err();
+        assert!(e.contains("0.5") && e.contains("[1, 1000]"), "{e}");
+        // min_th above max_th (60): RED's own error.
+        let e = a.set_param("min_th", 70.0).unwrap_err();
+        assert!(
+            e.contains("70") && e.contains("less than max_th (60)"),
+            "{e}"
+        );
+        assert_eq!((a.red.params().clone(), a.alpha, a.beta), before);
+        let e = a.set_param("gentle", 0.0).unwrap_err();
+        assert!(
+            e.contains("`gentle`") && e.contains("min_th, max_th, max_p, w_q, alpha, beta"),
+            "{e}"
+        );
     }
 
     fn decode(text: &str) -> SpecResult<AredFengParams> {

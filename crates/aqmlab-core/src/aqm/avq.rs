@@ -41,8 +41,10 @@
 //!   not, counts in the capacity update (it is part of the arrival rate x).
 //! - A change of the link's rate or buffer ([`Aqm::set_link`]) takes effect
 //!   at the next arrival (C~ is then clamped to the new C).
+//! - Mid-run changes of `tau` and `alpha` ([`Aqm::set_param`]) apply from
+//!   the next arrival; C~ and VQ carry over.
 
-use super::{Aqm, Cause, LinkInfo, PacketInfo, QueueLen, Verdict};
+use super::{change, Aqm, Cause, LinkInfo, PacketInfo, QueueLen, Verdict};
 use crate::rng::Rng;
 use crate::scenario::decode::{check_range, join, SpecResult, Table};
 use crate::scenario::Buffer;
@@ -189,6 +191,21 @@ impl Aqm for Avq {
         self.vbuf = vbuf;
         self.growth = self.p.alpha * self.p.tau * cap;
     }
+
+    /// `tau` and `alpha` may change during a run; C~ and VQ carry over.
+    fn set_param(&mut self, key: &str, value: f64) -> Result<(), String> {
+        const KEYS: &[&str] = &["tau", "alpha"];
+        let mut p = self.p.clone();
+        match key {
+            "tau" => p.tau = value,
+            "alpha" => p.alpha = value,
+            _ => return Err(change::unknown_key("AVQ", key, KEYS)),
+        }
+        p.validate("").map_err(|e| change::invalid(key, e))?;
+        self.growth = p.alpha * p.tau * self.cap;
+        self.p = p;
+        Ok(())
+    }
 }
 
 #[cfg(test)]
@@ -227,6 +244,41 @@ mod tests {
         let mut l = link();
         l.buffer = Buffer::Bytes(64_000);
         assert_eq!(Avq::new(AvqParams::default(), l).vbuf, 64_000.0);
+    }
+
+    #[test]
+    fn set_param_recomputes_the_growth_rate() {
+        let mut a = Avq::new(AvqParams::default(), link());
+        let mut rng = Rng::new(1, Stream::Aqm(0));
+        a.on_enqueue(
+            SimTime::ZERO,
+            &pkt(500, false),
+            QueueLen::default(),
+            &mut rng,
+        );
+        let (vcap, vq) = (a.vcap, a.vq); // 1 249 925 B/s, 500 B
+        a.set_param("tau", 0.9).unwrap();
+        a.set_param("alpha", 0.3).unwrap();
+        // alpha tau C = 0.3 x 0.9 x 1.25e6 = 337 500 B/s^2.
+        assert!(close(a.growth, 337_500.0), "{}", a.growth);
+        assert_eq!((a.vcap, a.vq), (vcap, vq), "state carries over");
+        // Next arrival 1 ms later: C~ = min(1 249 925 + 337.5, 1.25e6) - 0.3 x 500
+        // = 1 250 000 - 150 = 1 249 850 B/s.
+        a.on_enqueue(ms(1), &pkt(500, false), QueueLen::default(), &mut rng);
+        assert!(close(a.vcap, 1_249_850.0), "{}", a.vcap);
+    }
+
+    #[test]
+    fn set_param_rejects_bad_values_and_keys() {
+        let mut a = Avq::new(AvqParams::default(), link());
+        let e = a.set_param("tau", 1.2).unwrap_err();
+        assert!(e.contains("1.2") && e.contains("(0, 1]"), "{e}");
+        let e = a.set_param("alpha", 0.0).unwrap_err();
+        assert!(e.contains('0') && e.contains("(0, 1000000]"), "{e}");
+        assert_eq!(a.p, AvqParams::default());
+        assert!(close(a.growth, 0.15 * 0.98 * 1.25e6));
+        let e = a.set_param("gamma", 0.9).unwrap_err();
+        assert!(e.contains("`gamma`") && e.contains("tau, alpha"), "{e}");
     }
 
     #[test]

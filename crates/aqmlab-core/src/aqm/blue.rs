@@ -46,8 +46,11 @@
 //!   The thesis suggests randomising freeze_time; it is fixed here.
 //! - Signals carry [`Cause::Early`]; with `ecn` on, ECN-capable packets are
 //!   marked, the others dropped.
+//! - Mid-run changes ([`Aqm::set_param`]: `delta1`, `delta2`,
+//!   `freeze_time`, `threshold`) apply from the next event; p and
+//!   `last_update` carry over.
 
-use super::{Aqm, Cause, LinkInfo, PacketInfo, QueueLen, Verdict};
+use super::{change, Aqm, Cause, LinkInfo, PacketInfo, QueueLen, Verdict};
 use crate::rng::Rng;
 use crate::scenario::decode::{check_range, join, SpecResult, Table};
 use crate::scenario::Buffer;
@@ -234,6 +237,24 @@ impl Aqm for Blue {
     fn set_link(&mut self, _now: SimTime, link: &LinkInfo) {
         self.buffer = link.buffer;
     }
+
+    /// `delta1`, `delta2`, `freeze_time` (seconds) and `threshold`
+    /// (packets; setting it turns the threshold event on) may change during
+    /// a run; p and `last_update` carry over.
+    fn set_param(&mut self, key: &str, value: f64) -> Result<(), String> {
+        const KEYS: &[&str] = &["delta1", "delta2", "freeze_time", "threshold"];
+        let mut p = self.p.clone();
+        match key {
+            "delta1" => p.delta1 = value,
+            "delta2" => p.delta2 = value,
+            "freeze_time" => p.freeze_time = change::secs(value)?,
+            "threshold" => p.threshold = Some(value),
+            _ => return Err(change::unknown_key("BLUE", key, KEYS)),
+        }
+        p.validate("").map_err(|e| change::invalid(key, e))?;
+        self.p = p;
+        Ok(())
+    }
 }
 
 #[cfg(test)]
@@ -271,6 +292,45 @@ mod tests {
             freeze_time: ms(10),
             ..BlueParams::default()
         }
+    }
+
+    #[test]
+    fn set_param_applies_from_the_next_event() {
+        let mut b = Blue::new(params(), link(10));
+        let mut rng = Rng::new(1, Stream::Aqm(0));
+        // 11 ms > freeze_time 10 ms: p = 0.02, last_update = 11 ms.
+        b.on_enqueue(ms(11), &pkt(false), q(10), &mut rng);
+        b.set_param("delta1", 0.05).unwrap();
+        b.set_param("freeze_time", 0.030).unwrap(); // "30ms" arrives as 0.03 s
+        b.set_param("threshold", 5.0).unwrap();
+        assert_eq!(b.p.freeze_time, ms(30));
+        assert_eq!(b.p.threshold, Some(5.0));
+        assert!((b.prob - 0.02).abs() < 1e-15, "p carries over");
+        // 35 ms - 11 ms = 24 ms is not > 30 ms: frozen (it would not have been at 10 ms).
+        b.on_enqueue(ms(35), &pkt(false), q(6), &mut rng);
+        assert!((b.prob - 0.02).abs() < 1e-15);
+        // 42 ms - 11 ms > 30 ms, 6 packets > threshold 5: p = 0.02 + 0.05 = 0.07.
+        b.on_enqueue(ms(42), &pkt(false), q(6), &mut rng);
+        assert!((b.prob - 0.07).abs() < 1e-15, "{}", b.prob);
+        b.set_param("delta2", 0.01).unwrap();
+        assert_eq!(b.p.delta2, 0.01);
+    }
+
+    #[test]
+    fn set_param_rejects_bad_values_and_keys() {
+        let mut b = Blue::new(params(), link(10));
+        let e = b.set_param("delta1", 1.5).unwrap_err();
+        assert!(e.contains("1.5") && e.contains("[0, 1]"), "{e}");
+        let e = b.set_param("threshold", -2.0).unwrap_err();
+        assert!(e.contains("-2") && e.contains("[0, 1000000000]"), "{e}");
+        let e = b.set_param("freeze_time", -0.1).unwrap_err();
+        assert!(e.contains("-0.1") && e.contains("seconds"), "{e}");
+        assert_eq!(b.p, params());
+        let e = b.set_param("ecn", 1.0).unwrap_err();
+        assert!(
+            e.contains("`ecn`") && e.contains("delta1, delta2, freeze_time, threshold"),
+            "{e}"
+        );
     }
 
     #[test]

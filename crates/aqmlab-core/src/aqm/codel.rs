@@ -359,6 +359,25 @@ impl Aqm for Codel {
         out("count", self.st.count as f64);
         out("dropping", if self.st.dropping { 1.0 } else { 0.0 });
     }
+
+    /// `target`, `interval` (seconds) and `maxpacket` (bytes) may change
+    /// during a run; they apply from the next dequeued packet. The state
+    /// (count, dropping, the times already computed with the old interval)
+    /// carries over.
+    fn set_param(&mut self, key: &str, value: f64) -> Result<(), String> {
+        use super::change;
+        const KEYS: &[&str] = &["target", "interval", "maxpacket"];
+        let mut p = self.p.clone();
+        match key {
+            "target" => p.target = change::secs(value)?,
+            "interval" => p.interval = change::secs(value)?,
+            "maxpacket" => p.maxpacket = change::count(value)?,
+            _ => return Err(change::unknown_key("CoDel", key, KEYS)),
+        }
+        p.validate("").map_err(|e| change::invalid(key, e))?;
+        self.p = p;
+        Ok(())
+    }
 }
 
 #[cfg(test)]

@@ -20,4 +20,22 @@ impl Aqm for DropTail {
     ) -> Verdict {
         Verdict::Pass
     }
+
+    /// DropTail has no parameters; its only limit is the link's buffer.
+    fn set_param(&mut self, key: &str, _value: f64) -> Result<(), String> {
+        Err(format!(
+            "droptail has no parameters, so `{key}` cannot change during a run (its only limit is the link's buffer, topology.buffer)"
+        ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn set_param_is_refused_with_a_clear_error() {
+        let e = DropTail.set_param("max_p", 0.1).unwrap_err();
+        assert!(e.contains("`max_p`") && e.contains("no parameters"), "{e}");
+    }
 }

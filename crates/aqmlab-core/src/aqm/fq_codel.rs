@@ -37,6 +37,11 @@
 //! - ECN (section 5.2.6): with `ecn` on, CoDel marks ECN-capable packets
 //!   instead of dropping them. CoDel signals have cause [`Cause::Early`].
 //!
+//! Mid-run changes ([`Aqm::set_param`]): every queue's CoDel `target`,
+//! `interval` and `maxpacket`, and the `quantum` (from each queue's next
+//! credit; deficits carry over). The number of queues (`flows`) cannot
+//! change: it would rehash every flow.
+//!
 //! The scheduler owns the queued packets (by id), so the link stores them
 //! here instead of in its FIFO (`net/link.rs`). Per packet: one hash, a
 //! `VecDeque` push and pop, list moves at round boundaries; no allocation
@@ -44,7 +49,7 @@
 //! the largest backlog.
 
 use super::codel::{CodelParams, CodelState};
-use super::{Aqm, LinkInfo, PacketInfo, QueueLen, Verdict};
+use super::{change, Aqm, LinkInfo, PacketInfo, QueueLen, Verdict};
 use crate::packet::PktId;
 use crate::rng::Rng;
 use crate::scenario::decode::{join, SpecError, SpecResult, Table};
@@ -372,6 +377,30 @@ impl Aqm for FqCodel {
         out("active_flows", self.active as f64);
         out("new_flows", self.new_flows.len() as f64);
     }
+
+    /// `target`, `interval` (seconds), `maxpacket` and `quantum` (bytes)
+    /// may change during a run; the queues, their deficits and CoDel states
+    /// carry over.
+    fn set_param(&mut self, key: &str, value: f64) -> Result<(), String> {
+        const KEYS: &[&str] = &["target", "interval", "maxpacket", "quantum"];
+        let mut p = self.p.clone();
+        match key {
+            "target" => p.codel.target = change::secs(value)?,
+            "interval" => p.codel.interval = change::secs(value)?,
+            "maxpacket" => p.codel.maxpacket = change::count(value)?,
+            "quantum" => p.quantum = change::count(value)?,
+            "flows" => {
+                return Err(format!(
+                    "{}; the number of queues cannot change during a run (every flow would be rehashed)",
+                    change::unknown_key("FQ-CoDel", key, KEYS)
+                ))
+            }
+            _ => return Err(change::unknown_key("FQ-CoDel", key, KEYS)),
+        }
+        p.validate("").map_err(|e| change::invalid(key, e))?;
+        self.p = p;
+        Ok(())
+    }
 }
 
 #[cfg(test)]
@@ -455,6 +484,62 @@ mod tests {
         assert!(ev.is_empty());
         assert!(s.new_flows.is_empty() && s.old_flows.is_empty());
         assert_eq!((s.qlen(), s.active_flows()), (QueueLen::default(), 0));
+    }
+
+    #[test]
+    fn set_param_quantum_from_the_next_credit() {
+        let (mut s, mut rng) = sched(1000);
+        let mut ev = Vec::new();
+        let lim = Buffer::Packets(100);
+        for id in 1..=3 {
+            s.enqueue(pkt(id, 600), 0, lim, &mut rng, &mut ev);
+        }
+        for id in 11..=12 {
+            s.enqueue(pkt(id, 400), 1, lim, &mut rng, &mut ev);
+        }
+        // A (new, deficit 1000): A1 -> 400.
+        assert_eq!(s.dequeue(SimTime::ZERO).unwrap().0.id, 1);
+        s.set_param("quantum", 200.0).unwrap();
+        // A2 -> -200; A: +200 = 0, to old. B (credited 1000 at enqueue):
+        // B1 -> 600, B2 -> 200, empty, to old. A (0): +200 = 200, to old;
+        // B leaves; A3 -> -400 (with the old quantum: 800 - 600 = 200).
+        let ids: Vec<PktId> = (0..4)
+            .map(|_| s.dequeue(SimTime::ZERO).unwrap().0.id)
+            .collect();
+        assert_eq!(ids, vec![2, 11, 12, 3]);
+        assert_eq!(s.queues[s.bucket(0)].deficit, -400);
+        s.set_param("target", 0.010).unwrap(); // "10ms" arrives as 0.01 s
+        s.set_param("interval", 0.2).unwrap();
+        s.set_param("maxpacket", 1500.0).unwrap();
+        assert_eq!(
+            (s.p.codel.target, s.p.codel.interval, s.p.codel.maxpacket),
+            (ms(10), ms(200), 1500)
+        );
+    }
+
+    #[test]
+    fn set_param_rejects_bad_values_and_keys() {
+        let (mut s, _) = sched(1000);
+        let before = s.p.clone();
+        let e = s.set_param("quantum", 0.0).unwrap_err();
+        assert!(
+            e.contains("0 is outside the allowed range [1, 1000000] bytes"),
+            "{e}"
+        );
+        let e = s.set_param("quantum", 2.5).unwrap_err();
+        assert!(e.contains("2.5") && e.contains("whole number"), "{e}");
+        let e = s.set_param("interval", 0.0).unwrap_err();
+        assert!(e.contains("0s is not allowed"), "{e}");
+        let e = s.set_param("maxpacket", 0.0).unwrap_err();
+        assert!(e.contains("0 is not allowed"), "{e}");
+        assert_eq!(s.p, before);
+        let e = s.set_param("flows", 64.0).unwrap_err();
+        assert!(
+            e.contains("`flows`")
+                && e.contains("target, interval, maxpacket, quantum")
+                && e.contains("rehashed"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -463,3 +463,83 @@ impl Aqm for AqmImpl {
         dispatch!(self, a => a.set_param(key, value))
     }
 }
+
+/// Apply a scheduled `set` (parameter = value) to a scheme through
+/// [`Aqm::set_param`]; each key is validated against the values in force
+/// when it is applied. Keys the scheme refuses are tried again after the
+/// others, until a pass applies none, so keys that only make sense together
+/// (RED's `min_th` and `max_th` moved past each other, ST-PI's `q_ref` above
+/// the old `q_ref_max`) need no particular order. Returns the keys left
+/// refused, each with its value and the scheme's error (empty: all applied).
+pub fn apply_set<'a, A: Aqm + ?Sized>(
+    aqm: &mut A,
+    set: impl IntoIterator<Item = (&'a str, f64)>,
+) -> Vec<(&'a str, f64, String)> {
+    let mut todo: Vec<(&'a str, f64)> = set.into_iter().collect();
+    loop {
+        let mut refused = Vec::new();
+        for &(k, v) in &todo {
+            if let Err(e) = aqm.set_param(k, v) {
+                refused.push((k, v, e));
+            }
+        }
+        if refused.is_empty() || refused.len() == todo.len() {
+            return refused;
+        }
+        todo = refused.into_iter().map(|(k, v, _)| (k, v)).collect();
+    }
+}
+
+/// Helpers for the schemes' [`Aqm::set_param`]: errors in one style (RED's)
+/// and the conversion of a scheduled number to a time or a count.
+pub(crate) mod change {
+    use crate::scenario::decode::SpecError;
+    use crate::units::SimTime;
+
+    /// Longest time a scheduled change may set, seconds.
+    const MAX_SECS: f64 = 1e6;
+
+    /// The error for a key `scheme` cannot change during a run.
+    pub fn unknown_key(scheme: &str, key: &str, allowed: &[&str]) -> String {
+        format!(
+            "{scheme} cannot change `{key}` during a run; allowed: {}",
+            allowed.join(", ")
+        )
+    }
+
+    /// The validation error of the parameters with `key` changed. The
+    /// caller names `key` (`schedule[i].set.<key>`); when the check of
+    /// another parameter failed (an order of thresholds, a bound set by
+    /// another key), the message names that parameter.
+    pub fn invalid(key: &str, e: SpecError) -> String {
+        if e.path.is_empty() || e.path == key {
+            e.msg
+        } else {
+            format!("{}: {}", e.path, e.msg)
+        }
+    }
+
+    /// A time given as seconds (a time string such as `"10ms"` in the
+    /// scenario's `set` arrives here as seconds), in [0, 1e6] s.
+    pub fn secs(value: f64) -> Result<SimTime, String> {
+        if (0.0..=MAX_SECS).contains(&value) {
+            Ok(SimTime::from_secs_f64(value))
+        } else {
+            Err(format!(
+                "{value} is outside the allowed range [0, {MAX_SECS}] seconds (a time: give seconds or a string such as \"10ms\")"
+            ))
+        }
+    }
+
+    /// A whole number in [0, 2^32 - 1].
+    pub fn count(value: f64) -> Result<u32, String> {
+        if value.fract() == 0.0 && (0.0..=u32::MAX as f64).contains(&value) {
+            Ok(value as u32)
+        } else {
+            Err(format!(
+                "{value} is not allowed; expected a whole number in [0, {}]",
+                u32::MAX
+            ))
+        }
+    }
+}

@@ -31,8 +31,16 @@
 //! - The first sample compares against q(0) = 0; p starts at 0.
 //! - A designed controller keeps its gains when the link or its load
 //!   changes later (a PI router is configured once; adapting is ST-PI's job).
+//! - Mid-run changes ([`Aqm::set_param`]: `q_ref`, `a`, `b`,
+//!   `sampling_freq`) leave the controller as a new configuration with those
+//!   values would be, p and the previous sample carrying over: a designed
+//!   controller is designed again (q_ref enters R; T_s enters Tustin's rule)
+//!   from the link's facts at the time of the change; a given `a` or `b`
+//!   replaces a design by direct gains (the other coefficient keeps its
+//!   current value); direct gains are per sample and are kept when only
+//!   `sampling_freq` changes. A new period applies after the tick already due.
 
-use super::{Aqm, Cause, LinkInfo, PacketInfo, QueueLen, Verdict};
+use super::{change, Aqm, Cause, LinkInfo, PacketInfo, QueueLen, Verdict};
 use crate::rng::Rng;
 use crate::scenario::decode::{check_range, join, SpecError, SpecResult, Table};
 use crate::scenario::Value;
@@ -373,12 +381,21 @@ impl PiController {
     }
 }
 
+/// The keys [`Pi`]'s [`Aqm::set_param`] accepts.
+pub const SET_KEYS: &[&str] = &["q_ref", "a", "b", "sampling_freq"];
+
 /// The running PI scheme.
 #[derive(Clone, Debug)]
 pub struct Pi {
-    p: PiParams,
+    /// Boxed: the per-packet path reads only `ctl.p` (and `ecn` when it
+    /// signals), and every link's `AqmImpl` stays small.
+    p: Box<PiParams>,
     ctl: PiController,
     interval: SimTime,
+    /// The link's latest facts (for a design redone by a mid-run change).
+    link: LinkInfo,
+    /// q_ref, a or b were set since the last `take_changed`.
+    changed: bool,
 }
 
 impl Pi {
@@ -386,11 +403,34 @@ impl Pi {
         let (a, b) = gains_for(&p, &link);
         let ctl = PiController::new(a, b, p.q_ref);
         let interval = p.interval();
-        Pi { p, ctl, interval }
+        Pi {
+            p: Box::new(p),
+            ctl,
+            interval,
+            link,
+            changed: false,
+        }
     }
 
+    /// The parameters as configured (ST-PI's adjustments are in
+    /// [`Pi::controller`], and in [`Pi::current_params`]).
     pub fn params(&self) -> &PiParams {
         &self.p
+    }
+
+    /// The parameters in force: the configured ones with the controller's
+    /// q_ref, and its a and b when they were given directly (ST-PI rescales
+    /// them; a design keeps its definition).
+    pub fn current_params(&self) -> PiParams {
+        let mut p = (*self.p).clone();
+        p.q_ref = self.ctl.q_ref;
+        if let PiGains::Direct { .. } = p.gains {
+            p.gains = PiGains::Direct {
+                a: self.ctl.a,
+                b: self.ctl.b,
+            };
+        }
+        p
     }
 
     pub fn controller(&self) -> &PiController {
@@ -446,6 +486,45 @@ impl Aqm for Pi {
         out("a", self.ctl.a);
         out("b", self.ctl.b);
         out("q_ref", self.ctl.q_ref);
+    }
+
+    fn take_changed(&mut self) -> bool {
+        std::mem::take(&mut self.changed)
+    }
+
+    /// Kept for a design redone by [`Aqm::set_param`]; the gains in force
+    /// stay (see the module documentation).
+    fn set_link(&mut self, _now: SimTime, link: &LinkInfo) {
+        self.link = *link;
+    }
+
+    /// `q_ref`, `a`, `b` and `sampling_freq` may change during a run (see
+    /// the module documentation); p and the previous sample carry over.
+    fn set_param(&mut self, key: &str, value: f64) -> Result<(), String> {
+        let mut p = self.current_params();
+        match key {
+            "q_ref" => p.q_ref = value,
+            "sampling_freq" => p.sampling_freq = value,
+            "a" | "b" => {
+                let (mut a, mut b) = (self.ctl.a, self.ctl.b);
+                if key == "a" {
+                    a = value;
+                } else {
+                    b = value;
+                }
+                p.gains = PiGains::Direct { a, b };
+            }
+            _ => return Err(change::unknown_key("PI", key, SET_KEYS)),
+        }
+        p.validate("").map_err(|e| change::invalid(key, e))?;
+        let (a, b) = gains_for(&p, &self.link);
+        self.ctl.a = a;
+        self.ctl.b = b;
+        self.ctl.q_ref = p.q_ref;
+        self.interval = p.interval();
+        *self.p = p;
+        self.changed = true;
+        Ok(())
     }
 }
 
@@ -612,6 +691,85 @@ mod tests {
             .filter(|_| pi.on_enqueue(SimTime::ZERO, &plain, q, &mut rng) != Verdict::Pass)
             .count();
         assert!((hits as f64 / n as f64 - 0.25).abs() < 0.005, "{hits}");
+    }
+
+    #[test]
+    fn set_param_direct_gains() {
+        let mut pi = Pi::new(decode("a = 0.001\nb = 0.0009\nq_ref = 10").unwrap(), link());
+        pi.on_tick(
+            SimTime::ZERO,
+            QueueLen {
+                pkts: 20,
+                bytes: 10_000,
+            },
+        );
+        // p = 0.001 * 10 + 0.0009 * 10 = 0.019, q_old = 20 (as in difference_equation_3_7).
+        pi.set_param("q_ref", 15.0).unwrap();
+        assert!(pi.take_changed() && !pi.take_changed());
+        pi.set_param("a", 0.002).unwrap();
+        pi.set_param("sampling_freq", 100.0).unwrap();
+        // Direct gains are per sample: b is kept, a is the new one, T_s = 10 ms.
+        assert_eq!((pi.ctl.a, pi.ctl.b, pi.ctl.q_ref), (0.002, 0.0009, 15.0));
+        assert_eq!(pi.tick_interval(), Some(SimTime::from_millis(10)));
+        // p and q_old carried over: 0.019 + 0.002 (25 - 15) - 0.0009 (20 - 15) = 0.0345.
+        pi.on_tick(
+            SimTime::ZERO,
+            QueueLen {
+                pkts: 25,
+                bytes: 12_500,
+            },
+        );
+        assert!((pi.ctl.p - 0.0345).abs() < 1e-15, "{}", pi.ctl.p);
+        assert_eq!(pi.p.q_ref, 15.0);
+    }
+
+    #[test]
+    fn set_param_redesigns_a_designed_controller() {
+        // As design_from_link_info: N = 100, R = 0.1 s + q_ref / C.
+        let mut info = link();
+        info.flows = 100;
+        info.rtt = SimTime::from_millis(100);
+        let mut pi = Pi::new(decode("design = true").unwrap(), info);
+        // q_ref 50 -> 200: R = 0.1 + 200 / 2500 = 0.18 s;
+        // K_p = 2 * 0.128 * sqrt(1.016384) * 100 / (0.0324 * 6.25e6) = 1.27451e-4,
+        // z = 200 / (0.0324 * 2500) = 2.46914; T = 5882353 ns;
+        // a = K_p (1 + z T / 2) = 1.28376e-4, b = K_p (1 - z T / 2) = 1.26525e-4.
+        pi.set_param("q_ref", 200.0).unwrap();
+        assert!(close(pi.ctl.a, 1.28376e-4, 1e-5), "{}", pi.ctl.a);
+        assert!(close(pi.ctl.b, 1.26525e-4, 1e-5), "{}", pi.ctl.b);
+        // The same as a PI configured with q_ref = 200 from the start.
+        let fresh = Pi::new(decode("design = true\nq_ref = 200").unwrap(), info);
+        assert_eq!((pi.ctl.a, pi.ctl.b), (fresh.ctl.a, fresh.ctl.b));
+        // A new sampling frequency redoes Tustin's rule: the same as a fresh 100 Hz design.
+        pi.set_param("sampling_freq", 100.0).unwrap();
+        let fresh = Pi::new(
+            decode("design = true\nq_ref = 200\nsampling_freq = 100").unwrap(),
+            info,
+        );
+        assert_eq!((pi.ctl.a, pi.ctl.b), (fresh.ctl.a, fresh.ctl.b));
+        // Giving b turns the design into direct gains, a kept.
+        let a = pi.ctl.a;
+        pi.set_param("b", 1e-4).unwrap();
+        assert_eq!(pi.p.gains, PiGains::Direct { a, b: 1e-4 });
+    }
+
+    #[test]
+    fn set_param_rejects_bad_values_and_keys() {
+        let mut pi = Pi::new(decode("").unwrap(), link());
+        let before = ((*pi.p).clone(), pi.ctl.a, pi.ctl.b, pi.ctl.q_ref);
+        let e = pi.set_param("q_ref", -1.0).unwrap_err();
+        assert!(e.contains("-1") && e.contains("[0, 1000000000]"), "{e}");
+        let e = pi.set_param("a", 2.0).unwrap_err();
+        assert!(e.contains('2') && e.contains("[0, 1]"), "{e}");
+        let e = pi.set_param("sampling_freq", 0.0).unwrap_err();
+        assert!(e.contains("(0, 1000000]"), "{e}");
+        assert_eq!(((*pi.p).clone(), pi.ctl.a, pi.ctl.b, pi.ctl.q_ref), before);
+        assert!(!pi.take_changed());
+        let e = pi.set_param("lambda", 0.1).unwrap_err();
+        assert!(
+            e.contains("`lambda`") && e.contains("q_ref, a, b, sampling_freq"),
+            "{e}"
+        );
     }
 
     #[test]

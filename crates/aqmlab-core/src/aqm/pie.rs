@@ -51,8 +51,14 @@
 //!
 //! The per-packet path is a few comparisons and one uniform draw; the
 //! controller's arithmetic runs once per `t_update`.
+//!
+//! Mid-run changes ([`Aqm::set_param`]: `target`, `t_update`, `alpha`,
+//! `beta`, `max_burst`, `mark_ecnth`) apply from the next update or
+//! arrival (a new `t_update` after the update already due); the drop
+//! probability and the delays carry over, and the remaining burst
+//! allowance is cut to a smaller `max_burst`.
 
-use super::{Aqm, Cause, LinkInfo, PacketInfo, QueueLen, Verdict};
+use super::{change, Aqm, Cause, LinkInfo, PacketInfo, QueueLen, Verdict};
 use crate::rng::Rng;
 use crate::scenario::decode::{check_range, join, SpecError, SpecResult, Table};
 use crate::units::SimTime;
@@ -338,6 +344,34 @@ impl Aqm for Pie {
         out("qdelay_s", self.qdelay.as_secs_f64());
         out("burst_allowance_s", self.burst_allowance.as_secs_f64());
     }
+
+    /// `target`, `t_update`, `max_burst` (seconds), `alpha`, `beta` (Hz)
+    /// and `mark_ecnth` may change during a run; p and the delays carry
+    /// over, the burst allowance is cut to a smaller `max_burst`.
+    fn set_param(&mut self, key: &str, value: f64) -> Result<(), String> {
+        const KEYS: &[&str] = &[
+            "target",
+            "t_update",
+            "alpha",
+            "beta",
+            "max_burst",
+            "mark_ecnth",
+        ];
+        let mut p = self.p.clone();
+        match key {
+            "target" => p.target = change::secs(value)?,
+            "t_update" => p.t_update = change::secs(value)?,
+            "alpha" => p.alpha = value,
+            "beta" => p.beta = value,
+            "max_burst" => p.max_burst = change::secs(value)?,
+            "mark_ecnth" => p.mark_ecnth = value,
+            _ => return Err(change::unknown_key("PIE", key, KEYS)),
+        }
+        p.validate("").map_err(|e| change::invalid(key, e))?;
+        self.burst_allowance = self.burst_allowance.min(p.max_burst);
+        self.p = p;
+        Ok(())
+    }
 }
 
 #[cfg(test)]
@@ -567,6 +601,51 @@ mod tests {
         let mut names = Vec::new();
         Aqm::params(&s, &mut |n, _| names.push(n));
         assert_eq!(names, vec!["p", "qdelay_s", "burst_allowance_s"]);
+    }
+
+    #[test]
+    fn set_param_applies_from_the_next_update() {
+        let mut s = pie();
+        s.drop_prob = 0.2;
+        s.qdelay = ms(30);
+        s.qdelay_old = ms(30);
+        s.set_param("target", 0.025).unwrap(); // "25ms" arrives as 0.025 s
+        s.set_param("alpha", 0.5).unwrap();
+        s.set_param("beta", 2.0).unwrap();
+        s.set_param("t_update", 0.030).unwrap();
+        assert_eq!(s.tick_interval(), Some(ms(30)));
+        assert_eq!(s.drop_prob, 0.2, "p carries over");
+        // p = 0.2 (no scaling), qdelay 30 ms = old, target 25 ms:
+        // 0.5 * 0.005 + 2 * 0 = 0.0025; p = 0.2025.
+        s.update();
+        assert!(close(s.drop_prob, 0.2025), "{}", s.drop_prob);
+        // The burst allowance (150 ms less one 30 ms update = 120 ms) is cut to 50 ms.
+        assert_eq!(s.burst_allowance, ms(120));
+        s.set_param("max_burst", 0.05).unwrap();
+        assert_eq!(s.burst_allowance, ms(50));
+        s.set_param("mark_ecnth", 0.3).unwrap();
+        assert_eq!((s.p.max_burst, s.p.mark_ecnth), (ms(50), 0.3));
+    }
+
+    #[test]
+    fn set_param_rejects_bad_values_and_keys() {
+        let mut s = pie();
+        let before = s.p.clone();
+        let e = s.set_param("target", 0.0).unwrap_err();
+        assert!(e.contains("0s is not allowed"), "{e}");
+        let e = s.set_param("t_update", -0.015).unwrap_err();
+        assert!(e.contains("-0.015") && e.contains("seconds"), "{e}");
+        let e = s.set_param("mark_ecnth", 1.5).unwrap_err();
+        assert!(e.contains("1.5") && e.contains("[0, 1]"), "{e}");
+        let e = s.set_param("beta", -1.0).unwrap_err();
+        assert!(e.contains("-1") && e.contains("[0, 1000000]"), "{e}");
+        assert_eq!(s.p, before);
+        let e = s.set_param("ecn", 1.0).unwrap_err();
+        assert!(
+            e.contains("`ecn`")
+                && e.contains("target, t_update, alpha, beta, max_burst, mark_ecnth"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -37,9 +37,15 @@
 //! - Byte mode measures the backlog in bytes / `mean_pkt_size`; the marking
 //!   probability is not scaled by packet size.
 //! - The probability is recomputed once per period, not per packet.
+//! - Mid-run changes ([`Aqm::set_param`]: `phi`, `alpha`, `gamma`,
+//!   `b_star`, `update_interval`) keep the price and the previous backlog.
+//!   A new phi recomputes the probability of the current price at once (and
+//!   is recorded in params.parquet); a new period applies after the update
+//!   already due, whose rate mismatch (eq. 2) is then measured against the
+//!   new period's capacity.
 
 use super::pi::{check_pkt_size, QueueMode};
-use super::{Aqm, Cause, LinkInfo, PacketInfo, QueueLen, Verdict};
+use super::{change, Aqm, Cause, LinkInfo, PacketInfo, QueueLen, Verdict};
 use crate::rng::Rng;
 use crate::scenario::decode::{check_range, join, SpecError, SpecResult, Table};
 use crate::units::SimTime;
@@ -173,23 +179,34 @@ pub struct Rem {
     arrived_bytes: u64,
     /// Bytes the link can send in one period.
     period_bytes: f64,
+    /// The link's rate, bytes/s.
+    link_bytes_per_s: f64,
     /// ln(phi).
     ln_phi: f64,
+    /// The probability jumped (a new phi) since the last `take_changed`.
+    changed: bool,
 }
 
 impl Rem {
     pub fn new(p: RemParams, link: LinkInfo) -> Rem {
-        let period_bytes = period_bytes(&p, &link);
+        let link_bytes_per_s = link.rate.bps() as f64 / 8.0;
         let ln_phi = p.phi.ln();
         Rem {
+            period_bytes: link_bytes_per_s * p.update_interval.as_secs_f64(),
             p,
             price: 0.0,
             prob: 0.0,
             b_old: 0.0,
             arrived_bytes: 0,
-            period_bytes,
+            link_bytes_per_s,
             ln_phi,
+            changed: false,
         }
+    }
+
+    /// Eq. 3: 1 - phi^(-price).
+    fn marking_prob(&self) -> f64 {
+        -(-self.price * self.ln_phi).exp_m1()
     }
 
     pub fn params(&self) -> &RemParams {
@@ -219,15 +236,10 @@ impl Rem {
             }
         };
         self.price = (self.price + p.gamma * step).max(0.0);
-        // eq. 3: 1 - phi^(-price)
-        self.prob = -(-self.price * self.ln_phi).exp_m1();
+        self.prob = self.marking_prob();
         self.b_old = b_new;
         self.arrived_bytes = 0;
     }
-}
-
-fn period_bytes(p: &RemParams, link: &LinkInfo) -> f64 {
-    link.rate.bps() as f64 / 8.0 * p.update_interval.as_secs_f64()
 }
 
 impl Aqm for Rem {
@@ -264,8 +276,37 @@ impl Aqm for Rem {
         out("p", self.prob);
     }
 
+    fn take_changed(&mut self) -> bool {
+        std::mem::take(&mut self.changed)
+    }
+
     fn set_link(&mut self, _now: SimTime, link: &LinkInfo) {
-        self.period_bytes = period_bytes(&self.p, link);
+        self.link_bytes_per_s = link.rate.bps() as f64 / 8.0;
+        self.period_bytes = self.link_bytes_per_s * self.p.update_interval.as_secs_f64();
+    }
+
+    /// `phi`, `alpha`, `gamma`, `b_star` and `update_interval` (seconds)
+    /// may change during a run; the price and b(t) carry over.
+    fn set_param(&mut self, key: &str, value: f64) -> Result<(), String> {
+        const KEYS: &[&str] = &["phi", "alpha", "gamma", "b_star", "update_interval"];
+        let mut p = self.p.clone();
+        match key {
+            "phi" => p.phi = value,
+            "alpha" => p.alpha = value,
+            "gamma" => p.gamma = value,
+            "b_star" => p.b_star = value,
+            "update_interval" => p.update_interval = change::secs(value)?,
+            _ => return Err(change::unknown_key("REM", key, KEYS)),
+        }
+        p.validate("").map_err(|e| change::invalid(key, e))?;
+        self.period_bytes = self.link_bytes_per_s * p.update_interval.as_secs_f64();
+        if p.phi != self.p.phi {
+            self.ln_phi = p.phi.ln();
+            self.prob = self.marking_prob();
+            self.changed = true;
+        }
+        self.p = p;
+        Ok(())
     }
 }
 
@@ -446,6 +487,61 @@ mod tests {
         // 16 Mb/s: 4000 bytes per 2 ms.
         r.set_link(SimTime::ZERO, &LinkInfo::new(BitRate(16_000_000), 1000));
         assert!((r.period_bytes - 4000.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn set_param_keeps_the_price_and_recomputes_derived_state() {
+        let p = RemParams {
+            gamma: 0.5,
+            phi: 2.0,
+            ..RemParams::default()
+        };
+        let mut r = Rem::new(p, link());
+        r.on_tick(SimTime::ZERO, q(40)); // price 19, as in queue_form_eq_4_and_marking_eq_3
+                                         // phi 2 -> 1.1: the probability of price 19 is 1 - 1.1^-19 = 0.835 at once.
+        r.set_param("phi", 1.1).unwrap();
+        assert_eq!(r.price, 19.0);
+        assert!(
+            (r.prob - (1.0 - 1.1f64.powi(-19))).abs() < 1e-15,
+            "{}",
+            r.prob
+        );
+        assert!(r.take_changed() && !r.take_changed());
+        // b* 20 -> 30, alpha 0.1 -> 0.2, gamma 0.5 -> 0.1:
+        // 19 + 0.1 (40 - 0.8 * 40 - 0.2 * 30) = 19 + 0.1 * 2 = 19.2.
+        r.set_param("b_star", 30.0).unwrap();
+        r.set_param("alpha", 0.2).unwrap();
+        r.set_param("gamma", 0.1).unwrap();
+        assert!(!r.take_changed(), "only phi moves the reported p at once");
+        r.on_tick(SimTime::ZERO, q(40));
+        assert!((r.price - 19.2).abs() < 1e-12, "{}", r.price);
+        // A period of 5 ms ("5ms" arrives as 0.005 s): 8 Mb/s = 5000 bytes per period.
+        r.set_param("update_interval", 0.005).unwrap();
+        assert_eq!(r.tick_interval(), Some(SimTime::from_millis(5)));
+        assert!((r.period_bytes - 5000.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn set_param_rejects_bad_values_and_keys() {
+        let mut r = Rem::new(RemParams::default(), link());
+        let before = r.p.clone();
+        let e = r.set_param("phi", 1.0).unwrap_err();
+        assert!(e.contains('1') && e.contains("(1, 1e6]"), "{e}");
+        let e = r.set_param("alpha", 1.5).unwrap_err();
+        assert!(e.contains("1.5") && e.contains("(0, 1)"), "{e}");
+        let e = r.set_param("b_star", 0.0).unwrap_err();
+        assert!(e.contains("form = \"rate\""), "{e}");
+        let e = r.set_param("update_interval", 0.0).unwrap_err();
+        assert!(e.contains("0s is not allowed"), "{e}");
+        let e = r.set_param("update_interval", -1.0).unwrap_err();
+        assert!(e.contains("-1") && e.contains("seconds"), "{e}");
+        assert_eq!(r.p, before);
+        assert!((r.ln_phi - 1.001f64.ln()).abs() < 1e-18);
+        let e = r.set_param("form", 1.0).unwrap_err();
+        assert!(
+            e.contains("`form`") && e.contains("phi, alpha, gamma, b_star, update_interval"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -36,9 +36,18 @@
 //!   [`q_ref_min`, `q_ref_max`] (k is cut accordingly; default 1 packet and
 //!   half the buffer, so that l_range fits in the buffer), and a detection
 //!   whose k would be 0 (sigma = 0) moves q_ref to `q_ref_min`.
+//! - Mid-run changes ([`Aqm::set_param`]): PI's `q_ref`, `a`, `b` and
+//!   `sampling_freq` (handed to [`Pi`], applied to the values in force, so
+//!   to the adjusted q_ref and gains), and `phi_1`, `phi_2`, `gamma`, `h_l`,
+//!   `h_s`, `q_ref_min`, `q_ref_max`, each checked with the others in force.
+//!   phi T_s is recomputed for a new T_s; g^2 is reset to its initial value
+//!   when that value changes (a new q_ref, h_l or h_s), as after an
+//!   adjustment; sigma^2, k, p and the count of adjustments carry over. A
+//!   default `q_ref_max` (half the buffer, at least q_ref) follows a new
+//!   q_ref.
 
 use super::pi::{Pi, PiGains, PiParams};
-use super::{Aqm, LinkInfo, PacketInfo, QueueLen, Verdict};
+use super::{change, Aqm, LinkInfo, PacketInfo, QueueLen, Verdict};
 use crate::rng::Rng;
 use crate::scenario::decode::{check_range, join, SpecError, SpecResult, Table};
 use crate::units::SimTime;
@@ -181,6 +190,8 @@ pub struct VarianceDetector {
     w1: f64,
     /// phi_2 T_s.
     w2: f64,
+    phi_1: f64,
+    phi_2: f64,
     gamma: f64,
     h_l: f64,
     h_s: f64,
@@ -191,20 +202,40 @@ impl VarianceDetector {
         let mut d = VarianceDetector {
             sigma2: 0.0,
             g2: 0.0,
-            w1: p.phi_1 * ts,
-            w2: p.phi_2 * ts,
-            gamma: p.gamma,
-            h_l: p.h_l,
-            h_s: p.h_s,
+            w1: 0.0,
+            w2: 0.0,
+            phi_1: 0.0,
+            phi_2: 0.0,
+            gamma: 0.0,
+            h_l: 0.0,
+            h_s: 0.0,
         };
+        d.configure(p, ts);
         d.reset(q_ref);
         d
     }
 
+    /// Take the constants of `p` at the sampling period `ts` (seconds);
+    /// sigma^2 and g^2 are kept.
+    fn configure(&mut self, p: &StPiParams, ts: f64) {
+        self.w1 = p.phi_1 * ts;
+        self.w2 = p.phi_2 * ts;
+        self.phi_1 = p.phi_1;
+        self.phi_2 = p.phi_2;
+        self.gamma = p.gamma;
+        self.h_l = p.h_l;
+        self.h_s = p.h_s;
+    }
+
+    /// g_0^2 = ((h_s q_ref)^2 + (h_l q_ref)^2) / 2 (section 5.3.1).
+    fn g2_initial(&self, q_ref: f64) -> f64 {
+        let (s, l) = (self.h_s * q_ref, self.h_l * q_ref);
+        (s * s + l * l) / 2.0
+    }
+
     /// g^2 <- ((h_s q_ref)^2 + (h_l q_ref)^2) / 2 (section 5.3.1).
     pub fn reset(&mut self, q_ref: f64) {
-        let (s, l) = (self.h_s * q_ref, self.h_l * q_ref);
-        self.g2 = (s * s + l * l) / 2.0;
+        self.g2 = self.g2_initial(q_ref);
     }
 
     /// One sample of the queue `q` against `q_ref`; returns the adjustment
@@ -252,6 +283,10 @@ pub struct StPi {
     k: f64,
     q_ref_min: f64,
     q_ref_max: f64,
+    /// `q_ref_max` was given (else it is the default, from the buffer).
+    q_ref_max_given: bool,
+    /// The link's buffer, packets (the default `q_ref_max` is half of it).
+    buffer_pkts: f64,
     /// Adjustments so far.
     adjustments: u32,
     changed: bool,
@@ -271,8 +306,25 @@ impl StPi {
             k: 1.0,
             q_ref_min,
             q_ref_max,
+            q_ref_max_given: p.q_ref_max.is_some(),
+            buffer_pkts: link.buffer_pkts(),
             adjustments: 0,
             changed: false,
+        }
+    }
+
+    /// The parameters in force (PI's adjusted q_ref and gains).
+    pub fn current_params(&self) -> StPiParams {
+        let d = &self.det;
+        StPiParams {
+            pi: self.pi.current_params(),
+            phi_1: d.phi_1,
+            phi_2: d.phi_2,
+            gamma: d.gamma,
+            h_l: d.h_l,
+            h_s: d.h_s,
+            q_ref_min: self.q_ref_min,
+            q_ref_max: self.q_ref_max_given.then_some(self.q_ref_max),
         }
     }
 
@@ -340,7 +392,70 @@ impl Aqm for StPi {
     }
 
     fn take_changed(&mut self) -> bool {
-        std::mem::take(&mut self.changed)
+        let pi = self.pi.take_changed();
+        std::mem::take(&mut self.changed) || pi
+    }
+
+    fn set_link(&mut self, now: SimTime, link: &LinkInfo) {
+        self.pi.set_link(now, link);
+        self.buffer_pkts = link.buffer_pkts();
+    }
+
+    /// See the module documentation: PI's keys go to [`Pi`], the detector's
+    /// and the bounds are ST-PI's; each is checked with the others in force.
+    fn set_param(&mut self, key: &str, value: f64) -> Result<(), String> {
+        const KEYS: &[&str] = &[
+            "q_ref",
+            "a",
+            "b",
+            "sampling_freq",
+            "phi_1",
+            "phi_2",
+            "gamma",
+            "h_l",
+            "h_s",
+            "q_ref_min",
+            "q_ref_max",
+        ];
+        let mut p = self.current_params();
+        let mut pi = None;
+        match key {
+            "q_ref" | "a" | "b" | "sampling_freq" => {
+                let mut new = self.pi.clone();
+                new.set_param(key, value)?;
+                p.pi = new.current_params();
+                pi = Some(new);
+            }
+            "phi_1" => p.phi_1 = value,
+            "phi_2" => p.phi_2 = value,
+            "gamma" => p.gamma = value,
+            "h_l" => p.h_l = value,
+            "h_s" => p.h_s = value,
+            "q_ref_min" => p.q_ref_min = value,
+            "q_ref_max" => p.q_ref_max = Some(value),
+            _ => return Err(change::unknown_key("ST-PI", key, KEYS)),
+        }
+        p.validate("").map_err(|e| change::invalid(key, e))?;
+        let g0 = self.det.g2_initial(self.pi.controller().q_ref);
+        if let Some(pi) = pi {
+            self.pi = pi;
+        }
+        let q_ref = self.pi.controller().q_ref;
+        self.det.configure(&p, self.pi.ts());
+        if self.det.g2_initial(q_ref) != g0 {
+            self.det.reset(q_ref);
+        }
+        self.q_ref_min = p.q_ref_min;
+        match p.q_ref_max {
+            Some(m) => {
+                self.q_ref_max = m;
+                self.q_ref_max_given = true;
+            }
+            None if key == "q_ref" => self.q_ref_max = (self.buffer_pkts / 2.0).max(q_ref),
+            None => {}
+        }
+        self.changed = true;
+        Ok(())
     }
 }
 
@@ -484,6 +599,93 @@ mod tests {
         // Default q_ref_max: half of a 1000-packet buffer.
         let s = StPi::new(fast(), LinkInfo::new(BitRate(10_000_000), 500));
         assert_eq!(s.q_ref_max, 500.0);
+    }
+
+    #[test]
+    fn set_param_changes_the_values_in_force() {
+        let mut s = StPi::new(fast(), LinkInfo::new(BitRate(10_000_000), 500));
+        for x in [150, 180, 160] {
+            s.on_tick(SimTime::ZERO, q(x));
+        }
+        s.take_changed();
+        // After the adjustment (adjustment_rescales_pi_eq_6_6): q_ref = 150.763,
+        // a = 4.39955e-5, b = 3.95960e-5. A new q_ref keeps the adjusted gains.
+        let c = s.pi().controller().clone();
+        s.set_param("q_ref", 120.0).unwrap();
+        let d = s.pi().controller();
+        assert_eq!((d.q_ref, d.a, d.b, d.p), (120.0, c.a, c.b, c.p));
+        assert!(s.take_changed() && !s.take_changed());
+        // g^2 restarts for q_ref 120: (0.45^2 + 0.7^2) / 3 / 2 x 120^2 = 1662.0.
+        assert!(
+            (s.detector().g2 - 1662.0).abs() < 1e-9,
+            "{}",
+            s.detector().g2
+        );
+        // sigma^2 carries over (3712.5 after the three samples).
+        assert!((s.detector().sigma2 - 3712.5).abs() < 1e-9);
+        // A new gamma keeps g^2; a new sampling frequency recomputes phi T_s:
+        // 80 Hz, T_s = 12.5 ms: phi_1 T_s = 50 x 0.0125 = 0.625, phi_2 T_s = 0.3125.
+        s.set_param("gamma", 0.5).unwrap();
+        assert!((s.detector().g2 - 1662.0).abs() < 1e-9);
+        s.set_param("sampling_freq", 80.0).unwrap();
+        assert!((s.det.w1 - 0.625).abs() < 1e-12 && (s.det.w2 - 0.3125).abs() < 1e-12);
+        assert_eq!(s.tick_interval(), Some(SimTime::from_micros(12_500)));
+        // 10 x 0.0125 = 0.125.
+        s.set_param("phi_2", 10.0).unwrap();
+        assert!((s.det.w2 - 0.125).abs() < 1e-12);
+        s.set_param("q_ref_max", 300.0).unwrap();
+        s.set_param("q_ref_min", 10.0).unwrap();
+        assert_eq!((s.q_ref_min, s.q_ref_max), (10.0, 300.0));
+        // PI's keys reach the controller.
+        s.set_param("a", 2e-4).unwrap();
+        assert_eq!(s.pi().controller().a, 2e-4);
+    }
+
+    #[test]
+    fn set_param_default_q_ref_max_follows_q_ref() {
+        // Buffer 1000: default q_ref_max = 500.
+        let mut s = StPi::new(fast(), LinkInfo::new(BitRate(10_000_000), 500));
+        s.set_param("q_ref", 600.0).unwrap();
+        assert_eq!(s.q_ref_max, 600.0);
+        // Given, it bounds q_ref.
+        let mut p = fast();
+        p.q_ref_max = Some(200.0);
+        let mut s = StPi::new(p, LinkInfo::new(BitRate(10_000_000), 500));
+        let e = s.set_param("q_ref", 300.0).unwrap_err();
+        assert!(
+            e.starts_with("q_ref_max: 200 is outside") && e.contains("at least q_ref"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn set_param_rejects_bad_values_and_keys() {
+        let mut s = StPi::new(fast(), LinkInfo::new(BitRate(10_000_000), 500));
+        let before = s.current_params();
+        let e = s.set_param("q_ref", 0.0).unwrap_err();
+        assert!(e.contains("0 is not allowed for st-pi"), "{e}");
+        let e = s.set_param("h_s", 0.5).unwrap_err();
+        assert!(e.contains("0.5 must be less than h_l"), "{e}");
+        // phi_2 must not exceed phi_1 (50).
+        let e = s.set_param("phi_2", 60.0).unwrap_err();
+        assert!(e.contains("60 must not exceed phi_1 (50)"), "{e}");
+        // At 10 Hz phi_1 = 50 is above 1 / T_s = 10.
+        let e = s.set_param("sampling_freq", 10.0).unwrap_err();
+        assert!(
+            e.starts_with("phi_1: 50 is outside the allowed range (0, 10]"),
+            "{e}"
+        );
+        let e = s.set_param("a", -1.0).unwrap_err();
+        assert!(e.contains("-1") && e.contains("[0, 1]"), "{e}");
+        assert_eq!(s.current_params(), before);
+        assert_eq!((s.det.w1, s.det.w2), (0.5, 0.25));
+        assert!(!s.take_changed());
+        let e = s.set_param("lambda", 0.1).unwrap_err();
+        assert!(
+            e.contains("`lambda`")
+                && e.contains("q_ref, a, b, sampling_freq, phi_1, phi_2, gamma, h_l, h_s, q_ref_min, q_ref_max"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -416,6 +416,64 @@ impl Aqm for StRed {
     fn set_link(&mut self, now: SimTime, link: &LinkInfo) {
         self.red.set_link(now, link);
     }
+
+    /// Mid-run changes: RED's `min_th`, `max_th`, `max_p`, `w_q` (the
+    /// values in force, handed to [`Red`]), the AIMD `interval` (seconds;
+    /// after the tick already due) and fig. 5.3's `phi_1`, `phi_2`, `gamma`,
+    /// `h_l`, `h_s`. Each is checked with the others in force. What depends
+    /// on them (q_ref, the ranges, the thresholds of eq. 5.9-5.10, phi w_q)
+    /// is recomputed; sigma^2, k and the counts carry over, and g^2 is reset
+    /// to its initial value when that value changes (new thresholds, h_l or
+    /// h_s), as after an adjustment. The adapted values are recorded.
+    fn set_param(&mut self, key: &str, value: f64) -> Result<(), String> {
+        use super::change;
+        const KEYS: &[&str] = &[
+            "min_th", "max_th", "max_p", "w_q", "interval", "phi_1", "phi_2", "gamma", "h_l", "h_s",
+        ];
+        let r = self.red.params();
+        let mut p = StRedParams {
+            min_th: r.min_th,
+            max_th: r.max_th,
+            max_p: r.max_p,
+            w_q: r.w_q,
+            interval: self.interval,
+            ..self.p.clone()
+        };
+        match key {
+            "min_th" => p.min_th = value,
+            "max_th" => p.max_th = value,
+            "max_p" => p.max_p = value,
+            "w_q" => p.w_q = value,
+            "interval" => p.interval = change::secs(value)?,
+            "phi_1" => p.phi_1 = value,
+            "phi_2" => p.phi_2 = value,
+            "gamma" => p.gamma = value,
+            "h_l" => p.h_l = value,
+            "h_s" => p.h_s = value,
+            _ => return Err(change::unknown_key("ST-RED", key, KEYS)),
+        }
+        p.validate("").map_err(|e| change::invalid(key, e))?;
+        if matches!(key, "min_th" | "max_th" | "max_p" | "w_q") {
+            self.red.set_param(key, value)?;
+        }
+        let g0 = self.g2_initial();
+        self.interval = p.interval;
+        // The initial values stay as configured; the fixed ones change.
+        self.p = StRedParams {
+            min_th: self.p.min_th,
+            max_th: self.p.max_th,
+            max_p: self.p.max_p,
+            w_q: self.p.w_q,
+            interval: self.p.interval,
+            ..p
+        };
+        self.derive();
+        if self.g2_initial() != g0 {
+            self.g2 = self.g2_initial();
+        }
+        self.changed = true;
+        Ok(())
+    }
 }
 
 #[cfg(test)]

@@ -13,7 +13,7 @@
 //!   density 0.1 -> 0.3 -> ... -> 0.9 and back).
 //! - `web`: add sessions to a web group (a load step).
 
-use super::decode::{as_f64, join, SpecError, SpecResult, Table};
+use super::decode::{as_f64, as_time, join, SpecError, SpecResult, Table};
 use super::spec::{Scenario, TimeDist};
 use super::topo::{DuplexView, Topology};
 use super::value::Value;
@@ -290,7 +290,12 @@ impl ScheduleEntry {
                     Some(Value::Table(kv)) if !kv.is_empty() => kv
                         .into_iter()
                         .map(|(k, v)| {
-                            let x = as_f64(&v, &join(&path, &k))?;
+                            // A time string ("10ms") is taken in seconds,
+                            // the unit of the schemes' time-valued keys.
+                            let x = match v {
+                                Value::Str(_) => as_time(&v, &join(&path, &k))?.as_secs_f64(),
+                                _ => as_f64(&v, &join(&path, &k))?,
+                            };
                             Ok((k, x))
                         })
                         .collect::<SpecResult<BTreeMap<String, f64>>>()?,

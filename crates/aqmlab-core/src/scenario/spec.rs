@@ -1093,6 +1093,11 @@ impl Scenario {
     /// Cross-checks of the schedule against the rest of the scenario.
     fn check_schedule(&self) -> SpecResult<()> {
         let mut active: Vec<i64> = self.traffic.iter().map(|g| g.flows() as i64).collect();
+        // One AQM per (link, direction) that `aqm` entries change, carried
+        // from entry to entry, so that each change is checked against the
+        // values the earlier ones set (adaptive schemes may still move
+        // them during the run: the run then reports a refused change).
+        let mut probes: Vec<(String, bool, crate::aqm::AqmImpl)> = Vec::new();
         for (i, e) in self.schedule_in_order() {
             let path = format!("schedule[{i}]");
             match &e.action {
@@ -1123,16 +1128,27 @@ impl Scenario {
                 }
                 super::Action::Aqm { link, set } => {
                     for (d, fwd, rev) in self.select_duplex(link) {
-                        for (on, spec) in [(fwd, d.aqm), (rev, d.reverse_aqm)] {
+                        for (on, is_fwd, spec) in [(fwd, true, d.aqm), (rev, false, d.reverse_aqm)]
+                        {
                             if !on {
                                 continue;
                             }
-                            let mut probe =
-                                spec.build(crate::aqm::LinkInfo::new(d.rate, self.tcp.packet_size));
-                            for (k, v) in set {
-                                crate::aqm::Aqm::set_param(&mut probe, k, *v).map_err(|msg| {
-                                    SpecError::new(format!("{path}.set.{k}"), msg)
-                                })?;
+                            let at = probes
+                                .iter()
+                                .position(|(n, f, _)| *n == d.name && *f == is_fwd);
+                            let at = at.unwrap_or_else(|| {
+                                let info = crate::aqm::LinkInfo {
+                                    buffer: d.buffer,
+                                    delay: d.delay,
+                                    ..crate::aqm::LinkInfo::new(d.rate, self.tcp.packet_size)
+                                };
+                                probes.push((d.name.clone(), is_fwd, spec.build(info)));
+                                probes.len() - 1
+                            });
+                            let keys = set.iter().map(|(k, v)| (k.as_str(), *v));
+                            let refused = crate::aqm::apply_set(&mut probes[at].2, keys);
+                            if let Some((k, _, msg)) = refused.into_iter().next() {
+                                return Err(SpecError::new(format!("{path}.set.{k}"), msg));
                             }
                         }
                     }
