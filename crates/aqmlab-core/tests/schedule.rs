@@ -317,6 +317,13 @@ fn scheduled_aqm_changes_are_checked_at_load_time() {
         e.starts_with("schedule[0].set.target: invalid value"),
         "{e}"
     );
+    // A time string for a key that is not a time.
+    let e = err(pi, &[("10s", "{ q_ref = \"20ms\" }")]);
+    assert!(
+        e.starts_with("schedule[0].set.q_ref: expected a number, found the string"),
+        "{e}"
+    );
+    assert!(e.contains("update_interval"), "{e}");
     let e = err("", &[("10s", "{ max_p = 0.1 }")]);
     assert!(e.contains("droptail has no parameters"), "{e}");
     // Accepted: RED's thresholds moved down past each other in one entry

@@ -228,6 +228,21 @@ pub enum AqmSpec {
 }
 
 /// Every `aqm.kind` the scenario format accepts.
+/// The `[aqm]` keys whose values are times, in every kind that has them
+/// (each is decoded with `Table::time` in its scheme's file). A mid-run
+/// `set` takes a time string only for these.
+pub const TIME_KEYS: &[&str] = &[
+    "freeze_time",
+    "interval",
+    "max_burst",
+    "r0",
+    "t_update",
+    "target",
+    "target_delay",
+    "update_interval",
+    "window",
+];
+
 pub const AQM_KINDS: &[&str] = &[
     "droptail",
     "red",
@@ -541,5 +556,44 @@ pub(crate) mod change {
                 u32::MAX
             ))
         }
+    }
+}
+
+#[cfg(test)]
+mod time_keys_tests {
+    /// `TIME_KEYS` lists exactly the keys the schemes decode as times
+    /// (`t.time("key", ...)` in their files), so a new time-valued key cannot
+    /// be forgotten by the schedule's `set`.
+    #[test]
+    fn time_keys_match_the_decoders() {
+        let sources = [
+            include_str!("ap_red.rs"),
+            include_str!("ared.rs"),
+            include_str!("ared_feng.rs"),
+            include_str!("autotune_red.rs"),
+            include_str!("avq.rs"),
+            include_str!("blue.rs"),
+            include_str!("codel.rs"),
+            include_str!("droptail.rs"),
+            include_str!("fq_codel.rs"),
+            include_str!("pi.rs"),
+            include_str!("pie.rs"),
+            include_str!("red.rs"),
+            include_str!("rem.rs"),
+            include_str!("st_pi.rs"),
+            include_str!("st_red.rs"),
+        ];
+        let mut found: Vec<&str> = Vec::new();
+        for src in sources {
+            for (i, _) in src.match_indices("t.time(\"") {
+                let rest = &src[i + 8..];
+                let key = &rest[..rest.find('"').unwrap()];
+                if !found.contains(&key) {
+                    found.push(key);
+                }
+            }
+        }
+        found.sort_unstable();
+        assert_eq!(found, super::TIME_KEYS);
     }
 }

@@ -291,9 +291,22 @@ impl ScheduleEntry {
                         .into_iter()
                         .map(|(k, v)| {
                             // A time string ("10ms") is taken in seconds,
-                            // the unit of the schemes' time-valued keys.
+                            // the unit of the schemes' time-valued keys;
+                            // other keys take numbers only.
                             let x = match v {
-                                Value::Str(_) => as_time(&v, &join(&path, &k))?.as_secs_f64(),
+                                Value::Str(_) if crate::aqm::TIME_KEYS.contains(&k.as_str()) => {
+                                    as_time(&v, &join(&path, &k))?.as_secs_f64()
+                                }
+                                Value::Str(_) => {
+                                    return Err(SpecError::new(
+                                        join(&path, &k),
+                                        format!(
+                                            "expected a number, found the string {v}; only \
+                                             the time-valued keys ({}) take a time string",
+                                            crate::aqm::TIME_KEYS.join(", ")
+                                        ),
+                                    ))
+                                }
                                 _ => as_f64(&v, &join(&path, &k))?,
                             };
                             Ok((k, x))
