@@ -180,13 +180,20 @@ start = "20s"
 phases = [[20, 60], [70, 120]]
 "#,
     ));
-    let p = &r.summary.phases;
-    let (a, b) = (
-        p[0].bottleneck.queue_mean_pkts,
-        p[1].bottleneck.queue_mean_pkts,
-    );
+    let (a, b) = queue_before_after(&r, "RED max_p 0.02 -> 0.3 at 60 s");
     assert!(b < 0.75 * a, "mean queue {a} -> {b}");
-    assert!(r.summary.warnings.is_empty());
+}
+
+/// The mean queue over a run's two `[metrics] phases` (before and after a
+/// scheduled change), printed with the utilisation; no change was skipped.
+fn queue_before_after(r: &aqmlab_core::RunResult, what: &str) -> (f64, f64) {
+    assert!(r.summary.warnings.is_empty(), "{:?}", r.summary.warnings);
+    let [a, b] = [&r.summary.phases[0], &r.summary.phases[1]].map(|p| &p.bottleneck);
+    eprintln!(
+        "{what}: mean queue {:.1} then {:.1} packets; util {:.4} / {:.4}",
+        a.queue_mean_pkts, b.queue_mean_pkts, a.utilization, b.utilization
+    );
+    (a.queue_mean_pkts, b.queue_mean_pkts)
 }
 
 /// PI's reference queue stepped from 40 to 120 packets at 60 s: the mean
@@ -215,16 +222,7 @@ start = "20s"
 phases = [[20, 60], [80, 120]]
 "#,
     ));
-    assert!(r.summary.warnings.is_empty(), "{:?}", r.summary.warnings);
-    let p = &r.summary.phases;
-    let (before, after) = (
-        p[0].bottleneck.queue_mean_pkts,
-        p[1].bottleneck.queue_mean_pkts,
-    );
-    eprintln!(
-        "PI q_ref 40 -> 120 at 60 s: mean queue {before:.1} (20-60 s), {after:.1} (80-120 s); util {:.4} / {:.4}",
-        p[0].bottleneck.utilization, p[1].bottleneck.utilization
-    );
+    let (before, after) = queue_before_after(&r, "PI q_ref 40 -> 120 at 60 s");
     assert!((before - 40.0).abs() <= 0.15 * 40.0, "20-60 s: {before:.1}");
     assert!(
         (after - 120.0).abs() <= 0.15 * 120.0,
@@ -259,21 +257,13 @@ start = "10s"
 phases = [[10, 30], [40, 60]]
 "#,
     ));
-    assert!(r.summary.warnings.is_empty(), "{:?}", r.summary.warnings);
-    let p = &r.summary.phases;
-    let (before, after) = (
-        p[0].bottleneck.queue_mean_pkts,
-        p[1].bottleneck.queue_mean_pkts,
-    );
-    eprintln!(
-        "CoDel target 5 -> 20 ms at 30 s: mean queue {before:.1} (10-30 s), {after:.1} (40-60 s) packets; util {:.4} / {:.4}",
-        p[0].bottleneck.utilization, p[1].bottleneck.utilization
-    );
+    let (before, after) = queue_before_after(&r, "CoDel target 5 -> 20 ms at 30 s");
     let growth = after - before;
     assert!(
         (growth - 37.5).abs() <= 0.4 * 37.5,
         "mean queue {before:.1} -> {after:.1}"
     );
+    let p = &r.summary.phases;
     assert!(p[1].bottleneck.utilization >= p[0].bottleneck.utilization - 0.01);
 }
 

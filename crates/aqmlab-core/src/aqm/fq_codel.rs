@@ -457,18 +457,24 @@ mod tests {
         out
     }
 
-    #[test]
-    fn drr_order() {
+    /// Quantum 1000; flow 0: A1..A3 of 600 bytes (ids 1-3); flow 1: B1, B2
+    /// of 400 (ids 11, 12); returns the scheduler and its overflow events.
+    fn two_flows() -> (FqCodel, Vec<PktId>) {
         let (mut s, mut rng) = sched(1000);
         let mut ev = Vec::new();
         let lim = Buffer::Packets(100);
-        // Flow 0: A1..A3 of 600 bytes (ids 1-3); flow 1: B1, B2 of 400 (ids 11, 12).
         for id in 1..=3 {
             s.enqueue(pkt(id, 600), 0, lim, &mut rng, &mut ev);
         }
         for id in 11..=12 {
             s.enqueue(pkt(id, 400), 1, lim, &mut rng, &mut ev);
         }
+        (s, ev)
+    }
+
+    #[test]
+    fn drr_order() {
+        let (mut s, ev) = two_flows();
         assert_eq!(
             s.qlen(),
             QueueLen {
@@ -488,15 +494,7 @@ mod tests {
 
     #[test]
     fn set_param_quantum_from_the_next_credit() {
-        let (mut s, mut rng) = sched(1000);
-        let mut ev = Vec::new();
-        let lim = Buffer::Packets(100);
-        for id in 1..=3 {
-            s.enqueue(pkt(id, 600), 0, lim, &mut rng, &mut ev);
-        }
-        for id in 11..=12 {
-            s.enqueue(pkt(id, 400), 1, lim, &mut rng, &mut ev);
-        }
+        let (mut s, _) = two_flows();
         // A (new, deficit 1000): A1 -> 400.
         assert_eq!(s.dequeue(SimTime::ZERO).unwrap().0.id, 1);
         s.set_param("quantum", 200.0).unwrap();
