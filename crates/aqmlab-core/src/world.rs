@@ -266,6 +266,10 @@ pub struct FlowsSummary {
     pub jain_fairness: f64,
     pub retransmits: u64,
     pub timeouts: u64,
+    /// Fast retransmissions (loss recoveries entered on three duplicate ACKs).
+    pub fast_retransmits: u64,
+    /// Window reductions in answer to ECN-Echo.
+    pub ecn_reductions: u64,
     pub marks_seen: u64,
     /// Mean of the flows' RTT samples (their measured round-trip times,
     /// queueing included), seconds; NaN without samples.
@@ -1221,6 +1225,8 @@ impl World {
                 fs.goodput_bps_total += goodput;
                 fs.retransmits += s.retransmits - b.retransmits;
                 fs.timeouts += s.timeouts - b.timeouts;
+                fs.fast_retransmits += s.fast_retransmits - b.fast_retransmits;
+                fs.ecn_reductions += s.ecn_reductions - b.ecn_reductions;
                 fs.marks_seen += s.marks_seen - b.marks_seen;
                 rtt_sum += s.rtt_sum_s - b.rtt_sum_s;
                 rtt_n += s.rtt_samples - b.rtt_samples;

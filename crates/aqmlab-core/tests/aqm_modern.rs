@@ -238,7 +238,13 @@ fn fq_codel_fair_between_rtts() {
 fn ecn_marks_replace_drops() {
     for aqm in [PIE, CODEL, FQ_CODEL] {
         let plain = run(&dumbbell(50, aqm, ""));
-        let ecn = run(&dumbbell(50, &format!("{aqm}\necn = true"), "ecn = true"));
+        // Retransmissions ECT (ns-2), so that every data packet is ECT;
+        // RFC 3168's non-ECT retransmissions are dropped, not marked.
+        let ecn = run(&dumbbell(
+            50,
+            &format!("{aqm}\necn = true"),
+            "ecn = true\nect_retransmits = true",
+        ));
         let (p, e) = (&plain.summary.bottleneck, &ecn.summary.bottleneck);
         assert_eq!(p.marks, 0, "{aqm}: no ECN, no marks");
         assert_eq!(
@@ -271,7 +277,9 @@ fn ecn_marks_replace_drops() {
 fn pie_drops_ect_above_mark_ecnth() {
     let at = |th: &str| {
         let aqm = format!("{PIE}\necn = true\nmark_ecnth = {th}");
-        run(&dumbbell(50, &aqm, "ecn = true")).summary.bottleneck
+        run(&dumbbell(50, &aqm, "ecn = true\nect_retransmits = true"))
+            .summary
+            .bottleneck
     };
     let b = at("0.05");
     assert!(b.drops_forced > 0, "forced drops {}", b.drops_forced);

@@ -141,11 +141,15 @@ fn ecn_marks_replace_drops() {
         e.drops_early, 0,
         "every early signal to an ECN flow is a mark"
     );
+    // Every signal counts: with flows that answer each ECE as RFC 3168
+    // asks (issue 10 A2), RED*'s average spends more time above max_th,
+    // where every packet is marked (33 535 forced marks, 1931 early ones,
+    // against 10 425 early and 6900 forced drops without ECN).
     assert!(
-        e.marks_early > p.drops_early / 2,
+        e.marks > (p.drops_early + p.drops_forced) / 2,
         "marks {} vs drops {}",
-        e.marks_early,
-        p.drops_early
+        e.marks,
+        p.drops_early + p.drops_forced
     );
     assert!(
         e.loss_rate <= p.loss_rate / 5.0,
@@ -154,7 +158,11 @@ fn ecn_marks_replace_drops() {
         p.loss_rate
     );
     assert!(ecn.summary.flows.marks_seen > 0);
-    assert!(e.utilization > 0.9);
+    // 0.94 before issue 10, when every ECE ACK but one opened the window.
+    // Now the 100 flows (2-4 segments each) answer the marks above max_th
+    // together, most of them at one segment with the RFC 3168 hold, and
+    // the queue swings between empty and 170 packets: 0.68.
+    assert!(e.utilization > 0.6, "utilisation {}", e.utilization);
 }
 
 /// RED (not RED*) drops ECN-capable packets above max_th.

@@ -199,6 +199,41 @@ pub struct TcpSpec {
     pub initial_cwnd: u32,
     /// Receiver window, segments.
     pub rwnd: u32,
+    /// RFC 3042 limited transmit: a new segment on each of the first two
+    /// duplicate ACKs (on by default, as in ns-2 and Linux).
+    pub limited_transmit: bool,
+    /// RFC 6582 section 4.2's ACK heuristic: after a timeout, three
+    /// duplicate ACKs below `recover` still start a fast retransmit when
+    /// cwnd > 1 and the last advance of the cumulative ACK was at most four
+    /// segments (ns-2's `bugfix_ack_`). Off: the "careful" rule alone.
+    pub ack_heuristic: bool,
+    /// ns-2's `ecn_backoff_`: an ECN-Echo that finds the window at one
+    /// segment a second time in a row doubles the retransmission timer
+    /// that governs the RFC 3168 section 6.1.2 hold.
+    pub ecn_backoff: bool,
+    /// Send retransmitted data ECT(0) as ns-2 does. Off (the default):
+    /// retransmissions are not ECT, as RFC 3168 section 6.1.5 requires.
+    pub ect_retransmits: bool,
+    /// Halve the window on a loss found by duplicate ACKs (RFC 5681). Off:
+    /// the modified TCP of `002_80945567bf68047d.txt` section 5 (wireless),
+    /// which retransmits without halving and halves only on a mark or a
+    /// timeout.
+    pub dupack_halving: bool,
+    /// Whether NewReno re-arms the retransmission timer on every partial
+    /// ACK ("Slow-but-Steady", `"every"`) or on the first only
+    /// ("Impatient", `"first"`, the default: RFC 6582 section 3.2 step 5,
+    /// ns-2's `newreno_changes1_ = 1`).
+    pub partial_ack_timer: PartialAckTimer,
+}
+
+/// When NewReno re-arms the retransmission timer during fast recovery.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PartialAckTimer {
+    /// On the first partial ACK only ("Impatient").
+    First,
+    /// On every partial ACK ("Slow-but-Steady").
+    Every,
 }
 
 impl Default for TcpSpec {
@@ -215,6 +250,12 @@ impl Default for TcpSpec {
             initial_rto: SimTime::from_secs(3),
             initial_cwnd: 1,
             rwnd: 100_000,
+            limited_transmit: true,
+            ack_heuristic: false,
+            ecn_backoff: true,
+            ect_retransmits: false,
+            dupack_halving: true,
+            partial_ack_timer: PartialAckTimer::First,
         }
     }
 }
@@ -239,6 +280,15 @@ impl TcpSpec {
             initial_rto: t.time("initial_rto", d.initial_rto)?,
             initial_cwnd: t.u32("initial_cwnd", d.initial_cwnd)?,
             rwnd: t.u32("rwnd", d.rwnd)?,
+            limited_transmit: t.bool("limited_transmit", d.limited_transmit)?,
+            ack_heuristic: t.bool("ack_heuristic", d.ack_heuristic)?,
+            ecn_backoff: t.bool("ecn_backoff", d.ecn_backoff)?,
+            ect_retransmits: t.bool("ect_retransmits", d.ect_retransmits)?,
+            dupack_halving: t.bool("dupack_halving", d.dupack_halving)?,
+            partial_ack_timer: match t.choice("partial_ack_timer", &["first", "every"], Some("first"))? {
+                "every" => PartialAckTimer::Every,
+                _ => PartialAckTimer::First,
+            },
         };
         t.finish()?;
         if !(HEADER_BYTES + 1..=65_535).contains(&s.packet_size) {

@@ -32,7 +32,7 @@
 //! state (the engine sends the teardown's FIN/ACK packets, see `docs/tcp.md`).
 
 use crate::packet::{flags, Ecn};
-use crate::scenario::{TcpSpec, TcpVariant, HEADER_BYTES};
+use crate::scenario::{PartialAckTimer, TcpSpec, TcpVariant, HEADER_BYTES};
 use crate::units::SimTime;
 use std::collections::VecDeque;
 
@@ -120,6 +120,18 @@ pub struct FlowStats {
     pub rtt_samples: u64,
 }
 
+/// The sender's last window reduction (ns-2's `last_cwnd_action_`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Cut {
+    None,
+    /// In answer to an ECN-Echo (RFC 3168 section 6.1.2).
+    Ecn,
+    /// A fast retransmission (RFC 5681 section 3.2).
+    Loss,
+    /// A retransmission timeout (RFC 6298 (5.4)-(5.6)).
+    Timeout,
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum State {
     Idle,
@@ -163,8 +175,23 @@ pub struct TcpFlow {
     in_recovery: bool,
     /// A partial ACK arrived in the current recovery.
     partial_seen: bool,
-    /// RFC 6582 `recover`, as one past the highest segment sent at the event.
+    /// RFC 6582 `recover`, as one past the highest segment sent at the
+    /// event; an ECN reduction sets it too, so that a loss in the same
+    /// window is not answered by a second halving (RFC 3168 section 6.1.2).
     recover: u64,
+    /// The window fast recovery returns to (`ssthresh` after a halving; the
+    /// window at the loss without one).
+    exit_cwnd: f64,
+    /// The last window reduction and its cause.
+    last_cut: Cut,
+    /// `snd_una` before the last advance of the cumulative ACK (RFC 6582
+    /// section 4.2's `prev_highest_ack`).
+    prev_una: u64,
+    /// Segments sent by limited transmit since the last new ACK (RFC 3042:
+    /// left out of the FlightSize that sets ssthresh).
+    lt_sent: u64,
+    /// ns-2's `ecn_backoff_`: the last ECN-Echo found a one-segment window.
+    ecn_backoff_on: bool,
     /// No new ECN reduction until `snd_una` reaches this.
     ecn_recover: u64,
     cwr_pending: bool,
@@ -235,6 +262,11 @@ impl TcpFlow {
             in_recovery: false,
             partial_seen: false,
             recover: 0,
+            exit_cwnd: 0.0,
+            last_cut: Cut::None,
+            prev_una: 0,
+            lt_sent: 0,
+            ecn_backoff_on: false,
             ecn_recover: 0,
             cwr_pending: false,
             ecn_hold: false,
@@ -617,7 +649,9 @@ impl TcpFlow {
                 self.seg_size(seq)
             },
             flags: f,
-            ecn: if self.cfg.tcp.ecn {
+            // RFC 3168 section 6.1.5: a retransmission is not ECT (ns-2
+            // sends it ECT: `tcp.ect_retransmits`).
+            ecn: if self.cfg.tcp.ecn && (!retx || self.cfg.tcp.ect_retransmits) {
                 Ecn::Ect0
             } else {
                 Ecn::NotEct
@@ -648,8 +682,29 @@ impl TcpFlow {
     }
 
     fn halve(&mut self) -> f64 {
-        let flight = self.outstanding() as f64;
-        (flight / 2.0).max(2.0) // RFC 5681 eq. (4)
+        // RFC 5681 eq. (4); segments sent by limited transmit are not part
+        // of FlightSize here (RFC 5681 section 3.2 step 2, RFC 3042).
+        let flight = self.outstanding().saturating_sub(self.lt_sent) as f64;
+        (flight / 2.0).max(2.0)
+    }
+
+    /// RFC 3042 limited transmit: on the first and second duplicate ACK,
+    /// one new segment if the receiver's window and the data allow and the
+    /// flight stays within cwnd + 2 segments.
+    fn limited_transmit(&mut self, now: SimTime, out: &mut Vec<Seg>) {
+        if !self.cfg.tcp.limited_transmit || self.ecn_hold || self.snd_nxt != self.snd_max {
+            return;
+        }
+        let cap = (self.snd_una + self.window() + u64::from(self.dupacks))
+            .min(self.snd_una + u64::from(self.cfg.tcp.rwnd))
+            .min(self.app_limit);
+        if self.snd_nxt < cap {
+            let s = self.data_seg(self.snd_nxt, now);
+            out.push(s);
+            self.snd_nxt += 1;
+            self.snd_max = self.snd_nxt;
+            self.lt_sent += 1;
+        }
     }
 
     /// An ACK (or SYN/ACK) reaches the sender.
@@ -691,32 +746,48 @@ impl TcpFlow {
                 }
             }
         }
-        let mut reduced = false;
-        if f & flags::ECE != 0
-            && self.cfg.tcp.ecn
-            && !self.in_recovery
-            && self.snd_una >= self.ecn_recover
-        {
+        let ece = f & flags::ECE != 0 && self.cfg.tcp.ecn;
+        if ece && !self.in_recovery && self.snd_una >= self.ecn_recover {
             // RFC 3168 section 6.1.2: halve at most once per window of data,
-            // like a loss but down to one segment; an ECE at one segment
-            // resets the retransmission timer, and new data waits for it.
-            if self.cwnd <= 1.0 {
+            // like a loss but down to one segment. An ECE that finds a
+            // one-segment window (cwnd in [1, 2)) resets the retransmission
+            // timer, and new data waits for it to expire; with
+            // `ecn_backoff` (ns-2's `ecn_backoff_`) a second such ECE in a
+            // row doubles the timer first.
+            if self.cwnd < 2.0 {
+                if self.cfg.tcp.ecn_backoff && self.ecn_backoff_on {
+                    self.rto = (self.rto + self.rto).min(self.cfg.tcp.max_rto);
+                }
+                self.ecn_backoff_on = true;
                 self.ecn_hold = true;
                 self.rto_deadline = Some(now + self.rto);
+            } else {
+                self.ecn_backoff_on = false;
             }
             self.ssthresh = (self.outstanding() as f64 / 2.0).max(1.0);
             self.cwnd = self.ssthresh;
             self.ecn_recover = self.snd_max;
+            self.recover = self.snd_max;
+            self.last_cut = Cut::Ecn;
             self.cwr_pending = true;
             self.stats.ecn_reductions += 1;
-            reduced = true;
+        } else if !ece {
+            self.ecn_backoff_on = false;
         }
         if ack > self.snd_una {
             let newly = ack - self.snd_una;
             if self.rtt_seq.is_some_and(|s| ack > s) {
                 self.rtt_seq = None;
+                let backed_off = self.rto;
                 self.rtt_sample(now - self.rtt_start);
+                if ece && self.ecn_backoff_on && self.cfg.tcp.ecn_backoff {
+                    // ns-2 keeps the backoff while ECN-Echo goes on at one
+                    // segment.
+                    self.rto = self.rto.max(backed_off);
+                }
             }
+            self.prev_una = self.snd_una;
+            self.lt_sent = 0;
             self.snd_una = ack;
             if self.snd_nxt < self.snd_una {
                 self.snd_nxt = self.snd_una;
@@ -724,7 +795,7 @@ impl TcpFlow {
             if self.in_recovery {
                 match self.cfg.tcp.variant {
                     TcpVariant::Reno => {
-                        self.cwnd = self.ssthresh;
+                        self.cwnd = self.exit_cwnd;
                         self.in_recovery = false;
                         self.dupacks = 0;
                     }
@@ -732,19 +803,22 @@ impl TcpFlow {
                         if ack >= self.recover {
                             // RFC 6582 3.2 step 3, option (1).
                             let flight = self.outstanding() as f64;
-                            self.cwnd = self.ssthresh.min(flight.max(1.0) + 1.0);
+                            self.cwnd = self.exit_cwnd.min(flight.max(1.0) + 1.0);
                             self.in_recovery = false;
                             self.dupacks = 0;
                         } else {
                             // Partial ACK: retransmit the next hole, deflate
-                            // (RFC 6582 section 3.2 step 5). Only the first
-                            // partial ACK re-arms the timer (the "Impatient"
-                            // variant, section 4), so a window with many
-                            // losses ends in a timeout instead of one hole
-                            // repaired per round trip for minutes.
+                            // (RFC 6582 section 3.2 step 5). By default only
+                            // the first partial ACK re-arms the timer (the
+                            // "Impatient" variant of RFC 3782 section 4, as
+                            // RFC 6582 step 5 and ns-2 have it), so a window
+                            // with many losses ends in a timeout instead of
+                            // one hole repaired per round trip for minutes;
+                            // `partial_ack_timer = "every"` re-arms it on
+                            // each ("Slow-but-Steady").
                             self.retransmit_una(now, out);
                             self.cwnd = (self.cwnd - newly as f64 + 1.0).max(1.0);
-                            if !self.partial_seen {
+                            if !self.partial_seen || self.cfg.tcp.partial_ack_timer == PartialAckTimer::Every {
                                 self.partial_seen = true;
                                 self.rto_deadline = Some(now + self.rto);
                             }
@@ -755,7 +829,9 @@ impl TcpFlow {
                 }
             } else {
                 self.dupacks = 0;
-                if !reduced {
+                // RFC 3168 section 6.1.2: an ACK carrying ECN-Echo does not
+                // open the window (ns-2 and Linux refuse too).
+                if !ece {
                     if self.cwnd < self.ssthresh {
                         self.cwnd += 1.0; // slow start
                     } else {
@@ -776,21 +852,50 @@ impl TcpFlow {
             if self.in_recovery {
                 self.cwnd += 1.0; // inflate
             } else if self.dupacks == 3 {
+                // A loss in the window an ECN reduction already answered
+                // is repaired without halving again (RFC 3168 section
+                // 6.1.2: one reduction per window for marks and losses).
+                let after_ecn = self.last_cut == Cut::Ecn && ack < self.recover;
                 let may_enter = match self.cfg.tcp.variant {
                     TcpVariant::Reno => true,
-                    TcpVariant::NewReno => ack >= self.recover, // RFC 6582 section 3.2 step 2
+                    // RFC 6582 section 3.2 step 2, and section 4.2's ACK
+                    // heuristic as a switch.
+                    TcpVariant::NewReno => {
+                        ack >= self.recover
+                            || after_ecn
+                            || (self.cfg.tcp.ack_heuristic
+                                && self.cwnd > 1.0
+                                && ack - self.prev_una <= 4)
+                    }
                 };
                 if may_enter {
-                    self.ssthresh = self.halve();
+                    let halve = self.cfg.tcp.dupack_halving && !after_ecn;
+                    if halve {
+                        self.ssthresh = self.halve();
+                        self.exit_cwnd = self.ssthresh;
+                        // RFC 3168 section 6.1.2: CWR after any reduction.
+                        self.cwr_pending = self.cfg.tcp.ecn;
+                    } else {
+                        self.exit_cwnd = self.cwnd;
+                    }
                     self.recover = self.snd_max;
                     self.ecn_recover = self.snd_max;
+                    self.last_cut = Cut::Loss;
                     self.in_recovery = true;
+                    self.ecn_hold = false;
                     self.partial_seen = false;
                     self.rtt_seq = None;
                     self.stats.fast_retransmits += 1;
                     self.retransmit_una(now, out);
-                    self.cwnd = self.ssthresh + 3.0;
+                    // The timer restarts with the fast retransmission (as
+                    // 4.4BSD, ns-2 and Linux do): its ACK needs a round
+                    // trip, and a timer armed for an earlier segment would
+                    // fire before it could come back.
+                    self.rto_deadline = Some(now + self.rto);
+                    self.cwnd = self.exit_cwnd + 3.0;
                 }
+            } else if self.dupacks < 3 {
+                self.limited_transmit(now, out);
             }
         }
         self.send_available(now, out);
@@ -821,7 +926,14 @@ impl TcpFlow {
                 }
                 self.stats.timeouts += 1;
                 self.rtt_seq = None; // everything outstanding is sent again
-                self.ssthresh = self.halve();
+                self.lt_sent = 0;
+                if !(self.last_cut == Cut::Ecn && self.snd_una < self.recover) {
+                    // After an ECN reduction in this window ssthresh was
+                    // already halved for it (RFC 3168 section 6.1.2).
+                    self.ssthresh = self.halve();
+                }
+                self.last_cut = Cut::Timeout;
+                self.cwr_pending = self.cfg.tcp.ecn;
                 self.cwnd = 1.0;
                 self.recover = self.snd_max;
                 self.ecn_recover = self.snd_max;
@@ -1172,5 +1284,272 @@ mod tests {
         assert_eq!(tx.rto, SimTime::from_millis(500));
         assert_eq!(tx.stats.timeouts, 1);
         assert_eq!(tx.cwnd, 1.0);
+    }
+
+    const MS: u64 = 1_000_000;
+
+    /// A NewReno sender with `cwnd = ssthresh = w`, an RTT estimate of
+    /// 100 ms (RTO 300 ms) and `w` segments (0..w) sent at time 0.
+    fn sender(w: f64, tcp: TcpSpec) -> (TcpFlow, Vec<Seg>) {
+        let mut tx = TcpFlow::new(TcpConfig::from_spec(&tcp, false, tcp.ecn));
+        tx.rtt_sample(SimTime::from_millis(100));
+        tx.cwnd = w;
+        tx.ssthresh = w;
+        let mut out = Vec::new();
+        tx.start(SimTime(0), &mut out);
+        assert_eq!(out.len(), w as usize);
+        (tx, out)
+    }
+
+    fn spec() -> TcpSpec {
+        TcpSpec {
+            ecn: true,
+            ..TcpSpec::default()
+        }
+    }
+
+    fn ack(tx: &mut TcpFlow, t_ms: u64, a: u64, ece: bool) -> Vec<Seg> {
+        let mut out = Vec::new();
+        let f = if ece { flags::ACK | flags::ECE } else { flags::ACK };
+        tx.on_ack(SimTime(t_ms * MS), a, f, Ecn::NotEct, &mut out);
+        out
+    }
+
+    /// Issue 10 A1: the fast retransmission restarts the retransmission
+    /// timer (4.4BSD, ns-2, Linux), so the timer armed for segment 0 at
+    /// time 0 cannot fire before the retransmission's ACK can return.
+    #[test]
+    fn fast_retransmit_restarts_the_timer() {
+        let (mut tx, _) = sender(10.0, spec());
+        assert_eq!(tx.rto_deadline, Some(SimTime::from_millis(300)));
+        // Segment 0 is lost; three duplicate ACKs (for 0) at 250 ms.
+        for _ in 0..2 {
+            ack(&mut tx, 250, 0, false);
+        }
+        let out = ack(&mut tx, 250, 0, false);
+        assert!(out.iter().any(|s| s.seq == 0 && s.flags & flags::RETX != 0));
+        assert_eq!(tx.rto_deadline, Some(SimTime::from_millis(550)));
+    }
+
+    /// RFC 3042: the first and second duplicate ACK each send one new
+    /// segment, cwnd unchanged; those segments are left out of the
+    /// FlightSize that sets ssthresh (RFC 5681 section 3.2 step 2). Off
+    /// with `limited_transmit = false`.
+    #[test]
+    fn limited_transmit_sends_one_new_segment_per_early_dupack() {
+        let (mut tx, _) = sender(10.0, spec());
+        let o1 = ack(&mut tx, 100, 0, false);
+        assert_eq!(o1.iter().map(|s| s.seq).collect::<Vec<_>>(), vec![10]);
+        let o2 = ack(&mut tx, 101, 0, false);
+        assert_eq!(o2.iter().map(|s| s.seq).collect::<Vec<_>>(), vec![11]);
+        assert_eq!(tx.cwnd, 10.0);
+        let o3 = ack(&mut tx, 102, 0, false);
+        assert_eq!(o3[0].seq, 0, "fast retransmission");
+        assert_eq!(tx.ssthresh, 5.0, "FlightSize 10, not 12");
+        let off = TcpSpec {
+            limited_transmit: false,
+            ..spec()
+        };
+        let (mut tx, _) = sender(10.0, off);
+        assert!(ack(&mut tx, 100, 0, false).is_empty());
+        assert!(ack(&mut tx, 101, 0, false).is_empty());
+    }
+
+    /// RFC 3168 section 6.1.2: CWR on the first new segment after any
+    /// window reduction, a fast retransmission or a timeout too.
+    #[test]
+    fn cwr_follows_every_window_reduction() {
+        let (mut tx, _) = sender(10.0, spec());
+        for t in 0..3 {
+            ack(&mut tx, 100 + t, 0, false);
+        }
+        // Dupacks inflate the window until new data may go; the first new
+        // segment carries CWR, the retransmission does not.
+        let mut sent = Vec::new();
+        for t in 0..8 {
+            sent.extend(ack(&mut tx, 110 + t, 0, false));
+        }
+        let first_new = sent.iter().find(|s| s.flags & flags::RETX == 0).unwrap();
+        assert!(first_new.flags & flags::CWR != 0);
+        // A timeout, then the go-back-N retransmission and the first new
+        // segment after it.
+        let (mut tx, _) = sender(4.0, spec());
+        let mut out = Vec::new();
+        tx.on_rto(SimTime::from_millis(300), &mut out);
+        assert_eq!(out.len(), 1);
+        assert!(out[0].flags & flags::CWR == 0, "a retransmission");
+        let mut out = Vec::new();
+        tx.on_ack(SimTime::from_millis(400), 4, flags::ACK, Ecn::NotEct, &mut out);
+        assert!(out[0].flags & flags::CWR != 0, "{:?}", out);
+    }
+
+    /// RFC 3168 section 6.1.2: one reduction per window for marks and
+    /// losses together. After an ECN halving, a loss in the same window is
+    /// retransmitted on three duplicate ACKs without halving again.
+    #[test]
+    fn loss_in_an_ecn_reduced_window_does_not_halve_again() {
+        let (mut tx, _) = sender(16.0, spec());
+        // Segment 0 is lost; segment 1 was CE-marked: the first duplicate
+        // ACK echoes ECE and halves the window (flight 16 -> 8).
+        ack(&mut tx, 100, 0, true);
+        assert_eq!((tx.cwnd, tx.ssthresh), (8.0, 8.0));
+        ack(&mut tx, 101, 0, true);
+        let out = ack(&mut tx, 102, 0, true);
+        assert_eq!(out[0].seq, 0);
+        assert_eq!(out[0].flags & flags::RETX, flags::RETX);
+        assert_eq!(tx.stats.fast_retransmits, 1);
+        assert_eq!(tx.ssthresh, 8.0, "no second halving");
+        assert_eq!(tx.stats.ecn_reductions, 1);
+    }
+
+    /// RFC 3168 section 6.1.2: an ACK carrying ECE does not open the
+    /// window, whether or not it is the one that triggered the reduction.
+    #[test]
+    fn ece_acks_do_not_open_the_window() {
+        let (mut tx, _) = sender(8.0, spec());
+        ack(&mut tx, 100, 1, true); // the reduction: 8 -> 7 outstanding / 2
+        let after_cut = tx.cwnd;
+        for a in 2..6 {
+            ack(&mut tx, 100 + a, a, true);
+        }
+        assert_eq!(tx.cwnd, after_cut);
+        ack(&mut tx, 110, 6, false);
+        assert!(tx.cwnd > after_cut);
+    }
+
+    /// The hold of RFC 3168 section 6.1.2 starts at a one-segment window,
+    /// cwnd in [1, 2), not only at cwnd <= 1.
+    #[test]
+    fn ecn_hold_starts_below_two_segments() {
+        let (mut tx, _) = sender(1.5, spec());
+        let out = ack(&mut tx, 100, 1, true);
+        assert!(out.is_empty(), "no new data during the hold");
+        assert_eq!(tx.cwnd, 1.0);
+        assert_eq!(tx.rto_deadline, Some(SimTime::from_millis(100 + 300)));
+    }
+
+    /// ns-2's `ecn_backoff_` (`tcp.ecn_backoff`, on by default): a second
+    /// ECE in a row at one segment doubles the timer of the hold; off, the
+    /// hold lasts one RTO each time (250 ms after the new RTT sample).
+    #[test]
+    fn ecn_backoff_doubles_the_hold() {
+        for (backoff, second_hold) in [(true, 600), (false, 250)] {
+            let tcp = TcpSpec {
+                ecn_backoff: backoff,
+                ..spec()
+            };
+            let (mut tx, _) = sender(1.0, tcp);
+            ack(&mut tx, 100, 1, true);
+            assert_eq!(tx.rto_deadline, Some(SimTime::from_millis(400)));
+            let mut out = Vec::new();
+            tx.on_rto(SimTime::from_millis(400), &mut out);
+            assert_eq!(out.len(), 1, "one new segment after the hold");
+            assert_eq!(tx.stats.timeouts, 0);
+            // Its ACK echoes ECE again: hold again.
+            let out = ack(&mut tx, 500, 2, true);
+            assert!(out.is_empty());
+            assert_eq!(
+                tx.rto_deadline,
+                Some(SimTime::from_millis(500 + second_hold)),
+                "ecn_backoff = {backoff}"
+            );
+        }
+    }
+
+    /// RFC 3168 section 6.1.5: retransmitted data is not ECT (ns-2 sends
+    /// it ECT: `tcp.ect_retransmits = true`).
+    #[test]
+    fn retransmissions_are_not_ect_unless_asked() {
+        for (ect, want) in [(false, Ecn::NotEct), (true, Ecn::Ect0)] {
+            let tcp = TcpSpec {
+                ect_retransmits: ect,
+                ..spec()
+            };
+            let (mut tx, first) = sender(4.0, tcp);
+            assert!(first.iter().all(|s| s.ecn == Ecn::Ect0));
+            let mut out = Vec::new();
+            tx.on_rto(SimTime::from_millis(300), &mut out);
+            assert_eq!(out[0].seq, 0);
+            assert_eq!(out[0].ecn, want);
+        }
+    }
+
+    /// `002_80945567bf68047d.txt` section 5: with `dupack_halving = false`
+    /// a loss found by duplicate ACKs is retransmitted without halving;
+    /// a mark and a timeout still halve.
+    #[test]
+    fn wireless_tcp_keeps_its_window_on_duplicate_acks() {
+        let tcp = TcpSpec {
+            dupack_halving: false,
+            limited_transmit: false,
+            ..spec()
+        };
+        let (mut tx, _) = sender(10.0, tcp);
+        for t in 0..3 {
+            ack(&mut tx, 100 + t, 0, false);
+        }
+        assert_eq!(tx.stats.fast_retransmits, 1);
+        assert_eq!(tx.ssthresh, 10.0);
+        // The retransmission is acknowledged with everything: back to 10.
+        let mut out = Vec::new();
+        tx.on_ack(SimTime::from_millis(200), 10, flags::ACK, Ecn::NotEct, &mut out);
+        assert!(!tx.in_recovery);
+        assert_eq!(tx.ssthresh, 10.0, "slow start back to the old window");
+        // A mark halves.
+        let (mut tx, _) = sender(10.0, tcp);
+        ack(&mut tx, 100, 1, true);
+        assert_eq!(tx.cwnd, 5.0);
+        // A timeout halves ssthresh and restarts from one segment.
+        let (mut tx, _) = sender(10.0, tcp);
+        tx.on_rto(SimTime::from_millis(300), &mut Vec::new());
+        assert_eq!((tx.cwnd, tx.ssthresh), (1.0, 5.0));
+    }
+
+    /// RFC 3782 section 4's variants: "first" (Impatient, the default)
+    /// re-arms the timer on the first partial ACK only; "every"
+    /// (Slow-but-Steady) on each.
+    #[test]
+    fn partial_ack_timer_first_or_every() {
+        for (mode, rearmed) in [(PartialAckTimer::First, false), (PartialAckTimer::Every, true)] {
+            let tcp = TcpSpec {
+                partial_ack_timer: mode,
+                limited_transmit: false,
+                ..spec()
+            };
+            // Segments 0, 3 and 6 lost.
+            let (mut tx, _) = sender(10.0, tcp);
+            for t in 0..3 {
+                ack(&mut tx, 100 + t, 0, false);
+            }
+            ack(&mut tx, 200, 3, false); // first partial ACK
+            assert_eq!(tx.rto_deadline, Some(SimTime::from_millis(500)));
+            ack(&mut tx, 300, 6, false); // second partial ACK
+            let want = if rearmed { 600 } else { 500 };
+            assert_eq!(tx.rto_deadline, Some(SimTime::from_millis(want)), "{mode:?}");
+        }
+    }
+
+    /// RFC 6582 section 4.1's ACK heuristic (`ack_heuristic`): after a
+    /// timeout, three duplicate ACKs below `recover` start a fast
+    /// retransmission when the cumulative ACK last advanced by at most four
+    /// segments; without it they do not ("careful" rule).
+    #[test]
+    fn ack_heuristic_after_a_timeout() {
+        for (heur, fr) in [(false, 0), (true, 1)] {
+            let tcp = TcpSpec {
+                ack_heuristic: heur,
+                limited_transmit: false,
+                ..spec()
+            };
+            let (mut tx, _) = sender(8.0, tcp);
+            tx.on_rto(SimTime::from_millis(300), &mut Vec::new()); // recover = 8
+            ack(&mut tx, 400, 1, false); // the retransmission of 0 arrives
+            ack(&mut tx, 500, 2, false);
+            ack(&mut tx, 501, 3, false); // cwnd grows to 3.x
+            for t in 0..3 {
+                ack(&mut tx, 600 + t, 3, false); // segment 3 lost again
+            }
+            assert_eq!(tx.stats.fast_retransmits, fr, "ack_heuristic = {heur}");
+        }
     }
 }
