@@ -39,7 +39,7 @@ venv: $(VENV)/.stamp
 # nothing changed), installs the package's dependencies and links python/
 # into the venv, so edits to python/aqmlab take effect without rebuilding.
 build: venv
-	$(VENV)/bin/maturin develop --release --quiet
+	$(VENV)/bin/maturin develop --release --quiet --extras dask
 
 demo: build
 	$(VPY) -m aqmlab.demo

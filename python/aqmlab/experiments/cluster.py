@@ -171,7 +171,7 @@ def run_dask(
             futures.append(
                 client.submit(run_task, payload, key=key, pure=False, priority=int(t.est_events))
             )
-        ac = _distributed().as_completed(futures)
+        ac = _distributed().as_completed(futures, loop=client.loop)
         running: dict[str, float] = {}
         last_poll = 0.0
         while not ac.is_empty():

@@ -18,6 +18,7 @@ import copy
 import hashlib
 import itertools
 import json
+import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -129,10 +130,10 @@ def resolve_points(exp: Experiment) -> list[Point]:
                 scenario.apply_overrides(doc, overrides)
                 resolved = scenario.validate(doc)
                 phases = _phases(exp, resolved)
-            except scenario.ScenarioError as e:
+            except (scenario.ScenarioError, ExperimentError) as e:
                 error = str(e)
-            except ExperimentError as e:
-                error = str(e)
+                # The named phases still get their rows (with no figures).
+                phases = [(n, math.nan, math.nan) for n in exp.phases]
             for seed in exp.seeds:
                 p = Point(
                     index=len(points),

@@ -187,7 +187,7 @@ def toml_value(v: Any) -> str:
         return "[" + ", ".join(toml_value(x) for x in v) + "]"
     if isinstance(v, Mapping):
         return "{ " + ", ".join(f"{json.dumps(k)} = {toml_value(x)}" for k, x in v.items()) + " }"
-    raise TypeError(f"cannot write {v!r} as a TOML value")
+    raise TypeError(f"cannot write {_q(v)} as a TOML value")
 
 
 # ---------------------------------------------------------------------------
@@ -240,7 +240,7 @@ def parse_experiment(
     if not NAME_RE.fullmatch(name):
         raise ExperimentError(
             "experiment.name",
-            f"{name!r} is not a valid name: use lower-case letters, digits, '.' and '-', "
+            f"{_q(name)} is not a valid name: use lower-case letters, digits, '.' and '-', "
             "starting with a letter or digit",
         )
     title = _str(head, "experiment", "title", default=name)
@@ -250,7 +250,7 @@ def parse_experiment(
     scenario_path = (p.parent / scen).resolve() if not Path(scen).is_absolute() else Path(scen)
     if not scenario_path.is_file():
         raise ExperimentError(
-            "experiment.scenario", f"{scen!r}: no such file (looked for {scenario_path})"
+            "experiment.scenario", f"{_q(scen)}: no such file (looked for {scenario_path})"
         )
     file_seeds = _seeds(head.get("seeds", [1]), "experiment.seeds")
     sets = _sets(head.get("set", []), "experiment.set")
@@ -274,7 +274,7 @@ def parse_experiment(
             factors = tuple(q_factors.get(f.name, f) for f in factors)
     if seeds is not None:
         if isinstance(seeds, bool) or not isinstance(seeds, int) or seeds < 1:
-            raise ExperimentError("--seeds", f"expected a whole number >= 1, found {seeds!r}")
+            raise ExperimentError("--seeds", f"expected a whole number >= 1, found {_q(seeds)}")
         run_seeds = tuple(range(1, seeds + 1))
     extra = tuple(extra_set)
     for i, s in enumerate(extra):
@@ -339,7 +339,7 @@ def _schemes(v: Any) -> tuple[Scheme, ...]:
         _only(t, path, ("name", "set"))
         name = _str(t, path, "name", required=True)
         if name in seen:
-            raise ExperimentError(f"{path}.name", f"{name!r} is used by an earlier scheme")
+            raise ExperimentError(f"{path}.name", f"{_q(name)} is used by an earlier scheme")
         seen.add(name)
         out.append(Scheme(name, _sets(t.get("set", []), f"{path}.set")))
     return tuple(out)
@@ -355,17 +355,17 @@ def _factors(v: Any) -> tuple[Factor, ...]:
         _only(t, path, ("name", "key", "keys", "values", "labels"))
         name = _str(t, path, "name", required=True)
         if name in seen:
-            raise ExperimentError(f"{path}.name", f"{name!r} is used by an earlier factor")
+            raise ExperimentError(f"{path}.name", f"{_q(name)} is used by an earlier factor")
         if "." in name or "[" in name:
             raise ExperimentError(
                 f"{path}.name",
-                f"{name!r}: a factor's name may not contain '.' or '[' (the flattened "
+                f"{_q(name)}: a factor's name may not contain '.' or '[' (the flattened "
                 "figures of summary.parquet use dots)",
             )
         if name in RESERVED_COLUMNS:
             raise ExperimentError(
                 f"{path}.name",
-                f"{name!r} is a column of summary.parquet; choose another name "
+                f"{_q(name)} is a column of summary.parquet; choose another name "
                 f"(reserved: {', '.join(RESERVED_COLUMNS)})",
             )
         seen.add(name)
@@ -380,7 +380,7 @@ def _factors(v: Any) -> tuple[Factor, ...]:
             kl = t["keys"]
             if not isinstance(kl, list) or not kl or not all(isinstance(k, str) for k in kl):
                 raise ExperimentError(
-                    f"{path}.keys", f"expected a non-empty array of key strings, found {kl!r}"
+                    f"{path}.keys", f"expected a non-empty array of key strings, found {_q(kl)}"
                 )
             keys = tuple(kl)
             single = False
@@ -391,7 +391,7 @@ def _factors(v: Any) -> tuple[Factor, ...]:
             raise ExperimentError(f"{path}.values", "missing: the factor's values (an array)")
         vals = t["values"]
         if not isinstance(vals, list) or not vals:
-            raise ExperimentError(f"{path}.values", f"expected a non-empty array, found {vals!r}")
+            raise ExperimentError(f"{path}.values", f"expected a non-empty array, found {_q(vals)}")
         values: list[tuple[Any, ...]] = []
         canon: set[str] = set()
         for j, x in enumerate(vals):
@@ -404,14 +404,14 @@ def _factors(v: Any) -> tuple[Factor, ...]:
                     raise ExperimentError(
                         vp,
                         f"expected an array of {len(keys)} values (one per key of keys), "
-                        f"found {x!r}",
+                        f"found {_q(x)}",
                     )
                 for m, y in enumerate(x):
                     _check_value(y, f"{vp}[{m}]")
                 tup = tuple(x)
             c = canonical_json(list(tup))
             if c in canon:
-                raise ExperimentError(vp, f"{x!r} is given twice")
+                raise ExperimentError(vp, f"{_q(x)} is given twice")
             canon.add(c)
             values.append(tup)
         if single:
@@ -427,7 +427,7 @@ def _factors(v: Any) -> tuple[Factor, ...]:
                 raise ExperimentError(
                     f"{path}.labels",
                     f"expected an array of {len(values)} non-empty strings (one per value), "
-                    f"found {labels!r}",
+                    f"found {_q(labels)}",
                 )
             if len(set(labels)) != len(labels):
                 raise ExperimentError(f"{path}.labels", "labels must be distinct")
@@ -484,17 +484,17 @@ def _quick_factors(v: Any, factors: tuple[Factor, ...]) -> dict[str, Factor]:
         path = f"quick.factors.{name}"
         if name not in by_name:
             known = ", ".join(by_name) or "none"
-            raise ExperimentError(path, f"{name!r} is not a factor; known: {known}")
+            raise ExperimentError(path, f"{_q(name)} is not a factor; known: {known}")
         f = by_name[name]
         if not isinstance(vals, list) or not vals:
-            raise ExperimentError(path, f"expected a non-empty array of values, found {vals!r}")
+            raise ExperimentError(path, f"expected a non-empty array of values, found {_q(vals)}")
         keep: list[int] = []
         for j, x in enumerate(vals):
             idx = _factor_index(f, x)
             if idx is None:
                 raise ExperimentError(
                     f"{path}[{j}]",
-                    f"{x!r} is not a value of factor {name!r}; its values: "
+                    f"{_q(x)} is not a value of factor {_q(name)}; its values: "
                     f"{', '.join(_label(y) if len(f.keys) == 1 else json.dumps(y) for y in f.raw)}",
                 )
             if idx not in keep:
@@ -550,7 +550,7 @@ def _phases(v: Any) -> tuple[str, ...]:
                 f"{path}.name", '"all" is reserved for the whole measurement interval'
             )
         if name in out:
-            raise ExperimentError(f"{path}.name", f"{name!r} is used by an earlier phase")
+            raise ExperimentError(f"{path}.name", f"{_q(name)} is used by an earlier phase")
         out.append(name)
     return tuple(out)
 
@@ -586,7 +586,7 @@ def _metrics(v: Any) -> list[dict[str, Any]]:
         )
         name = _str(t, path, "name", required=True)
         if name in seen:
-            raise ExperimentError(f"{path}.name", f"{name!r} is used by an earlier metric")
+            raise ExperimentError(f"{path}.name", f"{_q(name)} is used by an earlier metric")
         seen.add(name)
         m: dict[str, Any] = {"name": name}
         if ("summary" in t) == ("derived" in t):
@@ -600,7 +600,7 @@ def _metrics(v: Any) -> list[dict[str, Any]]:
             if not re.fullmatch(r"[A-Za-z0-9_]+(\.[A-Za-z0-9_]+)*", s):
                 raise ExperimentError(
                     f"{path}.summary",
-                    f"{s!r} is not a dotted path of summary.json (e.g. bottleneck.utilization)",
+                    f"{_q(s)} is not a dotted path of summary.json (e.g. bottleneck.utilization)",
                 )
             m["summary"] = s
             if "args" in t:
@@ -610,7 +610,7 @@ def _metrics(v: Any) -> list[dict[str, Any]]:
             if derived_known is not None and d not in derived_known:
                 raise ExperimentError(
                     f"{path}.derived",
-                    f"{d!r} is not a derived metric; known: {', '.join(derived_known)}",
+                    f"{_q(d)} is not a derived metric; known: {', '.join(derived_known)}",
                 )
             m["derived"] = d
             m["args"] = _table(t.get("args", {}), f"{path}.args")
@@ -619,7 +619,7 @@ def _metrics(v: Any) -> list[dict[str, Any]]:
         if "digits" in t:
             dg = t["digits"]
             if isinstance(dg, bool) or not isinstance(dg, int) or not 0 <= dg <= 12:
-                raise ExperimentError(f"{path}.digits", f"expected 0..12, found {dg!r}")
+                raise ExperimentError(f"{path}.digits", f"expected 0..12, found {_q(dg)}")
             m["digits"] = dg
         m["stat"] = _choice(t, path, "stat", STATS, "mean")
         m["better"] = _choice(t, path, "better", BETTER, "none")
@@ -640,36 +640,38 @@ def _tables(v: Any, dims: list[str], metric_names: list[str]) -> list[dict[str, 
         _only(t, path, ("name", "rows", "columns", "metrics"))
         name = _str(t, path, "name", required=True)
         if name in seen:
-            raise ExperimentError(f"{path}.name", f"{name!r} is used by an earlier table")
+            raise ExperimentError(f"{path}.name", f"{_q(name)} is used by an earlier table")
         seen.add(name)
         used: dict[str, str] = {}
         tab: dict[str, Any] = {"name": name}
         for key in ("rows", "columns"):
             lst = t.get(key, [])
             if not isinstance(lst, list) or not all(isinstance(x, str) for x in lst):
-                raise ExperimentError(f"{path}.{key}", f"expected an array of names, found {lst!r}")
+                raise ExperimentError(
+                    f"{path}.{key}", f"expected an array of names, found {_q(lst)}"
+                )
             for j, dname in enumerate(lst):
                 if dname not in dims:
                     raise ExperimentError(
                         f"{path}.{key}[{j}]",
-                        f"{dname!r} is not a dimension; known: {', '.join(dims)}",
+                        f"{_q(dname)} is not a dimension; known: {', '.join(dims)}",
                     )
                 if dname in used:
                     raise ExperimentError(
-                        f"{path}.{key}[{j}]", f"{dname!r} is already in {path}.{used[dname]}"
+                        f"{path}.{key}[{j}]", f"{_q(dname)} is already in {path}.{used[dname]}"
                     )
                 used[dname] = key
             tab[key] = list(lst)
         ms = t.get("metrics")
         if not isinstance(ms, list) or not ms or not all(isinstance(x, str) for x in ms):
             raise ExperimentError(
-                f"{path}.metrics", f"expected a non-empty array of metric names, found {ms!r}"
+                f"{path}.metrics", f"expected a non-empty array of metric names, found {_q(ms)}"
             )
         for j, mname in enumerate(ms):
             if mname not in metric_names:
                 raise ExperimentError(
                     f"{path}.metrics[{j}]",
-                    f"{mname!r} is not a metric; known: {', '.join(metric_names) or 'none'}",
+                    f"{_q(mname)} is not a metric; known: {', '.join(metric_names) or 'none'}",
                 )
         tab["metrics"] = list(ms)
         out.append(tab)
@@ -695,14 +697,14 @@ def _papers(
         sch = _str(t, path, "scheme", required=True)
         if sch not in scheme_names:
             raise ExperimentError(
-                f"{path}.scheme", f"{sch!r} is not a scheme; known: {', '.join(scheme_names)}"
+                f"{path}.scheme", f"{_q(sch)} is not a scheme; known: {', '.join(scheme_names)}"
             )
         entry["scheme"] = sch
         ph = _str(t, path, "phase", default="all")
         if ph != "all" and ph not in phases:
             raise ExperimentError(
                 f"{path}.phase",
-                f"{ph!r} is not a phase; known: {', '.join(['all', *phases])}",
+                f"{_q(ph)} is not a phase; known: {', '.join(['all', *phases])}",
             )
         entry["phase"] = ph
         fs = _table(t.get("factors", {}), f"{path}.factors")
@@ -711,7 +713,7 @@ def _papers(
             if fname not in by_factor:
                 raise ExperimentError(
                     f"{path}.factors.{fname}",
-                    f"{fname!r} is not a factor; known: {', '.join(by_factor) or 'none'}",
+                    f"{_q(fname)} is not a factor; known: {', '.join(by_factor) or 'none'}",
                 )
             f = by_factor[fname]
             idx = _factor_index(f, fv)
@@ -719,7 +721,7 @@ def _papers(
                 # A value the quick form left out is fine; anything else is an error.
                 raise ExperimentError(
                     f"{path}.factors.{fname}",
-                    f"{fv!r} is not a value of factor {fname!r}; its values: "
+                    f"{_q(fv)} is not a value of factor {_q(fname)}; its values: "
                     f"{', '.join(json.dumps(x) for x in f.raw)}",
                 )
             fout[fname] = f.column_value(idx)
@@ -728,7 +730,7 @@ def _papers(
         if met not in metric_names:
             raise ExperimentError(
                 f"{path}.metric",
-                f"{met!r} is not a metric; known: {', '.join(metric_names) or 'none'}",
+                f"{_q(met)} is not a metric; known: {', '.join(metric_names) or 'none'}",
             )
         entry["metric"] = met
         if ("value" in t) == ("range" in t):
@@ -747,7 +749,7 @@ def _papers(
                 or float(r[0]) > float(r[1])
             ):
                 raise ExperimentError(
-                    f"{path}.range", f"expected [LOW, HIGH] with LOW <= HIGH, found {r!r}"
+                    f"{path}.range", f"expected [LOW, HIGH] with LOW <= HIGH, found {_q(r)}"
                 )
             entry["range"] = [float(r[0]), float(r[1])]
         if "note" in t:
@@ -769,10 +771,10 @@ def _figures(v: Any, metric_names: list[str], factor_names: list[str]) -> list[d
         if not STEM_RE.fullmatch(name):
             raise ExperimentError(
                 f"{path}.name",
-                f"{name!r} is not a file stem: use letters, digits, '.', '_' and '-'",
+                f"{_q(name)} is not a file stem: use letters, digits, '.', '_' and '-'",
             )
         if name in seen:
-            raise ExperimentError(f"{path}.name", f"{name!r} is used by an earlier figure")
+            raise ExperimentError(f"{path}.name", f"{_q(name)} is used by an earlier figure")
         seen.add(name)
         kind = _choice(t, path, "kind", tuple(FIGURE_KINDS), None)
         fig: dict[str, Any] = {"name": name, "title": _str(t, path, "title", default=name)}
@@ -784,14 +786,14 @@ def _figures(v: Any, metric_names: list[str], factor_names: list[str]) -> list[d
                 takers = [n for n, ks in FIGURE_KINDS.items() if k in ks]
                 raise ExperimentError(
                     f"{path}.{k}",
-                    f"not a key of a {kind!r} figure (only of kind {', '.join(takers)}); "
-                    f"a {kind!r} figure takes: {', '.join(FIGURE_KINDS[kind]) or 'nothing more'}",
+                    f"not a key of a {_q(kind)} figure (only of kind {', '.join(takers)}); "
+                    f"a {_q(kind)} figure takes: {', '.join(FIGURE_KINDS[kind]) or 'nothing more'}",
                 )
         if kind == "timeseries":
             series = t.get("series", list(DEFAULT_SERIES))
             if not isinstance(series, list) or not series:
                 raise ExperimentError(
-                    f"{path}.series", f"expected a non-empty array of names, found {series!r}"
+                    f"{path}.series", f"expected a non-empty array of names, found {_q(series)}"
                 )
             for j, s in enumerate(series):
                 if not isinstance(s, str) or not (
@@ -799,7 +801,7 @@ def _figures(v: Any, metric_names: list[str], factor_names: list[str]) -> list[d
                 ):
                     raise ExperimentError(
                         f"{path}.series[{j}]",
-                        f"{s!r} is not a series; allowed: {', '.join(QUEUE_SERIES)} "
+                        f"{_q(s)} is not a series; allowed: {', '.join(QUEUE_SERIES)} "
                         "or param:NAME (an adapted parameter of params.parquet)",
                     )
             fig["series"] = list(series)
@@ -808,7 +810,7 @@ def _figures(v: Any, metric_names: list[str], factor_names: list[str]) -> list[d
             if met not in metric_names:
                 raise ExperimentError(
                     f"{path}.metric",
-                    f"{met!r} is not a metric; known: {', '.join(metric_names) or 'none'}",
+                    f"{_q(met)} is not a metric; known: {', '.join(metric_names) or 'none'}",
                 )
             fig["metric"] = met
             if kind == "metric_vs_factor":
@@ -816,18 +818,18 @@ def _figures(v: Any, metric_names: list[str], factor_names: list[str]) -> list[d
                 if fac not in factor_names:
                     raise ExperimentError(
                         f"{path}.factor",
-                        f"{fac!r} is not a factor; known: {', '.join(factor_names) or 'none'}",
+                        f"{_q(fac)} is not a factor; known: {', '.join(factor_names) or 'none'}",
                     )
                 fig["factor"] = fac
         else:  # cdf
             if "x_max" in t:
                 x = _number(t, path, "x_max", default=0.0)
                 if x <= 0:
-                    raise ExperimentError(f"{path}.x_max", f"expected a number > 0, found {x!r}")
+                    raise ExperimentError(f"{path}.x_max", f"expected a number > 0, found {_q(x)}")
                 fig["x_max"] = x
             tail = t.get("tail", False)
             if not isinstance(tail, bool):
-                raise ExperimentError(f"{path}.tail", f"expected true or false, found {tail!r}")
+                raise ExperimentError(f"{path}.tail", f"expected true or false, found {_q(tail)}")
             fig["tail"] = tail
         out.append(fig)
     return out
@@ -841,7 +843,7 @@ def _only(t: Mapping[str, Any], path: str, allowed: Sequence[str]) -> None:
     for k in t:
         if k not in allowed:
             where = f"{path}.{k}" if path else k
-            raise ExperimentError(where, f"unknown key {k!r}; allowed here: {', '.join(allowed)}")
+            raise ExperimentError(where, f"unknown key {_q(k)}; allowed here: {', '.join(allowed)}")
 
 
 def _table(v: Any, path: str) -> dict[str, Any]:
@@ -891,13 +893,13 @@ def _choice(
     if key not in t:
         if default is None:
             raise ExperimentError(
-                f"{path}.{key}", f"missing (required): one of {', '.join(map(repr, allowed))}"
+                f"{path}.{key}", f"missing (required): one of {', '.join(map(_q, allowed))}"
             )
         return default
     v = t[key]
     if v not in allowed:
         raise ExperimentError(
-            f"{path}.{key}", f"{_show(v)} is not allowed; one of {', '.join(map(repr, allowed))}"
+            f"{path}.{key}", f"{_show(v)} is not allowed; one of {', '.join(map(_q, allowed))}"
         )
     return str(v)
 
@@ -956,6 +958,14 @@ def _check_value(x: Any, path: str) -> None:
         raise ExperimentError(
             path, f"{_show(x)} cannot be a scenario value (TOML dates and times are not allowed)"
         )
+
+
+def _q(v: Any) -> str:
+    """A value as it is quoted in messages (JSON: strings in double quotes)."""
+    try:
+        return json.dumps(v, ensure_ascii=False)
+    except (TypeError, ValueError):
+        return str(v)
 
 
 def _show(v: Any) -> str:
