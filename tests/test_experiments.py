@@ -349,7 +349,8 @@ def test_sweep_api_with_duplicate_points(tmp_path: Path) -> None:
     exp = parse_experiment(doc, DATA / "x.toml")
     points = resolve_points(exp)
     assert points[0].id == points[1].id
-    outcome = sweep(exp, points, tmp_path / "o", jobs=1, live=False, stream=open(os.devnull, "w"))
+    with open(os.devnull, "w") as quiet:
+        outcome = sweep(exp, points, tmp_path / "o", jobs=1, live=False, stream=quiet)
     assert not outcome.failures and outcome.total == 1
     info = json.loads((tmp_path / "o" / "points" / points[0].id / "point.json").read_text())
     assert info["also"] == [{"scheme": "B", "factors": {}, "seed": 1}]
@@ -416,8 +417,10 @@ def test_dask_cluster_with_a_killed_worker_gives_the_local_table(tmp_path: Path)
         args = ["--no-report", "--set", "duration=120s"]
         out = tmp_path / "dask"
         sweep_proc = subprocess.Popen(
-            [sys.executable, "-m", "aqmlab", "sweep", str(SWEEP), "--out", str(out)]
-            + ["--scheduler", address, *args],
+            [
+                *(sys.executable, "-m", "aqmlab", "sweep", str(SWEEP), "--out", str(out)),
+                *("--scheduler", address, *args),
+            ],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
