@@ -320,6 +320,13 @@ def _sweep_one(
         )
     except SweepError as e:
         raise _user_error(str(e)) from None
+    except KeyboardInterrupt:
+        print(
+            f"{exp.name}: interrupted; the complete points are kept in {out}: "
+            "add --resume to the same command to run the rest",
+            file=sys.stderr,
+        )
+        raise
     ok = outcome.total - len(outcome.failures)
     extra = f", {outcome.skipped} already complete" if outcome.skipped else ""
     print(

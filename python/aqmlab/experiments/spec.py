@@ -84,7 +84,9 @@ FIGURE_KINDS: dict[str, tuple[str, ...]] = {
     "phase_bars": ("metric",),
     "cdf": ("x_max", "tail"),
 }
-FIGURE_COMMON = ("name", "title", "kind", "paper_ref")
+#: Keys every figure takes: ``factors`` fixes factor values (the points drawn),
+#: ``phase`` the phase of a metric figure (default "all").
+FIGURE_COMMON = ("name", "title", "kind", "paper_ref", "factors", "phase")
 #: The default series of a timeseries figure.
 DEFAULT_SERIES = ("queue_pkts",)
 #: Columns of queue.parquet a timeseries figure may draw (besides ``param:NAME``).
@@ -282,10 +284,10 @@ def parse_experiment(
 
     metrics = _metrics(doc.get("metric"))
     metric_names = [m["name"] for m in metrics]
-    dims = ["scheme", "phase", "metric", *[f.name for f in factors]]
+    dims = ["scheme", "phase", *[f.name for f in factors]]
     tables = _tables(doc.get("table"), dims, metric_names)
     papers = _papers(doc.get("paper"), schemes, all_factors, phases, metric_names)
-    figures = _figures(doc.get("figure"), metric_names, [f.name for f in factors])
+    figures = _figures(doc.get("figure"), metric_names, all_factors, phases)
 
     norm: dict[str, Any] = {
         "experiment": {
@@ -472,7 +474,8 @@ def _factor_doc(f: Factor) -> dict[str, Any]:
     else:
         d["keys"] = list(f.keys)
     d["values"] = list(f.raw)
-    d["labels"] = list(f.labels)
+    if f.given_labels:
+        d["labels"] = list(f.labels)
     return d
 
 
@@ -688,7 +691,6 @@ def _papers(
     if v is None:
         return []
     scheme_names = [s.name for s in schemes]
-    by_factor = {f.name: f for f in factors}
     out: list[dict[str, Any]] = []
     for i, t in enumerate(_array_of_tables(v, "paper")):
         path = f"paper[{i}]"
@@ -707,25 +709,7 @@ def _papers(
                 f"{_q(ph)} is not a phase; known: {', '.join(['all', *phases])}",
             )
         entry["phase"] = ph
-        fs = _table(t.get("factors", {}), f"{path}.factors")
-        fout: dict[str, Any] = {}
-        for fname, fv in fs.items():
-            if fname not in by_factor:
-                raise ExperimentError(
-                    f"{path}.factors.{fname}",
-                    f"{_q(fname)} is not a factor; known: {', '.join(by_factor) or 'none'}",
-                )
-            f = by_factor[fname]
-            idx = _factor_index(f, fv)
-            if idx is None:
-                # A value the quick form left out is fine; anything else is an error.
-                raise ExperimentError(
-                    f"{path}.factors.{fname}",
-                    f"{_q(fv)} is not a value of factor {_q(fname)}; its values: "
-                    f"{', '.join(json.dumps(x) for x in f.raw)}",
-                )
-            fout[fname] = f.column_value(idx)
-        entry["factors"] = fout
+        entry["factors"] = _factor_values(t.get("factors", {}), f"{path}.factors", factors)
         met = _str(t, path, "metric", required=True)
         if met not in metric_names:
             raise ExperimentError(
@@ -758,9 +742,36 @@ def _papers(
     return out
 
 
-def _figures(v: Any, metric_names: list[str], factor_names: list[str]) -> list[dict[str, Any]]:
+def _factor_values(v: Any, path: str, factors: tuple[Factor, ...]) -> dict[str, Any]:
+    """``{ factor = value }`` (a value or a label of each factor named), as
+    the values summary.parquet's columns hold."""
+    fs = _table(v, path)
+    by_factor = {f.name: f for f in factors}
+    out: dict[str, Any] = {}
+    for fname, fv in fs.items():
+        if fname not in by_factor:
+            raise ExperimentError(
+                f"{path}.{fname}",
+                f"{_q(fname)} is not a factor; known: {', '.join(by_factor) or 'none'}",
+            )
+        f = by_factor[fname]
+        idx = _factor_index(f, fv)
+        if idx is None:
+            raise ExperimentError(
+                f"{path}.{fname}",
+                f"{_q(fv)} is not a value of factor {_q(fname)}; its values: "
+                f"{', '.join(json.dumps(x) for x in f.raw)}",
+            )
+        out[fname] = f.column_value(idx)
+    return out
+
+
+def _figures(
+    v: Any, metric_names: list[str], factors: tuple[Factor, ...], phases: tuple[str, ...]
+) -> list[dict[str, Any]]:
     if v is None:
         return []
+    factor_names = [f.name for f in factors]
     out: list[dict[str, Any]] = []
     seen: set[str] = set()
     all_kind_keys = sorted({k for ks in FIGURE_KINDS.values() for k in ks})
@@ -781,6 +792,16 @@ def _figures(v: Any, metric_names: list[str], factor_names: list[str]) -> list[d
         fig["kind"] = kind
         if "paper_ref" in t:
             fig["paper_ref"] = _str(t, path, "paper_ref", default="")
+        if "factors" in t:
+            fig["factors"] = _factor_values(t["factors"], f"{path}.factors", factors)
+        if "phase" in t:
+            ph = _str(t, path, "phase", default="all")
+            if ph != "all" and ph not in phases:
+                raise ExperimentError(
+                    f"{path}.phase",
+                    f"{_q(ph)} is not a phase; known: {', '.join(['all', *phases])}",
+                )
+            fig["phase"] = ph
         for k in all_kind_keys:
             if k in t and k not in FIGURE_KINDS[kind]:
                 takers = [n for n, ks in FIGURE_KINDS.items() if k in ks]
