@@ -232,7 +232,7 @@ def _dry_run(
     file: str, exp: Any, points: Sequence[Any], out: Path, args: argparse.Namespace
 ) -> int:
     from aqmlab.experiments import store
-    from aqmlab.experiments.points import EVENTS_PER_PACKET, distinct
+    from aqmlab.experiments.points import EVENTS_PER_PACKET, EVENTS_PER_PACKET_WEB, distinct
     from aqmlab.experiments.progress import format_duration
     from aqmlab.experiments.runner import default_jobs, engine_speed, estimate_wall
 
@@ -292,7 +292,8 @@ def _dry_run(
         )
         print(f"estimate: {sim:g} simulated seconds, about {events:.2e} events: {where}")
         print(
-            f"  (events = {EVENTS_PER_PACKET:g} per packet the bottleneck can carry x simulated "
+            f"  (events = {EVENTS_PER_PACKET:g} per packet the bottleneck can carry, twice that "
+            f"with reverse-path flows, {EVENTS_PER_PACKET_WEB:g} with web traffic, x simulated "
             f"seconds; engine speed {eps:.3g} events/s measured just now on a built-in 60 s run; "
             f"{overhead:.2f} s per point to store its folder; expect the real time within a "
             "factor of about two)"

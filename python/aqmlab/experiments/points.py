@@ -29,6 +29,7 @@ from aqmlab.experiments.spec import Experiment, ExperimentError, canonical_json
 
 __all__ = [
     "EVENTS_PER_PACKET",
+    "EVENTS_PER_PACKET_WEB",
     "Point",
     "estimate_events",
     "point_id",
@@ -37,10 +38,13 @@ __all__ = [
 ]
 
 #: Engine events per packet the bottleneck(s) can carry, measured on the
-#: engine (`scenarios/canonical.toml`: 23,200 events per simulated second at
-#: 2,500 packets/s of capacity, 96 % utilised, about 9.3; `scenarios/web.toml`
-#: about 6.6). Used with the capacity to estimate a point's events.
-EVENTS_PER_PACKET = 10.0
+#: engine: forward bulk flows only, about 5 (4.2-5.5 over the seeds' presets,
+#: 0.9-0.97 utilised); with reverse-path flows twice that (their data and
+#: the forward flows' ACKs cross the bottleneck too: 9.3 for
+#: `scenarios/canonical.toml`, 10 for the thesis' chapter 5 setup); web
+#: traffic about 6.5 (`scenarios/web.toml` and the 000/001 presets).
+EVENTS_PER_PACKET = 5.0
+EVENTS_PER_PACKET_WEB = 6.5
 
 
 @dataclass
@@ -201,12 +205,23 @@ def _bps(r: Any) -> float:
     return 0.0
 
 
+def events_per_packet(sc: Mapping[str, Any]) -> float:
+    """The engine's events per packet of bottleneck capacity for ``sc``'s
+    traffic (see :data:`EVENTS_PER_PACKET`)."""
+    groups = [g for g in sc.get("traffic", []) or [] if isinstance(g, Mapping)]
+    web = any(g.get("kind") == "web" for g in groups)
+    base = EVENTS_PER_PACKET_WEB if web else EVENTS_PER_PACKET
+    reverse = any(g.get("direction") == "reverse" for g in groups)
+    return base * (2.0 if reverse else 1.0)
+
+
 def estimate_events(sc: Mapping[str, Any]) -> float:
     """Engine events a run of the resolved scenario ``sc`` takes, estimated:
-    :data:`EVENTS_PER_PACKET` x the packets per second the bottleneck links
+    :func:`events_per_packet` x the packets per second the bottleneck links
     can carry (time-weighted over scheduled rate changes of a dumbbell's
-    bottleneck) x the simulated seconds. Within a factor of about two for
-    congested scenarios; an upper bound for lightly loaded ones."""
+    bottleneck) x the simulated seconds. Within about 30 % for congested
+    scenarios; high for lightly loaded ones."""
+    k = events_per_packet(sc)
     duration = seconds(sc.get("duration", "0s"))
     topo = sc.get("topology", {})
     size = float(sc.get("tcp", {}).get("packet_size", 1000) or 1000)
@@ -216,10 +231,10 @@ def estimate_events(sc: Mapping[str, Any]) -> float:
         rate = sum(_bps(x.get("rate")) for x in links if x.get("monitor")) or max(
             (_bps(x.get("rate")) for x in links), default=0.0
         )
-        return EVENTS_PER_PACKET * rate / (8 * size) * duration
+        return k * rate / (8 * size) * duration
     rate = _bps(topo.get("bottleneck_rate"))
     if kind == "parking-lot":
-        return EVENTS_PER_PACKET * rate * int(topo.get("links", 1)) / (8 * size) * duration
+        return k * rate * int(topo.get("links", 1)) / (8 * size) * duration
     # A dumbbell: follow the bottleneck's scheduled rate changes.
     changes: list[tuple[float, float]] = []
     for s in sc.get("schedule", []) or []:
@@ -236,7 +251,7 @@ def estimate_events(sc: Mapping[str, Any]) -> float:
         total += r * (at - t)
         t, r = at, new
     total += r * max(duration - t, 0.0)
-    return EVENTS_PER_PACKET * total / (8 * size)
+    return k * total / (8 * size)
 
 
 def distinct(points: Sequence[Point]) -> dict[str, list[Point]]:
