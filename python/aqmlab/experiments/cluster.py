@@ -60,10 +60,12 @@ def run_task(task: Mapping[str, Any]) -> dict[str, Any]:
     from aqmlab.api import TABLES
     from aqmlab.experiments.execute import PointFailure, execute
 
+    t0 = time.monotonic()
     try:
         r = execute(task["scenario"], task.get("timeout"))
     except PointFailure as e:
         return {"ok": False, "error": str(e), "worker": socket.gethostname()}
+    tables = {name: _ipc(getattr(r, name)) for name in TABLES}
     return {
         "ok": True,
         "scenario": r.scenario,
@@ -72,8 +74,9 @@ def run_task(task: Mapping[str, Any]) -> dict[str, Any]:
         "engine_version": r.engine_version,
         "aqmlab_version": r.aqmlab_version,
         "created_at": r.created_at,
-        "tables": {name: _ipc(getattr(r, name)) for name in TABLES},
+        "tables": tables,
         "worker": socket.gethostname(),
+        "busy_s": time.monotonic() - t0,
     }
 
 
@@ -199,12 +202,14 @@ def run_dask(
                 if not data.get("ok"):
                     listener.failed(t.id, str(data.get("error")))
                     continue
+                t1 = time.monotonic()
                 try:
                     write_point(out, t.info, result_from_data(data), command)
                 except OSError as e:
                     listener.failed(t.id, f"cannot write the point's folder: {e}")
                     continue
-                listener.done(t.id, float(data["summary"].get("wall_time_s", 0.0)))
+                busy = float(data.get("busy_s", 0.0)) + time.monotonic() - t1
+                listener.done(t.id, float(data["summary"].get("wall_time_s", 0.0)), busy)
             listener.tick()
     except BaseException:
         for f in futures:

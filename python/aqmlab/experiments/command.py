@@ -336,6 +336,20 @@ def _sweep_one(
     )
     if outcome.removed_stale:
         print(f"  removed {outcome.removed_stale} point(s) of an earlier version of the experiment")
+    if outcome.engine_s > 0:
+        per_point = (outcome.busy_s - outcome.engine_s) / outcome.engine_s
+        line = (
+            f"  time:    engine {outcome.engine_s:.1f} s in all; per point beyond the engine "
+            f"(results to tables, folder written) {100 * per_point:.1f} %"
+        )
+        if outcome.workers:
+            capacity = outcome.run_s * outcome.workers
+            whole = (capacity - outcome.engine_s) / outcome.engine_s
+            line += (
+                f"; {format_duration(outcome.run_s)} on {outcome.workers} worker(s): "
+                f"{100 * whole:.1f} % beyond the engine (with start-up and idle workers)"
+            )
+        print(line)
     print(f"  results: {outcome.out}")
     print(f"  table:   {outcome.summary_path}")
     status = 0

@@ -49,7 +49,10 @@ class Listener(Protocol):
 
     def started(self, task: Task) -> None: ...
     def progress(self, pid: str, sim_s: float) -> None: ...
-    def done(self, pid: str, wall_s: float) -> None: ...
+    def done(self, pid: str, wall_s: float, busy_s: float) -> None:
+        """Point ``pid`` is complete: the engine took ``wall_s``, the whole
+        point (engine, conversion, writing its folder) ``busy_s``."""
+
     def failed(self, pid: str, error: str) -> None: ...
     def requeued(self, pid: str) -> None: ...
     def tick(self) -> None: ...
@@ -97,10 +100,12 @@ def _worker_main(conn: Connection, out: str, parent: int, timeout: float | None)
                     conn.send(("progress", pid, sim_s))
             return True
 
+        t0 = time.monotonic()
         try:
             result = execute(msg["scenario"], timeout, on_progress)
             write_point(outdir, msg["info"], result, msg.get("command"))
-            reply: tuple[Any, ...] = ("done", pid, float(result.wall_time_s))
+            busy = time.monotonic() - t0
+            reply: tuple[Any, ...] = ("done", pid, (float(result.wall_time_s), busy))
         except PointFailure as e:
             reply = ("failed", pid, str(e))
         except KeyboardInterrupt:
@@ -244,7 +249,7 @@ def _drain(w: _Worker, listener: Listener) -> None:
             listener.progress(pid, float(value))
         elif kind == "done":
             w.task = None
-            listener.done(pid, float(value))
+            listener.done(pid, float(value[0]), float(value[1]))
         elif kind == "failed":
             w.task = None
             listener.failed(pid, str(value))

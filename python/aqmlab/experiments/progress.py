@@ -109,7 +109,7 @@ class SweepProgress:
         if st.status == "waiting":
             st.status, st.started = "running", time.monotonic()
 
-    def done(self, pid: str, wall_s: float) -> None:
+    def done(self, pid: str, wall_s: float, busy_s: float = 0.0) -> None:
         st = self.states[pid]
         if st.status in ("done", "failed"):
             return

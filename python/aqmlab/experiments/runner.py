@@ -50,6 +50,14 @@ class SweepOutcome:
     wall_s: float = 0.0
     removed_stale: int = 0
     summary_path: Path | None = None
+    #: Sum of the engine's wall time of the points run now (their wall_time_s).
+    engine_s: float = 0.0
+    #: Sum of the points' whole time in their workers (engine, conversion, writing).
+    busy_s: float = 0.0
+    #: Workers used (local processes; 0 when unknown, on a cluster).
+    workers: int = 0
+    #: Wall seconds from the first point handed out to the last one back.
+    run_s: float = 0.0
 
 
 def default_jobs() -> int:
@@ -174,6 +182,8 @@ class _Book:
     def __init__(self, out: Path, infos: dict[str, dict[str, Any]], show: SweepProgress) -> None:
         self.out, self.infos, self.show = out, infos, show
         self.failures: dict[str, str] = {}
+        self.engine_s = 0.0
+        self.busy_s = 0.0
 
     def started(self, task: Task) -> None:
         self.show.started(task)
@@ -184,10 +194,12 @@ class _Book:
     def requeued(self, pid: str) -> None:
         self.show.requeued(pid)
 
-    def done(self, pid: str, wall_s: float) -> None:
+    def done(self, pid: str, wall_s: float, busy_s: float) -> None:
         store.clear_failed(self.out, pid)
         self.failures.pop(pid, None)
-        self.show.done(pid, wall_s)
+        self.engine_s += wall_s
+        self.busy_s += max(busy_s, wall_s)
+        self.show.done(pid, wall_s, busy_s)
 
     def failed(self, pid: str, error: str) -> None:
         store.write_failed(self.out, self.infos[pid], error)
@@ -261,6 +273,7 @@ def sweep(
         store.write_failed(out, infos[pid], err)
         book.failures[pid] = err
     show.start()
+    t_run = time.monotonic()
     try:
         if scheduler:
             from aqmlab.experiments.cluster import ClusterError, run_dask
@@ -275,6 +288,7 @@ def sweep(
             run_local(todo, out, n_jobs, timeout, book, command)
     finally:
         show.stop()
+    run_s = time.monotonic() - t_run
     table = store.build_summary(out, points, [f.name for f in exp.factors])
     path = store.write_summary(out, table)
     return SweepOutcome(
@@ -286,4 +300,8 @@ def sweep(
         wall_s=time.monotonic() - t0,
         removed_stale=removed,
         summary_path=path,
+        engine_s=book.engine_s,
+        busy_s=book.busy_s,
+        workers=0 if scheduler else min(n_jobs, len(todo)),
+        run_s=run_s,
     )
