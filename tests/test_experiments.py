@@ -110,6 +110,21 @@ def error_of(doc: dict[str, Any], **kw: Any) -> ExperimentError:
             "one of",
         ),
         (
+            lambda d: d.update(
+                figure=[{"name": "f", "kind": "timeseries", "factors": {"flows": 30}}],
+            ),
+            "figure[0].factors.flows",
+            'not a value of factor "flows"',
+        ),
+        (
+            lambda d: (
+                d.update(figure=[{"name": "f", "kind": "phase_bars", "metric": "loss"}])
+                or d["figure"][0].update(phase="late")
+            ),
+            "figure[0].phase",
+            '"late" is not a phase; known: all',
+        ),
+        (
             lambda d: d["metric"][0].update(stat="median"),
             "metric[0].stat",
             '"mean", "range"',
@@ -339,6 +354,23 @@ def test_kill_and_resume_gives_the_same_table(tmp_path: Path) -> None:
     assert set(after) - red == set(after) - set(before)  # the RED hi points are new
     t = pq.read_table(whole / "summary.parquet")
     assert set(t.column("scheme").to_pylist()) == {"RED", "RED hi"}
+
+
+def test_a_folder_of_another_experiment_is_not_touched(tmp_path: Path) -> None:
+    out = tmp_path / "o"
+    out.mkdir()
+    (out / "experiment.json").write_text(json.dumps({"experiment": {"name": "other"}}))
+    (out / "points").mkdir()
+    for extra in ([], ["--resume"]):
+        p = aqmlab_cli("sweep", SWEEP, "--out", out, "--quick", *extra)
+        assert_clean_error(p)
+        assert "holds the sweep of experiment 'other'" in p.stderr
+    assert (out / "points").is_dir()
+    (tmp_path / "plain").mkdir()
+    (tmp_path / "plain" / "notes.txt").write_text("mine")
+    p = aqmlab_cli("sweep", SWEEP, "--out", tmp_path / "plain", "--quick")
+    assert_clean_error(p)
+    assert "not an aqmlab sweep folder" in p.stderr
 
 
 def test_sweep_api_with_duplicate_points(tmp_path: Path) -> None:

@@ -215,9 +215,15 @@ def _run_files(files: list[str], args: argparse.Namespace) -> int:
         loaded.append((f, exp, points))
     several = len(loaded) > 1
     if args.dry_run:
-        return max(
-            _dry_run(f, exp, pts, _out_dir(exp, args, several), args) for f, exp, pts in loaded
-        )
+        status = 0
+        todo: list[Any] = []
+        for f, exp, pts in loaded:
+            s, t = _dry_run(f, exp, pts, _out_dir(exp, args, several), args, not several)
+            status = max(status, s)
+            todo += t
+        if several and todo:
+            _print_estimate(f"all {len(loaded)} experiments", todo, args)
+        return status
     status = 0
     for f, exp, points in loaded:
         status = max(status, _sweep_one(f, exp, points, _out_dir(exp, args, several), args))
@@ -229,12 +235,16 @@ def _fmt_value(v: Any) -> str:
 
 
 def _dry_run(
-    file: str, exp: Any, points: Sequence[Any], out: Path, args: argparse.Namespace
-) -> int:
+    file: str,
+    exp: Any,
+    points: Sequence[Any],
+    out: Path,
+    args: argparse.Namespace,
+    explain: bool = True,
+) -> tuple[int, list[Any]]:
+    """Print the points of one experiment; return (status, points to run)."""
     from aqmlab.experiments import store
-    from aqmlab.experiments.points import EVENTS_PER_PACKET, EVENTS_PER_PACKET_WEB, distinct
-    from aqmlab.experiments.progress import format_duration
-    from aqmlab.experiments.runner import default_jobs, engine_speed, estimate_wall
+    from aqmlab.experiments.points import distinct
 
     groups = distinct(points)
     fnames = [f.name for f in exp.factors]
@@ -279,26 +289,38 @@ def _dry_run(
         f", {len(to_run)} to run, {bad} that do not resolve"
     )
     if to_run:
-        jobs = args.jobs or default_jobs()
-        eps, overhead = engine_speed()
-        wall, cpu = estimate_wall(to_run, jobs)
-        sim = sum(p.duration_s for p in to_run)
-        events = sum(p.est_events for p in to_run)
-        where = (
-            f"{format_duration(cpu)} of worker time on the cluster at {args.scheduler}"
-            if args.scheduler
-            else f"about {format_duration(wall)} on {jobs} local worker(s) "
-            f"({format_duration(cpu)} of CPU)"
-        )
-        print(f"estimate: {sim:g} simulated seconds, about {events:.2e} events: {where}")
-        print(
-            f"  (events = {EVENTS_PER_PACKET:g} per packet the bottleneck can carry, twice that "
-            f"with reverse-path flows, {EVENTS_PER_PACKET_WEB:g} with web traffic, x simulated "
-            f"seconds; engine speed {eps:.3g} events/s measured just now on a built-in 60 s run; "
-            f"{overhead:.2f} s per point to store its folder; expect the real time within a "
-            "factor of about two)"
-        )
-    return 1 if bad else 0
+        _print_estimate("estimate", to_run, args, explain)
+    return (1 if bad else 0), to_run
+
+
+def _print_estimate(
+    what: str, to_run: Sequence[Any], args: argparse.Namespace, explain: bool = True
+) -> None:
+    from aqmlab.experiments.points import EVENTS_PER_PACKET, EVENTS_PER_PACKET_WEB
+    from aqmlab.experiments.progress import format_duration
+    from aqmlab.experiments.runner import default_jobs, engine_speed, estimate_wall
+
+    jobs = args.jobs or default_jobs()
+    eps, overhead = engine_speed()
+    wall, cpu = estimate_wall(to_run, jobs)
+    sim = sum(p.duration_s for p in to_run)
+    events = sum(p.est_events for p in to_run)
+    where = (
+        f"{format_duration(cpu)} of worker time on the cluster at {args.scheduler}"
+        if args.scheduler
+        else f"about {format_duration(wall)} on {jobs} local worker(s) "
+        f"({format_duration(cpu)} of CPU)"
+    )
+    print(f"{what}: {sim:g} simulated seconds, about {events:.2e} events: {where}")
+    if not explain:
+        return
+    print(
+        f"  (events = {EVENTS_PER_PACKET:g} per packet the bottleneck can carry, twice that "
+        f"with reverse-path flows, {EVENTS_PER_PACKET_WEB:g} with web traffic, x simulated "
+        f"seconds; engine speed {eps:.3g} events/s measured just now on a built-in 60 s run; "
+        f"{overhead:.2f} s per point to store its folder; expect the real time within a "
+        "factor of about two)"
+    )
 
 
 def _sweep_one(

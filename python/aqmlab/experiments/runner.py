@@ -122,10 +122,10 @@ def estimate_wall(points: Sequence[Point], jobs: int) -> tuple[float, float]:
     return max(loads), sum(costs)
 
 
-def prepare_dir(out: Path, resume: bool) -> str:
+def prepare_dir(out: Path, resume: bool, name: str | None = None) -> str:
     """Make ``out`` ready; return what was done ("new", "replaced",
     "resumed"). Raises :class:`SweepError` for a folder that is not a
-    sweep's."""
+    sweep's, or (with ``name``) that holds another experiment."""
     if out.exists() and not out.is_dir():
         raise SweepError(f"{out}: exists and is not a directory")
     if out.is_dir() and any(out.iterdir()) and not store.is_sweep_dir(out):
@@ -134,6 +134,12 @@ def prepare_dir(out: Path, resume: bool) -> str:
             "refusing to write into it"
         )
     if store.is_sweep_dir(out):
+        other = _experiment_name(out)
+        if name is not None and other is not None and other != name:
+            raise SweepError(
+                f"{out}: holds the sweep of experiment {other!r}, not {name!r}; "
+                "choose another --out (or remove it)"
+            )
         if resume:
             store.clean_partial(out)
             return "resumed"
@@ -141,6 +147,17 @@ def prepare_dir(out: Path, resume: bool) -> str:
         return "replaced"
     out.mkdir(parents=True, exist_ok=True)
     return "new"
+
+
+def _experiment_name(out: Path) -> str | None:
+    import json
+
+    try:
+        doc = json.loads((out / store.EXPERIMENT_JSON).read_text(encoding="utf-8"))
+        name = doc["experiment"]["name"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    return name if isinstance(name, str) else None
 
 
 def experiment_json(
@@ -225,7 +242,7 @@ def sweep(
 ) -> SweepOutcome:
     """Run ``points`` of ``exp`` into ``out`` and write summary.parquet."""
     t0 = time.monotonic()
-    prepare_dir(out, resume)
+    prepare_dir(out, resume, exp.name)
     store.write_json_atomic(out / store.EXPERIMENT_JSON, experiment_json(exp, points, command))
     groups = distinct(points)
     infos = {pid: point_info(g) for pid, g in groups.items()}
