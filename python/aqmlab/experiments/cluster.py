@@ -152,18 +152,19 @@ def connect(address: str) -> Any:
 def run_dask(
     tasks: Sequence[Task],
     out: Path,
-    address: str,
+    client: Any,
     timeout: float | None,
     listener: Listener,
     command: list[str] | None = None,
 ) -> None:
-    """Run ``tasks`` on the Dask cluster at ``address``; the client writes
-    each point's folder as its result arrives."""
-    if not tasks:
-        return
+    """Run ``tasks`` on the Dask cluster of ``client`` (from :func:`connect`;
+    closed at the end); the client writes each point's folder as its result
+    arrives."""
     from aqmlab.experiments.store import write_point
 
-    client = connect(address)
+    if not tasks:
+        client.close()
+        return
     by_key: dict[str, Task] = {}
     futures = []
     try:

@@ -242,7 +242,21 @@ def sweep(
 ) -> SweepOutcome:
     """Run ``points`` of ``exp`` into ``out`` and write summary.parquet."""
     t0 = time.monotonic()
-    prepare_dir(out, resume, exp.name)
+    client = None
+    if scheduler:
+        # Connect first: a cluster that cannot be used leaves DIR as it was.
+        from aqmlab.experiments.cluster import ClusterError, connect
+
+        try:
+            client = connect(scheduler)
+        except ClusterError as e:
+            raise SweepError(str(e)) from None
+    try:
+        prepare_dir(out, resume, exp.name)
+    except BaseException:
+        if client is not None:
+            client.close()
+        raise
     store.write_json_atomic(out / store.EXPERIMENT_JSON, experiment_json(exp, points, command))
     groups = distinct(points)
     infos = {pid: point_info(g) for pid, g in groups.items()}
@@ -292,13 +306,10 @@ def sweep(
     show.start()
     t_run = time.monotonic()
     try:
-        if scheduler:
-            from aqmlab.experiments.cluster import ClusterError, run_dask
+        if client is not None:
+            from aqmlab.experiments.cluster import run_dask
 
-            try:
-                run_dask(todo, out, scheduler, timeout, book, command)
-            except ClusterError as e:
-                raise SweepError(str(e)) from None
+            run_dask(todo, out, client, timeout, book, command)
         else:
             from aqmlab.experiments.pool import run_local
 
