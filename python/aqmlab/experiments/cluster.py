@@ -151,7 +151,6 @@ def connect(address: str) -> Any:
 
 def run_dask(
     tasks: Sequence[Task],
-    out: Path,
     client: Any,
     timeout: float | None,
     listener: Listener,
@@ -168,8 +167,8 @@ def run_dask(
     by_key: dict[str, Task] = {}
     futures = []
     try:
-        for t in sorted(tasks, key=lambda t: -t.est_events):
-            key = f"aqmlab-point-{t.id}"
+        for i, t in enumerate(sorted(tasks, key=lambda t: -t.est_events)):
+            key = f"aqmlab-point-{t.id}-{i}"
             by_key[key] = t
             payload = {"id": t.id, "scenario": t.scenario, "timeout": timeout}
             futures.append(
@@ -190,27 +189,27 @@ def run_dask(
                 continue
             for fut in batch:
                 t = by_key[fut.key]
-                if t.id not in running:
+                if t.key not in running:
                     listener.started(t)
-                running.pop(t.id, None)
+                running.pop(t.key, None)
                 try:
                     data = fut.result()
                 except Exception as e:
-                    listener.failed(t.id, f"{type(e).__name__}: {' '.join(str(e).split())}")
+                    listener.failed(t.key, f"{type(e).__name__}: {' '.join(str(e).split())}")
                     fut.release()
                     continue
                 fut.release()
                 if not data.get("ok"):
-                    listener.failed(t.id, str(data.get("error")))
+                    listener.failed(t.key, str(data.get("error")))
                     continue
                 t1 = time.monotonic()
                 try:
-                    write_point(out, t.info, result_from_data(data), command)
+                    write_point(Path(t.out), t.info, result_from_data(data), command)
                 except OSError as e:
-                    listener.failed(t.id, f"cannot write the point's folder: {e}")
+                    listener.failed(t.key, f"cannot write the point's folder: {e}")
                     continue
                 busy = float(data.get("busy_s", 0.0)) + time.monotonic() - t1
-                listener.done(t.id, float(data["summary"].get("wall_time_s", 0.0)), busy)
+                listener.done(t.key, float(data["summary"].get("wall_time_s", 0.0)), busy)
             listener.tick()
     except BaseException:
         for f in futures:
@@ -236,9 +235,9 @@ def _poll_running(
         for k in list(keys)[: int(nthreads.get(w, 1))]:
             t = by_key.get(str(k))
             if t is not None:
-                now_running.add(t.id)
-                if t.id not in running:
-                    running[t.id] = time.monotonic()
+                now_running.add(t.key)
+                if t.key not in running:
+                    running[t.key] = time.monotonic()
                     listener.started(t)
     for pid in [p for p in running if p not in now_running]:
         running.pop(pid)

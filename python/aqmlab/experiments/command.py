@@ -224,9 +224,80 @@ def _run_files(files: list[str], args: argparse.Namespace) -> int:
         if several and todo:
             _print_estimate(f"all {len(loaded)} experiments", todo, args)
         return status
+    return _sweep_all(loaded, args, several)
+
+
+def _sweep_all(loaded: list[Any], args: argparse.Namespace, several: bool) -> int:
+    from aqmlab.experiments.progress import format_duration
+    from aqmlab.experiments.runner import SweepError, sweep_many
+
+    command = ["aqmlab", *args.argv]
+    items = [(exp, points, _out_dir(exp, args, several)) for _, exp, points in loaded]
+    try:
+        outcomes = sweep_many(
+            items,
+            jobs=args.jobs,
+            scheduler=args.scheduler,
+            resume=args.resume,
+            timeout=args.timeout,
+            command=command,
+        )
+    except SweepError as e:
+        raise _user_error(str(e)) from None
+    except KeyboardInterrupt:
+        where = ", ".join(str(out) for _, _, out in items)
+        print(
+            f"interrupted; the complete points are kept in {where}: "
+            "add --resume to the same command to run the rest",
+            file=sys.stderr,
+        )
+        raise
     status = 0
-    for f, exp, points in loaded:
-        status = max(status, _sweep_one(f, exp, points, _out_dir(exp, args, several), args))
+    for (exp, points, _), outcome in zip(items, outcomes, strict=True):
+        ok = outcome.total - len(outcome.failures)
+        extra = f", {outcome.skipped} already complete" if outcome.skipped else ""
+        print(
+            f"{exp.name}: {outcome.total} point(s), {ok} ok, {len(outcome.failures)} failed "
+            f"({outcome.ran} run{extra})"
+        )
+        if outcome.removed_stale:
+            print(
+                f"  removed {outcome.removed_stale} point(s) of an earlier version of the "
+                "experiment"
+            )
+        if outcome.engine_s > 0:
+            per_point = (outcome.busy_s - outcome.engine_s) / outcome.engine_s
+            print(
+                f"  time:    engine {outcome.engine_s:.1f} s; per point beyond the engine "
+                f"(results to tables, folder written) {100 * per_point:.1f} %"
+            )
+        print(f"  results: {outcome.out}")
+        print(f"  table:   {outcome.summary_path}")
+        if not args.no_report:
+            status = max(status, _report(outcome.out))
+        if outcome.failures:
+            labels = {p.id: p.label for p in points}
+            n = len(outcome.failures)
+            print(f"error: {n} point(s) of {exp.name} failed:", file=sys.stderr)
+            for pid, err in outcome.failures.items():
+                print(f"  {pid} ({labels.get(pid, '?')}): {err}", file=sys.stderr)
+            print(
+                f"  (records in {outcome.out / 'failed'}; run again with --resume to retry them)",
+                file=sys.stderr,
+            )
+            status = EXIT_FAILED_POINTS
+    if outcomes:
+        first = outcomes[0]
+        engine = sum(o.engine_s for o in outcomes)
+        line = f"sweep: {format_duration(first.wall_s)} in all"
+        if engine > 0 and first.workers:
+            whole = (first.run_s * first.workers - engine) / engine
+            line += (
+                f"; points ran for {format_duration(first.run_s)} on {first.workers} worker(s) "
+                f"for {engine:.1f} s of engine time: {100 * whole:.1f} % beyond the engine "
+                "(start-up, results, writing, idle workers)"
+            )
+        print(line)
     return status
 
 
@@ -321,73 +392,6 @@ def _print_estimate(
         f"{overhead:.2f} s per point to store its folder; expect the real time within a "
         "factor of about two)"
     )
-
-
-def _sweep_one(
-    file: str, exp: Any, points: Sequence[Any], out: Path, args: argparse.Namespace
-) -> int:
-    from aqmlab.experiments.progress import format_duration
-    from aqmlab.experiments.runner import SweepError, sweep
-
-    command = ["aqmlab", *args.argv]
-    try:
-        outcome = sweep(
-            exp,
-            points,
-            out,
-            jobs=args.jobs,
-            scheduler=args.scheduler,
-            resume=args.resume,
-            timeout=args.timeout,
-            command=command,
-        )
-    except SweepError as e:
-        raise _user_error(str(e)) from None
-    except KeyboardInterrupt:
-        print(
-            f"{exp.name}: interrupted; the complete points are kept in {out}: "
-            "add --resume to the same command to run the rest",
-            file=sys.stderr,
-        )
-        raise
-    ok = outcome.total - len(outcome.failures)
-    extra = f", {outcome.skipped} already complete" if outcome.skipped else ""
-    print(
-        f"{exp.name}: {outcome.total} point(s), {ok} ok, {len(outcome.failures)} failed "
-        f"({outcome.ran} run{extra}) in {format_duration(outcome.wall_s)}"
-    )
-    if outcome.removed_stale:
-        print(f"  removed {outcome.removed_stale} point(s) of an earlier version of the experiment")
-    if outcome.engine_s > 0:
-        per_point = (outcome.busy_s - outcome.engine_s) / outcome.engine_s
-        line = (
-            f"  time:    engine {outcome.engine_s:.1f} s in all; per point beyond the engine "
-            f"(results to tables, folder written) {100 * per_point:.1f} %"
-        )
-        if outcome.workers:
-            capacity = outcome.run_s * outcome.workers
-            whole = (capacity - outcome.engine_s) / outcome.engine_s
-            line += (
-                f"; {format_duration(outcome.run_s)} on {outcome.workers} worker(s): "
-                f"{100 * whole:.1f} % beyond the engine (with start-up and idle workers)"
-            )
-        print(line)
-    print(f"  results: {outcome.out}")
-    print(f"  table:   {outcome.summary_path}")
-    status = 0
-    if not args.no_report:
-        status = _report(outcome.out)
-    if outcome.failures:
-        labels = {p.id: p.label for p in points}
-        print(f"error: {len(outcome.failures)} point(s) of {exp.name} failed:", file=sys.stderr)
-        for pid, err in outcome.failures.items():
-            print(f"  {pid} ({labels.get(pid, '?')}): {err}", file=sys.stderr)
-        print(
-            f"  (records in {outcome.out / 'failed'}; run again with --resume to retry them)",
-            file=sys.stderr,
-        )
-        status = EXIT_FAILED_POINTS
-    return status
 
 
 def _report(out: Path) -> int:

@@ -41,6 +41,14 @@ class Task:
     label: str
     est_events: float
     duration_s: float
+    #: The task's name towards the listener (unique in a sweep of several experiments).
+    key: str = ""
+    #: The output folder its point is written into.
+    out: str = ""
+
+    def __post_init__(self) -> None:
+        if not self.key:
+            self.key = self.id
 
 
 class Listener(Protocol):
@@ -70,7 +78,7 @@ def _set_pdeathsig() -> None:
         pass
 
 
-def _worker_main(conn: Connection, out: str, parent: int, timeout: float | None) -> None:
+def _worker_main(conn: Connection, parent: int, timeout: float | None) -> None:
     """A worker process: run points until the pipe closes."""
     _set_pdeathsig()
     signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -79,7 +87,6 @@ def _worker_main(conn: Connection, out: str, parent: int, timeout: float | None)
     from aqmlab.experiments.execute import PointFailure, execute
     from aqmlab.experiments.store import write_point
 
-    outdir = Path(out)
     while True:
         try:
             msg = conn.recv()
@@ -87,7 +94,7 @@ def _worker_main(conn: Connection, out: str, parent: int, timeout: float | None)
             return
         if msg is None:
             return
-        pid = msg["id"]
+        pid = msg["key"]
         last = [time.monotonic()]
 
         def on_progress(sim_s: float, pid: str = pid, last: list[float] = last) -> bool:
@@ -103,7 +110,7 @@ def _worker_main(conn: Connection, out: str, parent: int, timeout: float | None)
         t0 = time.monotonic()
         try:
             result = execute(msg["scenario"], timeout, on_progress)
-            write_point(outdir, msg["info"], result, msg.get("command"))
+            write_point(Path(msg["out"]), msg["info"], result, msg.get("command"))
             busy = time.monotonic() - t0
             reply: tuple[Any, ...] = ("done", pid, (float(result.wall_time_s), busy))
         except PointFailure as e:
@@ -121,11 +128,11 @@ def _worker_main(conn: Connection, out: str, parent: int, timeout: float | None)
 
 
 class _Worker:
-    def __init__(self, ctx: Any, out: Path, timeout: float | None) -> None:
+    def __init__(self, ctx: Any, timeout: float | None) -> None:
         self.conn, child = ctx.Pipe(duplex=True)
         self.proc = ctx.Process(
             target=_worker_main,
-            args=(child, str(out), os.getpid(), timeout),
+            args=(child, os.getpid(), timeout),
             daemon=True,
             name="aqmlab-sweep-worker",
         )
@@ -152,14 +159,14 @@ def grace_s(timeout: float) -> float:
 
 def run_local(
     tasks: Sequence[Task],
-    out: Path,
     jobs: int,
     timeout: float | None,
     listener: Listener,
     command: list[str] | None = None,
 ) -> None:
-    """Run ``tasks`` on ``jobs`` worker processes, longest estimate first;
-    every outcome goes to ``listener``. Returns when all are done (or raises
+    """Run ``tasks`` on ``jobs`` worker processes, longest estimate first,
+    each point into its task's ``out``; every outcome goes to ``listener``
+    (by the task's ``key``). Returns when all are done (or raises
     ``KeyboardInterrupt``, after stopping the workers)."""
     if not tasks:
         return
@@ -168,14 +175,15 @@ def run_local(
     workers: list[_Worker] = []
     try:
         for _ in range(max(1, min(jobs, len(queue)))):
-            workers.append(_Worker(ctx, out, timeout))
+            workers.append(_Worker(ctx, timeout))
         while True:
             for w in workers:
                 if w.task is None and queue and w.proc.is_alive():
                     t = queue.popleft()
                     w.task, w.started = t, time.monotonic()
                     payload = {
-                        "id": t.id,
+                        "key": t.key,
+                        "out": t.out,
                         "scenario": t.scenario,
                         "info": t.info,
                         "command": command,
@@ -203,7 +211,7 @@ def run_local(
                             if code is not None and code < 0
                             else f"exit status {code}"
                         )
-                        listener.failed(w.task.id, f"the worker process died ({why})")
+                        listener.failed(w.task.key, f"the worker process died ({why})")
                         w.task = None
                     w.kill()
                     replaced.append(w)
@@ -213,7 +221,7 @@ def run_local(
                     and time.monotonic() - w.started > timeout + grace_s(timeout)
                 ):
                     listener.failed(
-                        w.task.id,
+                        w.task.key,
                         f"timed out after {timeout:g} s (the engine did not stop; "
                         "its worker was killed)",
                     )
@@ -223,9 +231,9 @@ def run_local(
             for w in replaced:
                 workers.remove(w)
                 if queue:
-                    workers.append(_Worker(ctx, out, timeout))
+                    workers.append(_Worker(ctx, timeout))
             if not workers and queue:
-                workers.append(_Worker(ctx, out, timeout))
+                workers.append(_Worker(ctx, timeout))
             listener.tick()
     finally:
         for w in workers:

@@ -56,7 +56,7 @@ class SweepProgress:
         stream: TextIO | None = None,
         live: bool | None = None,
     ) -> None:
-        self.states = {t.id: _State(t) for t in tasks}
+        self.states = {t.key: _State(t) for t in tasks}
         self.total = total
         self.skipped = skipped
         self.prior_rate = prior_rate
@@ -94,7 +94,7 @@ class SweepProgress:
     # -- the Listener protocol ---------------------------------------------
 
     def started(self, task: Task) -> None:
-        st = self.states[task.id]
+        st = self.states[task.key]
         if st.status in ("waiting",):
             st.status, st.started = "running", time.monotonic()
 

@@ -28,11 +28,13 @@ from aqmlab.experiments.spec import Experiment
 __all__ = [
     "SweepError",
     "SweepOutcome",
+    "check_dir",
     "default_jobs",
     "engine_speed",
     "estimate_wall",
     "prepare_dir",
     "sweep",
+    "sweep_many",
 ]
 
 
@@ -122,10 +124,10 @@ def estimate_wall(points: Sequence[Point], jobs: int) -> tuple[float, float]:
     return max(loads), sum(costs)
 
 
-def prepare_dir(out: Path, resume: bool, name: str | None = None) -> str:
-    """Make ``out`` ready; return what was done ("new", "replaced",
-    "resumed"). Raises :class:`SweepError` for a folder that is not a
-    sweep's, or (with ``name``) that holds another experiment."""
+def check_dir(out: Path, name: str | None = None) -> None:
+    """Raise :class:`SweepError` if ``out`` may not be written: it is not a
+    directory, or a non-empty one that is not a sweep's, or (with ``name``)
+    the sweep of another experiment."""
     if out.exists() and not out.is_dir():
         raise SweepError(f"{out}: exists and is not a directory")
     if out.is_dir() and any(out.iterdir()) and not store.is_sweep_dir(out):
@@ -140,6 +142,13 @@ def prepare_dir(out: Path, resume: bool, name: str | None = None) -> str:
                 f"{out}: holds the sweep of experiment {other!r}, not {name!r}; "
                 "choose another --out (or remove it)"
             )
+
+
+def prepare_dir(out: Path, resume: bool, name: str | None = None) -> str:
+    """Make ``out`` ready (after :func:`check_dir`); return what was done
+    ("new", "replaced", "resumed")."""
+    check_dir(out, name)
+    if store.is_sweep_dir(out):
         if resume:
             store.clean_partial(out)
             return "resumed"
@@ -194,43 +203,120 @@ def point_info(group: Sequence[Point]) -> dict[str, Any]:
 
 
 class _Book:
-    """Records outcomes in the folder and forwards them to the display."""
+    """Records one experiment's outcomes in its folder."""
 
-    def __init__(self, out: Path, infos: dict[str, dict[str, Any]], show: SweepProgress) -> None:
-        self.out, self.infos, self.show = out, infos, show
+    def __init__(self, out: Path, infos: dict[str, dict[str, Any]]) -> None:
+        self.out, self.infos = out, infos
         self.failures: dict[str, str] = {}
         self.engine_s = 0.0
         self.busy_s = 0.0
-
-    def started(self, task: Task) -> None:
-        self.show.started(task)
-
-    def progress(self, pid: str, sim_s: float) -> None:
-        self.show.progress(pid, sim_s)
-
-    def requeued(self, pid: str) -> None:
-        self.show.requeued(pid)
 
     def done(self, pid: str, wall_s: float, busy_s: float) -> None:
         store.clear_failed(self.out, pid)
         self.failures.pop(pid, None)
         self.engine_s += wall_s
         self.busy_s += max(busy_s, wall_s)
-        self.show.done(pid, wall_s, busy_s)
 
     def failed(self, pid: str, error: str) -> None:
         store.write_failed(self.out, self.infos[pid], error)
         self.failures[pid] = error
-        self.show.failed(pid, error)
+
+
+class _Router:
+    """The runners' listener: each outcome to its experiment's book, and
+    everything to the display."""
+
+    def __init__(self, show: SweepProgress) -> None:
+        self.show = show
+        self.route: dict[str, tuple[_Book, str]] = {}
+
+    def started(self, task: Task) -> None:
+        self.show.started(task)
+
+    def progress(self, key: str, sim_s: float) -> None:
+        self.show.progress(key, sim_s)
+
+    def requeued(self, key: str) -> None:
+        self.show.requeued(key)
+
+    def done(self, key: str, wall_s: float, busy_s: float) -> None:
+        book, pid = self.route[key]
+        book.done(pid, wall_s, busy_s)
+        self.show.done(key, wall_s, busy_s)
+
+    def failed(self, key: str, error: str) -> None:
+        book, pid = self.route[key]
+        book.failed(pid, error)
+        self.show.failed(key, error)
 
     def tick(self) -> None:
         self.show.tick()
 
 
-def sweep(
+@dataclass
+class _Job:
+    exp: Experiment
+    points: Sequence[Point]
+    out: Path
+    book: _Book
+    todo: list[Task]
+    total: int
+    skipped: int
+    unresolved: int
+    removed: int
+
+
+def _prepare(
+    index: int,
     exp: Experiment,
     points: Sequence[Point],
     out: Path,
+    resume: bool,
+    command: list[str] | None,
+    several: bool,
+) -> _Job:
+    prepare_dir(out, resume, exp.name)
+    store.write_json_atomic(out / store.EXPERIMENT_JSON, experiment_json(exp, points, command))
+    groups = distinct(points)
+    infos = {pid: point_info(g) for pid, g in groups.items()}
+    removed = store.remove_stale(out, groups) if resume else 0
+    book = _Book(out, infos)
+    todo: list[Task] = []
+    skipped = unresolved = 0
+    for pid, g in groups.items():
+        p = g[0]
+        if p.scenario is None:
+            book.failed(pid, p.error or "did not resolve")
+            unresolved += 1
+            continue
+        if resume and store.is_complete(out, pid):
+            skipped += 1
+            store.clear_failed(out, pid)
+            continue
+        label = " | ".join(q.label for q in g)
+        todo.append(
+            Task(
+                id=pid,
+                scenario=p.scenario,
+                info=infos[pid],
+                label=f"{exp.name}: {label}" if several else label,
+                est_events=p.est_events,
+                duration_s=p.duration_s,
+                key=f"{index}:{pid}",
+                out=str(out),
+            )
+        )
+    return _Job(exp, points, out, book, todo, len(groups), skipped, unresolved, removed)
+
+
+def sweep(exp: Experiment, points: Sequence[Point], out: Path, **kw: Any) -> SweepOutcome:
+    """Run ``points`` of ``exp`` into ``out`` and write summary.parquet
+    (:func:`sweep_many` with one experiment)."""
+    return sweep_many([(exp, points, out)], **kw)[0]
+
+
+def sweep_many(
+    items: Sequence[tuple[Experiment, Sequence[Point], Path]],
     *,
     jobs: int | None = None,
     scheduler: str | None = None,
@@ -239,12 +325,23 @@ def sweep(
     command: list[str] | None = None,
     stream: TextIO | None = None,
     live: bool | None = None,
-) -> SweepOutcome:
-    """Run ``points`` of ``exp`` into ``out`` and write summary.parquet."""
+) -> list[SweepOutcome]:
+    """Run the points of several experiments, each into its own folder, on
+    one pool (or cluster), longest points first across all of them, so no
+    worker idles between experiments; then write each summary.parquet.
+
+    Every folder is checked before any is touched, and with ``scheduler``
+    the cluster is reached first: a sweep that cannot start leaves every
+    folder as it was (:class:`SweepError`)."""
     t0 = time.monotonic()
+    outs = [out for _, _, out in items]
+    if len({o.resolve() for o in outs}) != len(outs):
+        raise SweepError("two experiments would write the same output folder; give another --out")
+    for exp, _, out in items:
+        check_dir(out, exp.name)
     client = None
     if scheduler:
-        # Connect first: a cluster that cannot be used leaves DIR as it was.
+        # Connect first: a cluster that cannot be used leaves the folders as they were.
         from aqmlab.experiments.cluster import ClusterError, connect
 
         try:
@@ -252,38 +349,16 @@ def sweep(
         except ClusterError as e:
             raise SweepError(str(e)) from None
     try:
-        prepare_dir(out, resume, exp.name)
+        several = len(items) > 1
+        prepared = [
+            _prepare(i, exp, pts, out, resume, command, several)
+            for i, (exp, pts, out) in enumerate(items)
+        ]
     except BaseException:
         if client is not None:
             client.close()
         raise
-    store.write_json_atomic(out / store.EXPERIMENT_JSON, experiment_json(exp, points, command))
-    groups = distinct(points)
-    infos = {pid: point_info(g) for pid, g in groups.items()}
-    removed = store.remove_stale(out, groups) if resume else 0
-
-    todo: list[Task] = []
-    skipped = 0
-    unresolved: dict[str, str] = {}
-    for pid, g in groups.items():
-        p = g[0]
-        if p.scenario is None:
-            unresolved[pid] = p.error or "did not resolve"
-            continue
-        if resume and store.is_complete(out, pid):
-            skipped += 1
-            store.clear_failed(out, pid)
-            continue
-        todo.append(
-            Task(
-                id=pid,
-                scenario=p.scenario,
-                info=infos[pid],
-                label=" | ".join(q.label for q in g),
-                est_events=p.est_events,
-                duration_s=p.duration_s,
-            )
-        )
+    todo = [t for job in prepared for t in job.todo]
     n_jobs = jobs or default_jobs()
     prior = None
     if todo:
@@ -293,43 +368,48 @@ def sweep(
             prior = None
     show = SweepProgress(
         todo,
-        total=len(groups) - len(unresolved),
-        skipped=skipped,
+        total=sum(j.total - j.unresolved for j in prepared),
+        skipped=sum(j.skipped for j in prepared),
         prior_rate=prior,
         stream=stream,
         live=live,
     )
-    book = _Book(out, infos, show)
-    for pid, err in unresolved.items():
-        store.write_failed(out, infos[pid], err)
-        book.failures[pid] = err
+    router = _Router(show)
+    for job in prepared:
+        for t in job.todo:
+            router.route[t.key] = (job.book, t.id)
     show.start()
     t_run = time.monotonic()
     try:
         if client is not None:
             from aqmlab.experiments.cluster import run_dask
 
-            run_dask(todo, out, client, timeout, book, command)
+            run_dask(todo, client, timeout, router, command)
         else:
             from aqmlab.experiments.pool import run_local
 
-            run_local(todo, out, n_jobs, timeout, book, command)
+            run_local(todo, n_jobs, timeout, router, command)
     finally:
         show.stop()
     run_s = time.monotonic() - t_run
-    table = store.build_summary(out, points, [f.name for f in exp.factors])
-    path = store.write_summary(out, table)
-    return SweepOutcome(
-        out=out,
-        total=len(groups),
-        ran=len(todo),
-        skipped=skipped,
-        failures=book.failures,
-        wall_s=time.monotonic() - t0,
-        removed_stale=removed,
-        summary_path=path,
-        engine_s=book.engine_s,
-        busy_s=book.busy_s,
-        workers=0 if scheduler else min(n_jobs, len(todo)),
-        run_s=run_s,
-    )
+    outcomes = []
+    for job in prepared:
+        table = store.build_summary(job.out, job.points, [f.name for f in job.exp.factors])
+        path = store.write_summary(job.out, table)
+        outcomes.append(
+            SweepOutcome(
+                out=job.out,
+                total=job.total,
+                ran=len(job.todo),
+                skipped=job.skipped,
+                failures=job.book.failures,
+                wall_s=time.monotonic() - t0,
+                removed_stale=job.removed,
+                summary_path=path,
+                engine_s=job.book.engine_s,
+                busy_s=job.book.busy_s,
+                workers=0 if scheduler else min(n_jobs, len(todo)),
+                run_s=run_s,
+            )
+        )
+    return outcomes
