@@ -356,6 +356,29 @@ def test_kill_and_resume_gives_the_same_table(tmp_path: Path) -> None:
     assert set(t.column("scheme").to_pylist()) == {"RED", "RED hi"}
 
 
+def test_several_experiments_share_one_sweep(tmp_path: Path) -> None:
+    example = PRESETS_DIR / "example-schemes.toml"
+    p = aqmlab_cli(
+        "sweep",
+        SWEEP,
+        example,
+        "--quick",
+        "--out",
+        tmp_path,
+        "--no-report",
+        "--set",
+        "duration=12s",
+        "--set",
+        "metrics.phases=[[2, 6], [6, 12]]",
+    )
+    assert p.returncode == 0, p.stderr
+    for name, n in (("tiny-sweep-quick", 2), ("example-schemes-quick", 4)):
+        t = pq.read_table(tmp_path / name / "summary.parquet")
+        assert t.num_rows == n * 3 and set(t.column("status").to_pylist()) == {"ok"}
+    assert "example-schemes: DropTail, seed 1" in p.stderr  # labels name the experiment
+    assert "sweep: " in p.stdout and "beyond the engine" in p.stdout
+
+
 def test_a_folder_of_another_experiment_is_not_touched(tmp_path: Path) -> None:
     out = tmp_path / "o"
     out.mkdir()

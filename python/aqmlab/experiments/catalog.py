@@ -16,7 +16,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-__all__ = ["PRESETS_DIR", "Preset", "find_preset", "presets"]
+__all__ = ["PRESETS_DIR", "Preset", "find_preset", "match_presets", "presets"]
 
 PRESETS_DIR = Path(__file__).resolve().parent / "presets"
 
@@ -63,3 +63,10 @@ def find_preset(name: str, root: Path = PRESETS_DIR) -> Preset | None:
         if p.name == name:
             return p
     return None
+
+
+def match_presets(pattern: str, root: Path = PRESETS_DIR) -> list[Preset]:
+    """The presets whose name matches the shell pattern (``thesis-5.*``)."""
+    import fnmatch
+
+    return [p for p in presets(root) if fnmatch.fnmatchcase(p.name, pattern)]

@@ -106,7 +106,12 @@ def add_parsers(sub: Any, setarg: dict[str, Any]) -> None:
     s.set_defaults(func=cmd_sweep)
 
     r = sub.add_parser("reproduce", help="run a preset experiment of the seed papers")
-    r.add_argument("names", nargs="*", metavar="NAME", help="preset name (see --list)")
+    r.add_argument(
+        "names",
+        nargs="*",
+        metavar="NAME",
+        help="preset name (see --list), or a pattern such as 'thesis-5.*'",
+    )
     r.add_argument("--list", action="store_true", help="list the presets and their sources")
     r.add_argument("--all", action="store_true", help="run every preset")
     _common(r, setarg)
@@ -123,7 +128,7 @@ def _user_error(msg: str) -> Exception:
 
 
 def cmd_reproduce(args: argparse.Namespace) -> int:
-    from aqmlab.experiments.catalog import PRESETS_DIR, find_preset, presets
+    from aqmlab.experiments.catalog import PRESETS_DIR, find_preset, match_presets, presets
 
     if args.list:
         if args.names or args.all:
@@ -140,13 +145,18 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
             raise _user_error("reproduce: give a preset NAME (aqmlab reproduce --list shows them)")
         files = []
         for n in args.names:
+            found = match_presets(n) if any(c in n for c in "*?[") else []
             p = find_preset(n)
-            if p is None:
+            if p is not None:
+                found = [p]
+            if not found:
                 known = ", ".join(x.name for x in presets()) or "none"
                 raise _user_error(f"reproduce: unknown preset {n!r}; known: {known}")
-            if p.problem:
-                raise _user_error(f"{p.path}: {p.problem}")
-            files.append(p.path)
+            for q in found:
+                if q.problem:
+                    raise _user_error(f"{q.path}: {q.problem}")
+                if q.path not in files:
+                    files.append(q.path)
     return _run_files([str(f) for f in files], args)
 
 
