@@ -512,3 +512,28 @@ def test_dask_cluster_with_a_killed_worker_gives_the_local_table(tmp_path: Path)
         assert pq.read_table(out / "points" / some / name).equals(
             pq.read_table(local / "points" / some / name)
         )
+
+
+def test_progress_display_counts_time_left_and_slowest() -> None:
+    from rich.console import Console
+
+    from aqmlab.experiments.pool import Task
+    from aqmlab.experiments.progress import SweepProgress, format_duration
+
+    tasks = [Task(f"p{i}", {}, {}, f"RED, seed {i}", 1e6 * (i + 1), 10.0) for i in range(4)]
+    show = SweepProgress(tasks, total=5, skipped=1, prior_rate=1e6, live=False)
+    show.started(tasks[0])
+    show.started(tasks[1])
+    show.progress("p1", 5.0)
+    show.done("p0", 1.0, 1.1)
+    show.failed("p2", "timed out")
+    assert show.counts() == {"done": 1, "running": 1, "failed": 1, "waiting": 1}
+    assert show.slowest() is not None and show.slowest().task.label == "RED, seed 1"
+    console = Console(record=True, width=120)
+    console.print(show._render())
+    text = console.export_text()
+    assert "3/5 points" in text and "done 2" in text and "running 1" in text
+    assert "failed 1" in text and "left 1" in text
+    assert "slowest running: RED, seed 1" in text and "50 % simulated" in text
+    assert "elapsed" in text and "left ~" in text
+    assert format_duration(3725) == "1:02:05" and format_duration(4.25) == "4.2 s"
