@@ -15,7 +15,7 @@ DEV_PACKAGES := "maturin>=1.5,<2" pytest ruff mypy
 export PATH := $(HOME)/.cargo/bin:$(PATH)
 export VIRTUAL_ENV := $(abspath $(VENV))
 
-.PHONY: help venv build demo test test-rust test-python lint bench clean
+.PHONY: help venv build demo test test-rust test-python lint bench bench-experiments clean
 
 help:
 	@echo "make venv    create $(VENV) with the build and test tools"
@@ -23,6 +23,7 @@ help:
 	@echo "make demo    RED vs DropTail on the dumbbell; results and plot in demo-out/"
 	@echo "make test    cargo fmt/clippy/test, ruff, mypy, pytest"
 	@echo "make bench   speed of the canonical scenario"
+	@echo "make bench-experiments   the thesis' experiments in full on 2 workers (wall time, overhead)"
 	@echo "make clean   remove build products, $(VENV) and demo-out/"
 
 # The stamp is redone when the project's dependencies change.
@@ -39,7 +40,7 @@ venv: $(VENV)/.stamp
 # nothing changed), installs the package's dependencies and links python/
 # into the venv, so edits to python/aqmlab take effect without rebuilding.
 build: venv
-	$(VENV)/bin/maturin develop --release --quiet
+	$(VENV)/bin/maturin develop --release --quiet --extras dask
 
 demo: build
 	$(VPY) -m aqmlab.demo
@@ -68,8 +69,17 @@ bench:
 	  $(foreach k,$(AQM_KINDS),scenarios/canonical.toml@$(k)) \
 	  scenarios/web.toml
 
+# The thesis' experiments in full (issue 11): every scheme, every seed, full length, on
+# 2 local workers; prints the wall time and the overhead beyond the engine's own time.
+BENCH_EXPERIMENTS ?= thesis-*
+BENCH_JOBS ?= 2
+
+bench-experiments: build
+	$(VPY) -m aqmlab reproduce '$(BENCH_EXPERIMENTS)' --jobs $(BENCH_JOBS) --no-report \
+	  --out bench-out/experiments
+
 clean:
 	cargo clean
-	rm -rf $(VENV) demo-out .pytest_cache .ruff_cache
+	rm -rf $(VENV) demo-out bench-out .pytest_cache .ruff_cache
 	find python tests -name __pycache__ -type d -prune -exec rm -rf {} +
 	rm -f python/aqmlab/_core*.so

@@ -4,6 +4,8 @@
     aqmlab run FILE --out DIR [--seed N] [--set KEY=VALUE ...] [--quiet]
     aqmlab plot DIR [DIR ...] [-o PNG]
     aqmlab demo [--out DIR]
+    aqmlab sweep FILE [FILE ...] [--quick] [--jobs J] [--resume] [--dry-run] ...
+    aqmlab reproduce NAME | --all | --list [...]   (see aqmlab.experiments.command)
 
 A mistake in the input (a missing file, bad TOML, a bad scenario value, a bad
 ``--set`` or ``--seed``, an ``--out`` that is not a result folder) prints one
@@ -91,6 +93,10 @@ def build_parser() -> argparse.ArgumentParser:
     d = sub.add_parser("demo", help="RED vs DropTail on the dumbbell")
     d.add_argument("--out", default="demo-out", metavar="DIR", help="where to write results")
     d.set_defaults(func=cmd_demo)
+
+    from aqmlab.experiments.command import add_parsers as add_experiment_parsers
+
+    add_experiment_parsers(sub, setarg)
     return p
 
 

@@ -1,0 +1,425 @@
+"""The ``aqmlab sweep`` and ``aqmlab reproduce`` commands.
+
+    aqmlab sweep FILE [FILE ...] [--quick] [--seeds K] [--jobs J] [--scheduler ADDR]
+                 [--out DIR] [--resume] [--dry-run] [--timeout S] [--set KEY=VALUE ...]
+    aqmlab reproduce NAME [NAME ...] [same options]
+    aqmlab reproduce --all [same options]
+    aqmlab reproduce --list
+
+Exit status: 0 when every point ran, 1 when some failed (they are listed),
+2 for a mistake in the input (one ``error:`` line), 130 on Ctrl-C.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+__all__ = ["add_parsers"]
+
+EXIT_FAILED_POINTS = 1
+
+
+def _positive_int(text: str) -> int:
+    try:
+        v = int(text, 10)
+    except ValueError:
+        v = 0
+    if v < 1:
+        raise argparse.ArgumentTypeError(f"invalid value {text!r}: expected a whole number >= 1")
+    return v
+
+
+def _positive_float(text: str) -> float:
+    try:
+        v = float(text)
+    except ValueError:
+        v = 0.0
+    if not v > 0 or v != v or v == float("inf"):
+        raise argparse.ArgumentTypeError(
+            f"invalid value {text!r}: expected a number of seconds > 0"
+        )
+    return v
+
+
+def _common(p: argparse.ArgumentParser, setarg: dict[str, Any]) -> None:
+    p.add_argument(
+        "--quick", action="store_true", help="the shortened form ([quick] of the experiment file)"
+    )
+    p.add_argument(
+        "--seeds", type=_positive_int, metavar="K", help="run seeds 1..K instead of the file's"
+    )
+    p.add_argument(
+        "--jobs",
+        "-j",
+        type=_positive_int,
+        metavar="J",
+        help="local worker processes (default: every core)",
+    )
+    p.add_argument(
+        "--scheduler",
+        metavar="ADDR",
+        help="run the points on a Dask cluster, e.g. tcp://10.0.0.5:8786 (pip install "
+        "'aqmlab[dask]')",
+    )
+    p.add_argument(
+        "--out",
+        "-o",
+        metavar="DIR",
+        help="output folder (default results/NAME, or results/NAME-quick with --quick; "
+        "with several experiments, DIR/NAME...)",
+    )
+    p.add_argument(
+        "--resume",
+        action="store_true",
+        help="keep the complete points of an earlier sweep in DIR; run the rest",
+    )
+    p.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="print the points, their count and an estimate of the time; run nothing",
+    )
+    p.add_argument(
+        "--timeout",
+        type=_positive_float,
+        metavar="S",
+        help="stop a point after S wall seconds and record it as failed",
+    )
+    p.add_argument(
+        "--no-report", action="store_true", help="do not build the report after the sweep"
+    )
+    p.add_argument("--set", dest="sets", **setarg)
+
+
+def add_parsers(sub: Any, setarg: dict[str, Any]) -> None:
+    """Add ``sweep`` and ``reproduce`` to the CLI's subparsers."""
+    s = sub.add_parser(
+        "sweep",
+        help="run an experiment file: schemes x factors x seeds (see docs/experiments.md)",
+    )
+    s.add_argument("files", nargs="+", metavar="FILE", help="experiment file (TOML)")
+    _common(s, setarg)
+    s.set_defaults(func=cmd_sweep)
+
+    r = sub.add_parser("reproduce", help="run a preset experiment of the seed papers")
+    r.add_argument(
+        "names",
+        nargs="*",
+        metavar="NAME",
+        help="preset name (see --list), or a pattern such as 'thesis-5.*'",
+    )
+    r.add_argument("--list", action="store_true", help="list the presets and their sources")
+    r.add_argument("--all", action="store_true", help="run every preset")
+    _common(r, setarg)
+    r.set_defaults(func=cmd_reproduce)
+
+
+# ---------------------------------------------------------------------------
+
+
+def _user_error(msg: str) -> Exception:
+    from aqmlab.cli import UserError
+
+    return UserError(msg)
+
+
+def cmd_reproduce(args: argparse.Namespace) -> int:
+    from aqmlab.experiments.catalog import PRESETS_DIR, find_preset, match_presets, presets
+
+    if args.list:
+        if args.names or args.all:
+            raise _user_error("reproduce: --list takes no NAME or --all")
+        return _print_list(presets())
+    if args.all:
+        if args.names:
+            raise _user_error("reproduce: give NAMEs or --all, not both")
+        files = [p.path for p in presets() if p.problem is None]
+        if not files:
+            raise _user_error(f"reproduce --all: no presets in {PRESETS_DIR}")
+    else:
+        if not args.names:
+            raise _user_error("reproduce: give a preset NAME (aqmlab reproduce --list shows them)")
+        files = []
+        for n in args.names:
+            found = match_presets(n) if any(c in n for c in "*?[") else []
+            p = find_preset(n)
+            if p is not None:
+                found = [p]
+            if not found:
+                known = ", ".join(x.name for x in presets()) or "none"
+                raise _user_error(f"reproduce: unknown preset {n!r}; known: {known}")
+            for q in found:
+                if q.problem:
+                    raise _user_error(f"{q.path}: {q.problem}")
+                if q.path not in files:
+                    files.append(q.path)
+    return _run_files([str(f) for f in files], args)
+
+
+def _print_list(found: Sequence[Any]) -> int:
+    if not found:
+        print("no presets")
+        return 0
+    from aqmlab.experiments.catalog import PRESETS_DIR
+
+    width = max(len(p.name) for p in found)
+    for p in found:
+        rel = p.path.relative_to(PRESETS_DIR) if p.path.is_relative_to(PRESETS_DIR) else p.path
+        print(f"{p.name:<{width}}  {p.title}")
+        if p.source:
+            print(f"{'':<{width}}  source: {p.source}")
+        print(f"{'':<{width}}  file:   presets/{rel}")
+        if p.problem:
+            print(f"{'':<{width}}  problem: {p.problem}")
+    return 0
+
+
+def cmd_sweep(args: argparse.Namespace) -> int:
+    return _run_files(list(args.files), args)
+
+
+def _load(file: str, args: argparse.Namespace) -> Any:
+    from aqmlab.experiments.spec import ExperimentError, load_experiment
+
+    try:
+        return load_experiment(file, quick=args.quick, seeds=args.seeds, extra_set=args.sets)
+    except ExperimentError as e:
+        raise _user_error(f"{file}: {e}") from None
+    except UnicodeDecodeError:
+        raise _user_error(f"{file}: not a UTF-8 text file") from None
+    except OSError as e:
+        raise _user_error(f"{file}: cannot read: {e.strerror or e}") from None
+
+
+def _out_dir(exp: Any, args: argparse.Namespace, several: bool) -> Path:
+    stem = f"{exp.name}-quick" if exp.quick else exp.name
+    if args.out:
+        return Path(args.out) / stem if several else Path(args.out)
+    return Path("results") / stem
+
+
+def _run_files(files: list[str], args: argparse.Namespace) -> int:
+    from aqmlab.experiments.points import resolve_points
+    from aqmlab.experiments.spec import ExperimentError
+
+    if args.scheduler and args.jobs:
+        raise _user_error("--jobs is for the local pool; with --scheduler the cluster decides")
+    # Everything is loaded and resolved before anything runs.
+    loaded = []
+    names: dict[str, str] = {}
+    for f in files:
+        exp = _load(f, args)
+        if exp.name in names:
+            raise _user_error(
+                f"{f}: experiment name {exp.name!r} is also that of {names[exp.name]}"
+            )
+        names[exp.name] = f
+        try:
+            points = resolve_points(exp)
+        except ExperimentError as e:
+            raise _user_error(f"{f}: {e}") from None
+        loaded.append((f, exp, points))
+    several = len(loaded) > 1
+    if args.dry_run:
+        status = 0
+        todo: list[Any] = []
+        for f, exp, pts in loaded:
+            s, t = _dry_run(f, exp, pts, _out_dir(exp, args, several), args, not several)
+            status = max(status, s)
+            todo += t
+        if several and todo:
+            _print_estimate(f"all {len(loaded)} experiments", todo, args)
+        return status
+    return _sweep_all(loaded, args, several)
+
+
+def _sweep_all(loaded: list[Any], args: argparse.Namespace, several: bool) -> int:
+    from aqmlab.experiments.progress import format_duration
+    from aqmlab.experiments.runner import SweepError, sweep_many
+
+    command = ["aqmlab", *args.argv]
+    items = [(exp, points, _out_dir(exp, args, several)) for _, exp, points in loaded]
+    try:
+        outcomes = sweep_many(
+            items,
+            jobs=args.jobs,
+            scheduler=args.scheduler,
+            resume=args.resume,
+            timeout=args.timeout,
+            command=command,
+        )
+    except SweepError as e:
+        raise _user_error(str(e)) from None
+    except KeyboardInterrupt:
+        where = ", ".join(str(out) for _, _, out in items)
+        print(
+            f"interrupted; the complete points are kept in {where}: "
+            "add --resume to the same command to run the rest",
+            file=sys.stderr,
+        )
+        raise
+    status = 0
+    for (exp, points, _), outcome in zip(items, outcomes, strict=True):
+        ok = outcome.total - len(outcome.failures)
+        extra = f", {outcome.skipped} already complete" if outcome.skipped else ""
+        print(
+            f"{exp.name}: {outcome.total} point(s), {ok} ok, {len(outcome.failures)} failed "
+            f"({outcome.ran} run{extra})"
+        )
+        if outcome.removed_stale:
+            print(
+                f"  removed {outcome.removed_stale} point(s) of an earlier version of the "
+                "experiment"
+            )
+        if outcome.engine_s > 0:
+            per_point = (outcome.busy_s - outcome.engine_s) / outcome.engine_s
+            print(
+                f"  time:    engine {outcome.engine_s:.1f} s; per point beyond the engine "
+                f"(results to tables, folder written) {100 * per_point:.1f} %"
+            )
+        print(f"  results: {outcome.out}")
+        print(f"  table:   {outcome.summary_path}")
+        if not args.no_report:
+            status = max(status, _report(outcome.out))
+        if outcome.failures:
+            labels = {p.id: p.label for p in points}
+            n = len(outcome.failures)
+            print(f"error: {n} point(s) of {exp.name} failed:", file=sys.stderr)
+            for pid, err in outcome.failures.items():
+                print(f"  {pid} ({labels.get(pid, '?')}): {err}", file=sys.stderr)
+            print(
+                f"  (records in {outcome.out / 'failed'}; run again with --resume to retry them)",
+                file=sys.stderr,
+            )
+            status = EXIT_FAILED_POINTS
+    if outcomes:
+        first = outcomes[0]
+        engine = sum(o.engine_s for o in outcomes)
+        line = f"sweep: {format_duration(first.wall_s)} in all"
+        if engine > 0 and first.workers:
+            whole = (first.run_s * first.workers - engine) / engine
+            line += (
+                f"; points ran for {format_duration(first.run_s)} on {first.workers} worker(s) "
+                f"for {engine:.1f} s of engine time: {100 * whole:.1f} % beyond the engine "
+                "(start-up, results, writing, idle workers)"
+            )
+        print(line)
+    return status
+
+
+def _fmt_value(v: Any) -> str:
+    return v if isinstance(v, str) else json.dumps(v)
+
+
+def _dry_run(
+    file: str,
+    exp: Any,
+    points: Sequence[Any],
+    out: Path,
+    args: argparse.Namespace,
+    explain: bool = True,
+) -> tuple[int, list[Any]]:
+    """Print the points of one experiment; return (status, points to run)."""
+    from aqmlab.experiments import store
+    from aqmlab.experiments.points import distinct
+
+    groups = distinct(points)
+    fnames = [f.name for f in exp.factors]
+    header = ["id", "scheme", *fnames, "seed", "sim s", "est. events", "status"]
+    rows: list[list[str]] = []
+    to_run = []
+    bad = 0
+    for p in points:
+        first = groups[p.id][0] is p
+        if p.scenario is None:
+            status = f"fails: {p.error}"
+            bad += 1
+        elif not first:
+            status = f"same scenario as {groups[p.id][0].label}"
+        elif args.resume and store.is_sweep_dir(out) and store.is_complete(out, p.id):
+            status = "complete"
+        else:
+            status = "to run"
+            to_run.append(p)
+        rows.append(
+            [
+                p.id,
+                p.scheme,
+                *[_fmt_value(p.factors[n]) for n in fnames],
+                str(p.seed),
+                f"{p.duration_s:g}",
+                f"{p.est_events:.2e}",
+                status,
+            ]
+        )
+    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(header)]
+    kind = "quick form" if exp.quick else "full form"
+    print(f"{exp.name} ({kind}): {exp.title}")
+    print(f"  file {file}, scenario {exp.scenario_path}, output {out}")
+    print("  " + "  ".join(h.ljust(w) for h, w in zip(header, widths, strict=True)).rstrip())
+    for r in rows:
+        print("  " + "  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip())
+    n_sc = len({(p.scheme, p.factor_index) for p in points})
+    print(
+        f"{len(points)} points ({len(exp.schemes)} scheme(s) x "
+        f"{n_sc // max(len(exp.schemes), 1)} factor combination(s) x {len(exp.seeds)} seed(s))"
+        f", {len(to_run)} to run, {bad} that do not resolve"
+    )
+    if to_run:
+        _print_estimate("estimate", to_run, args, explain)
+    return (1 if bad else 0), to_run
+
+
+def _print_estimate(
+    what: str, to_run: Sequence[Any], args: argparse.Namespace, explain: bool = True
+) -> None:
+    from aqmlab.experiments.points import EVENTS_PER_PACKET, EVENTS_PER_PACKET_WEB
+    from aqmlab.experiments.progress import format_duration
+    from aqmlab.experiments.runner import default_jobs, engine_speed, estimate_wall
+
+    jobs = args.jobs or default_jobs()
+    eps, overhead = engine_speed()
+    wall, cpu = estimate_wall(to_run, jobs)
+    sim = sum(p.duration_s for p in to_run)
+    events = sum(p.est_events for p in to_run)
+    where = (
+        f"{format_duration(cpu)} of worker time on the cluster at {args.scheduler}"
+        if args.scheduler
+        else f"about {format_duration(wall)} on {jobs} local worker(s) "
+        f"({format_duration(cpu)} of CPU)"
+    )
+    print(f"{what}: {sim:g} simulated seconds, about {events:.2e} events: {where}")
+    if not explain:
+        return
+    print(
+        f"  (events = {EVENTS_PER_PACKET:g} per packet the bottleneck can carry, twice that "
+        f"with reverse-path flows, {EVENTS_PER_PACKET_WEB:g} with web traffic, x simulated "
+        f"seconds; engine speed {eps:.3g} events/s measured just now on a built-in 60 s run; "
+        f"{overhead:.2f} s per point to store its folder; expect the real time within a "
+        "factor of about two)"
+    )
+
+
+def _report(out: Path) -> int:
+    """Build the report if ``aqmlab.report`` offers ``build_report``."""
+    build: Callable[[Path], Path] | None
+    try:
+        from aqmlab import report as rep
+
+        build = getattr(rep, "build_report", None)
+    except ImportError:
+        build = None
+    if build is None:
+        print("  report:  not built (this aqmlab has no aqmlab.report.build_report)")
+        return 0
+    try:
+        path = build(out)
+    except Exception as e:
+        print(f"error: the report of {out} failed: {type(e).__name__}: {e}", file=sys.stderr)
+        return EXIT_FAILED_POINTS
+    print(f"  report:  {path}")
+    return 0

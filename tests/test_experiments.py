@@ -1,0 +1,539 @@
+"""Experiment files and sweeps (issue 11): validation with field paths, point
+ids, the output folder, failures, kill + resume, a changed experiment, and
+the same table from a Dask cluster whose worker is killed mid-sweep."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from aqmlab.experiments import (
+    ExperimentError,
+    load_experiment,
+    parse_experiment,
+    point_id,
+    presets,
+    resolve_points,
+    sweep,
+)
+from aqmlab.experiments.catalog import PRESETS_DIR
+
+from conftest import ROOT, aqmlab_cli, assert_clean_error
+
+DATA = ROOT / "tests" / "data" / "experiments"
+TINY = DATA / "tiny.toml"
+SWEEP = DATA / "tiny-sweep.toml"
+
+
+def base_doc(**extra: Any) -> dict[str, Any]:
+    doc: dict[str, Any] = {
+        "experiment": {"name": "t", "scenario": str(TINY), "seeds": [1]},
+        "scheme": [{"name": "A", "set": ["aqm.max_p=0.1"]}, {"name": "B"}],
+        "factor": [{"name": "flows", "key": "traffic[0].flows", "values": [10, 20]}],
+        "metric": [{"name": "loss", "summary": "bottleneck.loss_rate"}],
+    }
+    doc.update(extra)
+    return doc
+
+
+def error_of(doc: dict[str, Any], **kw: Any) -> ExperimentError:
+    with pytest.raises(ExperimentError) as e:
+        parse_experiment(doc, DATA / "x.toml", **kw)
+    return e.value
+
+
+# ---------------------------------------------------------------------------
+# Validation
+
+
+@pytest.mark.parametrize(
+    ("change", "path", "words"),
+    [
+        (lambda d: d.update(schemes=[]), "schemes", 'unknown key "schemes"'),
+        (lambda d: d["scheme"][1].update(sets=[]), "scheme[1].sets", "unknown key"),
+        (lambda d: d["scheme"][1].update(set="aqm.max_p=1"), "scheme[1].set", "expected an array"),
+        (lambda d: d["scheme"][1].update(name="A"), "scheme[1].name", "earlier scheme"),
+        (lambda d: d["scheme"][0]["set"].append("=3"), "scheme[0].set[1]", "malformed"),
+        (lambda d: d["experiment"].update(name="My Exp"), "experiment.name", "not a valid name"),
+        (lambda d: d["experiment"].update(seeds=[1, 1]), "experiment.seeds[1]", "twice"),
+        (lambda d: d["experiment"].update(scenario="nope.toml"), "experiment.scenario", "no such"),
+        (lambda d: d["experiment"].pop("scenario"), "experiment.scenario", "missing"),
+        (lambda d: d["factor"][0].update(values=[10, "x"]), "factor[0].values", "mixes"),
+        (lambda d: d["factor"][0].update(name="seed"), "factor[0].name", "reserved"),
+        (lambda d: d["factor"][0].update(keys=["a"]), "factor[0]", "exactly one"),
+        (
+            lambda d: d.update(quick={"factors": {"flows": [30]}}),
+            "quick.factors.flows[0]",
+            'not a value of factor "flows"',
+        ),
+        (
+            lambda d: d.update(paper=[{"scheme": "A", "metric": "lost", "value": 1}]),
+            "paper[0].metric",
+            '"lost" is not a metric; known: loss',
+        ),
+        (
+            lambda d: d.update(paper=[{"scheme": "C", "metric": "loss", "value": 1}]),
+            "paper[0].scheme",
+            '"C" is not a scheme',
+        ),
+        (
+            lambda d: d.update(paper=[{"scheme": "A", "metric": "loss", "range": [2, 1]}]),
+            "paper[0].range",
+            "LOW <= HIGH",
+        ),
+        (
+            lambda d: d.update(table={"name": "T", "rows": ["schme"], "metrics": ["loss"]}),
+            "table.rows[0]",
+            "not a dimension",
+        ),
+        (
+            lambda d: d.update(
+                figure=[{"name": "f", "kind": "timeseries", "factor": "flows"}],
+            ),
+            "figure[0].factor",
+            'not a key of a "timeseries" figure',
+        ),
+        (
+            lambda d: d.update(figure=[{"name": "f", "kind": "pie"}]),
+            "figure[0].kind",
+            "one of",
+        ),
+        (
+            lambda d: d.update(
+                figure=[{"name": "f", "kind": "timeseries", "factors": {"flows": 30}}],
+            ),
+            "figure[0].factors.flows",
+            'not a value of factor "flows"',
+        ),
+        (
+            lambda d: (
+                d.update(figure=[{"name": "f", "kind": "phase_bars", "metric": "loss"}])
+                or d["figure"][0].update(phase="late")
+            ),
+            "figure[0].phase",
+            '"late" is not a phase; known: all',
+        ),
+        (
+            lambda d: d["metric"][0].update(stat="median"),
+            "metric[0].stat",
+            '"mean", "range"',
+        ),
+    ],
+)
+def test_validation_names_the_field(change: Any, path: str, words: str) -> None:
+    doc = base_doc()
+    change(doc)
+    e = error_of(doc)
+    assert e.path == path, str(e)
+    assert words in e.msg, str(e)
+    assert str(e).startswith(f"{path}: ")
+
+
+def test_a_valid_experiment_and_its_quick_form() -> None:
+    exp = load_experiment(SWEEP)
+    assert [s.name for s in exp.schemes] == ["RED", "RED hi"]
+    assert exp.seeds == (1, 2)
+    assert len(resolve_points(exp)) == 8
+    quick = load_experiment(SWEEP, quick=True)
+    assert quick.seeds == (1,) and quick.factors[0].raw == (10,)
+    assert quick.doc["factor"][0]["values"] == [10]
+    assert len(resolve_points(quick)) == 2
+    assert len(resolve_points(load_experiment(SWEEP, seeds=3))) == 12
+
+
+def test_point_ids_hash_the_resolved_scenario_and_seed() -> None:
+    exp = load_experiment(SWEEP)
+    points = resolve_points(exp)
+    assert len({p.id for p in points}) == len(points)
+    p = points[0]
+    assert p.scenario is not None and p.scenario["seed"] == p.seed
+    assert p.id == point_id(p.scenario, p.seed) and len(p.id) == 16
+    # The same point from another spelling of the same overrides has the same id.
+    again = resolve_points(load_experiment(SWEEP, extra_set=["aqm.max_p=0.1"]))
+    assert again[0].id == p.id  # RED already has max_p 0.1
+    assert again[-1].id != points[-1].id  # RED hi changed to 0.1
+    assert p.phases == [("first", 2.0, 4.0), ("second", 4.0, 6.0)]
+
+
+def test_presets_are_valid_and_listed() -> None:
+    found = presets()
+    names = [p.name for p in found]
+    assert "example-red-maxp" in names and "example-schemes" in names
+    for p in found:
+        assert p.problem is None, (p.path, p.problem)
+        for quick in (False, True):
+            exp = load_experiment(p.path, quick=quick)
+            pts = resolve_points(exp)
+            assert pts and all(x.error is None for x in pts), [x.error for x in pts]
+    r = aqmlab_cli("reproduce", "--list")
+    assert r.returncode == 0, r.stderr
+    assert "example-red-maxp" in r.stdout and "source:" in r.stdout
+    assert str(PRESETS_DIR.name) in r.stdout
+
+
+def test_cli_errors_are_one_line(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.toml"
+    bad.write_text(SWEEP.read_text().replace('set = ["aqm.max_p=0.3"]', "sets = []"))
+    shutil.copy(TINY, tmp_path / "tiny.toml")
+    p = aqmlab_cli("sweep", bad, "--dry-run")
+    assert_clean_error(p)
+    assert "bad.toml: scheme[1].sets: unknown key" in p.stderr
+    p = aqmlab_cli("reproduce", "no-such-preset")
+    assert_clean_error(p)
+    assert "unknown preset 'no-such-preset'; known: " in p.stderr
+    p = aqmlab_cli("sweep", SWEEP, "--jobs", "0")
+    assert_clean_error(p)
+    assert "--jobs" in p.stderr
+
+
+def test_dry_run_lists_points_and_estimates(tmp_path: Path) -> None:
+    p = aqmlab_cli("sweep", SWEEP, "--dry-run", "--jobs", "2", "--out", tmp_path / "o")
+    assert p.returncode == 0, p.stderr
+    assert "8 points (2 scheme(s) x 2 factor combination(s) x 2 seed(s))" in p.stdout
+    assert "estimate: 48 simulated seconds" in p.stdout
+    assert "events/s measured" in p.stdout
+    assert not (tmp_path / "o").exists()
+
+
+# ---------------------------------------------------------------------------
+# Sweeps
+
+
+def table_without_wall(path: Path) -> pa.Table:
+    t = pq.read_table(path)
+    return t.drop([c for c in t.column_names if c == "wall_time_s"])
+
+
+def stamps(out: Path) -> dict[str, tuple[int, int]]:
+    """(inode, mtime) of every complete point's point.json."""
+    res = {}
+    for d in (out / "points").iterdir():
+        f = d / "point.json"
+        if f.is_file() and ".tmp-" not in d.name:
+            st = f.stat()
+            res[d.name] = (st.st_ino, st.st_mtime_ns)
+    return res
+
+
+def write_experiment(tmp: Path, text: str) -> Path:
+    shutil.copy(TINY, tmp / "tiny.toml")
+    f = tmp / "exp.toml"
+    f.write_text(text)
+    return f
+
+
+def test_sweep_output_folder_and_failures(tmp_path: Path) -> None:
+    text = SWEEP.read_text() + (
+        '\n[[scheme]]\nname = "broken"\nset = ["aqm.max_p=7"]\n'
+        '\n[[scheme]]\nname = "slow"\nset = ["duration=5000s"]\n'
+    )
+    f = write_experiment(tmp_path, text)
+    out = tmp_path / "out"
+    p = aqmlab_cli(
+        "sweep", f, "--out", out, "--quick", "--jobs", "2", "--timeout", "1", "--no-report"
+    )
+    assert p.returncode == 1, (p.stdout, p.stderr)
+    assert "error: 2 point(s) of tiny-sweep failed:" in p.stderr
+    assert "broken, flows=10, seed 1" in p.stderr and "aqm.max_p" in p.stderr
+    assert "timed out after 1 s" in p.stderr
+    assert "Traceback" not in p.stderr
+    exp = json.loads((out / "experiment.json").read_text())
+    assert exp["quick"] is True and exp["experiment"]["seeds"] == [1]
+    assert exp["command"][:2] == ["aqmlab", "sweep"]
+    assert {"aqmlab", "engine", "python"} <= set(exp["versions"])
+    assert len(exp["points"]) == 4
+    failed = sorted((out / "failed").glob("*.json"))
+    assert len(failed) == 2
+    records = [json.loads(x.read_text()) for x in failed]
+    assert {r["scheme"] for r in records} == {"broken", "slow"}
+    assert all(set(r) == {"id", "scheme", "factors", "seed", "error"} for r in records)
+    ok = [d for d in (out / "points").iterdir()]
+    assert len(ok) == 2
+    for d in ok:
+        info = json.loads((d / "point.json").read_text())
+        assert info["status"] == "ok" and info["id"] == d.name
+        assert info["factors"] == {"flows": 10} and info["seed"] == 1
+        assert (d / "manifest.json").is_file() and (d / "queue.parquet").is_file()
+    t = pq.read_table(out / "summary.parquet")
+    assert t.num_rows == 4 * 3
+    assert t.column_names[:10] == [
+        "id",
+        "scheme",
+        "flows",
+        "seed",
+        "phase",
+        "phase_index",
+        "start_s",
+        "end_s",
+        "status",
+        "error",
+    ]
+    rows = t.to_pylist()
+    assert [r["phase"] for r in rows[:3]] == ["all", "first", "second"]
+    assert [r["phase_index"] for r in rows[:3]] == [-1, 0, 1]
+    by_scheme = {r["scheme"]: r for r in rows if r["phase"] == "all"}
+    assert by_scheme["RED"]["status"] == "ok" and by_scheme["RED"]["error"] is None
+    assert 0 < by_scheme["RED"]["bottleneck.utilization"] <= 1
+    assert by_scheme["broken"]["status"] == "failed"
+    assert "aqm.max_p" in by_scheme["broken"]["error"]
+    assert by_scheme["broken"]["bottleneck.utilization"] is None
+    phase = next(r for r in rows if r["scheme"] == "RED" and r["phase"] == "second")
+    assert (phase["start_s"], phase["end_s"]) == (4.0, 6.0)
+    assert phase["bottleneck.loss_rate"] is not None
+
+
+def test_kill_and_resume_gives_the_same_table(tmp_path: Path) -> None:
+    # 8 points of ~0.3 s each on one worker: killed after two are complete.
+    args = ["--jobs", "1", "--no-report", "--set", "duration=120s"]
+    out = tmp_path / "killed"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "aqmlab", "sweep", str(SWEEP), "--out", str(out), *args],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    deadline = time.monotonic() + 60
+    try:
+        while time.monotonic() < deadline:
+            if (out / "points").is_dir() and len(stamps(out)) >= 2:
+                break
+            time.sleep(0.02)
+        os.kill(proc.pid, signal.SIGKILL)
+    finally:
+        proc.wait(10)
+    time.sleep(0.3)
+    before = stamps(out)
+    assert 2 <= len(before) < 8, len(before)
+    assert not (out / "summary.parquet").exists()
+    # Leave a half-written folder as a crash in mid-write would.
+    (out / "points" / "0123456789abcdef.tmp-99999").mkdir()
+    p = aqmlab_cli("sweep", SWEEP, "--out", out, "--resume", *args)
+    assert p.returncode == 0, p.stderr
+    assert f"{len(before)} already complete" in p.stdout
+    after = stamps(out)
+    assert len(after) == 8
+    assert {k: after[k] for k in before} == before  # complete points untouched
+    assert sorted(x.name for x in (out / "points").iterdir()) == sorted(after)
+
+    whole = tmp_path / "whole"
+    p = aqmlab_cli("sweep", SWEEP, "--out", whole, *args[:-2], "--jobs", "2", "--set", args[-1])
+    assert p.returncode == 0, p.stderr
+    assert table_without_wall(out / "summary.parquet").equals(
+        table_without_wall(whole / "summary.parquet")
+    )
+
+    # A changed scheme re-runs only its own points.
+    changed = tmp_path / "changed.toml"
+    changed.write_text(
+        SWEEP.read_text()
+        .replace("aqm.max_p=0.3", "aqm.max_p=0.25")
+        .replace('scenario = "tiny.toml"', f'scenario = "{TINY}"')
+    )
+    red = {
+        d.name
+        for d in (whole / "points").iterdir()
+        if json.loads((d / "point.json").read_text())["scheme"] == "RED"
+    }
+    before = stamps(whole)
+    p = aqmlab_cli("sweep", changed, "--out", whole, "--resume", *args[:-2], "--set", args[-1])
+    assert p.returncode == 0, p.stderr
+    assert "4 already complete" in p.stdout and "removed 4 point(s)" in p.stdout
+    after = stamps(whole)
+    assert len(after) == 8
+    assert {k: after[k] for k in red} == {k: before[k] for k in red}
+    assert set(after) - red == set(after) - set(before)  # the RED hi points are new
+    t = pq.read_table(whole / "summary.parquet")
+    assert set(t.column("scheme").to_pylist()) == {"RED", "RED hi"}
+
+
+def test_several_experiments_share_one_sweep(tmp_path: Path) -> None:
+    example = PRESETS_DIR / "example-schemes.toml"
+    p = aqmlab_cli(
+        "sweep",
+        SWEEP,
+        example,
+        "--quick",
+        "--out",
+        tmp_path,
+        "--no-report",
+        "--set",
+        "duration=12s",
+        "--set",
+        "metrics.phases=[[2, 6], [6, 12]]",
+    )
+    assert p.returncode == 0, p.stderr
+    for name, n in (("tiny-sweep-quick", 2), ("example-schemes-quick", 4)):
+        t = pq.read_table(tmp_path / name / "summary.parquet")
+        assert t.num_rows == n * 3 and set(t.column("status").to_pylist()) == {"ok"}
+    assert "example-schemes: DropTail, seed 1" in p.stderr  # labels name the experiment
+    assert "sweep: " in p.stdout and "beyond the engine" in p.stdout
+
+
+def test_a_folder_of_another_experiment_is_not_touched(tmp_path: Path) -> None:
+    out = tmp_path / "o"
+    out.mkdir()
+    (out / "experiment.json").write_text(json.dumps({"experiment": {"name": "other"}}))
+    (out / "points").mkdir()
+    for extra in ([], ["--resume"]):
+        p = aqmlab_cli("sweep", SWEEP, "--out", out, "--quick", *extra)
+        assert_clean_error(p)
+        assert "holds the sweep of experiment 'other'" in p.stderr
+    assert (out / "points").is_dir()
+    (tmp_path / "plain").mkdir()
+    (tmp_path / "plain" / "notes.txt").write_text("mine")
+    p = aqmlab_cli("sweep", SWEEP, "--out", tmp_path / "plain", "--quick")
+    assert_clean_error(p)
+    assert "not an aqmlab sweep folder" in p.stderr
+
+
+def test_sweep_api_with_duplicate_points(tmp_path: Path) -> None:
+    # Two schemes that resolve to the same scenario run once; both get rows.
+    doc = base_doc()
+    doc["scheme"] = [{"name": "A", "set": ["aqm.max_p=0.1"]}, {"name": "B"}]
+    doc["factor"] = []
+    exp = parse_experiment(doc, DATA / "x.toml")
+    points = resolve_points(exp)
+    assert points[0].id == points[1].id
+    with open(os.devnull, "w") as quiet:
+        outcome = sweep(exp, points, tmp_path / "o", jobs=1, live=False, stream=quiet)
+    assert not outcome.failures and outcome.total == 1
+    info = json.loads((tmp_path / "o" / "points" / points[0].id / "point.json").read_text())
+    assert info["also"] == [{"scheme": "B", "factors": {}, "seed": 1}]
+    t = pq.read_table(tmp_path / "o" / "summary.parquet")
+    assert t.column("scheme").to_pylist() == ["A"] * 3 + ["B"] * 3
+
+
+# ---------------------------------------------------------------------------
+# Dask
+
+
+def _start(cmd: list[str], log: Path) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(
+        cmd, stdout=subprocess.DEVNULL, stderr=log.open("wb"), start_new_session=True
+    )
+
+
+def test_dask_cluster_with_a_killed_worker_gives_the_local_table(tmp_path: Path) -> None:
+    pytest.importorskip("distributed", reason="needs Dask's distributed (pip install aqmlab[dask])")
+    dask = shutil.which("dask", path=str(Path(sys.executable).parent)) or shutil.which("dask")
+    if dask is None:
+        pytest.skip("the `dask` command is not installed")
+    sched_file = tmp_path / "scheduler.json"
+    procs: list[subprocess.Popen[bytes]] = []
+    try:
+        procs.append(
+            _start(
+                [
+                    dask,
+                    "scheduler",
+                    "--host",
+                    "127.0.0.1",
+                    "--port",
+                    "0",
+                    "--no-dashboard",
+                    "--scheduler-file",
+                    str(sched_file),
+                ],
+                tmp_path / "scheduler.log",
+            )
+        )
+        deadline = time.monotonic() + 60
+        while not sched_file.is_file() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        address = json.loads(sched_file.read_text())["address"]
+        assert address.startswith("tcp://127.0.0.1:")
+        for i in range(2):
+            procs.append(
+                _start(
+                    [
+                        dask,
+                        "worker",
+                        address,
+                        "--nthreads",
+                        "1",
+                        "--no-nanny",
+                        "--no-dashboard",
+                        "--name",
+                        f"w{i}",
+                    ],
+                    tmp_path / f"worker{i}.log",
+                )
+            )
+        args = ["--no-report", "--set", "duration=120s"]
+        out = tmp_path / "dask"
+        sweep_proc = subprocess.Popen(
+            [
+                *(sys.executable, "-m", "aqmlab", "sweep", str(SWEEP), "--out", str(out)),
+                *("--scheduler", address, *args),
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        deadline = time.monotonic() + 90
+        while time.monotonic() < deadline and sweep_proc.poll() is None:
+            if (out / "points").is_dir() and len(stamps(out)) >= 1:
+                break
+            time.sleep(0.02)
+        assert sweep_proc.poll() is None, "the sweep ended before a worker could be killed"
+        assert len(stamps(out)) <= 6  # both workers hold points now
+        procs[1].kill()  # worker w0, with a point in hand
+        stdout, stderr = sweep_proc.communicate(timeout=120)
+        assert sweep_proc.returncode == 0, (stdout, stderr)
+        assert len(stamps(out)) == 8
+    finally:
+        for p in reversed(procs):
+            if p.poll() is None:
+                p.terminate()
+        for p in procs:
+            try:
+                p.wait(10)
+            except subprocess.TimeoutExpired:
+                p.kill()
+    local = tmp_path / "local"
+    p = aqmlab_cli("sweep", SWEEP, "--out", local, "--jobs", "2", *args)
+    assert p.returncode == 0, p.stderr
+    assert table_without_wall(out / "summary.parquet").equals(
+        table_without_wall(local / "summary.parquet")
+    )
+    # The point folders hold the same data too.
+    some = sorted(stamps(out))[0]
+    for name in ("queue.parquet", "flows.parquet"):
+        assert pq.read_table(out / "points" / some / name).equals(
+            pq.read_table(local / "points" / some / name)
+        )
+
+
+def test_progress_display_counts_time_left_and_slowest() -> None:
+    from rich.console import Console
+
+    from aqmlab.experiments.pool import Task
+    from aqmlab.experiments.progress import SweepProgress, format_duration
+
+    tasks = [Task(f"p{i}", {}, {}, f"RED, seed {i}", 1e6 * (i + 1), 10.0) for i in range(4)]
+    show = SweepProgress(tasks, total=5, skipped=1, prior_rate=1e6, live=False)
+    show.started(tasks[0])
+    show.started(tasks[1])
+    show.progress("p1", 5.0)
+    show.done("p0", 1.0, 1.1)
+    show.failed("p2", "timed out")
+    assert show.counts() == {"done": 1, "running": 1, "failed": 1, "waiting": 1}
+    assert show.slowest() is not None and show.slowest().task.label == "RED, seed 1"
+    console = Console(record=True, width=120)
+    console.print(show._render())
+    text = console.export_text()
+    assert "3/5 points" in text and "done 2" in text and "running 1" in text
+    assert "failed 1" in text and "left 1" in text
+    assert "slowest running: RED, seed 1" in text and "50 % simulated" in text
+    assert "elapsed" in text and "left ~" in text
+    assert format_duration(3725) == "1:02:05" and format_duration(4.25) == "4.2 s"
