@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import copy
 import itertools
-import tomllib
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -21,8 +21,21 @@ import pytest
 import aqmlab
 from aqmlab.scenario import apply_overrides, load
 
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
 PRESETS = Path(__file__).resolve().parents[1] / "python" / "aqmlab" / "experiments" / "presets"
-FILES = sorted(PRESETS.glob("*.toml"))
+
+
+def _is_experiment(path: Path) -> bool:
+    with path.open("rb") as f:
+        return "experiment" in tomllib.load(f)
+
+
+# Every experiment file (scenario files, in scenarios/ or beside them, have no [experiment]).
+FILES = sorted(p for p in PRESETS.rglob("*.toml") if _is_experiment(p))
 
 # Derived metrics of the report's registry (aqmlab.report.metrics) the presets use.
 DERIVED = {
@@ -119,10 +132,29 @@ KNOWN = _pending_keys_known()
 
 
 def test_there_are_presets() -> None:
-    names = {_read(p)["experiment"]["name"] for p in FILES}
-    for n in ("thesis-4.5", "thesis-5.5.1", "thesis-6.4.1", "rem-4.1", "feng-fig1-4", "ecn-web-000"):
-        assert n in names, n
-    assert len(names) == len(FILES)
+    names = [_read(p)["experiment"]["name"] for p in FILES]
+    assert len(set(names)) == len(names), "preset names must be unique"
+    seeds = {
+        "003_b277268f444f7691.txt": ["thesis-4.5"]
+        + [f"thesis-5.5.{i}" for i in range(1, 6)]
+        + [f"thesis-6.4.{i}" for i in range(1, 6)],
+        "002_80945567bf68047d.txt": [
+            "rem-4.1",
+            "rem-4.2",
+            "rem-4.3",
+            "rem-5.1",
+            "rem-5.1-loss",
+            "rem-5.2",
+        ],
+        "004_618a487a53bfbc7f.txt": ["feng-fig1-4", "feng-fig6-7"],
+        "000_0675317d310dd341.txt": ["ecn-web-000"],
+        "001_e060da456e213f64.txt": ["aqm-web-001"],
+    }
+    by_name = {_read(p)["experiment"]["name"]: _read(p)["experiment"] for p in FILES}
+    for seed, want in seeds.items():
+        for n in want:
+            assert n in by_name, n
+            assert by_name[n]["source"].startswith(seed), (n, by_name[n]["source"])
 
 
 @pytest.mark.parametrize("path", FILES, ids=lambda p: p.stem)
@@ -130,8 +162,7 @@ def test_preset_is_consistent(path: Path) -> None:
     exp = _read(path)
     assert set(exp) <= TOP_KEYS, set(exp) - TOP_KEYS
     e = exp["experiment"]
-    assert e["name"] == path.stem
-    assert e["source"].split(",")[0].endswith(".txt")
+    assert e["source"].strip() and e["title"].strip()
     assert e["notes"].strip(), "notes must say what was chosen where the paper is silent"
     assert (path.parent / e["scenario"]).is_file()
     schemes = [s["name"] for s in exp["scheme"]]
