@@ -300,8 +300,9 @@ pub struct Dumbbell {
     pub access_rate: BitRate,
     /// One-way propagation delay of each access link (drawn per flow, the
     /// same on the sender's and the receiver's side unless one side has its
-    /// own below).
-    pub access_delay: TimeDist,
+    /// own below); `None` when both sides have their own.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub access_delay: Option<TimeDist>,
     /// One-way delay of the access links of each flow's sender (its data
     /// source), drawn per flow (default `access_delay`).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -474,12 +475,14 @@ impl Dumbbell {
         };
         let source_access_delay = side("source_access_delay")?;
         let sink_access_delay = side("sink_access_delay")?;
-        if given && source_access_delay.is_some() && sink_access_delay.is_some() {
+        let both = source_access_delay.is_some() && sink_access_delay.is_some();
+        if given && both {
             return Err(SpecError::new(
                 t.field_path("access_delay"),
                 "is unused when both source_access_delay and sink_access_delay are given; remove it (or one of them)",
             ));
         }
+        let access_delay = (!both).then_some(access_delay);
         Ok(Dumbbell {
             bottleneck_rate: t.req_rate("bottleneck_rate")?,
             bottleneck_delay: t.time("bottleneck_delay", SimTime::from_millis(20))?,
@@ -501,18 +504,15 @@ impl Dumbbell {
     /// one draw of `access_delay` for both sides when neither side has its
     /// own, else one draw per side, sender first.
     pub fn draw_access(&self, rng: &mut crate::rng::Rng) -> (SimTime, SimTime) {
+        let both = self
+            .access_delay
+            .unwrap_or(TimeDist::Fixed(SimTime::from_millis(1)));
         if self.source_access_delay.is_none() && self.sink_access_delay.is_none() {
-            let a = self.access_delay.sample(rng);
+            let a = both.sample(rng);
             return (a, a);
         }
-        let src = self
-            .source_access_delay
-            .unwrap_or(self.access_delay)
-            .sample(rng);
-        let snk = self
-            .sink_access_delay
-            .unwrap_or(self.access_delay)
-            .sample(rng);
+        let src = self.source_access_delay.unwrap_or(both).sample(rng);
+        let snk = self.sink_access_delay.unwrap_or(both).sample(rng);
         (src, snk)
     }
 }
