@@ -715,15 +715,15 @@ fn new_topologies_round_trip() {
 /// With `step > 0` the paper's activation: `step` sources of each group at
 /// 0 s and `step` more every 50 s up to `flows` per group.
 fn varying_rtt(flows: u32, step: u32, rate: &str, extra: &str, seed: u32) -> String {
-    let (initial, duration) = if step > 0 {
-        (step, 50 * flows / step)
-    } else {
-        (flows, 100)
+    let steps = flows.checked_div(step);
+    let (initial, duration) = match steps {
+        Some(n) => (step, 50 * n),
+        None => (flows, 100),
     };
     let mut s = format!("duration = \"{duration}s\"\nseed = {seed}\n");
-    if step > 0 {
+    if let Some(n) = steps {
         s += "schedule = [\n";
-        for i in 1..(flows / step) {
+        for i in 1..n {
             for g in 0..5 {
                 s += &format!(
                     "{{ at = \"{}s\", action = \"flows\", group = {g}, start = {step} }},\n",
