@@ -7,7 +7,7 @@ use crate::net::link::{Link, Offer, TxResult};
 use crate::net::topology;
 use crate::packet::{flags, Arena, Ecn, Packet, PktId};
 use crate::rng::{Rng, Stream};
-use crate::scenario::{Action, Direction, LinkSel, Scenario, TrafficSpec};
+use crate::scenario::{Action, Direction, LinkSel, Purpose, Scenario, TrafficSpec};
 use crate::sim::{Event, EventQueue};
 use crate::transport::web::{Http, Phase, Session};
 use crate::transport::{FlowStats, Seg, TcpConfig, TcpFlow, UdpSource};
@@ -389,6 +389,7 @@ impl World {
     /// Build the network of `sc` with engine options (for tests and benchmarks).
     pub fn with_options(sc: &Scenario, opts: Options) -> World {
         let seed = sc.seed;
+        let app_seed = sc.seed_for(Purpose::App);
         let total = sc.total_flows() as usize;
         let mut meta = Vec::with_capacity(total);
         let mut flows = Vec::with_capacity(total);
@@ -397,17 +398,19 @@ impl World {
         let mut web_rtt: Vec<(usize, SimTime)> = Vec::new();
         let mut groups = Vec::with_capacity(sc.traffic.len());
         for (g, group) in sc.traffic.iter().enumerate() {
-            let mut rng = Rng::new(seed, Stream::Traffic(g as u32));
+            let mut rng = Rng::new(sc.seed_for(Purpose::Start), Stream::Traffic(g as u32));
             let mut gs = GroupState::default();
+            // `[tcp]` with the group's own keys (packet_size, variant, ...).
+            let tcp = group.tcp(&sc.tcp);
             let tcp_cfg = match group {
                 TrafficSpec::Bulk(b) => {
-                    TcpConfig::from_spec(&sc.tcp, b.handshake, b.ecn.unwrap_or(sc.tcp.ecn))
+                    TcpConfig::from_spec(&tcp, b.handshake, b.ecn.unwrap_or(sc.tcp.ecn))
                 }
                 TrafficSpec::WebSimple(w) => {
-                    TcpConfig::from_spec(&sc.tcp, w.handshake, w.ecn.unwrap_or(sc.tcp.ecn))
+                    TcpConfig::from_spec(&tcp, w.handshake, w.ecn.unwrap_or(sc.tcp.ecn))
                 }
                 TrafficSpec::Web(w) => {
-                    TcpConfig::passive(&sc.tcp, w.ecn.unwrap_or(sc.tcp.ecn), w.request_size as u32)
+                    TcpConfig::passive(&tcp, w.ecn.unwrap_or(sc.tcp.ecn), w.request_size as u32)
                 }
                 TrafficSpec::Cbr(u) | TrafficSpec::UdpOnoff(u) => {
                     // Only the statistics are used; mss = payload of a packet.
@@ -440,7 +443,7 @@ impl World {
                     TrafficSpec::WebSimple(w) => Some(Box::new(WebApp::Simple(WebSession {
                         mean_packets: w.mean_packets,
                         think_s: w.think.as_secs_f64(),
-                        rng: Rng::new(seed, Stream::App(f)),
+                        rng: Rng::new(app_seed, Stream::App(f)),
                         segments: 0,
                         started: SimTime::ZERO,
                         active: false,
@@ -448,10 +451,15 @@ impl World {
                         transfers: 0,
                     }))),
                     TrafficSpec::Web(w) => {
-                        // On the dumbbell the session's first draw is its base RTT.
-                        let mut rng = Rng::new(seed, Stream::App(f));
+                        // On the dumbbell the session's first draw is its
+                        // base RTT: from the RTT seed's copy of the stream,
+                        // the application's copy skipping it (the same
+                        // stream when both seeds are the run's).
+                        let mut rng = Rng::new(app_seed, Stream::App(f));
                         if let Some(rtt) = w.rtt {
-                            web_rtt.push((f as usize, rtt.sample(&mut rng)));
+                            let mut r = Rng::new(sc.seed_for(Purpose::Rtt), Stream::App(f));
+                            web_rtt.push((f as usize, rtt.sample(&mut r)));
+                            let _ = rtt.sample(&mut rng);
                         }
                         Some(Box::new(WebApp::Browse(Session::new(w.params, rng))))
                     }
@@ -464,7 +472,7 @@ impl World {
                             u.packet_size,
                             udp_rate(sc, g, u),
                             u.on.zip(u.off),
-                            Rng::new(seed, Stream::App(f)),
+                            Rng::new(app_seed, Stream::App(f)),
                         )))
                     }
                 });
@@ -1371,11 +1379,20 @@ impl World {
         let now = self.now;
         match entry.action {
             Action::Link { link, rate, delay } => {
-                let mut rng = Rng::new(self.sc.seed, Stream::Schedule(i as u32));
-                if link == LinkSel::Access {
+                let mut rng = Rng::new(self.sc.seed_for(Purpose::Rtt), Stream::Schedule(i as u32));
+                if let Some((src, snk)) = link.access_sides() {
                     for f in 0..self.access.len() {
                         let d = delay.map(|d| d.sample(&mut rng));
-                        for l in self.access[f] {
+                        // Links 0 and 1 are the left host's, 2 and 3 the
+                        // right host's; a reverse flow's sender is on the right.
+                        let fwd = self.meta[f].direction == Direction::Forward;
+                        let (left, right) = if fwd { (src, snk) } else { (snk, src) };
+                        let acc = self.access[f];
+                        let chosen = [left, left, right, right];
+                        for (k, l) in acc.into_iter().enumerate() {
+                            if !chosen[k] {
+                                continue;
+                            }
                             let link = &mut self.links[l as usize];
                             if let Some(r) = rate {
                                 link.set_rate(now, r);
@@ -1417,7 +1434,8 @@ impl World {
                 spread,
             } => {
                 let g = group as usize;
-                let mut rng = Rng::new(self.sc.seed, Stream::Schedule(i as u32));
+                let mut rng =
+                    Rng::new(self.sc.seed_for(Purpose::Start), Stream::Schedule(i as u32));
                 // Stop the most recently started live flows first.
                 let mut to_stop = stop;
                 let members = self.groups[g].members.clone();
@@ -1469,18 +1487,43 @@ impl World {
             Action::Web {
                 group,
                 add_sessions,
+                remove_sessions,
+                spread,
             } => {
                 let g = group as usize;
+                // Removed sessions finish the page or transfer under way
+                // and begin no other (the next `FlowStart` of a stopped
+                // session does nothing); the most recently started go first.
+                let next = self.groups[g].next;
+                let mut live: Vec<u32> = self.groups[g].members[..next]
+                    .iter()
+                    .copied()
+                    .filter(|&f| self.meta[f as usize].live)
+                    .collect();
+                live.sort_by_key(|&f| (self.meta[f as usize].start, f));
+                for _ in 0..remove_sessions {
+                    let Some(f) = live.pop() else { break };
+                    let m = &mut self.meta[f as usize];
+                    m.live = false;
+                    m.stopped = Some(now);
+                }
+                let mut rng = (spread > SimTime::ZERO).then(|| {
+                    Rng::new(self.sc.seed_for(Purpose::Start), Stream::Schedule(i as u32))
+                });
                 for _ in 0..add_sessions {
                     let gs = &mut self.groups[g];
                     let Some(&f) = gs.members.get(gs.next) else {
                         break;
                     };
                     gs.next += 1;
+                    let t = match rng.as_mut() {
+                        Some(r) => now + SimTime((r.uniform() * spread.0 as f64) as u64),
+                        None => now,
+                    };
                     let m = &mut self.meta[f as usize];
                     m.live = true;
-                    m.start = now;
-                    self.events.schedule(now, Event::FlowStart(f));
+                    m.start = t;
+                    self.events.schedule(t, Event::FlowStart(f));
                 }
                 self.notify_links(&self.select_all());
             }

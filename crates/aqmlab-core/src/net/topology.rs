@@ -10,14 +10,16 @@
 //! 1 = R2 -> R1; parking lot: 2k = Rk -> Rk+1, 2k+1 back; custom: 2j =
 //! `from` -> `to` of `topology.links[j]`). The dumbbell and the parking lot
 //! then give each flow four access links (sender up, sender down, receiver
-//! down, receiver up) at 2K + 4f .. 2K + 4f + 3. Random streams follow the
+//! down, receiver up) at 2K + 4f .. 2K + 4f + 3; on a custom topology, a
+//! flow of a group with `extra_delay` gets two pure-delay links (into and
+//! out of its path) after the duplex links, in flow order. Random streams follow the
 //! index: `Stream::Aqm(i)`, `Stream::LinkLoss(i)`.
 
 use super::link::{Link, LossModel};
 use crate::aqm::{Aqm, AqmSpec, LinkInfo};
 use crate::rng::{Rng, Stream};
 use crate::scenario::{
-    Buffer, Direction, LossSpec, ParkingLot, PathSpec, Scenario, TimeDist, Topology,
+    Buffer, Direction, LossSpec, ParkingLot, PathSpec, Purpose, Scenario, TimeDist, Topology,
 };
 use crate::units::{BitRate, SimTime};
 
@@ -42,6 +44,13 @@ pub struct Built {
 /// Link 0 is the forward bottleneck (R1 -> R2), link 1 its reverse (R2 -> R1).
 pub const BOTTLENECK_FWD: u32 = 0;
 pub const BOTTLENECK_REV: u32 = 1;
+
+/// Rate of a custom flow's `extra_delay` links: 10^6 Gbps, so that a
+/// packet's transmission takes 1 ns and the link is a pure delay.
+const DELAY_LINE_RATE: BitRate = BitRate(1_000_000_000_000_000);
+/// Queue limit of an `extra_delay` link (it never queues more than a
+/// window of the one flow that uses it).
+const DELAY_LINE_BUFFER: u32 = 1_000_000;
 
 /// A link before it is built.
 struct Plan<'a> {
@@ -84,20 +93,25 @@ pub fn build(sc: &Scenario, seed: u64, groups: &[u32], live: &[bool]) -> Built {
         }
     }
     let droptail = AqmSpec::Droptail;
+    let rtt_seed = sc.seeds.get(Purpose::Rtt, seed);
     match &sc.topology {
         Topology::Dumbbell(d) => {
             layout
                 .monitored
                 .push((BOTTLENECK_FWD, "bottleneck".to_string()));
             for (f, &g) in groups.iter().enumerate() {
-                let a = d
-                    .access_delay
-                    .sample(&mut Rng::new(seed, Stream::Flow(f as u32)));
+                let (src, snk) = d.draw_access(&mut Rng::new(rtt_seed, Stream::Flow(f as u32)));
+                // Links 0 and 1 are the left host's, 2 and 3 the right
+                // host's; a reverse flow's sender is on the right.
+                let (left, right) = match direction(sc, g) {
+                    Direction::Forward => (src, snk),
+                    Direction::Reverse => (snk, src),
+                };
                 let acc = add_access(
                     &mut layout,
                     (d.access_rate, d.access_buffer, d.access_loss.as_ref()),
                     &droptail,
-                    [a; 4],
+                    [left, left, right, right],
                 );
                 let data = vec![acc[0], BOTTLENECK_FWD, acc[2]];
                 let ack = vec![acc[3], BOTTLENECK_REV, acc[1]];
@@ -122,7 +136,7 @@ pub fn build(sc: &Scenario, seed: u64, groups: &[u32], live: &[bool]) -> Built {
                     &mut layout,
                     (p.access_rate, p.access_buffer, p.access_loss.as_ref()),
                     &droptail,
-                    parking_access(p, seed, f, first..=last, rtt),
+                    parking_access(p, rtt_seed, f, first..=last, rtt),
                 );
                 let mut data = vec![acc[0]];
                 data.extend((first..=last).map(|i| 2 * i));
@@ -144,22 +158,41 @@ pub fn build(sc: &Scenario, seed: u64, groups: &[u32], live: &[bool]) -> Built {
                         .push((2 * j as u32 + 1, format!("{}-rev", l.name)));
                 }
             }
-            for &g in groups {
-                let Some(PathSpec::Nodes(nodes)) = sc.traffic[g as usize].path() else {
+            for (f, &g) in groups.iter().enumerate() {
+                let group = &sc.traffic[g as usize];
+                let Some(PathSpec::Nodes(nodes)) = group.path() else {
                     unreachable!("Scenario::check_paths requires a node path on a custom topology")
                 };
                 let steps = c
                     .resolve(nodes, "path")
                     .expect("Scenario::check_paths validated every path");
-                let data = steps
+                let mut data: Vec<u32> = steps
                     .iter()
                     .map(|&(j, rev)| 2 * j as u32 + u32::from(rev))
                     .collect();
-                let ack = steps
+                let mut ack: Vec<u32> = steps
                     .iter()
                     .rev()
                     .map(|&(j, rev)| 2 * j as u32 + u32::from(!rev))
                     .collect();
+                if let Some(extra) = group.extra_delay() {
+                    // The flow's own delay line at the path's first node,
+                    // one per direction: into the path ahead of its first
+                    // link, out of it after the ACKs' last.
+                    let e = extra.sample(&mut Rng::new(rtt_seed, Stream::Flow(f as u32)));
+                    let base = layout.links.len() as u32;
+                    for _ in 0..2 {
+                        layout.links.push(Plan {
+                            rate: DELAY_LINE_RATE,
+                            delay: e,
+                            limit: Buffer::Packets(DELAY_LINE_BUFFER),
+                            aqm: &droptail,
+                            loss: None,
+                        });
+                    }
+                    data.insert(0, base);
+                    ack.push(base + 1);
+                }
                 push_routes(&mut layout, direction(sc, g), data, ack);
             }
         }
@@ -264,17 +297,21 @@ fn finish(
         }
     }
     let ps = sc.tcp.packet_size;
+    let (aqm_seed, loss_seed) = (
+        sc.seeds.get(Purpose::Aqm, seed),
+        sc.seeds.get(Purpose::Loss, seed),
+    );
     let mut links: Vec<Link> = plans
         .iter()
         .enumerate()
         .map(|(i, p)| {
             let n = flows[i];
             let rtt = SimTime(rtt_sum[i].checked_div(n as u128).unwrap_or(0) as u64);
-            let mut link = make_link(seed, i, p.rate, p.delay, p.limit, p.aqm, ps, (n, rtt));
+            let mut link = make_link(aqm_seed, i, p.rate, p.delay, p.limit, p.aqm, ps, (n, rtt));
             if let Some(l) = p.loss {
                 link.loss = Some(LossModel::new(
                     l,
-                    Rng::new(seed, Stream::LinkLoss(i as u32)),
+                    Rng::new(loss_seed, Stream::LinkLoss(i as u32)),
                 ));
             }
             link

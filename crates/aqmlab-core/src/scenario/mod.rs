@@ -7,12 +7,14 @@
 
 pub mod decode;
 pub mod schedule;
+pub mod seeds;
 pub mod spec;
 pub mod topo;
 pub mod value;
 
 pub use decode::{SpecError, SpecResult};
 pub use schedule::{Action, LinkDir, LinkSel, ScheduleEntry};
+pub use seeds::{Purpose, Seeds, SEED_KEYS};
 pub use spec::*;
 pub use topo::*;
 pub use value::Value;

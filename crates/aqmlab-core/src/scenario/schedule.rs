@@ -6,12 +6,13 @@
 //!   delays from a new uniform range in section 6.4.1). Packets already
 //!   on the wire keep the delay they were sent with; a packet being
 //!   transmitted finishes at the old rate.
-//! - `flows`: start or stop flows of a bulk traffic group (section 5.5.3:
-//!   30 -> 50 -> 100 -> ... FTP flows).
+//! - `flows`: start or stop flows of a bulk or UDP traffic group (section
+//!   5.5.3: 30 -> 50 -> 100 -> ... FTP flows).
 //! - `aqm`: change parameters of a link's AQM (the scheme keeps its state).
 //! - `udp`: change a UDP group's rate or density (section 5.5.5 steps the
 //!   density 0.1 -> 0.3 -> ... -> 0.9 and back).
-//! - `web`: add sessions to a web group (a load step).
+//! - `web`: add sessions to a web or web-simple group, or remove some
+//!   (a load step; section 5.5.4 adds one web-simple session every 100 s).
 
 use super::decode::{as_f64, as_time, join, SpecError, SpecResult, Table};
 use super::spec::{Scenario, TimeDist};
@@ -27,6 +28,10 @@ pub enum LinkSel {
     /// Every access link (both directions, every flow) of a dumbbell or a
     /// parking lot.
     Access,
+    /// The access links of each flow's sender (`"access-source"`).
+    AccessSource,
+    /// The access links of each flow's receiver (`"access-sink"`).
+    AccessSink,
     /// A named duplex link of the topology ([`super::Topology::link_names`]:
     /// the dumbbell's `"bottleneck"`, a parking lot's `"link0"`.., a custom
     /// link's name), both directions or one (`-fwd`, `-rev`).
@@ -56,6 +61,8 @@ impl Serialize for LinkSel {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         match self {
             LinkSel::Access => s.serialize_str("access"),
+            LinkSel::AccessSource => s.serialize_str("access-source"),
+            LinkSel::AccessSink => s.serialize_str("access-sink"),
             LinkSel::Link { name, dir } => s.collect_str(&format_args!(
                 "{name}{}",
                 match dir {
@@ -69,6 +76,17 @@ impl Serialize for LinkSel {
 }
 
 impl LinkSel {
+    /// For an access selection, whether it covers each flow's (sender,
+    /// receiver) side; `None` for a named link.
+    pub fn access_sides(&self) -> Option<(bool, bool)> {
+        match self {
+            LinkSel::Access => Some((true, true)),
+            LinkSel::AccessSource => Some((true, false)),
+            LinkSel::AccessSink => Some((false, true)),
+            LinkSel::Link { .. } => None,
+        }
+    }
+
     /// The dumbbell's bottleneck, both directions.
     pub fn bottleneck() -> LinkSel {
         LinkSel::Link {
@@ -98,6 +116,8 @@ impl LinkSel {
         let access = access && topo.has_access();
         if access {
             allowed.push("access".to_string());
+            allowed.push("access-source".to_string());
+            allowed.push("access-sink".to_string());
         }
         let listed = || {
             allowed
@@ -127,8 +147,13 @@ impl LinkSel {
                 format!("expected one of {}, found {} {v}", listed(), v.type_name()),
             ));
         };
-        if access && s == "access" {
-            return Ok(LinkSel::Access);
+        if access {
+            match s.as_str() {
+                "access" => return Ok(LinkSel::Access),
+                "access-source" => return Ok(LinkSel::AccessSource),
+                "access-sink" => return Ok(LinkSel::AccessSink),
+                _ => {}
+            }
         }
         let (base, dir) = if let Some(b) = s.strip_suffix("-fwd") {
             (b, LinkDir::Fwd)
@@ -182,9 +207,18 @@ pub enum Action {
         #[serde(flatten)]
         rate: super::spec::UdpRate,
     },
-    /// Add sessions to a `web` group; each begins at `at` as the group's
-    /// initial sessions begin at their start.
-    Web { group: u32, add_sessions: u32 },
+    /// Add sessions to a `web` or `web-simple` group, each beginning at
+    /// `at` + uniform in [0, `spread`] as the group's initial sessions
+    /// begin at their start, and/or remove the most recently started ones
+    /// (each ends when its current page or transfer is done).
+    Web {
+        group: u32,
+        add_sessions: u32,
+        #[serde(skip_serializing_if = "is_zero")]
+        remove_sessions: u32,
+        #[serde(skip_serializing_if = "is_zero_time")]
+        spread: SimTime,
+    },
 }
 
 /// One `[[schedule]]` entry.
@@ -210,15 +244,25 @@ impl ScheduleEntry {
             "web" => {
                 let group = t.u32("group", 0)?;
                 let add_sessions = t.u32("add_sessions", 0)?;
-                if add_sessions == 0 {
+                let remove_sessions = t.u32("remove_sessions", 0)?;
+                let spread = t.time("spread", SimTime::ZERO)?;
+                if add_sessions == 0 && remove_sessions == 0 {
                     return Err(SpecError::new(
                         t.field_path("add_sessions"),
-                        "missing or 0: a web action adds `add_sessions` (>= 1) sessions",
+                        "missing or 0: a web action adds `add_sessions` (>= 1) sessions, removes `remove_sessions` (>= 1), or both",
+                    ));
+                }
+                if add_sessions == 0 && spread > SimTime::ZERO {
+                    return Err(SpecError::new(
+                        t.field_path("spread"),
+                        "spreads the start of added sessions; this action adds none (add_sessions = 0)",
                     ));
                 }
                 Action::Web {
                     group,
                     add_sessions,
+                    remove_sessions,
+                    spread,
                 }
             }
             "udp" => {
@@ -257,10 +301,10 @@ impl ScheduleEntry {
                         "a link action needs `rate`, `delay` or both",
                     ));
                 }
-                if link != LinkSel::Access && matches!(delay, Some(TimeDist::Uniform(..))) {
+                if link.access_sides().is_none() && matches!(delay, Some(TimeDist::Uniform(..))) {
                     return Err(SpecError::new(
                         t.field_path("delay"),
-                        "a delay drawn per flow applies to `link = \"access\"` only; give a fixed time",
+                        "a delay drawn per flow applies to `link = \"access\"`, `\"access-source\"` or `\"access-sink\"` only; give a fixed time",
                     ));
                 }
                 Action::Link { link, rate, delay }
@@ -333,12 +377,20 @@ impl ScheduleEntry {
     }
 }
 
+fn is_zero(n: &u32) -> bool {
+    *n == 0
+}
+
+fn is_zero_time(t: &SimTime) -> bool {
+    *t == SimTime::ZERO
+}
+
 impl Scenario {
     /// The duplex links `sel` names, each with whether its forward and its
     /// reverse direction are selected (empty for `access`).
     pub fn select_duplex(&self, sel: &LinkSel) -> Vec<(DuplexView<'_>, bool, bool)> {
         match sel {
-            LinkSel::Access => Vec::new(),
+            LinkSel::Access | LinkSel::AccessSource | LinkSel::AccessSink => Vec::new(),
             LinkSel::Link { name, dir } => self
                 .duplex_links()
                 .into_iter()

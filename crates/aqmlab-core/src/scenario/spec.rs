@@ -1,6 +1,7 @@
 //! Scenario types, their defaults and their validation.
 
 use super::decode::{as_bytes, as_time, as_u64, check_range, join, SpecError, SpecResult, Table};
+use super::seeds::Seeds;
 use super::topo::{Dumbbell, PathSpec, Topology};
 use super::value::Value;
 use crate::aqm::AqmSpec;
@@ -20,6 +21,10 @@ pub struct Scenario {
     pub duration: SimTime,
     /// Seed of every random stream of the run.
     pub seed: u64,
+    /// `[seeds]`: per-purpose seeds that replace `seed` for one family of
+    /// streams (RTT draws, start times, ...), the others kept.
+    #[serde(skip_serializing_if = "Seeds::is_empty")]
+    pub seeds: Seeds,
     pub topology: Topology,
     /// The queue discipline of the bottleneck's forward direction.
     pub aqm: AqmSpec,
@@ -342,6 +347,99 @@ impl TcpSpec {
     }
 }
 
+/// The `[tcp]` keys a TCP traffic group (bulk, web-simple, web) may set
+/// for its own flows, overriding `[tcp]` (`ecn` is the group's own key).
+/// These are the ones that differ between the hosts and applications of
+/// the seeds' set-ups: the segment size (the thesis' web-simple "1 KB
+/// packets" beside 500-byte FTP), the congestion control, delayed ACKs and
+/// the initial window. The timers (`min_rto`, ...) stay run-wide.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct TcpOverrides {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub variant: Option<TcpVariant>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub packet_size: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub delayed_ack: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub initial_cwnd: Option<u32>,
+}
+
+/// The keys of [`TcpOverrides`].
+pub const GROUP_TCP_KEYS: &[&str] = &["variant", "packet_size", "delayed_ack", "initial_cwnd"];
+
+impl TcpOverrides {
+    fn decode(t: &mut Table) -> SpecResult<TcpOverrides> {
+        let variant = if t.has("variant") {
+            Some(match t.choice("variant", &["newreno", "reno"], None)? {
+                "reno" => TcpVariant::Reno,
+                _ => TcpVariant::NewReno,
+            })
+        } else {
+            t.allow("variant");
+            None
+        };
+        let packet_size = match t.take("packet_size") {
+            Some(v) => {
+                let p = t.field_path("packet_size");
+                let n = as_u64(&v, &p)?;
+                if !(HEADER_BYTES as u64 + 1..=65_535).contains(&n) {
+                    return Err(SpecError::new(
+                        p,
+                        format!("{n} is outside the allowed range [41, 65535] bytes"),
+                    ));
+                }
+                Some(n as u32)
+            }
+            None => None,
+        };
+        let delayed_ack = if t.has("delayed_ack") {
+            Some(t.bool("delayed_ack", false)?)
+        } else {
+            t.allow("delayed_ack");
+            None
+        };
+        let initial_cwnd = match t.take("initial_cwnd") {
+            Some(v) => {
+                let p = t.field_path("initial_cwnd");
+                let n = as_u64(&v, &p)?;
+                if !(1..=1000).contains(&n) {
+                    return Err(SpecError::new(
+                        p,
+                        format!("{n} is outside the allowed range [1, 1000] segments"),
+                    ));
+                }
+                Some(n as u32)
+            }
+            None => None,
+        };
+        Ok(TcpOverrides {
+            variant,
+            packet_size,
+            delayed_ack,
+            initial_cwnd,
+        })
+    }
+
+    /// `tcp` with these overrides applied.
+    pub fn apply(&self, tcp: &TcpSpec) -> TcpSpec {
+        let mut s = *tcp;
+        if let Some(v) = self.variant {
+            s.variant = v;
+        }
+        if let Some(v) = self.packet_size {
+            s.packet_size = v;
+        }
+        if let Some(v) = self.delayed_ack {
+            s.delayed_ack = v;
+        }
+        if let Some(v) = self.initial_cwnd {
+            s.initial_cwnd = v;
+        }
+        s
+    }
+}
+
 /// Which way a traffic group's data crosses the bottleneck.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -411,9 +509,15 @@ pub struct WebSpec {
     pub request_size: u64,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ecn: Option<bool>,
+    /// `[tcp]` keys set for this group.
+    #[serde(flatten)]
+    pub tcp: TcpOverrides,
     /// Where the sessions run on a parking-lot or custom topology.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub path: Option<PathSpec>,
+    /// Custom topology: extra one-way delay drawn per session.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub extra_delay: Option<TimeDist>,
     /// The resolved model.
     #[serde(skip)]
     pub params: crate::transport::web::WebParams,
@@ -433,6 +537,7 @@ impl WebSpec {
         start: TimeDist,
         tcp: &TcpSpec,
         topology: &Topology,
+        extra_delay: Option<TimeDist>,
     ) -> SpecResult<WebSpec> {
         use crate::transport::web::{self as web, Http, PageEstimate, SizeDist, WebParams};
         let sessions = match t.take("sessions") {
@@ -557,6 +662,7 @@ impl WebSpec {
             t.allow("ecn");
             None
         };
+        let group_tcp = TcpOverrides::decode(t)?;
         let params = WebParams {
             sizes,
             objects,
@@ -568,8 +674,9 @@ impl WebSpec {
         let n = match (sessions, offered_load) {
             (Some(n), _) => n,
             (None, Some(load)) => {
-                let rtt_mean = web_rtt_mean(topology, rtt.as_ref(), path.as_ref());
-                let n = PageEstimate::new(&params, tcp, rtt_mean)
+                let rtt_mean = web_rtt_mean(topology, rtt.as_ref(), path.as_ref())
+                    + 2.0 * extra_delay.map_or(0.0, |d| dist_mean(&d));
+                let n = PageEstimate::new(&params, &group_tcp.apply(tcp), rtt_mean)
                     .sessions_for(&params, load.bps() as f64);
                 if n as u64 > MAX_FLOWS {
                     return Err(SpecError::new(
@@ -597,7 +704,9 @@ impl WebSpec {
             size_max,
             request_size,
             ecn,
+            tcp: group_tcp,
             path,
+            extra_delay,
             params,
             n,
         })
@@ -610,10 +719,7 @@ impl WebSpec {
 /// path's delay on a custom topology. A path the topology does not have
 /// is reported later (`check_paths`); it counts as 0 here.
 fn web_rtt_mean(topology: &Topology, rtt: Option<&TimeDist>, path: Option<&PathSpec>) -> f64 {
-    let mean = |d: &TimeDist| match *d {
-        TimeDist::Fixed(r) => r.as_secs_f64(),
-        TimeDist::Uniform(a, b) => 0.5 * (a.as_secs_f64() + b.as_secs_f64()),
-    };
+    let mean = dist_mean;
     match (topology, path) {
         (Topology::Dumbbell(_), _) => rtt.map_or(0.0, mean),
         (Topology::ParkingLot(p), Some(PathSpec::Short | PathSpec::ShortOn(_))) => {
@@ -630,6 +736,14 @@ fn web_rtt_mean(topology: &Topology, rtt: Option<&TimeDist>, path: Option<&PathS
             })
             .unwrap_or(0.0),
         (Topology::Custom(_), _) => 0.0,
+    }
+}
+
+/// The mean of a time distribution, seconds.
+fn dist_mean(d: &TimeDist) -> f64 {
+    match *d {
+        TimeDist::Fixed(r) => r.as_secs_f64(),
+        TimeDist::Uniform(a, b) => 0.5 * (a.as_secs_f64() + b.as_secs_f64()),
     }
 }
 
@@ -652,9 +766,16 @@ pub struct WebSimpleSpec {
     pub handshake: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ecn: Option<bool>,
+    /// `[tcp]` keys set for this group (`packet_size`: the size of the
+    /// transfers' packets).
+    #[serde(flatten)]
+    pub tcp: TcpOverrides,
     /// Where the sessions run (parking-lot and custom topologies).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub path: Option<PathSpec>,
+    /// Custom topology: extra one-way delay drawn per session.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub extra_delay: Option<TimeDist>,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -668,9 +789,17 @@ pub struct BulkSpec {
     /// Override of `tcp.ecn` for this group.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ecn: Option<bool>,
+    /// `[tcp]` keys set for this group.
+    #[serde(flatten)]
+    pub tcp: TcpOverrides,
     /// Where the flows run (parking-lot and custom topologies).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub path: Option<PathSpec>,
+    /// Custom topology: extra one-way delay drawn per flow, added on the
+    /// path's first hop in both directions (a spread of RTTs inside a
+    /// group whose flows share their host links).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub extra_delay: Option<TimeDist>,
 }
 
 /// The sending rate of a UDP group.
@@ -704,6 +833,9 @@ pub struct UdpSpec {
     /// Where the flows run (parking-lot and custom topologies).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub path: Option<PathSpec>,
+    /// Custom topology: extra one-way delay drawn per flow.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub extra_delay: Option<TimeDist>,
 }
 
 pub const TRAFFIC_KINDS: &[&str] = &["bulk", "cbr", "udp-onoff", "web-simple", "web"];
@@ -716,12 +848,16 @@ impl TrafficSpec {
             Some(v) => TimeDist::decode(v, &t.field_path("start"))?,
             None => TimeDist::Fixed(SimTime::ZERO),
         };
+        let extra_delay = match t.take("extra_delay") {
+            Some(v) => Some(TimeDist::decode(v, &t.field_path("extra_delay"))?),
+            None => None,
+        };
         if kind == "web" {
             let direction = match t.choice("direction", &["forward", "reverse"], Some("forward"))? {
                 "reverse" => Direction::Reverse,
                 _ => Direction::Forward,
             };
-            let w = WebSpec::decode(&mut t, direction, start, tcp, topology)?;
+            let w = WebSpec::decode(&mut t, direction, start, tcp, topology, extra_delay)?;
             t.finish()?;
             return Ok(TrafficSpec::Web(w));
         }
@@ -757,7 +893,9 @@ impl TrafficSpec {
                     t.allow("ecn");
                     None
                 },
+                tcp: TcpOverrides::decode(&mut t)?,
                 path,
+                extra_delay,
             }),
             "web-simple" => {
                 let w = WebSimpleSpec {
@@ -773,7 +911,9 @@ impl TrafficSpec {
                         t.allow("ecn");
                         None
                     },
+                    tcp: TcpOverrides::decode(&mut t)?,
                     path,
+                    extra_delay,
                 };
                 check_range(
                     &t.field_path("mean_packets"),
@@ -839,6 +979,7 @@ impl TrafficSpec {
                     on,
                     off,
                     path,
+                    extra_delay,
                 };
                 if onoff {
                     TrafficSpec::UdpOnoff(u)
@@ -895,6 +1036,28 @@ impl TrafficSpec {
             self,
             TrafficSpec::Bulk(_) | TrafficSpec::WebSimple(_) | TrafficSpec::Web(_)
         )
+    }
+
+    /// The group's `extra_delay` (custom topologies).
+    pub fn extra_delay(&self) -> Option<TimeDist> {
+        match self {
+            TrafficSpec::Bulk(b) => b.extra_delay,
+            TrafficSpec::Cbr(u) | TrafficSpec::UdpOnoff(u) => u.extra_delay,
+            TrafficSpec::WebSimple(w) => w.extra_delay,
+            TrafficSpec::Web(w) => w.extra_delay,
+        }
+    }
+
+    /// The TCP of the group's flows: `[tcp]` with the group's own keys
+    /// (`packet_size`, `variant`, ...; `ecn` is read separately). For a UDP
+    /// group, `[tcp]` as written.
+    pub fn tcp(&self, tcp: &TcpSpec) -> TcpSpec {
+        match self {
+            TrafficSpec::Bulk(b) => b.tcp.apply(tcp),
+            TrafficSpec::WebSimple(w) => w.tcp.apply(tcp),
+            TrafficSpec::Web(w) => w.tcp.apply(tcp),
+            TrafficSpec::Cbr(_) | TrafficSpec::UdpOnoff(_) => *tcp,
+        }
     }
 }
 
@@ -1040,6 +1203,7 @@ impl Scenario {
             ));
         }
         let seed = t.u64("seed", 1)?;
+        let seeds = Seeds::decode(t.take("seeds"), "seeds")?;
         let tcp = TcpSpec::decode(t.take("tcp"), "tcp")?;
         let topology = match t.take("topology") {
             Some(v) => Topology::decode(v, "topology", tcp.packet_size)?,
@@ -1086,6 +1250,7 @@ impl Scenario {
         let sc = Scenario {
             duration,
             seed,
+            seeds,
             topology,
             aqm,
             reverse_aqm,
@@ -1126,6 +1291,7 @@ impl Scenario {
                 super::Action::Web {
                     group,
                     add_sessions,
+                    ..
                 } if group as usize == g => add_sessions,
                 _ => 0,
             })
@@ -1161,6 +1327,18 @@ impl Scenario {
                             format!(
                                 "{group} is not a traffic group; groups are numbered 0..{} in the order of [[traffic]]",
                                 self.traffic.len() - 1
+                            ),
+                        ));
+                    }
+                    if matches!(
+                        self.traffic[g],
+                        TrafficSpec::Web(_) | TrafficSpec::WebSimple(_)
+                    ) {
+                        return Err(SpecError::new(
+                            format!("{path}.action"),
+                            format!(
+                                "group {group} is a {} group: its sessions are added and removed by action = \"web\" (add_sessions, remove_sessions)",
+                                self.traffic[g].kind()
                             ),
                         ));
                     }
@@ -1215,14 +1393,34 @@ impl Scenario {
                         ));
                     }
                 }
-                super::Action::Web { group, .. } => {
+                super::Action::Web {
+                    group,
+                    add_sessions,
+                    remove_sessions,
+                    ..
+                } => {
                     let g = *group as usize;
-                    if !matches!(self.traffic.get(g), Some(TrafficSpec::Web(_))) {
+                    if !matches!(
+                        self.traffic.get(g),
+                        Some(TrafficSpec::Web(_) | TrafficSpec::WebSimple(_))
+                    ) {
                         return Err(SpecError::new(
                             format!("{path}.group"),
-                            format!("{group} is not a web traffic group"),
+                            format!("{group} is not a web or web-simple traffic group"),
                         ));
                     }
+                    active[g] -= *remove_sessions as i64;
+                    if active[g] < 0 {
+                        return Err(SpecError::new(
+                            format!("{path}.remove_sessions"),
+                            format!(
+                                "{remove_sessions} is more than the {} sessions of group {group} active at {}",
+                                active[g] + *remove_sessions as i64,
+                                e.at
+                            ),
+                        ));
+                    }
+                    active[g] += *add_sessions as i64;
                 }
                 super::Action::Link { .. } => {}
             }

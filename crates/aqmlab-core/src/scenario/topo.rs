@@ -299,8 +299,18 @@ pub struct Dumbbell {
     pub buffer: Buffer,
     pub access_rate: BitRate,
     /// One-way propagation delay of each access link (drawn per flow, the
-    /// same on the sender's and the receiver's side).
-    pub access_delay: TimeDist,
+    /// same on the sender's and the receiver's side unless one side has its
+    /// own below); `None` when both sides have their own.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub access_delay: Option<TimeDist>,
+    /// One-way delay of the access links of each flow's sender (its data
+    /// source), drawn per flow (default `access_delay`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub source_access_delay: Option<TimeDist>,
+    /// One-way delay of the access links of each flow's receiver (default
+    /// `access_delay`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sink_access_delay: Option<TimeDist>,
     /// Queue limit of the access links.
     pub access_buffer: Buffer,
     /// Random loss on the bottleneck, forward direction (R1 -> R2).
@@ -454,21 +464,56 @@ impl Dumbbell {
     fn decode(t: &mut Table, packet_size: u32) -> SpecResult<Dumbbell> {
         let buffer = buffer(t, "buffer", 100, packet_size)?;
         let access_buffer = buffer_access(t, packet_size)?;
+        let given = t.has("access_delay");
         let access_delay = match t.take("access_delay") {
             Some(v) => TimeDist::decode(v, &t.field_path("access_delay"))?,
             None => TimeDist::Fixed(SimTime::from_millis(1)),
         };
+        let mut side = |key: &'static str| -> SpecResult<Option<TimeDist>> {
+            let p = t.field_path(key);
+            t.take(key).map(|v| TimeDist::decode(v, &p)).transpose()
+        };
+        let source_access_delay = side("source_access_delay")?;
+        let sink_access_delay = side("sink_access_delay")?;
+        let both = source_access_delay.is_some() && sink_access_delay.is_some();
+        if given && both {
+            return Err(SpecError::new(
+                t.field_path("access_delay"),
+                "is unused when both source_access_delay and sink_access_delay are given; remove it (or one of them)",
+            ));
+        }
+        let access_delay = (!both).then_some(access_delay);
         Ok(Dumbbell {
             bottleneck_rate: t.req_rate("bottleneck_rate")?,
             bottleneck_delay: t.time("bottleneck_delay", SimTime::from_millis(20))?,
             buffer,
             access_rate: t.rate("access_rate", BitRate(100_000_000))?,
             access_delay,
+            source_access_delay,
+            sink_access_delay,
             access_buffer,
             loss: opt_loss(t, "loss")?,
             reverse_loss: opt_loss(t, "reverse_loss")?,
             access_loss: opt_loss(t, "access_loss")?,
         })
+    }
+}
+
+impl Dumbbell {
+    /// Draw a flow's one-way access delays, (sender side, receiver side):
+    /// one draw of `access_delay` for both sides when neither side has its
+    /// own, else one draw per side, sender first.
+    pub fn draw_access(&self, rng: &mut crate::rng::Rng) -> (SimTime, SimTime) {
+        let both = self
+            .access_delay
+            .unwrap_or(TimeDist::Fixed(SimTime::from_millis(1)));
+        if self.source_access_delay.is_none() && self.sink_access_delay.is_none() {
+            let a = both.sample(rng);
+            return (a, a);
+        }
+        let src = self.source_access_delay.unwrap_or(both).sample(rng);
+        let snk = self.sink_access_delay.unwrap_or(both).sample(rng);
+        (src, snk)
     }
 }
 
@@ -985,6 +1030,13 @@ impl Scenario {
         for (g, group) in self.traffic.iter().enumerate() {
             let path = format!("traffic[{g}].path");
             let spec = group.path();
+            let extra = group.extra_delay().map_or(SimTime::ZERO, |d| d.max());
+            if group.extra_delay().is_some() && !matches!(self.topology, Topology::Custom(_)) {
+                return Err(SpecError::new(
+                    format!("traffic[{g}].extra_delay"),
+                    "spreads the delays of a custom topology's group; on the dumbbell draw topology.access_delay per flow (e.g. { uniform = [\"1ms\", \"5ms\"] }), on a parking lot long_rtt and short_rtt",
+                ));
+            }
             match (&self.topology, spec) {
                 (Topology::Dumbbell(_), None) => {}
                 (Topology::Dumbbell(_), Some(_)) => {
@@ -1017,7 +1069,8 @@ impl Scenario {
                 }
                 (Topology::Custom(c), Some(PathSpec::Nodes(nodes))) => {
                     let steps = c.resolve(nodes, &path)?;
-                    let one_way: u128 = steps.iter().map(|&(j, _)| c.links[j].delay.0 as u128).sum();
+                    let one_way: u128 = steps.iter().map(|&(j, _)| c.links[j].delay.0 as u128).sum::<u128>()
+                        + extra.0 as u128;
                     if 2 * one_way > MAX_PATH_RTT.0 as u128 {
                         return Err(SpecError::new(
                             path,
