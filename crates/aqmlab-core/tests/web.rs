@@ -249,9 +249,13 @@ fn red_star_drops_synacks_unless_ecn_plus() {
             cp > ce,
             "seed {seed}: CDF(0.5 s): ECN {ce:.3}, ECN+ {cp:.3}"
         );
+        // Past the 3 s SYN timeout the gap is the share of connections
+        // whose SYN/ACK was dropped (5.1 % and 3.5 % of SYN/ACKs: gaps of
+        // 0.057 and 0.037): at least half of it.
+        let dropped = we.synack_drops as f64 / we.synacks_sent as f64;
         assert!(
-            cp2 > ce2 + 0.04,
-            "seed {seed}: CDF(2 s): ECN {ce2:.3}, ECN+ {cp2:.3}"
+            cp2 > ce2 + 0.5 * dropped,
+            "seed {seed}: CDF(2 s): ECN {ce2:.3}, ECN+ {cp2:.3}, dropped {dropped:.3}"
         );
         // The 3 s timeouts show in the tail.
         assert!(we.response_time_p99_s > 3.0 && wp.response_time_p99_s < 3.0);
