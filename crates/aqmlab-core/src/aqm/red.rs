@@ -27,6 +27,12 @@
 //! p_i), 1 from count p_i >= 2: drops are spread over [1/p_i, 2/p_i]
 //! arrivals instead of [1, 1/p_i].
 //!
+//! `empty_gate` (ns-2's enqueue rule, off by default): no signal at all
+//! while the waiting queue, the arrival excluded, holds at most one packet
+//! (packet mode) or one byte (byte mode: it is empty); the count restarts
+//! as below min_th. With a slow average (small w_q) this spares the
+//! arrivals to a queue that has drained while the average is still high.
+//!
 //! Regions of the average queue `avg` (in packets; in byte mode the byte
 //! count divided by `mean_pkt_size`):
 //! - `avg < min_th`: pass.
@@ -77,6 +83,9 @@ pub struct RedCounting {
     /// ns-2's `wait_`: no signal before count p_i >= 1, then p_i / (2 -
     /// count p_i). Default off.
     pub wait: bool,
+    /// ns-2's `qlen > 1` rule: no signal while the waiting queue holds at
+    /// most one packet (packet mode) or one byte (byte mode). Default off.
+    pub empty_gate: bool,
 }
 
 impl RedCounting {
@@ -92,6 +101,7 @@ impl RedCounting {
                 _ => ByteCount::Ns2,
             },
             wait: t.bool("wait", d.wait)?,
+            empty_gate: t.bool("empty_gate", d.empty_gate)?,
         })
     }
 }
@@ -341,6 +351,15 @@ impl Red {
         }
     }
 
+    /// `empty_gate`: the waiting queue is too short to signal (ns-2's
+    /// qlen <= 1, in packets or in bytes by the mode).
+    fn gated(&self, q: QueueLen) -> bool {
+        match self.p.mode {
+            RedMode::Packet => q.pkts <= 1,
+            RedMode::Byte => q.bytes <= 1,
+        }
+    }
+
     /// The signal decision for the current average (after `update_average`).
     fn decide(&mut self, pkt: &PacketInfo, rng: &mut Rng) -> Verdict {
         let p = &self.p;
@@ -429,7 +448,15 @@ impl Aqm for Red {
     ) -> Verdict {
         let idle = self.idle_since;
         self.update_average(now, q);
-        let v = self.decide(pkt, rng);
+        let v = if self.p.counting.empty_gate && self.gated(q) {
+            // ns-2: nothing is signalled into an (almost) empty queue, and
+            // the count starts again.
+            self.count = -1;
+            self.count_bytes = 0;
+            Verdict::Pass
+        } else {
+            self.decide(pkt, rng)
+        };
         if let (Verdict::Drop(_), Some(since)) = (v, idle) {
             // Dropped on arrival to an empty system: the queue stays empty,
             // so the idle period goes on (Floyd and Jacobson's q_time is the
@@ -777,6 +804,54 @@ mod tests {
             let mean = gaps as f64 / n as f64;
             assert!(mean > lo && mean < hi, "wait {wait}: mean gap {mean}");
         }
+    }
+
+    /// `empty_gate`: an arrival to an empty byte-mode queue (or to at most
+    /// one waiting packet in packet mode) is never signalled, even far
+    /// above max_th, and the count restarts; without the gate it is.
+    #[test]
+    fn empty_gate_spares_an_empty_queue() {
+        let mut p = params();
+        p.gentle = false;
+        p.mode = RedMode::Byte;
+        p.counting.empty_gate = true;
+        let pkt = PacketInfo {
+            size: 500,
+            ..PacketInfo::default()
+        };
+        let mut rng = Rng::new(1, Stream::Aqm(0));
+        let mut r = Red::new(p.clone(), link());
+        r.idle_since = None;
+        r.avg = 100.0;
+        r.count = 7;
+        let empty = QueueLen { pkts: 0, bytes: 0 };
+        assert_eq!(r.on_enqueue(SimTime::ZERO, &pkt, empty, &mut rng), Verdict::Pass);
+        assert_eq!((r.count, r.count_bytes), (-1, 0));
+        // One waiting packet: signalled in byte mode (forced, avg >= max_th) ...
+        let one = q(1);
+        assert_eq!(
+            r.on_enqueue(SimTime::ZERO, &pkt, one, &mut rng),
+            Verdict::Drop(Cause::Forced)
+        );
+        // ... but not in packet mode (ns-2's qlen > 1 in packets).
+        p.mode = RedMode::Packet;
+        let mut r = Red::new(p.clone(), link());
+        r.idle_since = None;
+        r.avg = 100.0;
+        assert_eq!(r.on_enqueue(SimTime::ZERO, &pkt, one, &mut rng), Verdict::Pass);
+        assert_eq!(
+            r.on_enqueue(SimTime::ZERO, &pkt, q(2), &mut rng),
+            Verdict::Drop(Cause::Forced)
+        );
+        // Without the gate the empty queue's arrival is dropped.
+        p.counting.empty_gate = false;
+        let mut r = Red::new(p, link());
+        r.idle_since = None;
+        r.avg = 100.0;
+        assert_eq!(
+            r.on_enqueue(SimTime::ZERO, &pkt, empty, &mut rng),
+            Verdict::Drop(Cause::Forced)
+        );
     }
 
     #[test]
