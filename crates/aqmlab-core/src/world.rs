@@ -1239,7 +1239,8 @@ impl World {
             let b = snap.flows.get(f).unwrap_or(&zero);
             // Delivered payload: whole segments less the short last ones.
             let short = self.short_bytes[f] - snap.short_bytes.get(f).copied().unwrap_or(0);
-            let bytes = ((s.segments_delivered - b.segments_delivered) * fl.mss() as u64).saturating_sub(short);
+            let bytes = ((s.segments_delivered - b.segments_delivered) * fl.mss() as u64)
+                .saturating_sub(short);
             let goodput = bytes as f64 * 8.0 / interval;
             let tcp = self.udp[f].is_none();
             setup.syn_drops += s.syn_drops - b.syn_drops;

@@ -825,7 +825,10 @@ mod tests {
         r.avg = 100.0;
         r.count = 7;
         let empty = QueueLen { pkts: 0, bytes: 0 };
-        assert_eq!(r.on_enqueue(SimTime::ZERO, &pkt, empty, &mut rng), Verdict::Pass);
+        assert_eq!(
+            r.on_enqueue(SimTime::ZERO, &pkt, empty, &mut rng),
+            Verdict::Pass
+        );
         assert_eq!((r.count, r.count_bytes), (-1, 0));
         // One waiting packet: signalled in byte mode (forced, avg >= max_th) ...
         let one = q(1);
@@ -838,7 +841,10 @@ mod tests {
         let mut r = Red::new(p.clone(), link());
         r.idle_since = None;
         r.avg = 100.0;
-        assert_eq!(r.on_enqueue(SimTime::ZERO, &pkt, one, &mut rng), Verdict::Pass);
+        assert_eq!(
+            r.on_enqueue(SimTime::ZERO, &pkt, one, &mut rng),
+            Verdict::Pass
+        );
         assert_eq!(
             r.on_enqueue(SimTime::ZERO, &pkt, q(2), &mut rng),
             Verdict::Drop(Cause::Forced)

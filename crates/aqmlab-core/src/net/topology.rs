@@ -171,7 +171,12 @@ pub fn build(sc: &Scenario, seed: u64, groups: &[u32], live: &[bool]) -> Built {
         .collect();
     let bulk: Vec<bool> = groups
         .iter()
-        .map(|&g| matches!(sc.traffic[g as usize], crate::scenario::TrafficSpec::Bulk(_)))
+        .map(|&g| {
+            matches!(
+                sc.traffic[g as usize],
+                crate::scenario::TrafficSpec::Bulk(_)
+            )
+        })
         .collect();
     finish(sc, seed, layout, duplex, live, &bulk)
 }
