@@ -110,10 +110,24 @@ pub struct BottleneckSummary {
     pub marks_early: u64,
     pub marks_forced: u64,
     pub lost_on_link: u64,
+    /// Time-weighted queue in packets: mean, standard deviation, and the
+    /// mean over `metrics.window` windows of each window's deviation.
     pub queue_mean_pkts: f64,
     pub queue_std_pkts: f64,
-    pub queue_mean_bytes: f64,
     pub queue_window_std_mean_pkts: f64,
+    /// The same in bytes (the unit of a byte-mode scheme's queue).
+    pub queue_mean_bytes: f64,
+    pub queue_std_bytes: f64,
+    pub queue_window_std_mean_bytes: f64,
+    /// Mean size of the packets that arrived in the interval, bytes (NaN
+    /// without arrivals).
+    pub arrival_mean_size_bytes: f64,
+    /// The byte figures in packets of that mean size (bytes /
+    /// `arrival_mean_size_bytes`): a byte-mode queue in packets of the
+    /// traffic's own mean size (NaN without arrivals).
+    pub queue_mean_meanpkts: f64,
+    pub queue_std_meanpkts: f64,
+    pub queue_window_std_mean_meanpkts: f64,
     pub queue_windows: u64,
     pub queuing_delay_mean_s: f64,
 }
@@ -311,6 +325,8 @@ struct Snapshot {
     /// Bits each monitored link could have sent by then.
     capacity_bits: Vec<f64>,
     flows: Vec<FlowStats>,
+    /// [`World::short_bytes`] then.
+    short_bytes: Vec<u64>,
 }
 
 /// Everything a run produces.
@@ -354,6 +370,9 @@ pub struct World {
     routes: Vec<Vec<u32>>,
     /// Monitored links and their names; the first is the summary's bottleneck.
     monitored: Vec<(usize, String)>,
+    /// The first `series_links` of `monitored` have rows in the queue time
+    /// series; the rest (the dumbbell's `bottleneck-rev`) only summaries.
+    series_links: usize,
     /// Dumbbell and parking lot: each flow's access links.
     access: Vec<[u32; 4]>,
     /// `links[l].cut_through`, densely (the common "no" needs no link).
@@ -367,6 +386,10 @@ pub struct World {
     web: Vec<Option<Box<WebApp>>>,
     /// Connection number of each flow (see [`Packet::conn`]).
     conn: Vec<u8>,
+    /// Per flow, payload bytes by which the delivered segments fall short
+    /// of full ones (each `web` response's last segment carries
+    /// `last_payload` <= mss bytes): delivered bytes = segments x mss - this.
+    short_bytes: Vec<u64>,
     /// Completed web transfers.
     responses: ResponseTable,
     meta: Vec<FlowMeta>,
@@ -501,11 +524,21 @@ impl World {
             }
             meta[f].base_rtt = SimTime(2 * (bd.0 + 2 * a.0));
         }
-        let monitored: Vec<(usize, String)> = built
+        let mut monitored: Vec<(usize, String)> = built
             .monitored
             .iter()
             .map(|(l, name)| (*l as usize, name.clone()))
             .collect();
+        let series_links = monitored.len();
+        if sc.dumbbell().is_some() {
+            // The reverse direction of the dumbbell's bottleneck (R2 -> R1,
+            // the reverse flows' data and the forward flows' ACKs): in the
+            // summaries as `links` entry "bottleneck-rev", not in the series.
+            monitored.push((
+                topology::BOTTLENECK_REV as usize,
+                "bottleneck-rev".to_string(),
+            ));
+        }
         for (l, _) in &monitored {
             built.links[*l].monitor = Some(Box::default());
         }
@@ -525,9 +558,11 @@ impl World {
             links: built.links,
             routes: built.routes,
             monitored,
+            series_links,
             access: built.access,
             duplex: built.duplex,
             conn: vec![0; flows.len()],
+            short_bytes: vec![0; flows.len()],
             flows,
             udp,
             web,
@@ -709,18 +744,21 @@ impl World {
             s.segments_delivered += 1;
             return;
         }
+        if p.has(flags::FIN) && !p.has(flags::DATA) {
+            // Connection teardown: the server answers the client's FIN
+            // with its FIN/ACK on the FIN's own connection; that ends the
+            // exchange. Before the straggler test: with HTTP/1.0 the
+            // client's FIN is usually still on its way when the page's
+            // next object opens a new connection.
+            if p.route % 2 == 1 {
+                self.send_teardown(f, false, p.conn);
+            }
+            return;
+        }
         if p.conn != self.conn[f] {
             // A straggler of an earlier connection of this flow.
             if p.has(flags::DATA) {
                 self.flows[f].stats.data_arrived += 1;
-            }
-            return;
-        }
-        if p.has(flags::FIN) && !p.has(flags::DATA) {
-            // Connection teardown: the server answers the client's FIN
-            // with its FIN/ACK; that ends the exchange.
-            if p.route % 2 == 1 {
-                self.send_teardown(f, false);
             }
             return;
         }
@@ -768,7 +806,8 @@ impl World {
             r.end_s.push(now.as_secs_f64());
             r.response_time_s.push((now - w.started).as_secs_f64());
             // The client has the whole file: it closes the connection.
-            self.send_teardown(f, true);
+            let conn = self.conn[f];
+            self.send_teardown(f, true, conn);
             return self.web_progress(f);
         }
         if finished {
@@ -842,12 +881,15 @@ impl World {
     fn browse_progress(&mut self, f: usize) {
         let now = self.now;
         let delivered = self.flows[f].delivered();
+        let mss = self.flows[f].mss();
         let Some(WebApp::Browse(s)) = self.web[f].as_deref_mut() else {
             return;
         };
         if s.phase != Phase::Fetching || delivered < s.end {
             return;
         }
+        // The response's last segment, now delivered, was short.
+        self.short_bytes[f] += mss.saturating_sub(s.current.last_payload) as u64;
         let r = &mut self.responses;
         r.flow.push(f as u32);
         r.group.push(self.meta[f].group);
@@ -860,7 +902,8 @@ impl World {
         s.object += 1;
         // HTTP/1.0 closes every object's connection, HTTP/1.1 the page's.
         if s.p.http != Http::V11 || s.object >= s.objects {
-            self.send_teardown(f, true);
+            let conn = self.conn[f];
+            self.send_teardown(f, true, conn);
         }
         let Some(WebApp::Browse(s)) = self.web[f].as_deref_mut() else {
             return;
@@ -874,9 +917,9 @@ impl World {
         }
     }
 
-    /// A 40-byte FIN/ACK of the current connection of flow `f`, from the
+    /// A 40-byte FIN/ACK of connection `conn` of flow `f`, from the
     /// client (on the ACK route) or from the server (on the data route).
-    fn send_teardown(&mut self, f: usize, from_client: bool) {
+    fn send_teardown(&mut self, f: usize, from_client: bool, conn: u8) {
         let st = &mut self.flows[f].stats;
         if from_client {
             st.fins_sent += 1;
@@ -892,7 +935,7 @@ impl World {
             enq_time: self.now,
             route,
             hop: 0,
-            conn: self.conn[f],
+            conn,
             flags: flags::FIN | flags::ACK,
             ecn: Ecn::NotEct,
         });
@@ -1099,7 +1142,7 @@ impl World {
 
     fn sample(&mut self) {
         self.links[self.monitored[0].0].sample_params(self.now);
-        for (l, name) in &self.monitored {
+        for (l, name) in &self.monitored[..self.series_links] {
             let link = &self.links[*l];
             let q = link.qlen();
             let s = &mut self.series;
@@ -1169,6 +1212,7 @@ impl World {
             links,
             capacity_bits,
             flows: self.flows.iter().map(|f| f.stats).collect(),
+            short_bytes: self.short_bytes.clone(),
         };
     }
 
@@ -1205,7 +1249,10 @@ impl World {
         for (f, (fl, m)) in self.flows.iter().zip(&self.meta).enumerate() {
             let s = &fl.stats;
             let b = snap.flows.get(f).unwrap_or(&zero);
-            let bytes = (s.segments_delivered - b.segments_delivered) * fl.mss() as u64;
+            // Delivered payload: whole segments less the short last ones.
+            let short = self.short_bytes[f] - snap.short_bytes.get(f).copied().unwrap_or(0);
+            let bytes = ((s.segments_delivered - b.segments_delivered) * fl.mss() as u64)
+                .saturating_sub(short);
             let goodput = bytes as f64 * 8.0 / interval;
             let tcp = self.udp[f].is_none();
             setup.syn_drops += s.syn_drops - b.syn_drops;
@@ -1317,10 +1364,15 @@ impl World {
     pub fn link_info(&self, l: usize) -> LinkInfo {
         let link = &self.links[l];
         let (mut n, mut rtt_sum) = (0u64, 0u64);
+        let (mut nb, mut rtt_sum_b) = (0u64, 0u64);
         for (f, m) in self.meta.iter().enumerate() {
             if m.live && self.routes[2 * f].contains(&(l as u32)) {
                 n += 1;
                 rtt_sum += m.base_rtt.0;
+                if matches!(self.sc.traffic[m.group as usize], TrafficSpec::Bulk(_)) {
+                    nb += 1;
+                    rtt_sum_b += m.base_rtt.0;
+                }
             }
         }
         LinkInfo {
@@ -1330,6 +1382,8 @@ impl World {
             mean_pkt_size: self.sc.tcp.packet_size,
             flows: n as u32,
             rtt: SimTime(rtt_sum.checked_div(n).unwrap_or(0)),
+            bulk_flows: nb as u32,
+            bulk_rtt: SimTime(rtt_sum_b.checked_div(nb).unwrap_or(0)),
         }
     }
 
@@ -1603,6 +1657,11 @@ fn link_figures(
     capacity_bits: f64,
     interval: f64,
 ) -> BottleneckSummary {
+    let mean_size = if d.arrivals == 0 {
+        f64::NAN
+    } else {
+        d.arrival_bytes as f64 / d.arrivals as f64
+    };
     BottleneckSummary {
         utilization: d.departure_bytes as f64 * 8.0 / capacity_bits,
         throughput_bps: d.departure_bytes as f64 * 8.0 / interval,
@@ -1622,8 +1681,14 @@ fn link_figures(
         lost_on_link: d.lost,
         queue_mean_pkts: q.mean_pkts,
         queue_std_pkts: q.std_pkts,
-        queue_mean_bytes: q.mean_bytes,
         queue_window_std_mean_pkts: q.window_std_mean_pkts,
+        queue_mean_bytes: q.mean_bytes,
+        queue_std_bytes: q.std_bytes,
+        queue_window_std_mean_bytes: q.window_std_mean_bytes,
+        arrival_mean_size_bytes: mean_size,
+        queue_mean_meanpkts: q.mean_bytes / mean_size,
+        queue_std_meanpkts: q.std_bytes / mean_size,
+        queue_window_std_mean_meanpkts: q.window_std_mean_bytes / mean_size,
         queue_windows: q.windows,
         queuing_delay_mean_s: if d.departures == 0 {
             0.0

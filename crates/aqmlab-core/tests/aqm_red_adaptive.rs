@@ -100,14 +100,15 @@ fn assert_in_ared_band(avg: f64, flows: u32) {
 }
 
 /// ARED keeps the average in its target band with 30 flows (measured:
-/// avg 39.05, max_p 0.0117).
+/// avg 39.69, max_p 0.0129; 39.05 and 0.0117 with `byte_count = "literal"`,
+/// the count before issue 10).
 #[test]
 fn ared_avg_in_target_band_30_flows() {
     let (avg, _) = ared_20_60(30);
     assert_in_ared_band(avg, 30);
 }
 
-/// ... with 100 flows (measured: avg 39.93, max_p 0.063).
+/// ... with 100 flows (measured: avg 39.86, max_p 0.086; literal count 39.93, 0.063).
 #[test]
 fn ared_avg_in_target_band_100_flows() {
     let (avg, max_p) = ared_20_60(100);
@@ -116,7 +117,7 @@ fn ared_avg_in_target_band_100_flows() {
     assert!(max_p > 0.03, "max_p {max_p}");
 }
 
-/// ... with 200 flows (measured: avg 39.84, max_p 0.107).
+/// ... with 200 flows (measured: avg 39.68, max_p 0.159; literal count 39.84, 0.107).
 #[test]
 fn ared_avg_in_target_band_200_flows() {
     let (avg, max_p) = ared_20_60(200);

@@ -23,9 +23,13 @@
 //! Where N, C, R come from (`estimator`):
 //! - `oracle`: the scenario's true values, as the thesis's experiments use
 //!   them (section 4.5 takes k_r = d / d0 from the propagation delays):
-//!   [`LinkInfo::flows`], [`LinkInfo::rtt`] (mean base RTT of the flows)
-//!   and [`LinkInfo::capacity_pps`], at construction and on every
-//!   [`Aqm::set_link`]. An unknown value (0) leaves its ratio at 1.
+//!   N and R (mean base RTT) of the long-lived flows crossing the link
+//!   ([`LinkInfo::bulk_flows`], [`LinkInfo::bulk_rtt`]: TCP `bulk` groups,
+//!   section 4.5's FTP flows; `oracle_flows = "all"` takes every flow,
+//!   web sessions and UDP sources included, [`LinkInfo::flows`],
+//!   [`LinkInfo::rtt`]) and [`LinkInfo::capacity_pps`], at construction
+//!   and on every [`Aqm::set_link`]. An unknown value (0: no such flows)
+//!   leaves the estimate where it was (n0 / r0 at first).
 //! - `measured`: section 4.4's router-side measurement, re-estimated every
 //!   `interval`. N is the number of distinct flows whose data (or SYN)
 //!   entered the queue within the last `window` (section 4.4 after [29],
@@ -68,7 +72,7 @@
 //! count and the measurements carrying over. RED's own `min_th`, `max_th`,
 //! `max_p` and `w_q` are derived, so they cannot be set.
 
-use super::red::{AboveMax, Red, RedMode, RedParams};
+use super::red::{AboveMax, Red, RedCounting, RedMode, RedParams};
 use super::{change, Aqm, LinkInfo, PacketInfo, QueueLen, Verdict};
 use crate::packet::flags;
 use crate::rng::Rng;
@@ -97,6 +101,9 @@ pub struct RedOptions {
     pub ecn: bool,
     /// What happens above max_th.
     pub above_max: AboveMax,
+    /// Byte mode's count and ns-2's `wait`.
+    #[serde(flatten)]
+    pub counting: RedCounting,
 }
 
 impl RedOptions {
@@ -108,6 +115,7 @@ impl RedOptions {
             mean_pkt_size,
             ecn: false,
             above_max: AboveMax::Drop,
+            counting: RedCounting::default(),
         }
     }
 
@@ -129,6 +137,7 @@ impl RedOptions {
                 "mark" => AboveMax::Mark,
                 _ => AboveMax::Drop,
             },
+            counting: RedCounting::decode(t, d.counting)?,
         })
     }
 
@@ -144,6 +153,7 @@ impl RedOptions {
             mean_pkt_size: self.mean_pkt_size,
             ecn: self.ecn,
             above_max: self.above_max,
+            counting: self.counting,
         }
     }
 }
@@ -182,6 +192,8 @@ pub struct ApRedParams {
     pub r0: SimTime,
     /// Source of N, C, R. Default `oracle` (what the thesis's experiments use).
     pub estimator: Estimator,
+    /// `oracle`: the flows N counts. Default `bulk` (section 4.5's FTP flows).
+    pub oracle_flows: OracleFlows,
     /// `measured`: re-estimation period. Default 1 s (our choice; section
     /// 4.4 leaves it to trial and error).
     pub interval: SimTime,
@@ -205,6 +217,7 @@ impl Default for ApRedParams {
             c0: 2500.0,
             r0: SimTime::from_millis(120),
             estimator: Estimator::Oracle,
+            oracle_flows: OracleFlows::Bulk,
             interval: SimTime::from_secs(1),
             window: SimTime::from_secs(10),
             // Section 4.5: "the average packet size is set to 500 bytes".
@@ -231,6 +244,10 @@ impl ApRedParams {
             estimator: match t.choice("estimator", &["oracle", "measured"], Some("oracle"))? {
                 "measured" => Estimator::Measured,
                 _ => Estimator::Oracle,
+            },
+            oracle_flows: match t.choice("oracle_flows", &["bulk", "all"], Some("bulk"))? {
+                "all" => OracleFlows::All,
+                _ => OracleFlows::Bulk,
             },
             interval: t.time("interval", d.interval)?,
             window: t.time("window", d.window)?,
@@ -464,6 +481,16 @@ impl Meter {
     }
 }
 
+/// Which flows the `oracle` counts in N (and averages R over).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum OracleFlows {
+    /// Long-lived flows only (TCP `bulk` groups): section 4.5 counts FTP flows.
+    Bulk,
+    /// Every flow whose data crosses the link (web sessions, UDP included).
+    All,
+}
+
 /// The running scheme.
 #[derive(Clone, Debug)]
 pub struct ApRed {
@@ -512,11 +539,15 @@ impl ApRed {
         self.byte_time_s = 8.0 / link.rate.bps() as f64;
         self.c_est = link.capacity_pps();
         if self.p.estimator == Estimator::Oracle {
-            if link.flows > 0 {
-                self.n_est = link.flows as f64;
+            let (n, rtt) = match self.p.oracle_flows {
+                OracleFlows::Bulk => (link.bulk_flows, link.bulk_rtt),
+                OracleFlows::All => (link.flows, link.rtt),
+            };
+            if n > 0 {
+                self.n_est = n as f64;
             }
-            if link.rtt > SimTime::ZERO {
-                self.r_est = link.rtt.as_secs_f64();
+            if rtt > SimTime::ZERO {
+                self.r_est = rtt.as_secs_f64();
             }
         }
         self.apply();
@@ -704,11 +735,40 @@ mod tests {
         assert!((d.w_q - 1e-5).abs() < 1e-18);
     }
 
+    /// Section 4.5 counts FTP flows: with 50 web sessions next to 50 bulk
+    /// flows (mean RTTs 80 and 120 ms), N = 50 and R = 120 ms give back the
+    /// initial set (0.05, 50, 150); `oracle_flows = "all"` takes N = 100
+    /// and R = 100 ms: k_r = 5/6, k_n = 2, p_max = (2 / (5/6))^2 x 0.05 =
+    /// 0.288 (the figure).
+    #[test]
+    fn oracle_counts_long_lived_flows_by_default() {
+        let mut link = LinkInfo::new(BitRate(10_000_000), 500);
+        (link.flows, link.rtt) = (100, SimTime::from_millis(100));
+        (link.bulk_flows, link.bulk_rtt) = (50, SimTime::from_millis(120));
+        let a = ApRed::new(ApRedParams::default(), link);
+        let (n, c, r) = a.estimates();
+        assert!(n == 50.0 && c == 2500.0 && (r - 0.12).abs() < 1e-15);
+        let r = a.red().params();
+        assert!((r.max_p - 0.05).abs() < 1e-15 && (r.max_th - 150.0).abs() < 1e-9);
+        let all = ApRedParams {
+            oracle_flows: OracleFlows::All,
+            ..ApRedParams::default()
+        };
+        let a = ApRed::new(all, link);
+        assert_eq!(a.estimates(), (100.0, 2500.0, 0.1));
+        assert!((a.red().params().max_p - 0.288).abs() < 1e-12);
+        // No long-lived flow: N and R stay at n0 and r0.
+        (link.bulk_flows, link.bulk_rtt) = (0, SimTime::ZERO);
+        let a = ApRed::new(ApRedParams::default(), link);
+        let (n, c, r) = a.estimates();
+        assert!(n == 50.0 && c == 2500.0 && (r - 0.12).abs() < 1e-15);
+    }
+
     #[test]
     fn oracle_takes_the_link_facts_and_set_link() {
         let mut link = LinkInfo::new(BitRate(5_000_000), 500);
-        link.flows = 30;
-        link.rtt = SimTime::from_millis(100);
+        (link.flows, link.bulk_flows) = (30, 30);
+        (link.rtt, link.bulk_rtt) = (SimTime::from_millis(100), SimTime::from_millis(100));
         let mut a = ApRed::new(ApRedParams::default(), link);
         // 5 Mb/s of 500-byte packets = 1250 packets/s: experiment 2.
         assert_eq!(a.estimates(), (30.0, 1250.0, 0.1));
@@ -717,8 +777,8 @@ mod tests {
         assert!(!a.take_changed());
         // Experiment 3: 12 Mb/s = 3000 packets/s, 100 flows, 250 ms.
         link.rate = BitRate(12_000_000);
-        link.flows = 100;
-        link.rtt = SimTime::from_millis(250);
+        (link.flows, link.bulk_flows) = (100, 100);
+        (link.rtt, link.bulk_rtt) = (SimTime::from_millis(250), SimTime::from_millis(250));
         a.set_link(SimTime::from_secs(5), &link);
         assert!(a.take_changed());
         let r = a.red().params();
@@ -731,8 +791,8 @@ mod tests {
     fn set_param_derives_red_again() {
         // Experiment 2's facts: N = 30, C = 1250 packets/s, R = 100 ms.
         let mut link = LinkInfo::new(BitRate(5_000_000), 500);
-        link.flows = 30;
-        link.rtt = SimTime::from_millis(100);
+        (link.flows, link.bulk_flows) = (30, 30);
+        (link.rtt, link.bulk_rtt) = (SimTime::from_millis(100), SimTime::from_millis(100));
         let mut a = ApRed::new(ApRedParams::default(), link);
         a.take_changed();
         a.set_param("max_th0", 300.0).unwrap();

@@ -33,7 +33,7 @@
 //! defaults. Giving `automatic = true` together with any of the three, or
 //! `target_delay` in manual mode, is an error: there is no silent precedence.
 
-use super::red::{AboveMax, Red, RedMode, RedParams};
+use super::red::{AboveMax, Red, RedCounting, RedMode, RedParams};
 use super::{Aqm, LinkInfo, PacketInfo, QueueLen, Verdict};
 use crate::rng::Rng;
 use crate::scenario::decode::{check_range, join, SpecError, SpecResult, Table};
@@ -86,6 +86,9 @@ pub struct AredParams {
     pub ecn: bool,
     /// What happens above max_th (as RED).
     pub above_max: AboveMax,
+    /// Byte mode's count and ns-2's `wait` (as RED).
+    #[serde(flatten)]
+    pub counting: RedCounting,
     /// Section 3.2.3's automatic setting of min_th, max_th and w_q.
     pub automatic: bool,
     /// d_ref of section 3.2.3, automatic mode only (default 5 ms).
@@ -110,6 +113,7 @@ impl Default for AredParams {
             mean_pkt_size: red.mean_pkt_size,
             ecn: red.ecn,
             above_max: red.above_max,
+            counting: red.counting,
             automatic: true,
             target_delay: Some(DEFAULT_TARGET_DELAY),
             interval: DEFAULT_INTERVAL,
@@ -184,6 +188,7 @@ impl AredParams {
                 "mark" => AboveMax::Mark,
                 _ => AboveMax::Drop,
             },
+            counting: RedCounting::decode(t, d.counting)?,
             automatic,
             target_delay,
             interval: t.time("interval", d.interval)?,
@@ -256,6 +261,7 @@ impl AredParams {
             mean_pkt_size: self.mean_pkt_size,
             ecn: self.ecn,
             above_max: self.above_max,
+            counting: self.counting,
         }
     }
 }

@@ -38,7 +38,7 @@
 //! paper uses ECN-capable TCP for this scheme; `ecn` still defaults to off as
 //! for RED, and the example scenario turns it on.
 
-use super::red::{AboveMax, Red, RedMode, RedParams};
+use super::red::{AboveMax, Red, RedCounting, RedMode, RedParams};
 use super::{change, Aqm, LinkInfo, PacketInfo, QueueLen, Verdict};
 use crate::rng::Rng;
 use crate::scenario::decode::{check_range, join, SpecResult, Table};
@@ -101,6 +101,7 @@ impl AredFengParams {
                 "mark" => AboveMax::Mark,
                 _ => AboveMax::Drop,
             },
+            counting: RedCounting::decode(t, d.red.counting)?,
         };
         let p = AredFengParams {
             red,

@@ -34,7 +34,7 @@
 //! precedence over the rules; the rules are recomputed in `set_link`.
 //! Between intervals the scheme is RED ([`super::red`]).
 
-use super::red::{AboveMax, Red, RedMode, RedParams};
+use super::red::{AboveMax, Red, RedCounting, RedMode, RedParams};
 use super::{Aqm, LinkInfo, PacketInfo, QueueLen, Verdict};
 use crate::rng::Rng;
 use crate::scenario::decode::{check_range, join, SpecError, SpecResult, Table};
@@ -84,6 +84,9 @@ pub struct AutotuneRedParams {
     pub ecn: bool,
     /// What happens above max_th (as RED).
     pub above_max: AboveMax,
+    /// Byte mode's count and ns-2's `wait` (as RED).
+    #[serde(flatten)]
+    pub counting: RedCounting,
     /// R, overriding the link's mean base RTT.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rtt: Option<SimTime>,
@@ -109,6 +112,7 @@ impl Default for AutotuneRedParams {
             mean_pkt_size: red.mean_pkt_size,
             ecn: red.ecn,
             above_max: red.above_max,
+            counting: red.counting,
             rtt: None,
             interval: None,
             epsilon: DEFAULT_EPSILON,
@@ -137,6 +141,7 @@ impl AutotuneRedParams {
                 "mark" => AboveMax::Mark,
                 _ => AboveMax::Drop,
             },
+            counting: RedCounting::decode(t, d.counting)?,
             rtt: t.opt_time("rtt")?,
             interval: t.opt_time("interval")?,
             epsilon: t.f64("epsilon", d.epsilon)?,
@@ -213,6 +218,7 @@ impl AutotuneRedParams {
             mean_pkt_size: self.mean_pkt_size,
             ecn: self.ecn,
             above_max: self.above_max,
+            counting: self.counting,
         }
     }
 }

@@ -108,6 +108,10 @@ pub struct LinkInfo {
     pub flows: u32,
     /// Mean base round-trip time of those flows (zero if unknown).
     pub rtt: SimTime,
+    /// Of `flows`, the long-lived ones (TCP `bulk` groups: FTP), and their
+    /// mean base RTT (zero if none): AP-RED's `oracle` N and R.
+    pub bulk_flows: u32,
+    pub bulk_rtt: SimTime,
 }
 
 impl LinkInfo {
@@ -120,6 +124,8 @@ impl LinkInfo {
             mean_pkt_size,
             flows: 0,
             rtt: SimTime::ZERO,
+            bulk_flows: 0,
+            bulk_rtt: SimTime::ZERO,
         }
     }
 

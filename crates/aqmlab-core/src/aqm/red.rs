@@ -10,6 +10,28 @@
 //!   eq. 2.6 (p = p_i / (1 - count p_i)); byte-mode queue measurement.
 //! - `000_0675317d310dd341.txt`: RED drops every packet above max_th (the
 //!   RFC 3168 recommendation) whereas RED* marks ECN-capable packets there.
+//! - ns-2's `queue/red.cc` (which made the thesis' figures) for the byte-mode
+//!   count and the `wait` option, read for facts (see [`RedCounting`]).
+//!
+//! The count in byte mode (`byte_count`, [`ByteCount`]):
+//! - `"ns2"` (default): count = floor(bytes arrived since the last signal /
+//!   `mean_pkt_size`), p_a = p_i / (1 - count p_i), then p_a is scaled by
+//!   size / `mean_pkt_size`. A 40-byte ACK adds 40 bytes to the count, not a
+//!   whole packet. This is ns-2's and ns-3's RED.
+//! - `"literal"`: eq. 2.5 then eq. 2.6 as the thesis writes them: p_i is
+//!   scaled by size first, then p_a = p_b / (1 - count p_b) with count in
+//!   packets (every ACK counts as a packet).
+//!
+//! `wait` (ns-2's `wait_`, off by default here, on in ns-2's defaults): a
+//! signal needs count p_i >= 1 (none before), then p_a = p_i / (2 - count
+//! p_i), 1 from count p_i >= 2: drops are spread over [1/p_i, 2/p_i]
+//! arrivals instead of [1, 1/p_i].
+//!
+//! `empty_gate` (ns-2's enqueue rule, off by default): no signal at all
+//! while the waiting queue, the arrival excluded, holds at most one packet
+//! (packet mode) or one byte (byte mode: it is empty); the count restarts
+//! as below min_th. With a slow average (small w_q) this spares the
+//! arrivals to a queue that has drained while the average is still high.
 //!
 //! Regions of the average queue `avg` (in packets; in byte mode the byte
 //! count divided by `mean_pkt_size`):
@@ -35,6 +57,53 @@ pub enum RedMode {
     Packet,
     /// Queue in bytes / mean_pkt_size; probability scaled by size / mean_pkt_size (eq. 2.5).
     Byte,
+}
+
+/// How byte-mode RED counts the arrivals since the last signal (eq. 2.6's count).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ByteCount {
+    /// ns-2 / ns-3: count = floor(bytes since the last signal /
+    /// mean_pkt_size); the count correction is applied before the size
+    /// scaling.
+    #[default]
+    Ns2,
+    /// Eq. 2.5 then eq. 2.6 as written: scale by size, then correct with
+    /// count in packets.
+    Literal,
+}
+
+/// The count-based correction of RED's probability: shared by every scheme
+/// that uses RED's drop function (RED, ARED, Auto-Tuning RED, AP-RED,
+/// ST-RED, Feng's ARED). Keys `byte_count` and `wait`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct RedCounting {
+    /// Byte mode's count (ignored in packet mode). Default `"ns2"`.
+    pub byte_count: ByteCount,
+    /// ns-2's `wait_`: no signal before count p_i >= 1, then p_i / (2 -
+    /// count p_i). Default off.
+    pub wait: bool,
+    /// ns-2's `qlen > 1` rule: no signal while the waiting queue holds at
+    /// most one packet (packet mode) or one byte (byte mode). Default off.
+    pub empty_gate: bool,
+}
+
+impl RedCounting {
+    /// Read `byte_count` and `wait`; `d` holds the defaults.
+    pub fn decode(t: &mut Table, d: RedCounting) -> SpecResult<RedCounting> {
+        let bc_default = match d.byte_count {
+            ByteCount::Ns2 => "ns2",
+            ByteCount::Literal => "literal",
+        };
+        Ok(RedCounting {
+            byte_count: match t.choice("byte_count", &["ns2", "literal"], Some(bc_default))? {
+                "literal" => ByteCount::Literal,
+                _ => ByteCount::Ns2,
+            },
+            wait: t.bool("wait", d.wait)?,
+            empty_gate: t.bool("empty_gate", d.empty_gate)?,
+        })
+    }
 }
 
 /// What RED does to a signalled packet when the average is above max_th.
@@ -71,6 +140,9 @@ pub struct RedParams {
     pub ecn: bool,
     /// What happens above max_th.
     pub above_max: AboveMax,
+    /// The count of eq. 2.6 in byte mode, and ns-2's `wait`.
+    #[serde(flatten)]
+    pub counting: RedCounting,
 }
 
 impl Default for RedParams {
@@ -85,6 +157,7 @@ impl Default for RedParams {
             mean_pkt_size: 1000,
             ecn: false,
             above_max: AboveMax::Drop,
+            counting: RedCounting::default(),
         }
     }
 }
@@ -112,6 +185,7 @@ impl RedParams {
                 "mark" => AboveMax::Mark,
                 _ => AboveMax::Drop,
             },
+            counting: RedCounting::decode(t, d.counting)?,
         };
         p.validate(t.path())?;
         Ok(p)
@@ -148,6 +222,8 @@ pub struct Red {
     avg: f64,
     /// Packets since the last signal (-1: none since the average fell below min_th).
     count: i64,
+    /// Bytes of the packets `count` counts (byte mode, `byte_count = "ns2"`).
+    count_bytes: u64,
     /// Start of the current idle period, if the link is idle.
     idle_since: Option<SimTime>,
     /// Transmission time of a typical packet, seconds (the idle correction's unit).
@@ -169,11 +245,53 @@ pub fn initial_prob(p: &RedParams, avg: f64) -> f64 {
 
 /// Final probability of eq. 2.6: p_i / (1 - count p_i), 1 when the denominator vanishes.
 pub fn final_prob(p_i: f64, count: i64) -> f64 {
-    let den = 1.0 - count as f64 * p_i;
-    if den <= 0.0 {
-        1.0
+    count_correction(p_i, count as f64, false)
+}
+
+/// The count correction for a count of `count` (packets, or mean-size
+/// packets): eq. 2.6's p_i / (1 - count p_i) (1 from count p_i >= 1), or
+/// with `wait` 0 below count p_i = 1, p_i / (2 - count p_i) up to 2, then 1.
+pub fn count_correction(p_i: f64, count: f64, wait: bool) -> f64 {
+    let cp = count * p_i;
+    let p = if wait {
+        if cp < 1.0 {
+            0.0
+        } else if cp < 2.0 {
+            p_i / (2.0 - cp)
+        } else {
+            1.0
+        }
+    } else if cp < 1.0 {
+        p_i / (1.0 - cp)
     } else {
-        (p_i / den).min(1.0)
+        1.0
+    };
+    p.min(1.0)
+}
+
+/// The probability of signalling a packet of `size` bytes for initial
+/// probability `p_i` (eq. 2.4), `count` packets and `count_bytes` bytes
+/// since the last signal (this packet included), by the scheme's mode and
+/// counting ([`RedCounting`]).
+pub fn signal_prob(p: &RedParams, p_i: f64, size: u32, count: i64, count_bytes: u64) -> f64 {
+    let wait = p.counting.wait;
+    match (p.mode, p.counting.byte_count) {
+        (RedMode::Packet, _) => count_correction(p_i, count as f64, wait),
+        (RedMode::Byte, ByteCount::Literal) => {
+            // eq. 2.5, then eq. 2.6 with count in packets
+            let p_b = (p_i * size as f64 / p.mean_pkt_size as f64).min(1.0);
+            count_correction(p_b, count as f64, wait)
+        }
+        (RedMode::Byte, ByteCount::Ns2) => {
+            // The count in whole mean-size packets (ns-2 divides integers).
+            let c = (count_bytes / p.mean_pkt_size as u64) as f64;
+            let p_a = count_correction(p_i, c, wait);
+            if p_a < 1.0 {
+                (p_a * size as f64 / p.mean_pkt_size as f64).min(1.0)
+            } else {
+                p_a
+            }
+        }
     }
 }
 
@@ -184,6 +302,7 @@ impl Red {
             p,
             avg: 0.0,
             count: -1,
+            count_bytes: 0,
             idle_since: Some(SimTime::ZERO),
             pkt_time_s,
         }
@@ -232,11 +351,21 @@ impl Red {
         }
     }
 
+    /// `empty_gate`: the waiting queue is too short to signal (ns-2's
+    /// qlen <= 1, in packets or in bytes by the mode).
+    fn gated(&self, q: QueueLen) -> bool {
+        match self.p.mode {
+            RedMode::Packet => q.pkts <= 1,
+            RedMode::Byte => q.bytes <= 1,
+        }
+    }
+
     /// The signal decision for the current average (after `update_average`).
     fn decide(&mut self, pkt: &PacketInfo, rng: &mut Rng) -> Verdict {
         let p = &self.p;
         if self.avg < p.min_th {
             self.count = -1;
+            self.count_bytes = 0;
             return Verdict::Pass;
         }
         let cause = if self.avg < p.max_th {
@@ -244,21 +373,23 @@ impl Red {
         } else {
             Cause::Forced
         };
-        let mut p_i = initial_prob(p, self.avg);
+        let p_i = initial_prob(p, self.avg);
         let signal = if p_i >= 1.0 {
             true
         } else {
-            if p.mode == RedMode::Byte {
-                p_i = (p_i * pkt.size as f64 / p.mean_pkt_size as f64).min(1.0);
-                // eq. 2.5
+            // The first packet above min_th starts the count at 0 (Floyd
+            // and Jacobson's count = -1 start); later ones add themselves.
+            if self.count >= 0 {
+                self.count_bytes += pkt.size as u64;
             }
             self.count += 1;
-            rng.bernoulli(final_prob(p_i, self.count)) // eq. 2.6
+            rng.bernoulli(signal_prob(p, p_i, pkt.size, self.count, self.count_bytes))
         };
         if !signal {
             return Verdict::Pass;
         }
         self.count = 0;
+        self.count_bytes = 0;
         let may_mark = p.ecn && pkt.ect && (cause == Cause::Early || p.above_max == AboveMax::Mark);
         if may_mark {
             Verdict::Mark(cause)
@@ -317,7 +448,15 @@ impl Aqm for Red {
     ) -> Verdict {
         let idle = self.idle_since;
         self.update_average(now, q);
-        let v = self.decide(pkt, rng);
+        let v = if self.p.counting.empty_gate && self.gated(q) {
+            // ns-2: nothing is signalled into an (almost) empty queue, and
+            // the count starts again.
+            self.count = -1;
+            self.count_bytes = 0;
+            Verdict::Pass
+        } else {
+            self.decide(pkt, rng)
+        };
         if let (Verdict::Drop(_), Some(since)) = (v, idle) {
             // Dropped on arrival to an empty system: the queue stays empty,
             // so the idle period goes on (Floyd and Jacobson's q_time is the
@@ -569,6 +708,156 @@ mod tests {
         }
         assert!((hb as f64 / n as f64 - 0.1).abs() < 0.003, "{hb}");
         assert!((hs as f64 / n as f64 - 0.025).abs() < 0.002, "{hs}");
+    }
+
+    /// Byte mode's count, by hand: p_i = 0.05 (avg 40 of ARED(20, 60),
+    /// max_p 0.1), mean_pkt_size 500; since the last drop 10 ACKs of 40
+    /// bytes and one 500-byte data packet arrived (this one included).
+    #[test]
+    fn byte_count_ns2_vs_literal_by_hand() {
+        let mut p = params();
+        p.mode = RedMode::Byte;
+        // ns-2: 10 x 40 + 500 = 900 bytes = 1 whole mean-size packet:
+        // 0.05 / (1 - 0.05) = 0.0526316, times 500 / 500.
+        let ns2 = signal_prob(&p, 0.05, 500, 11, 900);
+        assert!((ns2 - 0.05 / 0.95).abs() < 1e-15, "{ns2}");
+        // An ACK at 440 bytes (count 0): 0.05 x 40 / 500 = 0.004.
+        assert!((signal_prob(&p, 0.05, 40, 10, 440) - 0.004).abs() < 1e-15);
+        // Literal eq. 2.5-2.6: count = 11 packets: 0.05 / (1 - 0.55) = 0.1111.
+        p.counting.byte_count = ByteCount::Literal;
+        let lit = signal_prob(&p, 0.05, 500, 11, 900);
+        assert!((lit - 0.05 / 0.45).abs() < 1e-15, "{lit}");
+        // The ACK: p_b = 0.004, count 10: 0.004 / 0.96 = 0.0041667.
+        assert!((signal_prob(&p, 0.05, 40, 10, 440) - 0.004 / 0.96).abs() < 1e-15);
+        // Packet mode ignores the bytes: 0.05 / (1 - 0.55).
+        p.mode = RedMode::Packet;
+        assert!((signal_prob(&p, 0.05, 40, 11, 900) - 0.05 / 0.45).abs() < 1e-15);
+        // ns-2 floors the byte count: 999 bytes is 1 mean-size packet, 1000 is 2.
+        p.mode = RedMode::Byte;
+        p.counting.byte_count = ByteCount::Ns2;
+        assert!((signal_prob(&p, 0.05, 500, 3, 999) - 0.05 / 0.95).abs() < 1e-15);
+        assert!((signal_prob(&p, 0.05, 500, 3, 1000) - 0.05 / 0.9).abs() < 1e-15);
+        // A 1000-byte packet at count 19 mean-size packets: 0.05 / 0.05 = 1, not scaled.
+        assert_eq!(signal_prob(&p, 0.05, 1000, 5, 9500), 1.0);
+    }
+
+    /// The arrivals RED counts: the first packet above min_th starts at
+    /// count 0 (no bytes); each later one adds itself; a signal resets both.
+    #[test]
+    fn byte_count_accumulates_and_resets() {
+        let mut p = params();
+        p.mode = RedMode::Byte;
+        let mut r = Red::new(p, link());
+        let mut rng = Rng::new(1, Stream::Aqm(0));
+        let ack = PacketInfo {
+            size: 40,
+            ..PacketInfo::default()
+        };
+        let data = PacketInfo {
+            size: 500,
+            ..PacketInfo::default()
+        };
+        // avg = min_th: p_i = 0, counted but never signalled.
+        r.avg = 20.0;
+        assert_eq!(r.decide(&data, &mut rng), Verdict::Pass);
+        assert_eq!((r.count, r.count_bytes), (0, 0));
+        for _ in 0..10 {
+            r.decide(&ack, &mut rng);
+        }
+        r.decide(&data, &mut rng);
+        assert_eq!((r.count, r.count_bytes), (11, 900));
+        // Far above: p_i = 1 (not gentle region end), a forced signal resets.
+        r.avg = 200.0;
+        assert!(matches!(r.decide(&data, &mut rng), Verdict::Drop(_)));
+        assert_eq!((r.count, r.count_bytes), (0, 0));
+        // Below min_th: back to the -1 start.
+        r.avg = 10.0;
+        r.decide(&data, &mut rng);
+        assert_eq!((r.count, r.count_bytes), (-1, 0));
+    }
+
+    /// ns-2's `wait`: nothing before count p_i = 1, then p_i / (2 - count
+    /// p_i), certain from count p_i = 2.
+    #[test]
+    fn wait_spreads_drops_over_1_to_2_over_p() {
+        assert_eq!(count_correction(0.05, 10.0, true), 0.0);
+        assert_eq!(count_correction(0.05, 19.0, true), 0.0);
+        assert!((count_correction(0.05, 20.0, true) - 0.05).abs() < 1e-15);
+        assert!((count_correction(0.05, 30.0, true) - 0.1).abs() < 1e-15);
+        assert_eq!(count_correction(0.05, 40.0, true), 1.0);
+        // Without wait: eq. 2.6.
+        assert!((count_correction(0.05, 10.0, false) - 0.1).abs() < 1e-15);
+        assert_eq!(count_correction(0.05, 20.0, false), 1.0);
+        // Over many cycles with wait the mean gap between signals lies in
+        // [1 / p_i, 2 / p_i] = [20, 40]; without wait in [1, 20].
+        let mut rng = Rng::new(5, Stream::Aqm(0));
+        for (wait, lo, hi) in [(true, 20.0, 40.0), (false, 1.0, 20.0)] {
+            let (mut count, mut gaps, mut n) = (0i64, 0i64, 0);
+            for _ in 0..200_000 {
+                count += 1;
+                if rng.bernoulli(count_correction(0.05, count as f64, wait)) {
+                    gaps += count;
+                    n += 1;
+                    count = 0;
+                }
+            }
+            let mean = gaps as f64 / n as f64;
+            assert!(mean > lo && mean < hi, "wait {wait}: mean gap {mean}");
+        }
+    }
+
+    /// `empty_gate`: an arrival to an empty byte-mode queue (or to at most
+    /// one waiting packet in packet mode) is never signalled, even far
+    /// above max_th, and the count restarts; without the gate it is.
+    #[test]
+    fn empty_gate_spares_an_empty_queue() {
+        let mut p = params();
+        p.gentle = false;
+        p.mode = RedMode::Byte;
+        p.counting.empty_gate = true;
+        let pkt = PacketInfo {
+            size: 500,
+            ..PacketInfo::default()
+        };
+        let mut rng = Rng::new(1, Stream::Aqm(0));
+        let mut r = Red::new(p.clone(), link());
+        r.idle_since = None;
+        r.avg = 100.0;
+        r.count = 7;
+        let empty = QueueLen { pkts: 0, bytes: 0 };
+        assert_eq!(
+            r.on_enqueue(SimTime::ZERO, &pkt, empty, &mut rng),
+            Verdict::Pass
+        );
+        assert_eq!((r.count, r.count_bytes), (-1, 0));
+        // One waiting packet: signalled in byte mode (forced, avg >= max_th) ...
+        let one = q(1);
+        assert_eq!(
+            r.on_enqueue(SimTime::ZERO, &pkt, one, &mut rng),
+            Verdict::Drop(Cause::Forced)
+        );
+        // ... but not in packet mode (ns-2's qlen > 1 in packets).
+        p.mode = RedMode::Packet;
+        let mut r = Red::new(p.clone(), link());
+        r.idle_since = None;
+        r.avg = 100.0;
+        assert_eq!(
+            r.on_enqueue(SimTime::ZERO, &pkt, one, &mut rng),
+            Verdict::Pass
+        );
+        assert_eq!(
+            r.on_enqueue(SimTime::ZERO, &pkt, q(2), &mut rng),
+            Verdict::Drop(Cause::Forced)
+        );
+        // Without the gate the empty queue's arrival is dropped.
+        p.counting.empty_gate = false;
+        let mut r = Red::new(p, link());
+        r.idle_since = None;
+        r.avg = 100.0;
+        assert_eq!(
+            r.on_enqueue(SimTime::ZERO, &pkt, empty, &mut rng),
+            Verdict::Drop(Cause::Forced)
+        );
     }
 
     #[test]

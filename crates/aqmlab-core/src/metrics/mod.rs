@@ -64,6 +64,8 @@ struct Integrals {
     q2: u128,
     /// ∫ bytes dt, byte·ns.
     b: u128,
+    /// ∫ bytes² dt, byte²·ns.
+    b2: u128,
     /// Length of the interval, ns.
     t: u64,
 }
@@ -73,7 +75,11 @@ impl Integrals {
         let p = pkts as u128;
         self.q += p * dt as u128;
         self.q2 += p * p * dt as u128;
-        self.b += bytes as u128 * dt as u128;
+        let b = bytes as u128;
+        self.b += b * dt as u128;
+        self.b2 = self
+            .b2
+            .saturating_add(b.saturating_mul(b).saturating_mul(dt as u128));
         self.t += dt;
     }
     fn mean(&self) -> f64 {
@@ -96,6 +102,13 @@ impl Integrals {
         }
         let m = self.mean();
         (self.q2 as f64 / self.t as f64 - m * m).max(0.0).sqrt()
+    }
+    fn std_bytes(&self) -> f64 {
+        if self.t == 0 {
+            return 0.0;
+        }
+        let m = self.mean_bytes();
+        (self.b2 as f64 / self.t as f64 - m * m).max(0.0).sqrt()
     }
 }
 
@@ -121,6 +134,8 @@ struct IntervalAcc {
     window_len: u64,
     window_end: u64,
     window_stds: Vec<f64>,
+    /// The same in bytes.
+    window_stds_bytes: Vec<f64>,
 }
 
 impl IntervalAcc {
@@ -132,6 +147,7 @@ impl IntervalAcc {
             self.window.add(pkts, bytes, self.window_end - from);
             if self.window.t > 0 {
                 self.window_stds.push(self.window.std());
+                self.window_stds_bytes.push(self.window.std_bytes());
             }
             self.window = Integrals::default();
             from = self.window_end;
@@ -184,18 +200,24 @@ impl QueueMonitor {
         };
         if acc.window.t > 0 && (acc.window.t * 2 >= acc.window_len || acc.window_stds.is_empty()) {
             acc.window_stds.push(acc.window.std());
+            acc.window_stds_bytes.push(acc.window.std_bytes());
         }
         acc.window = Integrals::default();
         let n = acc.window_stds.len();
+        let mean_of = |v: &[f64]| {
+            if v.is_empty() {
+                0.0
+            } else {
+                v.iter().sum::<f64>() / v.len() as f64
+            }
+        };
         QueueFigures {
             mean_pkts: acc.total.mean(),
             std_pkts: acc.total.std(),
             mean_bytes: acc.total.mean_bytes(),
-            window_std_mean_pkts: if n == 0 {
-                0.0
-            } else {
-                acc.window_stds.iter().sum::<f64>() / n as f64
-            },
+            std_bytes: acc.total.std_bytes(),
+            window_std_mean_pkts: mean_of(&acc.window_stds),
+            window_std_mean_bytes: mean_of(&acc.window_stds_bytes),
             windows: n as u64,
         }
     }
@@ -207,8 +229,11 @@ pub struct QueueFigures {
     pub mean_pkts: f64,
     pub std_pkts: f64,
     pub mean_bytes: f64,
+    pub std_bytes: f64,
     /// Mean over windows of each window's standard deviation.
     pub window_std_mean_pkts: f64,
+    /// The same in bytes.
+    pub window_std_mean_bytes: f64,
     pub windows: u64,
 }
 
@@ -238,6 +263,30 @@ mod tests {
         assert!((f.mean_pkts - 15.0).abs() < 1e-12);
         assert!((f.std_pkts - 5.0).abs() < 1e-12);
         assert!((f.mean_bytes - 7500.0).abs() < 1e-9);
+        // Bytes: 5000 then 10000 for equal times: std 2500.
+        assert!((f.std_bytes - 2500.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn byte_deviations_follow_the_bytes_not_the_packets() {
+        // 10 packets throughout, first of 40 bytes (400 B), then of 1000
+        // bytes (10000 B): the packet figures see no change at all.
+        let mut m = QueueMonitor::default();
+        m.begin(0, SimTime(0), SimTime(100));
+        m.set(SimTime(0), 10, 400);
+        m.set(SimTime(50), 10, 10_000);
+        m.set(SimTime(100), 10, 10_000);
+        let f = m.end(0, SimTime(200));
+        assert_eq!(f.std_pkts, 0.0);
+        assert_eq!(f.window_std_mean_pkts, 0.0);
+        // Mean (400 x 50 + 10000 x 150) / 200 = 7600; E[b^2] = (160000 x 50
+        // + 1e8 x 150) / 200 = 75_040_000; var = 75_040_000 - 57_760_000
+        // = 17_280_000; std = 4156.92.
+        assert!((f.mean_bytes - 7600.0).abs() < 1e-9);
+        assert!((f.std_bytes - 17_280_000f64.sqrt()).abs() < 1e-6);
+        // Windows: [0, 100) half 400, half 10000: std 4800; [100, 200) 0.
+        assert_eq!(f.windows, 2);
+        assert!((f.window_std_mean_bytes - 2400.0).abs() < 1e-9);
     }
 
     #[test]

@@ -202,7 +202,16 @@ pub fn build(sc: &Scenario, seed: u64, groups: &[u32], live: &[bool]) -> Built {
         .enumerate()
         .map(|(i, d)| (d.name, 2 * i as u32, 2 * i as u32 + 1))
         .collect();
-    finish(sc, seed, layout, duplex, live)
+    let bulk: Vec<bool> = groups
+        .iter()
+        .map(|&g| {
+            matches!(
+                sc.traffic[g as usize],
+                crate::scenario::TrafficSpec::Bulk(_)
+            )
+        })
+        .collect();
+    finish(sc, seed, layout, duplex, live, &bulk)
 }
 
 fn direction(sc: &Scenario, g: u32) -> Direction {
@@ -269,6 +278,7 @@ fn finish(
     layout: Layout,
     duplex: Vec<(String, u32, u32)>,
     live: &[bool],
+    bulk: &[bool],
 ) -> Built {
     let Layout {
         links: plans,
@@ -288,11 +298,17 @@ fn finish(
         .collect();
     let mut flows = vec![0u32; plans.len()];
     let mut rtt_sum = vec![0u128; plans.len()];
+    let mut bulk_flows = vec![0u32; plans.len()];
+    let mut bulk_rtt_sum = vec![0u128; plans.len()];
     for (f, r) in routes.iter().step_by(2).enumerate() {
         if live[f] {
             for &l in r {
                 flows[l as usize] += 1;
                 rtt_sum[l as usize] += base_rtt[f].0 as u128;
+                if bulk[f] {
+                    bulk_flows[l as usize] += 1;
+                    bulk_rtt_sum[l as usize] += base_rtt[f].0 as u128;
+                }
             }
         }
     }
@@ -305,9 +321,14 @@ fn finish(
         .iter()
         .enumerate()
         .map(|(i, p)| {
-            let n = flows[i];
-            let rtt = SimTime(rtt_sum[i].checked_div(n as u128).unwrap_or(0) as u64);
-            let mut link = make_link(aqm_seed, i, p.rate, p.delay, p.limit, p.aqm, ps, (n, rtt));
+            let mean = |sum: u128, n: u32| SimTime(sum.checked_div(n as u128).unwrap_or(0) as u64);
+            let load = Load {
+                flows: flows[i],
+                rtt: mean(rtt_sum[i], flows[i]),
+                bulk_flows: bulk_flows[i],
+                bulk_rtt: mean(bulk_rtt_sum[i], bulk_flows[i]),
+            };
+            let mut link = make_link(aqm_seed, i, p.rate, p.delay, p.limit, p.aqm, ps, load);
             if let Some(l) = p.loss {
                 link.loss = Some(LossModel::new(
                     l,
@@ -335,7 +356,15 @@ fn finish(
     }
 }
 
-/// Build a link; `flows` and `rtt` describe the load the scenario puts on it.
+/// The load the scenario puts on a link (see [`LinkInfo`]).
+struct Load {
+    flows: u32,
+    rtt: SimTime,
+    bulk_flows: u32,
+    bulk_rtt: SimTime,
+}
+
+/// Build a link; `load` describes the load the scenario puts on it.
 #[allow(clippy::too_many_arguments)]
 fn make_link(
     seed: u64,
@@ -345,15 +374,17 @@ fn make_link(
     limit: Buffer,
     aqm: &AqmSpec,
     pkt_size: u32,
-    (flows, rtt): (u32, SimTime),
+    load: Load,
 ) -> Link {
     let info = LinkInfo {
         rate,
         delay,
         buffer: limit,
         mean_pkt_size: pkt_size,
-        flows,
-        rtt,
+        flows: load.flows,
+        rtt: load.rtt,
+        bulk_flows: load.bulk_flows,
+        bulk_rtt: load.bulk_rtt,
     };
     Link::new(
         rate,
