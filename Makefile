@@ -15,7 +15,7 @@ DEV_PACKAGES := "maturin>=1.5,<2" pytest ruff mypy
 export PATH := $(HOME)/.cargo/bin:$(PATH)
 export VIRTUAL_ENV := $(abspath $(VENV))
 
-.PHONY: help venv build demo test test-rust test-python lint bench clean
+.PHONY: help venv build demo test test-rust test-python lint bench clean browser
 
 help:
 	@echo "make venv    create $(VENV) with the build and test tools"
@@ -23,6 +23,7 @@ help:
 	@echo "make demo    RED vs DropTail on the dumbbell; results and plot in demo-out/"
 	@echo "make test    cargo fmt/clippy/test, ruff, mypy, pytest"
 	@echo "make bench   speed of the canonical scenario"
+	@echo "make browser install Debian's Chromium for the report's browser test (as root)"
 	@echo "make clean   remove build products, $(VENV) and demo-out/"
 
 # The stamp is redone when the project's dependencies change.
@@ -51,8 +52,20 @@ test-rust:
 	cargo clippy --workspace --all-targets -- -D warnings
 	cargo test --workspace --release
 
-test-python: build lint
+test-python: build lint browser
 	$(VPY) -m pytest -q
+
+# The report's HTML test loads the pages in a real headless browser (tests/test_report_browser.py).
+# Installed only when missing and we are root; otherwise the test is skipped and says why.
+browser:
+	@if command -v chromium >/dev/null; then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	  echo "installing chromium for the browser test"; \
+	  export DEBIAN_FRONTEND=noninteractive; \
+	  apt-get install -y -q --no-install-recommends chromium >/dev/null \
+	    || { apt-get update -q >/dev/null && apt-get install -y -q --no-install-recommends chromium >/dev/null; } \
+	    || echo "warning: could not install chromium; the browser test will be skipped" >&2; \
+	else echo "note: chromium is missing (install it as root: apt-get install chromium); the browser test will be skipped" >&2; fi
 
 lint: venv
 	$(VENV)/bin/ruff check python tests
