@@ -205,18 +205,24 @@ def timeseries(out: Output, fig: Figure, stem: Path) -> list[Path]:
                     y = np.asarray(q.column(s).to_numpy(zero_copy_only=False), dtype=np.float64)
                     if not np.isfinite(y).any():
                         continue  # e.g. avg of a scheme without an average
-                    on_right, label = False, s
+                    # Cumulative counters are not on the queue's scale.
+                    on_right, label = s in ("drops", "marks"), s
                 x, y = envelope(x, y)
                 if on_right:
                     if right is None:
                         right = ax.twinx()
                         right.grid(False)
                         right.spines["right"].set_visible(True)
-                    (h,) = right.plot(x, y, lw=1.0, ls=next(styles), color="0.25", label=label)
+                    (h,) = right.plot(
+                        x, y, lw=1.0, ls=next(styles), color="0.2", label=label, zorder=4
+                    )
                 else:
-                    lw = 0.5 if k == 0 else 1.2
+                    # The first series (the queue) thin and at the back; a parameter on top.
+                    is_param = s.startswith("param:")
+                    lw = 0.5 if k == 0 else (1.4 if is_param else 0.8)
                     colour = _colour(out, scheme) if k == 0 else PALETTE[(k + 2) % len(PALETTE)]
-                    (h,) = ax.plot(x, y, lw=lw, color=colour, label=label)
+                    z = 1 if k == 0 else (3 if is_param else 2)
+                    (h,) = ax.plot(x, y, lw=lw, color=colour, label=label, zorder=z)
                 handles.append(h)
             _phase_lines(out, ax, row)
             ax.set_title(f"{scheme} (seed {row.seed}{_sub(out, row)})")

@@ -399,9 +399,12 @@ def evaluate(
 def evaluate_all(out: Output) -> dict[tuple[str, str], dict[str, float]]:
     """Every metric for every summary row: ``{(point id, phase): {metric: value}}`` in display
     units (``scale`` applied)."""
-    points: dict[str, PointData] = {}
     res: dict[tuple[str, str], dict[str, float]] = {}
-    for row in out.rows:
+    points: dict[str, PointData] = {}
+    # One point's tables in memory at a time (a 2000 s run's queue series is ~10 MB).
+    for row in sorted(out.rows, key=lambda r: r.id):
+        if row.id not in points:
+            points = {}
         vals = {}
         for m in out.experiment.metrics.values():
             vals[m.name] = evaluate(out, row, m, points) * m.scale

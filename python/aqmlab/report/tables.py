@@ -189,9 +189,9 @@ class Cell:
         d = self.diff
         if math.isnan(d):
             return "Δ ?"
-        if self.paper.range is not None and d == 0:
-            return "in range"
         s = f"Δ {'+' if d >= 0 else '-'}{fmt_value(abs(d), self.metric.digits)}"
+        if self.paper.range is not None:
+            return "in range" if d == 0 else f"{s} {'above' if d > 0 else 'below'} the range"
         r = self.rel
         return s if math.isnan(r) else f"{s} ({r:+.0f} %)"
 
