@@ -397,3 +397,15 @@ def test_cli_report_bad_folder(tmp_path: Path) -> None:
     p = aqmlab_cli("report", tmp_path)
     assert_clean_error(p)
     assert "experiment.json" in p.stderr
+
+
+def test_envelope_keeps_every_peak() -> None:
+    from aqmlab.report.figures import envelope
+
+    t = np.arange(100_000, dtype=np.float64)
+    v = np.sin(t / 50.0) + (t % 997 == 0) * 10.0  # spikes every 997 samples
+    te, ve = envelope(t, v, 2000)
+    assert len(te) <= 2100 and np.all(np.diff(te) >= 0)
+    assert ve.max() == v.max() and ve.min() == v.min()
+    spikes = t[v > 5]
+    assert np.isin(spikes, te).all()

@@ -8,7 +8,7 @@ Kinds (``[[figure]] kind``):
     (and the first value of each factor, unless the figure's optional ``factors`` fixes them).
     Parameters measured in packets (thresholds, ``q_ref``, ``avg``...) share the queue's axis;
     the others (``max_p``, probabilities, gains) go on a second axis at the right. Phase
-    boundaries are dotted lines. Series longer than 4000 samples are drawn as their
+    boundaries are dotted lines. Series longer than 2000 samples are drawn as their
     per-bucket min / max envelope (every peak stays visible).
 ``metric_vs_factor``
     ``metric`` against ``factor``, one line per scheme (and per value of the other factors),
@@ -69,9 +69,12 @@ PALETTE = [
     "#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd",
     "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf",
 ]  # fmt: skip
+#: Colours of the series drawn over the queue (dark, to stand out from any scheme's colour).
+DARK = ["#111111", "#7a0177", "#b35806", "#01665e"]
 #: Parameters drawn on the queue's axis (packets); the others go on a second axis.
 QUEUE_SCALED = {"min_th", "max_th", "q_ref", "avg", "b_star", "target_queue", "threshold"}
-MAX_POINTS = 4000
+#: About one min/max pair per pixel column of a 9-inch, 110 dpi panel.
+MAX_POINTS = 2000
 
 
 class FigureError(Exception):
@@ -168,8 +171,13 @@ def timeseries(out: Output, fig: Figure, stem: Path) -> list[Path]:
     if not panels:
         raise FigureError("no completed point to draw")
     with _style():
-        mfig = MplFigure(figsize=(9, 2.2 * len(panels) + 0.7), layout="constrained")
+        # Fixed margins: constrained layout costs seconds with a dozen panels.
+        height = 2.0 * len(panels) + 0.9
+        mfig = MplFigure(figsize=(9, height))
         FigureCanvasAgg(mfig)
+        mfig.subplots_adjust(
+            left=0.07, right=0.92, top=1 - 0.45 / height, bottom=0.5 / height, hspace=0.35
+        )
         axes = mfig.subplots(len(panels), 1, sharex=True, squeeze=False)[:, 0]
         for ax, (scheme, row) in zip(axes, panels, strict=True):
             p = PointData(out.point_dir(row.id))
@@ -220,7 +228,7 @@ def timeseries(out: Output, fig: Figure, stem: Path) -> list[Path]:
                     # The first series (the queue) thin and at the back; a parameter on top.
                     is_param = s.startswith("param:")
                     lw = 0.5 if k == 0 else (1.4 if is_param else 0.8)
-                    colour = _colour(out, scheme) if k == 0 else PALETTE[(k + 2) % len(PALETTE)]
+                    colour = _colour(out, scheme) if k == 0 else DARK[(k - 1) % len(DARK)]
                     z = 1 if k == 0 else (3 if is_param else 2)
                     (h,) = ax.plot(x, y, lw=lw, color=colour, label=label, zorder=z)
                 handles.append(h)
@@ -231,7 +239,7 @@ def timeseries(out: Output, fig: Figure, stem: Path) -> list[Path]:
             if handles:
                 ax.legend(handles=handles, loc="upper right", ncols=min(len(handles), 4))
         axes[-1].set_xlabel("time (s)")
-        mfig.suptitle(fig.title or fig.name, x=0.01, ha="left", fontsize=11)
+        mfig.suptitle(fig.title or fig.name, x=0.01, y=1 - 0.08 / height, ha="left", fontsize=11)
         return _save(mfig, stem)
 
 
@@ -245,6 +253,46 @@ def _errbar(c: Cell) -> tuple[float, float]:
     if math.isnan(a.lo):
         return 0.0, 0.0
     return a.mean - a.lo, a.hi - a.mean
+
+
+#: More curves than this in one axes: one panel per value of the other factors instead.
+MAX_CURVES = 8
+
+
+def _kkey(k: tuple[int | None, ...]) -> tuple[int, ...]:
+    return tuple(-1 if i is None else i for i in k)
+
+
+def _panels(n: int, width: float = 7.0, height: float = 4.2) -> tuple[MplFigure, list[Axes]]:
+    """A figure with ``n`` panels (up to three a row) sharing their axes."""
+    if n <= 1:
+        mfig = MplFigure(figsize=(width, height), layout="constrained")
+        FigureCanvasAgg(mfig)
+        return mfig, [mfig.subplots()]
+    ncols = min(3, n)
+    nrows = math.ceil(n / ncols)
+    mfig = MplFigure(figsize=(4.0 * ncols + 1.5, 3.0 * nrows + 0.8), layout="constrained")
+    FigureCanvasAgg(mfig)
+    grid = mfig.subplots(nrows, ncols, sharex=True, sharey=True, squeeze=False)
+    axes = list(grid.ravel())
+    for ax in axes[n:]:
+        ax.set_visible(False)
+    return mfig, axes[:n]
+
+
+def _legend(mfig: MplFigure, axes: list[Axes], loc: str = "best") -> None:
+    """One legend: in the axes when there is one panel, else beside the panels (one entry
+    per label)."""
+    if len(axes) == 1:
+        axes[0].legend(loc=loc)  # type: ignore[call-overload]
+        return
+    seen: dict[str, Any] = {}
+    for ax in axes:
+        for h, lab in zip(*ax.get_legend_handles_labels(), strict=True):
+            seen.setdefault(lab, h)
+    mfig.legend(list(seen.values()), list(seen), loc="outside right upper")
+    for ax in axes:
+        ax.label_outer()
 
 
 def metric_vs_factor(out: Output, fig: Figure, stem: Path, cells: dict[Any, Cell]) -> list[Path]:
@@ -262,7 +310,7 @@ def metric_vs_factor(out: Output, fig: Figure, stem: Path, cells: dict[Any, Cell
     xs = fac.values if fac.numeric else list(range(len(fac.values)))
     lines: dict[tuple[str, tuple[int | None, ...]], list[Cell]] = {}
     for (scheme, fkey, ph, mn), c in cells.items():
-        if mn != mname or ph != phase:
+        if mn != mname or ph != phase or fkey[fi] is None:
             continue
         if any(fkey[i] != fixed[f.name] for i, f in enumerate(exp.factors) if f.name in fixed):
             continue
@@ -271,37 +319,44 @@ def metric_vs_factor(out: Output, fig: Figure, stem: Path, cells: dict[Any, Cell
     if not lines:
         raise FigureError(f"no values of {mname!r} in phase {phase!r}")
     order = {s: i for i, s in enumerate(exp.schemes)}
+    others = sorted({o for _, o in lines}, key=_kkey)
+    split = len(lines) > MAX_CURVES and len(others) > 1
     with _style():
-        mfig = MplFigure(figsize=(7, 4.2), layout="constrained")
-        FigureCanvasAgg(mfig)
-        ax = mfig.subplots()
+        mfig, axes = _panels(len(others) if split else 1)
         styles = ["-", "--", "-.", ":"]
-        others = sorted({o for _, o in lines}, key=str)
+        paper_shown = False
         for (scheme, other), cs in sorted(lines.items(), key=lambda kv: order.get(kv[0][0], 99)):
-            cs = sorted(
-                (c for c in cs if c.factors[fi] is not None), key=lambda c: c.factors[fi] or 0
-            )
-            x = [float(xs[c.factors[fi]]) for c in cs]  # type: ignore[index]
+            ax = axes[others.index(other)] if split else axes[0]
+            cs = sorted(cs, key=lambda c: c.factors[fi] or 0)
+            x = [float(xs[c.factors[fi] or 0]) for c in cs]
             y = [c.ours.mean for c in cs]
             err = np.array([_errbar(c) for c in cs]).T
-            sub = _factor_text(out, other, {fname})
+            sub = "" if split else _factor_text(out, other, {fname})
             colour = _colour(out, scheme)
             ax.errorbar(
-                x, y, yerr=err, color=colour, ls=styles[others.index(other) % len(styles)],
+                x, y, yerr=err if err.any() else None, color=colour,
+                ls="-" if split else styles[others.index(other) % len(styles)],
                 marker="o", ms=3.5, capsize=3, label=f"{scheme}{', ' + sub if sub else ''}",
             )  # fmt: skip
-            px = [float(xs[c.factors[fi]]) for c in cs if c.paper is not None]  # type: ignore[index]
+            px = [float(xs[c.factors[fi] or 0]) for c in cs if c.paper is not None]
             py = [c.paper.center for c in cs if c.paper is not None]
             if px:
                 ax.plot(px, py, ls="none", marker="D", mfc="none", mec=colour, ms=6)
-        if any(c.paper is not None for cs in lines.values() for c in cs):
-            ax.plot([], [], ls="none", marker="D", mfc="none", mec="0.3", label="paper")
-        if not fac.numeric:
-            ax.set_xticks(xs, fac.labels)
-        ax.set_xlabel(fname)
-        ax.set_ylabel(m.label)
-        ax.legend()
-        ax.set_title(fig.title or fig.name)
+                paper_shown = True
+        if paper_shown:
+            axes[0].plot([], [], ls="none", marker="D", mfc="none", mec="0.3", label="paper")
+        for i, ax in enumerate(axes):
+            if not fac.numeric:
+                ax.set_xticks(xs, fac.labels)
+            ax.set_xlabel(fname)
+            ax.set_ylabel(m.label)
+            if split:
+                ax.set_title(_factor_text(out, others[i], {fname}), fontsize=9)
+        _legend(mfig, axes)
+        if split:
+            mfig.suptitle(fig.title or fig.name, x=0.01, ha="left", fontsize=11)
+        else:
+            axes[0].set_title(fig.title or fig.name)
         return _save(mfig, stem)
 
 
@@ -320,7 +375,7 @@ def phase_bars(out: Output, fig: Figure, stem: Path, cells: dict[Any, Cell]) -> 
             if mn == mname
             and all(fk[i] == fixed[f.name] for i, f in enumerate(exp.factors) if f.name in fixed)
         },
-        key=str,
+        key=_kkey,
     )
     groups = [(s, k) for s in exp.schemes for k in keys]
     if not groups:
@@ -340,7 +395,8 @@ def phase_bars(out: Output, fig: Figure, stem: Path, cells: dict[Any, Cell]) -> 
             err = np.array([_errbar(c) if c is not None else (0.0, 0.0) for c in cs]).T
             sub = _factor_text(out, fk, set())
             ax.bar(
-                x, y, width=width * 0.92, yerr=err, capsize=2, color=_colour(out, scheme),
+                x, y, width=width * 0.92, yerr=err if err.any() else None, capsize=2,
+                color=_colour(out, scheme),
                 hatch=hatches[keys.index(fk) % len(hatches)], edgecolor="white", lw=0.3,
                 label=f"{scheme}{', ' + sub if sub else ''}",
             )  # fmt: skip
@@ -379,22 +435,23 @@ def cdf(out: Output, fig: Figure, stem: Path) -> list[Path]:
         rt = np.asarray(t.column("response_time_s").to_numpy(), dtype=np.float64)
         sel = (ends >= r.start_s) & (ends <= r.end_s)
         curves.setdefault((r.scheme, out.factor_key(r)), []).append(rt[sel])
+    curves = {k: v for k, v in curves.items() if sum(len(x) for x in v)}
+    if not curves:
+        raise FigureError("no web responses in any completed point")
     order = {s: i for i, s in enumerate(exp.schemes)}
+    keys = sorted({k for _, k in curves}, key=_kkey)
+    # The paper's figures: one panel per setting (load, ECN...), a curve per scheme.
+    split = len(curves) > MAX_CURVES and len(keys) > 1
     with _style():
-        mfig = MplFigure(figsize=(7, 4.5), layout="constrained")
-        FigureCanvasAgg(mfig)
-        ax = mfig.subplots()
-        keys = sorted({k for _, k in curves}, key=str)
+        mfig, axes = _panels(len(keys) if split else 1, height=4.5)
         styles = ["-", "--", "-.", ":"]
-        drawn = 0
         for (scheme, fk), parts in sorted(curves.items(), key=lambda kv: order.get(kv[0][0], 99)):
+            ax = axes[keys.index(fk)] if split else axes[0]
             x = np.sort(np.concatenate(parts))
-            if len(x) == 0:
-                continue
             n = len(x)
-            sub = _factor_text(out, fk, set())
-            label = f"{scheme}{', ' + sub if sub else ''} (n = {n})"
-            ls = styles[keys.index(fk) % len(styles)]
+            sub = "" if split else _factor_text(out, fk, set())
+            label = f"{scheme}{', ' + sub if sub else ''}" + ("" if split else f" (n = {n})")
+            ls = "-" if split else styles[keys.index(fk) % len(styles)]
             if tail:
                 # P(T > x) just after each response time; the last point (0) cannot be drawn.
                 y = 1.0 - np.arange(1, n + 1) / n
@@ -405,19 +462,22 @@ def cdf(out: Output, fig: Figure, stem: Path) -> list[Path]:
                 xs = np.concatenate(([0.0], x, [max(x_max, float(x[-1]))]))
                 ys = np.concatenate(([0.0], np.arange(1, n + 1) / n, [1.0]))
                 ax.step(xs, ys, where="post", color=_colour(out, scheme), ls=ls, label=label)
-            drawn += 1
-        if not drawn:
-            raise FigureError("no web responses in any completed point")
-        ax.set_xlim(0, x_max)
-        ax.set_xlabel("response time (s)")
-        if tail:
-            ax.set_yscale("log")
-            ax.set_ylabel("P(response time > x)")
+        for i, ax in enumerate(axes):
+            ax.set_xlim(0, x_max)
+            ax.set_xlabel("response time (s)")
+            if tail:
+                ax.set_yscale("log")
+                ax.set_ylabel("P(response time > x)")
+            else:
+                ax.set_ylim(0, 1)
+                ax.set_ylabel("cumulative probability")
+            if split:
+                ax.set_title(_factor_text(out, keys[i], set()), fontsize=9)
+        _legend(mfig, axes, "upper right" if tail else "lower right")
+        if split:
+            mfig.suptitle(fig.title or fig.name, x=0.01, ha="left", fontsize=11)
         else:
-            ax.set_ylim(0, 1)
-            ax.set_ylabel("cumulative probability")
-        ax.legend(loc="upper right" if tail else "lower right")
-        ax.set_title(fig.title or fig.name)
+            axes[0].set_title(fig.title or fig.name)
         return _save(mfig, stem)
 
 
