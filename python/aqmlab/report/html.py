@@ -49,7 +49,7 @@ figure{margin:1em 0 2em}figure img{max-width:100%;height:auto;border:1px solid #
 figcaption{color:#444;font-size:.9em}.err{color:#b11}
 dl.meta{display:grid;grid-template-columns:max-content 1fr;gap:.2em 1em}dl.meta dt{color:#555}
 dl.meta dd{margin:0}.notes{background:#fafaf4;border-left:3px solid #cc9;padding:.3em 1em}
-details{margin:.5em 0}summary{cursor:pointer;color:#444}
+details{margin:.5em 0}.scroll{overflow-x:auto}summary{cursor:pointer;color:#444}
 """
 
 
@@ -212,7 +212,9 @@ def page(b: Built) -> str:
         "range), below it the paper's number and the difference ours - paper (Δ, and in % "
         "of the paper's). Hover a cell for every seed's value.</p>",
     ]
-    parts += [T.to_html(t) for t in b.tables.tables] or ["<p>No table.</p>"]
+    parts += [f'<div class="scroll">{T.to_html(t)}</div>' for t in b.tables.tables] or [
+        "<p>No table.</p>"
+    ]
     parts.append("<h2>Figures</h2>")
     figs = {f.name: f for f in exp.figures}
     for name, files, err in b.figures:
