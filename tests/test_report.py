@@ -334,7 +334,9 @@ def test_markdown_and_rich(bulk: Output) -> None:
     tables = T.build_tables(bulk, evaluate_all(bulk))
     md = T.to_markdown(tables)
     assert "### Table 1 (flows = 10)" in md and "paper 90.0, Δ " in md
-    assert "| utilisation | phase 2-5 s, flows = 10 | RED vs ARED | RED > ARED |" in md
+    assert (
+        "| utilisation | phase 2-5 s, flows = 10 | RED vs ARED | RED > ARED (90.0 vs 80.0) |" in md
+    )
     console = Console(width=200, record=True)
     console.print(T.to_rich(tables.tables[0]))
     text = console.export_text()

@@ -208,6 +208,8 @@ class Pair:
     paper: str  # "<", "=", ">"
     ours: str  # "<", "=", ">" or "?" (no data)
     kept: bool | None  # None: no data of ours
+    paper_values: tuple[str, str] = ("", "")  # the paper's numbers of a and b, as shown
+    our_values: tuple[str, str] = ("", "")  # ours
 
 
 @dataclass
@@ -355,7 +357,18 @@ def ranking_pairs(exp: Experiment, cells: dict[Any, Cell]) -> list[Pair]:
             else:
                 orel, kept = "?", None
             pairs.append(
-                Pair(mname, phase, _factor_text(exp, fkey), ca.scheme, cb.scheme, prel, orel, kept)
+                Pair(
+                    mname,
+                    phase,
+                    _factor_text(exp, fkey),
+                    ca.scheme,
+                    cb.scheme,
+                    prel,
+                    orel,
+                    kept,
+                    (ca.text_paper(), cb.text_paper()),
+                    (fmt_value(ca.ours.mean, m.digits), fmt_value(cb.ours.mean, m.digits)),
+                )
             )
     return pairs
 
@@ -443,20 +456,29 @@ def to_rich(t: ReportTable) -> Table:
     return rt
 
 
-def ranking_rich(tables: Tables) -> Table:
+def ranking_rich(tables: Tables, show: int = 6) -> Table:
+    """Pairs kept per metric, and the first ``show`` pairs not kept of each."""
     rt = Table(title="Ranking of the schemes (pairs kept / compared)", title_justify="left")
     rt.add_column("metric", style="bold")
     rt.add_column("kept", justify="right")
     rt.add_column("not kept")
     for m, k, n, u in tables.ranking_summary():
         bad = [
-            f"{p.a} {p.paper} {p.b} in the paper, {p.ours} in ours ({_where(p)})"
+            f"paper {_order(p, p.paper, p.paper_values)}, ours {_order(p, p.ours, p.our_values)}"
+            + (f" ({_where(p)})" if _where(p) else "")
             for p in tables.pairs
             if p.metric == m and p.kept is False
         ]
+        if len(bad) > show:
+            bad = [*bad[:show], f"... and {len(bad) - show} more (all in the report)"]
         extra = f" ({u} without data)" if u else ""
         rt.add_row(m, f"{k}/{n}{extra}", "\n".join(bad) or "-")
     return rt
+
+
+def _order(p: Pair, rel: str, values: tuple[str, str]) -> str:
+    """E.g. "RED > ARED (90.0 vs 80.0)"."""
+    return f"{p.a} {rel} {p.b} ({values[0]} vs {values[1]})"
 
 
 def _where(p: Pair) -> str:
@@ -493,8 +515,9 @@ def to_markdown(tables: Tables) -> str:
         for p in tables.pairs:
             kept = "?" if p.kept is None else ("yes" if p.kept else "**no**")
             lines.append(
-                f"| {p.metric} | {_where(p) or 'all'} | {p.a} vs {p.b} | {p.a} {p.paper} {p.b} "
-                f"| {p.a} {p.ours} {p.b} | {kept} |"
+                f"| {p.metric} | {_where(p) or 'all'} | {p.a} vs {p.b} "
+                f"| {_order(p, p.paper, p.paper_values)} | {_order(p, p.ours, p.our_values)} "
+                f"| {kept} |"
             )
         k, n = tables.kept
         lines += ["", f"Kept: {k} of {n} pairs.", ""]
@@ -566,8 +589,8 @@ def ranking_html(tables: Tables) -> str:
         cls = "nodata" if p.kept is None else ("kept" if p.kept else "notkept")
         out.append(
             f"<tr><td>{_e(p.metric)}</td><td>{_e(_where(p) or 'all')}</td>"
-            f"<td>{_e(p.a)} vs {_e(p.b)}</td><td>{_e(f'{p.a} {p.paper} {p.b}')}</td>"
-            f'<td>{_e(f"{p.a} {p.ours} {p.b}")}</td><td class="{cls}">{kept}</td></tr>'
+            f"<td>{_e(p.a)} vs {_e(p.b)}</td><td>{_e(_order(p, p.paper, p.paper_values))}</td>"
+            f'<td>{_e(_order(p, p.ours, p.our_values))}</td><td class="{cls}">{kept}</td></tr>'
         )
     out.append("</tbody></table>")
     return "".join(out)
