@@ -411,3 +411,35 @@ def test_envelope_keeps_every_peak() -> None:
     assert ve.max() == v.max() and ve.min() == v.min()
     spikes = t[v > 5]
     assert np.isin(spikes, te).all()
+
+
+def test_cdf_splits_into_one_panel_per_setting(tmp_path: Path) -> None:
+    """More than eight curves: one panel per factor value, a curve per scheme in each."""
+    from aqmlab.report.figures import draw
+
+    schemes = ["A", "B", "C", "D", "E"]
+    exp = parse_experiment(
+        {
+            "scheme": [{"name": s, "set": []} for s in schemes],
+            "factor": [
+                {"name": "load", "key": "x", "values": [90, 105], "labels": ["90 %", "105 %"]}
+            ],
+            "figure": [{"name": "cdf", "kind": "cdf", "x_max": 1.0, "tail": True}],
+        }
+    )
+    out = Output(tmp_path, exp, [], [])
+    rng = np.random.default_rng(1)
+    for i, s in enumerate(schemes):
+        for load in (90, 105):
+            pid = f"{s}{load}"
+            d = tmp_path / "points" / pid
+            d.mkdir(parents=True)
+            rt = rng.exponential(0.1 * (i + 1), 200)
+            pq.write_table(pa.table({"end_s": np.full(200, 5.0), "response_time_s": rt}),
+                           d / "responses.parquet")  # fmt: skip
+            out.rows.append(Row(pid, s, {"load": load}, 1, "all", -1, 0.0, 10.0, "ok", "", {}))
+    files = draw(out, exp.figures[0], tmp_path / "fig", {})
+    svg = next(f for f in files if f.suffix == ".svg").read_text()
+    assert "load 90 %" in svg and "load 105 %" in svg  # one panel title per setting
+    # Side by side, sharing the y axis: its label once, at the left.
+    assert svg.count("P(response time &gt; x)") == 1
