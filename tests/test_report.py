@@ -8,6 +8,7 @@ import json
 import math
 import re
 import shutil
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -129,6 +130,16 @@ def test_ranking_ties_at_the_papers_precision() -> None:
     pairs = {(p.a, p.b): p for p in _pairs(_synthetic({"A": [1], "B": [1], "C": [9]}, ranges))}
     assert pairs[("A", "B")].paper == "=" and pairs[("A", "B")].kept
     assert pairs[("A", "C")].paper == "<" and pairs[("A", "C")].kept
+    # A "range" metric: our min-max ranges against the paper's, overlapping is a tie.
+    out = _synthetic({"A": [1, 5], "B": [4, 8], "C": [9, 9]}, ranges)
+    out.experiment.metrics["x"] = replace(out.experiment.metrics["x"], stat="range")
+    pairs = {(p.a, p.b): p for p in _pairs(out)}
+    assert (pairs[("A", "B")].ours, pairs[("A", "B")].kept) == ("=", True)  # 1-5 and 4-8
+    assert (pairs[("B", "C")].ours, pairs[("B", "C")].kept) == ("<", True)
+    out = _synthetic({"A": [1, 2], "B": [3, 8], "C": [9, 9]}, ranges)
+    out.experiment.metrics["x"] = replace(out.experiment.metrics["x"], stat="range")
+    (ab,) = [p for p in _pairs(out) if (p.a, p.b) == ("A", "B")]
+    assert (ab.paper, ab.ours, ab.kept) == ("=", "<", False)
     # A scheme the paper gives no number for is not compared; one without data of ours counts
     # as "no data", neither kept nor not.
     out = _synthetic({"A": [1.0], "B": [math.nan], "D": [0.0]}, papers)
@@ -254,8 +265,15 @@ def test_param_and_response_metrics_by_hand(tmp_path: Path) -> None:
     assert evaluate(out, row, m["n"]) == 9
     assert math.isnan(evaluate(out, row, m["bad"]))
     assert math.isnan(evaluate(out, row, m["typo"]))
-    assert any("no 'nothere'; it has max_p, min_th" in w for w in out.warnings)
+    assert any("no 'nothere' (it has max_p, min_th)" in w for w in out.warnings)
     assert any("unknown derived metric 'queue_meen'" in w for w in out.warnings)
+
+
+def test_param_of_a_static_scheme_is_its_configured_value(bulk: Output) -> None:
+    m = bulk.experiment.metrics["max_p"]
+    assert evaluate(bulk, _ok_row(bulk, "RED", "2-5 s"), m) == 0.1  # small.toml's max_p
+    ared = evaluate(bulk, _ok_row(bulk, "ARED", "2-5 s"), m)
+    assert 0 < ared <= 0.5 and ared != 0.1  # ARED adapts it
 
 
 def test_goodput_and_summary_metrics(bulk: Output) -> None:

@@ -30,7 +30,9 @@ Derived metrics (``args`` in brackets, with defaults):
     ``queue_window_std_mean_pkts``).
 ``param_mean`` [name]
     Time-weighted mean over [start, end] of the AQM's adapted parameter ``name`` from
-    ``params.parquet`` (each recorded value holds until the next one).
+    ``params.parquet`` (each recorded value holds until the next one). For a scheme that does
+    not record ``name`` (a static RED's ``max_p``), the number ``aqm.<name>`` of the resolved
+    scenario, which holds the whole run.
 ``param_final`` [name]
     The value of ``name`` in force at ``end`` (the last recorded at or before ``end``).
 ``response_within`` [t_s]
@@ -214,12 +216,22 @@ def _param_series(p: PointData, args: Mapping[str, Any]) -> tuple[F64, F64]:
     if not isinstance(name, str):
         raise MetricError("args.name (the parameter's name) is required")
     t = p.table("params")
+    if t.num_rows:
+        t = t.filter(pc.equal(t.column("name"), name))
     if t.num_rows == 0:
-        raise MetricError(f"params.parquet is empty: the scheme adapts nothing (no {name!r})")
-    t = t.filter(pc.equal(t.column("name"), name))
-    if t.num_rows == 0:
+        # A scheme that does not adapt it: its configured value holds the whole run.
+        try:
+            aqm = p.scenario.get("aqm")
+        except MetricError:
+            aqm = None
+        v = aqm.get(name) if isinstance(aqm, dict) else None
+        if isinstance(v, (int, float)) and not isinstance(v, bool):
+            return np.array([0.0]), np.array([float(v)])
         names = sorted(set(p.table("params").column("name").to_pylist()))
-        raise MetricError(f"params.parquet has no {name!r}; it has {', '.join(names)}")
+        has = f"it has {', '.join(names)}" if names else "it is empty"
+        raise MetricError(
+            f"params.parquet has no {name!r} ({has}) and the scenario's aqm has no number {name!r}"
+        )
     ts, vs = _col(t, "time_s"), _col(t, "value")
     order = np.argsort(ts, kind="stable")
     return ts[order], vs[order]
@@ -235,6 +247,8 @@ def step_mean(ts: F64, vs: F64, start: float, end: float) -> float:
     cuts = np.concatenate(([start], ts[inside], [end]))
     idx = np.searchsorted(ts, cuts[:-1], side="right") - 1
     vals = vs[np.clip(idx, 0, len(vs) - 1)]
+    if np.all(vals == vals[0]):
+        return float(vals[0])  # exact for a constant
     return float(np.sum(vals * np.diff(cuts)) / (end - start))
 
 

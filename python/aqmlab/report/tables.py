@@ -12,9 +12,10 @@ The ranking check compares, for every metric with ``better`` other than ``"none"
 schemes in the same other-dimension cell (phase and factor values) where the paper gives both
 numbers. Each side's order is "<", "=" or ">": the paper's "=" when the two numbers are equal at
 the paper's precision (the metric's ``digits``, else the decimals the paper's numbers are written
-with) or, for ranges, when the ranges overlap; ours "=" when our two means are equal at that same
-precision. A pair is kept when the two orders are the same (a tie in the paper is kept only by a
-tie of ours).
+with) or, for ranges, when the ranges overlap. Ours is found the same way from the same statistic:
+for a ``stat = "range"`` metric our min-max ranges over the seeds (overlapping: "="), else our
+means (equal at the paper's precision: "="). A pair is kept when the two orders are the same (a
+tie in the paper is kept only by a tie of ours).
 """
 
 from __future__ import annotations
@@ -320,8 +321,14 @@ def _paper_rel(pa: Paper, pb: Paper, d: int) -> str:
     if pa.range is None and pb.range is None:
         assert pa.value is not None and pb.value is not None
         return _rel(pa.value, pb.value, d)
-    alo, ahi = pa.range if pa.range is not None else (pa.center, pa.center)
-    blo, bhi = pb.range if pb.range is not None else (pb.center, pb.center)
+    a = pa.range if pa.range is not None else (pa.center, pa.center)
+    b = pb.range if pb.range is not None else (pb.center, pb.center)
+    return _range_rel(a, b, d)
+
+
+def _range_rel(a: tuple[float, float], b: tuple[float, float], d: int) -> str:
+    """ "<" if range a lies wholly below range b at ``d`` decimals, ">" if above, else "="."""
+    (alo, ahi), (blo, bhi) = a, b
     if round(ahi, d) < round(blo, d):
         return "<"
     if round(alo, d) > round(bhi, d):
@@ -351,11 +358,16 @@ def ranking_pairs(exp: Experiment, cells: dict[Any, Cell]) -> list[Pair]:
         for ca, cb in itertools.combinations(cs, 2):
             assert ca.paper is not None and cb.paper is not None
             prel = _paper_rel(ca.paper, cb.paper, d)
-            if ca.ours.ok and cb.ours.ok:
+            kept: bool | None = None
+            if ca.ours.ok and cb.ours.ok and m.stat == "range":
+                # Ranges against ranges, as the paper's: overlapping is a tie.
+                orel = _range_rel((ca.ours.lo, ca.ours.hi), (cb.ours.lo, cb.ours.hi), d)
+                kept = orel == prel
+            elif ca.ours.ok and cb.ours.ok:
                 orel = _rel(ca.ours.mean, cb.ours.mean, d)
-                kept: bool | None = orel == prel
+                kept = orel == prel
             else:
-                orel, kept = "?", None
+                orel = "?"
             pairs.append(
                 Pair(
                     mname,
