@@ -15,15 +15,15 @@ DEV_PACKAGES := "maturin>=1.5,<2" pytest ruff mypy
 export PATH := $(HOME)/.cargo/bin:$(PATH)
 export VIRTUAL_ENV := $(abspath $(VENV))
 
-.PHONY: help venv build demo test test-rust test-python lint bench clean browser
+.PHONY: help venv build demo test test-rust test-python lint bench clean
 
 help:
 	@echo "make venv    create $(VENV) with the build and test tools"
 	@echo "make build   build the engine and install aqmlab into $(VENV) (incremental)"
 	@echo "make demo    RED vs DropTail on the dumbbell; results and plot in demo-out/"
 	@echo "make test    cargo fmt/clippy/test, ruff, mypy, pytest"
-	@echo "make bench   speed of the canonical scenario"
 	@echo "make browser install Debian's Chromium for the report's browser test (as root)"
+	@echo "make bench   speed of the canonical scenario"
 	@echo "make clean   remove build products, $(VENV) and demo-out/"
 
 # The stamp is redone when the project's dependencies change.
@@ -54,6 +54,8 @@ test-rust:
 
 test-python: build lint browser
 	$(VPY) -m pytest -q
+
+.PHONY: browser
 
 # The report's HTML test loads the pages in a real headless browser (tests/test_report_browser.py).
 # Installed only when missing and we are root; otherwise the test is skipped and says why.

@@ -3,8 +3,8 @@
     aqmlab validate FILE [FILE ...] [--set KEY=VALUE ...]
     aqmlab run FILE --out DIR [--seed N] [--set KEY=VALUE ...] [--quiet]
     aqmlab plot DIR [DIR ...] [-o PNG]
-    aqmlab demo [--out DIR]
     aqmlab report DIR [DIR ...] [--index OUT.html]
+    aqmlab demo [--out DIR]
 
 A mistake in the input (a missing file, bad TOML, a bad scenario value, a bad
 ``--set`` or ``--seed``, an ``--out`` that is not a result folder) prints one
@@ -89,14 +89,14 @@ def build_parser() -> argparse.ArgumentParser:
     pl.add_argument("-o", "--output", metavar="PNG", help="image to write (default: DIR/queue.png)")
     pl.set_defaults(func=cmd_plot)
 
-    d = sub.add_parser("demo", help="RED vs DropTail on the dumbbell")
-    d.add_argument("--out", default="demo-out", metavar="DIR", help="where to write results")
-    d.set_defaults(func=cmd_demo)
-
     rp = sub.add_parser("report", help="rebuild experiments' reports from their saved results")
     rp.add_argument("dirs", nargs="+", metavar="DIR", help="experiment output folder")
     rp.add_argument("--index", metavar="OUT.html", help="also write an index page over every DIR")
     rp.set_defaults(func=cmd_report)
+
+    d = sub.add_parser("demo", help="RED vs DropTail on the dumbbell")
+    d.add_argument("--out", default="demo-out", metavar="DIR", help="where to write results")
+    d.set_defaults(func=cmd_demo)
     return p
 
 
