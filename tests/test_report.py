@@ -397,7 +397,7 @@ def test_index_page(folders: dict[str, Path], tmp_path: Path) -> None:
     out = build_index([folders["bulk"], folders["web"]], tmp_path / "all.html")
     page = out.read_text()
     assert "test-bulk" in page and "test-web" in page
-    assert "not kept" in page  # bulk: the queue pair is not kept
+    assert "partly kept (50 %)" in page  # bulk: utilisation kept, the queue pair not
     assert "no pair" in page  # web: the paper gives no number
     for href in re.findall(r'href="([^"]+)"', page):
         assert (out.parent / href).is_file()

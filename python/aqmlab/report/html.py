@@ -44,7 +44,7 @@ table.paper td{text-align:right;white-space:nowrap}
 table.paper .ours{font-weight:600}table.paper .paper{color:#555;font-size:.88em}
 table.paper .diff{color:#555;font-size:.88em}.nopaper .paper{color:#aaa}
 td.nodata{color:#999;text-align:center}.nan{color:#b60;font-size:.85em}
-td.kept{color:#175;font-weight:600}td.notkept{color:#b11;font-weight:600}
+td.kept{color:#175;font-weight:600}td.partly{color:#a60;font-weight:600}td.notkept{color:#b11;font-weight:600}
 figure{margin:1em 0 2em}figure img{max-width:100%;height:auto;border:1px solid #eee}
 figcaption{color:#444;font-size:.9em}.err{color:#b11}
 dl.meta{display:grid;grid-template-columns:max-content 1fr;gap:.2em 1em}dl.meta dt{color:#555}
@@ -348,11 +348,14 @@ def build_index(dirs: list[Path], out_html: Path) -> Path:
     ]
     for s, href in rows:
         k, n = s["kept"], s["compared"]
-        verdict, cls = (
-            ("no pair", "nodata")
-            if n == 0
-            else (("kept", "kept") if k == n else ("not kept", "notkept"))
-        )
+        if n == 0:
+            verdict, cls = "no pair", "nodata"
+        elif k == n:
+            verdict, cls = "kept", "kept"
+        elif k == 0:
+            verdict, cls = "not kept", "notkept"
+        else:
+            verdict, cls = f"partly kept ({100 * k / n:.0f} %)", "partly"
         per = "<br>".join(
             f"{_e(m['metric'])}: {m['kept']}/{m['compared']}" for m in s.get("metrics", [])
         )
