@@ -22,6 +22,7 @@ help:
 	@echo "make build   build the engine and install aqmlab into $(VENV) (incremental)"
 	@echo "make demo    RED vs DropTail on the dumbbell; results and plot in demo-out/"
 	@echo "make test    cargo fmt/clippy/test, ruff, mypy, pytest"
+	@echo "make browser install Debian's Chromium for the report's browser test (as root)"
 	@echo "make bench   speed of the canonical scenario"
 	@echo "make bench-experiments   the thesis' experiments in full on 2 workers (wall time, overhead)"
 	@echo "make clean   remove build products, $(VENV) and demo-out/"
@@ -52,8 +53,22 @@ test-rust:
 	cargo clippy --workspace --all-targets -- -D warnings
 	cargo test --workspace --release
 
-test-python: build lint
+test-python: build lint browser
 	$(VPY) -m pytest -q
+
+.PHONY: browser
+
+# The report's HTML test loads the pages in a real headless browser (tests/test_report_browser.py).
+# Installed only when missing and we are root; otherwise the test is skipped and says why.
+browser:
+	@if command -v chromium >/dev/null; then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	  echo "installing chromium for the browser test"; \
+	  export DEBIAN_FRONTEND=noninteractive; \
+	  apt-get install -y -q --no-install-recommends chromium >/dev/null \
+	    || { apt-get update -q >/dev/null && apt-get install -y -q --no-install-recommends chromium >/dev/null; } \
+	    || echo "warning: could not install chromium; the browser test will be skipped" >&2; \
+	else echo "note: chromium is missing (install it as root: apt-get install chromium); the browser test will be skipped" >&2; fi
 
 lint: venv
 	$(VENV)/bin/ruff check python tests

@@ -3,6 +3,7 @@
     aqmlab validate FILE [FILE ...] [--set KEY=VALUE ...]
     aqmlab run FILE --out DIR [--seed N] [--set KEY=VALUE ...] [--quiet]
     aqmlab plot DIR [DIR ...] [-o PNG]
+    aqmlab report DIR [DIR ...] [--index OUT.html]
     aqmlab demo [--out DIR]
     aqmlab sweep FILE [FILE ...] [--quick] [--jobs J] [--resume] [--dry-run] ...
     aqmlab reproduce NAME | --all | --list [...]   (see aqmlab.experiments.command)
@@ -89,6 +90,11 @@ def build_parser() -> argparse.ArgumentParser:
     pl.add_argument("dirs", nargs="+", metavar="DIR", help="result folder")
     pl.add_argument("-o", "--output", metavar="PNG", help="image to write (default: DIR/queue.png)")
     pl.set_defaults(func=cmd_plot)
+
+    rp = sub.add_parser("report", help="rebuild experiments' reports from their saved results")
+    rp.add_argument("dirs", nargs="+", metavar="DIR", help="experiment output folder")
+    rp.add_argument("--index", metavar="OUT.html", help="also write an index page over every DIR")
+    rp.set_defaults(func=cmd_report)
 
     d = sub.add_parser("demo", help="RED vs DropTail on the dumbbell")
     d.add_argument("--out", default="demo-out", metavar="DIR", help="where to write results")
@@ -254,6 +260,18 @@ def cmd_demo(args: argparse.Namespace) -> int:
     from aqmlab import demo
 
     return demo.main(["--out", args.out])
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    from aqmlab.report.cli import report_command
+    from aqmlab.report.data import ReportError
+
+    try:
+        return report_command([Path(d) for d in args.dirs], args.index)
+    except ReportError as e:
+        raise UserError(str(e)) from None
+    except OSError as e:
+        raise UserError(f"{e.filename or 'report'}: cannot write: {e.strerror or e}") from None
 
 
 def main(argv: Sequence[str] | None = None) -> int:

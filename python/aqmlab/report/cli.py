@@ -1,0 +1,44 @@
+"""``aqmlab report DIR [DIR ...] [--index OUT.html]``: rebuild reports from saved results."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rich.console import Console
+
+from aqmlab.report import tables as T
+from aqmlab.report.data import ReportError, load_output
+from aqmlab.report.html import build, build_index
+
+__all__ = ["report_command"]
+
+
+def report_command(dirs: list[Path], index: str | None = None) -> int:
+    """Build each folder's report, print its tables and ranking check, and the index page if
+    asked. Every folder is checked before anything is written."""
+    for d in dirs:
+        if not d.is_dir():
+            raise ReportError(f"{d}: no such directory")
+        load_output(d)  # raises ReportError for a folder that is not an experiment's
+    console = Console()
+    for d in dirs:
+        b = build(d)
+        exp = b.out.experiment
+        console.rule(f"[bold]{exp.name}[/bold]: {exp.title}" + (" (quick)" if exp.quick else ""))
+        for t in b.tables.tables:
+            console.print(T.to_rich(t))
+        if b.tables.pairs:
+            console.print(T.ranking_rich(b.tables))
+        for name, _, err in b.figures:
+            if err:
+                console.print(f"[yellow]figure {name} not drawn:[/yellow] {err}")
+        if b.out.failures:
+            console.print(f"[red]{len(b.out.failures)} points failed[/red] (listed in the report)")
+        if b.out.warnings:
+            console.print(
+                f"{len(b.out.warnings)} values could not be computed (listed in the report)"
+            )
+        print(f"report in {b.index}")
+    if index is not None:
+        print(f"index in {build_index(dirs, Path(index))}")
+    return 0

@@ -1,0 +1,499 @@
+"""The experiment's figures (matplotlib, Agg), PNG and SVG, one style for all.
+
+Kinds (``[[figure]] kind``):
+
+``timeseries``
+    ``series`` (columns of queue.parquet such as ``queue_pkts``, ``queue_bytes``, ``avg``, or
+    ``param:NAME`` from params.parquet) against time, one panel per scheme, from the first seed
+    (and the first value of each factor, unless the figure's optional ``factors`` fixes them).
+    Parameters measured in packets (thresholds, ``q_ref``, ``avg``...) share the queue's axis;
+    the others (``max_p``, probabilities, gains) go on a second axis at the right. Phase
+    boundaries are dotted lines. Series longer than 2000 samples are drawn as their
+    per-bucket min / max envelope (every peak stays visible).
+``metric_vs_factor``
+    ``metric`` against ``factor``, one line per scheme (and per value of the other factors),
+    with the seeds' 95 % CI (or min-max range) as error bars and the paper's numbers as open
+    markers; optional ``phase`` (default "all").
+``phase_bars``
+    ``metric`` per phase, one bar per scheme, error bars and the paper's numbers as markers.
+``cdf``
+    The CDF of the response times (responses.parquet) up to ``x_max`` seconds (default 2), the
+    responses of every seed that ended in the measurement interval pooled, one curve per scheme
+    (and per value of the other factors); with ``tail = true`` the complementary CDF on a log
+    scale.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import matplotlib as mpl
+import numpy as np
+import numpy.typing as npt
+import pyarrow.compute as pc
+from matplotlib.axes import Axes
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure as MplFigure
+
+from aqmlab.report.data import ALL, Figure, Output, Row
+from aqmlab.report.metrics import MetricError, PointData
+from aqmlab.report.tables import Cell
+
+__all__ = ["KINDS", "FigureError", "draw"]
+
+F64 = npt.NDArray[np.float64]
+
+#: One style for every figure of every report.
+STYLE: dict[str, Any] = {
+    "font.size": 9,
+    "axes.titlesize": 10,
+    "axes.titlelocation": "left",
+    "axes.grid": True,
+    "grid.linewidth": 0.3,
+    "grid.color": "0.8",
+    "axes.spines.top": False,
+    "axes.spines.right": False,
+    "legend.fontsize": 8,
+    "legend.frameon": False,
+    "lines.linewidth": 1.2,
+    "svg.fonttype": "none",
+    "svg.hashsalt": "aqmlab",
+    "figure.dpi": 110,
+}
+PALETTE = [
+    "#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd",
+    "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf",
+]  # fmt: skip
+#: Colours of the series drawn over the queue (dark, to stand out from any scheme's colour).
+DARK = ["#111111", "#7a0177", "#b35806", "#01665e"]
+#: Parameters drawn on the queue's axis (packets); the others go on a second axis.
+QUEUE_SCALED = {"min_th", "max_th", "q_ref", "avg", "b_star", "target_queue", "threshold"}
+#: About one min/max pair per pixel column of a 9-inch, 110 dpi panel.
+MAX_POINTS = 2000
+
+
+class FigureError(Exception):
+    """A figure cannot be drawn (no data, a bad key); the report lists it and goes on."""
+
+
+@contextmanager
+def _style() -> Iterator[None]:
+    with mpl.rc_context(STYLE):  # type: ignore[arg-type]
+        yield
+
+
+def _colour(out: Output, scheme: str) -> str:
+    schemes = out.experiment.schemes
+    i = schemes.index(scheme) if scheme in schemes else len(schemes)
+    return PALETTE[i % len(PALETTE)]
+
+
+def _save(fig: MplFigure, stem: Path) -> list[Path]:
+    stem.parent.mkdir(parents=True, exist_ok=True)
+    png, svg = stem.with_suffix(".png"), stem.with_suffix(".svg")
+    fig.savefig(png, dpi=110)
+    fig.savefig(svg, metadata={"Date": None})
+    return [png, svg]
+
+
+def envelope(t: F64, v: F64, n: int = MAX_POINTS) -> tuple[F64, F64]:
+    """At most about ``n`` points: per bucket of samples its minimum and its maximum in time
+    order, so peaks and troughs survive."""
+    if len(t) <= n:
+        return t, v
+    k = math.ceil(len(t) / (n // 2))
+    m = len(t) // k * k
+    tb, vb = t[:m].reshape(-1, k), v[:m].reshape(-1, k)
+    lo, hi = np.argmin(vb, axis=1), np.argmax(vb, axis=1)
+    first = np.minimum(lo, hi)
+    second = np.maximum(lo, hi)
+    rows = np.arange(len(tb))
+    tt = np.stack([tb[rows, first], tb[rows, second]], axis=1).ravel()
+    vv = np.stack([vb[rows, first], vb[rows, second]], axis=1).ravel()
+    return np.concatenate([tt, t[m:]]), np.concatenate([vv, v[m:]])
+
+
+def _fixed_factors(out: Output, fig: Figure) -> dict[str, int]:
+    """The figure's optional ``factors`` as positions in each factor's values."""
+    res = {}
+    given = fig.get("factors") or {}
+    for name, v in given.items():
+        f = out.experiment.factor(name)
+        if f is None:
+            raise FigureError(f"factors.{name}: not a factor of the experiment")
+        i = f.index(v)
+        if i is None:
+            raise FigureError(f"factors.{name}: {v!r} is not one of its values")
+        res[name] = i
+    return res
+
+
+def _matches(out: Output, row: Row, fixed: dict[str, int]) -> bool:
+    key = out.factor_key(row)
+    return all(
+        key[i] == fixed[f.name] for i, f in enumerate(out.experiment.factors) if f.name in fixed
+    )
+
+
+def _factor_text(out: Output, key: Sequence[int | None], skip: set[str]) -> str:
+    parts = []
+    for f, i in zip(out.experiment.factors, key, strict=True):
+        if f.name not in skip and len(f.values) > 1:
+            parts.append(f"{f.name} {'?' if i is None else f.label(i)}")
+    return ", ".join(parts)
+
+
+def _phase_lines(out: Output, ax: Axes, row: Row) -> None:
+    for r in out.rows:
+        if r.id == row.id and r.phase != ALL and not math.isnan(r.start_s):
+            ax.axvline(r.start_s, color="0.55", lw=0.6, ls=":")
+
+
+def timeseries(out: Output, fig: Figure, stem: Path) -> list[Path]:
+    series = [str(s) for s in (fig.get("series") or ["queue_pkts", "avg"])]
+    fixed = _fixed_factors(out, fig)
+    for f in out.experiment.factors:
+        fixed.setdefault(f.name, 0)
+    panels: list[tuple[str, Row]] = []
+    for scheme in out.experiment.schemes:
+        rows = [
+            r
+            for r in out.rows
+            if r.scheme == scheme and r.phase == ALL and r.ok and _matches(out, r, fixed)
+        ]
+        if rows:
+            panels.append((scheme, min(rows, key=lambda r: r.seed)))
+    if not panels:
+        raise FigureError("no completed point to draw")
+    with _style():
+        # Fixed margins: constrained layout costs seconds with a dozen panels.
+        height = 2.0 * len(panels) + 0.9
+        mfig = MplFigure(figsize=(9, height))
+        FigureCanvasAgg(mfig)
+        mfig.subplots_adjust(
+            left=0.07, right=0.92, top=1 - 0.45 / height, bottom=0.5 / height, hspace=0.35
+        )
+        axes = mfig.subplots(len(panels), 1, sharex=True, squeeze=False)[:, 0]
+        for ax, (scheme, row) in zip(axes, panels, strict=True):
+            p = PointData(out.point_dir(row.id))
+            try:
+                q = p.queue(None)
+            except MetricError as e:
+                raise FigureError(f"{scheme}: {e}") from e
+            t = np.asarray(q.column("time_s").to_numpy(), dtype=np.float64)
+            right: Axes | None = None
+            styles = itertools.cycle(["-", "--", "-.", ":"])
+            handles = []
+            for k, s in enumerate(series):
+                if s.startswith("param:"):
+                    name = s.split(":", 1)[1]
+                    try:
+                        pt = p.table("params")
+                    except MetricError as e:
+                        raise FigureError(f"{scheme}: {e}") from e
+                    sel = pt.filter(pc.equal(pt.column("name"), name))
+                    if sel.num_rows == 0:
+                        continue  # the scheme does not adapt this one
+                    x = np.asarray(sel.column("time_s").to_numpy(), dtype=np.float64)
+                    y = np.asarray(sel.column("value").to_numpy(), dtype=np.float64)
+                    on_right = name not in QUEUE_SCALED
+                    label = name
+                else:
+                    if s not in q.column_names:
+                        raise FigureError(
+                            f"series {s!r}: not a column of queue.parquet "
+                            f"({', '.join(q.column_names)}) nor param:NAME"
+                        )
+                    x = t
+                    y = np.asarray(q.column(s).to_numpy(zero_copy_only=False), dtype=np.float64)
+                    if not np.isfinite(y).any():
+                        continue  # e.g. avg of a scheme without an average
+                    # Cumulative counters are not on the queue's scale.
+                    on_right, label = s in ("drops", "marks"), s
+                x, y = envelope(x, y)
+                if on_right:
+                    if right is None:
+                        right = ax.twinx()
+                        right.grid(False)
+                        right.spines["right"].set_visible(True)
+                    (h,) = right.plot(
+                        x, y, lw=1.0, ls=next(styles), color="0.2", label=label, zorder=4
+                    )
+                else:
+                    # The first series (the queue) thin and at the back; a parameter on top.
+                    is_param = s.startswith("param:")
+                    lw = 0.5 if k == 0 else (1.4 if is_param else 0.8)
+                    colour = _colour(out, scheme) if k == 0 else DARK[(k - 1) % len(DARK)]
+                    z = 1 if k == 0 else (3 if is_param else 2)
+                    (h,) = ax.plot(x, y, lw=lw, color=colour, label=label, zorder=z)
+                handles.append(h)
+            _phase_lines(out, ax, row)
+            ax.set_title(f"{scheme} (seed {row.seed}{_sub(out, row)})")
+            ax.set_ylabel("packets" if not series[0].endswith("bytes") else "bytes")
+            ax.set_ylim(bottom=0)
+            if handles:
+                ax.legend(handles=handles, loc="upper right", ncols=min(len(handles), 4))
+        axes[-1].set_xlabel("time (s)")
+        mfig.suptitle(fig.title or fig.name, x=0.01, y=1 - 0.08 / height, ha="left", fontsize=11)
+        return _save(mfig, stem)
+
+
+def _sub(out: Output, row: Row) -> str:
+    txt = _factor_text(out, out.factor_key(row), set())
+    return f", {txt}" if txt else ""
+
+
+def _errbar(c: Cell) -> tuple[float, float]:
+    a = c.ours
+    if math.isnan(a.lo):
+        return 0.0, 0.0
+    return a.mean - a.lo, a.hi - a.mean
+
+
+#: More curves than this in one axes: one panel per value of the other factors instead.
+MAX_CURVES = 8
+
+
+def _kkey(k: tuple[int | None, ...]) -> tuple[int, ...]:
+    return tuple(-1 if i is None else i for i in k)
+
+
+def _panels(n: int, width: float = 7.0, height: float = 4.2) -> tuple[MplFigure, list[Axes]]:
+    """A figure with ``n`` panels (up to three a row) sharing their axes."""
+    if n <= 1:
+        mfig = MplFigure(figsize=(width, height), layout="constrained")
+        FigureCanvasAgg(mfig)
+        return mfig, [mfig.subplots()]
+    ncols = min(3, n)
+    nrows = math.ceil(n / ncols)
+    mfig = MplFigure(figsize=(4.0 * ncols + 1.5, 3.0 * nrows + 0.8), layout="constrained")
+    FigureCanvasAgg(mfig)
+    grid = mfig.subplots(nrows, ncols, sharex=True, sharey=True, squeeze=False)
+    axes = list(grid.ravel())
+    for ax in axes[n:]:
+        ax.set_visible(False)
+    return mfig, axes[:n]
+
+
+def _legend(mfig: MplFigure, axes: list[Axes], loc: str = "best") -> None:
+    """One legend: in the axes when there is one panel, else beside the panels (one entry
+    per label)."""
+    if len(axes) == 1:
+        axes[0].legend(loc=loc)  # type: ignore[call-overload]
+        return
+    seen: dict[str, Any] = {}
+    for ax in axes:
+        for h, lab in zip(*ax.get_legend_handles_labels(), strict=True):
+            seen.setdefault(lab, h)
+    mfig.legend(list(seen.values()), list(seen), loc="outside right upper")
+    for ax in axes:
+        ax.label_outer()
+
+
+def metric_vs_factor(out: Output, fig: Figure, stem: Path, cells: dict[Any, Cell]) -> list[Path]:
+    exp = out.experiment
+    mname, fname = str(fig.get("metric", "")), str(fig.get("factor", ""))
+    if mname not in exp.metrics:
+        raise FigureError(f"metric {mname!r} is not one of {', '.join(exp.metrics)}")
+    fac = exp.factor(fname)
+    if fac is None:
+        raise FigureError(f"factor {fname!r} is not one of {[f.name for f in exp.factors]}")
+    fi = exp.factors.index(fac)
+    phase = str(fig.get("phase", ALL))
+    fixed = _fixed_factors(out, fig)
+    m = exp.metrics[mname]
+    xs = fac.values if fac.numeric else list(range(len(fac.values)))
+    lines: dict[tuple[str, tuple[int | None, ...]], list[Cell]] = {}
+    for (scheme, fkey, ph, mn), c in cells.items():
+        if mn != mname or ph != phase or fkey[fi] is None:
+            continue
+        if any(fkey[i] != fixed[f.name] for i, f in enumerate(exp.factors) if f.name in fixed):
+            continue
+        other = tuple(None if i == fi else k for i, k in enumerate(fkey))
+        lines.setdefault((scheme, other), []).append(c)
+    if not lines:
+        raise FigureError(f"no values of {mname!r} in phase {phase!r}")
+    order = {s: i for i, s in enumerate(exp.schemes)}
+    others = sorted({o for _, o in lines}, key=_kkey)
+    split = len(lines) > MAX_CURVES and len(others) > 1
+    with _style():
+        mfig, axes = _panels(len(others) if split else 1)
+        styles = ["-", "--", "-.", ":"]
+        paper_shown = False
+        for (scheme, other), cs in sorted(lines.items(), key=lambda kv: order.get(kv[0][0], 99)):
+            ax = axes[others.index(other)] if split else axes[0]
+            cs = sorted(cs, key=lambda c: c.factors[fi] or 0)
+            x = [float(xs[c.factors[fi] or 0]) for c in cs]
+            y = [c.ours.mean for c in cs]
+            err = np.array([_errbar(c) for c in cs]).T
+            sub = "" if split else _factor_text(out, other, {fname})
+            colour = _colour(out, scheme)
+            ax.errorbar(
+                x, y, yerr=err if err.any() else None, color=colour,
+                ls="-" if split else styles[others.index(other) % len(styles)],
+                marker="o", ms=3.5, capsize=3, label=f"{scheme}{', ' + sub if sub else ''}",
+            )  # fmt: skip
+            px = [float(xs[c.factors[fi] or 0]) for c in cs if c.paper is not None]
+            py = [c.paper.center for c in cs if c.paper is not None]
+            if px:
+                ax.plot(px, py, ls="none", marker="D", mfc="none", mec=colour, ms=6)
+                paper_shown = True
+        if paper_shown:
+            axes[0].plot([], [], ls="none", marker="D", mfc="none", mec="0.3", label="paper")
+        for i, ax in enumerate(axes):
+            if not fac.numeric:
+                ax.set_xticks(xs, fac.labels)
+            ax.set_xlabel(fname)
+            ax.set_ylabel(m.label)
+            if split:
+                ax.set_title(_factor_text(out, others[i], {fname}), fontsize=9)
+        _legend(mfig, axes)
+        if split:
+            mfig.suptitle(fig.title or fig.name, x=0.01, ha="left", fontsize=11)
+        else:
+            axes[0].set_title(fig.title or fig.name)
+        return _save(mfig, stem)
+
+
+def phase_bars(out: Output, fig: Figure, stem: Path, cells: dict[Any, Cell]) -> list[Path]:
+    exp = out.experiment
+    mname = str(fig.get("metric", ""))
+    if mname not in exp.metrics:
+        raise FigureError(f"metric {mname!r} is not one of {', '.join(exp.metrics)}")
+    m = exp.metrics[mname]
+    phases = [p for p in exp.phases if p != ALL] or [ALL]
+    fixed = _fixed_factors(out, fig)
+    keys = sorted(
+        {
+            fk
+            for (_, fk, _, mn) in cells
+            if mn == mname
+            and all(fk[i] == fixed[f.name] for i, f in enumerate(exp.factors) if f.name in fixed)
+        },
+        key=_kkey,
+    )
+    groups = [(s, k) for s in exp.schemes for k in keys]
+    if not groups:
+        raise FigureError(f"no values of {mname!r}")
+    with _style():
+        mfig = MplFigure(figsize=(max(6.0, 1.1 * len(phases) * max(1, len(groups)) / 2), 4.2),
+                         layout="constrained")  # fmt: skip
+        FigureCanvasAgg(mfig)
+        ax = mfig.subplots()
+        width = 0.8 / len(groups)
+        hatches = ["", "//", "..", "xx", "\\\\"]
+        paper_shown = False
+        for gi, (scheme, fk) in enumerate(groups):
+            x = np.arange(len(phases)) + (gi - (len(groups) - 1) / 2) * width
+            cs = [cells.get((scheme, fk, ph, mname)) for ph in phases]
+            y = [c.ours.mean if c is not None else math.nan for c in cs]
+            err = np.array([_errbar(c) if c is not None else (0.0, 0.0) for c in cs]).T
+            sub = _factor_text(out, fk, set())
+            ax.bar(
+                x, y, width=width * 0.92, yerr=err if err.any() else None, capsize=2,
+                color=_colour(out, scheme),
+                hatch=hatches[keys.index(fk) % len(hatches)], edgecolor="white", lw=0.3,
+                label=f"{scheme}{', ' + sub if sub else ''}",
+            )  # fmt: skip
+            for xi, c in zip(x, cs, strict=True):
+                if c is not None and c.paper is not None:
+                    ax.plot(xi, c.paper.center, ls="none", marker="D", mfc="white", mec="black",
+                            ms=5, zorder=5)  # fmt: skip
+                    paper_shown = True
+        if paper_shown:
+            ax.plot([], [], ls="none", marker="D", mfc="white", mec="black", label="paper")
+        ax.set_xticks(np.arange(len(phases)), phases)
+        ax.set_xlabel("phase")
+        ax.set_ylabel(m.label)
+        ax.legend()
+        ax.set_title(fig.title or fig.name)
+        return _save(mfig, stem)
+
+
+def cdf(out: Output, fig: Figure, stem: Path) -> list[Path]:
+    exp = out.experiment
+    x_max = float(fig.get("x_max", 2.0))
+    if not x_max > 0:
+        raise FigureError(f"x_max = {x_max!r}; must be > 0")
+    tail = bool(fig.get("tail", False))
+    fixed = _fixed_factors(out, fig)
+    curves: dict[tuple[str, tuple[int | None, ...]], list[F64]] = {}
+    for r in out.rows:
+        if r.phase != ALL or not r.ok or not _matches(out, r, fixed):
+            continue
+        try:
+            t = PointData(out.point_dir(r.id)).table("responses")
+        except MetricError as e:
+            out.warn(f"figure {fig.name}: point {r.id}: {e}")
+            continue
+        ends = np.asarray(t.column("end_s").to_numpy(), dtype=np.float64)
+        rt = np.asarray(t.column("response_time_s").to_numpy(), dtype=np.float64)
+        sel = (ends >= r.start_s) & (ends <= r.end_s)
+        curves.setdefault((r.scheme, out.factor_key(r)), []).append(rt[sel])
+    curves = {k: v for k, v in curves.items() if sum(len(x) for x in v)}
+    if not curves:
+        raise FigureError("no web responses in any completed point")
+    order = {s: i for i, s in enumerate(exp.schemes)}
+    keys = sorted({k for _, k in curves}, key=_kkey)
+    # The paper's figures: one panel per setting (load, ECN...), a curve per scheme.
+    split = len(curves) > MAX_CURVES and len(keys) > 1
+    with _style():
+        mfig, axes = _panels(len(keys) if split else 1, height=4.5)
+        styles = ["-", "--", "-.", ":"]
+        for (scheme, fk), parts in sorted(curves.items(), key=lambda kv: order.get(kv[0][0], 99)):
+            ax = axes[keys.index(fk)] if split else axes[0]
+            x = np.sort(np.concatenate(parts))
+            n = len(x)
+            sub = "" if split else _factor_text(out, fk, set())
+            label = f"{scheme}{', ' + sub if sub else ''}" + ("" if split else f" (n = {n})")
+            ls = "-" if split else styles[keys.index(fk) % len(styles)]
+            if tail:
+                # P(T > x) just after each response time; the last point (0) cannot be drawn.
+                y = 1.0 - np.arange(1, n + 1) / n
+                keep = y > 0
+                ax.step(x[keep], y[keep], where="post", color=_colour(out, scheme), ls=ls,
+                        label=label)  # fmt: skip
+            else:
+                xs = np.concatenate(([0.0], x, [max(x_max, float(x[-1]))]))
+                ys = np.concatenate(([0.0], np.arange(1, n + 1) / n, [1.0]))
+                ax.step(xs, ys, where="post", color=_colour(out, scheme), ls=ls, label=label)
+        for i, ax in enumerate(axes):
+            ax.set_xlim(0, x_max)
+            ax.set_xlabel("response time (s)")
+            if tail:
+                ax.set_yscale("log")
+                ax.set_ylabel("P(response time > x)")
+            else:
+                ax.set_ylim(0, 1)
+                ax.set_ylabel("cumulative probability")
+            if split:
+                ax.set_title(_factor_text(out, keys[i], set()), fontsize=9)
+        _legend(mfig, axes, "upper right" if tail else "lower right")
+        if split:
+            mfig.suptitle(fig.title or fig.name, x=0.01, ha="left", fontsize=11)
+        else:
+            axes[0].set_title(fig.title or fig.name)
+        return _save(mfig, stem)
+
+
+KINDS = ("timeseries", "metric_vs_factor", "phase_bars", "cdf")
+
+
+def draw(out: Output, fig: Figure, folder: Path, cells: dict[Any, Cell]) -> list[Path]:
+    """Draw one figure into ``folder`` as ``<name>.png`` and ``<name>.svg``; raises
+    :class:`FigureError` when it cannot be drawn."""
+    stem = folder / fig.name
+    if fig.kind == "timeseries":
+        return timeseries(out, fig, stem)
+    if fig.kind == "metric_vs_factor":
+        return metric_vs_factor(out, fig, stem, cells)
+    if fig.kind == "phase_bars":
+        return phase_bars(out, fig, stem, cells)
+    if fig.kind == "cdf":
+        return cdf(out, fig, stem)
+    raise FigureError(f"kind {fig.kind!r} is not one of {', '.join(KINDS)}")

@@ -1,0 +1,426 @@
+"""An experiment's ``[[metric]]`` entries, evaluated per (point, phase).
+
+A metric is either ``summary = "dotted.path"``: the column of that name in ``summary.parquet``
+(the phase's row holds the phase's own figures), or ``derived = NAME`` with ``args``: a function
+of the point's result folder and the phase's interval [start, end] (seconds), from the registry
+:data:`DERIVED` below. Every value is in the run's own units; the metric's ``scale`` turns it
+into display units afterwards.
+
+Missing data (a failed point, a missing column or file, no samples in the interval) gives NaN
+and a warning in the output's ``warnings``, never an exception.
+
+Derived metrics (``args`` in brackets, with defaults):
+
+``queue_mean`` [unit = "pkts", link]
+    Mean of the queue samples (``queue.parquet``, every ``metrics.sample_interval``) with
+    start <= t < end. ``unit``: ``"pkts"`` (packets), ``"bytes"``, or ``"mean_pkts"``: bytes
+    divided by the mean packet size (``args.mean_pkt_size``, else the scenario's
+    ``aqm.mean_pkt_size``, else ``tcp.packet_size``), the unit in which the thesis
+    (``003_...``) compares byte-mode queues. ``link``: a monitored link's name (default the
+    first, the bottleneck). The samples are a sample-and-hold view of the queue, so this is
+    its time-weighted mean at the sampling resolution (``summary.json``'s
+    ``queue_mean_pkts`` is exact over every change, over the measurement interval).
+``queue_std`` [unit, link]
+    Standard deviation of the same samples.
+``queue_std_mean`` [window_s = 200, unit, link]
+    Mean of the per-window standard deviations of the samples over consecutive windows of
+    ``window_s`` from start (thesis section 5.5.1's "average queue deviation": the mean of the
+    standard deviations over each 200 s). A partial last window counts if it is at least half a
+    window long, or if it is the only one (as ``summary.json``'s
+    ``queue_window_std_mean_pkts``).
+``param_mean`` [name]
+    Time-weighted mean over [start, end] of the AQM's adapted parameter ``name`` from
+    ``params.parquet`` (each recorded value holds until the next one). For a scheme that does
+    not record ``name`` (a static RED's ``max_p``), the number ``aqm.<name>`` of the resolved
+    scenario, which holds the whole run.
+``param_final`` [name]
+    The value of ``name`` in force at ``end`` (the last recorded at or before ``end``).
+``response_within`` [t_s]
+    Share (0..1) of the web responses that ended in [start, end] whose response time is
+    <= ``t_s`` seconds (``responses.parquet``).
+``response_quantile`` [q]
+    Nearest-rank ``q``-quantile (0 < q <= 1) of the response times of the responses that ended
+    in [start, end], seconds.
+``completed_requests``
+    Number of web responses that ended in [start, end].
+``goodput_bytes``
+    Payload bytes the forward flows delivered in order in [start, end]: the phase's
+    ``flows.goodput_bps_total`` x (end - start) / 8 (for the whole interval the same figure of
+    ``summary.json``).
+``link_bytes``
+    Bytes that started transmission on the bottleneck in [start, end]:
+    ``bottleneck.throughput_bps`` x (end - start) / 8.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from aqmlab.report.data import ALL, Metric, Output, Row
+
+__all__ = ["DERIVED", "Derived", "MetricError", "PointData", "evaluate", "evaluate_all"]
+
+F64 = npt.NDArray[np.float64]
+
+
+class MetricError(Exception):
+    """A metric cannot be computed for one point and phase (becomes NaN and a warning)."""
+
+
+class PointData:
+    """A point's result folder, its files read on first use."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._tables: dict[str, pa.Table] = {}
+        self._json: dict[str, Any] = {}
+
+    def table(self, name: str) -> pa.Table:
+        if name not in self._tables:
+            p = self.path / f"{name}.parquet"
+            if not p.is_file():
+                raise MetricError(f"{p}: missing")
+            try:
+                self._tables[name] = pq.read_table(p)
+            except (OSError, ValueError) as e:
+                raise MetricError(f"{p}: cannot read: {e}") from e
+        return self._tables[name]
+
+    def json(self, name: str) -> Any:
+        if name not in self._json:
+            p = self.path / f"{name}.json"
+            try:
+                self._json[name] = json.loads(p.read_text(encoding="utf-8"))
+            except (OSError, ValueError) as e:
+                raise MetricError(f"{p}: cannot read: {e}") from e
+        return self._json[name]
+
+    @property
+    def scenario(self) -> dict[str, Any]:
+        man = self.json("manifest")
+        sc = man.get("scenario") if isinstance(man, dict) else None
+        return sc if isinstance(sc, dict) else {}
+
+    def summary_entry(self, row: Row) -> dict[str, Any]:
+        """summary.json, or its ``phases`` entry for a phase row."""
+        s = self.json("summary")
+        if row.phase == ALL or row.phase_index < 0:
+            return dict(s)
+        phases = s.get("phases") or []
+        if row.phase_index >= len(phases):
+            raise MetricError(f"{self.path}: summary.json has no phases[{row.phase_index}]")
+        return dict(phases[row.phase_index])
+
+    def queue(self, link: str | None) -> pa.Table:
+        q = self.table("queue")
+        if "link" in q.column_names and q.num_rows:
+            name = link if link is not None else q.column("link")[0].as_py()
+            q = q.filter(pc.equal(q.column("link"), name))
+            if q.num_rows == 0:
+                raise MetricError(f"queue.parquet has no link {link!r}")
+        return q
+
+
+def _col(t: pa.Table, name: str) -> F64:
+    if name not in t.column_names:
+        raise MetricError(f"no column {name!r} (has {', '.join(t.column_names)})")
+    return np.asarray(t.column(name).to_numpy(zero_copy_only=False), dtype=np.float64)
+
+
+def _mean_pkt_size(p: PointData, args: Mapping[str, Any]) -> float:
+    if "mean_pkt_size" in args:
+        return float(args["mean_pkt_size"])
+    sc = p.scenario
+    aqm = sc.get("aqm")
+    tcp = sc.get("tcp")
+    cands = (
+        aqm.get("mean_pkt_size") if isinstance(aqm, dict) else None,
+        tcp.get("packet_size") if isinstance(tcp, dict) else None,
+    )
+    for v in cands:
+        if isinstance(v, (int, float)) and v > 0:
+            return float(v)
+    raise MetricError("no mean packet size: give args.mean_pkt_size")
+
+
+def queue_samples(p: PointData, start: float, end: float, args: Mapping[str, Any]) -> F64:
+    """The queue samples with start <= t < end in ``args.unit``."""
+    q = p.queue(args.get("link"))
+    t = _col(q, "time_s")
+    unit = str(args.get("unit", "pkts"))
+    if unit == "pkts":
+        v = _col(q, "queue_pkts")
+    elif unit == "bytes":
+        v = _col(q, "queue_bytes")
+    elif unit == "mean_pkts":
+        v = _col(q, "queue_bytes") / _mean_pkt_size(p, args)
+    else:
+        raise MetricError(f'args.unit = {unit!r}; allowed: "pkts", "bytes", "mean_pkts"')
+    sel = (t >= start) & (t < end)
+    if not sel.any():
+        raise MetricError(f"no queue samples in [{start:g}, {end:g}) s")
+    return v[sel]
+
+
+def _queue_mean(p: PointData, start: float, end: float, args: Mapping[str, Any]) -> float:
+    return float(np.mean(queue_samples(p, start, end, args)))
+
+
+def _queue_std(p: PointData, start: float, end: float, args: Mapping[str, Any]) -> float:
+    return float(np.std(queue_samples(p, start, end, args)))
+
+
+def window_std_mean(t: F64, v: F64, start: float, end: float, window: float) -> float:
+    """Mean over consecutive windows of ``window`` seconds from ``start`` of the standard
+    deviation of the samples ``v`` (at times ``t``) in each window; a partial last window counts
+    if it is at least half a window long or the only one. NaN without samples."""
+    if not window > 0:
+        raise MetricError(f"args.window_s = {window!r}; must be > 0")
+    stds: list[float] = []
+    w0 = start
+    while w0 < end:
+        w1 = min(w0 + window, end)
+        full = w1 - w0 >= window * (1 - 1e-9)
+        if full or w1 - w0 >= window / 2 or (not stds and w1 >= end):
+            sel = (t >= w0) & (t < w1)
+            if sel.any():
+                stds.append(float(np.std(v[sel])))
+        w0 += window
+    return float(np.mean(stds)) if stds else math.nan
+
+
+def _queue_std_mean(p: PointData, start: float, end: float, args: Mapping[str, Any]) -> float:
+    window = float(args.get("window_s", 200.0))
+    q = p.queue(args.get("link"))
+    t = _col(q, "time_s")
+    v = queue_samples(p, -math.inf, math.inf, args)
+    r = window_std_mean(t, v, start, end, window)
+    if math.isnan(r):
+        raise MetricError(f"no queue samples in [{start:g}, {end:g}) s")
+    return r
+
+
+def _param_series(p: PointData, args: Mapping[str, Any]) -> tuple[F64, F64]:
+    name = args.get("name")
+    if not isinstance(name, str):
+        raise MetricError("args.name (the parameter's name) is required")
+    t = p.table("params")
+    if t.num_rows:
+        t = t.filter(pc.equal(t.column("name"), name))
+    if t.num_rows == 0:
+        # A scheme that does not adapt it: its configured value holds the whole run.
+        try:
+            aqm = p.scenario.get("aqm")
+        except MetricError:
+            aqm = None
+        v = aqm.get(name) if isinstance(aqm, dict) else None
+        if isinstance(v, (int, float)) and not isinstance(v, bool):
+            return np.array([0.0]), np.array([float(v)])
+        names = sorted(set(p.table("params").column("name").to_pylist()))
+        has = f"it has {', '.join(names)}" if names else "it is empty"
+        raise MetricError(
+            f"params.parquet has no {name!r} ({has}) and the scenario's aqm has no number {name!r}"
+        )
+    ts, vs = _col(t, "time_s"), _col(t, "value")
+    order = np.argsort(ts, kind="stable")
+    return ts[order], vs[order]
+
+
+def step_mean(ts: F64, vs: F64, start: float, end: float) -> float:
+    """Time-weighted mean over [start, end] of the step function that takes value ``vs[i]``
+    from ``ts[i]`` until the next time (before the first time: the first value)."""
+    if not end > start:
+        raise MetricError(f"empty interval [{start:g}, {end:g}]")
+    # Breakpoints inside the interval, and the value in force at each piece's start.
+    inside = (ts > start) & (ts < end)
+    cuts = np.concatenate(([start], ts[inside], [end]))
+    idx = np.searchsorted(ts, cuts[:-1], side="right") - 1
+    vals = vs[np.clip(idx, 0, len(vs) - 1)]
+    if np.all(vals == vals[0]):
+        return float(vals[0])  # exact for a constant
+    return float(np.sum(vals * np.diff(cuts)) / (end - start))
+
+
+def _param_mean(p: PointData, start: float, end: float, args: Mapping[str, Any]) -> float:
+    ts, vs = _param_series(p, args)
+    return step_mean(ts, vs, start, end)
+
+
+def _param_final(p: PointData, start: float, end: float, args: Mapping[str, Any]) -> float:
+    ts, vs = _param_series(p, args)
+    i = int(np.searchsorted(ts, end, side="right")) - 1
+    return float(vs[max(i, 0)])
+
+
+def _responses(p: PointData, start: float, end: float) -> F64:
+    t = p.table("responses")
+    e = _col(t, "end_s")
+    rt = _col(t, "response_time_s")
+    return rt[(e >= start) & (e <= end)]
+
+
+def _response_within(p: PointData, start: float, end: float, args: Mapping[str, Any]) -> float:
+    if "t_s" not in args:
+        raise MetricError("args.t_s (seconds) is required")
+    rt = _responses(p, start, end)
+    if len(rt) == 0:
+        raise MetricError(f"no web responses ended in [{start:g}, {end:g}] s")
+    return float(np.mean(rt <= float(args["t_s"])))
+
+
+def nearest_rank(x: F64, q: float) -> float:
+    """The nearest-rank ``q``-quantile of ``x`` (the smallest value with at least a share q of
+    the values at or below it)."""
+    if not 0 < q <= 1:
+        raise MetricError(f"args.q = {q!r}; must be in (0, 1]")
+    s = np.sort(x)
+    k = max(math.ceil(q * len(s)), 1)
+    return float(s[k - 1])
+
+
+def _response_quantile(p: PointData, start: float, end: float, args: Mapping[str, Any]) -> float:
+    if "q" not in args:
+        raise MetricError("args.q (in (0, 1]) is required")
+    rt = _responses(p, start, end)
+    if len(rt) == 0:
+        raise MetricError(f"no web responses ended in [{start:g}, {end:g}] s")
+    return nearest_rank(rt, float(args["q"]))
+
+
+def _completed(p: PointData, start: float, end: float, args: Mapping[str, Any]) -> float:
+    return float(len(_responses(p, start, end)))
+
+
+def _entry_value(entry: Mapping[str, Any], path: str) -> float:
+    node: Any = entry
+    for k in path.split("."):
+        if not isinstance(node, dict) or k not in node:
+            raise MetricError(f"summary.json has no {path!r}")
+        node = node[k]
+    return float(node)
+
+
+def _goodput_bytes(
+    p: PointData, start: float, end: float, args: Mapping[str, Any], row: Row
+) -> float:
+    e = p.summary_entry(row)
+    return _entry_value(e, "flows.goodput_bps_total") * (end - start) / 8
+
+
+def _link_bytes(p: PointData, start: float, end: float, args: Mapping[str, Any], row: Row) -> float:
+    e = p.summary_entry(row)
+    return _entry_value(e, "bottleneck.throughput_bps") * (end - start) / 8
+
+
+@dataclass(frozen=True)
+class Derived:
+    """A derived metric: ``fn(point, start_s, end_s, args)``, or with ``needs_row`` also the
+    summary row (for figures of the phase's summary entry)."""
+
+    fn: Callable[..., float]
+    args: tuple[str, ...]
+    doc: str
+    needs_row: bool = False
+
+
+#: The derived metrics by name (documented in this module's docstring).
+DERIVED: dict[str, Derived] = {
+    "queue_mean": Derived(_queue_mean, ("unit", "link", "mean_pkt_size"), "mean queue"),
+    "queue_std": Derived(_queue_std, ("unit", "link", "mean_pkt_size"), "queue std"),
+    "queue_std_mean": Derived(
+        _queue_std_mean,
+        ("window_s", "unit", "link", "mean_pkt_size"),
+        "mean of per-window queue standard deviations",
+    ),
+    "param_mean": Derived(_param_mean, ("name",), "time-weighted mean of a parameter"),
+    "param_final": Derived(_param_final, ("name",), "a parameter's value at the end"),
+    "response_within": Derived(_response_within, ("t_s",), "share of responses <= t_s"),
+    "response_quantile": Derived(_response_quantile, ("q",), "response-time quantile"),
+    "completed_requests": Derived(_completed, (), "responses completed"),
+    "goodput_bytes": Derived(_goodput_bytes, (), "payload bytes delivered", needs_row=True),
+    "link_bytes": Derived(_link_bytes, (), "bytes sent on the bottleneck", needs_row=True),
+}
+
+
+def _summary_value(out: Output, row: Row, path: str, points: dict[str, PointData]) -> float:
+    if path in row.values:
+        v = row.values[path]
+        if v is None:
+            raise MetricError(f"summary.parquet: {path!r} is empty")
+        if isinstance(v, bool) or not isinstance(v, (int, float)):
+            raise MetricError(f"summary.parquet: {path!r} is not a number ({v!r})")
+        return float(v)
+    # Not a column (e.g. a list element): look in the point's summary.json.
+    p = points.setdefault(row.id, PointData(out.point_dir(row.id)))
+    try:
+        return _entry_value(p.summary_entry(row), path)
+    except MetricError:
+        raise MetricError(f"summary.parquet has no column {path!r}") from None
+
+
+def evaluate(
+    out: Output, row: Row, metric: Metric, points: dict[str, PointData] | None = None
+) -> float:
+    """The metric's value (run units, before ``scale``) for one summary row; NaN and a warning
+    in ``out.warnings`` when it cannot be computed."""
+    points = {} if points is None else points
+    where = (
+        f"metric {metric.name!r}, point {row.id} ({row.scheme}, seed {row.seed}), "
+        f"phase {row.phase!r}"
+    )
+    if not row.ok:
+        return math.nan
+    try:
+        if metric.summary is not None:
+            return _summary_value(out, row, metric.summary, points)
+        if metric.derived is None:
+            raise MetricError("neither summary nor derived is given")
+        d = DERIVED.get(metric.derived)
+        if d is None:
+            raise MetricError(
+                f"unknown derived metric {metric.derived!r}; known: {', '.join(sorted(DERIVED))}"
+            )
+        unknown = sorted(set(metric.args) - set(d.args))
+        if unknown:
+            raise MetricError(
+                f"{metric.derived} takes no args {', '.join(unknown)}; "
+                f"it takes {', '.join(d.args) or 'none'}"
+            )
+        if math.isnan(row.start_s) or math.isnan(row.end_s):
+            raise MetricError("the phase's start_s/end_s are missing")
+        p = points.setdefault(row.id, PointData(out.point_dir(row.id)))
+        if d.needs_row:
+            return float(d.fn(p, row.start_s, row.end_s, metric.args, row))
+        return float(d.fn(p, row.start_s, row.end_s, metric.args))
+    except MetricError as e:
+        out.warn(f"{where}: {e}")
+    except (OSError, ValueError, TypeError, KeyError, pa.ArrowException) as e:
+        out.warn(f"{where}: {type(e).__name__}: {e}")
+    return math.nan
+
+
+def evaluate_all(out: Output) -> dict[tuple[str, str], dict[str, float]]:
+    """Every metric for every summary row: ``{(point id, phase): {metric: value}}`` in display
+    units (``scale`` applied)."""
+    res: dict[tuple[str, str], dict[str, float]] = {}
+    points: dict[str, PointData] = {}
+    # One point's tables in memory at a time (a 2000 s run's queue series is ~10 MB).
+    for row in sorted(out.rows, key=lambda r: r.id):
+        if row.id not in points:
+            points = {}
+        vals = {}
+        for m in out.experiment.metrics.values():
+            vals[m.name] = evaluate(out, row, m, points) * m.scale
+        res[(row.id, row.phase)] = vals
+    return res

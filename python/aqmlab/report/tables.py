@@ -1,0 +1,608 @@
+"""The paper's tables with our numbers beside the paper's, and the ranking check.
+
+Seeds combine per cell (scheme, factor values, phase) as the metric's ``stat`` says:
+
+* ``"mean"``: the mean and a 95 % confidence interval from Student's t distribution,
+  mean +- t(0.975, n - 1) s / sqrt(n) with s the sample standard deviation (none for one seed);
+* ``"range"``: the minimum and maximum over the seeds (as the thesis' chapter 6 ranges).
+
+Seeds whose value is NaN (a failed point, missing data) are left out and counted.
+
+The ranking check compares, for every metric with ``better`` other than ``"none"``, every pair of
+schemes in the same other-dimension cell (phase and factor values) where the paper gives both
+numbers. Each side's order is "<", "=" or ">": the paper's "=" when the two numbers are equal at
+the paper's precision (the metric's ``digits``, else the decimals the paper's numbers are written
+with) or, for ranges, when the ranges overlap. Ours is found the same way from the same statistic:
+for a ``stat = "range"`` metric our min-max ranges over the seeds (overlapping: "="), else our
+means (equal at the paper's precision: "="). A pair is kept when the two orders are the same (a
+tie in the paper is kept only by a tie of ours).
+"""
+
+from __future__ import annotations
+
+import html
+import itertools
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from decimal import Decimal
+from typing import Any
+
+import numpy as np
+from rich.table import Table
+
+from aqmlab.report.data import ALL, Experiment, Metric, Output, Paper
+
+__all__ = [
+    "Agg",
+    "Cell",
+    "Pair",
+    "ReportTable",
+    "Tables",
+    "aggregate",
+    "build_tables",
+    "fmt_value",
+    "t975",
+]
+
+# Student's t, 0.975 quantile, for 1..30 degrees of freedom.
+_T975 = (
+    12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
+    2.201, 2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086,
+    2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042,
+)  # fmt: skip
+_T975_LARGE = ((40, 2.021), (60, 2.000), (120, 1.980))
+
+
+def t975(df: int) -> float:
+    """The 0.975 quantile of Student's t with ``df`` degrees of freedom (table values; beyond
+    30 the next tabulated df at or below, 1.960 beyond 120)."""
+    if df < 1:
+        raise ValueError(f"degrees of freedom must be >= 1, not {df}")
+    if df <= 30:
+        return _T975[df - 1]
+    best = _T975[-1]
+    for d, v in _T975_LARGE:
+        if df >= d:
+            best = v
+    return best if df < 1000 else 1.960
+
+
+@dataclass(frozen=True)
+class Agg:
+    """Seeds combined: ``mean`` and [lo, hi] (the 95 % CI, or min-max for ``stat="range"``)."""
+
+    n: int
+    n_nan: int
+    mean: float
+    lo: float
+    hi: float
+    stat: str
+
+    @property
+    def ok(self) -> bool:
+        return self.n > 0
+
+
+def aggregate(values: Sequence[float], stat: str = "mean") -> Agg:
+    """Combine the seeds' values (NaN left out)."""
+    x = np.asarray([v for v in values if not math.isnan(v)], dtype=np.float64)
+    n_nan = len(values) - len(x)
+    if len(x) == 0:
+        return Agg(0, n_nan, math.nan, math.nan, math.nan, stat)
+    mean = float(np.mean(x))
+    if stat == "range":
+        return Agg(len(x), n_nan, mean, float(np.min(x)), float(np.max(x)), stat)
+    if len(x) == 1:
+        return Agg(1, n_nan, mean, math.nan, math.nan, stat)
+    half = t975(len(x) - 1) * float(np.std(x, ddof=1)) / math.sqrt(len(x))
+    return Agg(len(x), n_nan, mean, mean - half, mean + half, stat)
+
+
+def fmt_value(v: float, digits: int | None) -> str:
+    """A number at the metric's display digits (3 significant figures without them); large
+    numbers in e-notation."""
+    if v is None or math.isnan(v):
+        return "NaN"
+    if v != 0 and (abs(v) >= 1e6 or abs(v) < 1e-4):
+        return f"{v:.{2 if digits is None else digits}e}"
+    if digits is None:
+        return f"{v:.3g}" if abs(v) < 1000 else f"{v:.0f}"
+    return f"{v:.{digits}f}"
+
+
+def fmt_agg(a: Agg, digits: int | None) -> str:
+    if not a.ok:
+        return "NaN"
+    if a.stat == "range":
+        if a.n == 1:
+            return fmt_value(a.mean, digits)
+        return f"{fmt_value(a.lo, digits)}-{fmt_value(a.hi, digits)}"
+    if math.isnan(a.lo):
+        return fmt_value(a.mean, digits)
+    return f"{fmt_value(a.mean, digits)} ± {fmt_value(a.hi - a.mean, digits)}"
+
+
+def fmt_paper(p: Paper, digits: int | None) -> str:
+    if p.range is not None:
+        return f"{fmt_value(p.range[0], digits)}-{fmt_value(p.range[1], digits)}"
+    assert p.value is not None
+    return fmt_value(p.value, digits)
+
+
+def _decimals(x: float) -> int:
+    e = Decimal(repr(float(x))).normalize().as_tuple().exponent
+    return max(0, -e) if isinstance(e, int) else 0
+
+
+def precision(metric: Metric, papers: Sequence[Paper]) -> int:
+    """Decimals at which the paper's numbers of ``metric`` are compared."""
+    if metric.digits is not None:
+        return metric.digits
+    d = 0
+    for p in papers:
+        for x in (p.value,) if p.range is None else p.range:
+            if x is not None:
+                d = max(d, _decimals(x))
+    return d
+
+
+@dataclass
+class Cell:
+    """One cell: our value beside the paper's."""
+
+    scheme: str
+    factors: tuple[int | None, ...]
+    phase: str
+    metric: Metric
+    ours: Agg
+    paper: Paper | None
+    values: list[float]
+
+    @property
+    def diff(self) -> float:
+        """Ours - paper; for a paper range the distance outside it (0 inside)."""
+        if self.paper is None or not self.ours.ok:
+            return math.nan
+        if self.paper.range is not None:
+            lo, hi = self.paper.range
+            m = self.ours.mean
+            return 0.0 if lo <= m <= hi else (m - lo if m < lo else m - hi)
+        assert self.paper.value is not None
+        return self.ours.mean - self.paper.value
+
+    @property
+    def rel(self) -> float:
+        """The difference in % of the paper's number (NaN for 0)."""
+        if self.paper is None or self.paper.center == 0:
+            return math.nan
+        return 100 * self.diff / abs(self.paper.center)
+
+    def text_ours(self) -> str:
+        return fmt_agg(self.ours, self.metric.digits)
+
+    def text_paper(self) -> str:
+        return "-" if self.paper is None else fmt_paper(self.paper, self.metric.digits)
+
+    def text_diff(self) -> str:
+        if self.paper is None:
+            return ""
+        d = self.diff
+        if math.isnan(d):
+            return "Δ ?"
+        s = f"Δ {'+' if d >= 0 else '-'}{fmt_value(abs(d), self.metric.digits)}"
+        if self.paper.range is not None:
+            return "in range" if d == 0 else f"{s} {'above' if d > 0 else 'below'} the range"
+        r = self.rel
+        return s if math.isnan(r) else f"{s} ({r:+.0f} %)"
+
+
+@dataclass
+class Pair:
+    """The ranking check of two schemes in one cell of the other dimensions."""
+
+    metric: str
+    phase: str
+    factors: str
+    a: str
+    b: str
+    paper: str  # "<", "=", ">"
+    ours: str  # "<", "=", ">" or "?" (no data)
+    kept: bool | None  # None: no data of ours
+    paper_values: tuple[str, str] = ("", "")  # the paper's numbers of a and b, as shown
+    our_values: tuple[str, str] = ("", "")  # ours
+
+
+@dataclass
+class ReportTable:
+    """A table laid out as the paper's: header rows, row labels and cells."""
+
+    name: str
+    slice: str  # "" or e.g. "flows = 30" for a factor not in the layout
+    col_headers: list[list[str]]  # one list per header level, one entry per column
+    row_labels: list[list[str]]  # one entry per row: one label per row dimension
+    row_dims: list[str]
+    cells: list[list[Cell | None]]
+
+    @property
+    def title(self) -> str:
+        return f"{self.name} ({self.slice})" if self.slice else self.name
+
+
+@dataclass
+class Tables:
+    tables: list[ReportTable]
+    pairs: list[Pair]
+    cells: dict[tuple[str, tuple[int | None, ...], str, str], Cell] = field(default_factory=dict)
+
+    def ranking_summary(self) -> list[tuple[str, int, int, int]]:
+        """Per metric: (metric, kept, compared, without data)."""
+        out: dict[str, list[int]] = {}
+        for p in self.pairs:
+            c = out.setdefault(p.metric, [0, 0, 0])
+            if p.kept is None:
+                c[2] += 1
+            else:
+                c[1] += 1
+                c[0] += int(p.kept)
+        return [(m, k, n, u) for m, (k, n, u) in out.items()]
+
+    @property
+    def kept(self) -> tuple[int, int]:
+        """(pairs kept, pairs compared) over every metric."""
+        k = sum(1 for p in self.pairs if p.kept)
+        n = sum(1 for p in self.pairs if p.kept is not None)
+        return k, n
+
+
+def _paper_for(
+    exp: Experiment, scheme: str, fkey: tuple[int | None, ...], phase: str, metric: str
+) -> Paper | None:
+    for p in exp.papers:
+        if p.scheme != scheme or p.metric != metric or p.phase != phase:
+            continue
+        ok = True
+        for f, idx in zip(exp.factors, fkey, strict=True):
+            if f.name in p.factors and (idx is None or f.index(p.factors[f.name]) != idx):
+                ok = False
+                break
+        if ok:
+            return p
+    return None
+
+
+def collect_cells(
+    out: Output, values: dict[tuple[str, str], dict[str, float]]
+) -> dict[tuple[str, tuple[int | None, ...], str, str], Cell]:
+    """Every (scheme, factor positions, phase, metric) with its seeds' values combined."""
+    exp = out.experiment
+    seeds: dict[tuple[str, tuple[int | None, ...], str], list[str]] = {}
+    for r in out.rows:
+        seeds.setdefault((r.scheme, out.factor_key(r), r.phase), []).append(r.id)
+    cells = {}
+    for (scheme, fkey, phase), ids in seeds.items():
+        for m in exp.metrics.values():
+            vals = [values.get((i, phase), {}).get(m.name, math.nan) for i in ids]
+            cells[(scheme, fkey, phase, m.name)] = Cell(
+                scheme,
+                fkey,
+                phase,
+                m,
+                aggregate(vals, m.stat),
+                _paper_for(exp, scheme, fkey, phase, m.name),
+                vals,
+            )
+    return cells
+
+
+def _dim_values(exp: Experiment, dim: str, metrics: list[str]) -> list[tuple[Any, str]]:
+    """(value, label) of each value of a layout dimension."""
+    if dim == "scheme":
+        return [(s, s) for s in exp.schemes]
+    if dim == "metric":
+        return [(m, exp.metrics[m].label) for m in metrics if m in exp.metrics]
+    if dim == "phase":
+        named = [p for p in exp.phases if p != ALL]
+        with_all = any(p.phase == ALL and p.metric in metrics for p in exp.papers)
+        ph = ([ALL] if with_all or not named else []) + named
+        return [(p, p) for p in ph]
+    f = exp.factor(dim)
+    if f is None:
+        return []
+    return [(i, f.label(i)) for i in range(len(f.values))]
+
+
+def _rel(a: float, b: float, d: int) -> str:
+    ra, rb = round(a, d), round(b, d)
+    return "=" if ra == rb else ("<" if ra < rb else ">")
+
+
+def _paper_rel(pa: Paper, pb: Paper, d: int) -> str:
+    if pa.range is None and pb.range is None:
+        assert pa.value is not None and pb.value is not None
+        return _rel(pa.value, pb.value, d)
+    a = pa.range if pa.range is not None else (pa.center, pa.center)
+    b = pb.range if pb.range is not None else (pb.center, pb.center)
+    return _range_rel(a, b, d)
+
+
+def _range_rel(a: tuple[float, float], b: tuple[float, float], d: int) -> str:
+    """ "<" if range a lies wholly below range b at ``d`` decimals, ">" if above, else "="."""
+    (alo, ahi), (blo, bhi) = a, b
+    if round(ahi, d) < round(blo, d):
+        return "<"
+    if round(alo, d) > round(bhi, d):
+        return ">"
+    return "="
+
+
+def _factor_text(exp: Experiment, fkey: tuple[int | None, ...]) -> str:
+    parts = []
+    for f, i in zip(exp.factors, fkey, strict=True):
+        parts.append(f"{f.name} = {'?' if i is None else f.label(i)}")
+    return ", ".join(parts)
+
+
+def ranking_pairs(exp: Experiment, cells: dict[Any, Cell]) -> list[Pair]:
+    """The pair-by-pair ranking check (see the module docstring)."""
+    pairs = []
+    groups: dict[tuple[str, tuple[int | None, ...], str], list[Cell]] = {}
+    for (_, fkey, phase, mname), c in cells.items():
+        if c.paper is not None and exp.metrics[mname].better != "none":
+            groups.setdefault((mname, fkey, phase), []).append(c)
+    order = {s: i for i, s in enumerate(exp.schemes)}
+    for (mname, fkey, phase), cs in groups.items():
+        m = exp.metrics[mname]
+        cs.sort(key=lambda c: order.get(c.scheme, len(order)))
+        d = precision(m, [c.paper for c in cs if c.paper is not None])
+        for ca, cb in itertools.combinations(cs, 2):
+            assert ca.paper is not None and cb.paper is not None
+            prel = _paper_rel(ca.paper, cb.paper, d)
+            kept: bool | None = None
+            if ca.ours.ok and cb.ours.ok and m.stat == "range":
+                # Ranges against ranges, as the paper's: overlapping is a tie.
+                orel = _range_rel((ca.ours.lo, ca.ours.hi), (cb.ours.lo, cb.ours.hi), d)
+                kept = orel == prel
+            elif ca.ours.ok and cb.ours.ok:
+                orel = _rel(ca.ours.mean, cb.ours.mean, d)
+                kept = orel == prel
+            else:
+                orel = "?"
+            pairs.append(
+                Pair(
+                    mname,
+                    phase,
+                    _factor_text(exp, fkey),
+                    ca.scheme,
+                    cb.scheme,
+                    prel,
+                    orel,
+                    kept,
+                    (ca.text_paper(), cb.text_paper()),
+                    (fmt_value(ca.ours.mean, m.digits), fmt_value(cb.ours.mean, m.digits)),
+                )
+            )
+    return pairs
+
+
+def build_tables(out: Output, values: dict[tuple[str, str], dict[str, float]]) -> Tables:
+    """Lay out every ``[table]`` of the experiment and run the ranking check."""
+    exp = out.experiment
+    cells = collect_cells(out, values)
+    result = Tables([], ranking_pairs(exp, cells), cells)
+    for spec in exp.tables:
+        metrics = [m for m in spec.metrics if m in exp.metrics]
+        for m in spec.metrics:
+            if m not in exp.metrics:
+                out.warn(f"{spec.name}: metric {m!r} is not one of the experiment's metrics")
+        rows = list(spec.rows)
+        cols = list(spec.columns)
+        if "metric" not in rows and "metric" not in cols:
+            cols = ["metric", *cols]
+        layout = set(rows) | set(cols)
+        slice_dims = [f.name for f in exp.factors if f.name not in layout]
+        if "scheme" not in layout:
+            slice_dims.insert(0, "scheme")
+        slice_vals = [_dim_values(exp, d, metrics) for d in slice_dims]
+        for combo in itertools.product(*slice_vals):
+            fixed = dict(zip(slice_dims, [v for v, _ in combo], strict=True))
+            label = ", ".join(f"{d} = {lab}" for d, (_, lab) in zip(slice_dims, combo, strict=True))
+            result.tables.append(_layout(exp, spec.name, label, rows, cols, fixed, metrics, cells))
+    return result
+
+
+def _layout(
+    exp: Experiment,
+    name: str,
+    slice_label: str,
+    rows: list[str],
+    cols: list[str],
+    fixed: dict[str, Any],
+    metrics: list[str],
+    cells: dict[Any, Cell],
+) -> ReportTable:
+    rvals = list(itertools.product(*[_dim_values(exp, d, metrics) for d in rows]))
+    cvals = list(itertools.product(*[_dim_values(exp, d, metrics) for d in cols]))
+    col_headers = [[c[level][1] for c in cvals] for level in range(len(cols))]
+    grid: list[list[Cell | None]] = []
+    for rv in rvals:
+        line: list[Cell | None] = []
+        for cv in cvals:
+            at = dict(fixed)
+            at.update(zip(rows, [v for v, _ in rv], strict=True))
+            at.update(zip(cols, [v for v, _ in cv], strict=True))
+            fkey = tuple(at.get(f.name) for f in exp.factors)
+            key = (at.get("scheme"), fkey, at.get("phase", ALL), at.get("metric"))
+            line.append(cells.get(key))
+        grid.append(line)
+    return ReportTable(
+        name=name,
+        slice=slice_label,
+        col_headers=col_headers,
+        row_labels=[[lab for _, lab in rv] for rv in rvals],
+        row_dims=rows,
+        cells=grid,
+    )
+
+
+# ---- rendering ---------------------------------------------------------------------------
+
+
+def to_rich(t: ReportTable) -> Table:
+    """A rich table: in each cell ours, and below it the paper's number and the difference."""
+    rt = Table(title=t.title, title_justify="left", show_lines=True)
+    for d in t.row_dims:
+        rt.add_column(d, style="bold")
+    ncols = len(t.col_headers[0]) if t.col_headers else 0
+    for j in range(ncols):
+        rt.add_column("\n".join(level[j] for level in t.col_headers), justify="right")
+    for labels, line in zip(t.row_labels, t.cells, strict=True):
+        texts = []
+        for c in line:
+            if c is None:
+                texts.append("[dim]no data[/dim]")
+                continue
+            sub = f"paper {c.text_paper()}" + (f"  {c.text_diff()}" if c.paper else "")
+            texts.append(f"{c.text_ours()}\n[dim]{sub}[/dim]")
+        rt.add_row(*labels, *texts)
+    return rt
+
+
+def ranking_rich(tables: Tables, show: int = 6) -> Table:
+    """Pairs kept per metric, and the first ``show`` pairs not kept of each."""
+    rt = Table(title="Ranking of the schemes (pairs kept / compared)", title_justify="left")
+    rt.add_column("metric", style="bold")
+    rt.add_column("kept", justify="right")
+    rt.add_column("not kept")
+    for m, k, n, u in tables.ranking_summary():
+        bad = [
+            f"paper {_order(p, p.paper, p.paper_values)}, ours {_order(p, p.ours, p.our_values)}"
+            + (f" ({_where(p)})" if _where(p) else "")
+            for p in tables.pairs
+            if p.metric == m and p.kept is False
+        ]
+        if len(bad) > show:
+            bad = [*bad[:show], f"... and {len(bad) - show} more (all in the report)"]
+        extra = f" ({u} without data)" if u else ""
+        rt.add_row(m, f"{k}/{n}{extra}", "\n".join(bad) or "-")
+    return rt
+
+
+def _order(p: Pair, rel: str, values: tuple[str, str]) -> str:
+    """E.g. "RED > ARED (90.0 vs 80.0)"."""
+    return f"{p.a} {rel} {p.b} ({values[0]} vs {values[1]})"
+
+
+def _where(p: Pair) -> str:
+    return ", ".join(x for x in (f"phase {p.phase}" if p.phase != ALL else "", p.factors) if x)
+
+
+def to_markdown(tables: Tables) -> str:
+    """Every table and the ranking check as markdown (GitHub tables; ``<br>`` in cells)."""
+    lines: list[str] = []
+    for t in tables.tables:
+        lines += [f"### {t.title}", ""]
+        ncols = len(t.col_headers[0]) if t.col_headers else 0
+        head = [*t.row_dims] + [
+            "<br>".join(level[j] for level in t.col_headers) for j in range(ncols)
+        ]
+        lines.append("| " + " | ".join(head) + " |")
+        lines.append("|" + "---|" * len(t.row_dims) + "---:|" * ncols)
+        for labels, line in zip(t.row_labels, t.cells, strict=True):
+            texts = []
+            for c in line:
+                if c is None:
+                    texts.append("no data")
+                elif c.paper is None:
+                    texts.append(f"**{c.text_ours()}**<br>paper -")
+                else:
+                    texts.append(f"**{c.text_ours()}**<br>paper {c.text_paper()}, {c.text_diff()}")
+            lines.append("| " + " | ".join([*labels, *texts]) + " |")
+        lines.append("")
+    lines += ["### Ranking of the schemes", ""]
+    if not tables.pairs:
+        lines += ["No pair of schemes with both numbers in the paper.", ""]
+    else:
+        lines += ["| metric | where | pair | paper | ours | kept |", "|---|---|---|---|---|---|"]
+        for p in tables.pairs:
+            kept = "?" if p.kept is None else ("yes" if p.kept else "**no**")
+            lines.append(
+                f"| {p.metric} | {_where(p) or 'all'} | {p.a} vs {p.b} "
+                f"| {_order(p, p.paper, p.paper_values)} | {_order(p, p.ours, p.our_values)} "
+                f"| {kept} |"
+            )
+        k, n = tables.kept
+        lines += ["", f"Kept: {k} of {n} pairs.", ""]
+    return "\n".join(lines)
+
+
+def _e(s: str) -> str:
+    return html.escape(s, quote=True)
+
+
+def to_html(t: ReportTable) -> str:
+    """A table as HTML (header levels with colspans; ours, the paper's and Δ in each cell)."""
+    out = [f'<table class="paper"><caption>{_e(t.title)}</caption><thead>']
+    nrd = len(t.row_dims)
+    for li, level in enumerate(t.col_headers):
+        out.append("<tr>")
+        if li == 0:
+            for d in t.row_dims:
+                out.append(f'<th rowspan="{len(t.col_headers)}">{_e(d)}</th>')
+        j = 0
+        while j < len(level):
+            # Merge equal neighbours that also share every higher level.
+            k = j + 1
+            while (
+                k < len(level)
+                and level[k] == level[j]
+                and all(t.col_headers[u][k] == t.col_headers[u][j] for u in range(li))
+                and li < len(t.col_headers) - 1
+            ):
+                k += 1
+            out.append(f'<th colspan="{k - j}">{_e(level[j])}</th>')
+            j = k
+        out.append("</tr>")
+    if not t.col_headers:
+        out.append("<tr>" + "".join(f"<th>{_e(d)}</th>" for d in t.row_dims) + "</tr>")
+    out.append("</thead><tbody>")
+    for labels, line in zip(t.row_labels, t.cells, strict=True):
+        out.append("<tr>" + "".join(f"<th>{_e(x)}</th>" for x in labels[:nrd]))
+        for c in line:
+            if c is None:
+                out.append('<td class="nodata">no data</td>')
+                continue
+            cls = "cell" if c.paper is not None else "cell nopaper"
+            nan = (
+                f' <span class="nan">({c.ours.n}/{c.ours.n + c.ours.n_nan} seeds)</span>'
+                if c.ours.n_nan
+                else ""
+            )
+            title = f"seeds: {', '.join(fmt_value(v, c.metric.digits) for v in c.values)}"
+            out.append(
+                f'<td class="{cls}" title="{_e(title)}"><span class="ours">{_e(c.text_ours())}'
+                f"</span>{nan}<br>"
+                f'<span class="paper">paper {_e(c.text_paper())}</span>'
+                + (f' <span class="diff">{_e(c.text_diff())}</span>' if c.paper else "")
+                + "</td>"
+            )
+        out.append("</tr>")
+    out.append("</tbody></table>")
+    return "".join(out)
+
+
+def ranking_html(tables: Tables) -> str:
+    if not tables.pairs:
+        return "<p>No pair of schemes with both numbers in the paper: nothing to rank.</p>"
+    out = ['<table class="ranking"><thead><tr><th>metric</th><th>where</th><th>pair</th>'
+           "<th>paper</th><th>ours</th><th>kept</th></tr></thead><tbody>"]  # fmt: skip
+    for p in tables.pairs:
+        kept = "no data" if p.kept is None else ("kept" if p.kept else "not kept")
+        cls = "nodata" if p.kept is None else ("kept" if p.kept else "notkept")
+        out.append(
+            f"<tr><td>{_e(p.metric)}</td><td>{_e(_where(p) or 'all')}</td>"
+            f"<td>{_e(p.a)} vs {_e(p.b)}</td><td>{_e(_order(p, p.paper, p.paper_values))}</td>"
+            f'<td>{_e(_order(p, p.ours, p.our_values))}</td><td class="{cls}">{kept}</td></tr>'
+        )
+    out.append("</tbody></table>")
+    return "".join(out)

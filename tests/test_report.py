@@ -1,0 +1,463 @@
+"""The experiment report (aqmlab.report): metrics, tables beside the paper's, the ranking
+check, figures, the HTML page and `aqmlab report`, on output folders built in the test from
+tiny real runs (tests/expfolder.py)."""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import shutil
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+import expfolder as E
+from aqmlab.report import ROWS, build_index, build_report, summary_table
+from aqmlab.report import tables as T
+from aqmlab.report.data import Output, Row, load_output, parse_experiment
+from aqmlab.report.metrics import PointData, evaluate, evaluate_all, step_mean, window_std_mean
+
+from conftest import aqmlab_cli, assert_clean_error
+
+
+@pytest.fixture(scope="module")
+def folders(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    root = tmp_path_factory.mktemp("exp")
+    return {
+        "bulk": E.build(root, E.BULK, E.SMALL, fail={("ARED", 2)}),
+        "web": E.build(root, E.WEB_EXP, E.WEB),
+    }
+
+
+@pytest.fixture(scope="module")
+def bulk(folders: dict[str, Path]) -> Output:
+    return load_output(folders["bulk"])
+
+
+def test_terminal_table_still_importable() -> None:
+    assert ROWS and callable(summary_table)
+
+
+# ---- seeds combined ------------------------------------------------------------------------
+
+
+def test_confidence_interval_by_hand() -> None:
+    a = T.aggregate([1.0, 2.0, 3.0, 4.0])
+    s = math.sqrt(sum((x - 2.5) ** 2 for x in [1, 2, 3, 4]) / 3)  # 1.2910
+    half = 3.182 * s / 2
+    assert a.n == 4 and a.mean == 2.5
+    assert a.lo == pytest.approx(2.5 - half) and a.hi == pytest.approx(2.5 + half)
+    assert half == pytest.approx(2.054, abs=1e-3)
+    assert T.fmt_agg(a, 2) == "2.50 ± 2.05"
+
+
+def test_interval_rules() -> None:
+    assert T.t975(1) == 12.706 and T.t975(30) == 2.042 and T.t975(45) == 2.021
+    assert T.t975(10**6) == 1.960
+    # NaN (a failed seed) left out and counted; one seed has no interval.
+    a = T.aggregate([5.0, math.nan])
+    assert (a.n, a.n_nan, a.mean) == (1, 1, 5.0) and math.isnan(a.lo)
+    assert T.fmt_agg(a, 1) == "5.0"
+    r = T.aggregate([3.0, 1.0, 2.0], "range")
+    assert (r.lo, r.mean, r.hi) == (1.0, 2.0, 3.0)
+    assert T.fmt_agg(r, 1) == "1.0-3.0"
+    assert not T.aggregate([math.nan]).ok
+
+
+# ---- ranking --------------------------------------------------------------------------------
+
+
+def _synthetic(values: dict[str, list[float]], papers: list[dict[str, object]]) -> Output:
+    """An output folder in memory: metric "x" from summary.parquet, one row per seed."""
+    exp = parse_experiment(
+        {
+            "experiment": {"name": "syn", "seeds": [1, 2]},
+            "scheme": [{"name": s, "set": []} for s in values],
+            "metric": [{"name": "x", "summary": "x", "digits": 1, "better": "lower"}],
+            "table": {"name": "T", "rows": ["scheme"], "columns": [], "metrics": ["x"]},
+            "paper": papers,
+        }
+    )
+    out = Output(Path("/nonexistent"), exp, [], [])
+    for s, vs in values.items():
+        for seed, v in enumerate(vs, 1):
+            out.rows.append(Row(f"{s}{seed}", s, {}, seed, "all", -1, 0.0, 1.0, "ok", "", {"x": v}))
+    return out
+
+
+def _pairs(out: Output) -> list[T.Pair]:
+    return T.build_tables(out, evaluate_all(out)).pairs
+
+
+def test_ranking_kept_and_not_kept() -> None:
+    papers = [
+        {"scheme": "A", "metric": "x", "value": 1.0},
+        {"scheme": "B", "metric": "x", "value": 2.0},
+        {"scheme": "C", "metric": "x", "value": 3.0},
+    ]
+    out = _synthetic({"A": [10, 12], "B": [20, 22], "C": [15, 15]}, papers)
+    pairs = {(p.a, p.b): p for p in _pairs(out)}
+    assert set(pairs) == {("A", "B"), ("A", "C"), ("B", "C")}
+    assert pairs[("A", "B")].kept and pairs[("A", "C")].kept
+    bc = pairs[("B", "C")]
+    assert (bc.paper, bc.ours, bc.kept) == ("<", ">", False)
+    tables = T.build_tables(out, evaluate_all(out))
+    assert tables.kept == (2, 3)
+    assert tables.ranking_summary() == [("x", 2, 3, 0)]
+
+
+def test_ranking_ties_at_the_papers_precision() -> None:
+    # The paper's 2.0 and 2.0 are a tie: kept only if ours are equal at 1 decimal.
+    papers = [
+        {"scheme": "A", "metric": "x", "value": 2.0},
+        {"scheme": "B", "metric": "x", "value": 2.0},
+    ]
+    (p,) = _pairs(_synthetic({"A": [5.01, 5.03], "B": [4.98, 5.0]}, papers))
+    assert (p.paper, p.ours, p.kept) == ("=", "=", True)
+    (p,) = _pairs(_synthetic({"A": [5.0, 5.0], "B": [6.0, 6.0]}, papers))
+    assert (p.paper, p.ours, p.kept) == ("=", "<", False)
+    # Overlapping ranges are a tie too; disjoint ones are ordered.
+    ranges = [
+        {"scheme": "A", "metric": "x", "range": [1.0, 3.0]},
+        {"scheme": "B", "metric": "x", "range": [2.0, 4.0]},
+        {"scheme": "C", "metric": "x", "range": [5.0, 6.0]},
+    ]
+    pairs = {(p.a, p.b): p for p in _pairs(_synthetic({"A": [1], "B": [1], "C": [9]}, ranges))}
+    assert pairs[("A", "B")].paper == "=" and pairs[("A", "B")].kept
+    assert pairs[("A", "C")].paper == "<" and pairs[("A", "C")].kept
+    # A "range" metric: our min-max ranges against the paper's, overlapping is a tie.
+    out = _synthetic({"A": [1, 5], "B": [4, 8], "C": [9, 9]}, ranges)
+    out.experiment.metrics["x"] = replace(out.experiment.metrics["x"], stat="range")
+    pairs = {(p.a, p.b): p for p in _pairs(out)}
+    assert (pairs[("A", "B")].ours, pairs[("A", "B")].kept) == ("=", True)  # 1-5 and 4-8
+    assert (pairs[("B", "C")].ours, pairs[("B", "C")].kept) == ("<", True)
+    out = _synthetic({"A": [1, 2], "B": [3, 8], "C": [9, 9]}, ranges)
+    out.experiment.metrics["x"] = replace(out.experiment.metrics["x"], stat="range")
+    (ab,) = [p for p in _pairs(out) if (p.a, p.b) == ("A", "B")]
+    assert (ab.paper, ab.ours, ab.kept) == ("=", "<", False)
+    # A scheme the paper gives no number for is not compared; one without data of ours counts
+    # as "no data", neither kept nor not.
+    out = _synthetic({"A": [1.0], "B": [math.nan], "D": [0.0]}, papers)
+    (p,) = _pairs(out)
+    assert (p.a, p.b, p.kept) == ("A", "B", None)
+
+
+def test_precision_from_the_papers_numbers() -> None:
+    exp = parse_experiment({"metric": [{"name": "m", "summary": "m"}]})
+    ps = parse_experiment(
+        {
+            "paper": [
+                {"scheme": "a", "metric": "m", "value": 99.25},
+                {"scheme": "b", "metric": "m", "range": [1, 2.5]},
+            ]
+        }
+    ).papers
+    assert T.precision(exp.metrics["m"], ps) == 2
+
+
+# ---- derived metrics --------------------------------------------------------------------------
+
+
+def _ok_row(out: Output, scheme: str, phase: str, flows: int = 10, seed: int = 1) -> Row:
+    for r in out.rows:
+        if (r.scheme, r.phase, r.seed, r.ok) == (scheme, phase, seed, True) and r.factors[
+            "flows"
+        ] == flows:
+            return r
+    raise AssertionError("no such row")
+
+
+def test_queue_metrics_by_hand(bulk: Output) -> None:
+    row = _ok_row(bulk, "RED", "2-5 s")
+    q = pq.read_table(bulk.point_dir(row.id) / "queue.parquet").to_pylist()
+    samples = [r["queue_pkts"] for r in q if 2.0 <= r["time_s"] < 5.0]
+    assert len(samples) == 300
+    mean = sum(samples) / len(samples)
+    std = math.sqrt(sum((x - mean) ** 2 for x in samples) / len(samples))
+    m = bulk.experiment.metrics
+    assert evaluate(bulk, row, m["queue"]) == pytest.approx(mean, rel=1e-12)
+    std_metric = parse_experiment({"metric": [{"name": "s", "derived": "queue_std"}]}).metrics
+    assert evaluate(bulk, row, std_metric["s"]) == pytest.approx(std, rel=1e-12)
+    # queue_std_mean, window 1.5 s over [2, 5): two whole windows.
+    w1 = [r["queue_pkts"] for r in q if 2.0 <= r["time_s"] < 3.5]
+    w2 = [r["queue_pkts"] for r in q if 3.5 <= r["time_s"] < 5.0]
+    expected = (float(np.std(w1)) + float(np.std(w2))) / 2
+    assert evaluate(bulk, row, m["deviation"]) == pytest.approx(expected, rel=1e-12)
+    # In mean-size packets: bytes / 500 (tcp.packet_size of the small scenario).
+    mp = parse_experiment(
+        {"metric": [{"name": "q", "derived": "queue_mean", "args": {"unit": "mean_pkts"}}]}
+    ).metrics["q"]
+    qb = [r["queue_bytes"] for r in q if 2.0 <= r["time_s"] < 5.0]
+    assert evaluate(bulk, row, mp) == pytest.approx(sum(qb) / len(qb) / 500, rel=1e-12)
+
+
+def test_sampled_queue_mean_is_close_to_the_exact_one(bulk: Output) -> None:
+    row = _ok_row(bulk, "ARED", "all")
+    summ = json.loads((bulk.point_dir(row.id) / "summary.json").read_text())
+    exact = summ["bottleneck"]["queue_mean_pkts"]
+    sampled = evaluate(bulk, row, bulk.experiment.metrics["queue"])
+    assert sampled == pytest.approx(exact, rel=0.05, abs=0.5)
+
+
+def test_window_rule() -> None:
+    t = np.arange(0, 10, 0.5)
+    v = np.where(t < 5, 0.0, 1.0) + (np.arange(len(t)) % 2)
+    # Windows [0, 4), [4, 8) and the partial [8, 10) (half a window: counted).
+    ws = [np.std(v[(t >= a) & (t < b)]) for a, b in ((0, 4), (4, 8), (8, 10))]
+    assert window_std_mean(t, v, 0, 10, 4) == pytest.approx(np.mean(ws))
+    # [0, 9): the partial [8, 9) is a quarter window: left out.
+    assert window_std_mean(t, v, 0, 9, 4) == pytest.approx(np.mean(ws[:2]))
+
+
+def test_step_mean_by_hand() -> None:
+    ts, vs = np.array([0.0, 2.0, 3.5]), np.array([1.0, 3.0, 5.0])
+    assert step_mean(ts, vs, 1.0, 4.0) == pytest.approx((1 * 1 + 3 * 1.5 + 5 * 0.5) / 3)
+    assert step_mean(ts, vs, 2.0, 3.0) == 3.0
+
+
+def _fake_point(root: Path, params: dict[str, list[object]], responses: pa.Table) -> PointData:
+    d = root / "points" / "p"
+    d.mkdir(parents=True)
+    pq.write_table(pa.table(params), d / "params.parquet")
+    pq.write_table(responses, d / "responses.parquet")
+    return PointData(d)
+
+
+def test_param_and_response_metrics_by_hand(tmp_path: Path) -> None:
+    rt = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0]
+    ends = [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0, 11.0]
+    _fake_point(
+        tmp_path,
+        {
+            "time_s": [0.0, 0.0, 2.0, 4.0],
+            "name": ["max_p", "min_th", "max_p", "max_p"],
+            "value": [0.1, 20.0, 0.2, 0.4],
+        },
+        pa.table({"response_time_s": rt, "end_s": ends, "start_s": [0.0] * 10}),
+    )
+    exp = parse_experiment(
+        {
+            "metric": [
+                {"name": "pm", "derived": "param_mean", "args": {"name": "max_p"}},
+                {"name": "pf", "derived": "param_final", "args": {"name": "max_p"}},
+                {"name": "w", "derived": "response_within", "args": {"t_s": 0.45}},
+                {"name": "q9", "derived": "response_quantile", "args": {"q": 0.9}},
+                {"name": "n", "derived": "completed_requests"},
+                {"name": "bad", "derived": "param_mean", "args": {"name": "nothere"}},
+                {"name": "typo", "derived": "queue_meen"},
+            ]
+        }
+    )
+    out = Output(tmp_path, exp, [], [])
+    row = Row("p", "s", {}, 1, "all", -1, 1.0, 10.0, "ok", "", {})
+    m = exp.metrics
+    # max_p: 0.1 on [1, 2), 0.2 on [2, 4), 0.4 on [4, 10]: (0.1 + 0.4 + 2.4) / 9.
+    assert evaluate(out, row, m["pm"]) == pytest.approx(2.9 / 9)
+    assert evaluate(out, row, m["pf"]) == 0.4
+    # Responses that ended in [1, 10]: the first nine; four of them took <= 0.45 s.
+    assert evaluate(out, row, m["w"]) == pytest.approx(4 / 9)
+    assert evaluate(out, row, m["q9"]) == pytest.approx(0.9)  # nearest rank: ceil(8.1) = 9th
+    assert evaluate(out, row, m["n"]) == 9
+    assert math.isnan(evaluate(out, row, m["bad"]))
+    assert math.isnan(evaluate(out, row, m["typo"]))
+    assert any("no 'nothere' (it has max_p, min_th)" in w for w in out.warnings)
+    assert any("unknown derived metric 'queue_meen'" in w for w in out.warnings)
+
+
+def test_param_of_a_static_scheme_is_its_configured_value(bulk: Output) -> None:
+    m = bulk.experiment.metrics["max_p"]
+    assert evaluate(bulk, _ok_row(bulk, "RED", "2-5 s"), m) == 0.1  # small.toml's max_p
+    ared = evaluate(bulk, _ok_row(bulk, "ARED", "2-5 s"), m)
+    assert 0 < ared <= 0.5 and ared != 0.1  # ARED adapts it
+
+
+def test_goodput_and_summary_metrics(bulk: Output) -> None:
+    row = _ok_row(bulk, "RED", "5-8 s", flows=20, seed=2)
+    summ = json.loads((bulk.point_dir(row.id) / "summary.json").read_text())
+    ph = summ["phases"][1]
+    g = parse_experiment({"metric": [{"name": "g", "derived": "goodput_bytes"}]}).metrics["g"]
+    assert evaluate(bulk, row, g) == pytest.approx(ph["flows"]["goodput_bps_total"] * 3 / 8)
+    u = bulk.experiment.metrics["utilisation"]
+    assert evaluate(bulk, row, u) == ph["bottleneck"]["utilization"]
+
+
+def test_missing_data_is_nan_with_a_warning(folders: dict[str, Path], tmp_path: Path) -> None:
+    d = tmp_path / "copy"
+    shutil.copytree(folders["bulk"], d)
+    out = load_output(d)
+    row = _ok_row(out, "RED", "all")
+    (d / "points" / row.id / "queue.parquet").unlink()
+    assert math.isnan(evaluate(out, row, out.experiment.metrics["queue"]))
+    assert any("queue.parquet: missing" in w for w in out.warnings)
+    nope = parse_experiment({"metric": [{"name": "z", "summary": "bottleneck.nope"}]})
+    assert math.isnan(evaluate(out, row, nope.metrics["z"]))
+    assert any("no column 'bottleneck.nope'" in w for w in out.warnings)
+    # And the whole report still builds, listing what it could not compute.
+    page = build_report(d).read_text()
+    assert "queue.parquet: missing" in page
+
+
+# ---- tables -------------------------------------------------------------------------------
+
+
+def test_table_layout(bulk: Output) -> None:
+    tables = T.build_tables(bulk, evaluate_all(bulk))
+    t1 = [t for t in tables.tables if t.name == "Table 1"]
+    # flows is not in Table 1's layout: one table per value.
+    assert [t.slice for t in t1] == ["flows = 10", "flows = 20"]
+    t = t1[0]
+    assert t.row_dims == ["scheme"] and [r[0] for r in t.row_labels] == ["RED", "ARED"]
+    assert t.col_headers == [
+        ["utilisation (%)", "utilisation (%)", "queue (pkts)", "queue (pkts)"],
+        ["2-5 s", "5-8 s", "2-5 s", "5-8 s"],
+    ]
+    c = t.cells[0][0]
+    assert c is not None and (c.scheme, c.phase, c.metric.name) == ("RED", "2-5 s", "utilisation")
+    assert c.paper is not None and c.paper.value == 90.0
+    assert c.diff == pytest.approx(c.ours.mean - 90.0)
+    assert c.ours.n == 2  # two seeds of RED
+    ared = t.cells[1][0]
+    assert ared is not None and (ared.ours.n, ared.ours.n_nan) == (1, 1)  # seed 2 failed
+    # Table 2: flows down, schemes across; the range metric as min-max, the paper's range.
+    (t2,) = [t for t in tables.tables if t.name == "Table 2"]
+    assert [r[0] for r in t2.row_labels] == ["10", "20"]
+    assert t2.col_headers[1] == ["RED", "ARED"]
+    cell = t2.cells[1][0]
+    assert cell is not None and cell.ours.stat == "range" and cell.paper is not None
+    assert cell.paper.range == (5.0, 9.0)
+    assert cell.ours.lo == min(cell.values) and cell.ours.hi == max(cell.values)
+
+
+def test_ranking_on_the_real_folder_is_consistent(bulk: Output) -> None:
+    tables = T.build_tables(bulk, evaluate_all(bulk))
+    assert len(tables.pairs) == 2  # utilisation and queue at flows 10; deviation has one scheme
+    for p in tables.pairs:
+        key = ((0,), p.phase)
+        a = tables.cells[(p.a, key[0], p.phase, p.metric)].ours.mean
+        b = tables.cells[(p.b, key[0], p.phase, p.metric)].ours.mean
+        assert p.ours == ("=" if round(a, 1) == round(b, 1) else ("<" if a < b else ">"))
+        assert p.kept == (p.ours == p.paper)
+    (q,) = [p for p in tables.pairs if p.metric == "queue"]
+    assert q.paper == "="  # 25.0 and 25.0
+
+
+def test_markdown_and_rich(bulk: Output) -> None:
+    from rich.console import Console
+
+    tables = T.build_tables(bulk, evaluate_all(bulk))
+    md = T.to_markdown(tables)
+    assert "### Table 1 (flows = 10)" in md and "paper 90.0, Δ " in md
+    assert (
+        "| utilisation | phase 2-5 s, flows = 10 | RED vs ARED | RED > ARED (90.0 vs 80.0) |" in md
+    )
+    console = Console(width=200, record=True)
+    console.print(T.to_rich(tables.tables[0]))
+    text = console.export_text()
+    assert "paper 90.0" in text and "2-5 s" in text
+
+
+# ---- report folder, HTML, CLI -------------------------------------------------------------
+
+
+def test_report_folder_and_page(folders: dict[str, Path]) -> None:
+    index = build_report(folders["bulk"])
+    d = index.parent
+    for name in ("queue", "util-flows", "queue-phases"):
+        assert (d / f"{name}.png").stat().st_size > 5000
+        assert (d / f"{name}.svg").read_text().lstrip().startswith("<?xml")
+    page = index.read_text()
+    assert page.count('<img src="data:image/png;base64,') == 3
+    assert "<script" not in page
+    # Offline: nothing is fetched from elsewhere (links to local files only).
+    assert not re.search(r"""(src|href)=["']?(https?:)?//""", page)
+    assert "aqmlab sweep test-bulk.toml" in page  # the command
+    assert "simulated failure for the tests" in page  # failures listed
+    assert "<strong>everything</strong>" in page  # notes rendered
+    summary = json.loads((d / "summary.json").read_text())
+    assert summary["failed"] == 2 and summary["compared"] == 2
+    md = (d / "tables.md").read_text()
+    # Rebuilding from the same results gives the same tables.
+    build_report(folders["bulk"])
+    assert (d / "tables.md").read_text() == md
+
+
+def test_web_report_figures(folders: dict[str, Path]) -> None:
+    index = build_report(folders["web"])
+    page = index.read_text()
+    assert page.count("data:image/png;base64,") == 2
+    assert "not drawn" not in page
+
+
+def test_index_page(folders: dict[str, Path], tmp_path: Path) -> None:
+    out = build_index([folders["bulk"], folders["web"]], tmp_path / "all.html")
+    page = out.read_text()
+    assert "test-bulk" in page and "test-web" in page
+    assert "partly kept (50 %)" in page  # bulk: utilisation kept, the queue pair not
+    assert "no pair" in page  # web: the paper gives no number
+    for href in re.findall(r'href="([^"]+)"', page):
+        assert (out.parent / href).is_file()
+
+
+def test_cli_report(folders: dict[str, Path], tmp_path: Path) -> None:
+    p = aqmlab_cli("report", folders["bulk"], folders["web"], "--index", tmp_path / "i.html")
+    assert p.returncode == 0, p.stderr
+    assert "Table 1 (flows = 10)" in p.stdout and "paper 90.0" in p.stdout
+    assert "report in" in p.stdout and (tmp_path / "i.html").is_file()
+
+
+def test_cli_report_bad_folder(tmp_path: Path) -> None:
+    assert_clean_error(aqmlab_cli("report", tmp_path / "nope"))
+    assert_clean_error(aqmlab_cli("report", tmp_path))
+    (tmp_path / "experiment.json").write_text("{not json")
+    p = aqmlab_cli("report", tmp_path)
+    assert_clean_error(p)
+    assert "experiment.json" in p.stderr
+
+
+def test_envelope_keeps_every_peak() -> None:
+    from aqmlab.report.figures import envelope
+
+    t = np.arange(100_000, dtype=np.float64)
+    v = np.sin(t / 50.0) + (t % 997 == 0) * 10.0  # spikes every 997 samples
+    te, ve = envelope(t, v, 2000)
+    assert len(te) <= 2100 and np.all(np.diff(te) >= 0)
+    assert ve.max() == v.max() and ve.min() == v.min()
+    spikes = t[v > 5]
+    assert np.isin(spikes, te).all()
+
+
+def test_cdf_splits_into_one_panel_per_setting(tmp_path: Path) -> None:
+    """More than eight curves: one panel per factor value, a curve per scheme in each."""
+    from aqmlab.report.figures import draw
+
+    schemes = ["A", "B", "C", "D", "E"]
+    exp = parse_experiment(
+        {
+            "scheme": [{"name": s, "set": []} for s in schemes],
+            "factor": [
+                {"name": "load", "key": "x", "values": [90, 105], "labels": ["90 %", "105 %"]}
+            ],
+            "figure": [{"name": "cdf", "kind": "cdf", "x_max": 1.0, "tail": True}],
+        }
+    )
+    out = Output(tmp_path, exp, [], [])
+    rng = np.random.default_rng(1)
+    for i, s in enumerate(schemes):
+        for load in (90, 105):
+            pid = f"{s}{load}"
+            d = tmp_path / "points" / pid
+            d.mkdir(parents=True)
+            rt = rng.exponential(0.1 * (i + 1), 200)
+            pq.write_table(pa.table({"end_s": np.full(200, 5.0), "response_time_s": rt}),
+                           d / "responses.parquet")  # fmt: skip
+            out.rows.append(Row(pid, s, {"load": load}, 1, "all", -1, 0.0, 10.0, "ok", "", {}))
+    files = draw(out, exp.figures[0], tmp_path / "fig", {})
+    svg = next(f for f in files if f.suffix == ".svg").read_text()
+    assert "load 90 %" in svg and "load 105 %" in svg  # one panel title per setting
+    # Side by side, sharing the y axis: its label once, at the left.
+    assert svg.count("P(response time &gt; x)") == 1
