@@ -20,10 +20,10 @@ export VIRTUAL_ENV := $(abspath $(VENV))
 help:
 	@echo "make venv    create $(VENV) with the build and test tools"
 	@echo "make build   build the engine and install aqmlab into $(VENV) (incremental)"
-	@echo "make demo    RED vs DropTail on the dumbbell; results and plot in demo-out/"
+	@echo "make demo    reproduce thesis section 5.5.3 in quick form: its table beside the paper's, HTML report in demo-out/"
 	@echo "make test    cargo fmt/clippy/test, ruff, mypy, pytest"
 	@echo "make browser install Debian's Chromium for the report's browser test (as root)"
-	@echo "make bench   speed of the canonical scenario"
+	@echo "make bench   speed of the canonical scenario per scheme, then the thesis' experiments in full"
 	@echo "make bench-experiments   the thesis' experiments in full on 2 workers (wall time, overhead)"
 	@echo "make clean   remove build products, $(VENV) and demo-out/"
 
@@ -83,6 +83,7 @@ bench:
 	cargo run --release -p aqmlab-core --example bench -- --reps $(BENCH_REPS) scenarios/canonical.toml \
 	  $(foreach k,$(AQM_KINDS),scenarios/canonical.toml@$(k)) \
 	  scenarios/web.toml
+	$(MAKE) bench-experiments
 
 # The thesis' experiments in full (issue 11): every scheme, every seed, full length, on
 # 2 local workers; prints the wall time and the overhead beyond the engine's own time.

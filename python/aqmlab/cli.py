@@ -96,8 +96,13 @@ def build_parser() -> argparse.ArgumentParser:
     rp.add_argument("--index", metavar="OUT.html", help="also write an index page over every DIR")
     rp.set_defaults(func=cmd_report)
 
-    d = sub.add_parser("demo", help="RED vs DropTail on the dumbbell")
+    d = sub.add_parser(
+        "demo", help="reproduce a thesis experiment in quick form (or --red-droptail)"
+    )
     d.add_argument("--out", default="demo-out", metavar="DIR", help="where to write results")
+    d.add_argument("--preset", default=None, metavar="NAME", help="the preset to reproduce")
+    d.add_argument("--jobs", type=int, default=None, metavar="J", help="worker processes")
+    d.add_argument("--red-droptail", action="store_true", help="RED vs DropTail instead")
     d.set_defaults(func=cmd_demo)
 
     from aqmlab.experiments.command import add_parsers as add_experiment_parsers
@@ -259,7 +264,14 @@ def cmd_plot(args: argparse.Namespace) -> int:
 def cmd_demo(args: argparse.Namespace) -> int:
     from aqmlab import demo
 
-    return demo.main(["--out", args.out])
+    argv = ["--out", args.out]
+    if args.preset is not None:
+        argv += ["--preset", args.preset]
+    if args.jobs is not None:
+        argv += ["--jobs", str(args.jobs)]
+    if args.red_droptail:
+        argv.append("--red-droptail")
+    return demo.main(argv)
 
 
 def cmd_report(args: argparse.Namespace) -> int:
