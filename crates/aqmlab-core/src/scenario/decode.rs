@@ -316,6 +316,10 @@ pub fn as_u64(v: &Value, path: &str) -> SpecResult<u64> {
             format!("{i} is negative; expected a whole number >= 0"),
         )),
         Value::Float(x) if x.fract() == 0.0 && *x >= 0.0 && *x < 9e15 => Ok(*x as u64),
+        Value::Float(x) if x.fract() == 0.0 && *x >= 9e15 => Err(SpecError::new(
+            path,
+            format!("{x} is too large; expected a whole number in [0, 9e15]"),
+        )),
         _ => Err(SpecError::new(
             path,
             format!("expected a whole number >= 0, found {} {v}", v.type_name()),
