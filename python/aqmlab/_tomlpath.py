@@ -35,7 +35,10 @@ class Located:
 
 
 def offset_of(text: str, message: str) -> int | None:
-    """The character offset of tomllib's ``(at line L, column C)``, if any."""
+    """The character offset of tomllib's ``(at line L, column C)`` or ``(at
+    end of document)``, if any."""
+    if "(at end of document)" in message:
+        return len(text)
     m = _POS.search(message)
     if m is None:
         return None
@@ -85,7 +88,7 @@ def _split_key(raw: str) -> list[str | int]:
 class _Frame:
     """An open inline table (``key`` is its current key) or array (``index``)."""
 
-    __slots__ = ("is_array", "index", "key", "expect_key")
+    __slots__ = ("expect_key", "index", "is_array", "key")
 
     def __init__(self, is_array: bool) -> None:
         self.is_array = is_array

@@ -30,8 +30,10 @@ from aqmlab.scenario import (
     load,
     resolved_from_json,
     to_json,
-    truncate as _truncate,
     with_truncate_hint,
+)
+from aqmlab.scenario import (
+    truncate as _truncate,
 )
 
 if TYPE_CHECKING:

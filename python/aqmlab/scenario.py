@@ -92,10 +92,11 @@ def _parse_toml(text: str, name: str) -> dict[str, Any]:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
         at = _tomlpath.offset_of(text, str(e))
-        steps = _tomlpath.path_at(text, at).steps if at is not None else []
-        if steps:
-            raise ScenarioError(format_key(steps), f"invalid TOML in {name}: {e}") from None
-        raise ScenarioError("", f"{name}: invalid TOML: {e}") from None
+        loc = _tomlpath.path_at(text, at) if at is not None else None
+        if loc is not None and loc.steps:
+            raise ScenarioError(format_key(loc.steps), f"invalid TOML in {name}: {e}") from None
+        where = f" at line {loc.line}" if loc is not None and "line" not in str(e) else ""
+        raise ScenarioError("", f"{name}: invalid TOML{where}: {e}") from None
     except ValueError as e:
         # Python refuses integers of more than 4300 digits (int_max_str_digits).
         m = re.search(r"[0-9][0-9_]{4000,}", text)
@@ -284,7 +285,7 @@ def check_plain(doc: Mapping[str, Any]) -> None:
     stack: list[tuple[Any, list[Step]]] = [(doc, [])]
     while stack:
         v, steps = stack.pop()
-        if isinstance(v, Mapping) or isinstance(v, list | tuple):
+        if isinstance(v, Mapping | list | tuple):
             if len(steps) >= MAX_DEPTH:
                 raise _too_deep(steps)
             if isinstance(v, Mapping):
@@ -364,8 +365,7 @@ def with_truncate_hint(e: ScenarioError) -> ScenarioError:
     if _PAST_END.match(e.path) and "end of the run" in e.msg:
         return ScenarioError(
             e.path,
-            f"{e.msg}; to drop what lies past the end, run with --truncate "
-            "(Python: truncate=True)",
+            f"{e.msg}; to drop what lies past the end, run with --truncate (Python: truncate=True)",
         )
     return e
 
@@ -503,25 +503,83 @@ def _drop_nulls(v: Any) -> Any:
 
 
 def describe(resolved: Mapping[str, Any]) -> str:
-    """A one-line description of a resolved scenario."""
+    """A one-line description of a resolved scenario: the topology, the
+    queue discipline of each link (a custom topology's or parking lot's own
+    per-link schemes, not only ``[aqm]``), the traffic by kind (TCP flows,
+    UDP sources, web-simple and web sessions), the duration and the seed."""
     topo = resolved.get("topology", {})
     kind = topo.get("kind", "?")
+    top = resolved.get("aqm", {})
     if kind == "custom":
-        parts = [f"custom {len(topo.get('nodes', []))} nodes, {len(topo.get('links', []))} links"]
+        links = topo.get("links", [])
+        parts = [f"custom {len(topo.get('nodes', []))} nodes, {len(links)} links"]
+        parts.append(_per_link_aqm([(str(x.get("name", "?")), x.get("aqm", top)) for x in links]))
     else:
-        links = f"{topo.get('links')} x " if kind == "parking-lot" else ""
+        nlinks = f"{topo.get('links')} x " if kind == "parking-lot" else ""
         rate, delay = topo.get("bottleneck_rate", "?"), topo.get("bottleneck_delay", "?")
-        parts = [f"{kind} {links}{rate} / {delay}", f"buffer {_buffer(topo.get('buffer'))}"]
-    parts.append(_aqm(resolved.get("aqm", {})))
-    groups = resolved.get("traffic", [])
-    fwd = sum(g.get("flows", 0) for g in groups if g.get("direction") == "forward")
-    rev = sum(g.get("flows", 0) for g in groups if g.get("direction") == "reverse")
-    flows = f"{fwd} forward"
-    if rev:
-        flows += f" + {rev} reverse"
-    parts.append(f"{flows} {resolved.get('tcp', {}).get('variant', 'tcp')} flows")
+        parts = [f"{kind} {nlinks}{rate} / {delay}", f"buffer {_buffer(topo.get('buffer'))}"]
+        if kind == "parking-lot":
+            over = {str(o.get("link")): o.get("aqm") for o in topo.get("overrides", [])}
+            names = [f"link{k}" for k in range(int(topo.get("links", 0) or 0))]
+            parts.append(_per_link_aqm([(n, over.get(n) or top) for n in names]))
+        else:
+            parts.append(_aqm(top))
+    parts.append(_traffic(resolved))
     parts.append(f"{resolved.get('duration', '?')}, seed {resolved.get('seed', '?')}")
     return ", ".join(parts)
+
+
+def _per_link_aqm(links: list[tuple[str, Mapping[str, Any]]]) -> str:
+    """``red(...) on core2; droptail on 5 links`` (one scheme: just it)."""
+    groups: dict[str, list[str]] = {}
+    for name, a in links:
+        groups.setdefault(_aqm(a), []).append(name)
+    if len(groups) <= 1:
+        return next(iter(groups), "droptail")
+    out = []
+    for desc, names in groups.items():
+        on = ", ".join(names) if len(names) <= 3 else f"{len(names)} links"
+        out.append(f"{desc} on {on}")
+    return "; ".join(out)
+
+
+def _traffic(resolved: Mapping[str, Any]) -> str:
+    """Traffic by kind and direction: TCP bulk flows, UDP sources, sessions."""
+    variant = resolved.get("tcp", {}).get("variant", "tcp")
+    counts: dict[tuple[str, str], int] = {}
+    loads: list[str] = []
+    for g in resolved.get("traffic", []):
+        k = g.get("kind", "?")
+        d = g.get("direction", "forward")
+        if k == "bulk":
+            label = f"{variant} flows"
+            n = g.get("flows", 0)
+        elif k in ("cbr", "udp-onoff"):
+            label = f"{k} UDP sources"
+            n = g.get("flows", 0)
+        elif k == "web-simple":
+            label = "web-simple sessions"
+            n = g.get("sessions", 0)
+        elif k == "web":
+            if "sessions" not in g:
+                loads.append(f"web sessions for {g.get('offered_load', '?')} ({d})")
+                continue
+            label = "web sessions"
+            n = g.get("sessions", 0)
+        else:
+            label, n = f"{k}", g.get("flows", 0)
+        counts[(label, d)] = counts.get((label, d), 0) + int(n)
+    by_label: dict[str, list[str]] = {}
+    for (label, d), n in counts.items():
+        by_label.setdefault(label, []).append(f"{n} {d}")
+    parts = [" + ".join(ns) + f" {label}" for label, ns in by_label.items()]
+    added = sum(
+        int(e.get("start", 0)) + int(e.get("add_sessions", 0))
+        for e in resolved.get("schedule", [])
+        if e.get("action") in ("flows", "web")
+    )
+    text = " + ".join([*parts, *loads]) or "no traffic"
+    return f"{text} (+{added} started by the schedule)" if added else text
 
 
 def _buffer(b: Any) -> str:

@@ -16,9 +16,9 @@
 //!   [`DEFAULT_MEMORY_LIMIT`]). Web response rows are not estimated: each
 //!   needs several simulated packets, so they grow with the work of the
 //!   run, not with a setting.
-//! - **Timer events**: AQM ticks over the run, summed over every link
-//!   direction, at most [`MAX_TIMER_EVENTS`] (at about 50 ns per tick, a
-//!   minute of computing).
+//! - **Timer events**: AQM ticks over the run (every link direction) and
+//!   the packets of UDP sources (at their highest scheduled rate), at most
+//!   [`MAX_TIMER_EVENTS`] (at about 50 ns per tick, a minute of computing).
 //! - **Markov loss chains**: every holding time at least one packet's
 //!   transmission time on its link. The chain is advanced lazily, when a
 //!   packet starts transmission, through every holding period that ended
@@ -142,7 +142,7 @@ impl Scenario {
                 out.push(PlacedAqm {
                     path: "aqm".into(),
                     spec: &self.aqm,
-                    info: i.clone(),
+                    info: i,
                 });
                 out.push(PlacedAqm {
                     path: "reverse_aqm".into(),
@@ -172,7 +172,7 @@ impl Scenario {
                     out.push(PlacedAqm {
                         path: fwd,
                         spec: d.aqm,
-                        info: i.clone(),
+                        info: i,
                     });
                     out.push(PlacedAqm {
                         path: rev,
@@ -199,7 +199,7 @@ impl Scenario {
                     out.push(PlacedAqm {
                         path: fwd,
                         spec: d.aqm,
-                        info: i.clone(),
+                        info: i,
                     });
                     out.push(PlacedAqm {
                         path: rev,
@@ -330,38 +330,82 @@ impl Scenario {
         Ok(())
     }
 
+    /// Packets per second a UDP group sends at its highest rate (initial
+    /// or scheduled), all its flows together (scheduled starts included).
+    fn udp_packets_per_sec(&self, g: usize) -> f64 {
+        let (TrafficSpec::Cbr(u) | TrafficSpec::UdpOnoff(u)) = &self.traffic[g] else {
+            return 0.0;
+        };
+        let flows = self.group_capacity(g).max(1) as f64;
+        let bps = |r: &super::spec::UdpRate| match *r {
+            super::spec::UdpRate::Rate(r) => r.bps() as f64,
+            super::spec::UdpRate::Density(d) => d * self.path_rate(g).bps() as f64 / u.flows as f64,
+        };
+        let mut best = bps(&u.rate);
+        for e in &self.schedule {
+            if let super::Action::Udp { group, rate } = &e.action {
+                if *group as usize == g {
+                    best = best.max(bps(rate));
+                }
+            }
+        }
+        // One packet per transmission time at the rate (at least 1 ns apart).
+        let per_flow = BitRate((best.round() as u64).max(1)).tx_time(u.packet_size);
+        flows * 1e9 / per_flow.0.max(1) as f64
+    }
+
+    /// AQM ticks and UDP sends over the run, at most [`MAX_TIMER_EVENTS`].
     fn check_ticks(&self) -> SpecResult<()> {
-        let mut total: u64 = 0;
-        let mut worst: Option<(u64, String, SimTime)> = None;
+        let secs = self.duration.as_secs_f64();
+        let mut total = 0.0f64;
+        let mut worst: Option<(f64, String, String)> = None;
+        let mut note = |n: f64, path: String, what: String| {
+            total += n;
+            if worst.as_ref().is_none_or(|w| n > w.0) {
+                worst = Some((n, path, what));
+            }
+        };
         for a in self.placed_aqms() {
             let Some(dt) = a.spec.build(a.info).tick_interval() else {
                 continue;
             };
-            let n = self.duration.0 / dt.0.max(1);
-            total = total.saturating_add(n);
-            if worst.as_ref().is_none_or(|w| n > w.0) {
-                worst = Some((n, a.path, dt));
+            let n = (self.duration.0 / dt.0.max(1)) as f64;
+            note(
+                n,
+                a.path,
+                format!("the scheme updates every {dt} (its update interval or sampling rate)"),
+            );
+        }
+        for g in 0..self.traffic.len() {
+            let pps = self.udp_packets_per_sec(g);
+            if pps > 0.0 {
+                let key = match &self.traffic[g] {
+                    TrafficSpec::Cbr(u) | TrafficSpec::UdpOnoff(u)
+                        if matches!(u.rate, super::spec::UdpRate::Density(_)) =>
+                    {
+                        "density"
+                    }
+                    _ => "rate",
+                };
+                note(
+                    pps * secs,
+                    format!("traffic[{g}].{key}"),
+                    format!("the group sends {} packets per second", sci(pps)),
+                );
             }
         }
         match worst {
-            Some((n, path, dt)) if total > MAX_TIMER_EVENTS => {
-                let need = SimTime(
-                    (self.duration.0 as f64 * (total as f64 / n as f64) / MAX_TIMER_EVENTS as f64)
-                        .ceil() as u64,
-                );
-                Err(SpecError::new(
-                    path,
-                    format!(
-                        "the scheme updates every {dt} (its update interval or sampling rate): \
-                         {} timer events in the {} run ({} on all links); at most {} are \
-                         allowed (an interval of at least {need} here)",
-                        sci(n as f64),
-                        self.duration,
-                        sci(total as f64),
-                        sci(MAX_TIMER_EVENTS as f64),
-                    ),
-                ))
-            }
+            Some((n, path, what)) if total > MAX_TIMER_EVENTS as f64 => Err(SpecError::new(
+                path,
+                format!(
+                    "{what}: {} timer events in the {} run ({} from all AQM timers and UDP sources); at \
+                     most {} fit a run (about a minute of computing)",
+                    sci(n),
+                    self.duration,
+                    sci(total),
+                    sci(MAX_TIMER_EVENTS as f64),
+                ),
+            )),
             _ => Ok(()),
         }
     }

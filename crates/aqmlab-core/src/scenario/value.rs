@@ -45,6 +45,9 @@ impl fmt::Display for Value {
         match self {
             Value::Bool(b) => write!(f, "{b}"),
             Value::Int(i) => write!(f, "{i}"),
+            // Very large or small numbers in exponent form (5e-324, not
+            // 324 digits).
+            Value::Float(x) if *x != 0.0 && !(1e-6..1e15).contains(&x.abs()) => write!(f, "{x:e}"),
             Value::Float(x) => write!(f, "{x}"),
             Value::Str(s) => write!(f, "{s:?}"),
             Value::Array(a) => {
