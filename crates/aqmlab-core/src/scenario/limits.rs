@@ -548,6 +548,100 @@ impl Scenario {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::scenario::Value;
+
+    const BASE: &str = r#"
+duration = "20s"
+[topology]
+bottleneck_rate = "10Mbps"
+[aqm]
+kind = "red"
+[[traffic]]
+kind = "bulk"
+flows = 10
+"#;
+
+    fn check(extra: &str) -> SpecResult<Scenario> {
+        let v: Value = toml::from_str(&format!("{BASE}{extra}")).expect("TOML");
+        Scenario::from_value(v)
+    }
+
+    fn path_of(extra: &str) -> String {
+        check(extra).expect_err("should be refused").path
+    }
+
+    #[test]
+    fn estimate_by_hand() {
+        // 20 s at 10 ms: 2001 samples of one link, RED reports no parameters;
+        // windows of 10 s over [0, 20 s]: 20/10 + 1 = 3; 10 flows.
+        let e = check("").unwrap().estimate_memory();
+        assert_eq!(e.queue_rows, 2001.0);
+        assert_eq!(e.param_rows, 0.0);
+        assert_eq!(e.windows, 3.0);
+        assert_eq!(e.flows, 10.0);
+        assert_eq!(e.bytes(), 2001.0 * 350.0 + 3.0 * 8.0 + 10.0 * 3200.0);
+    }
+
+    #[test]
+    fn sample_interval_past_memory_is_refused_with_the_figure() {
+        let e = check("[metrics]\nsample_interval = \"1ns\"\n").unwrap_err();
+        assert_eq!(e.path, "metrics.sample_interval");
+        assert!(e.msg.contains("2.0e10 queue samples"), "{}", e.msg);
+        // The interval it names fits; one nanosecond less does not.
+        let need = e
+            .msg
+            .rsplit("at least ")
+            .next()
+            .unwrap()
+            .trim_end_matches(" fits");
+        assert!(check(&format!("[metrics]\nsample_interval = \"{need}\"\n")).is_ok());
+        // A larger memory_limit admits 1 us (2e7 samples, 7 GB).
+        assert_eq!(
+            path_of("[metrics]\nsample_interval = \"1us\"\n"),
+            "metrics.sample_interval"
+        );
+        assert!(check("[metrics]\nsample_interval = \"1us\"\nmemory_limit = \"8GB\"\n").is_ok());
+    }
+
+    #[test]
+    fn window_past_memory_is_refused() {
+        assert_eq!(path_of("[metrics]\nwindow = \"1ns\"\n"), "metrics.window");
+    }
+
+    #[test]
+    fn markov_hold_below_a_packet_time_is_refused() {
+        // 1000-byte packets at 10 Mbps: 800 us.
+        let loss = |h: &str| {
+            format!(
+                "[topology.loss]\nkind = \"markov\"\np = [0, 0.5]\nhold = [\"1s\", \"{h}\"]\n\
+                 transitions = [[0, 1], [1, 0]]\n"
+            )
+        };
+        let text = BASE.replace("[aqm]", &format!("{}[aqm]", loss("799us")));
+        let v: Value = toml::from_str(&text).unwrap();
+        let e = Scenario::from_value(v).unwrap_err();
+        assert_eq!(e.path, "topology.loss.hold[1]");
+        assert!(e.msg.contains("800us"), "{}", e.msg);
+        let text = BASE.replace("[aqm]", &format!("{}[aqm]", loss("800us")));
+        assert!(Scenario::from_value(toml::from_str(&text).unwrap()).is_ok());
+    }
+
+    #[test]
+    fn timer_events_past_the_budget_are_refused() {
+        // PI sampling at 1 MHz in both directions: 2 x 2e7 ticks in 20 s: fine;
+        // over 1000 s, 2e9: refused, naming [aqm].
+        let pi = |d: &str| {
+            BASE.replace("kind = \"red\"", "kind = \"pi\"\nsampling_freq = 1000000")
+                .replace("duration = \"20s\"", &format!("duration = \"{d}\""))
+        };
+        let ok = |t: &str| Scenario::from_value(toml::from_str(t).unwrap());
+        assert!(ok(&(pi("20s") + "[metrics]\nsample_interval = \"1s\"\n")).is_ok());
+        let e = ok(&(pi("1000s") + "[metrics]\nsample_interval = \"1s\"\n")).unwrap_err();
+        assert_eq!(e.path, "aqm");
+        // A UDP source at 1000000 Gbps: one packet per ns, 2e10 in 20 s.
+        let udp = "[[traffic]]\nkind = \"cbr\"\nrate = \"1000000Gbps\"\n";
+        assert_eq!(path_of(udp), "traffic[1].rate");
+    }
 
     #[test]
     fn human_sizes() {
