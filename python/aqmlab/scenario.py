@@ -194,14 +194,19 @@ def _parse_value(raw: str) -> Any:
     return parsed["v"]
 
 
+_BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
+
+
 def format_key(steps: Iterable[Step]) -> str:
-    """The field-path form the engine uses: ``traffic[0].flows``."""
+    """The field-path form the engine uses: ``traffic[0].flows``; a key that
+    TOML could not write bare is quoted (``metrics." window"``, ``""``)."""
     out = ""
     for s in steps:
         if isinstance(s, int):
             out += f"[{s}]"
         else:
-            out += f".{s}" if out else s
+            k = s if _BARE_KEY.fullmatch(s) else json.dumps(s, ensure_ascii=not _is_text(s))
+            out += f".{k}" if out else k
     return out
 
 
@@ -255,6 +260,15 @@ def _set(doc: dict[str, Any], steps: list[Step], value: Any) -> None:
             raise ScenarioError(
                 here, f"{parent} is {_kind(node)}, not a table; cannot set a key inside it"
             )
+
+
+def _is_text(s: str) -> bool:
+    """Whether ``s`` is valid Unicode (no lone surrogates)."""
+    try:
+        s.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _kind(v: Any) -> str:
