@@ -286,3 +286,20 @@ def test_outline_shows_the_schemes_of_a_custom_topology() -> None:
     text = describe(doc)
     # [aqm] applies only to links without their own: here the six host links.
     assert "pi on 6 links" in text and text.count("red(") == 1, text
+
+
+# -- item 19: no profiler output in the repository -------------------------------
+
+
+def test_no_profiler_output_is_tracked_and_it_is_ignored() -> None:
+    import shutil
+    import subprocess
+
+    ignore = (ROOT / ".gitignore").read_text().splitlines()
+    assert "cachegrind.out.*" in ignore and "callgrind.out.*" in ignore
+    if shutil.which("git") is None or not (ROOT / ".git").exists():
+        pytest.skip("not a git checkout")
+    files = subprocess.run(
+        ["git", "ls-files"], cwd=ROOT, capture_output=True, text=True, check=True
+    ).stdout.split()
+    assert not [f for f in files if "grind.out." in f or f.startswith("perf.data")]
