@@ -60,7 +60,7 @@ def test_value_the_engine_cannot_hold_names_its_field(
 def test_a_key_that_is_not_unicode_is_named(small_doc: dict[str, Any]) -> None:
     small_doc["aqm"]["x\udc80"] = 1
     e = error_of(small_doc)
-    assert e.path.startswith("aqm.x"), str(e)
+    assert e.path == 'aqm."x\\udc80"', str(e)
 
 
 @pytest.mark.parametrize("depth", [MAX_DEPTH, 200, 1000, 5000])
