@@ -22,7 +22,19 @@ import numpy.typing as npt
 import pyarrow as pa
 
 from aqmlab import _core
-from aqmlab.scenario import SpecSource, apply_overrides, load, resolved_from_json, to_json
+from aqmlab.scenario import (
+    ScenarioError,
+    SpecSource,
+    TruncationNote,
+    apply_overrides,
+    load,
+    resolved_from_json,
+    to_json,
+    with_truncate_hint,
+)
+from aqmlab.scenario import (
+    truncate as _truncate,
+)
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -126,15 +138,24 @@ def prepare(
     spec: SpecSource,
     seed: int | None = None,
     overrides: Iterable[str] = (),
+    truncate: bool = False,
 ) -> dict[str, Any]:
     """The scenario document that :func:`run` hands to the engine: ``spec``
-    loaded, ``overrides`` applied, then ``seed`` set if given."""
+    loaded, ``overrides`` applied, then ``seed`` set if given. With
+    ``truncate``, what lies past the end of the run is dropped
+    (:func:`aqmlab.scenario.truncate`), each change issued as a
+    :class:`~aqmlab.scenario.TruncationNote` warning."""
     doc = load(spec)
     apply_overrides(doc, overrides)
     if seed is not None:
         if isinstance(seed, bool) or not isinstance(seed, int):
             raise _core.ScenarioError("seed", f"expected a whole number >= 0, found {seed!r}")
         doc["seed"] = seed
+    if truncate:
+        import warnings
+
+        for note in _truncate(doc):
+            warnings.warn(note, TruncationNote, stacklevel=3)
     return doc
 
 
@@ -144,6 +165,7 @@ def run(
     overrides: Iterable[str] = (),
     progress: ProgressFn | None = None,
     out: str | os.PathLike[str] | None = None,
+    truncate: bool = False,
 ) -> RunResult:
     """Run a scenario and return its results.
 
@@ -152,14 +174,19 @@ def run(
     ``aqmlab run --set``. ``progress(simulated_seconds)`` is called now and
     then; returning ``False`` stops the run with ``KeyboardInterrupt``.
     Nothing is written unless ``out`` is given (then the run folder ``out``).
-    Raises :class:`aqmlab.ScenarioError` on a bad scenario.
+    With ``truncate``, schedule entries and phases past the end of the run
+    are dropped (``--set duration=...`` shorter than the scenario; see
+    :func:`prepare`). Raises :class:`aqmlab.ScenarioError` on a bad scenario.
     """
-    doc = prepare(spec, seed, overrides)
+    doc = prepare(spec, seed, overrides, truncate)
     if out is not None:
         from aqmlab.results import check_target
 
         check_target(out)
-    raw = _core.run(to_json(doc), progress)
+    try:
+        raw = _core.run(to_json(doc), progress)
+    except ScenarioError as e:
+        raise with_truncate_hint(e) from None
     result = from_core(raw)
     if out is not None:
         result.save(out)

@@ -1,7 +1,7 @@
 """The ``aqmlab`` command.
 
-    aqmlab validate FILE [FILE ...] [--set KEY=VALUE ...]
-    aqmlab run FILE --out DIR [--seed N] [--set KEY=VALUE ...] [--quiet]
+    aqmlab validate FILE [FILE ...] [--set KEY=VALUE ...] [--truncate]
+    aqmlab run FILE --out DIR [--seed N] [--set KEY=VALUE ...] [--truncate] [--quiet]
     aqmlab plot DIR [DIR ...] [-o PNG]
     aqmlab report DIR [DIR ...] [--index OUT.html]
     aqmlab demo [--out DIR]
@@ -73,9 +73,16 @@ def build_parser() -> argparse.ArgumentParser:
         "help": "override a scenario key, e.g. aqm.max_p=0.05 or traffic[0].flows=50 (repeatable)",
     }
 
+    truncarg: dict[str, Any] = {
+        "action": "store_true",
+        "help": "drop schedule entries and phases at or past the end of the run "
+        "(to try a long scenario short with --set duration=...); each is noted on stderr",
+    }
+
     v = sub.add_parser("validate", help="check scenario files without running them")
     v.add_argument("files", nargs="+", metavar="FILE", help="scenario file (TOML)")
     v.add_argument("--set", dest="sets", **setarg)
+    v.add_argument("--truncate", **truncarg)
     v.set_defaults(func=cmd_validate)
 
     r = sub.add_parser("run", help="run a scenario and write its result folder")
@@ -83,6 +90,7 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--out", "-o", required=True, metavar="DIR", help="result folder to write")
     r.add_argument("--seed", type=_seed, metavar="N", help="replace the scenario's seed")
     r.add_argument("--set", dest="sets", **setarg)
+    r.add_argument("--truncate", **truncarg)
     r.add_argument("--quiet", "-q", action="store_true", help="no progress bar or summary")
     r.set_defaults(func=cmd_run)
 
@@ -115,12 +123,17 @@ def _name(file: str) -> str:
     return str(Path(file))
 
 
-def load_file(file: str, sets: Sequence[str] = ()) -> dict[str, Any]:
-    """Load a scenario file and apply overrides; input errors become UserError."""
+def load_file(file: str, sets: Sequence[str] = (), truncate: bool = False) -> dict[str, Any]:
+    """Load a scenario file and apply overrides (then, with ``truncate``, drop
+    what lies past the end, noting each change on stderr); input errors
+    become UserError."""
     name = _name(file)
     try:
         doc = scenario.load(Path(file))
         scenario.apply_overrides(doc, sets)
+        if truncate:
+            for note in scenario.truncate(doc):
+                print(f"note: {name}: {note}", file=sys.stderr)
     except ScenarioError as e:
         text = str(e)
         raise UserError(text if text.startswith(f"{name}:") else f"{name}: {text}") from None
@@ -142,7 +155,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
     status = 0
     for f in args.files:
         try:
-            resolved = _validate(f, load_file(f, args.sets))
+            resolved = _validate(f, load_file(f, args.sets, args.truncate))
         except UserError as e:
             _err(str(e))
             status = EXIT_USAGE
@@ -214,7 +227,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     from aqmlab import api
     from aqmlab.report import summary_table
 
-    doc = load_file(args.file, args.sets)
+    doc = load_file(args.file, args.sets, args.truncate)
     if args.seed is not None:
         doc["seed"] = args.seed
     resolved = _validate(args.file, doc)

@@ -8,7 +8,6 @@ parses files, applies overrides and hands the document over as JSON.
 
 from __future__ import annotations
 
-import copy
 import datetime as _dt
 import json
 import math
@@ -24,17 +23,20 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
+from aqmlab import _tomlpath
 from aqmlab._core import ScenarioError
 from aqmlab._core import validate as _core_validate
 
 __all__ = [
     "ScenarioError",
     "SpecSource",
+    "TruncationNote",
     "apply_overrides",
     "describe",
     "load",
     "parse_override",
     "to_json",
+    "truncate",
     "validate",
 ]
 
@@ -46,6 +48,18 @@ Step: TypeAlias = "str | int"
 
 _SEGMENT = re.compile(r"([^.\[\]]*)((?:\[[^\[\]]*\])*)")
 
+#: Deepest nesting of tables and arrays a document may have. The deepest
+#: real key (``topology.links[0].loss.transitions[0][0]``) is 6 levels down;
+#: the limit keeps every check, copy and the engine's JSON reader (which
+#: stops at 128) far from their recursion limits.
+MAX_DEPTH = 32
+
+#: Range of an integer a scenario can hold (TOML and the engine: 64-bit signed).
+INT_MIN, INT_MAX = -(2**63), 2**63 - 1
+
+#: Steps of a path shown when a value nests too deeply.
+_SHOWN_STEPS = 6
+
 
 def load(source: SpecSource) -> dict[str, Any]:
     """Return the scenario document of ``source``.
@@ -56,7 +70,7 @@ def load(source: SpecSource) -> dict[str, Any]:
     line; a missing file raises ``FileNotFoundError``.
     """
     if isinstance(source, Mapping):
-        return copy.deepcopy(dict(source))
+        return _copy_tree(source)
     if isinstance(source, str) and not os.path.exists(source) and _looks_like_toml(source):
         return _parse_toml(source, "<string>")
     path = Path(source)
@@ -69,10 +83,60 @@ def _looks_like_toml(s: str) -> bool:
 
 
 def _parse_toml(text: str, name: str) -> dict[str, Any]:
+    """Parse TOML text; a syntax error names the field it is in when the
+    scan of :mod:`aqmlab._tomlpath` finds one (else the whole document)."""
+    deep = _tomlpath.too_deep(text, MAX_DEPTH)
+    if deep is not None:
+        raise _too_deep(deep.steps, f" (line {deep.line} of {name})")
     try:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
-        raise ScenarioError("", f"{name}: invalid TOML: {e}") from None
+        at = _tomlpath.offset_of(text, str(e))
+        loc = _tomlpath.path_at(text, at) if at is not None else None
+        if loc is not None and loc.steps:
+            raise ScenarioError(format_key(loc.steps), f"invalid TOML in {name}: {e}") from None
+        where = f" at line {loc.line}" if loc is not None and "line" not in str(e) else ""
+        raise ScenarioError("", f"{name}: invalid TOML{where}: {e}") from None
+    except ValueError as e:
+        # Python refuses integers of more than 4300 digits (int_max_str_digits).
+        m = re.search(r"[0-9][0-9_]{4000,}", text)
+        steps = _tomlpath.path_at(text, m.start()).steps if m else []
+        raise ScenarioError(format_key(steps), f"invalid TOML in {name}: {e}") from None
+    except RecursionError:  # pragma: no cover - too_deep catches it first
+        raise ScenarioError("", f"{name}: nested too deeply for the TOML parser") from None
+
+
+def _too_deep(steps: list[Step], where: str = "") -> ScenarioError:
+    shown = format_key(steps[:_SHOWN_STEPS]) + ("..." if len(steps) > _SHOWN_STEPS else "")
+    return ScenarioError(
+        shown,
+        f"tables and arrays nested more than {MAX_DEPTH} levels deep{where}; "
+        "a scenario value is a number, a string, a boolean or a small table or list",
+    )
+
+
+def _copy_tree(doc: Mapping[str, Any]) -> dict[str, Any]:
+    """A copy of the tables and arrays of ``doc`` (leaves shared), without
+    recursion; nesting deeper than :data:`MAX_DEPTH` (or a cycle) raises
+    :class:`ScenarioError` naming the path."""
+    root: dict[str, Any] = {}
+    stack: list[tuple[Any, Any, list[Step]]] = [(doc, root, [])]
+    while stack:
+        src, dst, steps = stack.pop()
+        if len(steps) >= MAX_DEPTH:
+            raise _too_deep(steps)
+        items = src.items() if isinstance(src, Mapping) else enumerate(src)
+        for k, v in items:
+            if isinstance(v, Mapping):
+                c: Any = {}
+            elif isinstance(v, list | tuple):
+                c = [None] * len(v)
+            else:
+                c = v
+            dst[k] = c
+            if c is not v:
+                stack.append((v, c, [*steps, k]))
+    return root
 
 
 def parse_override(item: str) -> tuple[list[Step], Any]:
@@ -87,7 +151,12 @@ def parse_override(item: str) -> tuple[list[Step], Any]:
     key = key.strip()
     if not sep or not key:
         raise ScenarioError("", f"malformed override {item!r}: expected key=value")
-    return parse_key(key), _parse_value(raw.strip())
+    steps = parse_key(key)
+    raw = raw.strip()
+    deep = _tomlpath.too_deep(f"v = {raw}", MAX_DEPTH - len(steps))
+    if deep is not None:
+        raise _too_deep([*steps, *deep.steps[1:]], " (in the --set value)")
+    return steps, _parse_value(raw)
 
 
 def parse_key(key: str) -> list[Step]:
@@ -118,21 +187,26 @@ def parse_key(key: str) -> list[Step]:
 def _parse_value(raw: str) -> Any:
     try:
         parsed = tomllib.loads(f"v = {raw}")
-    except tomllib.TOMLDecodeError:
+    except (tomllib.TOMLDecodeError, RecursionError, ValueError):
         return raw
     if set(parsed) != {"v"}:
         return raw
     return parsed["v"]
 
 
+_BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
+
+
 def format_key(steps: Iterable[Step]) -> str:
-    """The field-path form the engine uses: ``traffic[0].flows``."""
+    """The field-path form the engine uses: ``traffic[0].flows``; a key that
+    TOML could not write bare is quoted (``metrics." window"``, ``""``)."""
     out = ""
     for s in steps:
         if isinstance(s, int):
             out += f"[{s}]"
         else:
-            out += f".{s}" if out else s
+            k = s if _BARE_KEY.fullmatch(s) else json.dumps(s, ensure_ascii=not _is_text(s))
+            out += f".{k}" if out else k
     return out
 
 
@@ -188,6 +262,15 @@ def _set(doc: dict[str, Any], steps: list[Step], value: Any) -> None:
             )
 
 
+def _is_text(s: str) -> bool:
+    """Whether ``s`` is valid Unicode (no lone surrogates)."""
+    try:
+        s.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def _kind(v: Any) -> str:
     if isinstance(v, bool):
         return "a boolean"
@@ -201,38 +284,221 @@ def _kind(v: Any) -> str:
 
 
 def to_json(doc: Mapping[str, Any]) -> str:
-    """Serialise a document for the engine, rejecting what JSON cannot carry
-    (TOML dates and times, non-finite numbers) with the field path."""
-    _check_plain(doc, [])
+    """Serialise a document for the engine, rejecting what it cannot hold
+    with the field path: TOML dates and times, non-finite numbers, integers
+    outside 64 bits, strings that are not valid Unicode (lone surrogates),
+    and tables/arrays nested more than :data:`MAX_DEPTH` levels."""
+    check_plain(doc)
     return json.dumps(doc)
 
 
-def _check_plain(v: Any, steps: list[Step]) -> None:
-    if isinstance(v, Mapping):
-        for k, x in v.items():
-            if not isinstance(k, str):
-                raise ScenarioError(format_key(steps), f"key {k!r} is not a string")
-            _check_plain(x, [*steps, k])
-    elif isinstance(v, list | tuple):
-        for i, x in enumerate(v):
-            _check_plain(x, [*steps, i])
-    elif isinstance(v, float) and not math.isfinite(v):
-        raise ScenarioError(format_key(steps), f"{v} is not a finite number")
-    elif isinstance(v, _dt.date | _dt.time):
+def check_plain(doc: Mapping[str, Any]) -> None:
+    """Raise :class:`ScenarioError` (with the field path) for the first value
+    of ``doc`` the engine cannot hold (see :func:`to_json`). Iterative, so a
+    document of any depth gives an error, never a ``RecursionError``."""
+    stack: list[tuple[Any, list[Step]]] = [(doc, [])]
+    while stack:
+        v, steps = stack.pop()
+        if isinstance(v, Mapping | list | tuple):
+            if len(steps) >= MAX_DEPTH:
+                raise _too_deep(steps)
+            if isinstance(v, Mapping):
+                for k in v:
+                    if not isinstance(k, str):
+                        raise ScenarioError(format_key(steps), f"key {k!r} is not a string")
+                    _check_text(k, [*steps, k], "key")
+                kids: list[tuple[Any, list[Step]]] = [(x, [*steps, k]) for k, x in v.items()]
+            else:
+                kids = [(x, [*steps, i]) for i, x in enumerate(v)]
+            stack.extend(reversed(kids))
+            continue
+        where = format_key(steps)
+        if isinstance(v, bool):
+            continue
+        if isinstance(v, int):
+            if not INT_MIN <= v <= INT_MAX:
+                raise ScenarioError(
+                    where,
+                    f"the integer {_short_int(v)} is outside the range a scenario can hold "
+                    f"[-2^63, 2^63 - 1]",
+                )
+        elif isinstance(v, float):
+            if not math.isfinite(v):
+                raise ScenarioError(where, f"{v} is not a finite number")
+        elif isinstance(v, str):
+            _check_text(v, steps, "string")
+        elif isinstance(v, _dt.date | _dt.time):
+            raise ScenarioError(
+                where,
+                f'a TOML date or time ({v}) is not allowed; write durations as strings like "15ms"',
+            )
+        elif v is None:
+            raise ScenarioError(where, "null values are not allowed in a scenario")
+        else:
+            raise ScenarioError(where, f"unsupported value of type {type(v).__name__}")
+
+
+def _check_text(s: str, steps: list[Step], what: str) -> None:
+    try:
+        s.encode("utf-8")
+    except UnicodeEncodeError as e:
         raise ScenarioError(
             format_key(steps),
-            f'a TOML date or time ({v}) is not allowed; write durations as strings like "15ms"',
-        )
-    elif v is None:
-        raise ScenarioError(format_key(steps), "null values are not allowed in a scenario")
-    elif not isinstance(v, str | int | float):
-        raise ScenarioError(format_key(steps), f"unsupported value of type {type(v).__name__}")
+            f"the {what} {s[:40]!r} is not valid Unicode (character {e.start} is a lone "
+            "surrogate, e.g. from a file or argument that is not UTF-8)",
+        ) from None
+
+
+def _short_int(v: int) -> str:
+    # str() of a huge int is slow (and refused past 4300 digits): give its size.
+    if v.bit_length() <= 100:
+        return str(v)
+    return f"{'-' if v < 0 else ''}1e{int(v.bit_length() * math.log10(2))} (about)"
 
 
 def validate(doc: Mapping[str, Any]) -> dict[str, Any]:
     """Validate ``doc`` and return the resolved scenario (every default filled
     in). Raises :class:`ScenarioError` naming the field path on a bad value."""
-    return resolved_from_json(_core_validate(to_json(doc)))
+    try:
+        return resolved_from_json(_core_validate(to_json(doc)))
+    except ScenarioError as e:
+        raise with_truncate_hint(e) from None
+
+
+class TruncationNote(UserWarning):
+    """What :func:`truncate` dropped or clipped (issued by ``aqmlab.run(...,
+    truncate=True)``)."""
+
+
+#: Errors of values past the end of the run, which ``--truncate`` removes.
+_PAST_END = re.compile(r"^(schedule\[\d+\]\.at|metrics\.phases\[\d+\](\[[01]\])?|metrics\.start)$")
+
+
+def with_truncate_hint(e: ScenarioError) -> ScenarioError:
+    """``e`` with a hint to ``--truncate`` if it is about a time past the end."""
+    if _PAST_END.match(e.path) and "end of the run" in e.msg:
+        return ScenarioError(
+            e.path,
+            f"{e.msg}; to drop what lies past the end, run with --truncate (Python: truncate=True)",
+        )
+    return e
+
+
+_TIME = re.compile(r"^\s*([0-9.eE+-]+)\s*(ns|us|ms|s)\s*$")
+_UNIT_NS = {"ns": 1.0, "us": 1e3, "ms": 1e6, "s": 1e9}
+
+
+def _ns(v: Any, numbers_are_seconds: bool = False) -> int | None:
+    """A time value in integer nanoseconds as the engine reads it (f64,
+    rounded half away from zero), or None if it is not a time."""
+    if isinstance(v, str):
+        m = _TIME.match(v)
+        if m is None:
+            return None
+        try:
+            x = float(m.group(1)) * _UNIT_NS[m.group(2)]
+        except ValueError:
+            return None
+    elif numbers_are_seconds and isinstance(v, int | float) and not isinstance(v, bool):
+        x = float(v) * 1e9
+    else:
+        return None
+    if not math.isfinite(x) or x < 0:
+        return None
+    return math.floor(x + 0.5)
+
+
+def _fmt_ns(ns: int) -> str:
+    for unit, k in (("s", 10**9), ("ms", 10**6), ("us", 10**3)):
+        if ns % k == 0:
+            return f"{ns // k}{unit}"
+    return f"{ns}ns"
+
+
+def _ranges(name: str, idx: list[int]) -> str:
+    """``schedule[3], schedule[10..44]`` for indices [3, 10, 11, ..., 44]."""
+    out: list[str] = []
+    i = 0
+    while i < len(idx):
+        j = i
+        while j + 1 < len(idx) and idx[j + 1] == idx[j] + 1:
+            j += 1
+        out.append(f"{name}[{idx[i]}]" if i == j else f"{name}[{idx[i]}..{idx[j]}]")
+        i = j + 1
+    return ", ".join(out)
+
+
+def truncate(doc: dict[str, Any]) -> list[str]:
+    """Fit ``doc`` (in place) into its ``duration``, so that a long scenario
+    can be tried short (``--set duration=20s --truncate``): every
+    ``[[schedule]]`` entry at or after the end is dropped, ``metrics.phases``
+    that begin at or after the end are dropped and those that end after it
+    end at it, and a ``metrics.start`` at or after the end becomes ``0s``.
+    Returns one note per change (empty when nothing lies past the end);
+    values that are not times are left for validation to report."""
+    end = _ns(doc.get("duration"))
+    if end is None:
+        return []
+    notes: list[str] = []
+    sched = doc.get("schedule")
+    if isinstance(sched, list):
+        kept, dropped, actions, times = [], [], [], []
+        for i, e in enumerate(sched):
+            at = _ns(e.get("at")) if isinstance(e, Mapping) else None
+            if at is not None and at >= end:
+                dropped.append(i)
+                actions.append(str(e.get("action", "?")))
+                times.append(at)
+            else:
+                kept.append(e)
+        if dropped:
+            if kept:
+                doc["schedule"] = kept
+            else:
+                del doc["schedule"]
+            kinds = ", ".join(dict.fromkeys(actions))
+            span = _fmt_ns(min(times)) + (
+                f" to {_fmt_ns(max(times))}" if max(times) != min(times) else ""
+            )
+            notes.append(
+                f"dropped {len(dropped)} of {len(sched)} schedule entries at or after the end "
+                f"({_fmt_ns(end)}): {_ranges('schedule', dropped)} ({kinds} at {span})"
+            )
+    metrics = doc.get("metrics")
+    if not isinstance(metrics, dict):
+        return notes
+    phases = metrics.get("phases")
+    if isinstance(phases, list):
+        kept_phases: list[Any] = []
+        gone: list[int] = []
+        for i, ph in enumerate(phases):
+            if not (isinstance(ph, list) and len(ph) == 2):
+                kept_phases.append(ph)
+                continue
+            a, b = _ns(ph[0], True), _ns(ph[1], True)
+            if a is not None and a >= end:
+                gone.append(i)
+                continue
+            if b is not None and b > end:
+                notes.append(
+                    f"clipped metrics.phases[{i}] [{ph[0]}, {ph[1]}] to end at {_fmt_ns(end)}"
+                )
+                ph = [ph[0], _fmt_ns(end)]
+            kept_phases.append(ph)
+        if gone:
+            notes.append(
+                f"dropped {len(gone)} of {len(phases)} phases that begin at or after the end: "
+                f"{_ranges('metrics.phases', gone)}"
+            )
+        if kept_phases:
+            metrics["phases"] = kept_phases
+        else:
+            del metrics["phases"]
+    start = _ns(metrics.get("start"))
+    if start is not None and start >= end:
+        notes.append(f"metrics.start {metrics['start']} is past the end: measuring from 0s")
+        metrics["start"] = "0s"
+    return notes
 
 
 def resolved_from_json(text: str) -> dict[str, Any]:
@@ -251,25 +517,83 @@ def _drop_nulls(v: Any) -> Any:
 
 
 def describe(resolved: Mapping[str, Any]) -> str:
-    """A one-line description of a resolved scenario."""
+    """A one-line description of a resolved scenario: the topology, the
+    queue discipline of each link (a custom topology's or parking lot's own
+    per-link schemes, not only ``[aqm]``), the traffic by kind (TCP flows,
+    UDP sources, web-simple and web sessions), the duration and the seed."""
     topo = resolved.get("topology", {})
     kind = topo.get("kind", "?")
+    top = resolved.get("aqm", {})
     if kind == "custom":
-        parts = [f"custom {len(topo.get('nodes', []))} nodes, {len(topo.get('links', []))} links"]
+        links = topo.get("links", [])
+        parts = [f"custom {len(topo.get('nodes', []))} nodes, {len(links)} links"]
+        parts.append(_per_link_aqm([(str(x.get("name", "?")), x.get("aqm", top)) for x in links]))
     else:
-        links = f"{topo.get('links')} x " if kind == "parking-lot" else ""
+        nlinks = f"{topo.get('links')} x " if kind == "parking-lot" else ""
         rate, delay = topo.get("bottleneck_rate", "?"), topo.get("bottleneck_delay", "?")
-        parts = [f"{kind} {links}{rate} / {delay}", f"buffer {_buffer(topo.get('buffer'))}"]
-    parts.append(_aqm(resolved.get("aqm", {})))
-    groups = resolved.get("traffic", [])
-    fwd = sum(g.get("flows", 0) for g in groups if g.get("direction") == "forward")
-    rev = sum(g.get("flows", 0) for g in groups if g.get("direction") == "reverse")
-    flows = f"{fwd} forward"
-    if rev:
-        flows += f" + {rev} reverse"
-    parts.append(f"{flows} {resolved.get('tcp', {}).get('variant', 'tcp')} flows")
+        parts = [f"{kind} {nlinks}{rate} / {delay}", f"buffer {_buffer(topo.get('buffer'))}"]
+        if kind == "parking-lot":
+            over = {str(o.get("link")): o.get("aqm") for o in topo.get("overrides", [])}
+            names = [f"link{k}" for k in range(int(topo.get("links", 0) or 0))]
+            parts.append(_per_link_aqm([(n, over.get(n) or top) for n in names]))
+        else:
+            parts.append(_aqm(top))
+    parts.append(_traffic(resolved))
     parts.append(f"{resolved.get('duration', '?')}, seed {resolved.get('seed', '?')}")
     return ", ".join(parts)
+
+
+def _per_link_aqm(links: list[tuple[str, Mapping[str, Any]]]) -> str:
+    """``red(...) on core2; droptail on 5 links`` (one scheme: just it)."""
+    groups: dict[str, list[str]] = {}
+    for name, a in links:
+        groups.setdefault(_aqm(a), []).append(name)
+    if len(groups) <= 1:
+        return next(iter(groups), "droptail")
+    out = []
+    for desc, names in groups.items():
+        on = ", ".join(names) if len(names) <= 3 else f"{len(names)} links"
+        out.append(f"{desc} on {on}")
+    return "; ".join(out)
+
+
+def _traffic(resolved: Mapping[str, Any]) -> str:
+    """Traffic by kind and direction: TCP bulk flows, UDP sources, sessions."""
+    variant = resolved.get("tcp", {}).get("variant", "tcp")
+    counts: dict[tuple[str, str], int] = {}
+    loads: list[str] = []
+    for g in resolved.get("traffic", []):
+        k = g.get("kind", "?")
+        d = g.get("direction", "forward")
+        if k == "bulk":
+            label = f"{variant} flows"
+            n = g.get("flows", 0)
+        elif k in ("cbr", "udp-onoff"):
+            label = f"{k} UDP sources"
+            n = g.get("flows", 0)
+        elif k == "web-simple":
+            label = "web-simple sessions"
+            n = g.get("sessions", 0)
+        elif k == "web":
+            if "sessions" not in g:
+                loads.append(f"web sessions for {g.get('offered_load', '?')} ({d})")
+                continue
+            label = "web sessions"
+            n = g.get("sessions", 0)
+        else:
+            label, n = f"{k}", g.get("flows", 0)
+        counts[(label, d)] = counts.get((label, d), 0) + int(n)
+    by_label: dict[str, list[str]] = {}
+    for (label, d), n in counts.items():
+        by_label.setdefault(label, []).append(f"{n} {d}")
+    parts = [" + ".join(ns) + f" {label}" for label, ns in by_label.items()]
+    added = sum(
+        int(e.get("start", 0)) + int(e.get("add_sessions", 0))
+        for e in resolved.get("schedule", [])
+        if e.get("action") in ("flows", "web")
+    )
+    text = " + ".join([*parts, *loads]) or "no traffic"
+    return f"{text} (+{added} started by the schedule)" if added else text
 
 
 def _buffer(b: Any) -> str:

@@ -184,17 +184,19 @@ impl Serialize for BitRate {
     }
 }
 
-/// Parse a byte size `"250KB"` (units B, KB = 1000 B, MB, KiB = 1024 B, MiB).
+/// Parse a byte size `"250KB"` (units B, KB = 1000 B, MB, GB, KiB = 1024 B, MiB, GiB).
 pub fn parse_bytes(s: &str) -> Result<u64, String> {
     let t = s.trim();
     let (num, unit) = split_unit(t);
-    const MSG: &str = "expected a size such as \"250KB\" (units B, KB, MB, KiB, MiB)";
+    const MSG: &str = "expected a size such as \"250KB\" (units B, KB, MB, GB, KiB, MiB, GiB)";
     let mult: f64 = match unit {
         "B" => 1.0,
         "KB" | "kB" => 1e3,
         "MB" => 1e6,
         "KiB" => 1024.0,
         "MiB" => 1024.0 * 1024.0,
+        "GB" => 1e9,
+        "GiB" => 1024.0 * 1024.0 * 1024.0,
         _ => return Err(MSG.into()),
     };
     let v: f64 = num.parse().map_err(|_| MSG.to_string())?;

@@ -43,6 +43,19 @@ pub fn join(path: &str, key: &str) -> String {
     }
 }
 
+/// A key as TOML writes it: bare if it can be (`max_p`), else quoted
+/// (`"" `, `" window"`), so that an empty or odd key still shows in a path.
+pub fn key_text(k: &str) -> String {
+    let bare = !k.is_empty()
+        && k.chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+    if bare {
+        k.to_string()
+    } else {
+        format!("{k:?}")
+    }
+}
+
 /// A table being decoded: every key must be asked for, or `finish` reports it.
 pub struct Table {
     path: String,
@@ -101,7 +114,7 @@ impl Table {
                 let mut allowed = self.allowed.clone();
                 allowed.sort_unstable();
                 return Err(SpecError::new(
-                    join(&self.path, k),
+                    join(&self.path, &key_text(k)),
                     format!("unknown key; allowed keys here are: {}", allowed.join(", ")),
                 ));
             }
@@ -316,6 +329,10 @@ pub fn as_u64(v: &Value, path: &str) -> SpecResult<u64> {
             format!("{i} is negative; expected a whole number >= 0"),
         )),
         Value::Float(x) if x.fract() == 0.0 && *x >= 0.0 && *x < 9e15 => Ok(*x as u64),
+        Value::Float(x) if x.fract() == 0.0 && *x >= 9e15 => Err(SpecError::new(
+            path,
+            format!("{x} is too large; expected a whole number in [0, 9e15]"),
+        )),
         _ => Err(SpecError::new(
             path,
             format!("expected a whole number >= 0, found {} {v}", v.type_name()),
@@ -332,7 +349,10 @@ pub fn check_range(path: &str, x: f64, lo: f64, open_lo: bool, hi: f64) -> SpecR
         let lb = if open_lo { "(" } else { "[" };
         Err(SpecError::new(
             path,
-            format!("{x} is outside the allowed range {lb}{lo}, {hi}]"),
+            format!(
+                "{} is outside the allowed range {lb}{lo}, {hi}]",
+                Value::Float(x)
+            ),
         ))
     }
 }

@@ -6,6 +6,7 @@
 //! unknown keys are errors. `docs/scenario.md` documents every key.
 
 pub mod decode;
+pub mod limits;
 pub mod schedule;
 pub mod seeds;
 pub mod spec;

@@ -1074,6 +1074,17 @@ pub struct MetricsSpec {
     /// 6-1..6-5 of `003_b277268f444f7691.txt` report per time range).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub phases: Vec<(SimTime, SimTime)>,
+    /// Most memory the run's stored results may take, bytes (checked
+    /// before the run by [`super::limits`]).
+    #[serde(
+        serialize_with = "ser_bytes",
+        skip_serializing_if = "is_default_memory_limit"
+    )]
+    pub memory_limit: u64,
+}
+
+fn is_default_memory_limit(b: &u64) -> bool {
+    *b == super::limits::DEFAULT_MEMORY_LIMIT
 }
 
 impl MetricsSpec {
@@ -1089,6 +1100,11 @@ impl MetricsSpec {
             phases: match t.take("phases") {
                 Some(v) => decode_phases(&v, &join(path, "phases"), duration)?,
                 None => Vec::new(),
+            },
+            memory_limit: match t.take("memory_limit") {
+                Some(v @ Value::Str(_)) => as_bytes(&v, &join(path, "memory_limit"))?,
+                Some(v) => as_u64(&v, &join(path, "memory_limit"))?,
+                None => super::limits::DEFAULT_MEMORY_LIMIT,
             },
         };
         t.finish()?;
@@ -1120,6 +1136,12 @@ impl MetricsSpec {
             return Err(SpecError::new(
                 join(path, "window"),
                 "0s is not allowed; give a positive time",
+            ));
+        }
+        if m.memory_limit == 0 {
+            return Err(SpecError::new(
+                join(path, "memory_limit"),
+                "0 bytes is not allowed; give a size such as \"4GB\"",
             ));
         }
         Ok(m)
@@ -1262,6 +1284,7 @@ impl Scenario {
         sc.check_paths()?;
         sc.check_schedule()?;
         sc.check_web()?;
+        sc.check_limits()?;
         Ok(sc)
     }
 

@@ -45,6 +45,9 @@ impl fmt::Display for Value {
         match self {
             Value::Bool(b) => write!(f, "{b}"),
             Value::Int(i) => write!(f, "{i}"),
+            // Very large or small numbers in exponent form (5e-324, not
+            // 324 digits).
+            Value::Float(x) if *x != 0.0 && !(1e-6..1e15).contains(&x.abs()) => write!(f, "{x:e}"),
             Value::Float(x) => write!(f, "{x}"),
             Value::Str(s) => write!(f, "{s:?}"),
             Value::Array(a) => {
@@ -84,10 +87,10 @@ impl<'de> Visitor<'de> for ValueVisitor {
     fn visit_i64<E>(self, v: i64) -> Result<Value, E> {
         Ok(Value::Int(v))
     }
-    fn visit_u64<E: de::Error>(self, v: u64) -> Result<Value, E> {
-        i64::try_from(v)
-            .map(Value::Int)
-            .map_err(|_| E::custom(format!("integer {v} is too large")))
+    fn visit_u64<E>(self, v: u64) -> Result<Value, E> {
+        // Above i64::MAX (JSON allows it, TOML does not): kept as a number,
+        // so that the decoder rejects it with the field's path.
+        Ok(i64::try_from(v).map_or(Value::Float(v as f64), Value::Int))
     }
     fn visit_f64<E>(self, v: f64) -> Result<Value, E> {
         Ok(Value::Float(v))

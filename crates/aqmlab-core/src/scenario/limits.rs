@@ -1,0 +1,652 @@
+//! What a run will cost, checked before it starts (issue 10, section C).
+//!
+//! A scenario can be valid key by key and still ask for a run that cannot
+//! finish: a queue sampled every nanosecond stores more rows than memory
+//! holds (the run would abort on a failed allocation), an AQM ticking every
+//! nanosecond or a Markov loss chain changing state every nanosecond makes
+//! the engine step through billions of timer events and appear to hang.
+//! [`Scenario::check_limits`] estimates these costs from the scenario alone
+//! and refuses, naming the field and the figure, what cannot be done:
+//!
+//! - **Memory** ([`Scenario::estimate_memory`]): the rows a run keeps until
+//!   it returns (queue samples x monitored links, AQM parameter rows,
+//!   per-window deviations, one record per flow), each at the bytes it
+//!   costs from the engine to the Python tables (measured: see the
+//!   constants), must fit in `metrics.memory_limit` (default
+//!   [`DEFAULT_MEMORY_LIMIT`]). Web response rows are not estimated: each
+//!   needs several simulated packets, so they grow with the work of the
+//!   run, not with a setting.
+//! - **Timer events**: AQM ticks over the run (every link direction) and
+//!   the packets of UDP sources (at their highest scheduled rate), at most
+//!   [`MAX_TIMER_EVENTS`] (at about 50 ns per tick, a minute of computing).
+//! - **Markov loss chains**: every holding time at least one packet's
+//!   transmission time on its link. The chain is advanced lazily, when a
+//!   packet starts transmission, through every holding period that ended
+//!   since the last one; a state shorter than a packet time is seen by at
+//!   most one packet, and the bound keeps the chain's steps at most one per
+//!   packet time. (Jumping the chain exactly over many steps would need the
+//!   joint law of state and elapsed time after k steps of unequal fixed
+//!   holding times, which has no cheap closed form, and would change the
+//!   path every existing seed draws.)
+
+use super::decode::{SpecError, SpecResult};
+use super::spec::{Scenario, TrafficSpec};
+use super::topo::{LossSpec, Topology};
+use crate::aqm::{Aqm, AqmSpec, LinkInfo};
+use crate::units::{BitRate, SimTime};
+
+/// Default of `metrics.memory_limit`: 4 GB for the stored results of one run.
+pub const DEFAULT_MEMORY_LIMIT: u64 = 4_000_000_000;
+/// Bytes one queue-sample row costs until the run's tables are built in
+/// Python (engine columns, the Python lists, the Arrow table): measured
+/// 336 B/row (2e6 rows of tests/data/small.toml), rounded up.
+pub const QUEUE_ROW_BYTES: u64 = 350;
+/// Bytes one AQM parameter row costs (measured 148 B/row: 8e6 PI rows).
+pub const PARAM_ROW_BYTES: u64 = 150;
+/// Bytes one flow costs: its state, its access links on the dumbbell and
+/// its row in the flow table (measured 3.1 KB per flow with 1e5 flows).
+pub const FLOW_BYTES: u64 = 3_200;
+/// Bytes one deviation window keeps (one f64 per window and interval).
+pub const WINDOW_BYTES: u64 = 8;
+/// Most AQM timer ticks one run may schedule.
+pub const MAX_TIMER_EVENTS: u64 = 1_000_000_000;
+
+/// What a run will store, by part (see [`Scenario::estimate_memory`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct MemoryEstimate {
+    /// Rows of the queue table (samples x monitored links).
+    pub queue_rows: f64,
+    /// Rows of the AQM parameter table.
+    pub param_rows: f64,
+    /// Deviation windows kept (all monitored links and intervals).
+    pub windows: f64,
+    /// Flows created over the run.
+    pub flows: f64,
+}
+
+impl MemoryEstimate {
+    pub fn queue_bytes(&self) -> f64 {
+        self.queue_rows * QUEUE_ROW_BYTES as f64 + self.param_rows * PARAM_ROW_BYTES as f64
+    }
+    pub fn window_bytes(&self) -> f64 {
+        self.windows * WINDOW_BYTES as f64
+    }
+    pub fn flow_bytes(&self) -> f64 {
+        self.flows * FLOW_BYTES as f64
+    }
+    /// Bytes in all.
+    pub fn bytes(&self) -> f64 {
+        self.queue_bytes() + self.window_bytes() + self.flow_bytes()
+    }
+}
+
+/// "1.6 TB", "805 MB", "12 KB".
+pub fn human_bytes(b: f64) -> String {
+    const UNITS: [&str; 6] = ["B", "KB", "MB", "GB", "TB", "PB"];
+    let mut x = b;
+    let mut u = 0;
+    while x >= 1000.0 && u < UNITS.len() - 1 {
+        x /= 1000.0;
+        u += 1;
+    }
+    if u == 0 || x >= 100.0 {
+        format!("{x:.0} {}", UNITS[u])
+    } else {
+        format!("{x:.1} {}", UNITS[u])
+    }
+}
+
+/// A count in scientific notation: 2.0e11.
+fn sci(x: f64) -> String {
+    if x < 1e6 {
+        format!("{x:.0}")
+    } else {
+        format!("{x:.1e}")
+    }
+}
+
+/// One AQM of the run with the path of the table that set it.
+struct PlacedAqm<'a> {
+    path: String,
+    spec: &'a AqmSpec,
+    info: LinkInfo,
+}
+
+/// One loss model of the run with its path and its link's rate.
+struct PlacedLoss<'a> {
+    path: String,
+    spec: &'a LossSpec,
+    rate: BitRate,
+}
+
+impl Scenario {
+    /// Refuse what the run could not do (memory, timer events, Markov
+    /// chains faster than packets); see the module documentation.
+    pub fn check_limits(&self) -> SpecResult<()> {
+        self.check_markov()?;
+        self.check_ticks()?;
+        self.check_memory()
+    }
+
+    /// The AQMs of every link direction, with the paths that set them.
+    fn placed_aqms(&self) -> Vec<PlacedAqm<'_>> {
+        let info = |rate: BitRate, delay: SimTime, buffer| LinkInfo {
+            delay,
+            buffer,
+            ..LinkInfo::new(rate, self.tcp.packet_size)
+        };
+        let mut out = Vec::new();
+        match &self.topology {
+            Topology::Dumbbell(d) => {
+                let i = info(d.bottleneck_rate, d.bottleneck_delay, d.buffer);
+                out.push(PlacedAqm {
+                    path: "aqm".into(),
+                    spec: &self.aqm,
+                    info: i,
+                });
+                out.push(PlacedAqm {
+                    path: "reverse_aqm".into(),
+                    spec: &self.reverse_aqm,
+                    info: i,
+                });
+            }
+            Topology::ParkingLot(p) => {
+                for d in self.duplex_links() {
+                    let o = p.overrides.iter().position(|o| o.link == d.name);
+                    let ov = o.map(|i| &p.overrides[i]);
+                    let fwd = match ov.and_then(|x| x.aqm.as_ref()) {
+                        Some(_) => format!("topology.overrides[{}].aqm", o.unwrap_or(0)),
+                        None => "aqm".into(),
+                    };
+                    let rev = match (
+                        ov.and_then(|x| x.reverse_aqm.as_ref()),
+                        ov.and_then(|x| x.aqm.as_ref()),
+                    ) {
+                        (Some(_), _) => {
+                            format!("topology.overrides[{}].reverse_aqm", o.unwrap_or(0))
+                        }
+                        (None, Some(_)) => fwd.clone(),
+                        (None, None) => "reverse_aqm".into(),
+                    };
+                    let i = info(d.rate, d.delay, d.buffer);
+                    out.push(PlacedAqm {
+                        path: fwd,
+                        spec: d.aqm,
+                        info: i,
+                    });
+                    out.push(PlacedAqm {
+                        path: rev,
+                        spec: d.reverse_aqm,
+                        info: i,
+                    });
+                }
+            }
+            Topology::Custom(c) => {
+                for (j, (l, d)) in c.links.iter().zip(self.duplex_links()).enumerate() {
+                    let fwd = if l.aqm.is_some() {
+                        format!("topology.links[{j}].aqm")
+                    } else {
+                        "aqm".into()
+                    };
+                    let rev = if l.reverse_aqm.is_some() {
+                        format!("topology.links[{j}].reverse_aqm")
+                    } else if l.aqm.is_some() {
+                        fwd.clone()
+                    } else {
+                        "reverse_aqm".into()
+                    };
+                    let i = info(d.rate, d.delay, d.buffer);
+                    out.push(PlacedAqm {
+                        path: fwd,
+                        spec: d.aqm,
+                        info: i,
+                    });
+                    out.push(PlacedAqm {
+                        path: rev,
+                        spec: d.reverse_aqm,
+                        info: i,
+                    });
+                }
+            }
+        }
+        out
+    }
+
+    /// The loss models of every link, with their paths and link rates.
+    fn placed_losses(&self) -> Vec<PlacedLoss<'_>> {
+        let mut v: Vec<PlacedLoss<'_>> = Vec::new();
+        fn add<'a>(
+            v: &mut Vec<PlacedLoss<'a>>,
+            path: String,
+            spec: Option<&'a LossSpec>,
+            rate: BitRate,
+        ) {
+            if let Some(spec) = spec {
+                v.push(PlacedLoss { path, spec, rate });
+            }
+        }
+        match &self.topology {
+            Topology::Dumbbell(d) => {
+                add(
+                    &mut v,
+                    "topology.loss".into(),
+                    d.loss.as_ref(),
+                    d.bottleneck_rate,
+                );
+                add(
+                    &mut v,
+                    "topology.reverse_loss".into(),
+                    d.reverse_loss.as_ref(),
+                    d.bottleneck_rate,
+                );
+                add(
+                    &mut v,
+                    "topology.access_loss".into(),
+                    d.access_loss.as_ref(),
+                    d.access_rate,
+                );
+            }
+            Topology::ParkingLot(p) => {
+                for d in self.duplex_links() {
+                    let o = p.overrides.iter().position(|o| o.link == d.name);
+                    let ov = o.map(|i| &p.overrides[i]);
+                    let fwd = match ov.and_then(|x| x.loss.as_ref()) {
+                        Some(l) => (
+                            format!("topology.overrides[{}].loss", o.unwrap_or(0)),
+                            Some(l),
+                        ),
+                        None => ("topology.loss".to_string(), p.loss.as_ref()),
+                    };
+                    let rev = match ov.and_then(|x| x.reverse_loss.as_ref()) {
+                        Some(l) => (
+                            format!("topology.overrides[{}].reverse_loss", o.unwrap_or(0)),
+                            Some(l),
+                        ),
+                        None => ("topology.reverse_loss".to_string(), p.reverse_loss.as_ref()),
+                    };
+                    add(&mut v, fwd.0, fwd.1, d.rate);
+                    add(&mut v, rev.0, rev.1, d.rate);
+                }
+                add(
+                    &mut v,
+                    "topology.access_loss".into(),
+                    p.access_loss.as_ref(),
+                    p.access_rate,
+                );
+            }
+            Topology::Custom(c) => {
+                for (j, l) in c.links.iter().enumerate() {
+                    add(
+                        &mut v,
+                        format!("topology.links[{j}].loss"),
+                        l.loss.as_ref(),
+                        l.rate,
+                    );
+                    add(
+                        &mut v,
+                        format!("topology.links[{j}].reverse_loss"),
+                        l.reverse_loss.as_ref(),
+                        l.rate,
+                    );
+                }
+            }
+        }
+        v
+    }
+
+    /// The smallest data packet of the run, bytes (TCP segments and UDP packets).
+    fn smallest_data_packet(&self) -> u32 {
+        self.traffic
+            .iter()
+            .filter_map(|g| match g {
+                TrafficSpec::Cbr(u) | TrafficSpec::UdpOnoff(u) => Some(u.packet_size),
+                _ => None,
+            })
+            .fold(self.tcp.packet_size, u32::min)
+    }
+
+    fn check_markov(&self) -> SpecResult<()> {
+        let size = self.smallest_data_packet();
+        for l in self.placed_losses() {
+            let LossSpec::Markov { hold, .. } = l.spec else {
+                continue;
+            };
+            let packet_time = l.rate.tx_time(size);
+            for (i, h) in hold.iter().enumerate() {
+                if *h < packet_time {
+                    return Err(SpecError::new(
+                        format!("{}.hold[{i}]", l.path),
+                        format!(
+                            "{h} is shorter than one packet time on this link ({packet_time}: \
+                             {size} bytes at {}); packets see the chain's state only when they \
+                             start transmission, so each state must last at least one packet \
+                             time (>= {packet_time})",
+                            l.rate
+                        ),
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Packets per second a UDP group sends at its highest rate (initial
+    /// or scheduled), all its flows together (scheduled starts included).
+    fn udp_packets_per_sec(&self, g: usize) -> f64 {
+        let (TrafficSpec::Cbr(u) | TrafficSpec::UdpOnoff(u)) = &self.traffic[g] else {
+            return 0.0;
+        };
+        let flows = self.group_capacity(g).max(1) as f64;
+        let bps = |r: &super::spec::UdpRate| match *r {
+            super::spec::UdpRate::Rate(r) => r.bps() as f64,
+            super::spec::UdpRate::Density(d) => d * self.path_rate(g).bps() as f64 / u.flows as f64,
+        };
+        let mut best = bps(&u.rate);
+        for e in &self.schedule {
+            if let super::Action::Udp { group, rate } = &e.action {
+                if *group as usize == g {
+                    best = best.max(bps(rate));
+                }
+            }
+        }
+        // One packet per transmission time at the rate (at least 1 ns apart).
+        let per_flow = BitRate((best.round() as u64).max(1)).tx_time(u.packet_size);
+        flows * 1e9 / per_flow.0.max(1) as f64
+    }
+
+    /// AQM ticks and UDP sends over the run, at most [`MAX_TIMER_EVENTS`].
+    fn check_ticks(&self) -> SpecResult<()> {
+        let secs = self.duration.as_secs_f64();
+        let mut total = 0.0f64;
+        let mut worst: Option<(f64, String, String)> = None;
+        let mut note = |n: f64, path: String, what: String| {
+            total += n;
+            if worst.as_ref().is_none_or(|w| n > w.0) {
+                worst = Some((n, path, what));
+            }
+        };
+        for a in self.placed_aqms() {
+            let Some(dt) = a.spec.build(a.info).tick_interval() else {
+                continue;
+            };
+            let n = (self.duration.0 / dt.0.max(1)) as f64;
+            note(
+                n,
+                a.path,
+                format!("the scheme updates every {dt} (its update interval or sampling rate)"),
+            );
+        }
+        for g in 0..self.traffic.len() {
+            let pps = self.udp_packets_per_sec(g);
+            if pps > 0.0 {
+                let key = match &self.traffic[g] {
+                    TrafficSpec::Cbr(u) | TrafficSpec::UdpOnoff(u)
+                        if matches!(u.rate, super::spec::UdpRate::Density(_)) =>
+                    {
+                        "density"
+                    }
+                    _ => "rate",
+                };
+                note(
+                    pps * secs,
+                    format!("traffic[{g}].{key}"),
+                    format!("the group sends {} packets per second", sci(pps)),
+                );
+            }
+        }
+        match worst {
+            Some((n, path, what)) if total > MAX_TIMER_EVENTS as f64 => Err(SpecError::new(
+                path,
+                format!(
+                    "{what}: {} timer events in the {} run ({} from all AQM timers and UDP sources); at \
+                     most {} fit a run (about a minute of computing)",
+                    sci(n),
+                    self.duration,
+                    sci(total),
+                    sci(MAX_TIMER_EVENTS as f64),
+                ),
+            )),
+            _ => Ok(()),
+        }
+    }
+
+    /// Monitored link directions and the AQM of the first (whose
+    /// parameters the run records).
+    fn monitored(&self) -> (u64, Option<&AqmSpec>) {
+        match &self.topology {
+            Topology::Dumbbell(_) => (1, Some(&self.aqm)),
+            Topology::ParkingLot(p) => (p.links as u64, self.duplex_links().first().map(|d| d.aqm)),
+            Topology::Custom(c) => {
+                let n = c
+                    .links
+                    .iter()
+                    .map(|l| l.monitor as u64 + l.reverse_monitor as u64)
+                    .sum::<u64>();
+                let first = c
+                    .links
+                    .iter()
+                    .position(|l| l.monitor || l.reverse_monitor)
+                    .map(|j| {
+                        let l = &c.links[j];
+                        let fwd = l.aqm.as_ref().unwrap_or(&self.aqm);
+                        if l.monitor {
+                            fwd
+                        } else {
+                            l.reverse_aqm
+                                .as_ref()
+                                .or(l.aqm.as_ref())
+                                .unwrap_or(&self.reverse_aqm)
+                        }
+                    });
+                (n.max(1), first)
+            }
+        }
+    }
+
+    /// What the run will store (see the module documentation).
+    pub fn estimate_memory(&self) -> MemoryEstimate {
+        let (links, first) = self.monitored();
+        let samples = (self.duration.0 / self.metrics.sample_interval.0.max(1)) as f64 + 1.0;
+        let params = first.map_or(0, |spec| {
+            let d = self.duplex_links();
+            let info = d.first().map_or_else(
+                || LinkInfo::new(BitRate(1_000_000), self.tcp.packet_size),
+                |d| LinkInfo {
+                    delay: d.delay,
+                    buffer: d.buffer,
+                    ..LinkInfo::new(d.rate, self.tcp.packet_size)
+                },
+            );
+            let mut n = 0u64;
+            spec.build(info).params(&mut |_, _| n += 1);
+            n
+        });
+        let w = self.metrics.window.0.max(1);
+        let per_link: u64 = std::iter::once((self.metrics.start, self.duration))
+            .chain(self.metrics.phases.iter().copied())
+            .map(|(a, b)| b.0.saturating_sub(a.0) / w + 1)
+            .fold(0u64, u64::saturating_add);
+        MemoryEstimate {
+            queue_rows: samples * links as f64,
+            param_rows: samples * params as f64,
+            windows: per_link as f64 * links as f64,
+            flows: self.total_flows() as f64,
+        }
+    }
+
+    fn check_memory(&self) -> SpecResult<()> {
+        let e = self.estimate_memory();
+        let limit = self.metrics.memory_limit as f64;
+        if e.bytes() <= limit {
+            return Ok(());
+        }
+        let tail = format!(
+            "about {} in all; metrics.memory_limit is {}",
+            human_bytes(e.bytes()),
+            human_bytes(limit)
+        );
+        let (q, w, f) = (e.queue_bytes(), e.window_bytes(), e.flow_bytes());
+        if q >= w && q >= f {
+            let rest = limit - w - f;
+            let si = self.metrics.sample_interval;
+            let need = if rest > 0.0 {
+                format!(
+                    "; a sample interval of at least {} fits",
+                    SimTime((si.0 as f64 * q / rest).ceil() as u64)
+                )
+            } else {
+                String::new()
+            };
+            let per_row =
+                QUEUE_ROW_BYTES as f64 + PARAM_ROW_BYTES as f64 * e.param_rows / e.queue_rows;
+            return Err(SpecError::new(
+                "metrics.sample_interval",
+                format!(
+                    "{si} would store {} queue samples ({} monitored link(s) over {}) and {} \
+                     AQM parameter rows, {}; at most {} queue samples fit in memory{need}",
+                    sci(e.queue_rows),
+                    sci(e.queue_rows / ((self.duration.0 / si.0.max(1)) as f64 + 1.0)),
+                    self.duration,
+                    sci(e.param_rows),
+                    tail,
+                    sci(((limit - w - f) / per_row).max(0.0).floor()),
+                ),
+            ));
+        }
+        if w >= f {
+            let win = self.metrics.window;
+            let rest = limit - q - f;
+            let need = if rest > 0.0 {
+                format!(
+                    "; a window of at least {} fits",
+                    SimTime((win.0 as f64 * w / rest).ceil() as u64)
+                )
+            } else {
+                String::new()
+            };
+            return Err(SpecError::new(
+                "metrics.window",
+                format!(
+                    "{win} would keep {} deviation windows, {tail}{need}",
+                    sci(e.windows)
+                ),
+            ));
+        }
+        Err(SpecError::new(
+            "traffic",
+            format!(
+                "{} flows (scheduled ones included) need about {} of memory ({} B each), {tail}; \
+                 raise metrics.memory_limit if the machine has it",
+                sci(e.flows),
+                human_bytes(f),
+                FLOW_BYTES
+            ),
+        ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scenario::Value;
+
+    const BASE: &str = r#"
+duration = "20s"
+[topology]
+bottleneck_rate = "10Mbps"
+[aqm]
+kind = "red"
+[[traffic]]
+kind = "bulk"
+flows = 10
+"#;
+
+    fn check(extra: &str) -> SpecResult<Scenario> {
+        let v: Value = toml::from_str(&format!("{BASE}{extra}")).expect("TOML");
+        Scenario::from_value(v)
+    }
+
+    fn path_of(extra: &str) -> String {
+        check(extra).expect_err("should be refused").path
+    }
+
+    #[test]
+    fn estimate_by_hand() {
+        // 20 s at 10 ms: 2001 samples of one link, RED reports no parameters;
+        // windows of 10 s over [0, 20 s]: 20/10 + 1 = 3; 10 flows.
+        let e = check("").unwrap().estimate_memory();
+        assert_eq!(e.queue_rows, 2001.0);
+        assert_eq!(e.param_rows, 0.0);
+        assert_eq!(e.windows, 3.0);
+        assert_eq!(e.flows, 10.0);
+        assert_eq!(e.bytes(), 2001.0 * 350.0 + 3.0 * 8.0 + 10.0 * 3200.0);
+    }
+
+    #[test]
+    fn sample_interval_past_memory_is_refused_with_the_figure() {
+        let e = check("[metrics]\nsample_interval = \"1ns\"\n").unwrap_err();
+        assert_eq!(e.path, "metrics.sample_interval");
+        assert!(e.msg.contains("2.0e10 queue samples"), "{}", e.msg);
+        // The interval it names fits; one nanosecond less does not.
+        let need = e
+            .msg
+            .rsplit("at least ")
+            .next()
+            .unwrap()
+            .trim_end_matches(" fits");
+        assert!(check(&format!("[metrics]\nsample_interval = \"{need}\"\n")).is_ok());
+        // A larger memory_limit admits 1 us (2e7 samples, 7 GB).
+        assert_eq!(
+            path_of("[metrics]\nsample_interval = \"1us\"\n"),
+            "metrics.sample_interval"
+        );
+        assert!(check("[metrics]\nsample_interval = \"1us\"\nmemory_limit = \"8GB\"\n").is_ok());
+    }
+
+    #[test]
+    fn window_past_memory_is_refused() {
+        assert_eq!(path_of("[metrics]\nwindow = \"1ns\"\n"), "metrics.window");
+    }
+
+    #[test]
+    fn markov_hold_below_a_packet_time_is_refused() {
+        // 1000-byte packets at 10 Mbps: 800 us.
+        let loss = |h: &str| {
+            format!(
+                "[topology.loss]\nkind = \"markov\"\np = [0, 0.5]\nhold = [\"1s\", \"{h}\"]\n\
+                 transitions = [[0, 1], [1, 0]]\n"
+            )
+        };
+        let text = BASE.replace("[aqm]", &format!("{}[aqm]", loss("799us")));
+        let v: Value = toml::from_str(&text).unwrap();
+        let e = Scenario::from_value(v).unwrap_err();
+        assert_eq!(e.path, "topology.loss.hold[1]");
+        assert!(e.msg.contains("800us"), "{}", e.msg);
+        let text = BASE.replace("[aqm]", &format!("{}[aqm]", loss("800us")));
+        assert!(Scenario::from_value(toml::from_str(&text).unwrap()).is_ok());
+    }
+
+    #[test]
+    fn timer_events_past_the_budget_are_refused() {
+        // PI sampling at 1 MHz in both directions: 2 x 2e7 ticks in 20 s: fine;
+        // over 1000 s, 2e9: refused, naming [aqm].
+        let pi = |d: &str| {
+            BASE.replace("kind = \"red\"", "kind = \"pi\"\nsampling_freq = 1000000")
+                .replace("duration = \"20s\"", &format!("duration = \"{d}\""))
+        };
+        let ok = |t: &str| Scenario::from_value(toml::from_str(t).unwrap());
+        assert!(ok(&(pi("20s") + "[metrics]\nsample_interval = \"1s\"\n")).is_ok());
+        let e = ok(&(pi("1000s") + "[metrics]\nsample_interval = \"1s\"\n")).unwrap_err();
+        assert_eq!(e.path, "aqm");
+        // A UDP source at 1000000 Gbps: one packet per ns, 2e10 in 20 s.
+        let udp = "[[traffic]]\nkind = \"cbr\"\nrate = \"1000000Gbps\"\n";
+        assert_eq!(path_of(udp), "traffic[1].rate");
+    }
+
+    #[test]
+    fn human_sizes() {
+        assert_eq!(human_bytes(805e6), "805 MB");
+        assert_eq!(human_bytes(1.6e12), "1.6 TB");
+        assert_eq!(human_bytes(12.0), "12 B");
+    }
+}

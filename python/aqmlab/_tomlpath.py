@@ -1,0 +1,249 @@
+"""Field paths inside TOML text, for errors that stop the parser itself.
+
+``tomllib`` reports a syntax error (a lone surrogate escape, a bad number,
+a duplicate key) by line and column only, and a value nested a thousand
+levels deep makes it recurse until Python's limit. This module scans the
+text the way a TOML lexer does (strings, comments, table headers, inline
+tables and arrays) and answers two questions without recursion:
+
+- :func:`path_at`: the key path of the value at a character offset
+  (``schedule[2].at``), so that the error names the field;
+- :func:`too_deep`: the first place where tables and arrays nest deeper
+  than a limit, and its key path.
+
+The scan is deliberately forgiving: on text it does not understand it
+returns the path it has so far (possibly empty); it never raises.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+__all__ = ["Located", "offset_of", "path_at", "too_deep"]
+
+_BARE = re.compile(r"[A-Za-z0-9_-]+")
+_POS = re.compile(r"\(at line (\d+), column (\d+)\)")
+
+
+@dataclass
+class Located:
+    """Where the scan stopped: the key path there and the line (1-based)."""
+
+    steps: list[str | int] = field(default_factory=list)
+    line: int = 1
+
+
+def offset_of(text: str, message: str) -> int | None:
+    """The character offset of tomllib's ``(at line L, column C)`` or ``(at
+    end of document)``, if any."""
+    if "(at end of document)" in message:
+        return len(text)
+    m = _POS.search(message)
+    if m is None:
+        return None
+    line, col = int(m.group(1)), int(m.group(2))
+    pos = 0
+    for _ in range(line - 1):
+        nl = text.find("\n", pos)
+        if nl < 0:
+            return len(text)
+        pos = nl + 1
+    return min(pos + col - 1, len(text))
+
+
+def path_at(text: str, offset: int) -> Located:
+    """The key path of the value being read at ``offset``."""
+    return _Scanner(text).run(until=offset)
+
+
+def too_deep(text: str, limit: int) -> Located | None:
+    """Where tables/arrays first nest more than ``limit`` levels, or None."""
+    s = _Scanner(text)
+    loc = s.run(max_depth=limit)
+    return loc if s.exceeded else None
+
+
+def _split_key(raw: str) -> list[str | int]:
+    """``a."b.c".d`` -> ["a", "b.c", "d"] (quotes removed, no escapes)."""
+    out: list[str | int] = []
+    cur, quote = "", ""
+    for c in raw:
+        if quote:
+            if c == quote:
+                quote = ""
+            else:
+                cur += c
+        elif c in "\"'":
+            quote = c
+        elif c == ".":
+            out.append(cur.strip())
+            cur = ""
+        else:
+            cur += c
+    out.append(cur.strip())
+    return [k for k in out if k != ""]
+
+
+class _Frame:
+    """An open inline table (``key`` is its current key) or array (``index``)."""
+
+    __slots__ = ("expect_key", "index", "is_array", "key")
+
+    def __init__(self, is_array: bool) -> None:
+        self.is_array = is_array
+        self.index = 0
+        self.key: list[str | int] = []
+        self.expect_key = not is_array
+
+
+class _Scanner:
+    def __init__(self, text: str) -> None:
+        self.t = text
+        self.header: list[str | int] = []
+        self.top_key: list[str | int] = []
+        self.arrays: dict[tuple[str | int, ...], int] = {}
+        self.frames: list[_Frame] = []
+        self.line = 1
+        self.exceeded = False
+
+    def steps(self) -> list[str | int]:
+        out = [*self.header, *self.top_key]
+        for f in self.frames:
+            if f.is_array:
+                out.append(f.index)
+            else:
+                out.extend(f.key)
+        return out
+
+    def located(self) -> Located:
+        return Located(self.steps(), self.line)
+
+    def run(self, until: int | None = None, max_depth: int | None = None) -> Located:
+        t, n = self.t, len(self.t)
+        stop = n if until is None else min(until, n)
+        i = 0
+        line_start = True
+        while i < stop:
+            c = t[i]
+            if c == "\n":
+                self.line += 1
+                if not self.frames:
+                    self.top_key = []
+                    line_start = True
+                i += 1
+                continue
+            if c in " \t\r":
+                i += 1
+                continue
+            if c == "#":
+                nl = t.find("\n", i)
+                i = n if nl < 0 else nl
+                continue
+            if line_start and not self.frames:
+                line_start = False
+                if c == "[":
+                    i = self._header(i)
+                    continue
+                i = self._key(i, stop, None)
+                continue
+            top = self.frames[-1] if self.frames else None
+            if top is not None and not top.is_array and top.expect_key and c not in "}":
+                i = self._key(i, stop, top)
+                continue
+            if c in "\"'":
+                i = self._string(i, stop)
+                continue
+            if c in "[{":
+                self.frames.append(_Frame(c == "["))
+                if max_depth is not None and len(self.frames) > max_depth:
+                    self.exceeded = True
+                    return self.located()
+                i += 1
+                continue
+            if c in "]}":
+                if self.frames:
+                    self.frames.pop()
+                i += 1
+                continue
+            if c == "," and top is not None:
+                if top.is_array:
+                    top.index += 1
+                else:
+                    top.key = []
+                    top.expect_key = True
+                i += 1
+                continue
+            i += 1
+        return self.located()
+
+    def _header(self, i: int) -> int:
+        """A ``[table]`` or ``[[array]]`` header line."""
+        t = self.t
+        nl = t.find("\n", i)
+        end = len(t) if nl < 0 else nl
+        raw = t[i:end]
+        double = raw.startswith("[[")
+        close = raw.find("]]" if double else "]")
+        body = raw[2 if double else 1 : close if close > 0 else len(raw)]
+        keys = _split_key(body)
+        if double:
+            k = tuple(keys)
+            self.arrays[k] = self.arrays.get(k, -1) + 1
+            # Nested arrays of tables index the innermost one.
+            self.header = [*keys, self.arrays[k]]
+        else:
+            self.header = list(keys)
+        self.top_key = []
+        return end
+
+    def _key(self, i: int, stop: int, frame: _Frame | None) -> int:
+        """A key up to its ``=``; quoted parts may hold ``=`` and ``.``."""
+        t, n = self.t, len(self.t)
+        j, quote = i, ""
+        while j < n and j < stop:
+            c = t[j]
+            if quote:
+                if c == quote:
+                    quote = ""
+                elif c == "\n":
+                    break
+            elif c in "\"'":
+                quote = c
+            elif c in "=\n}":
+                break
+            j += 1
+        keys = _split_key(t[i:j])
+        if frame is None:
+            self.top_key = keys
+        else:
+            frame.key = keys
+            frame.expect_key = False
+        if j < n and t[j] == "=":
+            j += 1
+        return j
+
+    def _string(self, i: int, stop: int) -> int:
+        t, n = self.t, len(self.t)
+        q = t[i]
+        if t.startswith(q * 3, i):
+            j = i + 3
+            while j < n:
+                if q == '"' and t[j] == "\\":
+                    j += 2
+                    continue
+                if t.startswith(q * 3, j):
+                    self.line += t.count("\n", i, j)
+                    return j + 3
+                j += 1
+            self.line += t.count("\n", i, n)
+            return n
+        j = i + 1
+        while j < n and t[j] != "\n":
+            if q == '"' and t[j] == "\\":
+                j += 2
+                continue
+            if t[j] == q:
+                return j + 1
+            j += 1
+        return j
