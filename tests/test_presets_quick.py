@@ -13,13 +13,15 @@ from aqmlab.experiments.catalog import presets
 from aqmlab.report import build_index
 
 
+CMD = [sys.executable, "-m", "aqmlab", "reproduce", "--all", "--quick", "--jobs", "2"]
+
+
 def test_every_preset_runs_quick_and_its_report_builds(tmp_path: Path) -> None:
     names = [p.name for p in presets() if not p.problem]
     assert len(names) >= 20, names
     t0 = time.monotonic()
     r = subprocess.run(
-        [sys.executable, "-m", "aqmlab", "reproduce", "--all", "--quick", "--jobs", "2"]
-        + ["--out", str(tmp_path)],
+        [*CMD, "--out", str(tmp_path)],
         capture_output=True,
         text=True,
         timeout=1800,

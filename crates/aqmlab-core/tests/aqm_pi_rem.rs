@@ -208,8 +208,8 @@ fn rem_figure_2(aqm: &str, tcp: &str, extra_s: u32) -> Vec<Period> {
     if extra_s >= 100 {
         phases.push(format!("[{}, {}]", 700 + extra_s, 800 + extra_s));
     }
-    let mut text = rem_text(aqm, ecn, 800 + extra_s, 20, 1, 0)
-        .replace("[tcp]\n", &format!("[tcp]\n{tcp}\n"));
+    let mut text =
+        rem_text(aqm, ecn, 800 + extra_s, 20, 1, 0).replace("[tcp]\n", &format!("[tcp]\n{tcp}\n"));
     text.push_str(&format!("phases = [{}]\n", phases.join(", ")));
     for k in 1..16 {
         text.push_str(&format!(

@@ -72,8 +72,7 @@ fn timeouts_are_a_small_share_of_loss_events() {
             (retx as f64) < 1.8 * drops as f64,
             "seed {seed}: {retx} retransmissions for {drops} drops"
         );
-        let (events, to, retx, drops) =
-            recovery(&ared30(seed, "partial_ack_timer = \"every\""));
+        let (events, to, retx, drops) = recovery(&ared30(seed, "partial_ack_timer = \"every\""));
         assert!(
             (to as f64) < 0.07 * events as f64,
             "seed {seed}, every: {to} timeouts in {events} loss events"
@@ -202,7 +201,8 @@ start = "0s"
     r.summary.flows.goodput_bps_total / (2e6 * 8.0 / 48.0)
 }
 
-const REM: &str = "kind = \"rem\"\nphi = 1.001\nalpha = 0.1\ngamma = 0.001\nb_star = 20\necn = true";
+const REM: &str =
+    "kind = \"rem\"\nphi = 1.001\nalpha = 0.1\ngamma = 0.001\nb_star = 20\necn = true";
 const RED_20_80: &str = "kind = \"red\"\nmin_th = 20\nmax_th = 80\nmax_p = 0.1\necn = true";
 const RED_10_30: &str = "kind = \"red\"\nmin_th = 10\nmax_th = 30\nmax_p = 0.1\necn = true";
 
@@ -222,7 +222,10 @@ fn wireless_marking_beats_droptail() {
             red_small > dt + 0.1,
             "p {p}: RED(10:30) {red_small} vs DropTail {dt}"
         );
-        assert!(rem > red && rem > red_small, "p {p}: REM {rem} vs RED {red}");
+        assert!(
+            rem > red && rem > red_small,
+            "p {p}: REM {rem} vs RED {red}"
+        );
     }
     // Figure 7's first period (20 sources, 1 % loss): the random loss keeps
     // plain NewReno's windows small; marking does not.

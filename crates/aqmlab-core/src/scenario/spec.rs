@@ -290,7 +290,11 @@ impl TcpSpec {
             ecn_backoff: t.bool("ecn_backoff", d.ecn_backoff)?,
             ect_retransmits: t.bool("ect_retransmits", d.ect_retransmits)?,
             dupack_halving: t.bool("dupack_halving", d.dupack_halving)?,
-            partial_ack_timer: match t.choice("partial_ack_timer", &["first", "every"], Some("first"))? {
+            partial_ack_timer: match t.choice(
+                "partial_ack_timer",
+                &["first", "every"],
+                Some("first"),
+            )? {
                 "every" => PartialAckTimer::Every,
                 _ => PartialAckTimer::First,
             },

@@ -818,7 +818,9 @@ impl TcpFlow {
                             // each ("Slow-but-Steady").
                             self.retransmit_una(now, out);
                             self.cwnd = (self.cwnd - newly as f64 + 1.0).max(1.0);
-                            if !self.partial_seen || self.cfg.tcp.partial_ack_timer == PartialAckTimer::Every {
+                            if !self.partial_seen
+                                || self.cfg.tcp.partial_ack_timer == PartialAckTimer::Every
+                            {
                                 self.partial_seen = true;
                                 self.rto_deadline = Some(now + self.rto);
                             }
@@ -1310,7 +1312,11 @@ mod tests {
 
     fn ack(tx: &mut TcpFlow, t_ms: u64, a: u64, ece: bool) -> Vec<Seg> {
         let mut out = Vec::new();
-        let f = if ece { flags::ACK | flags::ECE } else { flags::ACK };
+        let f = if ece {
+            flags::ACK | flags::ECE
+        } else {
+            flags::ACK
+        };
         tx.on_ack(SimTime(t_ms * MS), a, f, Ecn::NotEct, &mut out);
         out
     }
@@ -1379,7 +1385,13 @@ mod tests {
         assert_eq!(out.len(), 1);
         assert!(out[0].flags & flags::CWR == 0, "a retransmission");
         let mut out = Vec::new();
-        tx.on_ack(SimTime::from_millis(400), 4, flags::ACK, Ecn::NotEct, &mut out);
+        tx.on_ack(
+            SimTime::from_millis(400),
+            4,
+            flags::ACK,
+            Ecn::NotEct,
+            &mut out,
+        );
         assert!(out[0].flags & flags::CWR != 0, "{:?}", out);
     }
 
@@ -1492,7 +1504,13 @@ mod tests {
         assert_eq!(tx.ssthresh, 10.0);
         // The retransmission is acknowledged with everything: back to 10.
         let mut out = Vec::new();
-        tx.on_ack(SimTime::from_millis(200), 10, flags::ACK, Ecn::NotEct, &mut out);
+        tx.on_ack(
+            SimTime::from_millis(200),
+            10,
+            flags::ACK,
+            Ecn::NotEct,
+            &mut out,
+        );
         assert!(!tx.in_recovery);
         assert_eq!(tx.ssthresh, 10.0, "slow start back to the old window");
         // A mark halves.
@@ -1510,7 +1528,10 @@ mod tests {
     /// (Slow-but-Steady) on each.
     #[test]
     fn partial_ack_timer_first_or_every() {
-        for (mode, rearmed) in [(PartialAckTimer::First, false), (PartialAckTimer::Every, true)] {
+        for (mode, rearmed) in [
+            (PartialAckTimer::First, false),
+            (PartialAckTimer::Every, true),
+        ] {
             let tcp = TcpSpec {
                 partial_ack_timer: mode,
                 limited_transmit: false,
@@ -1525,7 +1546,11 @@ mod tests {
             assert_eq!(tx.rto_deadline, Some(SimTime::from_millis(500)));
             ack(&mut tx, 300, 6, false); // second partial ACK
             let want = if rearmed { 600 } else { 500 };
-            assert_eq!(tx.rto_deadline, Some(SimTime::from_millis(want)), "{mode:?}");
+            assert_eq!(
+                tx.rto_deadline,
+                Some(SimTime::from_millis(want)),
+                "{mode:?}"
+            );
         }
     }
 
