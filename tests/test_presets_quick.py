@@ -12,7 +12,6 @@ from pathlib import Path
 from aqmlab.experiments.catalog import presets
 from aqmlab.report import build_index
 
-
 CMD = [sys.executable, "-m", "aqmlab", "reproduce", "--all", "--quick", "--jobs", "2"]
 
 
