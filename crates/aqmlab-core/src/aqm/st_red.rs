@@ -103,10 +103,25 @@ pub struct StRedParams {
     /// a return of the thresholds after the RTT shrinks needs about
     /// 0.15-0.26 in this simulator (see the module doc).
     pub h_s: f64,
+    /// Which queue the variance and detection functions (eq. 5.5, 5.7)
+    /// sample at every arrival. Default [`VarianceQueue::Average`].
+    pub variance_queue: VarianceQueue,
     /// RED's other options. Default byte mode (section 5.5: "In all
     /// simulations the byte mode is used").
     #[serde(flatten)]
     pub red: RedOptions,
+}
+
+/// The queue q of eq. 5.5-5.8 (key `variance_queue`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum VarianceQueue {
+    /// RED's average q-tilde after this arrival's update (packets, or
+    /// mean-size packets in byte mode): the reading that reproduces
+    /// section 5.5's figures with its h_s = 0.03 / sqrt(3).
+    Average,
+    /// The instantaneous queue the arrival finds, as fig. 5.3 writes it.
+    Instantaneous,
 }
 
 impl Default for StRedParams {
@@ -123,6 +138,7 @@ impl Default for StRedParams {
             gamma: 0.7,
             h_l: 0.7 / sqrt3,
             h_s: 0.03 / sqrt3,
+            variance_queue: VarianceQueue::Average,
             // Section 5.5: 500-byte packets.
             red: RedOptions::with(RedMode::Byte, 500),
         }
@@ -148,6 +164,14 @@ impl StRedParams {
             gamma,
             h_l: t.f64("h_l", gamma / 3f64.sqrt())?,
             h_s: t.f64("h_s", d.h_s)?,
+            variance_queue: match t.choice(
+                "variance_queue",
+                &["average", "instantaneous"],
+                Some("average"),
+            )? {
+                "instantaneous" => VarianceQueue::Instantaneous,
+                _ => VarianceQueue::Average,
+            },
             red: RedOptions::decode(t, &d.red)?,
         };
         p.validate(t.path())?;
@@ -355,9 +379,10 @@ impl Aqm for StRed {
         rng: &mut Rng,
     ) -> Verdict {
         let v = self.red.on_enqueue(now, pkt, q, rng);
-        let qn = match self.per_byte {
-            None => q.pkts as f64,
-            Some(inv) => q.bytes as f64 * inv,
+        let qn = match (self.p.variance_queue, self.per_byte) {
+            (VarianceQueue::Average, _) => self.red.avg(),
+            (VarianceQueue::Instantaneous, None) => q.pkts as f64,
+            (VarianceQueue::Instantaneous, Some(inv)) => q.bytes as f64 * inv,
         };
         self.observe(qn);
         v
@@ -729,6 +754,7 @@ mod tests {
     fn byte_mode_queue() {
         let mut s = st(StRedParams {
             w_q: 0.01,
+            variance_queue: VarianceQueue::Instantaneous,
             ..StRedParams::default()
         });
         let mut rng = Rng::new(1, crate::rng::Stream::Aqm(0));
@@ -748,6 +774,39 @@ mod tests {
             &mut rng,
         );
         assert!((s.sigma2 - 8.5264).abs() < 1e-9);
+    }
+
+    #[test]
+    fn average_reading_samples_reds_average() {
+        // Default reading: q in eq. 5.5-5.8 is RED's average after this
+        // arrival's update. Packet mode, w_q 0.01, average 0 before.
+        let mut s = st(StRedParams {
+            w_q: 0.01,
+            ..packet_mode()
+        });
+        assert_eq!(s.p.variance_queue, VarianceQueue::Average);
+        let mut rng = Rng::new(1, crate::rng::Stream::Aqm(0));
+        let pkt = PacketInfo {
+            size: 500,
+            ..PacketInfo::default()
+        };
+        let q = |pkts: u32| QueueLen {
+            pkts,
+            bytes: 500 * pkts as u64,
+        };
+        // Arrival finding 50 packets: avg = 0.01 * 50 = 0.5 (in l_range (0, 80),
+        // outside d_range (12, 68)); sigma^2 = 0.01 * (0.5 - 40)^2 = 15.6025.
+        s.on_enqueue(SimTime::ZERO, &pkt, q(50), &mut rng);
+        assert!((s.red().avg() - 0.5).abs() < 1e-12);
+        assert!((s.sigma2 - 15.6025).abs() < 1e-9, "{}", s.sigma2);
+        // The literal reading samples the 50 packets: 0.01 * 10^2 = 1.
+        let mut l = st(StRedParams {
+            w_q: 0.01,
+            variance_queue: VarianceQueue::Instantaneous,
+            ..packet_mode()
+        });
+        l.on_enqueue(SimTime::ZERO, &pkt, q(50), &mut rng);
+        assert!((l.sigma2 - 1.0).abs() < 1e-12);
     }
 
     #[test]
