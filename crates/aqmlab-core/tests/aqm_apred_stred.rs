@@ -261,7 +261,7 @@ fn st_red_thresholds_follow_rtt_separate_runs() {
 fn ap_red_st_red_resolved_scenarios_round_trip() {
     for aqm in [
         "[aqm]\nkind = \"ap-red\"\nestimator = \"measured\"\nr0 = \"150ms\"\necn = true\nmode = \"byte\"",
-        "[aqm]\nkind = \"st-red\"\ngamma = 0.6\nh_s = 0.02\nmode = \"packet\"\nabove_max = \"mark\"\necn = true",
+        "[aqm]\nkind = \"st-red\"\ngamma = 0.6\nh_s = 0.02\nmode = \"packet\"\nabove_max = \"mark\"\necn = true\nvariance_queue = \"instantaneous\"",
     ] {
         let sc = scenario(&experiment_2(aqm, "\"15ms\"", false));
         let json = serde_json::to_string(&sc).unwrap();
@@ -281,6 +281,10 @@ fn ap_red_st_red_errors_name_the_field() {
         ("kind = \"ap-red\"\nmin_th = 5", "aqm.min_th"),
         ("kind = \"st-red\"\nh_s = 0.5", "aqm.h_s"),
         ("kind = \"st-red\"\nphi_2 = 2", "aqm.phi_2"),
+        (
+            "kind = \"st-red\"\nvariance_queue = \"q\"",
+            "aqm.variance_queue",
+        ),
         ("kind = \"st-red\"\nmin_th = 70", "aqm.min_th"),
         ("kind = \"st-red\"\nmin_th0 = 5", "aqm.min_th0"),
     ];
