@@ -314,6 +314,13 @@ fn ap_red_st_red_example_scenarios_run() {
         assert!(r.summary.bottleneck.utilization > 0.5, "{file}");
         assert!(!r.params.time_s.is_empty(), "{file}: params recorded");
     }
+    // Section 5.5.1's full 1800 s experiment: valid (too long to run here).
+    let path = format!(
+        "{}/../../scenarios/aqm/st-red-rtt.toml",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let sc = scenario(&std::fs::read_to_string(&path).unwrap());
+    assert_eq!(sc.aqm.kind(), "st-red");
 }
 
 /// The same in one run (section 5.5.1, the 100 ms -> 700 ms -> 100

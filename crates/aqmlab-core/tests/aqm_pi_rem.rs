@@ -392,6 +392,7 @@ fn example_scenarios_are_valid() {
     for (file, kind) in [
         ("pi.toml", "pi"),
         ("st-pi.toml", "st-pi"),
+        ("st-pi-capacity.toml", "st-pi"),
         ("rem.toml", "rem"),
     ] {
         let text = std::fs::read_to_string(dir.join(file)).unwrap();

@@ -32,6 +32,13 @@
 //!   unchanged), as the section 6.4 gains are ns-2's scaled by 4 = 1 / (1/2)^2.
 //! - Order within a sample: the PI update runs first with the current
 //!   q_ref, a and b; an adjustment applies from the next sample.
+//! - `variance_centre`: the centre of the two functions and of the ranges.
+//!   `"q_ref"` (default) is fig. 6.1 as written: a queue standing above
+//!   2 q_ref is never sampled and ST-PI is then PI to the last digit.
+//!   `"mean"` centres on the queue's running mean (eq. 5.3's mu) and
+//!   `"adaptive"` on q_ref while that mean is inside l_range, on the mean
+//!   once it has left it. See [`VarianceCentre`] and `docs/fidelity.md`,
+//!   item 5, for why fig. 6.1 stays the default.
 //! - Safeguards not in the figure: the new q_ref is kept within
 //!   [`q_ref_min`, `q_ref_max`] (k is cut accordingly; default 1 packet and
 //!   half the buffer, so that l_range fits in the buffer), and a detection

@@ -4,14 +4,15 @@
 //! implemented as figure 5.3 ("Detailed ST-RED algorithm") states it.
 //!
 //! RED ([`Red`], eq. 2.3-2.6) whose thresholds, w_q and adaptation interval
-//! follow the variance of the instantaneous queue q, and whose p_max follows
+//! follow the variance of the queue q, and whose p_max follows
 //! ARED's AIMD rule. With q_ref = (min_th + max_th) / 2:
 //!
 //! Initialisation: sigma^2 = 0, g^2 = ((h_s q_ref)^2 + (h_l q_ref)^2) / 2
 //! (section 5.3.1, g_0^2).
 //!
-//! On every packet arrival (q is the queue the packet finds, in packets, or
-//! in bytes / `mean_pkt_size` in byte mode):
+//! On every packet arrival (q is RED's average after this arrival's update
+//! by default, or, with `variance_queue = "instantaneous"`, the queue the
+//! packet finds; packets, or bytes / `mean_pkt_size` in byte mode):
 //! - if 0 < q < 2 q_ref (l_range, eq. 5.6):
 //!   sigma^2 <- (1 - phi_1 w_q) sigma^2 + phi_1 w_q (q - q_ref)^2 (eq. 5.5);
 //!   - if (1 - gamma) q_ref < q < (1 + gamma) q_ref (d_range, eq. 5.8):
@@ -43,15 +44,15 @@
 //! - p_max's initial value is not given in chapter 5; we start from RED's
 //!   usual 0.1 (Floyd's recommendation, also RED's default here).
 //!
-//! h_s: the default is section 5.5's 0.03 / sqrt(3), tuned there for the
-//! initial (20, 60). In this simulator it never detects a small variance at
-//! 100 ms: the instantaneous queue's deviation around q_ref stays at 10-17 %
-//! of q_ref (the thesis's own tables 5-3 and 5-4 give 14.9 and 16.9 packets
-//! at q_ref 40), far above h_s = 1.7 %, so thresholds raised by a long RTT do
-//! not come back. Section 5.4.2 asks h_s to be tuned to the setting; values
-//! from about 0.15 to 0.26 bring them back here, e.g. 0.45 / sqrt(3), the
-//! thesis's h_s for the same detector in ST-PI (section 6.4). See
-//! `docs/aqm/st-red.md`.
+//! Which q: fig. 5.3 writes the instantaneous queue, but with section 5.5's
+//! h_s = 0.03 / sqrt(3) the small-variance rule then never fires (sigma /
+//! q_ref is 34-46 % at the design point, h_s 1.7 %), so thresholds raised by
+//! a long RTT never come back. RED's average gives sigma / q_ref of 1.8-3.4 %
+//! there, just above h_s as section 5.4.2's tuning rule places it, no
+//! detection from reverse-path noise (sections 5.5.3-5.5.4), and the
+//! thresholds come back. The default (`variance_queue = "average"`) samples
+//! the average; `"instantaneous"` is the literal reading. See
+//! `docs/aqm/st-red.md` and `docs/fidelity.md`, item 4.
 
 use super::ap_red::RedOptions;
 use super::red::{Red, RedMode, RedParams};
@@ -99,9 +100,9 @@ pub struct StRedParams {
     /// Upper threshold coefficient (eq. 5.9). Default gamma / sqrt(3) (fig. 5.3, 5.4.2).
     pub h_l: f64,
     /// Lower threshold coefficient (eq. 5.10), in (0, h_l). Default
-    /// 0.03 / sqrt(3) (section 5.5, for the default initial parameters);
-    /// a return of the thresholds after the RTT shrinks needs about
-    /// 0.15-0.26 in this simulator (see the module doc).
+    /// 0.03 / sqrt(3) (section 5.5, for the default initial parameters;
+    /// with the instantaneous reading a return of the thresholds needs
+    /// about 0.15-0.26, see the module doc).
     pub h_s: f64,
     /// Which queue the variance and detection functions (eq. 5.5, 5.7)
     /// sample at every arrival. Default [`VarianceQueue::Average`].
