@@ -364,7 +364,7 @@ fn resolved_scenarios_round_trip() {
         "[aqm]\nkind = \"pi\"\ndesign = true",
         "[aqm]\nkind = \"pi\"\ndesign = { flows = 10, rtt = \"100ms\", capacity = \"10Mbps\" }",
         "[aqm]\nkind = \"st-pi\"\nmode = \"byte\"\necn = true",
-        "[aqm]\nkind = \"st-pi\"\nq_ref_max = 200",
+        "[aqm]\nkind = \"st-pi\"\nq_ref_max = 200\nvariance_centre = \"adaptive\"",
         "[aqm]\nkind = \"rem\"\nform = \"rate\"",
     ] {
         let sc = scenario(&dumbbell(10, aqm, ""));
@@ -382,6 +382,10 @@ fn bad_values_name_the_field() {
         ("kind = \"pi\"\nsampling_freq = -1", "aqm.sampling_freq"),
         ("kind = \"pi\"\na = 1e-5\ndesign = true", "aqm.design"),
         ("kind = \"st-pi\"\nh_s = 0.9", "aqm.h_s"),
+        (
+            "kind = \"st-pi\"\nvariance_centre = \"median\"",
+            "aqm.variance_centre",
+        ),
         ("kind = \"rem\"\nphi = 0.9", "aqm.phi"),
         (
             "kind = \"rem\"\nupdate_interval = \"0ms\"",
@@ -403,6 +407,7 @@ fn example_scenarios_are_valid() {
     for (file, kind) in [
         ("pi.toml", "pi"),
         ("st-pi.toml", "st-pi"),
+        ("st-pi-capacity.toml", "st-pi"),
         ("rem.toml", "rem"),
     ] {
         let text = std::fs::read_to_string(dir.join(file)).unwrap();

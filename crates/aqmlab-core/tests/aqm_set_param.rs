@@ -3,6 +3,7 @@
 //! public API, and the order-free application of a scheduled `set`. The
 //! other schemes' `set_param` tests are unit tests beside their code.
 
+use aqmlab_core::aqm::st_red::VarianceQueue;
 use aqmlab_core::aqm::{
     apply_set, Aqm, Codel, CodelParams, LinkInfo, PacketInfo, QueueLen, Red, RedParams, StRed,
     StRedParams, Verdict,
@@ -101,9 +102,14 @@ fn codel_set_param_rejects_bad_values_and_keys() {
 // ---------------------------------------------------------------- ST-RED
 
 /// ST-RED with section 5.5's defaults (20 / 60, w_q 5e-5, byte mode, 500 B)
-/// after one arrival that finds 30 packets.
+/// after one arrival that finds 30 packets, with fig. 5.3's literal reading
+/// (the detector samples the instantaneous queue).
 fn st_red() -> StRed {
-    let mut s = StRed::new(StRedParams::default(), link());
+    let p = StRedParams {
+        variance_queue: VarianceQueue::Instantaneous,
+        ..StRedParams::default()
+    };
+    let mut s = StRed::new(p, link());
     let mut rng = Rng::new(1, Stream::Aqm(0));
     let pkt = PacketInfo {
         size: 500,

@@ -32,6 +32,13 @@
 //!   unchanged), as the section 6.4 gains are ns-2's scaled by 4 = 1 / (1/2)^2.
 //! - Order within a sample: the PI update runs first with the current
 //!   q_ref, a and b; an adjustment applies from the next sample.
+//! - `variance_centre`: the centre of the two functions and of the ranges.
+//!   `"q_ref"` (default) is fig. 6.1 as written: a queue standing above
+//!   2 q_ref is never sampled and ST-PI is then PI to the last digit.
+//!   `"mean"` centres on the queue's running mean (eq. 5.3's mu) and
+//!   `"adaptive"` on q_ref while that mean is inside l_range, on the mean
+//!   once it has left it. See [`VarianceCentre`] and `docs/fidelity.md`,
+//!   item 5, for why fig. 6.1 stays the default.
 //! - Safeguards not in the figure: the new q_ref is kept within
 //!   [`q_ref_min`, `q_ref_max`] (k is cut accordingly; default 1 packet and
 //!   half the buffer, so that l_range fits in the buffer), and a detection
@@ -85,6 +92,33 @@ pub struct StPiParams {
     /// half the link's buffer.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub q_ref_max: Option<f64>,
+    /// What the variance and detection functions are centred on, and the
+    /// ranges l_range and d_range measured from (key `variance_centre`).
+    /// Default [`VarianceCentre::QRef`] (fig. 6.1 as written).
+    pub variance_centre: VarianceCentre,
+}
+
+/// The centre mu of eq. 6.11-6.12 and of the ranges (eq. 5.6, 5.8).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub enum VarianceCentre {
+    /// q_ref while the queue's running mean m (an EWMA of the samples with
+    /// the variance function's weight phi_1 T_s, starting at q_ref) is
+    /// inside l_range (0, 2 q_ref), as fig. 6.1 writes it; m itself once m
+    /// has left l_range, i.e. once the queue has stood above 2 q_ref for
+    /// about the variance function's time constant 1 / phi_1: no longer a
+    /// transient (section 5.3, item 2) but the level PI cannot bring the
+    /// queue down from. m is eq. 5.3's mu, "the mean value of y_k".
+    #[serde(rename = "adaptive")]
+    Adaptive,
+    /// q_ref always, as fig. 6.1 writes it: samples outside 0 < q < 2 q_ref
+    /// are ignored, so a queue that stays above 2 q_ref leaves ST-PI equal
+    /// to PI.
+    #[serde(rename = "q_ref")]
+    QRef,
+    /// Always the running mean m (the ranges too): the detector measures
+    /// the oscillation around whatever level the queue stands at.
+    #[serde(rename = "mean")]
+    Mean,
 }
 
 impl Default for StPiParams {
@@ -107,6 +141,7 @@ impl Default for StPiParams {
             h_s: 0.45 / SQRT_3,
             q_ref_min: 1.0,
             q_ref_max: None,
+            variance_centre: VarianceCentre::QRef,
         }
     }
 }
@@ -131,6 +166,15 @@ impl StPiParams {
             h_s: t.f64("h_s", d.h_s)?,
             q_ref_min: t.f64("q_ref_min", d.q_ref_min)?,
             q_ref_max: t.opt_f64("q_ref_max")?,
+            variance_centre: match t.choice(
+                "variance_centre",
+                &["q_ref", "adaptive", "mean"],
+                Some("q_ref"),
+            )? {
+                "mean" => VarianceCentre::Mean,
+                "adaptive" => VarianceCentre::Adaptive,
+                _ => VarianceCentre::QRef,
+            },
         };
         p.validate(t.path())?;
         Ok(p)
@@ -195,6 +239,9 @@ pub struct VarianceDetector {
     gamma: f64,
     h_l: f64,
     h_s: f64,
+    centre: VarianceCentre,
+    /// Running mean of the samples (eq. 5.3's mu), packets.
+    pub mean: f64,
 }
 
 impl VarianceDetector {
@@ -209,6 +256,8 @@ impl VarianceDetector {
             gamma: 0.0,
             h_l: 0.0,
             h_s: 0.0,
+            centre: p.variance_centre,
+            mean: q_ref,
         };
         d.configure(p, ts);
         d.reset(q_ref);
@@ -225,6 +274,7 @@ impl VarianceDetector {
         self.gamma = p.gamma;
         self.h_l = p.h_l;
         self.h_s = p.h_s;
+        self.centre = p.variance_centre;
     }
 
     /// g_0^2 = ((h_s q_ref)^2 + (h_l q_ref)^2) / 2 (section 5.3.1).
@@ -241,14 +291,29 @@ impl VarianceDetector {
     /// One sample of the queue `q` against `q_ref`; returns the adjustment
     /// factor k when a significant change of variance is detected.
     pub fn observe(&mut self, q: f64, q_ref: f64) -> Option<f64> {
+        let mu = match self.centre {
+            VarianceCentre::QRef => q_ref,
+            VarianceCentre::Mean => {
+                self.mean = (1.0 - self.w1) * self.mean + self.w1 * q;
+                self.mean
+            }
+            VarianceCentre::Adaptive => {
+                self.mean = (1.0 - self.w1) * self.mean + self.w1 * q;
+                if self.mean > 0.0 && self.mean < 2.0 * q_ref {
+                    q_ref
+                } else {
+                    self.mean
+                }
+            }
+        };
         // l_range (eq. 5.6)
-        if !(q > 0.0 && q < 2.0 * q_ref) {
+        if !(q > 0.0 && q < 2.0 * mu) {
             return None;
         }
-        let e2 = (q - q_ref) * (q - q_ref);
+        let e2 = (q - mu) * (q - mu);
         self.sigma2 = (1.0 - self.w1) * self.sigma2 + self.w1 * e2; // eq. 6.11
                                                                     // d_range (eq. 5.8)
-        if !(q > (1.0 - self.gamma) * q_ref && q < (1.0 + self.gamma) * q_ref) {
+        if !(q > (1.0 - self.gamma) * mu && q < (1.0 + self.gamma) * mu) {
             return None;
         }
         self.g2 = (1.0 - self.w2) * self.g2 + self.w2 * e2; // eq. 6.12
@@ -325,6 +390,7 @@ impl StPi {
             h_s: d.h_s,
             q_ref_min: self.q_ref_min,
             q_ref_max: self.q_ref_max_given.then_some(self.q_ref_max),
+            variance_centre: d.centre,
         }
     }
 
@@ -556,6 +622,87 @@ mod tests {
         let k = d.observe(110.0, 100.0).unwrap();
         // k = sqrt(87.5) / 25.9808 = 9.35414 / 25.9808 = 0.360041 (eq. 5.14)
         assert!((k - 0.360_041).abs() < 1e-6, "{k}");
+    }
+
+    #[test]
+    fn variance_centre_above_2_q_ref() {
+        // fast(): phi_1 T_s = 0.5, phi_2 T_s = 0.25, q_ref 100; a queue
+        // standing at 250 > 2 q_ref. g_0^2 = (0.45^2 + 0.7^2) / 3 / 2 * 100^2 = 1154.17.
+        let with = |c: &str| {
+            let p = decode(&format!(
+                "sampling_freq = 100\nphi_1 = 50\nphi_2 = 25\nq_ref = 100\nvariance_centre = \"{c}\""
+            ))
+            .unwrap();
+            VarianceDetector::new(&p, 0.01, 100.0)
+        };
+        let g0 = (0.45f64.powi(2) + 0.7f64.powi(2)) / 3.0 / 2.0 * 1e4;
+        // Fig. 6.1 as written (the default): outside l_range, nothing moves, ever.
+        let mut d = with("q_ref");
+        for _ in 0..100 {
+            assert_eq!(d.observe(250.0, 100.0), None);
+        }
+        assert_eq!(d.sigma2, 0.0);
+        assert!((d.g2 - g0).abs() < 1e-9);
+        // Adaptive: the running mean is 175 after one sample (< 200: centre
+        // q_ref, 250 outside l_range), 212.5 after two (outside l_range:
+        // centre 212.5, e^2 = 37.5^2 = 1406.25, sigma^2 = 703.125,
+        // g^2 = 0.75 g0 + 0.25 * 1406.25 = 1217.19; g = 34.9 between
+        // h_s q_ref = 25.98 and h_l q_ref = 40.41: no detection).
+        let mut d = with("adaptive");
+        assert_eq!(d.observe(250.0, 100.0), None);
+        assert_eq!((d.sigma2, d.mean), (0.0, 175.0));
+        assert_eq!(d.observe(250.0, 100.0), None);
+        assert_eq!((d.sigma2, d.mean), (703.125, 212.5));
+        assert!((d.g2 - (0.75 * g0 + 351.5625)).abs() < 1e-9);
+        // Mean: centre 175 from the first sample: e^2 = 5625, sigma^2 =
+        // 2812.5, g^2 = 0.75 g0 + 1406.25 = 2271.9; both above (h_l q_ref)^2
+        // = 1633.3: k = sqrt(2812.5) / 40.4145 = 1.31222 (eq. 5.12).
+        let mut d = with("mean");
+        let k = d.observe(250.0, 100.0).unwrap();
+        assert!((k - 1.312_22).abs() < 1e-5, "{k}");
+        assert!(decode("variance_centre = \"median\"").is_err());
+    }
+
+    /// Issue 10 item 5: a queue that stands above 2 q_ref (380 +- 14
+    /// packets, the level 300 ECN flows hold at 15 Mbps in section 6.4.3's
+    /// setting here, where PI's p is pinned at 1) for 200 s of 170 Hz
+    /// samples, section 6.4's parameters.
+    #[test]
+    fn overload_blind_as_written_acting_with_the_options() {
+        let link = LinkInfo::new(BitRate(15_000_000), 1000);
+        let series = |n: u32| {
+            let x = 380.0 + 14.0 * (2.0 * std::f64::consts::PI * n as f64 / 340.0).sin();
+            q(x.round() as u32)
+        };
+        let run = |c: &str| {
+            let p = decode(&format!("variance_centre = \"{c}\"")).unwrap();
+            let mut s = StPi::new(p, link);
+            for n in 0..34_000 {
+                s.on_tick(SimTime::ZERO, series(n));
+            }
+            s
+        };
+        let mut pi = Pi::new(StPiParams::default().pi, link);
+        for n in 0..34_000 {
+            pi.on_tick(SimTime::ZERO, series(n));
+        }
+        // Fig. 6.1 as written: no sample is inside l_range (0, 300), q_ref
+        // stays 150 and p is PI's to the last digit.
+        let lit = run("q_ref");
+        assert_eq!(lit.adjustments(), 0);
+        assert_eq!(lit.pi().controller().q_ref, 150.0);
+        assert_eq!(lit.pi().controller().p, pi.controller().p);
+        // Centred on the running mean (about 380): sigma is the oscillation's,
+        // 14 / sqrt(2) = 9.9 packets < h_s q_ref = 39: small-variance
+        // adjustments bring q_ref down to where sigma ~ h_s q_ref
+        // (9.9 / 0.2598 = 38).
+        for c in ["mean", "adaptive"] {
+            let s = run(c);
+            let q_ref = s.pi().controller().q_ref;
+            eprintln!("{c}: {} adjustments, q_ref {q_ref}", s.adjustments());
+            assert!(s.adjustments() >= 1, "{c}");
+            assert!((30.0..50.0).contains(&q_ref), "{c}: q_ref {q_ref}");
+        }
     }
 
     #[test]

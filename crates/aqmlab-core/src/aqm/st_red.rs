@@ -4,14 +4,15 @@
 //! implemented as figure 5.3 ("Detailed ST-RED algorithm") states it.
 //!
 //! RED ([`Red`], eq. 2.3-2.6) whose thresholds, w_q and adaptation interval
-//! follow the variance of the instantaneous queue q, and whose p_max follows
+//! follow the variance of the queue q, and whose p_max follows
 //! ARED's AIMD rule. With q_ref = (min_th + max_th) / 2:
 //!
 //! Initialisation: sigma^2 = 0, g^2 = ((h_s q_ref)^2 + (h_l q_ref)^2) / 2
 //! (section 5.3.1, g_0^2).
 //!
-//! On every packet arrival (q is the queue the packet finds, in packets, or
-//! in bytes / `mean_pkt_size` in byte mode):
+//! On every packet arrival (q is RED's average after this arrival's update
+//! by default, or, with `variance_queue = "instantaneous"`, the queue the
+//! packet finds; packets, or bytes / `mean_pkt_size` in byte mode):
 //! - if 0 < q < 2 q_ref (l_range, eq. 5.6):
 //!   sigma^2 <- (1 - phi_1 w_q) sigma^2 + phi_1 w_q (q - q_ref)^2 (eq. 5.5);
 //!   - if (1 - gamma) q_ref < q < (1 + gamma) q_ref (d_range, eq. 5.8):
@@ -43,15 +44,15 @@
 //! - p_max's initial value is not given in chapter 5; we start from RED's
 //!   usual 0.1 (Floyd's recommendation, also RED's default here).
 //!
-//! h_s: the default is section 5.5's 0.03 / sqrt(3), tuned there for the
-//! initial (20, 60). In this simulator it never detects a small variance at
-//! 100 ms: the instantaneous queue's deviation around q_ref stays at 10-17 %
-//! of q_ref (the thesis's own tables 5-3 and 5-4 give 14.9 and 16.9 packets
-//! at q_ref 40), far above h_s = 1.7 %, so thresholds raised by a long RTT do
-//! not come back. Section 5.4.2 asks h_s to be tuned to the setting; values
-//! from about 0.15 to 0.26 bring them back here, e.g. 0.45 / sqrt(3), the
-//! thesis's h_s for the same detector in ST-PI (section 6.4). See
-//! `docs/aqm/st-red.md`.
+//! Which q: fig. 5.3 writes the instantaneous queue, but with section 5.5's
+//! h_s = 0.03 / sqrt(3) the small-variance rule then never fires (sigma /
+//! q_ref is 34-46 % at the design point, h_s 1.7 %), so thresholds raised by
+//! a long RTT never come back. RED's average gives sigma / q_ref of 1.8-3.4 %
+//! there, just above h_s as section 5.4.2's tuning rule places it, no
+//! detection from reverse-path noise (sections 5.5.3-5.5.4), and the
+//! thresholds come back. The default (`variance_queue = "average"`) samples
+//! the average; `"instantaneous"` is the literal reading. See
+//! `docs/aqm/st-red.md` and `docs/fidelity.md`, item 4.
 
 use super::ap_red::RedOptions;
 use super::red::{Red, RedMode, RedParams};
@@ -99,14 +100,29 @@ pub struct StRedParams {
     /// Upper threshold coefficient (eq. 5.9). Default gamma / sqrt(3) (fig. 5.3, 5.4.2).
     pub h_l: f64,
     /// Lower threshold coefficient (eq. 5.10), in (0, h_l). Default
-    /// 0.03 / sqrt(3) (section 5.5, for the default initial parameters);
-    /// a return of the thresholds after the RTT shrinks needs about
-    /// 0.15-0.26 in this simulator (see the module doc).
+    /// 0.03 / sqrt(3) (section 5.5, for the default initial parameters;
+    /// with the instantaneous reading a return of the thresholds needs
+    /// about 0.15-0.26, see the module doc).
     pub h_s: f64,
+    /// Which queue the variance and detection functions (eq. 5.5, 5.7)
+    /// sample at every arrival. Default [`VarianceQueue::Average`].
+    pub variance_queue: VarianceQueue,
     /// RED's other options. Default byte mode (section 5.5: "In all
     /// simulations the byte mode is used").
     #[serde(flatten)]
     pub red: RedOptions,
+}
+
+/// The queue q of eq. 5.5-5.8 (key `variance_queue`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum VarianceQueue {
+    /// RED's average q-tilde after this arrival's update (packets, or
+    /// mean-size packets in byte mode): the reading that reproduces
+    /// section 5.5's figures with its h_s = 0.03 / sqrt(3).
+    Average,
+    /// The instantaneous queue the arrival finds, as fig. 5.3 writes it.
+    Instantaneous,
 }
 
 impl Default for StRedParams {
@@ -123,6 +139,7 @@ impl Default for StRedParams {
             gamma: 0.7,
             h_l: 0.7 / sqrt3,
             h_s: 0.03 / sqrt3,
+            variance_queue: VarianceQueue::Average,
             // Section 5.5: 500-byte packets.
             red: RedOptions::with(RedMode::Byte, 500),
         }
@@ -148,6 +165,14 @@ impl StRedParams {
             gamma,
             h_l: t.f64("h_l", gamma / 3f64.sqrt())?,
             h_s: t.f64("h_s", d.h_s)?,
+            variance_queue: match t.choice(
+                "variance_queue",
+                &["average", "instantaneous"],
+                Some("average"),
+            )? {
+                "instantaneous" => VarianceQueue::Instantaneous,
+                _ => VarianceQueue::Average,
+            },
             red: RedOptions::decode(t, &d.red)?,
         };
         p.validate(t.path())?;
@@ -355,9 +380,10 @@ impl Aqm for StRed {
         rng: &mut Rng,
     ) -> Verdict {
         let v = self.red.on_enqueue(now, pkt, q, rng);
-        let qn = match self.per_byte {
-            None => q.pkts as f64,
-            Some(inv) => q.bytes as f64 * inv,
+        let qn = match (self.p.variance_queue, self.per_byte) {
+            (VarianceQueue::Average, _) => self.red.avg(),
+            (VarianceQueue::Instantaneous, None) => q.pkts as f64,
+            (VarianceQueue::Instantaneous, Some(inv)) => q.bytes as f64 * inv,
         };
         self.observe(qn);
         v
@@ -729,6 +755,7 @@ mod tests {
     fn byte_mode_queue() {
         let mut s = st(StRedParams {
             w_q: 0.01,
+            variance_queue: VarianceQueue::Instantaneous,
             ..StRedParams::default()
         });
         let mut rng = Rng::new(1, crate::rng::Stream::Aqm(0));
@@ -748,6 +775,39 @@ mod tests {
             &mut rng,
         );
         assert!((s.sigma2 - 8.5264).abs() < 1e-9);
+    }
+
+    #[test]
+    fn average_reading_samples_reds_average() {
+        // Default reading: q in eq. 5.5-5.8 is RED's average after this
+        // arrival's update. Packet mode, w_q 0.01, average 0 before.
+        let mut s = st(StRedParams {
+            w_q: 0.01,
+            ..packet_mode()
+        });
+        assert_eq!(s.p.variance_queue, VarianceQueue::Average);
+        let mut rng = Rng::new(1, crate::rng::Stream::Aqm(0));
+        let pkt = PacketInfo {
+            size: 500,
+            ..PacketInfo::default()
+        };
+        let q = |pkts: u32| QueueLen {
+            pkts,
+            bytes: 500 * pkts as u64,
+        };
+        // Arrival finding 50 packets: avg = 0.01 * 50 = 0.5 (in l_range (0, 80),
+        // outside d_range (12, 68)); sigma^2 = 0.01 * (0.5 - 40)^2 = 15.6025.
+        s.on_enqueue(SimTime::ZERO, &pkt, q(50), &mut rng);
+        assert!((s.red().avg() - 0.5).abs() < 1e-12);
+        assert!((s.sigma2 - 15.6025).abs() < 1e-9, "{}", s.sigma2);
+        // The literal reading samples the 50 packets: 0.01 * 10^2 = 1.
+        let mut l = st(StRedParams {
+            w_q: 0.01,
+            variance_queue: VarianceQueue::Instantaneous,
+            ..packet_mode()
+        });
+        l.on_enqueue(SimTime::ZERO, &pkt, q(50), &mut rng);
+        assert!((l.sigma2 - 1.0).abs() < 1e-12);
     }
 
     #[test]
