@@ -1,25 +1,18 @@
 """The seeds' presets (python/aqmlab/experiments/presets/): every experiment file parses, names
-what exists, and every point it describes (full and quick form) resolves to a scenario the engine
-accepts. Nothing is run here.
-
-The resolver below follows docs/experiments.md's order (experiment.set, quick.set with --quick,
-the scheme's set, each factor's keys); it is local to this test until the runner's API is on this
-branch.
+what exists, and every point it describes (full and quick form) resolves, through the runner's
+own resolver (aqmlab.experiments.resolve_points), to a scenario the engine accepts. A few checks
+pin the presets' set-ups where the seeds fix them. Nothing is run here.
 """
 
 from __future__ import annotations
 
-import copy
-import itertools
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-import aqmlab
-from aqmlab.scenario import apply_overrides, load
+from aqmlab.experiments import Point, load_experiment, resolve_points
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -61,74 +54,13 @@ TOP_KEYS = {
     "figure",
 }
 
-# TCP keys some presets need that the engine is gaining now (issue 10); until the engine knows
-# one, the points are checked with the key taken out, and the error naming it is asserted.
-PENDING_TCP_KEYS = ("dupack_halving",)
+# The seeds' experiments (every preset but the format's small examples).
+SEED_FILES = [p for p in FILES if not p.stem.startswith("example-")]
 
 
 def _read(path: Path) -> dict[str, Any]:
     with path.open("rb") as f:
         return tomllib.load(f)
-
-
-def _factor_settings(f: dict[str, Any]) -> list[list[str]]:
-    """Each value of a factor as the list of `key=value` overrides it applies."""
-    keys = f["keys"] if "keys" in f else [f["key"]]
-    out = []
-    for v in f["values"]:
-        vals = v if "keys" in f else [v]
-        assert len(vals) == len(keys), f"factor {f['name']}: {v!r} does not match {keys!r}"
-        out.append([f"{k}={_toml_value(x)}" for k, x in zip(keys, vals, strict=True)])
-    return out
-
-
-def _toml_value(x: Any) -> str:
-    if isinstance(x, bool):
-        return "true" if x else "false"
-    if isinstance(x, str):
-        return '"' + x + '"'
-    return repr(x)
-
-
-def _points(exp: dict[str, Any], quick: bool) -> Iterator[tuple[str, list[str]]]:
-    """(label, overrides) of every (scheme, factor values) of the experiment; seeds left out."""
-    base = list(exp["experiment"].get("set", []))
-    q = exp.get("quick", {})
-    if quick:
-        base += q.get("set", [])
-    factors = exp.get("factor", [])
-    choices = []
-    for f in factors:
-        settings = _factor_settings(f)
-        if quick and f["name"] in q.get("factors", {}):
-            keep = q["factors"][f["name"]]
-            settings = [s for s, v in zip(settings, f["values"], strict=True) if v in keep]
-            assert len(settings) == len(keep), f"quick.factors.{f['name']}: {keep} not all values"
-        choices.append(settings)
-    for scheme in exp["scheme"]:
-        for combo in itertools.product(*choices):
-            label = scheme["name"] + "".join(f" / {c}" for c in combo)
-            yield label, base + scheme.get("set", []) + [s for c in combo for s in c]
-
-
-def _pending_keys_known() -> set[str]:
-    known = set()
-    for key in PENDING_TCP_KEYS:
-        doc = {
-            "duration": "1s",
-            "topology": {"kind": "dumbbell", "bottleneck_rate": "1Mbps"},
-            "tcp": {key: False},
-            "traffic": [{"kind": "bulk"}],
-        }
-        try:
-            aqmlab.validate(doc)
-            known.add(key)
-        except aqmlab.ScenarioError:
-            pass
-    return known
-
-
-KNOWN = _pending_keys_known()
 
 
 def test_there_are_presets() -> None:
@@ -163,7 +95,8 @@ def test_preset_is_consistent(path: Path) -> None:
     assert set(exp) <= TOP_KEYS, set(exp) - TOP_KEYS
     e = exp["experiment"]
     assert e["source"].strip() and e["title"].strip()
-    assert e["notes"].strip(), "notes must say what was chosen where the paper is silent"
+    if path in SEED_FILES:
+        assert e["notes"].strip(), "notes must say what was chosen where the paper is silent"
     assert (path.parent / e["scenario"]).is_file()
     schemes = [s["name"] for s in exp["scheme"]]
     assert len(set(schemes)) == len(schemes)
@@ -206,23 +139,76 @@ def test_preset_is_consistent(path: Path) -> None:
         pytest.fail("quick has no metrics key")
 
 
+def _resolve(path: Path, quick: bool) -> list[Point]:
+    return resolve_points(load_experiment(path, quick=quick))
+
+
 @pytest.mark.parametrize("quick", [False, True], ids=["full", "quick"])
 @pytest.mark.parametrize("path", FILES, ids=lambda p: p.stem)
 def test_every_point_validates(path: Path, quick: bool) -> None:
+    """The runner's resolver: overrides applied in the documented order, the engine's validation,
+    and as many `[metrics] phases` entries as `[[phase]]` names."""
+    points = _resolve(path, quick)
+    assert points
+    bad = [f"{p.label}: {p.error}" for p in points if p.error is not None]
+    assert not bad, f"{path.name} ({'quick' if quick else 'full'}): " + "; ".join(bad)
+    assert len({p.id for p in points}) == len(points), "two points resolve to the same run"
+
+
+def _web_simple(sc: dict[str, Any]) -> list[dict[str, Any]]:
+    return [g for g in sc["traffic"] if g["kind"] == "web-simple"]
+
+
+THESIS = [p for p in SEED_FILES if p.stem.startswith("thesis-")]
+CHAPTER_6 = [p for p in THESIS if p.stem.startswith("thesis-6.4.")]
+REM = [p for p in SEED_FILES if p.stem.startswith("rem-")]
+
+
+@pytest.mark.parametrize("path", THESIS, ids=lambda p: p.stem)
+def test_thesis_tcp_and_http(path: Path) -> None:
+    """003: HTTP transfers of twelve 1 KB packets (1000 bytes on the wire) beside 500-byte FTP,
+    ns-2's ECT retransmissions, ns-2 of ~2009's limited transmit and Impatient timer."""
+    for quick in (False, True):
+        for p in _resolve(path, quick):
+            assert p.scenario is not None
+            tcp = p.scenario["tcp"]
+            assert tcp["packet_size"] == 500
+            assert tcp["ect_retransmits"] is True
+            assert tcp["limited_transmit"] is True
+            assert tcp["partial_ack_timer"] == "first"
+            for g in _web_simple(p.scenario):
+                assert (g["packet_size"], g["mean_packets"]) == (1000, 12), p.label
+
+
+@pytest.mark.parametrize("path", CHAPTER_6, ids=lambda p: p.stem)
+def test_chapter_6_draws_redraw_d_only(path: Path) -> None:
+    """Seven runs that differ in the draws of d only: every purpose but `rtt` has a fixed seed,
+    d sits on the source links, and the metrics combine the seeds as a range."""
     exp = _read(path)
-    scenario = load(path.parent / exp["experiment"]["scenario"])
-    n_phases = len(exp.get("phase", []))
-    for label, overrides in _points(exp, quick):
-        doc = apply_overrides(copy.deepcopy(scenario), overrides)
-        pending = [k for k in PENDING_TCP_KEYS if k not in KNOWN and k in doc.get("tcp", {})]
-        if pending:
-            with pytest.raises(aqmlab.ScenarioError, match=pending[0]):
-                aqmlab.validate(doc)
-            for k in pending:
-                del doc["tcp"][k]
-        try:
-            resolved = aqmlab.validate(doc)
-        except aqmlab.ScenarioError as e:
-            pytest.fail(f"{path.name} ({'quick' if quick else 'full'}) {label}: {e}")
-        got = len(resolved.get("metrics", {}).get("phases", []))
-        assert got == n_phases, f"{label}: {got} [metrics] phases for {n_phases} [[phase]] names"
+    assert exp["experiment"]["seeds"] == 7
+    assert all(m.get("stat") == "range" for m in exp["metric"])
+    points = _resolve(path, False)
+    assert sorted({p.seed for p in points}) == list(range(1, 8))
+    for p in points:
+        assert p.scenario is not None
+        assert p.scenario["seeds"] == {"start": 1, "aqm": 1, "loss": 1, "app": 1}, p.label
+        topo = p.scenario["topology"]
+        assert "uniform" in topo["source_access_delay"]
+        assert topo["sink_access_delay"] == "0s"
+        assert "access_delay" not in topo
+
+
+@pytest.mark.parametrize("path", REM, ids=lambda p: p.stem)
+def test_rem_paper_tcp(path: Path) -> None:
+    """002: ns-2 of 2001's TCP (no limited transmit, Slow-but-Steady, ECT retransmissions); a
+    custom topology's groups spread their RTTs per flow."""
+    for quick in (False, True):
+        for p in _resolve(path, quick):
+            assert p.scenario is not None
+            tcp = p.scenario["tcp"]
+            assert tcp["limited_transmit"] is False
+            assert tcp["partial_ack_timer"] == "every"
+            assert tcp["ect_retransmits"] is True
+            if p.scenario["topology"]["kind"] == "custom":
+                for g in p.scenario["traffic"]:
+                    assert g["extra_delay"] == {"uniform": ["0s", "2ms"]}, p.label
