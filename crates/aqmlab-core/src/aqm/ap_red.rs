@@ -101,6 +101,8 @@ pub struct RedOptions {
     pub ecn: bool,
     /// What happens above max_th.
     pub above_max: AboveMax,
+    /// ns-2's `mark_p_` (RED's `mark_p`): marks only below this probability.
+    pub mark_p: f64,
     /// Byte mode's count and ns-2's `wait`.
     #[serde(flatten)]
     pub counting: RedCounting,
@@ -115,6 +117,7 @@ impl RedOptions {
             mean_pkt_size,
             ecn: false,
             above_max: AboveMax::Drop,
+            mark_p: 1.0,
             counting: RedCounting::default(),
         }
     }
@@ -137,6 +140,7 @@ impl RedOptions {
                 "mark" => AboveMax::Mark,
                 _ => AboveMax::Drop,
             },
+            mark_p: t.f64("mark_p", d.mark_p)?,
             counting: RedCounting::decode(t, d.counting)?,
         })
     }
@@ -153,6 +157,7 @@ impl RedOptions {
             mean_pkt_size: self.mean_pkt_size,
             ecn: self.ecn,
             above_max: self.above_max,
+            mark_p: self.mark_p,
             counting: self.counting,
         }
     }

@@ -86,6 +86,8 @@ pub struct AredParams {
     pub ecn: bool,
     /// What happens above max_th (as RED).
     pub above_max: AboveMax,
+    /// ns-2's `mark_p_` (RED's `mark_p`): marks only below this probability.
+    pub mark_p: f64,
     /// Byte mode's count and ns-2's `wait` (as RED).
     #[serde(flatten)]
     pub counting: RedCounting,
@@ -113,6 +115,7 @@ impl Default for AredParams {
             mean_pkt_size: red.mean_pkt_size,
             ecn: red.ecn,
             above_max: red.above_max,
+            mark_p: red.mark_p,
             counting: red.counting,
             automatic: true,
             target_delay: Some(DEFAULT_TARGET_DELAY),
@@ -188,6 +191,7 @@ impl AredParams {
                 "mark" => AboveMax::Mark,
                 _ => AboveMax::Drop,
             },
+            mark_p: t.f64("mark_p", d.mark_p)?,
             counting: RedCounting::decode(t, d.counting)?,
             automatic,
             target_delay,
@@ -261,6 +265,7 @@ impl AredParams {
             mean_pkt_size: self.mean_pkt_size,
             ecn: self.ecn,
             above_max: self.above_max,
+            mark_p: self.mark_p,
             counting: self.counting,
         }
     }

@@ -101,6 +101,7 @@ impl AredFengParams {
                 "mark" => AboveMax::Mark,
                 _ => AboveMax::Drop,
             },
+            mark_p: t.f64("mark_p", d.red.mark_p)?,
             counting: RedCounting::decode(t, d.red.counting)?,
         };
         let p = AredFengParams {

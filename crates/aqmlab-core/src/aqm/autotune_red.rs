@@ -84,6 +84,8 @@ pub struct AutotuneRedParams {
     pub ecn: bool,
     /// What happens above max_th (as RED).
     pub above_max: AboveMax,
+    /// ns-2's `mark_p_` (RED's `mark_p`): marks only below this probability.
+    pub mark_p: f64,
     /// Byte mode's count and ns-2's `wait` (as RED).
     #[serde(flatten)]
     pub counting: RedCounting,
@@ -112,6 +114,7 @@ impl Default for AutotuneRedParams {
             mean_pkt_size: red.mean_pkt_size,
             ecn: red.ecn,
             above_max: red.above_max,
+            mark_p: red.mark_p,
             counting: red.counting,
             rtt: None,
             interval: None,
@@ -141,6 +144,7 @@ impl AutotuneRedParams {
                 "mark" => AboveMax::Mark,
                 _ => AboveMax::Drop,
             },
+            mark_p: t.f64("mark_p", d.mark_p)?,
             counting: RedCounting::decode(t, d.counting)?,
             rtt: t.opt_time("rtt")?,
             interval: t.opt_time("interval")?,
@@ -218,6 +222,7 @@ impl AutotuneRedParams {
             mean_pkt_size: self.mean_pkt_size,
             ecn: self.ecn,
             above_max: self.above_max,
+            mark_p: self.mark_p,
             counting: self.counting,
         }
     }

@@ -140,6 +140,11 @@ pub struct RedParams {
     pub ecn: bool,
     /// What happens above max_th.
     pub above_max: AboveMax,
+    /// ns-2's `use_mark_p_` / `mark_p_`: an ECN-capable packet is marked only
+    /// while the initial probability p_i is below `mark_p`, and dropped at
+    /// higher probabilities. 1 (the default) marks at any probability; ns-2
+    /// runs with 0.1 by default.
+    pub mark_p: f64,
     /// The count of eq. 2.6 in byte mode, and ns-2's `wait`.
     #[serde(flatten)]
     pub counting: RedCounting,
@@ -157,6 +162,7 @@ impl Default for RedParams {
             mean_pkt_size: 1000,
             ecn: false,
             above_max: AboveMax::Drop,
+            mark_p: 1.0,
             counting: RedCounting::default(),
         }
     }
@@ -185,6 +191,7 @@ impl RedParams {
                 "mark" => AboveMax::Mark,
                 _ => AboveMax::Drop,
             },
+            mark_p: t.f64("mark_p", d.mark_p)?,
             counting: RedCounting::decode(t, d.counting)?,
         };
         p.validate(t.path())?;
@@ -195,6 +202,7 @@ impl RedParams {
     pub fn validate(&self, path: &str) -> SpecResult<()> {
         let f = |k: &str| crate::scenario::decode::join(path, k);
         check_range(&f("min_th"), self.min_th, 0.0, false, 1e9)?;
+        check_range(&f("mark_p"), self.mark_p, 0.0, true, 1.0)?;
         check_range(&f("max_th"), self.max_th, 0.0, true, 1e9)?;
         if self.min_th >= self.max_th {
             return Err(SpecError::new(
@@ -390,7 +398,10 @@ impl Red {
         }
         self.count = 0;
         self.count_bytes = 0;
-        let may_mark = p.ecn && pkt.ect && (cause == Cause::Early || p.above_max == AboveMax::Mark);
+        let may_mark = p.ecn
+            && pkt.ect
+            && (cause == Cause::Early || p.above_max == AboveMax::Mark)
+            && (p.mark_p >= 1.0 || p_i < p.mark_p);
         if may_mark {
             Verdict::Mark(cause)
         } else {
@@ -889,6 +900,40 @@ mod tests {
         r.count = 18;
         assert_eq!(r.decide(&ect, &mut rng), Verdict::Mark(Cause::Early));
         assert_eq!(r.count, 0);
+    }
+
+    /// ns-2's `use_mark_p_` (`mark_p = 0.1`): an ECN-capable packet is
+    /// marked while p_i < 0.1 and dropped above. max_p 0.5 (as ARED adapts
+    /// it): avg 24 gives p_i = (24 - 20) / 40 x 0.5 = 0.05, a mark; avg 40
+    /// gives 0.25, a drop. The count makes each packet certain to be
+    /// signalled (count p_i reaches 1).
+    #[test]
+    fn mark_p_drops_ect_packets_at_high_probability() {
+        let mut p = params();
+        p.ecn = true;
+        p.max_p = 0.5;
+        p.mark_p = 0.1;
+        let mut r = Red::new(p, link());
+        let mut rng = Rng::new(1, Stream::Aqm(0));
+        let ect = PacketInfo {
+            size: 500,
+            ect: true,
+            flow: 0,
+            ..PacketInfo::default()
+        };
+        r.avg = 24.0;
+        r.count = 18;
+        assert_eq!(r.decide(&ect, &mut rng), Verdict::Mark(Cause::Early));
+        r.avg = 40.0;
+        r.count = 3;
+        assert_eq!(r.decide(&ect, &mut rng), Verdict::Drop(Cause::Early));
+        // The default (1) marks at any probability.
+        r.p.mark_p = 1.0;
+        r.count = 3;
+        assert_eq!(r.decide(&ect, &mut rng), Verdict::Mark(Cause::Early));
+        let mut bad = params();
+        bad.mark_p = 0.0;
+        assert_eq!(bad.validate("aqm").unwrap_err().path, "aqm.mark_p");
     }
 
     #[test]
