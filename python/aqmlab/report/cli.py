@@ -21,6 +21,9 @@ def report_command(dirs: list[Path], index: str | None = None) -> int:
             raise ReportError(f"{d}: no such directory")
         load_output(d)  # raises ReportError for a folder that is not an experiment's
     console = Console()
+    if not console.is_terminal:
+        # Piped or logged: wide enough for the paper's tables (rich would use 80 columns).
+        console = Console(width=180)
     for d in dirs:
         b = build(d)
         exp = b.out.experiment
