@@ -166,6 +166,12 @@ def design_pi(
     kp, z = pi_kp_z(net.flows, r, net.capacity, lam)
     a, b = design_pi_gains(net.flows, r, net.capacity, lam, sampling_freq)
     law = Pi(a, b, q_ref, sampling_freq)
+    if rtt_total:
+        # The analysis takes R = Tp + q_ref / C: Tp is what the design's R leaves.
+        tp = r - q_ref / net.capacity
+        if tp <= 0:
+            raise DesignError("--q-ref", f"q_ref / C = {q_ref / net.capacity:g}s is not below R = {r:g}s")
+        net = Network(net.flows, tp, net.capacity, net.buffer)
     d = analyse(law, net, "pi")
     d.numbers.update(
         {"K_p": kp, "z_rad_s": z, "lambda": lam, "omega_g_rad_s": lam / r, "R_design_s": r,
@@ -322,7 +328,7 @@ def _fmt(v: Any) -> str:
         return f'"{v}"'
     if isinstance(v, int):
         return str(v)
-    return f"{float(v):.4g}" if abs(float(v)) >= 1e-3 else f"{float(v):.4e}"
+    return f"{float(v):.5g}"
 
 
 def to_toml(aqm: dict[str, Any]) -> str:
