@@ -30,7 +30,7 @@ __all__ = ["PacketQueue", "packet_queue", "queue_verdict"]
 #: Thresholds of :func:`queue_verdict`.
 CV_LIMIT = 0.5
 ACF_LIMIT = -0.5
-ACF_HORIZON_S = 10.0
+ACF_HORIZON_S = 5.0
 
 
 @dataclass
@@ -77,21 +77,25 @@ def packet_queue(
     return _from_result(api.run(doc), link)
 
 
-def acf_min(q: npt.NDArray[np.float64], dt: float, horizon: float = ACF_HORIZON_S) -> tuple[float, float]:
+def acf_min(
+    q: npt.NDArray[np.float64], dt: float, horizon: float = ACF_HORIZON_S
+) -> tuple[float, float, float]:
     """The lowest autocorrelation of ``q`` (sampled every ``dt`` s) at lags up
-    to ``horizon`` seconds, and its lag in seconds."""
+    to ``horizon`` seconds, its lag in seconds, and the autocorrelation at
+    twice that lag (a period later: high again for a periodic queue)."""
     x = q - q.mean()
     v = float((x * x).mean())
     if v == 0 or len(x) < 4:
-        return 0.0, 0.0
+        return 0.0, 0.0, 0.0
     n = len(x)
-    lags = min(int(horizon / dt), n // 2)
+    lags = min(int(2 * horizon / dt), n // 2)
     f = np.fft.rfft(x, 2 * n)
     ac = np.fft.irfft(f * np.conj(f))[: lags + 1] / (n * v)
     # Unbiased by the overlap length.
     ac = ac * n / (n - np.arange(lags + 1))
-    i = int(np.argmin(ac[1:])) + 1
-    return float(ac[i]), i * dt
+    half = min(int(horizon / dt), lags // 2)
+    i = int(np.argmin(ac[1 : half + 1])) + 1
+    return float(ac[i]), i * dt, float(ac[min(2 * i, lags)])
 
 
 def queue_verdict(t: npt.NDArray[np.float64], q: npt.NDArray[np.float64]) -> dict[str, Any]:
@@ -101,13 +105,14 @@ def queue_verdict(t: npt.NDArray[np.float64], q: npt.NDArray[np.float64]) -> dic
     dt = float(np.median(np.diff(t)))
     mean, std = float(q.mean()), float(q.std())
     cv = std / max(mean, 1.0)
-    a, lag = acf_min(q, dt)
+    a, lag, again = acf_min(q, dt)
     return {
         "mean": mean,
         "std": std,
         "cv": cv,
         "acf_min": a,
         "acf_lag_s": lag,
+        "acf_period": again,
         "empty_fraction": float(np.mean(q < 0.5)),
         "oscillates": bool(cv > CV_LIMIT or a < ACF_LIMIT),
     }

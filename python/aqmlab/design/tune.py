@@ -228,6 +228,12 @@ def design_red(
         raise DesignError("--target-delay", f"the target queue {q_t:.2f} packets is below 3 packets")
     min_th, max_th = q_t / 2, 1.5 * q_t
     p_need = net.equilibrium_p(q_t)
+    if p_need >= 0.5:
+        raise DesignError(
+            "--flows",
+            f"{net.flows:g} flows need p = {p_need:.3f} at the target queue; RED cannot hold "
+            "them there (raise --target-delay)",
+        )
     # p_b at the middle of [min_th, max_th] is max_p / 2.
     pb = p_need * 1.5 if wait else p_need / (2 - p_need)
     max_p = 2 * pb
