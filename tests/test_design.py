@@ -113,7 +113,9 @@ def test_pi_design_agrees_with_the_engine_rule():
     d = design_pi(net, q_ref=40, sampling_freq=170)
     a, b = design_pi_gains(100, 0.1 + 40 / 2500, 2500, 0.128, 170)
     assert (d.law.a, d.law.b) == (a, b)
-    law, _ = design.law_from_aqm({"kind": "pi", "design": True, "q_ref": 40, "sampling_freq": 170}, net)
+    law, _ = design.law_from_aqm(
+        {"kind": "pi", "design": True, "q_ref": 40, "sampling_freq": 170}, net
+    )
     assert (law.a, law.b) == (a, b)
 
 
@@ -239,8 +241,10 @@ def test_ap_red_design_and_toml():
     d = design_ap_red(Network(100, 0.25, 3000, 500))
     assert d.law.max_p == pytest.approx(0.032)
     text = to_toml(d.aqm())
-    assert text.startswith("[aqm]\nkind = \"ap-red\"") and 'r0 = "120ms"' in text
-    t = to_toml(design_pi(Network(60, 0.246, 3750), sampling_freq=160, q_ref=200, rtt_total=True).aqm())
+    assert text.startswith('[aqm]\nkind = "ap-red"') and 'r0 = "120ms"' in text
+    t = to_toml(
+        design_pi(Network(60, 0.246, 3750), sampling_freq=160, q_ref=200, rtt_total=True).aqm()
+    )
     assert "a = 1.8227e-05" in t and "b = 1.8166e-05" in t
 
 

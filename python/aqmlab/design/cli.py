@@ -93,11 +93,16 @@ def add_parser(sub: Any) -> None:
 
     p = ds.add_parser("pi", help="a PI controller by eq. 6.3, a/b by Tustin's rule")
     _net_args(p)
-    p.add_argument("--lambda", dest="lam", default="0.128", help="omega_g R of eq. 6.4, in (0, 0.85)")
+    p.add_argument(
+        "--lambda", dest="lam", default="0.128", help="omega_g R of eq. 6.4, in (0, 0.85)"
+    )
     p.add_argument("--sampling-freq", default="160", help="sampling frequency, Hz (default 160)")
     p.add_argument("--q-ref", default=None, help="reference queue, packets")
-    p.add_argument("--rtt-total", action="store_true",
-                   help="--rtt is the design's full round trip R (Hollot et al.'s R+), not Tp")
+    p.add_argument(
+        "--rtt-total",
+        action="store_true",
+        help="--rtt is the design's full round trip R (Hollot et al.'s R+), not Tp",
+    )
     p.set_defaults(func=_user_errors(_cmd_design))
 
     m = ds.add_parser("rem", help="REM with gamma from Theorem 1 and the loop's phase margin")
@@ -110,15 +115,22 @@ def add_parser(sub: Any) -> None:
 
     a = ds.add_parser("ap-red", help="AP-RED's RED set scaled from an initial design (eq. 4.3-4.6)")
     _net_args(a)
-    a.add_argument("--initial", default="0.05,50,150,1e-4",
-                   help="max_p0,min_th0,max_th0,w_q0 (default section 4.5.1's)")
+    a.add_argument(
+        "--initial",
+        default="0.05,50,150,1e-4",
+        help="max_p0,min_th0,max_th0,w_q0 (default section 4.5.1's)",
+    )
     a.add_argument("--n0", default="50", help="N0 of the initial design")
     a.add_argument("--c0", default="2500", help="C0 of the initial design, packets/s")
     a.add_argument("--r0", default="120ms", help="R0 of the initial design")
     a.set_defaults(func=_user_errors(_cmd_design))
 
-    setarg: dict[str, Any] = {"action": "append", "default": [], "metavar": "KEY=VALUE",
-                              "help": "override a scenario key (repeatable)"}
+    setarg: dict[str, Any] = {
+        "action": "append",
+        "default": [],
+        "metavar": "KEY=VALUE",
+        "help": "override a scenario key (repeatable)",
+    }
     c = ds.add_parser("check", help="stability of a scenario's AQM links, phase by phase")
     c.add_argument("file", metavar="SCENARIO", help="scenario file (TOML)")
     c.add_argument("--set", dest="sets", **setarg)
@@ -131,7 +143,9 @@ def add_parser(sub: Any) -> None:
     f.add_argument("--set", dest="sets", **setarg)
     f.add_argument("--result", metavar="DIR", help="read the packet queue from this result folder")
     f.add_argument("--no-run", action="store_true", help="the fluid model only")
-    f.add_argument("-o", "--output", metavar="FIG", default="fluid.png", help="figure (default fluid.png)")
+    f.add_argument(
+        "-o", "--output", metavar="FIG", default="fluid.png", help="figure (default fluid.png)"
+    )
     f.add_argument("--json", action="store_true", help="print the statistics as JSON")
     f.set_defaults(func=_user_errors(_cmd_fluid))
 
@@ -150,26 +164,34 @@ def _print_design(d: Any, as_json: bool) -> None:
         print(json.dumps(d.as_dict(), indent=1, default=_json_default))
         return
     n = d.net
-    print(f"network: N = {n.flows:g}, Tp = {n.rtt * 1e3:.1f} ms, C = {n.capacity:.1f} packets/s "
-          f"(RC = {n.bdp:.1f} packets)")
+    print(
+        f"network: N = {n.flows:g}, Tp = {n.rtt * 1e3:.1f} ms, C = {n.capacity:.1f} packets/s "
+        f"(RC = {n.bdp:.1f} packets)"
+    )
     op = d.op
-    print(f"operating point (eq. 4.7): q0 = {op.q0:.1f} packets, p0 = {op.p0:.4g}, "
-          f"W0 = {op.w0:.2f}, R0 = {op.r0 * 1e3:.1f} ms ({op.regime})")
+    print(
+        f"operating point (eq. 4.7): q0 = {op.q0:.1f} packets, p0 = {op.p0:.4g}, "
+        f"W0 = {op.w0:.2f}, R0 = {op.r0 * 1e3:.1f} ms ({op.regime})"
+    )
     for k, v in d.numbers.items():
         if not k.startswith("_"):
             print(f"  {k} = {v:.5g}")
     if d.prop is not None:
         pr = d.prop
         verdict = {True: "holds", False: "does NOT hold", None: "does not apply"}[pr.holds]
-        print(f"{pr.name}: {pr.lhs_label} = {pr.lhs:.4g} vs {pr.rhs_label} = {pr.rhs:.4g} "
-              f"(ratio {pr.ratio:.3g}): {verdict}")
+        print(
+            f"{pr.name}: {pr.lhs_label} = {pr.lhs:.4g} vs {pr.rhs_label} = {pr.rhs:.4g} "
+            f"(ratio {pr.ratio:.3g}): {verdict}"
+        )
         if pr.detail:
             print(f"  {pr.detail}")
     if d.margins is not None:
         m = d.margins
         wg = "none (|L| < 1)" if m.wg is None else f"{m.wg:.4g} rad/s"
-        print(f"loop: crossover {wg}, phase margin {m.pm:.1f} deg, gain margin {m.gm:.3g}, "
-              f"delay margin {m.dm:.3g} s: {'stable' if m.stable else 'UNSTABLE'}")
+        print(
+            f"loop: crossover {wg}, phase margin {m.pm:.1f} deg, gain margin {m.gm:.3g}, "
+            f"delay margin {m.dm:.3g} s: {'stable' if m.stable else 'UNSTABLE'}"
+        )
     for note in d.notes:
         print(f"note: {note}")
     print()
@@ -193,23 +215,45 @@ def _cmd_design(a: argparse.Namespace) -> int:
     td = None if a.target_delay is None else parse_time_s(a.target_delay, "--target-delay")
     what = a.design_command
     if what == "red":
-        d = tune.design_red(net, td, _number(a.safety, "--safety"),
-                            _number(a.min_phase_margin, "--min-phase-margin", lo=-1e-300))
+        d = tune.design_red(
+            net,
+            td,
+            _number(a.safety, "--safety"),
+            _number(a.min_phase_margin, "--min-phase-margin", lo=-1e-300),
+        )
     elif what == "pi":
         q_ref = None if a.q_ref is None else _number(a.q_ref, "--q-ref")
-        d = tune.design_pi(net, _number(a.lam, "--lambda"), _number(a.sampling_freq, "--sampling-freq"),
-                           td, q_ref, a.rtt_total)
+        d = tune.design_pi(
+            net,
+            _number(a.lam, "--lambda"),
+            _number(a.sampling_freq, "--sampling-freq"),
+            td,
+            q_ref,
+            a.rtt_total,
+        )
     elif what == "rem":
-        d = tune.design_rem(net, td, _number(a.alpha, "--alpha"), _number(a.phi, "--phi", lo=1.0),
-                            parse_time_s(a.update_interval, "--update-interval"),
-                            _number(a.min_phase_margin, "--min-phase-margin", lo=-1e-300))
+        d = tune.design_rem(
+            net,
+            td,
+            _number(a.alpha, "--alpha"),
+            _number(a.phi, "--phi", lo=1.0),
+            parse_time_s(a.update_interval, "--update-interval"),
+            _number(a.min_phase_margin, "--min-phase-margin", lo=-1e-300),
+        )
     else:
         parts = str(a.initial).split(",")
         if len(parts) != 4:
             raise DesignError("--initial", f"{a.initial!r}: give max_p0,min_th0,max_th0,w_q0")
         vals = [_number(x, "--initial", lo=-1e-300) for x in parts]
-        init = ApRedInitial(vals[0], vals[1], vals[2], vals[3], _number(a.n0, "--n0"),
-                            _number(a.c0, "--c0"), parse_time_s(a.r0, "--r0"))
+        init = ApRedInitial(
+            vals[0],
+            vals[1],
+            vals[2],
+            vals[3],
+            _number(a.n0, "--n0"),
+            _number(a.c0, "--c0"),
+            parse_time_s(a.r0, "--r0"),
+        )
         d = tune.design_ap_red(net, init)
     _print_design(d, a.json)
     if a.output:
@@ -247,8 +291,23 @@ def _cmd_check(a: argparse.Namespace) -> int:
         from rich.table import Table
 
         t = Table(title=f"{Path(a.file).name}: stability by phase")
-        for col in ("link", "from", "scheme", "N", "Tp ms", "C pkt/s", "p0", "q0", "R0 ms",
-                    "proposition lhs / rhs", "holds", "PM deg", "GM", "DM s", "loop"):
+        for col in (
+            "link",
+            "from",
+            "scheme",
+            "N",
+            "Tp ms",
+            "C pkt/s",
+            "p0",
+            "q0",
+            "R0 ms",
+            "proposition lhs / rhs",
+            "holds",
+            "PM deg",
+            "GM",
+            "DM s",
+            "loop",
+        ):
             t.add_column(col)
         for r in rows:
             pl = "-" if r["prop_lhs"] is None else f"{r['prop_lhs']:.3g} / {r['prop_rhs']:.3g}"
@@ -257,10 +316,23 @@ def _cmd_check(a: argparse.Namespace) -> int:
             pm = "-" if r["phase_margin_deg"] is None else f"{r['phase_margin_deg']:.1f}"
             gm = "-" if r["gain_margin"] is None else f"{r['gain_margin']:.3g}"
             dm = "-" if r["delay_margin_s"] is None else f"{r['delay_margin_s']:.3g}"
-            t.add_row(r["link"], f"{r['start_s']:g}s", r["scheme"], f"{r['flows']:g}",
-                      f"{r['rtt_s'] * 1e3:.1f}", f"{r['capacity_pkts']:.0f}", f"{r['p0']:.4f}",
-                      f"{r['q0_pkts']:.1f}{'' if r['regime'] == 'aqm' else ' (' + r['regime'] + ')'}",
-                      f"{r['r0_s'] * 1e3:.1f}", pl, holds, pm, gm, dm, loop_v)
+            t.add_row(
+                r["link"],
+                f"{r['start_s']:g}s",
+                r["scheme"],
+                f"{r['flows']:g}",
+                f"{r['rtt_s'] * 1e3:.1f}",
+                f"{r['capacity_pkts']:.0f}",
+                f"{r['p0']:.4f}",
+                f"{r['q0_pkts']:.1f}{'' if r['regime'] == 'aqm' else ' (' + r['regime'] + ')'}",
+                f"{r['r0_s'] * 1e3:.1f}",
+                pl,
+                holds,
+                pm,
+                gm,
+                dm,
+                loop_v,
+            )
         Console(width=180).print(t)
         notes = sorted({n for r in rows for n in r["notes"]})
         for n in notes:
@@ -275,7 +347,10 @@ def _cmd_check(a: argparse.Namespace) -> int:
                 continue
             loops.append((f"{r['link']} from {r['start_s']:g}s", lp, d.margins))
         if loops:
-            print(f"wrote {plot_loops(loops, a.output, title=f'aqmlab design check {Path(a.file).name}')}")
+            print(
+                "wrote",
+                plot_loops(loops, a.output, title=f"aqmlab design check {Path(a.file).name}"),
+            )
         else:
             print("no linear loop to plot (AVQ has the fluid model only)")
     return 0
@@ -300,19 +375,24 @@ def _cmd_fluid(a: argparse.Namespace) -> int:
         raise
     fs = c.fluid_stats
     fo = c.fluid.oscillates(c.start)
-    line = (f"fluid: mean {fs['mean']:.1f} std {fs['std']:.1f} packets "
-            f"({'oscillates' if fo else 'settles'})")
+    line = (
+        f"fluid: mean {fs['mean']:.1f} std {fs['std']:.1f} packets "
+        f"({'oscillates' if fo else 'settles'})"
+    )
     if c.packet_stats is not None:
         ps = c.packet_stats
-        line += (f"; packets: mean {ps['mean']:.1f} std {ps['std']:.1f} cv {ps['cv']:.2f} "
-                 f"acf_min {ps['acf_min']:.2f} ({'oscillates' if ps['oscillates'] else 'stable'})")
+        line += (
+            f"; packets: mean {ps['mean']:.1f} std {ps['std']:.1f} cv {ps['cv']:.2f} "
+            f"acf_min {ps['acf_min']:.2f} ({'oscillates' if ps['oscillates'] else 'stable'})"
+        )
     if a.json:
         print(json.dumps(c.as_dict(), indent=1, default=_json_default))
     else:
         print(f"{c.link}, from {c.start:g} s: {line}")
     pk = None if c.packets is None else (c.packets.t, c.packets.q)
-    path = plot_fluid_vs_packets(c.fluid, pk, a.output, title=f"{Path(a.file).name}: {c.link}",
-                                 start=c.start, stats=line)
+    path = plot_fluid_vs_packets(
+        c.fluid, pk, a.output, title=f"{Path(a.file).name}: {c.link}", start=c.start, stats=line
+    )
     print(f"wrote {path}")
     return 0
 
@@ -327,17 +407,27 @@ def _cmd_grid(a: argparse.Namespace) -> int:
     if a.quick:
         g.update(rtts_ms=[80, 250], rates_mbps=[5, 10, 15], duration_s=40, start_s=15)
     res = grid_study(g, jobs)
-    print(f"{'RTT ms':>6} {'Mb/s':>5} {'RC':>6} {'eq4.9 ratio':>11} {'holds':>5} {'PM deg':>7} "
-          f"{'q mean':>6} {'q std':>6} {'engine':>10}")
+    print(
+        f"{'RTT ms':>6} {'Mb/s':>5} {'RC':>6} {'eq4.9 ratio':>11} {'holds':>5} {'PM deg':>7} "
+        f"{'q mean':>6} {'q std':>6} {'engine':>10}"
+    )
     for r in res["rows"]:
-        print(f"{r['rtt_ms']:6.0f} {r['rate_mbps']:5g} {r['rc_pkts']:6.0f} {r['prop_ratio']:11.3g} "
-              f"{'yes' if r['prop_holds'] else 'NO':>5} {r['phase_margin_deg']:7.1f} {r['mean']:6.1f} "
-              f"{r['std']:6.1f} {'oscillates' if r['oscillates'] else 'stable':>10}")
-    print(f"eq. 4.9 stable: {res['prop_stable']} points, queue std mean {res['mean_std_prop_stable']:.1f} "
-          f"(max {res['max_std_prop_stable']:.1f}); unstable: {res['prop_unstable']} points, mean "
-          f"{res['mean_std_prop_unstable']:.1f} (min {res['min_std_prop_unstable']:.1f})")
-    print(f"disagreements with the engine's verdict: eq. 4.9 {res['prop_disagreements']} of "
-          f"{res['points']}, exact loop {res['linear_disagreements']} of {res['points']}")
+        print(
+            f"{r['rtt_ms']:6.0f} {r['rate_mbps']:5g} {r['rc_pkts']:6.0f} {r['prop_ratio']:11.3g} "
+            f"{'yes' if r['prop_holds'] else 'NO':>5} {r['phase_margin_deg']:7.1f} "
+            f"{r['mean']:6.1f} "
+            f"{r['std']:6.1f} {'oscillates' if r['oscillates'] else 'stable':>10}"
+        )
+    print(
+        f"eq. 4.9 stable: {res['prop_stable']} points, queue std mean "
+        f"{res['mean_std_prop_stable']:.1f} "
+        f"(max {res['max_std_prop_stable']:.1f}); unstable: {res['prop_unstable']} points, mean "
+        f"{res['mean_std_prop_unstable']:.1f} (min {res['min_std_prop_unstable']:.1f})"
+    )
+    print(
+        f"disagreements with the engine's verdict: eq. 4.9 {res['prop_disagreements']} of "
+        f"{res['points']}, exact loop {res['linear_disagreements']} of {res['points']}"
+    )
     if a.json:
         Path(a.json).write_text(json.dumps(res, indent=1, default=_json_default) + "\n")
         print(f"wrote {a.json}")

@@ -117,7 +117,7 @@ def fluid(
         h = min([1e-3] + [p.net.rtt / 50 for p in phases])
     if not (h > 0 and dt >= h):
         raise DesignError("h", f"step {h!r} must be > 0 and at most dt = {dt!r}")
-    n = int(math.ceil(duration / h)) + 1
+    n = math.ceil(duration / h) + 1
     every = max(1, round(dt / h))
     # History of W, R and p at every step (for the delayed terms).
     hw = np.empty(n)

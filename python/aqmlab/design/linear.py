@@ -44,9 +44,9 @@ __all__ = [
     "loop",
     "operating_point",
     "pi_proposition",
+    "proposition",
     "red_proposition",
     "rem_proposition",
-    "proposition",
 ]
 
 
@@ -72,10 +72,15 @@ def operating_point(law: Law, net: Network) -> OperatingPoint:
     C = net.capacity
 
     def at(q: float, regime: str, state: float = 0.0) -> OperatingPoint:
-        return OperatingPoint(q, net.equilibrium_p(q), net.window(q), net.rtt + q / C, regime, state)
+        return OperatingPoint(
+            q, net.equilibrium_p(q), net.window(q), net.rtt + q / C, regime, state
+        )
 
     if isinstance(law, Red):
-        f = lambda q: law.prob(q) - net.equilibrium_p(q)  # noqa: E731
+
+        def f(q: float) -> float:
+            return law.prob(q) - net.equilibrium_p(q)
+
         top = 2 * law.max_th if law.gentle else law.max_th
         top = min(top, net.buffer)
         if f(top * (1 - 1e-12)) < 0:
@@ -96,8 +101,14 @@ def operating_point(law: Law, net: Network) -> OperatingPoint:
         # The arrival rate settles at tau C: the real queue empties, the
         # flows see R = Tp and signal probability 2 (N / (Tp tau C))^2.
         p = 2 * (net.flows / (net.rtt * law.tau * C)) ** 2
-        return OperatingPoint(0.0, min(p, 1.0), net.rtt * law.tau * C / net.flows, net.rtt,
-                              "aqm" if p < 1 else "saturated", law.tau * C)
+        return OperatingPoint(
+            0.0,
+            min(p, 1.0),
+            net.rtt * law.tau * C / net.flows,
+            net.rtt,
+            "aqm" if p < 1 else "saturated",
+            law.tau * C,
+        )
     raise DesignError("law", f"unknown law {law!r}")
 
 
@@ -192,11 +203,13 @@ class Loop:
         return Margins(wg, pm, w180, gm, dm, bool(pm > 0 and gm > 1))
 
 
-def _plant(net: Network, op: OperatingPoint) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
+def _plant(
+    net: Network, op: OperatingPoint
+) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
     """(C^2 / 2N) / ((s + 2N / (R^2 C)) (s + 1 / R)) at the operating point."""
     N, C, R = net.flows, net.capacity, op.r0
-    num = np.array([C * C / (2 * N)])
-    den = np.polymul([1.0, 2 * N / (R * R * C)], [1.0, 1.0 / R])
+    num = np.array([C * C / (2 * N)], dtype=np.float64)
+    den = np.asarray(np.polymul([1.0, 2 * N / (R * R * C)], [1.0, 1.0 / R]), dtype=np.float64)
     return num, den
 
 
@@ -222,7 +235,9 @@ def loop(law: Law, net: Network, op: OperatingPoint | None = None) -> Loop:
         cn, cd = np.array([k, k * law.alpha / law.update_interval]), np.array([1.0, 0.0])
         name = "REM (eq. 4 as a PI)"
     else:
-        raise DesignError("law", "the linear analysis covers RED, PI and REM (AVQ: fluid model only)")
+        raise DesignError(
+            "law", "the linear analysis covers RED, PI and REM (AVQ: fluid model only)"
+        )
     return Loop(np.polymul(cn, pn), np.polymul(cd, pd), op.r0, name, notes)
 
 
@@ -263,12 +278,19 @@ def red_proposition(red: Red, net: Network) -> Proposition:
     round-trip propagation delay d)."""
     N, rc = net.flows, net.rtt * net.capacity
     lhs = red.slope * red.w_q
-    if N <= rc / 2:
+    if rc / 2 >= N:
         rhs, branch = 0.8 * N**3 / rc**5, "N <= RC/2: 0.8 N^3 / (RC)^5"
     else:
         rhs, branch = 0.4 * N**2 / rc**4, "N > RC/2: 0.4 N^2 / (RC)^4"
-    return Proposition("thesis eq. 4.9", "L_red w_q", lhs, branch, rhs, lhs <= rhs,
-                       f"N = {N:g}, RC = {rc:.1f} packets")
+    return Proposition(
+        "thesis eq. 4.9",
+        "L_red w_q",
+        lhs,
+        branch,
+        rhs,
+        lhs <= rhs,
+        f"N = {N:g}, RC = {rc:.1f} packets",
+    )
 
 
 def pi_proposition(pi: Pi, net: Network) -> Proposition:
@@ -284,10 +306,19 @@ def pi_proposition(pi: Pi, net: Network) -> Proposition:
     p_tcp = 2 * N / (R * R * C)
     applies = abs(z / p_tcp - 1) <= 0.1
     phase = -90 - math.degrees(lam) - math.degrees(math.atan(lam))
-    detail = (f"z = {z:.4g} rad/s vs 2N/(R^2 C) = {p_tcp:.4g} rad/s; omega_g = lambda/R = "
-              f"{lam / R:.4g} rad/s; eq. 6.5 phase at omega_g {phase:.1f} deg")
-    return Proposition("thesis eq. 6.3", "lambda", lam, "upper bound", 0.85,
-                       (lam < 0.85) if applies else None, detail)
+    detail = (
+        f"z = {z:.4g} rad/s vs 2N/(R^2 C) = {p_tcp:.4g} rad/s; omega_g = lambda/R = "
+        f"{lam / R:.4g} rad/s; eq. 6.5 phase at omega_g {phase:.1f} deg"
+    )
+    return Proposition(
+        "thesis eq. 6.3",
+        "lambda",
+        lam,
+        "upper bound",
+        0.85,
+        (lam < 0.85) if applies else None,
+        detail,
+    )
 
 
 def rem_proposition(rem: Rem, net: Network) -> Proposition:
@@ -300,16 +331,29 @@ def rem_proposition(rem: Rem, net: Network) -> Proposition:
     m = op.p0
     ts = rem.update_interval
     if not (0 < m < 1):
-        return Proposition("REM Theorem 1", "gamma", rem.gamma, "2 / omega_L", 0.0, None,
-                           f"no interior equilibrium (m* = {m:.3g})")
+        return Proposition(
+            "REM Theorem 1",
+            "gamma",
+            rem.gamma,
+            "2 / omega_L",
+            0.0,
+            None,
+            f"no interior equilibrium (m* = {m:.3g})",
+        )
     dx_dm = -0.5 * math.sqrt(2) * m**-1.5 / op.r0 * ts
     dm_dp = math.log(rem.phi) * (1 - m)
     omega = net.flows * abs(dx_dm * dm_dp)
     bound = 2 / omega
-    return Proposition("REM Theorem 1", "gamma", rem.gamma, "2 / omega_L", bound,
-                       rem.gamma <= bound and 0 < rem.alpha < 1,
-                       f"price* = {op.state:.4g}, m* = {m:.4g}, omega_L = {omega:.4g}; "
-                       "the theorem's model has no feedback delay")
+    return Proposition(
+        "REM Theorem 1",
+        "gamma",
+        rem.gamma,
+        "2 / omega_L",
+        bound,
+        rem.gamma <= bound and 0 < rem.alpha < 1,
+        f"price* = {op.state:.4g}, m* = {m:.4g}, omega_L = {omega:.4g}; "
+        "the theorem's model has no feedback delay",
+    )
 
 
 def proposition(law: Law, net: Network) -> Proposition | None:

@@ -189,10 +189,7 @@ class Red:
 
     def inverse(self, p: float) -> float:
         """The average at which :meth:`prob` is p (``inf`` above the law's range)."""
-        if self.uniform:
-            pb = 1.5 * p if self.wait else p / (2 - p)
-        else:
-            pb = p
+        pb = (1.5 * p if self.wait else p / (2 - p)) if self.uniform else p
         if pb <= 0:
             return self.min_th
         if pb <= self.max_p:
@@ -292,7 +289,7 @@ class Rem:
         _positive("update_interval", self.update_interval, "a period > 0 s")
 
     def prob(self, price: float) -> float:
-        return 1.0 - self.phi ** (-max(price, 0.0))
+        return 1.0 - float(self.phi ** (-max(price, 0.0)))
 
     def price(self, m: float) -> float:
         """The price at which the marking probability is m (eq. 3 inverted)."""
@@ -376,9 +373,16 @@ def law_from_aqm(aqm: Mapping[str, Any], net: Network, path: str = "aqm") -> tup
     note on what the model leaves out (empty when nothing). Raises
     :class:`DesignError` for a scheme the fluid model does not cover."""
     kind = str(aqm.get("kind", "droptail"))
-    g = lambda k, d=None: _num(aqm, k, path, d)  # noqa: E731
+
+    def g(key: str, default: float | None = None) -> float:
+        return _num(aqm, key, path, default)
+
     if kind in ("red", "ared", "ared-feng", "autotune-red", "st-red"):
-        note = "" if kind == "red" else f"{kind} adapts its parameters; modelled as RED with the initial ones"
+        note = (
+            ""
+            if kind == "red"
+            else f"{kind} adapts its parameters; modelled as RED with the initial ones"
+        )
         gentle, wait = bool(aqm.get("gentle", True)), bool(aqm.get("wait", False))
         return Red(g("min_th"), g("max_th"), g("max_p"), g("w_q"), gentle, True, wait), note
     if kind == "ap-red":
@@ -393,13 +397,21 @@ def law_from_aqm(aqm: Mapping[str, Any], net: Network, path: str = "aqm") -> tup
         fs = g("sampling_freq", 170.0)
         q_ref = g("q_ref", 50.0)
         design = aqm.get("design")
-        note = "" if kind == "pi" else "ST-PI adapts q_ref and the gains; modelled as PI with the initial ones"
+        note = (
+            ""
+            if kind == "pi"
+            else "ST-PI adapts q_ref and the gains; modelled as PI with the initial ones"
+        )
         if design:
             from aqmlab.design.tune import design_pi_gains
 
             d = design if isinstance(design, Mapping) else {}
             n = float(d.get("flows", net.flows))
-            r = parse_time_s(d["rtt"], f"{path}.design.rtt") if "rtt" in d else net.rtt + q_ref / net.capacity
+            r = (
+                parse_time_s(d["rtt"], f"{path}.design.rtt")
+                if "rtt" in d
+                else net.rtt + q_ref / net.capacity
+            )
             lam = float(d.get("lambda", 0.128))
             c = net.capacity
             if "capacity" in d:

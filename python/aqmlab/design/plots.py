@@ -70,7 +70,8 @@ def plot_loops(
             ph_ax.plot([m.wg], [m.pm - 180], "o", color=line.get_color())
         if m is not None:
             text.append(
-                f"{label}: crossover {m.wg or float('nan'):.3g} rad/s, phase margin {m.pm:.1f} deg, "
+                f"{label}: crossover {m.wg or float('nan'):.3g} rad/s, "
+                f"phase margin {m.pm:.1f} deg, "
                 f"gain margin {m.gm:.3g}, delay margin {m.dm:.3g} s -> "
                 f"{'stable' if m.stable else 'UNSTABLE'}"
             )
@@ -89,8 +90,9 @@ def plot_loops(
     ny_ax.set_aspect("equal")
     ny_ax.set_title("Nyquist (|L| < 50 shown; -1 marked)")
     ny_ax.grid(True, lw=0.3)
-    ax[1][1].text(0, 1, "\n".join(text), va="top", fontsize=8, wrap=True,
-                  transform=ax[1][1].transAxes)
+    ax[1][1].text(
+        0, 1, "\n".join(text), va="top", fontsize=8, wrap=True, transform=ax[1][1].transAxes
+    )
     if title:
         fig.suptitle(title)
     return _save(fig, path)
@@ -127,11 +129,19 @@ def plot_grid(rows: Sequence[dict[str, Any]], path: str | os.PathLike[str]) -> P
     a, b = ax[0][0], ax[0][1]
     for verdict, color in ((True, "C2"), (False, "C3")):
         sel = [r for r in rows if r["prop_holds"] == verdict]
-        a.scatter([r["prop_ratio"] for r in sel], [r["std"] for r in sel], c=color,
-                  label=f"eq. 4.9 says {'stable' if verdict else 'unstable'}")
+        a.scatter(
+            [r["prop_ratio"] for r in sel],
+            [r["std"] for r in sel],
+            c=color,
+            label=f"eq. 4.9 says {'stable' if verdict else 'unstable'}",
+        )
         sel = [r for r in rows if r["linear_stable"] == verdict]
-        b.scatter([r["phase_margin_deg"] for r in sel], [r["std"] for r in sel], c=color,
-                  label=f"loop says {'stable' if verdict else 'unstable'}")
+        b.scatter(
+            [r["phase_margin_deg"] for r in sel],
+            [r["std"] for r in sel],
+            c=color,
+            label=f"loop says {'stable' if verdict else 'unstable'}",
+        )
     for r in rows:
         if r["oscillates"] == r["prop_holds"]:
             a.scatter([r["prop_ratio"]], [r["std"]], facecolors="none", edgecolors="k", s=120)

@@ -18,13 +18,18 @@ Nominal values (where the issue leaves the reading to us):
 from __future__ import annotations
 
 import copy
-import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from aqmlab.design.fluid import Phase
-from aqmlab.design.model import DesignError, Law, Network, law_from_aqm, parse_rate_bps, parse_time_s
+from aqmlab.design.model import (
+    DesignError,
+    Network,
+    law_from_aqm,
+    parse_rate_bps,
+    parse_time_s,
+)
 
 __all__ = ["LinkPhases", "scenario_phases"]
 
@@ -105,10 +110,14 @@ def scenario_phases(resolved: Mapping[str, Any]) -> list[LinkPhases]:
     rate: dict[str, float] = {}
     delay: dict[str, float] = {}
     buf: dict[str, float] = {}
-    over = {o["link"]: o for o in (topo.get("overrides", []) or [])} if kind == "parking-lot" else {}
+    over = (
+        {o["link"]: o for o in (topo.get("overrides", []) or [])} if kind == "parking-lot" else {}
+    )
     for ln in links:
         o = over.get(ln, {})
-        rate[ln] = parse_rate_bps(o.get("rate", topo.get("bottleneck_rate")), "topology.bottleneck_rate")
+        rate[ln] = parse_rate_bps(
+            o.get("rate", topo.get("bottleneck_rate")), "topology.bottleneck_rate"
+        )
         delay[ln] = parse_time_s(
             o.get("delay", topo.get("bottleneck_delay", "20ms")), "topology.bottleneck_delay", True
         )
@@ -125,9 +134,12 @@ def scenario_phases(resolved: Mapping[str, Any]) -> list[LinkPhases]:
     def flows_on(ln: str) -> tuple[float, float]:
         """(N, mean Tp) of the forward bulk flows crossing link ``ln``."""
         if kind == "dumbbell":
-            n = sum(a for a, g in zip(active, traffic, strict=True)
-                    if g.get("kind") == "bulk" and g.get("direction", "forward") == "forward")
-            return float(n), 2 * (delay[ln] + src + snk)
+            fwd = sum(
+                a
+                for a, g in zip(active, traffic, strict=True)
+                if g.get("kind") == "bulk" and g.get("direction", "forward") == "forward"
+            )
+            return float(fwd), 2 * (delay[ln] + src + snk)
         idx = links.index(ln)
         n_l = n_s = 0.0
         for a, g in zip(active, traffic, strict=True):
@@ -140,7 +152,7 @@ def scenario_phases(resolved: Mapping[str, Any]) -> list[LinkPhases]:
                 n_s += sum(1 for i in range(a) if i % len(links) == idx)
             elif path.startswith("short:") and int(path.split(":")[1]) == idx:
                 n_s += a
-        n = n_l + n_s
+        n = float(n_l + n_s)
         return n, ((n_l * long_rtt + n_s * short_rtt) / n if n else long_rtt)
 
     out = {ln: LinkPhases(ln, aqms[ln][1], []) for ln in with_aqm}
@@ -180,7 +192,11 @@ def scenario_phases(resolved: Mapping[str, Any]) -> list[LinkPhases]:
                         long_rtt += 2 * (d - delay[base])
                         short_rtt += 2 * (d - delay[base])
                     delay[base] = d
-            elif kind == "dumbbell" and name in ("access", "access-source", "access-sink") and "delay" in e:
+            elif (
+                kind == "dumbbell"
+                and name in ("access", "access-source", "access-sink")
+                and "delay" in e
+            ):
                 d = _mean_time(e["delay"], f"schedule[{i}].delay")
                 if name in ("access", "access-source"):
                     src = d
@@ -203,10 +219,6 @@ def scenario_phases(resolved: Mapping[str, Any]) -> list[LinkPhases]:
     return result
 
 
-def law_of(phase: Phase) -> Law:
-    return phase.law
-
-
 def end_of(phases: list[Phase], i: int, duration: float) -> float:
     """The end of phase ``i`` (the next one's start, or the run's end)."""
     return phases[i + 1].start if i + 1 < len(phases) else duration
@@ -215,6 +227,3 @@ def end_of(phases: list[Phase], i: int, duration: float) -> float:
 def nominal(resolved: Mapping[str, Any]) -> tuple[LinkPhases, float]:
     """The first AQM link's phases and the run's duration."""
     return scenario_phases(resolved)[0], parse_time_s(resolved.get("duration", "0s"), "duration")
-
-
-_ = math  # used in type positions by callers

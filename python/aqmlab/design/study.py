@@ -14,7 +14,7 @@ from aqmlab.design.packets import PacketQueue, packet_queue, queue_verdict
 from aqmlab.design.scenario import scenario_phases
 from aqmlab.design.tune import analyse
 
-__all__ = ["Comparison", "check_scenario", "compare", "grid_scenario", "grid_study", "GRID"]
+__all__ = ["GRID", "Comparison", "check_scenario", "compare", "grid_scenario", "grid_study"]
 
 
 def check_scenario(resolved: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -86,9 +86,7 @@ def compare(
     (run now, or read from ``result_dir``). Statistics from ``metrics.start``."""
     from aqmlab import scenario
 
-    resolved = (
-        scenario.validate(doc) if result_dir is None else _resolved_of(result_dir)
-    )
+    resolved = scenario.validate(doc) if result_dir is None else _resolved_of(result_dir)
     lp = scenario_phases(resolved)[0]
     duration = parse_time_s(resolved.get("duration"), "duration")
     start = parse_time_s(resolved.get("metrics", {}).get("start", "0s"), "metrics.start", True)
@@ -165,7 +163,9 @@ def _grid_point(args: tuple[float, float, dict[str, Any]]) -> dict[str, Any]:
     q = np.asarray(tab.column("queue_pkts").to_numpy(zero_copy_only=False), dtype=float)
     sel = t >= float(g["start_s"])
     v = queue_verdict(t[sel], q[sel])
-    net = Network(float(g["flows"]), rtt_s, rate * 1e6 / (8 * int(g["packet_size"])), float(g["buffer"]))
+    net = Network(
+        float(g["flows"]), rtt_s, rate * 1e6 / (8 * int(g["packet_size"])), float(g["buffer"])
+    )
     red = Red(**g["red"])
     d = analyse(red, net)
     assert d.prop is not None and d.margins is not None

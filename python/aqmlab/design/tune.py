@@ -19,8 +19,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from scipy import optimize
-
 from aqmlab.design.linear import (
     Margins,
     OperatingPoint,
@@ -157,7 +155,9 @@ def design_pi(
     the round trip at the operating point, Tp + q_ref / C (the engine's
     rule), or ``net.rtt`` itself with ``rtt_total`` (Hollot et al.'s R+)."""
     if not (math.isfinite(sampling_freq) and sampling_freq > 0):
-        raise DesignError("--sampling-freq", f"{sampling_freq!r} is not allowed; give a frequency > 0 Hz")
+        raise DesignError(
+            "--sampling-freq", f"{sampling_freq!r} is not allowed; give a frequency > 0 Hz"
+        )
     if q_ref is None:
         q_ref = _target_queue(net, target_delay, max(0.1 * net.bdp, 5.0))
     elif not (math.isfinite(q_ref) and q_ref > 0):
@@ -170,12 +170,22 @@ def design_pi(
         # The analysis takes R = Tp + q_ref / C: Tp is what the design's R leaves.
         tp = r - q_ref / net.capacity
         if tp <= 0:
-            raise DesignError("--q-ref", f"q_ref / C = {q_ref / net.capacity:g}s is not below R = {r:g}s")
+            raise DesignError(
+                "--q-ref", f"q_ref / C = {q_ref / net.capacity:g}s is not below R = {r:g}s"
+            )
         net = Network(net.flows, tp, net.capacity, net.buffer)
     d = analyse(law, net, "pi")
     d.numbers.update(
-        {"K_p": kp, "z_rad_s": z, "lambda": lam, "omega_g_rad_s": lam / r, "R_design_s": r,
-         "a": a, "b": b, "K_PI_hollot": kp * z}
+        {
+            "K_p": kp,
+            "z_rad_s": z,
+            "lambda": lam,
+            "omega_g_rad_s": lam / r,
+            "R_design_s": r,
+            "a": a,
+            "b": b,
+            "K_PI_hollot": kp * z,
+        }
     )
     d.notes.append(
         f"eq. 6.3 with R = {r * 1e3:.1f} ms; Tustin at {sampling_freq:g} Hz; "
@@ -225,7 +235,9 @@ def design_red(
         raise DesignError("--safety", f"{safety!r} is outside the allowed range (0, 1]")
     q_t = _target_queue(net, target_delay, net.bdp / 3)
     if q_t < 3:
-        raise DesignError("--target-delay", f"the target queue {q_t:.2f} packets is below 3 packets")
+        raise DesignError(
+            "--target-delay", f"the target queue {q_t:.2f} packets is below 3 packets"
+        )
     min_th, max_th = q_t / 2, 1.5 * q_t
     p_need = net.equilibrium_p(q_t)
     if p_need >= 0.5:
@@ -258,8 +270,10 @@ def design_red(
     d = analyse(law, net, "red")
     d.numbers.update({"target_queue_pkts": q_t, "w_q_eq_4_9": w_bound / safety, "safety": safety})
     if w_q < w_bound * (1 - 1e-6):
-        d.notes.append(f"w_q lowered from {w_bound:.3g} (eq. 4.9 x {safety:g}) to reach "
-                       f"{min_phase_margin:g} deg of phase margin")
+        d.notes.append(
+            f"w_q lowered from {w_bound:.3g} (eq. 4.9 x {safety:g}) to reach "
+            f"{min_phase_margin:g} deg of phase margin"
+        )
     return d
 
 
@@ -271,7 +285,12 @@ def design_ap_red(net: Network, init: ApRedInitial | None = None) -> Design:
     d = analyse(red, net, "ap-red")
     k = (net.rtt / init.r0) * (net.capacity / init.c0)
     d.numbers.update(
-        {"k_r": net.rtt / init.r0, "k_c": net.capacity / init.c0, "k_n": net.flows / init.n0, "k": k}
+        {
+            "k_r": net.rtt / init.r0,
+            "k_c": net.capacity / init.c0,
+            "k_n": net.flows / init.n0,
+            "k": k,
+        }
     )
     table = {
         "kind": "ap-red",
@@ -287,7 +306,7 @@ def design_ap_red(net: Network, init: ApRedInitial | None = None) -> Design:
     d.numbers["_ap_red_table"] = table  # type: ignore[assignment]
     d.notes.append(
         f"derived RED: max_p {red.max_p:.4g}, min_th {red.min_th:.4g}, max_th {red.max_th:.4g}, "
-        f"w_q {red.w_q:.4g} (paste as kind = \"red\" to fix them)"
+        f'w_q {red.w_q:.4g} (paste as kind = "red" to fix them)'
     )
     return d
 
@@ -322,8 +341,10 @@ def design_rem(
     d = analyse(law, net, "rem")
     d.numbers.update({"gamma_theorem_1_bound": bound, "price_star": d.op.state, "m_star": d.op.p0})
     if gamma < bound * (1 - 1e-6):
-        d.notes.append(f"gamma held below Theorem 1's bound {bound:.3g} for "
-                       f"{min_phase_margin:g} deg of phase margin with the feedback delay")
+        d.notes.append(
+            f"gamma held below Theorem 1's bound {bound:.3g} for "
+            f"{min_phase_margin:g} deg of phase margin with the feedback delay"
+        )
     return d
 
 
