@@ -17,6 +17,8 @@ from aqmlab.design.model import DesignError
 __all__ = ["check_figure_path", "plot_fluid_vs_packets", "plot_grid", "plot_loops"]
 
 _SUFFIXES = (".png", ".svg", ".pdf")
+#: Loops drawn on one figure at most.
+MAX_LOOPS = 6
 
 
 def check_figure_path(path: str | os.PathLike[str], arg: str = "-o") -> Path:
@@ -52,7 +54,12 @@ def plot_loops(
     loops: Sequence[tuple[str, Loop, Margins | None]], path: str | os.PathLike[str], title: str = ""
 ) -> Path:
     """Bode magnitude and phase (left) and Nyquist plot (right) of each loop,
-    with the crossover and margins marked."""
+    with the crossover and margins marked. At most ``MAX_LOOPS`` loops are
+    drawn (evenly chosen; the title says so)."""
+    if len(loops) > MAX_LOOPS:
+        idx = sorted({round(i * (len(loops) - 1) / (MAX_LOOPS - 1)) for i in range(MAX_LOOPS)})
+        title = f"{title} ({len(idx)} of {len(loops)} phases shown)".strip()
+        loops = [loops[i] for i in idx]
     fig, ax = _fig(2, 2, (12, 7))
     mag_ax, ph_ax, ny_ax = ax[0][0], ax[1][0], ax[0][1]
     ax[1][1].axis("off")
