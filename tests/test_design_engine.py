@@ -125,6 +125,17 @@ def test_parking_lot_counts_flows_per_link():
     assert first.rtt == pytest.approx((10 * 0.1 + 10 * 0.04) / 20)
 
 
+def test_custom_topology_analyses_its_bottleneck():
+    doc = scenario.load(Path(__file__).parents[1] / "scenarios" / "custom.toml")
+    links = scenario_phases(scenario.validate(doc))
+    assert [lp.link for lp in links] == ["core2"]
+    net = links[0].phases[0].net
+    # 20 + 10 flows cross core2 forward; the 5 reverse ones load its reverse queue.
+    assert (
+        net.flows == 30 and net.rtt == pytest.approx(0.06) and net.capacity == pytest.approx(1250)
+    )
+
+
 def _cli(capsys, *argv):
     rc = main(list(argv))
     out, err = capsys.readouterr()

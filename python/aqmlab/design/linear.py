@@ -57,7 +57,9 @@ class OperatingPoint:
     (eq. 4.7: p0 = 2 (N / (R0 C))^2), window W0 = R0 C / N, round trip
     R0 = Tp + q0 / C. ``regime``: ``"aqm"`` (the law holds the queue),
     ``"overflow"`` (the law cannot drop enough below the buffer: the buffer
-    holds it), ``"saturated"`` (p0 would exceed 1: too many flows)."""
+    holds it), ``"saturated"`` (the law's range cannot supply p0: RED pinned
+    at max_th without gentle, or p0 would exceed 1). Outside ``"aqm"`` the
+    loop is not linearisable and no margins are given."""
 
     q0: float
     p0: float
@@ -84,7 +86,9 @@ def operating_point(law: Law, net: Network) -> OperatingPoint:
         top = 2 * law.max_th if law.gentle else law.max_th
         top = min(top, net.buffer)
         if f(top * (1 - 1e-12)) < 0:
-            return at(net.buffer if math.isfinite(net.buffer) else top, "overflow", top)
+            # The drop function cannot supply p0 below its top: the queue is
+            # pinned there (forced drops above max_th, or the buffer).
+            return at(top, "overflow" if top >= net.buffer else "saturated", top)
         lo = law.min_th
         q = optimize.brentq(f, lo, top * (1 - 1e-12), xtol=1e-10)
         return at(q, "aqm", q)
@@ -198,7 +202,8 @@ class Loop:
             j = cross[0]
             ph_f = lambda x: float(np.interp(x, w, ph)) + 180.0  # noqa: E731
             w180 = float(optimize.brentq(ph_f, w[j - 1], w[j])) if j > 0 else float(w[0])
-            gm = 1.0 / float(np.abs(self.response([w180]))[0])
+            mag180 = float(np.abs(self.response([w180]))[0])
+            gm = 1.0 / mag180 if mag180 > 0 else math.inf
         dm = math.inf if wg is None else math.radians(pm) / wg
         return Margins(wg, pm, w180, gm, dm, bool(pm > 0 and gm > 1))
 

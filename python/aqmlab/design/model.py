@@ -377,6 +377,12 @@ def law_from_aqm(aqm: Mapping[str, Any], net: Network, path: str = "aqm") -> tup
     def g(key: str, default: float | None = None) -> float:
         return _num(aqm, key, path, default)
 
+    if kind == "autotune-red" and "min_th" not in aqm:
+        raise DesignError(
+            f"{path}.kind",
+            "'autotune-red' derives its thresholds while it runs; the design tools model RED "
+            'with given thresholds (try kind = "red" or "ared")',
+        )
     if kind in ("red", "ared", "ared-feng", "autotune-red", "st-red"):
         note = (
             ""

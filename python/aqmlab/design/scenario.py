@@ -8,7 +8,10 @@ Nominal values (where the issue leaves the reading to us):
   reverse flows are left out, as the thesis counts N in section 4.5.
 - Tp: their mean base round-trip time (dumbbell: 2 x (bottleneck_delay +
   source access + sink access delay), means of uniform draws; parking lot:
-  the mean of ``long_rtt`` and ``short_rtt`` over the link's flows).
+  the mean of ``long_rtt`` and ``short_rtt`` over the link's flows; custom:
+  twice the sum of the path's link delays plus ``extra_delay``). On a custom
+  topology the AQM links analysed are those that are the slowest link of
+  some bulk group's path.
 - C: the link rate in packets of ``tcp.packet_size`` per second; the buffer
   likewise in packets.
 - A phase begins at 0 and at every scheduled ``link``, ``flows`` or ``aqm``
@@ -18,6 +21,7 @@ Nominal values (where the issue leaves the reading to us):
 from __future__ import annotations
 
 import copy
+import itertools
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -73,7 +77,7 @@ def _has_aqm(aqm: Mapping[str, Any]) -> bool:
 def scenario_phases(resolved: Mapping[str, Any]) -> list[LinkPhases]:
     """The AQM links of a resolved scenario (``aqmlab.scenario.validate``)
     and their phases. Raises :class:`DesignError` when no link runs an AQM
-    or the topology is one the tools do not read (custom)."""
+    or a path is one the tools do not read."""
     topo = resolved.get("topology", {})
     kind = topo.get("kind", "dumbbell")
     size = int(resolved.get("tcp", {}).get("packet_size", 1000))
@@ -92,10 +96,33 @@ def scenario_phases(resolved: Mapping[str, Any]) -> list[LinkPhases]:
         for i, o in enumerate(topo.get("overrides", []) or []):
             if "aqm" in o:
                 aqms[o["link"]] = (dict(o["aqm"]), f"topology.overrides[{i}].aqm")
+    elif kind == "custom":
+        tl = list(topo.get("links", []))
+        links = [str(lk.get("name", f"link{i}")) for i, lk in enumerate(tl)]
+        aqms = {
+            ln: (
+                (dict(lk["aqm"]), f"topology.links[{i}].aqm")
+                if "aqm" in lk
+                else (dict(resolved.get("aqm", {})), "aqm")
+            )
+            for i, (ln, lk) in enumerate(zip(links, tl, strict=True))
+        }
+        ends = {(str(lk["from"]), str(lk["to"])): ln for ln, lk in zip(links, tl, strict=True)}
+        # Each bulk group's links crossed forward (from -> to), in path order;
+        # a reverse group reads its path backwards. Hops the other way load
+        # reverse queues, which are not analysed.
+        used: list[list[str]] = []
+        for g in traffic:
+            path = g.get("path") if g.get("kind") == "bulk" else None
+            nodes = [str(x) for x in path] if isinstance(path, list) else []
+            if g.get("direction", "forward") == "reverse":
+                nodes.reverse()
+            hops = itertools.pairwise(nodes)
+            used.append([ends[h] for h in hops if h in ends])
     else:
         raise DesignError(
             "topology.kind",
-            f"{kind!r}: the design tools read dumbbell and parking-lot scenarios",
+            f"{kind!r}: the design tools read dumbbell, parking-lot and custom scenarios",
         )
     with_aqm = [ln for ln in links if _has_aqm(aqms[ln][0])]
     if not with_aqm:
@@ -113,7 +140,7 @@ def scenario_phases(resolved: Mapping[str, Any]) -> list[LinkPhases]:
     over = (
         {o["link"]: o for o in (topo.get("overrides", []) or [])} if kind == "parking-lot" else {}
     )
-    for ln in links:
+    for ln in links if kind != "custom" else []:
         o = over.get(ln, {})
         rate[ln] = parse_rate_bps(
             o.get("rate", topo.get("bottleneck_rate")), "topology.bottleneck_rate"
@@ -122,11 +149,30 @@ def scenario_phases(resolved: Mapping[str, Any]) -> list[LinkPhases]:
             o.get("delay", topo.get("bottleneck_delay", "20ms")), "topology.bottleneck_delay", True
         )
         buf[ln] = _buffer_pkts(o.get("buffer", topo.get("buffer", 100)), size, "topology.buffer")
+    if kind == "custom":
+        for i, (ln, lk) in enumerate(zip(links, tl, strict=True)):
+            rate[ln] = parse_rate_bps(lk.get("rate"), f"topology.links[{i}].rate")
+            delay[ln] = parse_time_s(lk.get("delay"), f"topology.links[{i}].delay", True)
+            buf[ln] = _buffer_pkts(lk.get("buffer", 100), size, f"topology.links[{i}].buffer")
+        extra = [
+            2 * _mean_time(g["extra_delay"], f"traffic[{i}].extra_delay")
+            if "extra_delay" in g
+            else 0.0
+            for i, g in enumerate(traffic)
+        ]
+        # Analysed: AQM links that are the slowest link of some bulk group's path.
+        bottlenecks = {min(u, key=lambda ln: rate[ln]) for u in used if u}
+        with_aqm = [ln for ln in with_aqm if ln in bottlenecks]
+        if not with_aqm:
+            raise DesignError(
+                "aqm.kind",
+                "no AQM link is the slowest link of a bulk group's path: nothing to analyse",
+            )
     if kind == "dumbbell":
         base_ad = topo.get("access_delay", "1ms")
         src = _mean_time(topo.get("source_access_delay", base_ad), "topology.source_access_delay")
         snk = _mean_time(topo.get("sink_access_delay", base_ad), "topology.sink_access_delay")
-    else:
+    elif kind == "parking-lot":
         long_rtt = _mean_time(topo.get("long_rtt", "100ms"), "topology.long_rtt")
         short_rtt = _mean_time(topo.get("short_rtt", "40ms"), "topology.short_rtt")
     params: dict[str, dict[str, Any]] = {ln: copy.deepcopy(aqms[ln][0]) for ln in links}
@@ -140,6 +186,14 @@ def scenario_phases(resolved: Mapping[str, Any]) -> list[LinkPhases]:
                 if g.get("kind") == "bulk" and g.get("direction", "forward") == "forward"
             )
             return float(fwd), 2 * (delay[ln] + src + snk)
+        if kind == "custom":
+            # A flow's base RTT: its data and ACK paths (both ways over its links).
+            groups = [(a, u, x) for a, u, x in zip(active, used, extra, strict=True) if ln in u]
+            n_c = float(sum(a for a, _, _ in groups))
+            if n_c == 0:
+                return 0.0, 0.0
+            tp = sum(a * (2 * sum(delay[k] for k in u) + x) for a, u, x in groups) / n_c
+            return n_c, tp
         idx = links.index(ln)
         n_l = n_s = 0.0
         for a, g in zip(active, traffic, strict=True):

@@ -48,7 +48,7 @@ def check_scenario(resolved: Mapping[str, Any]) -> list[dict[str, Any]]:
                     "delay_margin_s": m.dm if m else None,
                     "crossover_rad_s": m.wg if m else None,
                     "stable": m.stable if m else None,
-                    "notes": list(lp.notes),
+                    "notes": list(lp.notes) + d.notes,
                     "_design": d,
                 }
             )

@@ -105,11 +105,21 @@ class Design:
 def analyse(law: Law, net: Network, kind: str | None = None) -> Design:
     """Operating point, margins and proposition of a given law on a network."""
     op = operating_point(law, net)
-    try:
-        m: Margins | None = loop(law, net, op).margins()
-    except DesignError:
-        m = None
-    return Design(kind or type(law).__name__.lower(), law, net, op, m, proposition(law, net))
+    notes = []
+    m: Margins | None = None
+    if op.regime == "aqm":
+        try:
+            m = loop(law, net, op).margins()
+        except DesignError:
+            m = None
+    else:
+        notes.append(
+            f"operating point {op.regime}: the law cannot supply p0 = {op.p0:.3g} in its range; "
+            f"the queue is pinned at {op.q0:.1f} packets and the loop is not linear there"
+        )
+    d = Design(kind or type(law).__name__.lower(), law, net, op, m, proposition(law, net))
+    d.notes.extend(notes)
+    return d
 
 
 def pi_kp_z(n: float, r: float, c: float, lam: float) -> tuple[float, float]:
