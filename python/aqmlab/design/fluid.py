@@ -80,11 +80,31 @@ class FluidResult:
         }
 
     def oscillates(self, start: float, end: float | None = None, tol: float = 0.05) -> bool:
-        """Whether the queue keeps oscillating from ``start``: its standard
-        deviation above ``tol`` times its mean (at least one packet). A
-        stable equilibrium of the model damps to a constant."""
-        s = self.stats(start, end)
-        return s["std"] > tol * max(s["mean"], 1.0)
+        """Whether the queue keeps oscillating from ``start``: over the second
+        half of the window its swing (max - min) exceeds ``tol`` times its
+        mean (at least one packet) and it turns back at least three times
+        (turning points counted with a hysteresis of a quarter of the swing).
+        A stable equilibrium damps to a constant; a slow approach to it (a
+        weak integral action) moves one way only and is not an oscillation."""
+        q = self.q[self.window(start, end)]
+        q = q[len(q) // 2 :]
+        if len(q) < 4:
+            return False
+        swing = float(q.max() - q.min())
+        if swing <= tol * max(float(q.mean()), 1.0):
+            return False
+        hyst = swing / 4
+        turns, direction, ref = 0, 0, float(q[0])
+        for v in q[1:]:
+            if direction >= 0 and v < ref - hyst:
+                turns += direction > 0
+                direction, ref = -1, v
+            elif direction <= 0 and v > ref + hyst:
+                turns += direction < 0
+                direction, ref = 1, v
+            elif (direction > 0 and v > ref) or (direction < 0 and v < ref):
+                ref = v
+        return turns >= 3
 
 
 def _phases(spec: Network | Sequence[Phase], law: Law | None) -> list[Phase]:

@@ -112,6 +112,12 @@ def analyse(law: Law, net: Network, kind: str | None = None) -> Design:
             m = loop(law, net, op).margins()
         except DesignError:
             m = None
+    elif op.p0 >= 1:
+        notes.append(
+            f"{net.flows:g} flows cannot share C at R0 = {op.r0 * 1e3:.0f} ms with a window "
+            "above sqrt(2) (eq. 4.7 gives p0 >= 1): TCP lives on timeouts there, which the "
+            "fluid model leaves out; no loop analysis"
+        )
     else:
         notes.append(
             f"operating point {op.regime}: the law cannot supply p0 = {op.p0:.3g} in its range; "
