@@ -364,7 +364,19 @@ def _cmd_fluid(a: argparse.Namespace) -> int:
     if a.result and a.no_run:
         raise DesignError("--no-run", "give --result or --no-run, not both")
     doc = _load(a.file, a.sets)
-    _resolve(a.file, doc)
+    resolved = _resolve(a.file, doc)
+    if a.result:
+        from aqmlab import results
+
+        if results.is_run_dir(a.result):
+            stored = dict(results.load_run(a.result).scenario)
+            if {k: v for k, v in stored.items() if k != "seed"} != {
+                k: v for k, v in resolved.items() if k != "seed"
+            }:
+                print(
+                    f"note: {a.result} ran another scenario than {a.file}; "
+                    "the fluid model follows the result folder's"
+                )
     try:
         c = compare(doc, a.result, run_engine=not a.no_run)
     except Exception as e:
