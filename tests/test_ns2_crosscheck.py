@@ -15,9 +15,7 @@ from types import ModuleType
 
 import pytest
 
-pytestmark = pytest.mark.skipif(
-    shutil.which("ns") is None, reason="ns-2 not installed (make ns2)"
-)
+pytestmark = pytest.mark.skipif(shutil.which("ns") is None, reason="ns-2 not installed (make ns2)")
 
 
 def _crosscheck() -> ModuleType:

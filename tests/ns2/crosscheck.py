@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import itertools
 import json
 import shutil
 import subprocess
@@ -45,6 +46,10 @@ class Case:
     start_s: float = 50.0
     min_th: int = 20
     max_th: int = 60
+    # (time s, bottleneck one-way delay ms) changes, both directions; and the phase bounds
+    # (s) at which per-phase figures are taken.
+    schedule: tuple[tuple[float, int], ...] = ()
+    phases: tuple[float, ...] = ()
 
     def toml(self, seed: int, tcp: list[str]) -> str:
         if self.aqm == "ared":
@@ -55,8 +60,16 @@ class Case:
         else:
             aqm = 'kind = "droptail"\n'
         tcp_lines = "".join(t + "\n" for t in tcp)
+        sched = "".join(
+            f'  {{ at = "{t}s", action = "link", link = "bottleneck", delay = "{d}ms" }},\n'
+            for t, d in self.schedule
+        )
+        bounds = [self.start_s, *self.phases, self.duration_s]
+        phases = ", ".join(f"[{a}, {b}]" for a, b in itertools.pairwise(bounds))
         return f"""duration = "{self.duration_s}s"
 seed = {seed}
+schedule = [
+{sched}]
 [topology]
 kind = "dumbbell"
 bottleneck_rate = "10Mbps"
@@ -80,10 +93,17 @@ start = {{ uniform = ["0s", "10s"] }}
 [metrics]
 sample_interval = "100ms"
 start = "{self.start_s}s"
+phases = [{phases}]
 """
 
     def tcl(self, seed: int) -> str:
         queue = "RED" if self.aqm == "ared" else "DropTail"
+        changes = "".join(
+            f'$ns at {t} "[[$ns link $r1 $r2] link] set delay_ {d}ms; '
+            f'[[$ns link $r2 $r1] link] set delay_ {d}ms"\n'
+            for t, d in self.schedule
+        )
+        snaps = "".join(f'$ns at {t} "snap"\n' for t in self.phases)
         return f"""set ns [new Simulator]
 global defaultRNG
 $defaultRNG seed {seed}
@@ -111,7 +131,9 @@ for {{set i 0}} {{$i < [expr {self.flows} + {self.reverse}]}} {{incr i}} {{
   set d($i) [$ns node]
   $ns duplex-link $s($i) $r1 100Mb 15ms DropTail
   $ns duplex-link $d($i) $r2 100Mb 15ms DropTail
-  foreach {{a b}} [list $s($i) $r1 $r1 $s($i) $d($i) $r2 $r2 $d($i)] {{ $ns queue-limit $a $b 100000 }}
+  foreach {{a b}} [list $s($i) $r1 $r1 $s($i) $d($i) $r2 $r2 $d($i)] {{
+    $ns queue-limit $a $b 100000
+  }}
   set tcp($i) [new Agent/TCP/Newreno]
   set sink($i) [new Agent/TCPSink]
   if {{$i < $N}} {{
@@ -137,7 +159,7 @@ proc snap {{}} {{
   puts "[$qm set bdepartures_] [$qm set pdrops_] $to $rx"
 }}
 $ns at {self.start_s} "snap"
-$ns at {self.duration_s} "snap; exit 0"
+{changes}{snaps}$ns at {self.duration_s} "snap; exit 0"
 $ns run
 """
 
@@ -152,7 +174,25 @@ CASES = [
 FIGURES = ("utilisation", "drops", "timeouts", "retransmits")
 
 
-def run_ns2(case: Case, seed: int) -> dict[str, float]:
+# Thesis section 5.5.1 (Table 5-1) as aqmlab's preset reads it, with ARED(20, 60): d steps
+# 100 -> 900 -> 100 ms every 200 s (the bottleneck's one-way delay 20 ... 420 ms).
+THESIS_551 = Case(
+    "thesis-5.5.1-ared",
+    "ared",
+    20,
+    duration_s=2000.0,
+    start_s=0.0,
+    schedule=tuple(
+        zip(range(200, 1800, 200), (120, 220, 320, 420, 320, 220, 120, 20), strict=True)
+    ),
+    phases=tuple(float(t) for t in range(200, 2000, 200)),
+)
+
+STUDIES = {"thesis-5.5.1": THESIS_551}
+
+
+def run_ns2(case: Case, seed: int) -> dict[str, Any]:
+    """ns-2's figures over the measurement window, and its utilisation per phase."""
     ns = shutil.which("ns")
     if ns is None:
         raise RuntimeError("ns-2 not found: install Debian's ns2 package (make ns2)")
@@ -160,16 +200,29 @@ def run_ns2(case: Case, seed: int) -> dict[str, float]:
         script = Path(tmp) / "case.tcl"
         script.write_text(case.tcl(seed))
         out = subprocess.run(
-            [ns, str(script)], capture_output=True, text=True, check=True, cwd=tmp, timeout=600
+            [ns, str(script)], capture_output=True, text=True, check=True, cwd=tmp, timeout=3600
         ).stdout.split()
-    a = [float(x) for x in out[:4]]
-    b = [float(x) for x in out[4:8]]
+    snaps = [[float(x) for x in out[i : i + 4]] for i in range(0, len(out), 4)]
+    # ns-2's queue monitor counts bytes in a 32-bit int: undo its wrap-around.
+    deps = [snaps[0][0]]
+    for row in snaps[1:]:
+        d = row[0]
+        while d < deps[-1]:
+            d += 2.0**32
+        deps.append(d)
+    bounds = [case.start_s, *case.phases, case.duration_s]
+    per_phase = [
+        (deps[i + 1] - deps[i]) * 8 / (bounds[i + 1] - bounds[i]) / 10e6
+        for i in range(len(bounds) - 1)
+    ]
+    a, b = snaps[0], snaps[-1]
     window = case.duration_s - case.start_s
     return {
-        "utilisation": (b[0] - a[0]) * 8 / window / 10e6,
+        "utilisation": (deps[-1] - deps[0]) * 8 / window / 10e6,
         "drops": b[1] - a[1],
         "timeouts": b[2] - a[2],
         "retransmits": b[3] - a[3],
+        "phases": per_phase,
     }
 
 
@@ -183,6 +236,7 @@ def run_aqmlab(case: Case, seed: int, tcp: list[str]) -> dict[str, float]:
         "drops": b["drops_early"] + b["drops_forced"] + b["drops_overflow"],
         "timeouts": f["timeouts"],
         "retransmits": f["retransmits"],
+        "phases": [p["bottleneck"]["utilization"] for p in s["phases"]],
     }
 
 
@@ -190,9 +244,12 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3])
     ap.add_argument("--case", nargs="+", choices=[c.name for c in CASES])
+    ap.add_argument("--study", choices=sorted(STUDIES), help="a longer set-up, per phase")
     ap.add_argument("--json", action="store_true", help="print the figures as JSON")
     args = ap.parse_args(argv)
     cases = [c for c in CASES if not args.case or c.name in args.case]
+    if args.study:
+        cases = [STUDIES[args.study]]
     if shutil.which("ns") is None:
         print("error: ns-2 not found: install Debian's ns2 package (make ns2)", file=sys.stderr)
         return 2
@@ -217,6 +274,10 @@ def main(argv: list[str] | None = None) -> int:
             fmt = "{:.3f}" if k == "utilisation" else "{:.0f}"
             cells.append(" / ".join(fmt.format(v) for v in vals))
         print(f"| {name} | {label} | " + " | ".join(cells) + " |")
+    if args.study:
+        print("\nutilisation per phase (first seed):")
+        for _name, label, per_seed in rows:
+            print(f"{label:>20}: " + " ".join(f"{u:.3f}" for u in per_seed[0]["phases"]))
     return 0
 
 
