@@ -23,6 +23,7 @@ help:
 	@echo "make demo    reproduce thesis section 5.5.3 in quick form: its table beside the paper's, HTML report in demo-out/"
 	@echo "make test    cargo fmt/clippy/test, ruff, mypy, pytest"
 	@echo "make browser install Debian's Chromium for the report's browser test (as root)"
+	@echo "make ns2     install Debian's ns-2.35 for the TCP cross-check (as root)"
 	@echo "make bench   speed of the canonical scenario per scheme, then the thesis' experiments in full"
 	@echo "make bench-experiments   the thesis' experiments in full on 2 workers (wall time, overhead)"
 	@echo "make clean   remove build products, $(VENV) and demo-out/"
@@ -53,10 +54,10 @@ test-rust:
 	cargo clippy --workspace --all-targets -- -D warnings
 	cargo test --workspace --release
 
-test-python: build lint browser
+test-python: build lint browser ns2
 	$(VPY) -m pytest -q
 
-.PHONY: browser
+.PHONY: browser ns2
 
 # The report's HTML test loads the pages in a real headless browser (tests/test_report_browser.py).
 # Installed only when missing and we are root; otherwise the test is skipped and says why.
@@ -69,6 +70,18 @@ browser:
 	    || { apt-get update -q >/dev/null && apt-get install -y -q --no-install-recommends chromium >/dev/null; } \
 	    || echo "warning: could not install chromium; the browser test will be skipped" >&2; \
 	else echo "note: chromium is missing (install it as root: apt-get install chromium); the browser test will be skipped" >&2; fi
+
+# ns-2.35 (Debian's ns2) for the TCP cross-check against the simulator that produced the
+# seeds' numbers (tests/ns2/crosscheck.py, tests/test_ns2_crosscheck.py). Same rules as browser.
+ns2:
+	@if command -v ns >/dev/null; then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	  echo "installing ns2 for the ns-2 cross-check"; \
+	  export DEBIAN_FRONTEND=noninteractive; \
+	  apt-get install -y -q --no-install-recommends ns2 >/dev/null \
+	    || { apt-get update -q >/dev/null && apt-get install -y -q --no-install-recommends ns2 >/dev/null; } \
+	    || echo "warning: could not install ns2; the ns-2 cross-check will be skipped" >&2; \
+	else echo "note: ns2 is missing (install it as root: apt-get install ns2); the ns-2 cross-check will be skipped" >&2; fi
 
 lint: venv
 	$(VENV)/bin/ruff check python tests

@@ -229,6 +229,29 @@ pub struct TcpSpec {
     /// ("Impatient", `"first"`, the default: RFC 6582 section 3.2 step 5,
     /// ns-2's `newreno_changes1_ = 1`).
     pub partial_ack_timer: PartialAckTimer,
+    /// Granularity of the sender's RTT clock. `0s` (the default): the
+    /// round trip is timed to the nanosecond and RFC 6298's estimator runs
+    /// in floating point. A positive tick times it as a BSD stack (and
+    /// ns-2, `tcpTick_`) does: in whole ticks of this clock, with the
+    /// integer estimator of Jacobson (1988) (srtt in eighths, rttvar in
+    /// quarters of a tick) and RTO = srtt + 4 rttvar in ticks.
+    pub clock_tick: SimTime,
+    /// What ssthresh halves on a loss: `"flight"` (the default) RFC 5681
+    /// eq. (4)'s FlightSize; `"window"` the congestion window before fast
+    /// recovery's inflation, bounded by FlightSize (ns-2 halves its
+    /// `cwnd_`, which recovery does not inflate).
+    pub loss_ssthresh: LossSsthresh,
+}
+
+/// The base of ssthresh on a loss (`tcp.loss_ssthresh`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LossSsthresh {
+    /// min(FlightSize, cwnd without recovery's inflation) / 2 (ns-2 halves
+    /// its `cwnd_`; RFC 5681 eq. (4) allows any value up to FlightSize / 2).
+    Window,
+    /// FlightSize / 2, RFC 5681 eq. (4) to the letter.
+    Flight,
 }
 
 /// When NewReno re-arms the retransmission timer during fast recovery.
@@ -261,6 +284,8 @@ impl Default for TcpSpec {
             ect_retransmits: false,
             dupack_halving: true,
             partial_ack_timer: PartialAckTimer::First,
+            clock_tick: SimTime::ZERO,
+            loss_ssthresh: LossSsthresh::Flight,
         }
     }
 }
@@ -298,6 +323,11 @@ impl TcpSpec {
                 "every" => PartialAckTimer::Every,
                 _ => PartialAckTimer::First,
             },
+            clock_tick: t.time("clock_tick", d.clock_tick)?,
+            loss_ssthresh: match t.choice("loss_ssthresh", &["flight", "window"], Some("flight"))? {
+                "window" => LossSsthresh::Window,
+                _ => LossSsthresh::Flight,
+            },
         };
         t.finish()?;
         if !(HEADER_BYTES + 1..=65_535).contains(&s.packet_size) {
@@ -320,6 +350,15 @@ impl TcpSpec {
                     "0s is not allowed; give a positive time",
                 ));
             }
+        }
+        if s.clock_tick > SimTime::from_secs(1) {
+            return Err(SpecError::new(
+                join(path, "clock_tick"),
+                format!(
+                    "{} is above the allowed 1s; give 0s (an exact clock) or a tick up to 1s",
+                    s.clock_tick
+                ),
+            ));
         }
         if s.max_rto < s.min_rto {
             return Err(SpecError::new(

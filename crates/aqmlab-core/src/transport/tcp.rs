@@ -32,7 +32,7 @@
 //! state (the engine sends the teardown's FIN/ACK packets, see `docs/tcp.md`).
 
 use crate::packet::{flags, Ecn};
-use crate::scenario::{PartialAckTimer, TcpSpec, TcpVariant, HEADER_BYTES};
+use crate::scenario::{LossSsthresh, PartialAckTimer, TcpSpec, TcpVariant, HEADER_BYTES};
 use crate::units::SimTime;
 use std::collections::VecDeque;
 
@@ -200,6 +200,9 @@ pub struct TcpFlow {
     ecn_hold: bool,
     srtt_ns: f64,
     rttvar_ns: f64,
+    /// With a `clock_tick`: srtt in eighths and rttvar in quarters of a tick.
+    srtt8: i64,
+    rttvar4: i64,
     has_rtt: bool,
     /// The segment being timed for an RTT sample, and when it was sent.
     rtt_seq: Option<u64>,
@@ -272,6 +275,8 @@ impl TcpFlow {
             ecn_hold: false,
             srtt_ns: 0.0,
             rttvar_ns: 0.0,
+            srtt8: 0,
+            rttvar4: 0,
             has_rtt: false,
             rtt_seq: None,
             rtt_start: SimTime::ZERO,
@@ -498,7 +503,7 @@ impl TcpFlow {
             State::SynRcvd => {
                 self.state = State::Established;
                 if !self.synack_retx {
-                    self.rtt_sample(now - self.synack_sent_at);
+                    self.rtt_sample(now, self.synack_sent_at);
                 }
                 if f & flags::ECE != 0 && self.cfg.tcp.ecn {
                     // RFC 5562 section 3.2: a CE-marked SYN/ACK leaves an
@@ -597,19 +602,43 @@ impl TcpFlow {
     }
 
     /// RFC 6298 section 2: update SRTT, RTTVAR and RTO from a sample.
-    fn rtt_sample(&mut self, r: SimTime) {
-        let r = r.0 as f64;
-        if self.has_rtt {
-            self.rttvar_ns = 0.75 * self.rttvar_ns + 0.25 * (self.srtt_ns - r).abs();
-            self.srtt_ns = 0.875 * self.srtt_ns + 0.125 * r;
-        } else {
-            self.srtt_ns = r;
-            self.rttvar_ns = r / 2.0;
-            self.has_rtt = true;
-        }
-        self.stats.rtt_sum_s += r * 1e-9;
+    /// One RTT sample: a segment sent at `sent` acknowledged at `now`.
+    fn rtt_sample(&mut self, now: SimTime, sent: SimTime) {
+        let r = now - sent;
+        self.stats.rtt_sum_s += r.0 as f64 * 1e-9;
         self.stats.rtt_samples += 1;
-        let rto = SimTime::from_nanos((self.srtt_ns + 4.0 * self.rttvar_ns).round() as u64);
+        let tick = self.cfg.tcp.clock_tick.0;
+        let rto = if tick > 0 {
+            // A clock that ticks every `tick`: the sample is the number of
+            // ticks that passed while the segment was out (at least one),
+            // and Jacobson's estimator runs in scaled integers.
+            let ticks = (((sent.0 % tick) + r.0) / tick).max(1) as i64;
+            if self.has_rtt {
+                let err = ticks - (self.srtt8 >> 3);
+                self.srtt8 = (self.srtt8 + err).max(1);
+                self.rttvar4 = (self.rttvar4 + err.abs() - (self.rttvar4 >> 2)).max(1);
+            } else {
+                self.srtt8 = ticks << 3;
+                self.rttvar4 = ticks << 1;
+                self.has_rtt = true;
+            }
+            self.srtt_ns = self.srtt8 as f64 / 8.0 * tick as f64;
+            self.rttvar_ns = self.rttvar4 as f64 / 4.0 * tick as f64;
+            // srtt + 4 rttvar, in whole ticks.
+            let rto_ticks = ((self.rttvar4 << 3) + self.srtt8) >> 3;
+            SimTime::from_nanos((rto_ticks as u64).saturating_mul(tick))
+        } else {
+            let r = r.0 as f64;
+            if self.has_rtt {
+                self.rttvar_ns = 0.75 * self.rttvar_ns + 0.25 * (self.srtt_ns - r).abs();
+                self.srtt_ns = 0.875 * self.srtt_ns + 0.125 * r;
+            } else {
+                self.srtt_ns = r;
+                self.rttvar_ns = r / 2.0;
+                self.has_rtt = true;
+            }
+            SimTime::from_nanos((self.srtt_ns + 4.0 * self.rttvar_ns).round() as u64)
+        };
         self.rto = rto.clamp(self.cfg.tcp.min_rto, self.cfg.tcp.max_rto);
     }
 
@@ -685,7 +714,22 @@ impl TcpFlow {
         // RFC 5681 eq. (4); segments sent by limited transmit are not part
         // of FlightSize here (RFC 5681 section 3.2 step 2, RFC 3042).
         let flight = self.outstanding().saturating_sub(self.lt_sent) as f64;
-        (flight / 2.0).max(2.0)
+        let base = match self.cfg.tcp.loss_ssthresh {
+            LossSsthresh::Flight => flight,
+            // The window before recovery's inflation: a timeout that ends a
+            // fast recovery would otherwise count the segments the inflated
+            // window let out as part of the flight, and set ssthresh above
+            // the value the recovery had already halved to.
+            LossSsthresh::Window => {
+                let w = if self.in_recovery {
+                    self.exit_cwnd
+                } else {
+                    self.cwnd
+                };
+                flight.min(w.floor())
+            }
+        };
+        (base / 2.0).max(2.0)
     }
 
     /// RFC 3042 limited transmit: on the first and second duplicate ACK,
@@ -722,7 +766,7 @@ impl TcpFlow {
                     }
                     self.state = State::Established;
                     if !self.syn_retx {
-                        self.rtt_sample(now - self.syn_sent_at);
+                        self.rtt_sample(now, self.syn_sent_at);
                     }
                     self.rto = if self.has_rtt {
                         self.rto
@@ -779,7 +823,7 @@ impl TcpFlow {
             if self.rtt_seq.is_some_and(|s| ack > s) {
                 self.rtt_seq = None;
                 let backed_off = self.rto;
-                self.rtt_sample(now - self.rtt_start);
+                self.rtt_sample(now, self.rtt_start);
                 if ece && self.ecn_backoff_on && self.cfg.tcp.ecn_backoff {
                     // ns-2 keeps the backoff while ECN-Echo goes on at one
                     // segment.
@@ -1274,10 +1318,10 @@ mod tests {
     fn rto_per_rfc6298_and_backoff() {
         let mut tx = TcpFlow::new(cfg(TcpVariant::Reno));
         assert_eq!(tx.rto, SimTime::from_secs(3));
-        tx.rtt_sample(SimTime::from_millis(100));
+        tx.rtt_sample(SimTime::from_millis(100), SimTime::ZERO);
         // RTO = 100 + 4 * 50 = 300 ms.
         assert_eq!(tx.rto, SimTime::from_millis(300));
-        tx.rtt_sample(SimTime::from_millis(100));
+        tx.rtt_sample(SimTime::from_millis(100), SimTime::ZERO);
         // RTTVAR = 0.75 * 50 = 37.5; RTO = 100 + 150 = 250 ms.
         assert_eq!(tx.rto, SimTime::from_millis(250));
         let mut out = Vec::new();
@@ -1288,13 +1332,75 @@ mod tests {
         assert_eq!(tx.cwnd, 1.0);
     }
 
+    /// `tcp.clock_tick`: the RTT counts whole ticks of the sender's clock
+    /// (the tick boundaries crossed while the segment was out) and
+    /// Jacobson's estimator runs in eighths / quarters of a tick.
+    #[test]
+    fn clock_tick_times_in_whole_ticks() {
+        let tcp = TcpSpec {
+            clock_tick: SimTime::from_millis(10),
+            ..TcpSpec::default()
+        };
+        let mut tx = TcpFlow::new(TcpConfig::from_spec(&tcp, false, false));
+        // 100 ms from a tick boundary: 10 ticks; srtt 10, rttvar 5 ticks,
+        // RTO 10 + 4 x 5 = 30 ticks.
+        tx.rtt_sample(SimTime::from_millis(100), SimTime::ZERO);
+        assert_eq!(tx.rto, SimTime::from_millis(300));
+        // 99 ms sent 5 ms after a tick: 10 boundaries crossed, no error;
+        // rttvar4 = 20 - 20 / 4 = 15, RTO = (15 x 8 + 80) / 8 = 25 ticks.
+        tx.rtt_sample(SimTime::from_millis(104), SimTime::from_millis(5));
+        assert_eq!(tx.rto, SimTime::from_millis(250));
+        // 9 ms sent just before a boundary crosses one tick: never zero.
+        tx.rtt_sample(SimTime::from_millis(118), SimTime::from_millis(109));
+        assert!(tx.srtt_ns > 0.0);
+        // The same samples on the exact clock give RFC 6298's values.
+        let mut exact = TcpFlow::new(TcpConfig::from_spec(&TcpSpec::default(), false, false));
+        exact.rtt_sample(SimTime::from_millis(100), SimTime::ZERO);
+        exact.rtt_sample(SimTime::from_millis(104), SimTime::from_millis(5));
+        // RTTVAR = 0.75 x 50 + 0.25 x 1 = 37.75, SRTT = 99.875: 250.875 ms.
+        assert_eq!(exact.rto, SimTime::from_nanos(250_875_000));
+    }
+
+    /// `tcp.loss_ssthresh`: a timeout that ends a fast recovery halves the
+    /// flight (which the inflated window let grow) with `"flight"`, and the
+    /// window the recovery started from with `"window"` (ns-2's `cwnd_`).
+    #[test]
+    fn loss_ssthresh_flight_or_window_after_a_timeout_in_recovery() {
+        let mut got = Vec::new();
+        for how in [LossSsthresh::Flight, LossSsthresh::Window] {
+            let tcp = TcpSpec {
+                loss_ssthresh: how,
+                limited_transmit: false,
+                ..TcpSpec::default()
+            };
+            let (mut tx, _) = sender(20.0, tcp);
+            // Segment 0 lost: three duplicate ACKs, then 17 more inflate
+            // the window and let new segments out.
+            for _ in 0..20 {
+                ack(&mut tx, 100, 0, false);
+            }
+            assert!(tx.in_recovery);
+            assert_eq!(tx.ssthresh, 10.0);
+            assert!(tx.outstanding() > 20, "the inflation sent new data");
+            let flight = tx.outstanding() as f64;
+            let mut out = Vec::new();
+            let deadline = tx.rto_deadline.unwrap();
+            tx.on_rto(deadline, &mut out);
+            assert_eq!(tx.stats.timeouts, 1);
+            got.push((tx.ssthresh, flight));
+        }
+        let ((ss_flight, flight), (ss_window, _)) = (got[0], got[1]);
+        assert_eq!(ss_flight, flight / 2.0);
+        assert_eq!(ss_window, 5.0, "half the window of 10 the recovery left");
+    }
+
     const MS: u64 = 1_000_000;
 
     /// A NewReno sender with `cwnd = ssthresh = w`, an RTT estimate of
     /// 100 ms (RTO 300 ms) and `w` segments (0..w) sent at time 0.
     fn sender(w: f64, tcp: TcpSpec) -> (TcpFlow, Vec<Seg>) {
         let mut tx = TcpFlow::new(TcpConfig::from_spec(&tcp, false, tcp.ecn));
-        tx.rtt_sample(SimTime::from_millis(100));
+        tx.rtt_sample(SimTime::from_millis(100), SimTime::ZERO);
         tx.cwnd = w;
         tx.ssthresh = w;
         let mut out = Vec::new();
