@@ -7,6 +7,7 @@
     aqmlab demo [--out DIR]
     aqmlab sweep FILE [FILE ...] [--quick] [--jobs J] [--resume] [--dry-run] ...
     aqmlab reproduce NAME | --all | --list [...]   (see aqmlab.experiments.command)
+    aqmlab testbed FILE --out DIR [--cc reno|cubic|bbr] | --cleanup   (see docs/testbed.md)
 
 A mistake in the input (a missing file, bad TOML, a bad scenario value, a bad
 ``--set`` or ``--seed``, an ``--out`` that is not a result folder) prints one
@@ -116,6 +117,10 @@ def build_parser() -> argparse.ArgumentParser:
     from aqmlab.experiments.command import add_parsers as add_experiment_parsers
 
     add_experiment_parsers(sub, setarg)
+
+    from aqmlab.testbed.command import add_parser as add_testbed_parser
+
+    add_testbed_parser(sub, setarg)
     return p
 
 

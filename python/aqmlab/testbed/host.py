@@ -1,0 +1,341 @@
+"""The program each testbed host namespace runs: real kernel TCP traffic.
+
+``python -m aqmlab.testbed.host SPEC.json`` (run by :mod:`aqmlab.testbed.runner`
+inside a host namespace). One process per side of the dumbbell does all of
+that side's work with plain sockets and one selector:
+
+- *sends* its bulk flows: each opens a TCP connection at its start time (the
+  kernel's congestion control named in the spec, set per socket with
+  ``TCP_CONGESTION``), sends an 8-byte header (flow id, group), then as much
+  data as the kernel takes until the run ends or the flow's stop time;
+- *receives* the flows of the other side: listens on its groups' addresses,
+  counts the payload bytes of every flow, and notes the count when the
+  measurement interval begins;
+- answers and sends the RTT probes: a UDP echo on port 7; the left side sends
+  one 64-byte probe every ``probe_interval_ns`` to the right side's echo.
+
+Times are CLOCK_MONOTONIC nanoseconds (``time.monotonic_ns``), the router's
+clock too: every process agrees on the run's start ``t0_ns``. At the end each
+sender reads ``TCP_INFO`` (retransmissions, smoothed RTT, cwnd) and the
+process writes its records as JSON to ``out``.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import os
+import selectors
+import signal
+import socket
+import struct
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+__all__ = ["main", "tcp_info"]
+
+HEADER = struct.Struct("!II")
+CHUNK = memoryview(bytes(256 * 1024))
+PROBE_PORT = 7
+DATA_PORT = 5001
+
+
+def die_with_parent() -> None:
+    """Ask the kernel to kill this process when its parent dies (prctl
+    PR_SET_PDEATHSIG), so a killed ``aqmlab testbed`` leaves no traffic."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG = 1
+    except (OSError, AttributeError):
+        pass
+
+
+def tcp_info(s: socket.socket) -> dict[str, float]:
+    """The fields of Linux's ``struct tcp_info`` the results use (offsets of
+    the UAPI layout; fields the kernel does not fill are left out)."""
+    try:
+        b = s.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, 232)
+    except OSError:
+        return {}
+
+    def u32(off: int) -> int | None:
+        return struct.unpack_from("=I", b, off)[0] if len(b) >= off + 4 else None
+
+    def u64(off: int) -> int | None:
+        return struct.unpack_from("=Q", b, off)[0] if len(b) >= off + 8 else None
+
+    out: dict[str, float] = {}
+    for name, v, scale in (
+        ("rtt_s", u32(8 + 15 * 4), 1e-6),
+        ("cwnd", u32(8 + 18 * 4), 1.0),
+        ("total_retrans", u32(8 + 23 * 4), 1.0),
+        ("min_rtt_s", u32(148), 1e-6),
+        ("data_segs_out", u32(156), 1.0),
+        ("bytes_retrans", u64(208), 1.0),
+    ):
+        if v is not None:
+            out[name] = v * scale
+    return out
+
+
+class Host:
+    def __init__(self, spec: dict[str, Any]) -> None:
+        self.spec = spec
+        self.t0 = int(spec["t0_ns"])
+        self.end = self.t0 + int(spec["duration_ns"])
+        self.mstart = self.t0 + int(spec["measure_start_ns"])
+        self.sel = selectors.DefaultSelector()
+        self.buf = bytearray(1 << 20)
+        # Receiving side: per flow id.
+        self.rx: dict[int, dict[str, Any]] = {}
+        self.snap_done = False
+        # Sending side.
+        self.pending = sorted(spec.get("flows", []), key=lambda f: int(f["start_ns"]))
+        self.tx: dict[int, dict[str, Any]] = {}
+        self.errors: list[str] = []
+        self.probes: list[tuple[float, float]] = []
+        self.probe_seq = 0
+        self.probe_sent: dict[int, int] = {}
+
+    def now(self) -> int:
+        return time.monotonic_ns()
+
+    # -- receiving ------------------------------------------------------
+    def listen(self) -> None:
+        for addr in self.spec.get("listen", []):
+            ls = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            ls.bind((addr, DATA_PORT))
+            ls.listen(1024)
+            ls.setblocking(False)
+            self.sel.register(ls, selectors.EVENT_READ, ("accept", None))
+        if self.spec.get("echo"):
+            us = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+            us.bind(("0.0.0.0", PROBE_PORT))
+            us.setblocking(False)
+            self.sel.register(us, selectors.EVENT_READ, ("echo", None))
+        self.probe_to = self.spec.get("probe_to")
+        if self.probe_to:
+            ps = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+            ps.setblocking(False)
+            self.probe_sock = ps
+            self.sel.register(ps, selectors.EVENT_READ, ("probe", None))
+            self.next_probe = self.t0 + int(self.spec.get("probe_start_ns", 100_000_000))
+
+    def on_accept(self, ls: socket.socket) -> None:
+        while True:
+            try:
+                c, _ = ls.accept()
+            except BlockingIOError:
+                return
+            c.setblocking(False)
+            self.sel.register(c, selectors.EVENT_READ, ("rx", {"hdr": b"", "flow": None}))
+
+    def on_rx(self, c: socket.socket, st: dict[str, Any]) -> None:
+        for _ in range(16):
+            try:
+                n = c.recv_into(self.buf)
+            except BlockingIOError:
+                return
+            except OSError:
+                n = 0
+            if n == 0:
+                self.sel.unregister(c)
+                c.close()
+                return
+            data = 0
+            if st["flow"] is None:
+                need = HEADER.size - len(st["hdr"])
+                st["hdr"] += bytes(self.buf[: min(need, n)])
+                data = n - min(need, n)
+                if len(st["hdr"]) == HEADER.size:
+                    fid, grp = HEADER.unpack(st["hdr"])
+                    st["flow"] = fid
+                    self.rx[fid] = {
+                        "group": grp,
+                        "bytes": 0,
+                        "bytes_at_start": None,
+                        "first_ns": self.now(),
+                    }
+            else:
+                data = n
+            if st["flow"] is not None:
+                r = self.rx[st["flow"]]
+                r["bytes"] += data
+                if self.snap_done and r["bytes_at_start"] is None:
+                    # A flow that began after the measurement started.
+                    r["bytes_at_start"] = 0
+
+    def snapshot(self) -> None:
+        for r in self.rx.values():
+            r["bytes_at_start"] = r["bytes"]
+        self.snap_done = True
+
+    # -- probes -----------------------------------------------------------
+    def on_echo(self, us: socket.socket) -> None:
+        while True:
+            try:
+                d, a = us.recvfrom(2048)
+            except BlockingIOError:
+                return
+            try:
+                us.sendto(d, a)
+            except OSError:
+                pass
+
+    def send_probe(self) -> None:
+        self.probe_seq += 1
+        sent = self.now()
+        self.probe_sent[self.probe_seq] = sent
+        msg = struct.pack("!IQ", self.probe_seq, sent) + bytes(64 - 28 - 12)
+        try:
+            self.probe_sock.sendto(msg, (self.probe_to, PROBE_PORT))
+        except OSError:
+            pass
+
+    def on_probe(self, ps: socket.socket) -> None:
+        while True:
+            try:
+                d = ps.recv(2048)
+            except BlockingIOError:
+                return
+            seq, sent = struct.unpack_from("!IQ", d)
+            if self.probe_sent.pop(seq, None) is not None:
+                self.probes.append(((sent - self.t0) * 1e-9, (self.now() - sent) * 1e-9))
+
+    # -- sending ----------------------------------------------------------
+    def start_flow(self, f: dict[str, Any]) -> None:
+        s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        cc = str(self.spec["cc"])
+        try:
+            s.setsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, cc.encode())
+        except OSError as e:
+            self.errors.append(f"flow {f['id']}: TCP_CONGESTION {cc}: {e}")
+        s.setblocking(False)
+        err = s.connect_ex((f["dst"], DATA_PORT))
+        if err not in (0, 115):  # EINPROGRESS
+            self.errors.append(f"flow {f['id']}: connect: {os.strerror(err)}")
+            s.close()
+            return
+        st = {
+            "flow": f,
+            "sock": s,
+            "head": memoryview(HEADER.pack(int(f["id"]), int(f["group"]))),
+            "sent": 0,
+            "started_ns": self.now(),
+            "info": {},
+        }
+        self.tx[int(f["id"])] = st
+        self.sel.register(s, selectors.EVENT_WRITE, ("tx", st))
+
+    def on_tx(self, s: socket.socket, st: dict[str, Any]) -> None:
+        try:
+            if len(st["head"]):
+                n = s.send(st["head"])
+                st["head"] = st["head"][n:]
+                if len(st["head"]):
+                    return
+            for _ in range(4):
+                n = s.send(CHUNK)
+                st["sent"] += n
+                if n < len(CHUNK):
+                    return
+        except BlockingIOError:
+            return
+        except OSError as e:
+            self.errors.append(f"flow {st['flow']['id']}: send: {e}")
+            self.stop_flow(st)
+
+    def stop_flow(self, st: dict[str, Any]) -> None:
+        s = st["sock"]
+        if s.fileno() < 0:
+            return
+        st["info"] = tcp_info(s)
+        st["stopped_ns"] = self.now()
+        self.sel.unregister(s)
+        s.close()
+
+    # -- the loop ---------------------------------------------------------
+    def run(self) -> dict[str, Any]:
+        self.listen()
+        ready = self.now()
+        stops = sorted(
+            (int(f["stop_ns"]) + self.t0, int(f["id"]))
+            for f in self.pending
+            if f.get("stop_ns") is not None
+        )
+        while True:
+            now = self.now()
+            if now >= self.end:
+                break
+            if not self.snap_done and now >= self.mstart:
+                self.snapshot()
+            while self.pending and self.t0 + int(self.pending[0]["start_ns"]) <= now:
+                self.start_flow(self.pending.pop(0))
+            while stops and stops[0][0] <= now:
+                _, fid = stops.pop(0)
+                if fid in self.tx:
+                    self.stop_flow(self.tx[fid])
+            if self.probe_to and now >= self.next_probe:
+                self.send_probe()
+                self.next_probe += int(self.spec["probe_interval_ns"])
+            wake = [self.end]
+            if not self.snap_done:
+                wake.append(self.mstart)
+            if self.pending:
+                wake.append(self.t0 + int(self.pending[0]["start_ns"]))
+            if stops:
+                wake.append(stops[0][0])
+            if self.probe_to:
+                wake.append(self.next_probe)
+            timeout = max(0.0, (min(wake) - self.now()) * 1e-9)
+            for key, _ in self.sel.select(timeout):
+                kind, st = key.data
+                sock = key.fileobj
+                assert isinstance(sock, socket.socket)
+                if kind == "accept":
+                    self.on_accept(sock)
+                elif kind == "rx":
+                    self.on_rx(sock, st)
+                elif kind == "tx":
+                    self.on_tx(sock, st)
+                elif kind == "echo":
+                    self.on_echo(sock)
+                elif kind == "probe":
+                    self.on_probe(sock)
+        if not self.snap_done:
+            self.snapshot()
+        for st in self.tx.values():
+            self.stop_flow(st)
+        return {
+            "ready_lag_s": (ready - self.t0) * 1e-9,
+            "rx": {str(k): v for k, v in self.rx.items()},
+            "tx": {
+                str(k): {
+                    "sent": v["sent"],
+                    "info": v["info"],
+                    "started_s": (v["started_ns"] - self.t0) * 1e-9,
+                }
+                for k, v in self.tx.items()
+            },
+            "probes": self.probes,
+            "errors": self.errors,
+        }
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    die_with_parent()
+    spec = json.loads(Path(args[0]).read_text())
+    res = Host(spec).run()
+    out = Path(spec["out"])
+    tmp = out.with_name(out.name + ".tmp")
+    tmp.write_text(json.dumps(res))
+    tmp.rename(out)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
