@@ -117,3 +117,15 @@ pub fn die_with_parent_and_fine_timers() {
         libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong, 0, 0, 0);
     }
 }
+
+/// CPU time this process has used (user, system), seconds.
+pub fn cpu_times() -> (f64, f64) {
+    // SAFETY: `rusage` is a plain C struct for which all-zero bytes are valid.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: `ru` is a valid, writable rusage that outlives the call.
+    unsafe {
+        libc::getrusage(libc::RUSAGE_SELF, &mut ru);
+    }
+    let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 * 1e-6;
+    (tv(ru.ru_utime), tv(ru.ru_stime))
+}

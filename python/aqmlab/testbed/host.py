@@ -8,8 +8,8 @@ that side's work with plain sockets and one selector:
   kernel's congestion control named in the spec, set per socket with
   ``TCP_CONGESTION``), sends an 8-byte header (flow id, group), then as much
   data as the kernel takes until the run ends or the flow's stop time;
-- *receives* the flows of the other side: listens on its groups' addresses,
-  counts the payload bytes of every flow, and notes the count when the
+- *receives* the flows of the other side: listens on its groups' addresses
+  (advertising at most ``window_clamp`` bytes of window when given), counts the payload bytes of every flow, and notes the count when the
   measurement interval begins;
 - answers and sends the RTT probes: a UDP echo on port 7; the left side sends
   one 64-byte probe every ``probe_interval_ns`` to the right side's echo.
@@ -107,6 +107,11 @@ class Host:
         for addr in self.spec.get("listen", []):
             ls = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
             ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            clamp = int(self.spec.get("window_clamp", 0))
+            if clamp > 0:
+                # tcp.rwnd: the largest window the receiver advertises, bytes
+                # (inherited by the accepted connections).
+                ls.setsockopt(socket.IPPROTO_TCP, socket.TCP_WINDOW_CLAMP, clamp)
             ls.bind((addr, DATA_PORT))
             ls.listen(1024)
             ls.setblocking(False)
