@@ -35,6 +35,9 @@ pub struct Stats {
     pub drops_overflow: u64,
     pub marks_early: u64,
     pub marks_forced: u64,
+    /// Of the AQM's drops (early and forced), those of ECN-capable packets
+    /// (with an ECN-enabled scheme, the forced ones only).
+    pub drops_ect: u64,
     /// Sum over departed packets of their wait in the queue, ns.
     pub sojourn_ns: u64,
 }
@@ -241,10 +244,7 @@ impl Dir {
                 }
             }
             Verdict::Drop(c) => {
-                match c {
-                    Cause::Early => self.stats.drops_early += 1,
-                    Cause::Forced => self.stats.drops_forced += 1,
-                }
+                self.count_drop(c, slot.info.ect);
                 self.free.push(slot.buf);
                 return;
             }
@@ -254,6 +254,16 @@ impl Dir {
         self.stats.departure_bytes += size as u64;
         self.stats.sojourn_ns += t.0 - slot.info.enq_time.0;
         self.wire.push_back((tx_end + self.delay, slot));
+    }
+
+    fn count_drop(&mut self, c: Cause, ect: bool) {
+        match c {
+            Cause::Early => self.stats.drops_early += 1,
+            Cause::Forced => self.stats.drops_forced += 1,
+        }
+        if ect {
+            self.stats.drops_ect += 1;
+        }
     }
 
     fn count_mark(&mut self, c: Cause) {
@@ -277,10 +287,7 @@ impl Dir {
             Verdict::Pass => None,
             Verdict::Mark(c) => Some(c),
             Verdict::Drop(c) => {
-                match c {
-                    Cause::Early => self.stats.drops_early += 1,
-                    Cause::Forced => self.stats.drops_forced += 1,
-                }
+                self.count_drop(c, slot.info.ect);
                 self.free.push(slot.buf);
                 return false;
             }

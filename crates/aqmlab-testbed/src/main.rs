@@ -224,6 +224,8 @@ struct DirOut {
     total: Stats,
     at_measure_start: Stats,
     rate_bps: u64,
+    /// Packets waiting in the queue when the run ended, and on the wire.
+    queued_at_end: u64,
     held_at_end: u64,
 }
 
@@ -459,6 +461,7 @@ fn run(cfg_path: &str, out_path: &str) -> Result<(), String> {
             total: d.stats,
             at_measure_start: d.stats_at_start.unwrap_or(d.stats),
             rate_bps: d.rate.bps(),
+            queued_at_end: d.qlen().pkts as u64,
             held_at_end: d.held(),
         })
         .collect();

@@ -20,14 +20,17 @@ def add_parser(sub: Any, setarg: dict[str, Any]) -> None:
     t.add_argument("--seed", type=int, metavar="N", help="replace the scenario's seed")
     t.add_argument("--set", dest="sets", **setarg)
     t.add_argument(
-        "--cc", default="reno", metavar="NAME",
+        "--cc",
+        default="reno",
+        metavar="NAME",
         help="the kernel's TCP congestion control for every flow (default reno; "
         "see /proc/sys/net/ipv4/tcp_available_congestion_control)",
-    )  # fmt: skip
+    )
     t.add_argument(
-        "--cleanup", action="store_true",
+        "--cleanup",
+        action="store_true",
         help="remove the namespaces and processes of testbeds whose aqmlab process is gone",
-    )  # fmt: skip
+    )
     t.add_argument("--quiet", "-q", action="store_true", help="no progress lines or summary")
     t.set_defaults(func=cmd_testbed)
 

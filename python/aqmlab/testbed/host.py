@@ -9,10 +9,12 @@ that side's work with plain sockets and one selector:
   ``TCP_CONGESTION``), sends an 8-byte header (flow id, group), then as much
   data as the kernel takes until the run ends or the flow's stop time;
 - *receives* the flows of the other side: listens on its groups' addresses
-  (advertising at most ``window_clamp`` bytes of window when given), counts the payload bytes of every flow, and notes the count when the
+  (advertising at most ``window_clamp`` bytes of window when given),
+  counts the payload bytes of every flow, and notes the count when the
   measurement interval begins;
-- answers and sends the RTT probes: a UDP echo on port 7; the left side sends
-  one 64-byte probe every ``probe_interval_ns`` to the right side's echo.
+- the left side sends an RTT probe every ``probe_interval_ns``: a 64-byte
+  ICMP echo request to the right host, whose kernel answers it; the RTT is
+  the kernel's receive timestamp of the reply less the send time.
 
 Times are CLOCK_MONOTONIC nanoseconds (``time.monotonic_ns``), the router's
 clock too: every process agrees on the run's start ``t0_ns``. At the end each
@@ -22,6 +24,7 @@ process writes its records as JSON to ``out``.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import json
 import os
@@ -38,7 +41,9 @@ __all__ = ["main", "tcp_info"]
 
 HEADER = struct.Struct("!II")
 CHUNK = memoryview(bytes(256 * 1024))
-PROBE_PORT = 7
+#: Socket option and message type of nanosecond receive timestamps (Linux).
+SO_TIMESTAMPNS = getattr(socket, "SO_TIMESTAMPNS", 35)
+SCM_TIMESTAMPNS = SO_TIMESTAMPNS
 DATA_PORT = 5001
 
 
@@ -50,6 +55,16 @@ def die_with_parent() -> None:
         libc.prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG = 1
     except (OSError, AttributeError):
         pass
+
+
+def _inet_checksum(b: bytes) -> int:
+    """The Internet checksum (RFC 1071) of ``b``."""
+    if len(b) % 2:
+        b += b"\0"
+    total = sum(struct.unpack(f"!{len(b) // 2}H", b))
+    while total > 0xFFFF:
+        total = (total & 0xFFFF) + (total >> 16)
+    return ~total & 0xFFFF
 
 
 def tcp_info(s: socket.socket) -> dict[str, float]:
@@ -97,7 +112,8 @@ class Host:
         self.errors: list[str] = []
         self.probes: list[tuple[float, float]] = []
         self.probe_seq = 0
-        self.probe_sent: dict[int, int] = {}
+        self.probe_sent: dict[int, tuple[int, int]] = {}
+        self.probe_id = os.getpid() & 0xFFFF
 
     def now(self) -> int:
         return time.monotonic_ns()
@@ -116,14 +132,11 @@ class Host:
             ls.listen(1024)
             ls.setblocking(False)
             self.sel.register(ls, selectors.EVENT_READ, ("accept", None))
-        if self.spec.get("echo"):
-            us = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-            us.bind(("0.0.0.0", PROBE_PORT))
-            us.setblocking(False)
-            self.sel.register(us, selectors.EVENT_READ, ("echo", None))
         self.probe_to = self.spec.get("probe_to")
         if self.probe_to:
-            ps = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+            ps = socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_ICMP)
+            # The kernel's receive time of each reply (CLOCK_REALTIME).
+            ps.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPNS, 1)
             ps.setblocking(False)
             self.probe_sock = ps
             self.sel.register(ps, selectors.EVENT_READ, ("probe", None))
@@ -179,36 +192,38 @@ class Host:
         self.snap_done = True
 
     # -- probes -----------------------------------------------------------
-    def on_echo(self, us: socket.socket) -> None:
-        while True:
-            try:
-                d, a = us.recvfrom(2048)
-            except BlockingIOError:
-                return
-            try:
-                us.sendto(d, a)
-            except OSError:
-                pass
-
     def send_probe(self) -> None:
-        self.probe_seq += 1
-        sent = self.now()
-        self.probe_sent[self.probe_seq] = sent
-        msg = struct.pack("!IQ", self.probe_seq, sent) + bytes(64 - 28 - 12)
-        try:
-            self.probe_sock.sendto(msg, (self.probe_to, PROBE_PORT))
-        except OSError:
-            pass
+        """One ICMP echo request of 64 bytes (IP) to ``probe_to``; the
+        kernel there answers it, so no program's scheduling adds to the RTT."""
+        self.probe_seq = (self.probe_seq + 1) & 0xFFFF
+        payload = bytes(64 - 20 - 8)
+        head = struct.pack("!BBHHH", 8, 0, 0, self.probe_id, self.probe_seq)
+        csum = _inet_checksum(head + payload)
+        msg = struct.pack("!BBHHH", 8, 0, csum, self.probe_id, self.probe_seq) + payload
+        self.probe_sent[self.probe_seq] = (time.monotonic_ns(), time.time_ns())
+        with contextlib.suppress(OSError):
+            self.probe_sock.sendto(msg, (self.probe_to, 0))
 
     def on_probe(self, ps: socket.socket) -> None:
         while True:
             try:
-                d = ps.recv(2048)
+                d, anc, _, _ = ps.recvmsg(2048, 256)
             except BlockingIOError:
                 return
-            seq, sent = struct.unpack_from("!IQ", d)
-            if self.probe_sent.pop(seq, None) is not None:
-                self.probes.append(((sent - self.t0) * 1e-9, (self.now() - sent) * 1e-9))
+            rx_real = time.time_ns()
+            for level, kind, data in anc:
+                if level == socket.SOL_SOCKET and kind == SCM_TIMESTAMPNS and len(data) >= 16:
+                    sec, nsec = struct.unpack_from("=qq", data)
+                    rx_real = sec * 1_000_000_000 + nsec
+            ihl = (d[0] & 0x0F) * 4
+            if len(d) < ihl + 8:
+                continue
+            typ, _, _, ident, seq = struct.unpack_from("!BBHHH", d, ihl)
+            if typ != 0 or ident != self.probe_id:
+                continue
+            sent = self.probe_sent.pop(seq, None)
+            if sent is not None:
+                self.probes.append(((sent[0] - self.t0) * 1e-9, (rx_real - sent[1]) * 1e-9))
 
     # -- sending ----------------------------------------------------------
     def start_flow(self, f: dict[str, Any]) -> None:
@@ -306,8 +321,6 @@ class Host:
                     self.on_rx(sock, st)
                 elif kind == "tx":
                     self.on_tx(sock, st)
-                elif kind == "echo":
-                    self.on_echo(sock)
                 elif kind == "probe":
                     self.on_probe(sock)
         if not self.snap_done:

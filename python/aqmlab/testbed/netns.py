@@ -3,8 +3,8 @@
 Four namespaces per testbed, named ``aqtb-<pid>-<role>`` after the process
 that made them::
 
-    left hosts (l) --veth-- router left side (rl) ==TUN== aqmlab-router ==TUN== (rr) --veth-- right hosts (r)
-    10.1.0.2/24        10.1.0.1     tb0                                   tb0   10.2.0.1       10.2.0.2/24
+    left hosts (l) --veth-- router side (rl) =TUN= aqmlab-router =TUN= (rr) --veth-- right hosts (r)
+    10.1.0.2/24      10.1.0.1       tb0                       tb0   10.2.0.1       10.2.0.2/24
 
 The router sides forward between their veth and their TUN device; the
 user-space router (``aqmlab-router``) reads each TUN device and writes the
@@ -19,6 +19,7 @@ are gone (the veth and TUN devices live and die with their namespaces).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import signal
@@ -134,10 +135,8 @@ def _kill_in(names: list[str]) -> None:
         if not pids:
             return
         for p in pids:
-            try:
+            with contextlib.suppress(ProcessLookupError):
                 os.kill(p, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
         time.sleep(0.02 if sig_round < 10 else 0.1)
 
 
@@ -195,8 +194,24 @@ class Dumbbell:
         mtu = str(self.mtu)
         for host, rside, net in (("l", "rl", "1"), ("r", "rr", "2")):
             h, s = self.ns(host), self.ns(rside)
-            _ip("link", "add", "h0", "netns", h, "mtu", mtu, "type", "veth",
-                "peer", "name", "h0", "netns", s, "mtu", mtu)  # fmt: skip
+            _ip(
+                "link",
+                "add",
+                "h0",
+                "netns",
+                h,
+                "mtu",
+                mtu,
+                "type",
+                "veth",
+                "peer",
+                "name",
+                "h0",
+                "netns",
+                s,
+                "mtu",
+                mtu,
+            )
             _ip("addr", "add", f"10.{net}.0.2/24", "dev", "h0", ns=h)
             _ip("addr", "add", f"10.{net}.0.1/24", "dev", "h0", ns=s)
             _ip("link", "set", "h0", "up", ns=h)
@@ -213,7 +228,19 @@ class Dumbbell:
             # No kernel AQM between the hosts and the router: a plain FIFO
             # that never fills before the router reads it.
             subprocess.run(
-                ["tc", "-n", s, "qdisc", "replace", "dev", "tb0", "root", "pfifo", "limit", "10000"],
+                [
+                    "tc",
+                    "-n",
+                    s,
+                    "qdisc",
+                    "replace",
+                    "dev",
+                    "tb0",
+                    "root",
+                    "pfifo",
+                    "limit",
+                    "10000",
+                ],
                 capture_output=True,
             )
             # Accept ECN when asked (2); asking is per route (features ecn).

@@ -13,6 +13,7 @@ that says ``"mode": "testbed"`` with the kernel and congestion control.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
 import json
 import math
@@ -44,7 +45,7 @@ __all__ = ["find_router", "plan", "run_testbed", "unsupported"]
 #: meaning on real hosts and are refused when written).
 TCP_KEYS = {"variant", "packet_size", "ecn", "rwnd"}
 BULK_KEYS = {"kind", "flows", "direction", "start", "ecn", "handshake"}
-#: Interval of the RTT probes (one 64-byte UDP echo from left to right).
+#: Interval of the RTT probes (one 64-byte ICMP echo from left to right).
 PROBE_INTERVAL_NS = 100_000_000
 #: Set-up margin between launching the processes and the run's start.
 START_MARGIN_NS = 1_500_000_000
@@ -85,7 +86,7 @@ def unsupported(doc: Mapping[str, Any]) -> list[str]:
         if kind != "bulk":
             errs.append(
                 f"traffic[{i}].kind: {kind!r} is not supported by the testbed yet "
-                "(only \"bulk\": kernel TCP flows; UDP sources and the web model are not built)"
+                '(only "bulk": kernel TCP flows; UDP sources and the web model are not built)'
             )
             continue
         for k in t:
@@ -96,7 +97,9 @@ def unsupported(doc: Mapping[str, Any]) -> list[str]:
                 )
     for i, e in enumerate(doc.get("schedule", [])):
         if isinstance(e, Mapping) and e.get("action") in ("udp", "web"):
-            errs.append(f"schedule[{i}].action: {e.get('action')!r} is not supported by the testbed")
+            errs.append(
+                f"schedule[{i}].action: {e.get('action')!r} is not supported by the testbed"
+            )
     metrics = doc.get("metrics", {})
     if isinstance(metrics, Mapping) and "phases" in metrics:
         errs.append("metrics.phases: per-phase summaries are not computed by the testbed yet")
@@ -182,10 +185,8 @@ def _die_with_parent() -> None:
     """In the child before exec: die with the parent (prctl PR_SET_PDEATHSIG)."""
     import ctypes
 
-    try:
+    with contextlib.suppress(OSError, AttributeError):
         ctypes.CDLL(None).prctl(1, signal.SIGKILL, 0, 0, 0)
-    except (OSError, AttributeError):
-        pass
 
 
 def _router_child() -> None:
@@ -193,10 +194,8 @@ def _router_child() -> None:
     higher CPU priority (nice -10) so that on a loaded machine its wake-ups
     stay close to the link's schedule."""
     _die_with_parent()
-    try:
+    with contextlib.suppress(OSError):
         os.setpriority(os.PRIO_PROCESS, 0, ROUTER_NICE)
-    except OSError:
-        pass
 
 
 @contextmanager
@@ -254,11 +253,15 @@ def run_testbed(
         tmp = Path(tmps)
         cfg = {"scenario": json.loads(scenario.to_json(doc)), "t0_ns": 0, "tuns": []}
         (tmp / "check.json").write_text(json.dumps(cfg))
-        chk = subprocess.run([router, "--check", str(tmp / "check.json")], capture_output=True, text=True)
+        chk = subprocess.run(
+            [router, "--check", str(tmp / "check.json")], capture_output=True, text=True
+        )
         if chk.returncode != 0:
             raise TestbedError(chk.stderr.strip().removeprefix("error: "))
         derived = json.loads(chk.stdout)
-        db = Dumbbell(mtu=mtu, ecn_groups=ecn_groups, forward_groups=fwd_groups, reverse_groups=rev_groups)
+        db = Dumbbell(
+            mtu=mtu, ecn_groups=ecn_groups, forward_groups=fwd_groups, reverse_groups=rev_groups
+        )
         procs: list[subprocess.Popen[bytes]] = []
         with _signals_raise():
             try:
@@ -295,7 +298,6 @@ def run_testbed(
                         Dumbbell.receiver_addr(g, not left)
                         for g in (rev_groups if left else fwd_groups)
                     ]
-                    spec["echo"] = not left
                     if "rwnd" in doc.get("tcp", {}):
                         # The receiver's window in segments of MSS = packet_size - 40.
                         spec["window_clamp"] = int(resolved["tcp"]["rwnd"]) * (mtu - 40)
@@ -305,7 +307,13 @@ def run_testbed(
                 say("starting the router and the hosts")
                 procs.append(
                     subprocess.Popen(
-                        [router, "--run", str(tmp / "router.json"), "--out", str(tmp / "router.out.json")],
+                        [
+                            router,
+                            "--run",
+                            str(tmp / "router.json"),
+                            "--out",
+                            str(tmp / "router.out.json"),
+                        ],
                         stderr=subprocess.PIPE,
                         preexec_fn=_router_child,
                     )
@@ -313,8 +321,16 @@ def run_testbed(
                 for side in ("l", "r"):
                     procs.append(
                         subprocess.Popen(
-                            ["ip", "netns", "exec", db.ns(side), sys.executable, "-m",
-                             "aqmlab.testbed.host", str(tmp / f"host-{side}.json")],  # fmt: skip
+                            [
+                                "ip",
+                                "netns",
+                                "exec",
+                                db.ns(side),
+                                sys.executable,
+                                "-m",
+                                "aqmlab.testbed.host",
+                                str(tmp / f"host-{side}.json"),
+                            ],
                             stderr=subprocess.PIPE,
                             preexec_fn=_die_with_parent,
                         )
@@ -401,14 +417,18 @@ def _link_summary(
         "marks_early": dl["marks_early"],
         "marks_forced": dl["marks_forced"],
         "marks": dl["marks_early"] + dl["marks_forced"],
+        "drops_ect": dl.get("drops_ect", 0),
         "lost_on_link": 0,
         "arrival_mean_size_bytes": dl["arrival_bytes"] / dl["arrivals"] if dl["arrivals"] else 0.0,
-        "loss_rate": (dl["drops_early"] + dl["drops_forced"] + dl["drops_overflow"]) / dl["arrivals"]
+        "loss_rate": (dl["drops_early"] + dl["drops_forced"] + dl["drops_overflow"])
+        / dl["arrivals"]
         if dl["arrivals"]
         else 0.0,
         "throughput_bps": dl["departure_bytes"] * 8 / t_meas,
         "utilization": dl["departure_bytes"] * 8 / t_meas / d["rate_bps"],
-        "queuing_delay_mean_s": dl["sojourn_ns"] * 1e-9 / dl["departures"] if dl["departures"] else 0.0,
+        "queuing_delay_mean_s": dl["sojourn_ns"] * 1e-9 / dl["departures"]
+        if dl["departures"]
+        else 0.0,
     }
     if q is not None:
         t = np.asarray(q["time_s"], dtype=np.float64)
@@ -458,9 +478,19 @@ def _result(
     rows: dict[str, list[Any]] = {
         c: []
         for c in (
-            "flow", "group", "kind", "direction", "start_s", "base_rtt_s", "bytes_delivered",
-            "goodput_bps", "data_sent", "retransmits", "rtt_mean_s", "cwnd_final",
-        )  # fmt: skip
+            "flow",
+            "group",
+            "kind",
+            "direction",
+            "start_s",
+            "base_rtt_s",
+            "bytes_delivered",
+            "goodput_bps",
+            "data_sent",
+            "retransmits",
+            "rtt_mean_s",
+            "cwnd_final",
+        )
     }
     good = []
     base_rtt = derived["base_rtt_ns"] * 1e-9
@@ -490,7 +520,11 @@ def _result(
     first_start = min((f["start_ns"] * 1e-9 for f in flows), default=dur)
     idle = [r for (t, r) in probes if t + r < first_start]
     meas = [r for (t, r) in probes if t >= ms]
-    fwd_rtts = [r for r, d in zip(rows["rtt_mean_s"], rows["direction"], strict=True) if d == "forward" and not math.isnan(r)]
+    fwd_rtts = [
+        r
+        for r, d in zip(rows["rtt_mean_s"], rows["direction"], strict=True)
+        if d == "forward" and not math.isnan(r)
+    ]
     summary: dict[str, Any] = {
         "duration_s": dur,
         "measure_start_s": ms,
@@ -502,7 +536,13 @@ def _result(
             "count": len(good),
             "goodput_bps_total": float(sum(good)),
             "jain_fairness": _jain(good),
-            "retransmits": int(sum(r for r, d in zip(rows["retransmits"], rows["direction"], strict=True) if d == "forward")),
+            "retransmits": int(
+                sum(
+                    r
+                    for r, d in zip(rows["retransmits"], rows["direction"], strict=True)
+                    if d == "forward"
+                )
+            ),
             "rtt_mean_s": float(np.mean(fwd_rtts)) if fwd_rtts else 0.0,
         },
         "testbed": {
@@ -525,7 +565,12 @@ def _result(
             "write_errors": rout["write_errors"],
             "schedule_errors": rout["schedule_errors"],
             "host_errors": list(hl.get("errors", [])) + list(hr.get("errors", [])),
-            "packets_held_at_end": [d["held_at_end"] for d in rout["dirs"]],
+            # Whole-run counters of each direction (the identity
+            # arrivals = departures + drops + queued_at_end holds for them).
+            "totals": [
+                {**d["total"], "queued_at_end": d["queued_at_end"], "name": d["name"]}
+                for d in rout["dirs"]
+            ],
         },
     }
     summary["testbed"] = {k: v for k, v in summary["testbed"].items() if v is not None}
