@@ -28,6 +28,7 @@ from aqmlab.testbed.runner import find_router, plan
 ROOT = Path(__file__).resolve().parents[1]
 DUMBBELL = ROOT / "scenarios" / "testbed" / "dumbbell-20.toml"
 ACCURACY = ROOT / "scenarios" / "testbed" / "link-accuracy.toml"
+UDP = ROOT / "scenarios" / "testbed" / "udp-mix.toml"
 
 
 def _why_not() -> str | None:
@@ -62,11 +63,11 @@ def test_unsupported_keys_are_named() -> None:
     doc = _doc(DUMBBELL)
     assert unsupported(doc) == []
     doc["tcp"]["delayed_ack"] = True
-    doc["traffic"].append({"kind": "cbr", "flows": 1, "rate": "1Mbps"})
+    doc["traffic"].append({"kind": "web", "sessions": 1})
     doc["traffic"][0]["extra_delay"] = "1ms"
     errs = unsupported(doc)
     assert any(e.startswith("tcp.delayed_ack: has no meaning") for e in errs), errs
-    assert any(e.startswith("traffic[1].kind: 'cbr' is not supported") for e in errs), errs
+    assert any(e.startswith("traffic[1].kind: 'web' is not supported") for e in errs), errs
     assert any(e.startswith("traffic[0].extra_delay") for e in errs), errs
 
 
@@ -145,6 +146,7 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
         "red": (DUMBBELL, red, {}),
         "pi": (DUMBBELL, None, {}),
         "pi-ecn": (DUMBBELL, None, {"aqm.ecn": "true", "tcp.ecn": "true"}),
+        "udp": (UDP, None, {}),
     }
     out = {}
     for name, (f, aqm, sets) in todo.items():
@@ -265,6 +267,25 @@ def test_simulator_and_testbed_agree(runs: dict[str, Path], name: str) -> None:
     )
     assert abs(sim["utilization"] - tb["utilization"]) <= 0.05
     assert abs(sim["queue_mean_pkts"] - tb["queue_mean_pkts"]) <= 0.35 * sim["queue_mean_pkts"] + 3
+
+
+@needs_testbed
+def test_udp_sources(runs: dict[str, Path]) -> None:
+    s = _summary(runs["udp"])
+    assert s["udp"]["count"] == 3
+    r = load_run(runs["udp"])
+    rows = r.flows.to_pylist()
+    cbr = [x for x in rows if x["kind"] == "cbr"]
+    onoff = [x for x in rows if x["kind"] == "udp-onoff"]
+    assert len(cbr) == 1 and len(onoff) == 2
+    # The CBR source sends 2 Mbit/s over [3 s, 6 s] and 4 Mbit/s over
+    # [6 s, 10 s] (the schedule's udp action); UDP payload is 1000 - 28 bytes
+    # of each datagram. PI's early drops take a few per cent.
+    want = (3 * 2e6 + 4 * 4e6) / 7 * (1000 - 28) / 1000
+    assert 0.9 * want < cbr[0]["goodput_bps"] < 1.01 * want, cbr
+    assert all(x["goodput_bps"] > 0 for x in onoff)
+    assert s["flows"]["count"] == 5
+    assert s["bottleneck"]["utilization"] > 0.95
 
 
 # ---------------------------------------------------------------- clean-up

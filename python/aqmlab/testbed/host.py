@@ -12,6 +12,11 @@ that side's work with plain sockets and one selector:
   (advertising at most ``window_clamp`` bytes of window when given),
   counts the payload bytes of every flow, and notes the count when the
   measurement interval begins;
+- sends its UDP flows (``cbr``, ``udp-onoff``): datagrams of the group's
+  packet size paced at the flow's rate, ON/OFF periods exponential with the
+  group's means (starting ON with probability on / (on + off), as in the
+  simulator), rates changed at the schedule's ``udp`` actions; receives the
+  other side's and counts them per flow;
 - the left side sends an RTT probe every ``probe_interval_ns``: a 64-byte
   ICMP echo request to the right host, whose kernel answers it; the RTT is
   the kernel's receive timestamp of the reply less the send time.
@@ -28,6 +33,7 @@ import contextlib
 import ctypes
 import json
 import os
+import random
 import selectors
 import signal
 import socket
@@ -45,6 +51,7 @@ CHUNK = memoryview(bytes(256 * 1024))
 SO_TIMESTAMPNS = getattr(socket, "SO_TIMESTAMPNS", 35)
 SCM_TIMESTAMPNS = SO_TIMESTAMPNS
 DATA_PORT = 5001
+UDP_PORT = 5002
 
 
 def die_with_parent() -> None:
@@ -61,7 +68,7 @@ def _inet_checksum(b: bytes) -> int:
     """The Internet checksum (RFC 1071) of ``b``."""
     if len(b) % 2:
         b += b"\0"
-    total = sum(struct.unpack(f"!{len(b) // 2}H", b))
+    total: int = sum(struct.unpack(f"!{len(b) // 2}H", b))
     while total > 0xFFFF:
         total = (total & 0xFFFF) + (total >> 16)
     return ~total & 0xFFFF
@@ -113,6 +120,11 @@ class Host:
         self.probes: list[tuple[float, float]] = []
         self.probe_seq = 0
         self.probe_sent: dict[int, tuple[int, int]] = {}
+        self.udp: list[dict[str, Any]] = []
+        self.rate_changes = sorted(
+            (self.t0 + int(c["at_ns"]), int(c["group"]), float(c["rate_bps"]))
+            for c in spec.get("udp_rates", [])
+        )
         self.probe_id = os.getpid() & 0xFFFF
 
     def now(self) -> int:
@@ -132,6 +144,12 @@ class Host:
             ls.listen(1024)
             ls.setblocking(False)
             self.sel.register(ls, selectors.EVENT_READ, ("accept", None))
+        for addr in self.spec.get("listen_udp", []):
+            us = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+            us.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4 << 20)
+            us.bind((addr, UDP_PORT))
+            us.setblocking(False)
+            self.sel.register(us, selectors.EVENT_READ, ("udp-rx", None))
         self.probe_to = self.spec.get("probe_to")
         if self.probe_to:
             ps = socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_ICMP)
@@ -189,6 +207,9 @@ class Host:
     def snapshot(self) -> None:
         for r in self.rx.values():
             r["bytes_at_start"] = r["bytes"]
+            r["packets_at_start"] = r.get("packets", 0)
+        for st in self.udp:
+            st["sent_at_start"] = st["sent"]
         self.snap_done = True
 
     # -- probes -----------------------------------------------------------
@@ -225,8 +246,95 @@ class Host:
             if sent is not None:
                 self.probes.append(((sent[0] - self.t0) * 1e-9, (rx_real - sent[1]) * 1e-9))
 
+    def on_udp_rx(self, us: socket.socket) -> None:
+        for _ in range(256):
+            try:
+                n = us.recv_into(self.buf)
+            except BlockingIOError:
+                return
+            if n < HEADER.size:
+                continue
+            fid, grp = HEADER.unpack_from(self.buf)
+            r = self.rx.get(fid)
+            if r is None:
+                r = self.rx[fid] = {
+                    "group": grp,
+                    "bytes": 0,
+                    "bytes_at_start": 0 if self.snap_done else None,
+                    "first_ns": self.now(),
+                    "packets": 0,
+                    "packets_at_start": 0,
+                }
+            r["bytes"] += n
+            r["packets"] = r.get("packets", 0) + 1
+
+    def start_udp(self, f: dict[str, Any]) -> None:
+        s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 4 << 20)
+        s.connect((f["dst"], UDP_PORT))
+        s.setblocking(False)
+        u = f["udp"]
+        size = int(u["packet_size"]) - 28  # IP and UDP headers
+        now = self.now()
+        st: dict[str, Any] = {
+            "flow": f,
+            "sock": s,
+            "msg": HEADER.pack(int(f["id"]), int(f["group"])) + bytes(max(0, size - HEADER.size)),
+            "interval_ns": int(u["packet_size"]) * 8 * 1_000_000_000 / float(u["rate_bps"]),
+            "next": float(now),
+            "sent": 0,
+            "sent_at_start": None,
+            "send_errors": 0,
+            "started_ns": now,
+            "info": {},
+            "on": True,
+            "toggle": None,
+            "rng": random.Random(int(u["seed"])),
+        }
+        if u.get("on_ns"):
+            a, b = float(u["on_ns"]), float(u["off_ns"])
+            st["on"] = st["rng"].random() < a / (a + b)
+            st["toggle"] = now + st["rng"].expovariate(1.0 / (a if st["on"] else b))
+        self.udp.append(st)
+        self.tx[int(f["id"])] = st
+
+    def udp_due(self, now: int) -> float:
+        """Send what the UDP sources owe by ``now``; return the next instant."""
+        nxt = float("inf")
+        for st in self.udp:
+            if st["sock"].fileno() < 0:
+                continue
+            u = st["flow"]["udp"]
+            while st["toggle"] is not None and now >= st["toggle"]:
+                t = st["toggle"]
+                st["on"] = not st["on"]
+                mean = float(u["on_ns"] if st["on"] else u["off_ns"])
+                st["toggle"] = t + st["rng"].expovariate(1.0 / mean)
+                if st["on"]:
+                    st["next"] = t
+            if st["on"]:
+                while st["next"] <= now:
+                    try:
+                        st["sock"].send(st["msg"])
+                        st["sent"] += 1
+                    except OSError:
+                        st["send_errors"] += 1
+                    st["next"] += st["interval_ns"]
+                nxt = min(nxt, st["next"])
+            if st["toggle"] is not None:
+                nxt = min(nxt, st["toggle"])
+        return nxt
+
+    def set_udp_rate(self, group: int, rate_bps: float) -> None:
+        for st in self.udp:
+            if int(st["flow"]["group"]) == group:
+                st["interval_ns"] = int(st["flow"]["udp"]["packet_size"]) * 8e9 / rate_bps
+
     # -- sending ----------------------------------------------------------
     def start_flow(self, f: dict[str, Any]) -> None:
+        if f.get("udp"):
+            self.start_udp(f)
+            return
         s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         cc = str(self.spec["cc"])
         try:
@@ -272,9 +380,12 @@ class Host:
         s = st["sock"]
         if s.fileno() < 0:
             return
-        st["info"] = tcp_info(s)
         st["stopped_ns"] = self.now()
-        self.sel.unregister(s)
+        if st["flow"].get("udp"):
+            st["info"] = {"datagrams": st["sent"], "send_errors": st["send_errors"]}
+        else:
+            st["info"] = tcp_info(s)
+            self.sel.unregister(s)
         s.close()
 
     # -- the loop ---------------------------------------------------------
@@ -298,6 +409,10 @@ class Host:
                 _, fid = stops.pop(0)
                 if fid in self.tx:
                     self.stop_flow(self.tx[fid])
+            while self.rate_changes and self.rate_changes[0][0] <= now:
+                _, g, r = self.rate_changes.pop(0)
+                self.set_udp_rate(g, r)
+            udp_next = self.udp_due(now) if self.udp else float("inf")
             if self.probe_to and now >= self.next_probe:
                 self.send_probe()
                 self.next_probe += int(self.spec["probe_interval_ns"])
@@ -310,6 +425,9 @@ class Host:
                 wake.append(stops[0][0])
             if self.probe_to:
                 wake.append(self.next_probe)
+            if self.rate_changes:
+                wake.append(self.rate_changes[0][0])
+            wake.append(int(min(udp_next, self.end)))
             timeout = max(0.0, (min(wake) - self.now()) * 1e-9)
             for key, _ in self.sel.select(timeout):
                 kind, st = key.data
@@ -323,6 +441,8 @@ class Host:
                     self.on_tx(sock, st)
                 elif kind == "probe":
                     self.on_probe(sock)
+                elif kind == "udp-rx":
+                    self.on_udp_rx(sock)
         if not self.snap_done:
             self.snapshot()
         for st in self.tx.values():
@@ -333,6 +453,7 @@ class Host:
             "tx": {
                 str(k): {
                     "sent": v["sent"],
+                    "sent_at_start": v.get("sent_at_start"),
                     "info": v["info"],
                     "started_s": (v["started_ns"] - self.t0) * 1e-9,
                 }

@@ -45,6 +45,7 @@ __all__ = ["find_router", "plan", "run_testbed", "unsupported"]
 #: meaning on real hosts and are refused when written).
 TCP_KEYS = {"variant", "packet_size", "ecn", "rwnd"}
 BULK_KEYS = {"kind", "flows", "direction", "start", "ecn", "handshake"}
+UDP_KEYS = {"kind", "flows", "direction", "start", "rate", "density", "packet_size", "on", "off"}
 #: Interval of the RTT probes (one 64-byte ICMP echo from left to right).
 PROBE_INTERVAL_NS = 100_000_000
 #: Set-up margin between launching the processes and the run's start.
@@ -83,20 +84,27 @@ def unsupported(doc: Mapping[str, Any]) -> list[str]:
         if not isinstance(t, Mapping):
             continue
         kind = t.get("kind")
-        if kind != "bulk":
+        allowed = {"bulk": BULK_KEYS, "cbr": UDP_KEYS, "udp-onoff": UDP_KEYS}.get(str(kind))
+        if allowed is None:
             errs.append(
                 f"traffic[{i}].kind: {kind!r} is not supported by the testbed yet "
-                '(only "bulk": kernel TCP flows; UDP sources and the web model are not built)'
+                '(only "bulk", "cbr" and "udp-onoff"; the web model is not built)'
             )
             continue
         for k in t:
-            if k not in BULK_KEYS:
+            if k not in allowed:
                 errs.append(
                     f"traffic[{i}].{k}: not supported by the testbed (all flows share one "
-                    f"emulated path and the kernel's TCP; allowed: {', '.join(sorted(BULK_KEYS))})"
+                    f"emulated path and the kernel's TCP; allowed: {', '.join(sorted(allowed))})"
                 )
+        mtu = tcp.get("packet_size", 1000) if isinstance(tcp, Mapping) else 1000
+        if kind != "bulk" and isinstance(t.get("packet_size"), int) and t["packet_size"] > mtu:
+            errs.append(
+                f"traffic[{i}].packet_size: {t['packet_size']} is larger than the testbed's "
+                f"MTU (tcp.packet_size = {mtu}); UDP datagrams are not fragmented"
+            )
     for i, e in enumerate(doc.get("schedule", [])):
-        if isinstance(e, Mapping) and e.get("action") in ("udp", "web"):
+        if isinstance(e, Mapping) and e.get("action") == "web":
             errs.append(
                 f"schedule[{i}].action: {e.get('action')!r} is not supported by the testbed"
             )
@@ -128,9 +136,11 @@ def plan(resolved: Mapping[str, Any]) -> list[dict[str, Any]]:
             f = {
                 "id": len(flows),
                 "group": g,
+                "kind": t["kind"],
                 "forward": t.get("direction", "forward") == "forward",
                 "start_ns": draw(t.get("start", "0s"), rng),
                 "stop_ns": None,
+                "udp": _udp(resolved, t, len(flows), seed),
             }
             flows.append(f)
             active[g].append(f)
@@ -146,9 +156,11 @@ def plan(resolved: Mapping[str, Any]) -> list[dict[str, Any]]:
             f = {
                 "id": len(flows),
                 "group": g,
+                "kind": t["kind"],
                 "forward": t.get("direction", "forward") == "forward",
                 "start_ns": at + rng.randint(0, spread),
                 "stop_ns": None,
+                "udp": _udp(resolved, t, len(flows), seed),
             }
             flows.append(f)
             active[g].append(f)
@@ -159,6 +171,51 @@ def plan(resolved: Mapping[str, Any]) -> list[dict[str, Any]]:
             f["stop_ns"] = at
             active[g].remove(f)
     return flows
+
+
+def _rate_bps(v: Any) -> float:
+    """A rate as the scenario writes it ("10Mbps", 1e6) in bit/s."""
+    if isinstance(v, int | float):
+        return float(v)
+    text = str(v).strip()
+    for unit, k in (("Gbps", 1e9), ("Mbps", 1e6), ("Kbps", 1e3), ("kbps", 1e3), ("bps", 1.0)):
+        if text.endswith(unit):
+            return float(text[: -len(unit)]) * k
+    raise TestbedError(f"not a rate: {v!r}")
+
+
+def _udp_rate(resolved: Mapping[str, Any], t: Mapping[str, Any], rate: Any, density: Any) -> float:
+    """Each flow's rate: ``rate``, or ``density`` x C / flows."""
+    if rate is not None:
+        return _rate_bps(rate)
+    c = _rate_bps(resolved["topology"]["bottleneck_rate"])
+    return float(density) * c / max(1, int(t["flows"]))
+
+
+def _udp(resolved: Mapping[str, Any], t: Mapping[str, Any], fid: int, seed: int) -> Any:
+    if t["kind"] not in ("cbr", "udp-onoff"):
+        return None
+    u: dict[str, Any] = {
+        "packet_size": int(t["packet_size"]),
+        "rate_bps": _udp_rate(resolved, t, t.get("rate"), t.get("density")),
+        "seed": seed * 9_000_011 + fid,
+    }
+    if t["kind"] == "udp-onoff":
+        u["on_ns"] = _ns(t["on"])
+        u["off_ns"] = _ns(t["off"])
+    return u
+
+
+def udp_rate_changes(resolved: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The schedule's ``udp`` actions: (at, group, new per-flow rate)."""
+    out = []
+    for e in resolved.get("schedule", []):
+        if e.get("action") == "udp":
+            g = int(e.get("group", 0))
+            t = resolved["traffic"][g]
+            r = _udp_rate(resolved, t, e.get("rate"), e.get("density"))
+            out.append({"at_ns": _ns(e["at"]), "group": g, "rate_bps": r})
+    return out
 
 
 def find_router() -> str:
@@ -290,14 +347,23 @@ def run_testbed(
                             "dst": Dumbbell.receiver_addr(f["group"], f["forward"]),
                             "start_ns": f["start_ns"],
                             "stop_ns": f["stop_ns"],
+                            "udp": f["udp"],
                         }
                         for f in flows
                         if f["forward"] == left
                     ]
+                    mine = rev_groups if left else fwd_groups
                     spec["listen"] = [
                         Dumbbell.receiver_addr(g, not left)
-                        for g in (rev_groups if left else fwd_groups)
+                        for g in mine
+                        if groups[g]["kind"] == "bulk"
                     ]
+                    spec["listen_udp"] = [
+                        Dumbbell.receiver_addr(g, not left)
+                        for g in mine
+                        if groups[g]["kind"] != "bulk"
+                    ]
+                    spec["udp_rates"] = udp_rate_changes(resolved)
                     if "rwnd" in doc.get("tcp", {}):
                         # The receiver's window in segments of MSS = packet_size - 40.
                         spec["window_clamp"] = int(resolved["tcp"]["rwnd"]) * (mtu - 40)
@@ -493,6 +559,7 @@ def _result(
         )
     }
     good = []
+    udp_sent, udp_got, udp_pk, udp_n = 0.0, 0.0, [0, 0], 0
     base_rtt = derived["base_rtt_ns"] * 1e-9
     for f in flows:
         rx_side, tx_side = (hr, hl) if f["forward"] else (hl, hr)
@@ -502,11 +569,21 @@ def _result(
         delivered = int(rx.get("bytes", 0))
         at_start = rx.get("bytes_at_start")
         gp = (delivered - int(at_start or 0)) * 8 / t_meas if rx else 0.0
-        if f["forward"]:
+        if f["udp"] is not None:
+            size = int(f["udp"]["packet_size"])
+            sent = int(tx.get("sent", 0)) - int(tx.get("sent_at_start") or 0)
+            got = int(rx.get("packets", 0)) - int(rx.get("packets_at_start") or 0)
+            udp_sent += sent * size * 8 / t_meas
+            udp_got += got * size * 8 / t_meas
+            udp_pk[0] += sent
+            udp_pk[1] += got
+            udp_n += 1
+            info = {"data_segs_out": tx.get("sent", 0)}
+        elif f["forward"]:
             good.append(gp)
         rows["flow"].append(f["id"])
         rows["group"].append(f["group"])
-        rows["kind"].append("bulk")
+        rows["kind"].append(f.get("kind", "bulk"))
         rows["direction"].append("forward" if f["forward"] else "reverse")
         rows["start_s"].append(f["start_ns"] * 1e-9)
         rows["base_rtt_s"].append(base_rtt)
@@ -545,6 +622,18 @@ def _result(
             ),
             "rtt_mean_s": float(np.mean(fwd_rtts)) if fwd_rtts else 0.0,
         },
+        **(
+            {
+                "udp": {
+                    "count": udp_n,
+                    "sent_bps": udp_sent,
+                    "delivered_bps": udp_got,
+                    "loss_rate": max(0.0, 1 - udp_pk[1] / udp_pk[0]) if udp_pk[0] else 0.0,
+                }
+            }
+            if udp_n
+            else {}
+        ),
         "testbed": {
             "congestion_control": cc,
             "kernel": platform.release(),
