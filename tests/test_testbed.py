@@ -29,6 +29,7 @@ ROOT = Path(__file__).resolve().parents[1]
 DUMBBELL = ROOT / "scenarios" / "testbed" / "dumbbell-20.toml"
 ACCURACY = ROOT / "scenarios" / "testbed" / "link-accuracy.toml"
 UDP = ROOT / "scenarios" / "testbed" / "udp-mix.toml"
+WEB = ROOT / "scenarios" / "testbed" / "web.toml"
 
 
 def _why_not() -> str | None:
@@ -63,11 +64,11 @@ def test_unsupported_keys_are_named() -> None:
     doc = _doc(DUMBBELL)
     assert unsupported(doc) == []
     doc["tcp"]["delayed_ack"] = True
-    doc["traffic"].append({"kind": "web", "sessions": 1})
+    doc["traffic"].append({"kind": "web-simple", "sessions": 1})
     doc["traffic"][0]["extra_delay"] = "1ms"
     errs = unsupported(doc)
     assert any(e.startswith("tcp.delayed_ack: has no meaning") for e in errs), errs
-    assert any(e.startswith("traffic[1].kind: 'web' is not supported") for e in errs), errs
+    assert any(e.startswith("traffic[1].kind: 'web-simple' is not supported") for e in errs), errs
     assert any(e.startswith("traffic[0].extra_delay") for e in errs), errs
 
 
@@ -147,6 +148,7 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
         "pi": (DUMBBELL, None, {}),
         "pi-ecn": (DUMBBELL, None, {"aqm.ecn": "true", "tcp.ecn": "true"}),
         "udp": (UDP, None, {}),
+        "web": (WEB, None, {}),
     }
     out = {}
     for name, (f, aqm, sets) in todo.items():
@@ -286,6 +288,33 @@ def test_udp_sources(runs: dict[str, Path]) -> None:
     assert all(x["goodput_bps"] > 0 for x in onoff)
     assert s["flows"]["count"] == 5
     assert s["bottleneck"]["utilization"] > 0.95
+
+
+@needs_testbed
+def test_web_sessions_follow_the_core_model(runs: dict[str, Path]) -> None:
+    import aqmlab
+
+    tb = load_run(runs["web"])
+    sim = aqmlab.run(WEB)
+    assert tb.responses.num_rows > 100
+    s = _summary(runs["web"])["web"]
+    assert s["completed"] > 50
+    # Every object takes at least one round trip (HTTP/1.1) or two (1.0).
+    assert s["response_time_p50_s"] > 0.1
+
+    # The scripts are the simulator's draws: the same sessions ask for the
+    # same objects in the same order (compare each session's first page).
+    def first(t: Any) -> dict[tuple[int, int], list[int]]:
+        out: dict[tuple[int, int], list[int]] = {}
+        for r in t.to_pylist():
+            if r["page"] == 0:
+                out.setdefault((r["flow"], r["group"]), []).append(r["size_bytes"])
+        return out
+
+    a, b = first(tb.responses), first(sim.responses)
+    common = set(a) & set(b)
+    assert len(common) > 20
+    assert all(a[k][: len(b[k])] == b[k][: len(a[k])] for k in common)
 
 
 # ---------------------------------------------------------------- clean-up

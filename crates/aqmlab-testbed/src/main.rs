@@ -256,7 +256,8 @@ fn main() -> ExitCode {
         Some("--check") if args.len() == 2 => check(&args[1]),
         Some("--run") if args.len() == 4 && args[2] == "--out" => run(&args[1], &args[3]),
         Some("--bench") => bench(&args[1..]),
-        _ => Err("usage: aqmlab-router --check CONFIG.json | --run CONFIG.json --out RESULT.json | --bench [--packets N]".into()),
+        Some("--web-plan") if args.len() == 2 => web_plan(&args[1]),
+        _ => Err("usage: aqmlab-router --check CONFIG.json | --run CONFIG.json --out RESULT.json | --web-plan CONFIG.json | --bench [--packets N]".into()),
     };
     match r {
         Ok(()) => ExitCode::SUCCESS,
@@ -537,6 +538,69 @@ fn apply_action(dirs: &mut [Dir; 2], at: SimTime, a: &Action, s: &Setup, errors:
         }
         _ => {}
     }
+}
+
+/// One web session's script, drawn with the core's web model
+/// ([`aqmlab_core::transport::web`]): the residual think time before its
+/// first page, then per page its objects' sizes and the think time after it.
+#[derive(Serialize)]
+struct WebScript {
+    session: u32,
+    group: u32,
+    http: &'static str,
+    request_bytes: u32,
+    residual_s: f64,
+    /// (object sizes in bytes, think time after the page in seconds).
+    pages: Vec<(Vec<u64>, f64)>,
+}
+
+/// `--web-plan`: the scripts of every session of every `web` group, with
+/// pages enough to fill the run (think times alone reach its end).
+fn web_plan(path: &str) -> Result<(), String> {
+    use aqmlab_core::scenario::Purpose;
+    use aqmlab_core::transport::web::{Http, Session};
+    let cfg = read_config(path)?;
+    let s = setup(cfg.scenario)?;
+    let sc = &s.sc;
+    let app_seed = sc.seed_for(Purpose::App);
+    let horizon = sc.duration.as_secs_f64();
+    let mut out = Vec::new();
+    let mut f = 0u32;
+    for (g, t) in sc.traffic.iter().enumerate() {
+        if let TrafficSpec::Web(w) = t {
+            for _ in 0..w.n {
+                let mut ses = Session::new(w.params, Rng::new(app_seed, Stream::App(f)));
+                let residual = ses.p.residual_think(&mut ses.rng);
+                let mut pages = Vec::new();
+                let mut t_s = residual;
+                while t_s < horizon && pages.len() < 100_000 {
+                    ses.begin_page();
+                    let sizes: Vec<u64> = (0..ses.objects)
+                        .map(|_| ses.p.sizes.sample(&mut ses.rng))
+                        .collect();
+                    let think = ses.p.think(&mut ses.rng);
+                    t_s += think;
+                    pages.push((sizes, think));
+                }
+                out.push(WebScript {
+                    session: f,
+                    group: g as u32,
+                    http: match w.params.http {
+                        Http::V10 => "1.0",
+                        Http::V11 => "1.1",
+                    },
+                    request_bytes: w.params.request_bytes,
+                    residual_s: residual,
+                    pages,
+                });
+                f += 1;
+            }
+        } else {
+            f += t.flows();
+        }
+    }
+    println!("{}", serde_json::to_string(&out).map_err(|e| e.to_string())?);
+    Ok(())
 }
 
 fn bottleneck_delay(sc: &Scenario) -> SimTime {

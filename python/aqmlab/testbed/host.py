@@ -17,6 +17,13 @@ that side's work with plain sockets and one selector:
   group's means (starting ON with probability on / (on + off), as in the
   simulator), rates changed at the schedule's ``udp`` actions; receives the
   other side's and counts them per flow;
+- browses (``web``): each session follows its script (drawn by the core's
+  web model: residual think, then per page its objects' sizes and the think
+  after it), requesting objects from the other side's server one after
+  another over a new connection per object (HTTP/1.0) or one per page
+  (HTTP/1.1), and records each response (request to last byte); the other
+  side serves: it reads a request of ``web_request_bytes`` whose first 8
+  bytes give the size, and sends that many bytes;
 - the left side sends an RTT probe every ``probe_interval_ns``: a 64-byte
   ICMP echo request to the right host, whose kernel answers it; the RTT is
   the kernel's receive timestamp of the reply less the send time.
@@ -52,6 +59,8 @@ SO_TIMESTAMPNS = getattr(socket, "SO_TIMESTAMPNS", 35)
 SCM_TIMESTAMPNS = SO_TIMESTAMPNS
 DATA_PORT = 5001
 UDP_PORT = 5002
+WEB_PORT = 8080
+SIZE = struct.Struct("!Q")
 
 
 def die_with_parent() -> None:
@@ -121,6 +130,12 @@ class Host:
         self.probe_seq = 0
         self.probe_sent: dict[int, tuple[int, int]] = {}
         self.udp: list[dict[str, Any]] = []
+        # Web: sessions this side browses (client), and the responses seen.
+        self.sessions: list[dict[str, Any]] = [
+            {**w, "state": "wait", "wake": self.t0 + int(w["begin_ns"]), "page": 0, "obj": 0}
+            for w in spec.get("web_sessions", [])
+        ]
+        self.responses: list[list[float | int]] = []
         self.rate_changes = sorted(
             (self.t0 + int(c["at_ns"]), int(c["group"]), float(c["rate_bps"]))
             for c in spec.get("udp_rates", [])
@@ -144,6 +159,13 @@ class Host:
             ls.listen(1024)
             ls.setblocking(False)
             self.sel.register(ls, selectors.EVENT_READ, ("accept", None))
+        for addr, req_bytes in self.spec.get("web_servers", []):
+            ws = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            ws.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            ws.bind((addr, WEB_PORT))
+            ws.listen(4096)
+            ws.setblocking(False)
+            self.sel.register(ws, selectors.EVENT_READ, ("web-accept", int(req_bytes)))
         for addr in self.spec.get("listen_udp", []):
             us = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
             us.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4 << 20)
@@ -330,6 +352,126 @@ class Host:
             if int(st["flow"]["group"]) == group:
                 st["interval_ns"] = int(st["flow"]["udp"]["packet_size"]) * 8e9 / rate_bps
 
+    # -- web: the server ----------------------------------------------------
+    def on_web_accept(self, ws: socket.socket, req_bytes: int) -> None:
+        while True:
+            try:
+                c, _ = ws.accept()
+            except BlockingIOError:
+                return
+            c.setblocking(False)
+            st = {"req": b"", "need": max(SIZE.size, req_bytes), "left": 0}
+            self.sel.register(c, selectors.EVENT_READ, ("web-srv", st))
+
+    def on_web_srv(self, c: socket.socket, st: dict[str, Any], writable: bool) -> None:
+        """Read a request (its first 8 bytes: the object size), then send
+        that many bytes; the client closes when it has had enough."""
+        try:
+            if st["left"] == 0:
+                d = c.recv(65536)
+                if not d:
+                    self.sel.unregister(c)
+                    c.close()
+                    return
+                st["req"] += d
+                if len(st["req"]) < st["need"]:
+                    return
+                st["left"] = SIZE.unpack_from(st["req"])[0]
+                st["req"] = st["req"][st["need"] :]
+                self.sel.modify(c, selectors.EVENT_WRITE, ("web-srv", st))
+            while st["left"] > 0:
+                n = c.send(CHUNK[: min(len(CHUNK), st["left"])])
+                st["left"] -= n
+            self.sel.modify(c, selectors.EVENT_READ, ("web-srv", st))
+        except BlockingIOError:
+            return
+        except OSError:
+            with contextlib.suppress(KeyError, ValueError):
+                self.sel.unregister(c)
+            c.close()
+
+    # -- web: the client ----------------------------------------------------
+    def web_due(self, now: int) -> float:
+        """Start what the sessions owe by ``now``; return the next instant."""
+        nxt = float("inf")
+        for w in self.sessions:
+            if w["state"] == "wait" and w["wake"] <= now:
+                if w["page"] >= len(w["pages"]):
+                    w["state"] = "done"
+                    continue
+                w["obj"] = 0
+                w["conn"] = None
+                self.web_request(w)
+            if w["state"] == "wait":
+                nxt = min(nxt, w["wake"])
+        return nxt
+
+    def web_request(self, w: dict[str, Any]) -> None:
+        """Request the session's next object: over a new connection (HTTP/1.0,
+        or the first of a page in 1.1) or the page's open one."""
+        size = max(1, int(w["pages"][w["page"]][0][w["obj"]]))
+        w["size"], w["got"], w["started"] = size, 0, self.now()
+        w["state"] = "fetch"
+        req = SIZE.pack(size) + bytes(max(0, int(w["request_bytes"]) - SIZE.size))
+        c = w.get("conn")
+        if c is None:
+            c = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            c.setsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, str(self.spec["cc"]).encode())
+            c.setblocking(False)
+            err = c.connect_ex((w["server"], WEB_PORT))
+            if err not in (0, 115):
+                self.errors.append(f"web session {w['session']}: connect: {os.strerror(err)}")
+                c.close()
+                w["state"] = "done"
+                return
+            w["conn"] = c
+            w["out"] = req
+            self.sel.register(c, selectors.EVENT_WRITE, ("web-cli", w))
+        else:
+            w["out"] = req
+            self.sel.modify(c, selectors.EVENT_WRITE, ("web-cli", w))
+
+    def on_web_cli(self, c: socket.socket, w: dict[str, Any]) -> None:
+        try:
+            if w["out"]:
+                n = c.send(w["out"])
+                w["out"] = w["out"][n:]
+                if not w["out"]:
+                    self.sel.modify(c, selectors.EVENT_READ, ("web-cli", w))
+                return
+            n = c.recv_into(self.buf)
+        except BlockingIOError:
+            return
+        except OSError as e:
+            self.errors.append(f"web session {w['session']}: {e}")
+            n = 0
+        if n == 0:
+            self.sel.unregister(c)
+            c.close()
+            w["conn"], w["state"] = None, "done"
+            return
+        w["got"] += n
+        if w["got"] < w["size"]:
+            return
+        end = self.now()
+        self.responses.append(
+            [w["session"], w["group"], w["page"], w["obj"], w["size"],
+             (w["started"] - self.t0) * 1e-9, (end - self.t0) * 1e-9,
+             (end - w["started"]) * 1e-9]
+        )  # fmt: skip
+        pages = w["pages"][w["page"]][0]
+        w["obj"] += 1
+        if w["http"] == "1.0" or w["obj"] >= len(pages):
+            self.sel.unregister(c)
+            c.close()
+            w["conn"] = None
+        if w["obj"] < len(pages):
+            self.web_request(w)
+            return
+        w["wake"] = end + int(float(w["pages"][w["page"]][1]) * 1e9)
+        w["page"] += 1
+        w["state"] = "wait"
+
     # -- sending ----------------------------------------------------------
     def start_flow(self, f: dict[str, Any]) -> None:
         if f.get("udp"):
@@ -413,6 +555,8 @@ class Host:
                 _, g, r = self.rate_changes.pop(0)
                 self.set_udp_rate(g, r)
             udp_next = self.udp_due(now) if self.udp else float("inf")
+            if self.sessions:
+                udp_next = min(udp_next, self.web_due(now))
             if self.probe_to and now >= self.next_probe:
                 self.send_probe()
                 self.next_probe += int(self.spec["probe_interval_ns"])
@@ -443,6 +587,12 @@ class Host:
                     self.on_probe(sock)
                 elif kind == "udp-rx":
                     self.on_udp_rx(sock)
+                elif kind == "web-accept":
+                    self.on_web_accept(sock, st)
+                elif kind == "web-srv":
+                    self.on_web_srv(sock, st, False)
+                elif kind == "web-cli":
+                    self.on_web_cli(sock, st)
         if not self.snap_done:
             self.snapshot()
         for st in self.tx.values():
@@ -460,6 +610,7 @@ class Host:
                 for k, v in self.tx.items()
             },
             "probes": self.probes,
+            "responses": self.responses,
             "errors": self.errors,
         }
 

@@ -36,7 +36,7 @@ import numpy as np
 import pyarrow as pa
 
 from aqmlab import results, scenario
-from aqmlab.api import RunResult, params_table
+from aqmlab.api import RESPONSE_COLUMNS, RunResult, params_table, responses_table
 from aqmlab.testbed.netns import Dumbbell, TestbedError, check_environment, kernel_ccs
 
 __all__ = ["find_router", "plan", "run_testbed", "unsupported"]
@@ -45,6 +45,10 @@ __all__ = ["find_router", "plan", "run_testbed", "unsupported"]
 #: meaning on real hosts and are refused when written).
 TCP_KEYS = {"variant", "packet_size", "ecn", "rwnd"}
 BULK_KEYS = {"kind", "flows", "direction", "start", "ecn", "handshake"}
+WEB_KEYS = {
+    "kind", "sessions", "offered_load", "direction", "start", "http", "think", "think_shape",
+    "objects", "size_median", "size_sigma", "size_tail", "size_max", "request_size", "ecn", "rtt",
+}  # fmt: skip
 UDP_KEYS = {"kind", "flows", "direction", "start", "rate", "density", "packet_size", "on", "off"}
 #: Interval of the RTT probes (one 64-byte ICMP echo from left to right).
 PROBE_INTERVAL_NS = 100_000_000
@@ -84,13 +88,25 @@ def unsupported(doc: Mapping[str, Any]) -> list[str]:
         if not isinstance(t, Mapping):
             continue
         kind = t.get("kind")
-        allowed = {"bulk": BULK_KEYS, "cbr": UDP_KEYS, "udp-onoff": UDP_KEYS}.get(str(kind))
+        allowed = {"bulk": BULK_KEYS, "cbr": UDP_KEYS, "udp-onoff": UDP_KEYS, "web": WEB_KEYS}.get(
+            str(kind)
+        )
         if allowed is None:
             errs.append(
                 f"traffic[{i}].kind: {kind!r} is not supported by the testbed yet "
-                '(only "bulk", "cbr" and "udp-onoff"; the web model is not built)'
+                '(only "bulk", "cbr", "udp-onoff" and "web")'
             )
             continue
+        if kind == "web" and "rtt" in t and isinstance(topo, Mapping):
+            base = 2 * (
+                (scenario._ns(topo.get("bottleneck_delay", "0s")) or 0)
+                + 2 * (scenario._ns(topo.get("access_delay", "0s")) or 0)
+            )
+            if scenario._ns(t["rtt"]) != base:
+                errs.append(
+                    f"traffic[{i}].rtt: {t['rtt']!r}: every web session of the testbed has "
+                    f"the path's base RTT ({base / 1e6:g}ms); per-session RTTs are not emulated"
+                )
         for k in t:
             if k not in allowed:
                 errs.append(
@@ -98,7 +114,11 @@ def unsupported(doc: Mapping[str, Any]) -> list[str]:
                     f"emulated path and the kernel's TCP; allowed: {', '.join(sorted(allowed))})"
                 )
         mtu = tcp.get("packet_size", 1000) if isinstance(tcp, Mapping) else 1000
-        if kind != "bulk" and isinstance(t.get("packet_size"), int) and t["packet_size"] > mtu:
+        if (
+            kind in ("cbr", "udp-onoff")
+            and isinstance(t.get("packet_size"), int)
+            and t["packet_size"] > mtu
+        ):
             errs.append(
                 f"traffic[{i}].packet_size: {t['packet_size']} is larger than the testbed's "
                 f"MTU (tcp.packet_size = {mtu}); UDP datagrams are not fragmented"
@@ -132,6 +152,8 @@ def plan(resolved: Mapping[str, Any]) -> list[dict[str, Any]]:
     for g, t in enumerate(resolved.get("traffic", [])):
         rng = random.Random(seed * 1_000_003 + g)
         active[g] = []
+        if t["kind"] == "web":
+            continue  # sessions, not flows: see web_sessions()
         for _ in range(int(t["flows"])):
             f = {
                 "id": len(flows),
@@ -171,6 +193,17 @@ def plan(resolved: Mapping[str, Any]) -> list[dict[str, Any]]:
             f["stop_ns"] = at
             active[g].remove(f)
     return flows
+
+
+def _bytes(v: Any) -> int:
+    """A byte size as the resolved scenario writes it ("300B")."""
+    if isinstance(v, int):
+        return v
+    text = str(v).strip()
+    for unit, k in (("KB", 1000), ("MB", 1_000_000), ("B", 1)):
+        if text.endswith(unit):
+            return int(float(text[: -len(unit)]) * k)
+    raise TestbedError(f"not a byte size: {v!r}")
 
 
 def _rate_bps(v: Any) -> float:
@@ -215,6 +248,38 @@ def udp_rate_changes(resolved: Mapping[str, Any]) -> list[dict[str, Any]]:
             t = resolved["traffic"][g]
             r = _udp_rate(resolved, t, e.get("rate"), e.get("density"))
             out.append({"at_ns": _ns(e["at"]), "group": g, "rate_bps": r})
+    return out
+
+
+def web_sessions(
+    resolved: Mapping[str, Any], scripts: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """The web sessions: the core's scripts (``aqmlab-router --web-plan``),
+    each with its begin time (the group's start drawn per session, plus
+    the residual think) and its server's address."""
+    seed = int(resolved.get("seed", 1))
+    out = []
+    rngs: dict[int, random.Random] = {}
+    for w in scripts:
+        g = int(w["group"])
+        t = resolved["traffic"][g]
+        rng = rngs.setdefault(g, random.Random(seed * 5_000_011 + g))
+        start = t.get("start", "0s")
+        if isinstance(start, Mapping) and "uniform" in start:
+            lo, hi = (_ns(x) for x in start["uniform"])
+            s0 = rng.randint(lo, hi)
+        else:
+            s0 = _ns(start)
+        fwd = t.get("direction", "forward") == "forward"
+        out.append(
+            {
+                **w,
+                "forward": fwd,
+                "begin_ns": s0 + int(float(w["residual_s"]) * 1e9),
+                # The server sits on the data's sending side.
+                "server": Dumbbell.receiver_addr(g, not fwd),
+            }
+        )
     return out
 
 
@@ -298,8 +363,16 @@ def run_testbed(
     ecn_default = bool(resolved["tcp"].get("ecn", False))
     groups = resolved.get("traffic", [])
     ecn_groups = {g: bool(t.get("ecn", ecn_default)) for g, t in enumerate(groups)}
-    fwd_groups = [g for g, t in enumerate(groups) if t.get("direction", "forward") == "forward"]
-    rev_groups = [g for g, t in enumerate(groups) if t.get("direction", "forward") != "forward"]
+
+    # Addressing: a group's address sits where its connections are accepted:
+    # the data's receivers for bulk and UDP, the servers (the data's
+    # senders) for web.
+    def accepts_right(t: Mapping[str, Any]) -> bool:
+        fwd = t.get("direction", "forward") == "forward"
+        return bool(fwd != (t["kind"] == "web"))
+
+    fwd_groups = [g for g, t in enumerate(groups) if accepts_right(t)]
+    rev_groups = [g for g, t in enumerate(groups) if not accepts_right(t)]
     mtu = int(resolved["tcp"]["packet_size"])
     if mtu < 576:
         raise TestbedError(
@@ -316,6 +389,15 @@ def run_testbed(
         if chk.returncode != 0:
             raise TestbedError(chk.stderr.strip().removeprefix("error: "))
         derived = json.loads(chk.stdout)
+        scripts: list[dict[str, Any]] = []
+        if any(t["kind"] == "web" for t in groups):
+            wp = subprocess.run(
+                [router, "--web-plan", str(tmp / "check.json")], capture_output=True, text=True
+            )
+            if wp.returncode != 0:
+                raise TestbedError(wp.stderr.strip().removeprefix("error: "))
+            scripts = json.loads(wp.stdout)
+        sessions = web_sessions(resolved, scripts)
         db = Dumbbell(
             mtu=mtu, ecn_groups=ecn_groups, forward_groups=fwd_groups, reverse_groups=rev_groups
         )
@@ -361,8 +443,15 @@ def run_testbed(
                     spec["listen_udp"] = [
                         Dumbbell.receiver_addr(g, not left)
                         for g in mine
-                        if groups[g]["kind"] != "bulk"
+                        if groups[g]["kind"] in ("cbr", "udp-onoff")
                     ]
+                    spec["web_servers"] = [
+                        [Dumbbell.receiver_addr(g, not left), _bytes(groups[g]["request_size"])]
+                        for g in mine
+                        if groups[g]["kind"] == "web"
+                    ]
+                    # The clients browse from the data's receiving side.
+                    spec["web_sessions"] = [w for w in sessions if w["forward"] != left]
                     spec["udp_rates"] = udp_rate_changes(resolved)
                     if "rwnd" in doc.get("tcp", {}):
                         # The receiver's window in segments of MSS = packet_size - 40.
@@ -424,6 +513,22 @@ def run_testbed(
                 db.down()
     wall = time.monotonic() - wall0
     result = _result(resolved, derived, rout, hl, hr, flows, cc, wall)
+    resp = sorted(list(hl.get("responses", [])) + list(hr.get("responses", [])), key=lambda r: r[6])
+    if resp:
+        cols = list(zip(*resp, strict=True))
+        result.responses = responses_table(
+            {name: list(c) for (name, _), c in zip(RESPONSE_COLUMNS, cols, strict=True)}
+        )
+        ms = derived["measure_start_ns"] * 1e-9
+        rt = np.asarray([r[7] for r in resp if r[6] >= ms])
+        if rt.size:
+            result.summary["web"] = {
+                "completed": int(rt.size),
+                "response_time_mean_s": float(rt.mean()),
+                "response_time_p50_s": float(np.quantile(rt, 0.5)),
+                "response_time_p90_s": float(np.quantile(rt, 0.9)),
+                "response_time_p99_s": float(np.quantile(rt, 0.99)),
+            }
     result.command = list(command) if command else None
     _write(result, out, _manifest_extra(derived, rout, cc))
     return result
