@@ -7,7 +7,7 @@ router (``aqmlab-router``) and one traffic program per host side
 end, tears everything down (also on Ctrl-C, SIGTERM and errors) and writes
 the same result folder as ``aqmlab run``: ``summary.json``,
 ``queue.parquet``, ``flows.parquet``, ``params.parquet``,
-``responses.parquet`` (empty: no web traffic yet) and a ``manifest.json``
+``responses.parquet`` (the web sessions' responses) and a ``manifest.json``
 that says ``"mode": "testbed"`` with the kernel and congestion control.
 """
 
