@@ -366,7 +366,7 @@ def _router_pids(owner: int) -> list[int]:
             ppid = int((d / "stat").read_text().rsplit(")", 1)[1].split()[1])
         except (OSError, ValueError, IndexError):
             continue
-        if ("aqmlab-router" in cmd or "aqmlab.testbed.host" in cmd) and (
+        if ("aqmlab-router" in cmd or "testbed/host.py" in cmd) and (
             ppid == owner or f"aqtb-{owner}-" in cmd
         ):
             out.append(int(d.name))

@@ -14,7 +14,9 @@
 //! aqmlab-router --bench [--packets N]          the queue+AQM path in memory, per scheme
 //! ```
 //!
-//! CONFIG is JSON: `{"scenario": {...}, "t0_ns": N, "tuns": [[NETNS, DEV], [NETNS, DEV]]}`;
+//! CONFIG is JSON: `{"scenario": {...}, "t0_ns": N, "tuns": [[NETNS, DEV], [NETNS, DEV]]}`
+//! (`t0_ns` = 0: print `ready` once the TUN devices are attached and read
+//! the start instant, CLOCK_MONOTONIC ns, from stdin);
 //! the scenario document is decoded by the core ([`Scenario::from_value`]),
 //! so it is validated exactly as for `aqmlab run`. Errors print one line
 //! `error: ...` and exit with status 2.
@@ -337,7 +339,21 @@ fn run(cfg_path: &str, out_path: &str) -> Result<(), String> {
         .collect();
     let mut dirs = build_dirs(&s);
     let bufsize = (s.d.packet_size.max(1500) + 256) as usize;
-    let t0 = cfg.t0_ns;
+    // Ready: both TUN devices are attached. Without a start instant in
+    // the configuration, it comes on stdin (CLOCK_MONOTONIC ns).
+    let t0 = if cfg.t0_ns != 0 {
+        cfg.t0_ns
+    } else {
+        println!("ready");
+        std::io::stdout().flush().map_err(|e| format!("stdout: {e}"))?;
+        let mut line = String::new();
+        std::io::stdin()
+            .read_line(&mut line)
+            .map_err(|e| format!("reading the start instant: {e}"))?;
+        line.trim()
+            .parse::<u64>()
+            .map_err(|_| format!("expected the start instant (ns) on stdin, found {line:?}"))?
+    };
     let end = SimTime(s.d.duration_ns);
     let mut late = Lateness::new();
     let (mut not_ipv4, mut write_errors) = (0u64, 0u64);

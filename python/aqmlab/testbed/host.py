@@ -114,9 +114,6 @@ def tcp_info(s: socket.socket) -> dict[str, float]:
 class Host:
     def __init__(self, spec: dict[str, Any]) -> None:
         self.spec = spec
-        self.t0 = int(spec["t0_ns"])
-        self.end = self.t0 + int(spec["duration_ns"])
-        self.mstart = self.t0 + int(spec["measure_start_ns"])
         self.sel = selectors.DefaultSelector()
         self.buf = bytearray(1 << 20)
         # Receiving side: per flow id.
@@ -130,23 +127,34 @@ class Host:
         self.probe_seq = 0
         self.probe_sent: dict[int, tuple[int, int]] = {}
         self.udp: list[dict[str, Any]] = []
-        # Web: sessions this side browses (client), and the responses seen.
+        self.responses: list[list[float | int]] = []
+        self.probe_id = os.getpid() & 0xFFFF
+        self.listening = False
+        self.set_t0(int(spec.get("t0_ns", 0)))
+
+    def set_t0(self, t0: int) -> None:
+        """Fix the run's start (CLOCK_MONOTONIC ns) and every time after it."""
+        spec = self.spec
+        self.t0 = t0
+        self.end = t0 + int(spec["duration_ns"])
+        self.mstart = t0 + int(spec["measure_start_ns"])
+        self.next_probe = t0 + int(spec.get("probe_start_ns", 100_000_000))
+        # Web: sessions this side browses (client).
         self.sessions: list[dict[str, Any]] = [
-            {**w, "state": "wait", "wake": self.t0 + int(w["begin_ns"]), "page": 0, "obj": 0}
+            {**w, "state": "wait", "wake": t0 + int(w["begin_ns"]), "page": 0, "obj": 0}
             for w in spec.get("web_sessions", [])
         ]
-        self.responses: list[list[float | int]] = []
         self.rate_changes = sorted(
-            (self.t0 + int(c["at_ns"]), int(c["group"]), float(c["rate_bps"]))
+            (t0 + int(c["at_ns"]), int(c["group"]), float(c["rate_bps"]))
             for c in spec.get("udp_rates", [])
         )
-        self.probe_id = os.getpid() & 0xFFFF
 
     def now(self) -> int:
         return time.monotonic_ns()
 
     # -- receiving ------------------------------------------------------
     def listen(self) -> None:
+        self.listening = True
         for addr in self.spec.get("listen", []):
             ls = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
             ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -180,7 +188,6 @@ class Host:
             ps.setblocking(False)
             self.probe_sock = ps
             self.sel.register(ps, selectors.EVENT_READ, ("probe", None))
-            self.next_probe = self.t0 + int(self.spec.get("probe_start_ns", 100_000_000))
 
     def on_accept(self, ls: socket.socket) -> None:
         while True:
@@ -532,7 +539,8 @@ class Host:
 
     # -- the loop ---------------------------------------------------------
     def run(self) -> dict[str, Any]:
-        self.listen()
+        if not self.listening:
+            self.listen()
         ready = self.now()
         stops = sorted(
             (int(f["stop_ns"]) + self.t0, int(f["id"]))
@@ -619,7 +627,16 @@ def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     die_with_parent()
     spec = json.loads(Path(args[0]).read_text())
-    res = Host(spec).run()
+    host = Host(spec)
+    host.listen()
+    if not spec.get("t0_ns"):
+        # Ready: the sockets listen. The run's start comes back on stdin.
+        print("ready", flush=True)
+        line = sys.stdin.readline()
+        if not line.strip():
+            return 1
+        host.set_t0(int(line))
+    res = host.run()
     out = Path(spec["out"])
     tmp = out.with_name(out.name + ".tmp")
     tmp.write_text(json.dumps(res))

@@ -52,8 +52,8 @@ WEB_KEYS = {
 UDP_KEYS = {"kind", "flows", "direction", "start", "rate", "density", "packet_size", "on", "off"}
 #: Interval of the RTT probes (one 64-byte ICMP echo from left to right).
 PROBE_INTERVAL_NS = 100_000_000
-#: Set-up margin between launching the processes and the run's start.
-START_MARGIN_NS = 1_500_000_000
+#: Margin between the processes' "ready" and the run's start.
+START_MARGIN_NS = 200_000_000
 #: The router's nice value (higher priority than the rest of the machine).
 ROUTER_NICE = -10
 
@@ -406,12 +406,11 @@ def run_testbed(
             try:
                 say(f"setting up namespaces {db.tag}-*")
                 db.up()
-                t0 = time.monotonic_ns() + START_MARGIN_NS
-                cfg["t0_ns"] = t0
+                cfg["t0_ns"] = 0  # handed over on stdin once every process is ready
                 cfg["tuns"] = [[db.netns_path("rl"), "tb0"], [db.netns_path("rr"), "tb0"]]
                 (tmp / "router.json").write_text(json.dumps(cfg))
                 common = {
-                    "t0_ns": t0,
+                    "t0_ns": 0,
                     "duration_ns": derived["duration_ns"],
                     "measure_start_ns": derived["measure_start_ns"],
                     "cc": cc,
@@ -469,6 +468,8 @@ def run_testbed(
                             "--out",
                             str(tmp / "router.out.json"),
                         ],
+                        stdin=subprocess.PIPE,
+                        stdout=subprocess.PIPE,
                         stderr=subprocess.PIPE,
                         preexec_fn=_router_child,
                     )
@@ -482,14 +483,30 @@ def run_testbed(
                                 "exec",
                                 db.ns(side),
                                 sys.executable,
-                                "-m",
-                                "aqmlab.testbed.host",
+                                # The file itself: it needs the standard
+                                # library only, so it starts fast.
+                                str(Path(__file__).with_name("host.py")),
                                 str(tmp / f"host-{side}.json"),
                             ],
+                            stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE,
                             preexec_fn=_die_with_parent,
                         )
                     )
+                # Every process says "ready" (TUN devices attached, sockets
+                # listening); then all get the same start instant.
+                for p, what in zip(procs, ("router", "left host", "right host"), strict=True):
+                    assert p.stdout is not None
+                    if p.stdout.readline().strip() != b"ready":
+                        p.wait()
+                        err = p.stderr.read().decode(errors="replace").strip() if p.stderr else ""
+                        raise TestbedError(f"the {what} failed to start: {err}")
+                t0 = time.monotonic_ns() + START_MARGIN_NS
+                for p in procs:
+                    assert p.stdin is not None
+                    p.stdin.write(f"{t0}\n".encode())
+                    p.stdin.close()
                 deadline = t0 + int(derived["duration_ns"]) + 30_000_000_000
                 for p in procs:
                     left_s = max(0.0, (deadline - time.monotonic_ns()) * 1e-9)
