@@ -345,7 +345,9 @@ fn run(cfg_path: &str, out_path: &str) -> Result<(), String> {
         cfg.t0_ns
     } else {
         println!("ready");
-        std::io::stdout().flush().map_err(|e| format!("stdout: {e}"))?;
+        std::io::stdout()
+            .flush()
+            .map_err(|e| format!("stdout: {e}"))?;
         let mut line = String::new();
         std::io::stdin()
             .read_line(&mut line)
@@ -615,7 +617,10 @@ fn web_plan(path: &str) -> Result<(), String> {
             f += t.flows();
         }
     }
-    println!("{}", serde_json::to_string(&out).map_err(|e| e.to_string())?);
+    println!(
+        "{}",
+        serde_json::to_string(&out).map_err(|e| e.to_string())?
+    );
     Ok(())
 }
 
