@@ -15,7 +15,7 @@ DEV_PACKAGES := "maturin>=1.5,<2" pytest ruff mypy
 export PATH := $(HOME)/.cargo/bin:$(PATH)
 export VIRTUAL_ENV := $(abspath $(VENV))
 
-.PHONY: help venv build demo test test-rust test-python lint bench bench-experiments clean
+.PHONY: help venv build demo test test-rust test-python lint bench bench-experiments bench-testbed clean
 
 help:
 	@echo "make venv    create $(VENV) with the build and test tools"
@@ -26,6 +26,7 @@ help:
 	@echo "make ns2     install Debian's ns-2.35 for the TCP cross-check (as root)"
 	@echo "make bench   speed of the canonical scenario per scheme, then the thesis' experiments in full"
 	@echo "make bench-experiments   the thesis' experiments in full on 2 workers (wall time, overhead)"
+	@echo "make bench-testbed   the testbed router: AQM path in memory, then real TCP through TUN (root)"
 	@echo "make clean   remove build products, $(VENV) and demo-out/"
 
 # The stamp is redone when the project's dependencies change.
@@ -43,6 +44,7 @@ venv: $(VENV)/.stamp
 # into the venv, so edits to python/aqmlab take effect without rebuilding.
 build: venv
 	$(VENV)/bin/maturin develop --release --quiet --extras dask
+	cargo build --release --quiet -p aqmlab-testbed
 
 demo: build
 	$(VPY) -m aqmlab.demo
@@ -96,7 +98,15 @@ bench:
 	cargo run --release -p aqmlab-core --example bench -- --reps $(BENCH_REPS) scenarios/canonical.toml \
 	  $(foreach k,$(AQM_KINDS),scenarios/canonical.toml@$(k)) \
 	  scenarios/web.toml
+	$(MAKE) bench-testbed
 	$(MAKE) bench-experiments
+
+# The testbed router (issue 13): packets per second of the queue+AQM path in
+# memory, then the throughput of real kernel TCP through the TUN devices at
+# link rates up to 10 Gbit/s (needs root; skipped with a note otherwise).
+bench-testbed: build
+	./target/release/aqmlab-router --bench
+	$(VPY) -m aqmlab.testbed.bench
 
 # The thesis' experiments in full (issue 11): every scheme, every seed, full length, on
 # 2 local workers; prints the wall time and the overhead beyond the engine's own time.

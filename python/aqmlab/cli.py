@@ -8,6 +8,7 @@
     aqmlab sweep FILE [FILE ...] [--quick] [--jobs J] [--resume] [--dry-run] ...
     aqmlab reproduce NAME | --all | --list [...]   (see aqmlab.experiments.command)
     aqmlab design red|pi|rem|ap-red|check|fluid|grid ...   (see aqmlab.design.cli)
+    aqmlab testbed FILE --out DIR [--cc reno|cubic|bbr] | --cleanup   (see docs/testbed.md)
 
 A mistake in the input (a missing file, bad TOML, a bad scenario value, a bad
 ``--set`` or ``--seed``, an ``--out`` that is not a result folder) prints one
@@ -121,6 +122,10 @@ def build_parser() -> argparse.ArgumentParser:
     from aqmlab.design.cli import add_parser as add_design_parser
 
     add_design_parser(sub)
+
+    from aqmlab.testbed.command import add_parser as add_testbed_parser
+
+    add_testbed_parser(sub, setarg)
     return p
 
 

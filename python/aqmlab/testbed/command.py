@@ -1,0 +1,82 @@
+"""``aqmlab testbed``: the subcommand (registered by aqmlab.cli)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+__all__ = ["add_parser", "cmd_testbed"]
+
+
+def add_parser(sub: Any, setarg: dict[str, Any]) -> None:
+    t = sub.add_parser(
+        "testbed",
+        help="run a scenario on real Linux TCP through the AQM router (root; see docs/testbed.md)",
+    )
+    t.add_argument("file", nargs="?", metavar="FILE", help="scenario file (TOML)")
+    t.add_argument("--out", "-o", metavar="DIR", help="result folder to write")
+    t.add_argument("--seed", type=int, metavar="N", help="replace the scenario's seed")
+    t.add_argument("--set", dest="sets", **setarg)
+    t.add_argument(
+        "--cc",
+        default="reno",
+        metavar="NAME",
+        help="the kernel's TCP congestion control for every flow (default reno; "
+        "see /proc/sys/net/ipv4/tcp_available_congestion_control)",
+    )
+    t.add_argument(
+        "--cleanup",
+        action="store_true",
+        help="remove the namespaces and processes of testbeds whose aqmlab process is gone",
+    )
+    t.add_argument("--quiet", "-q", action="store_true", help="no progress lines or summary")
+    t.set_defaults(func=cmd_testbed)
+
+
+def cmd_testbed(args: argparse.Namespace) -> int:
+    from aqmlab import results
+    from aqmlab._core import ScenarioError
+    from aqmlab.cli import UserError, load_file
+    from aqmlab.testbed import TestbedError, cleanup, run_testbed
+
+    if args.cleanup:
+        if args.file or args.out:
+            raise UserError("aqmlab testbed --cleanup takes no FILE or --out")
+        try:
+            from aqmlab.testbed.netns import check_environment
+
+            check_environment()
+        except TestbedError as e:
+            raise UserError(str(e)) from None
+        gone = cleanup()
+        if not args.quiet:
+            print(f"removed {len(gone)} namespace(s)" + (f": {' '.join(gone)}" if gone else ""))
+        return 0
+    if not args.file or not args.out:
+        raise UserError("aqmlab testbed: give FILE and --out DIR (or --cleanup)")
+    doc = load_file(args.file, args.sets)
+    if args.seed is not None:
+        doc["seed"] = args.seed
+
+    def log(s: str) -> None:
+        if not args.quiet:
+            print(f"testbed: {s}", file=sys.stderr, flush=True)
+
+    try:
+        result = run_testbed(doc, args.out, cc=args.cc, command=["aqmlab", *args.argv], log=log)
+    except ScenarioError as e:
+        raise UserError(f"{Path(args.file)}: {e}") from None
+    except TestbedError as e:
+        raise UserError(f"{Path(args.file)}: {e}") from None
+    except results.ResultsError as e:
+        raise UserError(str(e)) from None
+    if not args.quiet:
+        from rich.console import Console
+
+        from aqmlab.report import summary_table
+
+        Console().print(summary_table([(Path(args.file).name + " (testbed)", result.summary)]))
+        print(f"results in {args.out}")
+    return 0

@@ -1,0 +1,814 @@
+"""Run a scenario on the testbed and write its result folder.
+
+:func:`run_testbed` checks that the scenario means something on real hosts,
+builds the dumbbell of namespaces (:mod:`aqmlab.testbed.netns`), starts the
+router (``aqmlab-router``) and one traffic program per host side
+(:mod:`aqmlab.testbed.host`) on a common start instant, waits for the run's
+end, tears everything down (also on Ctrl-C, SIGTERM and errors) and writes
+the same result folder as ``aqmlab run``: ``summary.json``,
+``queue.parquet``, ``flows.parquet``, ``params.parquet``,
+``responses.parquet`` (the web sessions' responses) and a ``manifest.json``
+that says ``"mode": "testbed"`` with the kernel and congestion control.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as _dt
+import json
+import math
+import os
+import platform
+import random
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from types import FrameType
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+from aqmlab import results, scenario
+from aqmlab.api import RESPONSE_COLUMNS, RunResult, params_table, responses_table
+from aqmlab.testbed.netns import Dumbbell, TestbedError, check_environment, kernel_ccs
+
+__all__ = ["find_router", "plan", "run_testbed", "unsupported"]
+
+#: `[tcp]` keys the kernel's TCP honours in the testbed (the others have no
+#: meaning on real hosts and are refused when written).
+TCP_KEYS = {"variant", "packet_size", "ecn", "rwnd"}
+BULK_KEYS = {"kind", "flows", "direction", "start", "ecn", "handshake"}
+WEB_KEYS = {
+    "kind", "sessions", "offered_load", "direction", "start", "http", "think", "think_shape",
+    "objects", "size_median", "size_sigma", "size_tail", "size_max", "request_size", "ecn", "rtt",
+}  # fmt: skip
+UDP_KEYS = {"kind", "flows", "direction", "start", "rate", "density", "packet_size", "on", "off"}
+#: Interval of the RTT probes (one 64-byte ICMP echo from left to right).
+PROBE_INTERVAL_NS = 100_000_000
+#: Margin between the processes' "ready" and the run's start.
+START_MARGIN_NS = 200_000_000
+#: The router's nice value (higher priority than the rest of the machine).
+ROUTER_NICE = -10
+
+
+def _ns(v: Any) -> int:
+    n = scenario._ns(v, numbers_are_seconds=True)
+    if n is None:
+        raise TestbedError(f"not a time: {v!r}")
+    return n
+
+
+def unsupported(doc: Mapping[str, Any]) -> list[str]:
+    """Keys of the scenario as written that the testbed cannot honour, each
+    as ``path: reason`` (empty: the scenario can run)."""
+    errs: list[str] = []
+    topo = doc.get("topology", {})
+    if isinstance(topo, Mapping) and topo.get("kind", "dumbbell") != "dumbbell":
+        errs.append(f"topology.kind: {topo.get('kind')!r}: the testbed emulates a dumbbell only")
+    for k in ("loss", "reverse_loss", "access_loss"):
+        if isinstance(topo, Mapping) and k in topo:
+            errs.append(f"topology.{k}: random link loss is not emulated by the testbed")
+    tcp = doc.get("tcp", {})
+    if isinstance(tcp, Mapping):
+        for k in tcp:
+            if k not in TCP_KEYS:
+                errs.append(
+                    f"tcp.{k}: has no meaning for the kernel's TCP in the testbed "
+                    f"(allowed there: {', '.join(sorted(TCP_KEYS))}; the congestion "
+                    "control is chosen with --cc)"
+                )
+    for i, t in enumerate(doc.get("traffic", [])):
+        if not isinstance(t, Mapping):
+            continue
+        kind = t.get("kind")
+        allowed = {"bulk": BULK_KEYS, "cbr": UDP_KEYS, "udp-onoff": UDP_KEYS, "web": WEB_KEYS}.get(
+            str(kind)
+        )
+        if allowed is None:
+            errs.append(
+                f"traffic[{i}].kind: {kind!r} is not supported by the testbed yet "
+                '(only "bulk", "cbr", "udp-onoff" and "web")'
+            )
+            continue
+        if kind == "web" and "rtt" in t and isinstance(topo, Mapping):
+            base = 2 * (
+                (scenario._ns(topo.get("bottleneck_delay", "0s")) or 0)
+                + 2 * (scenario._ns(topo.get("access_delay", "0s")) or 0)
+            )
+            if scenario._ns(t["rtt"]) != base:
+                errs.append(
+                    f"traffic[{i}].rtt: {t['rtt']!r}: every web session of the testbed has "
+                    f"the path's base RTT ({base / 1e6:g}ms); per-session RTTs are not emulated"
+                )
+        for k in t:
+            if k not in allowed:
+                errs.append(
+                    f"traffic[{i}].{k}: not supported by the testbed (all flows share one "
+                    f"emulated path and the kernel's TCP; allowed: {', '.join(sorted(allowed))})"
+                )
+        mtu = tcp.get("packet_size", 1000) if isinstance(tcp, Mapping) else 1000
+        if (
+            kind in ("cbr", "udp-onoff")
+            and isinstance(t.get("packet_size"), int)
+            and t["packet_size"] > mtu
+        ):
+            errs.append(
+                f"traffic[{i}].packet_size: {t['packet_size']} is larger than the testbed's "
+                f"MTU (tcp.packet_size = {mtu}); UDP datagrams are not fragmented"
+            )
+    for i, e in enumerate(doc.get("schedule", [])):
+        if isinstance(e, Mapping) and e.get("action") == "web":
+            errs.append(
+                f"schedule[{i}].action: {e.get('action')!r} is not supported by the testbed"
+            )
+    metrics = doc.get("metrics", {})
+    if isinstance(metrics, Mapping) and "phases" in metrics:
+        errs.append("metrics.phases: per-phase summaries are not computed by the testbed yet")
+    return errs
+
+
+def plan(resolved: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Every flow of the run: id, group, direction, start and stop (ns after
+    the run's start). Start times drawn per flow as the scenario says, from
+    a stream seeded by the scenario's seed and the group (not the
+    simulator's draws: the same distribution, other values)."""
+    seed = int(resolved.get("seed", 1))
+    flows: list[dict[str, Any]] = []
+    active: dict[int, list[dict[str, Any]]] = {}
+
+    def draw(start: Any, rng: random.Random) -> int:
+        if isinstance(start, Mapping) and "uniform" in start:
+            lo, hi = (_ns(x) for x in start["uniform"])
+            return rng.randint(lo, hi)
+        return _ns(start)
+
+    for g, t in enumerate(resolved.get("traffic", [])):
+        rng = random.Random(seed * 1_000_003 + g)
+        active[g] = []
+        if t["kind"] == "web":
+            continue  # sessions, not flows: see web_sessions()
+        for _ in range(int(t["flows"])):
+            f = {
+                "id": len(flows),
+                "group": g,
+                "kind": t["kind"],
+                "forward": t.get("direction", "forward") == "forward",
+                "start_ns": draw(t.get("start", "0s"), rng),
+                "stop_ns": None,
+                "udp": _udp(resolved, t, len(flows), seed),
+            }
+            flows.append(f)
+            active[g].append(f)
+    for i, e in enumerate(resolved.get("schedule", [])):
+        if e.get("action") != "flows":
+            continue
+        g = int(e.get("group", 0))
+        at = _ns(e["at"])
+        spread = _ns(e.get("spread", "1s"))
+        rng = random.Random(seed * 7_000_003 + i)
+        t = resolved["traffic"][g]
+        for _ in range(int(e.get("start", 0))):
+            f = {
+                "id": len(flows),
+                "group": g,
+                "kind": t["kind"],
+                "forward": t.get("direction", "forward") == "forward",
+                "start_ns": at + rng.randint(0, spread),
+                "stop_ns": None,
+                "udp": _udp(resolved, t, len(flows), seed),
+            }
+            flows.append(f)
+            active[g].append(f)
+        live = sorted(
+            (f for f in active[g] if f["start_ns"] <= at), key=lambda f: -int(f["start_ns"])
+        )
+        for f in live[: int(e.get("stop", 0))]:
+            f["stop_ns"] = at
+            active[g].remove(f)
+    return flows
+
+
+def _bytes(v: Any) -> int:
+    """A byte size as the resolved scenario writes it ("300B")."""
+    if isinstance(v, int):
+        return v
+    text = str(v).strip()
+    for unit, k in (("KB", 1000), ("MB", 1_000_000), ("B", 1)):
+        if text.endswith(unit):
+            return int(float(text[: -len(unit)]) * k)
+    raise TestbedError(f"not a byte size: {v!r}")
+
+
+def _rate_bps(v: Any) -> float:
+    """A rate as the scenario writes it ("10Mbps", 1e6) in bit/s."""
+    if isinstance(v, int | float):
+        return float(v)
+    text = str(v).strip()
+    for unit, k in (("Gbps", 1e9), ("Mbps", 1e6), ("Kbps", 1e3), ("kbps", 1e3), ("bps", 1.0)):
+        if text.endswith(unit):
+            return float(text[: -len(unit)]) * k
+    raise TestbedError(f"not a rate: {v!r}")
+
+
+def _udp_rate(resolved: Mapping[str, Any], t: Mapping[str, Any], rate: Any, density: Any) -> float:
+    """Each flow's rate: ``rate``, or ``density`` x C / flows."""
+    if rate is not None:
+        return _rate_bps(rate)
+    c = _rate_bps(resolved["topology"]["bottleneck_rate"])
+    return float(density) * c / max(1, int(t["flows"]))
+
+
+def _udp(resolved: Mapping[str, Any], t: Mapping[str, Any], fid: int, seed: int) -> Any:
+    if t["kind"] not in ("cbr", "udp-onoff"):
+        return None
+    u: dict[str, Any] = {
+        "packet_size": int(t["packet_size"]),
+        "rate_bps": _udp_rate(resolved, t, t.get("rate"), t.get("density")),
+        "seed": seed * 9_000_011 + fid,
+    }
+    if t["kind"] == "udp-onoff":
+        u["on_ns"] = _ns(t["on"])
+        u["off_ns"] = _ns(t["off"])
+    return u
+
+
+def udp_rate_changes(resolved: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The schedule's ``udp`` actions: (at, group, new per-flow rate)."""
+    out = []
+    for e in resolved.get("schedule", []):
+        if e.get("action") == "udp":
+            g = int(e.get("group", 0))
+            t = resolved["traffic"][g]
+            r = _udp_rate(resolved, t, e.get("rate"), e.get("density"))
+            out.append({"at_ns": _ns(e["at"]), "group": g, "rate_bps": r})
+    return out
+
+
+def web_sessions(
+    resolved: Mapping[str, Any], scripts: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """The web sessions: the core's scripts (``aqmlab-router --web-plan``),
+    each with its begin time (the group's start drawn per session, plus
+    the residual think) and its server's address."""
+    seed = int(resolved.get("seed", 1))
+    out = []
+    rngs: dict[int, random.Random] = {}
+    for w in scripts:
+        g = int(w["group"])
+        t = resolved["traffic"][g]
+        rng = rngs.setdefault(g, random.Random(seed * 5_000_011 + g))
+        start = t.get("start", "0s")
+        if isinstance(start, Mapping) and "uniform" in start:
+            lo, hi = (_ns(x) for x in start["uniform"])
+            s0 = rng.randint(lo, hi)
+        else:
+            s0 = _ns(start)
+        fwd = t.get("direction", "forward") == "forward"
+        out.append(
+            {
+                **w,
+                "forward": fwd,
+                "begin_ns": s0 + int(float(w["residual_s"]) * 1e9),
+                # The server sits on the data's sending side.
+                "server": Dumbbell.receiver_addr(g, not fwd),
+            }
+        )
+    return out
+
+
+def find_router() -> str:
+    """The router binary: $AQMLAB_ROUTER, then ``aqmlab-router`` on PATH, then
+    the workspace's ``target/release/aqmlab-router``."""
+    env = os.environ.get("AQMLAB_ROUTER")
+    if env:
+        return env
+    w = shutil.which("aqmlab-router")
+    if w:
+        return w
+    here = Path(__file__).resolve()
+    for parent in here.parents:
+        cand = parent / "target" / "release" / "aqmlab-router"
+        if cand.is_file():
+            return str(cand)
+    raise TestbedError(
+        "the router binary aqmlab-router is not built: run `make build` "
+        "(or cargo build --release -p aqmlab-testbed), or set AQMLAB_ROUTER"
+    )
+
+
+def _die_with_parent() -> None:
+    """In the child before exec: die with the parent (prctl PR_SET_PDEATHSIG)."""
+    import ctypes
+
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None).prctl(1, signal.SIGKILL, 0, 0, 0)
+
+
+def _router_child() -> None:
+    """In the router's child before exec: die with the parent, and run at a
+    higher CPU priority (nice -10) so that on a loaded machine its wake-ups
+    stay close to the link's schedule."""
+    _die_with_parent()
+    with contextlib.suppress(OSError):
+        os.setpriority(os.PRIO_PROCESS, 0, ROUTER_NICE)
+
+
+@contextmanager
+def _signals_raise() -> Iterator[None]:
+    """SIGTERM and SIGHUP raise KeyboardInterrupt (as Ctrl-C does), so the
+    tear-down in ``finally`` runs for them too."""
+
+    def handler(signum: int, frame: FrameType | None) -> None:
+        raise KeyboardInterrupt(f"signal {signum}")
+
+    old = {s: signal.signal(s, handler) for s in (signal.SIGTERM, signal.SIGHUP)}
+    try:
+        yield
+    finally:
+        for s, h in old.items():
+            signal.signal(s, h)
+
+
+def run_testbed(
+    doc: dict[str, Any],
+    out: str | os.PathLike[str],
+    cc: str = "reno",
+    command: Sequence[str] | None = None,
+    log: Callable[[str], None] | None = None,
+) -> RunResult:
+    """Run the scenario document ``doc`` on the testbed and write the
+    result folder ``out``. Raises :class:`TestbedError` (set-up, an
+    unsupported key) or ``aqmlab.ScenarioError`` (a bad scenario)."""
+    say = log or (lambda s: None)
+    resolved = scenario.validate(doc)
+    errs = unsupported(doc)
+    if errs:
+        raise TestbedError("; ".join(errs))
+    results.check_target(out)
+    check_environment()
+    ccs = kernel_ccs()
+    if cc not in ccs:
+        raise TestbedError(
+            f"--cc: {cc!r} is not available in this kernel (available: {', '.join(ccs) or 'none'})"
+        )
+    router = find_router()
+    flows = plan(resolved)
+    ecn_default = bool(resolved["tcp"].get("ecn", False))
+    groups = resolved.get("traffic", [])
+    ecn_groups = {g: bool(t.get("ecn", ecn_default)) for g, t in enumerate(groups)}
+
+    # Addressing: a group's address sits where its connections are accepted:
+    # the data's receivers for bulk and UDP, the servers (the data's
+    # senders) for web.
+    def accepts_right(t: Mapping[str, Any]) -> bool:
+        fwd = t.get("direction", "forward") == "forward"
+        return bool(fwd != (t["kind"] == "web"))
+
+    fwd_groups = [g for g, t in enumerate(groups) if accepts_right(t)]
+    rev_groups = [g for g, t in enumerate(groups) if not accepts_right(t)]
+    mtu = int(resolved["tcp"]["packet_size"])
+    if mtu < 576:
+        raise TestbedError(
+            f"tcp.packet_size: {mtu} is below 576, the smallest IPv4 MTU the testbed uses"
+        )
+    wall0 = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="aqmlab-testbed-") as tmps:
+        tmp = Path(tmps)
+        cfg = {"scenario": json.loads(scenario.to_json(doc)), "t0_ns": 0, "tuns": []}
+        (tmp / "check.json").write_text(json.dumps(cfg))
+        chk = subprocess.run(
+            [router, "--check", str(tmp / "check.json")], capture_output=True, text=True
+        )
+        if chk.returncode != 0:
+            raise TestbedError(chk.stderr.strip().removeprefix("error: "))
+        derived = json.loads(chk.stdout)
+        scripts: list[dict[str, Any]] = []
+        if any(t["kind"] == "web" for t in groups):
+            wp = subprocess.run(
+                [router, "--web-plan", str(tmp / "check.json")], capture_output=True, text=True
+            )
+            if wp.returncode != 0:
+                raise TestbedError(wp.stderr.strip().removeprefix("error: "))
+            scripts = json.loads(wp.stdout)
+        sessions = web_sessions(resolved, scripts)
+        db = Dumbbell(
+            mtu=mtu, ecn_groups=ecn_groups, forward_groups=fwd_groups, reverse_groups=rev_groups
+        )
+        procs: list[subprocess.Popen[bytes]] = []
+        with _signals_raise():
+            try:
+                say(f"setting up namespaces {db.tag}-*")
+                db.up()
+                cfg["t0_ns"] = 0  # handed over on stdin once every process is ready
+                cfg["tuns"] = [[db.netns_path("rl"), "tb0"], [db.netns_path("rr"), "tb0"]]
+                (tmp / "router.json").write_text(json.dumps(cfg))
+                common = {
+                    "t0_ns": 0,
+                    "duration_ns": derived["duration_ns"],
+                    "measure_start_ns": derived["measure_start_ns"],
+                    "cc": cc,
+                    "probe_interval_ns": PROBE_INTERVAL_NS,
+                }
+                hosts = {}
+                for side in ("l", "r"):
+                    left = side == "l"
+                    spec = dict(common)
+                    spec["out"] = str(tmp / f"host-{side}.out.json")
+                    spec["flows"] = [
+                        {
+                            "id": f["id"],
+                            "group": f["group"],
+                            "dst": Dumbbell.receiver_addr(f["group"], f["forward"]),
+                            "start_ns": f["start_ns"],
+                            "stop_ns": f["stop_ns"],
+                            "udp": f["udp"],
+                        }
+                        for f in flows
+                        if f["forward"] == left
+                    ]
+                    mine = rev_groups if left else fwd_groups
+                    spec["listen"] = [
+                        Dumbbell.receiver_addr(g, not left)
+                        for g in mine
+                        if groups[g]["kind"] == "bulk"
+                    ]
+                    spec["listen_udp"] = [
+                        Dumbbell.receiver_addr(g, not left)
+                        for g in mine
+                        if groups[g]["kind"] in ("cbr", "udp-onoff")
+                    ]
+                    spec["web_servers"] = [
+                        [Dumbbell.receiver_addr(g, not left), _bytes(groups[g]["request_size"])]
+                        for g in mine
+                        if groups[g]["kind"] == "web"
+                    ]
+                    # The clients browse from the data's receiving side.
+                    spec["web_sessions"] = [w for w in sessions if w["forward"] != left]
+                    spec["udp_rates"] = udp_rate_changes(resolved)
+                    if "rwnd" in doc.get("tcp", {}):
+                        # The receiver's window in segments of MSS = packet_size - 40.
+                        spec["window_clamp"] = int(resolved["tcp"]["rwnd"]) * (mtu - 40)
+                    spec["probe_to"] = "10.2.0.2" if left else None
+                    (tmp / f"host-{side}.json").write_text(json.dumps(spec))
+                    hosts[side] = tmp / f"host-{side}.out.json"
+                say("starting the router and the hosts")
+                procs.append(
+                    subprocess.Popen(
+                        [
+                            router,
+                            "--run",
+                            str(tmp / "router.json"),
+                            "--out",
+                            str(tmp / "router.out.json"),
+                        ],
+                        stdin=subprocess.PIPE,
+                        stdout=subprocess.PIPE,
+                        stderr=subprocess.PIPE,
+                        preexec_fn=_router_child,
+                    )
+                )
+                for side in ("l", "r"):
+                    procs.append(
+                        subprocess.Popen(
+                            [
+                                "ip",
+                                "netns",
+                                "exec",
+                                db.ns(side),
+                                sys.executable,
+                                # The file itself: it needs the standard
+                                # library only, so it starts fast.
+                                str(Path(__file__).with_name("host.py")),
+                                str(tmp / f"host-{side}.json"),
+                            ],
+                            stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE,
+                            preexec_fn=_die_with_parent,
+                        )
+                    )
+                # Every process says "ready" (TUN devices attached, sockets
+                # listening); then all get the same start instant.
+                for p, what in zip(procs, ("router", "left host", "right host"), strict=True):
+                    assert p.stdout is not None
+                    if p.stdout.readline().strip() != b"ready":
+                        p.wait()
+                        err = p.stderr.read().decode(errors="replace").strip() if p.stderr else ""
+                        raise TestbedError(f"the {what} failed to start: {err}")
+                t0 = time.monotonic_ns() + START_MARGIN_NS
+                for p in procs:
+                    assert p.stdin is not None
+                    p.stdin.write(f"{t0}\n".encode())
+                    p.stdin.close()
+                deadline = t0 + int(derived["duration_ns"]) + 30_000_000_000
+                for p in procs:
+                    left_s = max(0.0, (deadline - time.monotonic_ns()) * 1e-9)
+                    try:
+                        p.wait(timeout=left_s)
+                    except subprocess.TimeoutExpired:
+                        raise TestbedError("the testbed's processes did not end in time") from None
+                for p, what in zip(procs, ("router", "left host", "right host"), strict=True):
+                    if p.returncode != 0:
+                        err = p.stderr.read().decode(errors="replace").strip() if p.stderr else ""
+                        raise TestbedError(f"the {what} failed (status {p.returncode}): {err}")
+                rout = json.loads((tmp / "router.out.json").read_text())
+                hl = json.loads(hosts["l"].read_text())
+                hr = json.loads(hosts["r"].read_text())
+            finally:
+                for p in procs:
+                    if p.poll() is None:
+                        p.kill()
+                        p.wait()
+                say("tearing down")
+                db.down()
+    wall = time.monotonic() - wall0
+    result = _result(resolved, derived, rout, hl, hr, flows, cc, wall)
+    resp = sorted(list(hl.get("responses", [])) + list(hr.get("responses", [])), key=lambda r: r[6])
+    if resp:
+        cols = list(zip(*resp, strict=True))
+        result.responses = responses_table(
+            {name: list(c) for (name, _), c in zip(RESPONSE_COLUMNS, cols, strict=True)}
+        )
+        ms = derived["measure_start_ns"] * 1e-9
+        rt = np.asarray([r[7] for r in resp if r[6] >= ms])
+        if rt.size:
+            result.summary["web"] = {
+                "completed": int(rt.size),
+                "response_time_mean_s": float(rt.mean()),
+                "response_time_p50_s": float(np.quantile(rt, 0.5)),
+                "response_time_p90_s": float(np.quantile(rt, 0.9)),
+                "response_time_p99_s": float(np.quantile(rt, 0.99)),
+            }
+    result.command = list(command) if command else None
+    _write(result, out, _manifest_extra(derived, rout, cc))
+    return result
+
+
+def _manifest_extra(derived: Mapping[str, Any], rout: Mapping[str, Any], cc: str) -> dict[str, Any]:
+    return {
+        "mode": "testbed",
+        "testbed": {
+            "kernel": platform.release(),
+            "congestion_control": cc,
+            "host": platform.node(),
+            "router": dict(derived),
+            "router_late_p99_s": rout["late_p99_s"],
+        },
+    }
+
+
+def _write(result: RunResult, out: str | os.PathLike[str], extra: Mapping[str, Any]) -> Path:
+    """As :func:`aqmlab.results.write_run`, with the manifest's testbed keys."""
+    target = results.check_target(out)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = target.with_name(f"{target.name}.tmp-{os.getpid()}")
+    if tmp.exists():
+        shutil.rmtree(tmp)
+    try:
+        tmp.mkdir()
+        results._write_files(result, tmp)
+        man = results.manifest(result)
+        man.update(extra)
+        (tmp / results.MANIFEST).write_text(json.dumps(man, indent=2, allow_nan=False) + "\n")
+        results._replace(tmp, target)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return target
+
+
+def _jain(x: Sequence[float]) -> float:
+    if not x or sum(v * v for v in x) == 0:
+        return 0.0
+    return float(sum(x) ** 2 / (len(x) * sum(v * v for v in x)))
+
+
+def _link_summary(
+    d: Mapping[str, Any], q: Mapping[str, Any] | None, t_meas: float, window: float, pkt: int
+) -> dict[str, Any]:
+    a, s = d["total"], d["at_measure_start"]
+    dl = {k: a[k] - s[k] for k in a}
+    out: dict[str, Any] = {
+        "name": d["name"],
+        "arrivals": dl["arrivals"],
+        "departures": dl["departures"],
+        "drops_early": dl["drops_early"],
+        "drops_forced": dl["drops_forced"],
+        "drops_overflow": dl["drops_overflow"],
+        "marks_early": dl["marks_early"],
+        "marks_forced": dl["marks_forced"],
+        "marks": dl["marks_early"] + dl["marks_forced"],
+        "drops_ect": dl.get("drops_ect", 0),
+        "lost_on_link": 0,
+        "arrival_mean_size_bytes": dl["arrival_bytes"] / dl["arrivals"] if dl["arrivals"] else 0.0,
+        "loss_rate": (dl["drops_early"] + dl["drops_forced"] + dl["drops_overflow"])
+        / dl["arrivals"]
+        if dl["arrivals"]
+        else 0.0,
+        "throughput_bps": dl["departure_bytes"] * 8 / t_meas,
+        "utilization": dl["departure_bytes"] * 8 / t_meas / d["rate_bps"],
+        "queuing_delay_mean_s": dl["sojourn_ns"] * 1e-9 / dl["departures"]
+        if dl["departures"]
+        else 0.0,
+    }
+    if q is not None:
+        t = np.asarray(q["time_s"], dtype=np.float64)
+        start = float(q.get("_start", 0.0))
+        m = t >= start
+        qp = np.asarray(q["queue_pkts"], dtype=np.float64)[m]
+        qb = np.asarray(q["queue_bytes"], dtype=np.float64)[m]
+        tt = t[m]
+        mean_size = out["arrival_mean_size_bytes"] or float(pkt)
+        for suffix, arr in (("pkts", qp), ("bytes", qb), ("meanpkts", qb / mean_size)):
+            out[f"queue_mean_{suffix}"] = float(arr.mean()) if arr.size else 0.0
+            out[f"queue_std_{suffix}"] = float(arr.std()) if arr.size else 0.0
+            stds = []
+            if arr.size and window > 0:
+                idx = np.floor((tt - start) / window).astype(np.int64)
+                for w in np.unique(idx):
+                    sel = arr[idx == w]
+                    if sel.size > 1:
+                        stds.append(float(sel.std()))
+            out[f"queue_window_std_mean_{suffix}"] = float(np.mean(stds)) if stds else 0.0
+            out["queue_windows"] = len(stds)
+    return out
+
+
+def _result(
+    resolved: Mapping[str, Any],
+    derived: Mapping[str, Any],
+    rout: Mapping[str, Any],
+    hl: Mapping[str, Any],
+    hr: Mapping[str, Any],
+    flows: list[dict[str, Any]],
+    cc: str,
+    wall: float,
+) -> RunResult:
+    dur = derived["duration_ns"] * 1e-9
+    ms = derived["measure_start_ns"] * 1e-9
+    t_meas = dur - ms
+    window = scenario._ns(resolved["metrics"].get("window", "10s")) or 0
+    q = dict(rout["queue"])
+    q["_start"] = ms
+    links = [
+        _link_summary(rout["dirs"][0], q, t_meas, window * 1e-9, int(derived["packet_size"])),
+        _link_summary(rout["dirs"][1], None, t_meas, 0.0, int(derived["packet_size"])),
+    ]
+    bottleneck = {k: v for k, v in links[0].items() if k != "name"}
+    # Per-flow records: receivers' counts and senders' TCP_INFO.
+    rows: dict[str, list[Any]] = {
+        c: []
+        for c in (
+            "flow",
+            "group",
+            "kind",
+            "direction",
+            "start_s",
+            "base_rtt_s",
+            "bytes_delivered",
+            "goodput_bps",
+            "data_sent",
+            "retransmits",
+            "rtt_mean_s",
+            "cwnd_final",
+        )
+    }
+    good = []
+    udp_sent, udp_got, udp_pk, udp_n = 0.0, 0.0, [0, 0], 0
+    base_rtt = derived["base_rtt_ns"] * 1e-9
+    for f in flows:
+        rx_side, tx_side = (hr, hl) if f["forward"] else (hl, hr)
+        rx = rx_side["rx"].get(str(f["id"]), {})
+        tx = tx_side["tx"].get(str(f["id"]), {})
+        info = tx.get("info", {})
+        delivered = int(rx.get("bytes", 0))
+        at_start = rx.get("bytes_at_start")
+        gp = (delivered - int(at_start or 0)) * 8 / t_meas if rx else 0.0
+        if f["udp"] is not None:
+            size = int(f["udp"]["packet_size"])
+            sent = int(tx.get("sent", 0)) - int(tx.get("sent_at_start") or 0)
+            got = int(rx.get("packets", 0)) - int(rx.get("packets_at_start") or 0)
+            udp_sent += sent * size * 8 / t_meas
+            udp_got += got * size * 8 / t_meas
+            udp_pk[0] += sent
+            udp_pk[1] += got
+            udp_n += 1
+            info = {"data_segs_out": tx.get("sent", 0)}
+        elif f["forward"]:
+            good.append(gp)
+        rows["flow"].append(f["id"])
+        rows["group"].append(f["group"])
+        rows["kind"].append(f.get("kind", "bulk"))
+        rows["direction"].append("forward" if f["forward"] else "reverse")
+        rows["start_s"].append(f["start_ns"] * 1e-9)
+        rows["base_rtt_s"].append(base_rtt)
+        rows["bytes_delivered"].append(delivered)
+        rows["goodput_bps"].append(gp)
+        rows["data_sent"].append(int(info.get("data_segs_out", 0)))
+        rows["retransmits"].append(int(info.get("total_retrans", 0)))
+        rows["rtt_mean_s"].append(float(info.get("rtt_s", math.nan)))
+        rows["cwnd_final"].append(float(info.get("cwnd", math.nan)))
+    probes = hl.get("probes", [])
+    first_start = min((f["start_ns"] * 1e-9 for f in flows), default=dur)
+    idle = [r for (t, r) in probes if t + r < first_start]
+    meas = [r for (t, r) in probes if t >= ms]
+    fwd_rtts = [
+        r
+        for r, d in zip(rows["rtt_mean_s"], rows["direction"], strict=True)
+        if d == "forward" and not math.isnan(r)
+    ]
+    summary: dict[str, Any] = {
+        "duration_s": dur,
+        "measure_start_s": ms,
+        "seed": int(resolved.get("seed", 1)),
+        "wall_time_s": wall,
+        "bottleneck": bottleneck,
+        "links": links,
+        "flows": {
+            "count": len(good),
+            "goodput_bps_total": float(sum(good)),
+            "jain_fairness": _jain(good),
+            "retransmits": int(
+                sum(
+                    r
+                    for r, d in zip(rows["retransmits"], rows["direction"], strict=True)
+                    if d == "forward"
+                )
+            ),
+            "rtt_mean_s": float(np.mean(fwd_rtts)) if fwd_rtts else 0.0,
+        },
+        **(
+            {
+                "udp": {
+                    "count": udp_n,
+                    "sent_bps": udp_sent,
+                    "delivered_bps": udp_got,
+                    "loss_rate": max(0.0, 1 - udp_pk[1] / udp_pk[0]) if udp_pk[0] else 0.0,
+                }
+            }
+            if udp_n
+            else {}
+        ),
+        "testbed": {
+            "congestion_control": cc,
+            "kernel": platform.release(),
+            "base_rtt_s": base_rtt,
+            "probe_interval_s": PROBE_INTERVAL_NS * 1e-9,
+            "probe_rtt_idle_median_s": float(np.median(idle)) if idle else None,
+            "probe_rtt_idle_min_s": float(np.min(idle)) if idle else None,
+            "probe_rtt_idle_count": len(idle),
+            "probe_rtt_mean_s": float(np.mean(meas)) if meas else None,
+            "router_late_mean_s": rout["late_mean_s"],
+            "router_late_p50_s": rout["late_p50_s"],
+            "router_late_p99_s": rout["late_p99_s"],
+            "router_late_max_s": rout["late_max_s"],
+            "router_start_lag_s": rout["start_lag_s"],
+            "router_cpu_user_s": rout.get("cpu_user_s", 0.0),
+            "router_cpu_sys_s": rout.get("cpu_sys_s", 0.0),
+            "not_ipv4": rout["not_ipv4"],
+            "write_errors": rout["write_errors"],
+            "schedule_errors": rout["schedule_errors"],
+            "host_errors": list(hl.get("errors", [])) + list(hr.get("errors", [])),
+            # Whole-run counters of each direction (the identity
+            # arrivals = departures + drops + queued_at_end holds for them).
+            "totals": [
+                {**d["total"], "queued_at_end": d["queued_at_end"], "name": d["name"]}
+                for d in rout["dirs"]
+            ],
+        },
+    }
+    summary["testbed"] = {k: v for k, v in summary["testbed"].items() if v is not None}
+    rq = rout["queue"]
+    queue = pa.table(
+        {
+            "link": pa.array(["bottleneck"] * len(rq["time_s"]), pa.string()),
+            "time_s": pa.array(rq["time_s"], pa.float64()),
+            "queue_pkts": pa.array(rq["queue_pkts"], pa.uint32()),
+            "queue_bytes": pa.array(rq["queue_bytes"], pa.uint64()),
+            "avg": pa.array([math.nan if v is None else v for v in rq["avg"]], pa.float64()),
+            "drops": pa.array(rq["drops"], pa.uint64()),
+            "marks": pa.array(rq["marks"], pa.uint64()),
+        }
+    )
+    params = params_table(
+        {
+            "time_s": rq["param_time_s"],
+            "name": rq["param_name"],
+            "value": [math.nan if v is None else v for v in rq["param_value"]],
+        }
+    )
+    return RunResult(
+        scenario=dict(resolved),
+        summary=summary,
+        queue=queue,
+        flows=pa.table(rows),
+        params=params,
+        created_at=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+    )

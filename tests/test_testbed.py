@@ -1,0 +1,432 @@
+"""Testbed mode (issue 13): the router, the result folder, the acceptance figures.
+
+The tests that build namespaces need root, /dev/net/tun and the router
+binary; they are skipped with the reason otherwise. They run real kernel TCP
+for about two minutes in all: every figure is checked against a tolerance
+whose reason is given beside it (docs/testbed.md has the measured values).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from aqmlab import scenario, testbed
+from aqmlab.results import load_run
+from aqmlab.testbed import leftovers, run_testbed, unsupported
+from aqmlab.testbed.netns import NETNS_DIR, check_environment
+from aqmlab.testbed.runner import find_router, plan
+
+ROOT = Path(__file__).resolve().parents[1]
+DUMBBELL = ROOT / "scenarios" / "testbed" / "dumbbell-20.toml"
+ACCURACY = ROOT / "scenarios" / "testbed" / "link-accuracy.toml"
+UDP = ROOT / "scenarios" / "testbed" / "udp-mix.toml"
+WEB = ROOT / "scenarios" / "testbed" / "web.toml"
+
+
+def _why_not() -> str | None:
+    try:
+        check_environment()
+        find_router()
+    except testbed.TestbedError as e:
+        return str(e)
+    return None
+
+
+WHY_NOT = _why_not()
+needs_testbed = pytest.mark.skipif(WHY_NOT is not None, reason=f"testbed unavailable: {WHY_NOT}")
+
+
+def _doc(path: Path, **sets: Any) -> dict[str, Any]:
+    doc = scenario.load(path)
+    scenario.apply_overrides(doc, [f"{k}={v}" for k, v in sets.items()])
+    return doc
+
+
+def _aqmlab(*args: str, **kw: Any) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "aqmlab", *args], capture_output=True, text=True, **kw
+    )
+
+
+# ---------------------------------------------------------------- no root needed
+
+
+def test_unsupported_keys_are_named() -> None:
+    doc = _doc(DUMBBELL)
+    assert unsupported(doc) == []
+    doc["tcp"]["delayed_ack"] = True
+    doc["traffic"].append({"kind": "web-simple", "sessions": 1})
+    doc["traffic"][0]["extra_delay"] = "1ms"
+    errs = unsupported(doc)
+    assert any(e.startswith("tcp.delayed_ack: has no meaning") for e in errs), errs
+    assert any(e.startswith("traffic[1].kind: 'web-simple' is not supported") for e in errs), errs
+    assert any(e.startswith("traffic[0].extra_delay") for e in errs), errs
+
+
+def test_plan_draws_starts_and_follows_the_schedule() -> None:
+    doc = _doc(DUMBBELL)
+    doc["schedule"] = [
+        {"at": "5s", "action": "flows", "group": 0, "start": 3, "spread": "1s"},
+        {"at": "10s", "action": "flows", "group": 0, "stop": 2},
+    ]
+    flows = plan(scenario.validate(doc))
+    assert len(flows) == 23
+    assert all(0 <= f["start_ns"] <= 2_000_000_000 for f in flows[:20])
+    assert all(5_000_000_000 <= f["start_ns"] <= 6_000_000_000 for f in flows[20:])
+    # The most recently started two stop at 10 s.
+    stopped = [f for f in flows if f["stop_ns"] is not None]
+    assert len(stopped) == 2 and all(f["stop_ns"] == 10_000_000_000 for f in stopped)
+    assert {f["id"] for f in stopped} <= {20, 21, 22}
+    # The same seed gives the same plan.
+    assert plan(scenario.validate(doc)) == flows
+
+
+def test_cli_errors_name_the_key(tmp_path: Path) -> None:
+    r = _aqmlab("testbed", str(DUMBBELL), "--out", str(tmp_path / "o"), "--set", "tcp.min_rto=1s")
+    assert r.returncode == 2
+    assert "tcp.min_rto: has no meaning" in r.stderr or "root" in r.stderr, r.stderr
+    assert "Traceback" not in r.stderr
+    assert not (tmp_path / "o").exists()
+    r = _aqmlab("testbed", "--out", str(tmp_path / "o"))
+    assert r.returncode == 2 and "give FILE and --out" in r.stderr
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="checks the message for users who are not root")
+def test_not_root_is_a_clear_error(tmp_path: Path) -> None:
+    r = _aqmlab("testbed", str(DUMBBELL), "--out", str(tmp_path / "o"))
+    assert r.returncode == 2 and "needs root" in r.stderr
+
+
+def test_router_check_refuses_what_it_cannot_emulate(tmp_path: Path) -> None:
+    try:
+        router = find_router()
+    except testbed.TestbedError as e:
+        pytest.skip(str(e))
+    fq = _doc(DUMBBELL)
+    fq["aqm"] = {"kind": "fq-codel"}
+    spread = _doc(DUMBBELL, **{"topology.access_delay": '{uniform=["1ms","5ms"]}'})
+    for doc, msg in (
+        (fq, 'aqm.kind: "fq-codel" is not supported'),
+        (spread, "topology.access_delay: a delay drawn per flow"),
+    ):
+        cfg = tmp_path / "c.json"
+        cfg.write_text(json.dumps({"scenario": doc}))
+        r = subprocess.run([router, "--check", str(cfg)], capture_output=True, text=True)
+        assert r.returncode == 2 and msg in r.stderr, r.stderr
+    cfg.write_text(json.dumps({"scenario": _doc(DUMBBELL)}))
+    r = subprocess.run([router, "--check", str(cfg)], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    d = json.loads(r.stdout)
+    assert d["base_rtt_ns"] == 100_000_000 and d["rate_bps"] == 10_000_000
+
+
+# ---------------------------------------------------------------- on the testbed
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """The acceptance runs, made once: link accuracy at 10 and 50 Mbit/s,
+    and the 20-flow dumbbell under DropTail, RED, PI and PI with ECN."""
+    if WHY_NOT is not None:
+        pytest.skip(f"testbed unavailable: {WHY_NOT}")
+    base = tmp_path_factory.mktemp("testbed")
+    red = {"kind": "red", "min_th": 20, "max_th": 60, "max_p": 0.1}
+    todo: dict[str, tuple[Path, dict[str, Any] | None, dict[str, Any]]] = {
+        "acc10": (ACCURACY, None, {}),
+        "acc50": (ACCURACY, None, {"topology.bottleneck_rate": "50Mbps", "tcp.rwnd": 460}),
+        "droptail": (DUMBBELL, {"kind": "droptail"}, {"topology.buffer": 150}),
+        "red": (DUMBBELL, red, {}),
+        "pi": (DUMBBELL, None, {}),
+        "pi-ecn": (DUMBBELL, None, {"aqm.ecn": "true", "tcp.ecn": "true"}),
+        "udp": (UDP, None, {}),
+        "web": (WEB, None, {}),
+    }
+    out = {}
+    for name, (f, aqm, sets) in todo.items():
+        doc = _doc(f, **sets)
+        if aqm is not None:
+            doc["aqm"] = aqm
+        run_testbed(doc, base / name, cc="reno")
+        out[name] = base / name
+    assert leftovers() == [] or all(not n.startswith(f"aqtb-{os.getpid()}-") for n in leftovers())
+    return out
+
+
+def _summary(p: Path) -> dict[str, Any]:
+    s: dict[str, Any] = json.loads((p / "summary.json").read_text())
+    return s
+
+
+@needs_testbed
+@pytest.mark.parametrize(("name", "rate"), [("acc10", 10e6), ("acc50", 50e6)])
+def test_link_accuracy(runs: dict[str, Path], name: str, rate: float) -> None:
+    s = _summary(runs[name])
+    b, tb = s["bottleneck"], s["testbed"]
+    # The link delivers its configured rate within 2 %...
+    assert abs(b["throughput_bps"] / rate - 1) < 0.02, b
+    # ...and so does the flow: payload = 1500 - 20 (IP) - 20 (TCP) - 12
+    # (timestamps, on in Linux) bytes of every 1500-byte packet.
+    payload = rate * (1500 - 52) / 1500
+    assert abs(s["flows"]["goodput_bps_total"] / payload - 1) < 0.02, s["flows"]
+    # The idle path's RTT is the base RTT within 0.5 ms, once the probe's own
+    # serialisation (64 bytes each way at the link rate) is taken off.
+    probe_tx = 2 * 64 * 8 / rate
+    assert tb["probe_rtt_idle_count"] >= 10
+    excess = tb["probe_rtt_idle_median_s"] - probe_tx - tb["base_rtt_s"]
+    assert 0 <= excess < 0.5e-3, tb
+    # The router reports its own added delay.
+    assert tb["router_late_p50_s"] < 0.5e-3
+    assert {"router_late_mean_s", "router_late_p99_s", "router_late_max_s"} <= set(tb)
+
+
+@needs_testbed
+def test_result_folder_is_a_run_folder(runs: dict[str, Path]) -> None:
+    man = json.loads((runs["pi"] / "manifest.json").read_text())
+    assert man["mode"] == "testbed"
+    assert man["testbed"]["congestion_control"] == "reno"
+    assert man["testbed"]["kernel"] == os.uname().release
+    r = load_run(runs["pi"])
+    assert r.flows.num_rows == 20
+    assert set(r.queue.column_names) >= {"link", "time_s", "queue_pkts", "queue_bytes", "avg"}
+    assert r.params.num_rows > 0
+    # Accounting over the whole run: arrivals = departures + drops + queued.
+    for t in _summary(runs["pi"])["testbed"]["totals"]:
+        drops = t["drops_early"] + t["drops_forced"] + t["drops_overflow"]
+        assert t["arrivals"] == t["departures"] + drops + t["queued_at_end"], t
+    # `aqmlab plot` works on it unchanged.
+    png = runs["pi"].parent / "pi.png"
+    p = _aqmlab("plot", str(runs["pi"]), "-o", str(png))
+    assert p.returncode == 0, p.stderr
+    assert png.stat().st_size > 1000
+
+
+@needs_testbed
+def test_droptail_fills_the_buffer(runs: dict[str, Path]) -> None:
+    b = _summary(runs["droptail"])["bottleneck"]
+    assert b["queue_mean_pkts"] > 0.6 * 150, b
+    assert b["drops_overflow"] > 0 and b["drops_early"] == 0
+    assert b["utilization"] > 0.97
+
+
+@needs_testbed
+def test_red_and_pi_hold_their_set_points(runs: dict[str, Path]) -> None:
+    red = _summary(runs["red"])["bottleneck"]
+    # RED's queue sits in its early region [min_th, max_th] = [20, 60] on
+    # average (its average queue, not the instantaneous one, is what it
+    # controls; the mean of the instantaneous queue may dip below min_th).
+    assert 10 < red["queue_mean_pkts"] < 60, red
+    assert red["drops_early"] > 0 and red["drops_overflow"] == 0
+    pi = _summary(runs["pi"])["bottleneck"]
+    # PI's integral action holds the mean at q_ref = 50 (issue: within 25 %).
+    assert abs(pi["queue_mean_pkts"] - 50) <= 0.25 * 50, pi
+    assert pi["drops_overflow"] == 0
+
+
+@needs_testbed
+def test_ecn_marks_replace_drops(runs: dict[str, Path]) -> None:
+    b = _summary(runs["pi-ecn"])["bottleneck"]
+    assert b["marks"] > 100, b
+    # No ECN-capable packet is dropped: every early signal to one is a mark.
+    # What is still dropped early is what Linux sends not ECN-capable:
+    # retransmissions (RFC 3168 section 6.1.5), the probes, and the flows
+    # whose ECN-setup SYN was dropped (they fall back to no ECN, section
+    # 6.1.1); the router counts the two apart.
+    assert b["drops_ect"] == 0, b
+    assert b["drops_overflow"] == 0
+    # And the marks are CE in real packets: the senders reacted.
+    assert abs(b["queue_mean_pkts"] - 50) <= 0.25 * 50
+
+
+@needs_testbed
+@pytest.mark.parametrize("name", ["red", "pi"])
+def test_simulator_and_testbed_agree(runs: dict[str, Path], name: str) -> None:
+    """The same file in the simulator: utilisation within 0.05 and mean queue
+    within 35 % (+3 packets). The band covers what differs on purpose (Linux
+    reno is NewReno-like with SACK/RACK recovery, an initial window of 10,
+    12 bytes of timestamps, delayed ACKs that quick-ack in slow start; the
+    simulator's NewReno has none of these) and the noise of a 12 s mean of a
+    queue whose std is ~20 packets (seeds move the simulator's mean by
+    +-2 packets)."""
+    import aqmlab
+
+    doc = _doc(DUMBBELL)
+    if name == "red":
+        doc["aqm"] = {"kind": "red", "min_th": 20, "max_th": 60, "max_p": 0.1}
+    sim = aqmlab.run(doc).summary["bottleneck"]
+    tb = _summary(runs[name])["bottleneck"]
+    print(
+        f"{name}: queue sim {sim['queue_mean_pkts']:.1f} testbed {tb['queue_mean_pkts']:.1f}; "
+        f"utilisation sim {sim['utilization']:.3f} testbed {tb['utilization']:.3f}"
+    )
+    assert abs(sim["utilization"] - tb["utilization"]) <= 0.05
+    assert abs(sim["queue_mean_pkts"] - tb["queue_mean_pkts"]) <= 0.35 * sim["queue_mean_pkts"] + 3
+
+
+@needs_testbed
+def test_udp_sources(runs: dict[str, Path]) -> None:
+    s = _summary(runs["udp"])
+    assert s["udp"]["count"] == 3
+    r = load_run(runs["udp"])
+    rows = r.flows.to_pylist()
+    cbr = [x for x in rows if x["kind"] == "cbr"]
+    onoff = [x for x in rows if x["kind"] == "udp-onoff"]
+    assert len(cbr) == 1 and len(onoff) == 2
+    # The CBR source sends 2 Mbit/s over [3 s, 6 s] and 4 Mbit/s over
+    # [6 s, 10 s] (the schedule's udp action); UDP payload is 1000 - 28 bytes
+    # of each datagram. PI's early drops take a few per cent.
+    want = (3 * 2e6 + 4 * 4e6) / 7 * (1000 - 28) / 1000
+    assert 0.9 * want < cbr[0]["goodput_bps"] < 1.01 * want, cbr
+    assert all(x["goodput_bps"] > 0 for x in onoff)
+    assert s["flows"]["count"] == 5
+    assert s["bottleneck"]["utilization"] > 0.95
+
+
+@needs_testbed
+def test_web_sessions_follow_the_core_model(runs: dict[str, Path]) -> None:
+    import aqmlab
+
+    tb = load_run(runs["web"])
+    sim = aqmlab.run(WEB)
+    assert tb.responses.num_rows > 100
+    s = _summary(runs["web"])["web"]
+    assert s["completed"] > 50
+    # Every object takes at least one round trip (HTTP/1.1) or two (1.0).
+    assert s["response_time_p50_s"] > 0.1
+
+    # The scripts are the simulator's draws: the same sessions ask for the
+    # same objects in the same order (compare each session's first page).
+    def first(t: Any) -> dict[tuple[int, int], list[int]]:
+        out: dict[tuple[int, int], list[int]] = {}
+        for r in t.to_pylist():
+            if r["page"] == 0:
+                out.setdefault((r["flow"], r["group"]), []).append(r["size_bytes"])
+        return out
+
+    a, b = first(tb.responses), first(sim.responses)
+    common = set(a) & set(b)
+    assert len(common) > 20
+    assert all(a[k][: len(b[k])] == b[k][: len(a[k])] for k in common)
+
+
+# ---------------------------------------------------------------- clean-up
+
+
+def _start(tmp_path: Path) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "aqmlab",
+            "testbed",
+            str(DUMBBELL),
+            "--out",
+            str(tmp_path / "o"),
+            "--set",
+            "duration=30s",
+            "--set",
+            "traffic[0].flows=4",
+            "-q",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def _wait_running(p: subprocess.Popen[str]) -> list[str]:
+    """Wait until the testbed of ``p`` has its namespaces and its router."""
+    names = [f"aqtb-{p.pid}-{r}" for r in ("l", "rl", "rr", "r")]
+    for _ in range(200):
+        if all((NETNS_DIR / n).exists() for n in names) and _router_pids(p.pid):
+            time.sleep(1.0)
+            return names
+        assert p.poll() is None, p.stderr.read() if p.stderr else ""
+        time.sleep(0.05)
+    raise AssertionError("the testbed did not start")
+
+
+def _router_pids(owner: int) -> list[int]:
+    """Processes that belong to the testbed of ``owner`` (the router and the
+    hosts name the owner's namespaces or its temporary folder)."""
+    out = []
+    for d in Path("/proc").iterdir():
+        if not d.name.isdigit():
+            continue
+        try:
+            cmd = (d / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+            ppid = int((d / "stat").read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+        if ("aqmlab-router" in cmd or "testbed/host.py" in cmd) and (
+            ppid == owner or f"aqtb-{owner}-" in cmd
+        ):
+            out.append(int(d.name))
+    return out
+
+
+def _gone(names: list[str], owner: int) -> None:
+    for _ in range(100):
+        if not any((NETNS_DIR / n).exists() for n in names) and not _router_pids(owner):
+            break
+        time.sleep(0.05)
+    assert not any((NETNS_DIR / n).exists() for n in names)
+    links = subprocess.run(["ip", "-o", "link"], capture_output=True, text=True).stdout
+    assert "tb0" not in links and f"aqtb-{owner}" not in links
+    # No process of the testbed is left: not the router, not the hosts.
+    for d in Path("/proc").iterdir():
+        if d.name.isdigit():
+            try:
+                cmd = (d / "cmdline").read_bytes().decode(errors="replace")
+            except OSError:
+                continue
+            assert f"aqtb-{owner}-" not in cmd, cmd
+
+
+@needs_testbed
+def test_sigkill_then_cleanup_leaves_nothing(tmp_path: Path) -> None:
+    p = _start(tmp_path)
+    names = _wait_running(p)
+    host_pids = [pid for n in names for pid in _ns_pids(n)]
+    assert host_pids, "the router and the hosts run in the namespaces"
+    p.send_signal(signal.SIGKILL)
+    p.wait()
+    # The router and the hosts die with their parent (PR_SET_PDEATHSIG).
+    for _ in range(100):
+        if not any(Path(f"/proc/{pid}").exists() for pid in host_pids):
+            break
+        time.sleep(0.05)
+    r = _aqmlab("testbed", "--cleanup")
+    assert r.returncode == 0, r.stderr
+    assert all(n in r.stdout for n in names), r.stdout
+    _gone(names, p.pid)
+    assert not (tmp_path / "o").exists()
+    # A second clean-up finds nothing.
+    r = _aqmlab("testbed", "--cleanup")
+    assert r.returncode == 0 and "removed 0" in r.stdout
+
+
+def _ns_pids(n: str) -> list[int]:
+    out = subprocess.run(["ip", "netns", "pids", n], capture_output=True, text=True).stdout
+    return [int(x) for x in out.split()]
+
+
+@needs_testbed
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_interrupt_tears_down(tmp_path: Path, sig: signal.Signals) -> None:
+    p = _start(tmp_path)
+    names = _wait_running(p)
+    p.send_signal(sig)
+    _, err = p.communicate(timeout=30)
+    assert p.returncode == 130, err
+    assert "Traceback" not in err
+    _gone(names, p.pid)
+    assert not (tmp_path / "o").exists()
