@@ -36,7 +36,7 @@ def _case(name: str) -> object:
 
 
 def test_droptail_short_rtt_matches_ns2() -> None:
-    """DropTail, 100 ms: with ns-2's TCP clock and ssthresh rule, drops, timeouts and
+    """DropTail, 100 ms: with ns-2's TCP clock, ssthresh rule and recovery exit, drops, timeouts and
     retransmissions within 20 % of ns-2's, utilisation within one point."""
     case = _case("droptail-100ms")
     ns2 = cc.run_ns2(case, 1)
@@ -49,13 +49,13 @@ def test_droptail_short_rtt_matches_ns2() -> None:
 def test_ared_long_rtt_needs_ns2s_clock() -> None:
     """ARED(20, 60), 900 ms: ns-2 keeps 72 % of the link. aqmlab with ns-2's 10 ms TCP clock
     comes within 4 points with drops within 30 %; on an exact clock spurious timeouts cost it
-    more than 8 points and triple the drops (docs/tcp.md, "The RTT clock")."""
+    more than 6 points and nearly triple the drops (docs/tcp.md, "The RTT clock")."""
     case = _case("ared-900ms")
     ns2 = cc.run_ns2(case, 1)
     ours = cc.run_aqmlab(case, 1, cc.NS2_TCP)
     exact = cc.run_aqmlab(case, 1, [])
     assert abs(ours["utilisation"] - ns2["utilisation"]) < 0.04, (ours, ns2)
     assert abs(ours["drops"] - ns2["drops"]) < 0.3 * ns2["drops"], (ours, ns2)
-    assert exact["utilisation"] < ns2["utilisation"] - 0.08, (exact, ns2)
-    assert exact["timeouts"] > 3 * ours["timeouts"], (exact, ours)
+    assert exact["utilisation"] < ns2["utilisation"] - 0.06, (exact, ns2)
+    assert exact["timeouts"] > 3 * ns2["timeouts"], (exact, ns2)
     assert exact["drops"] > 2.5 * ns2["drops"], (exact, ns2)

@@ -31,7 +31,12 @@ from pathlib import Path
 from typing import Any
 
 # ns-2's TCP as the thesis' presets configure aqmlab's (docs/tcp.md, "Defaults and ns-2").
-NS2_TCP = ['clock_tick="10ms"', 'loss_ssthresh="window"', "ect_retransmits=true"]
+NS2_TCP = [
+    'clock_tick="10ms"',
+    'loss_ssthresh="window"',
+    'recovery_exit="ssthresh"',
+    "ect_retransmits=true",
+]
 
 
 @dataclasses.dataclass(frozen=True)

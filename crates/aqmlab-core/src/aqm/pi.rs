@@ -27,7 +27,9 @@
 //!   fluid model, section 4.2, takes R as the full round-trip time).
 //! - Byte mode measures the queue in bytes divided by `mean_pkt_size` (so
 //!   q_ref, a and b keep their per-packet units); the probability is not
-//!   scaled by packet size.
+//!   scaled by packet size unless `scale_by_size` (ns-2's `bytes_`) asks:
+//!   then a packet of `size` bytes sees p x size / `mean_pkt_size`, capped
+//!   at 1, so a 40-byte ACK beside 500-byte data sees p / 12.5.
 //! - The first sample compares against q(0) = 0; p starts at 0.
 //! - A designed controller keeps its gains when the link or its load
 //!   changes later (a PI router is configured once; adapting is ST-PI's job).
@@ -160,6 +162,9 @@ pub struct PiParams {
     pub mean_pkt_size: u32,
     /// Mark ECN-capable packets instead of dropping them.
     pub ecn: bool,
+    /// ns-2's `bytes_`: each packet's probability is p x size /
+    /// `mean_pkt_size`, capped at 1 (independent of `mode`).
+    pub scale_by_size: bool,
 }
 
 impl Default for PiParams {
@@ -171,6 +176,7 @@ impl Default for PiParams {
             mode: QueueMode::Packet,
             mean_pkt_size: 1000,
             ecn: false,
+            scale_by_size: false,
         }
     }
 }
@@ -252,6 +258,7 @@ impl PiParams {
             mode: QueueMode::decode(t)?,
             mean_pkt_size: t.u32("mean_pkt_size", d.mean_pkt_size)?,
             ecn: t.bool("ecn", d.ecn)?,
+            scale_by_size: t.bool("scale_by_size", d.scale_by_size)?,
         };
         p.validate(t.path())?;
         Ok(p)
@@ -463,7 +470,12 @@ impl Aqm for Pi {
         _q: QueueLen,
         rng: &mut Rng,
     ) -> Verdict {
-        if !rng.bernoulli(self.ctl.p) {
+        let p = if self.p.scale_by_size {
+            (self.ctl.p * f64::from(pkt.size) / f64::from(self.p.mean_pkt_size)).min(1.0)
+        } else {
+            self.ctl.p
+        };
+        if !rng.bernoulli(p) {
             Verdict::Pass
         } else if self.p.ecn && pkt.ect {
             Verdict::Mark(Cause::Early)
@@ -691,6 +703,34 @@ mod tests {
             .filter(|_| pi.on_enqueue(SimTime::ZERO, &plain, q, &mut rng) != Verdict::Pass)
             .count();
         assert!((hits as f64 / n as f64 - 0.25).abs() < 0.005, "{hits}");
+    }
+
+    /// `scale_by_size` (ns-2's `bytes_`): p x size / mean_pkt_size, so at
+    /// p = 0.5 a 40-byte ACK is dropped with 0.04 (mean size 500) and a
+    /// 1000-byte packet always.
+    #[test]
+    fn scale_by_size_scales_each_packets_probability() {
+        let mut rng = Rng::new(1, Stream::Aqm(0));
+        let q = QueueLen::default();
+        let mut pi = Pi::new(
+            decode("scale_by_size = true\nmean_pkt_size = 500").unwrap(),
+            link(),
+        );
+        pi.ctl.p = 0.5;
+        let rate = |pi: &mut Pi, size: u32, rng: &mut Rng| {
+            let pkt = PacketInfo {
+                size,
+                ..PacketInfo::default()
+            };
+            let n = 100_000;
+            (0..n)
+                .filter(|_| pi.on_enqueue(SimTime::ZERO, &pkt, q, rng) != Verdict::Pass)
+                .count() as f64
+                / n as f64
+        };
+        assert!((rate(&mut pi, 40, &mut rng) - 0.04).abs() < 0.003);
+        assert!((rate(&mut pi, 500, &mut rng) - 0.5).abs() < 0.006);
+        assert_eq!(rate(&mut pi, 1000, &mut rng), 1.0);
     }
 
     #[test]

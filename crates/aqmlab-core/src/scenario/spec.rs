@@ -241,6 +241,21 @@ pub struct TcpSpec {
     /// recovery's inflation, bounded by FlightSize (ns-2 halves its
     /// `cwnd_`, which recovery does not inflate).
     pub loss_ssthresh: LossSsthresh,
+    /// The window NewReno leaves a fast recovery with on a full ACK (RFC
+    /// 6582 section 3.2 step 3): `"flight"` (the default) option (1),
+    /// min(ssthresh, FlightSize + 1); `"ssthresh"` option (2), ssthresh,
+    /// as ns-2 does (`exit_recovery_fix_ = 0`).
+    pub recovery_exit: RecoveryExit,
+}
+
+/// NewReno's window on leaving fast recovery (`tcp.recovery_exit`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RecoveryExit {
+    /// RFC 6582 section 3.2 step 3 option (1): min(ssthresh, FlightSize + 1 segment).
+    Flight,
+    /// Option (2): ssthresh (ns-2).
+    Ssthresh,
 }
 
 /// The base of ssthresh on a loss (`tcp.loss_ssthresh`).
@@ -286,6 +301,7 @@ impl Default for TcpSpec {
             partial_ack_timer: PartialAckTimer::First,
             clock_tick: SimTime::ZERO,
             loss_ssthresh: LossSsthresh::Flight,
+            recovery_exit: RecoveryExit::Flight,
         }
     }
 }
@@ -327,6 +343,14 @@ impl TcpSpec {
             loss_ssthresh: match t.choice("loss_ssthresh", &["flight", "window"], Some("flight"))? {
                 "window" => LossSsthresh::Window,
                 _ => LossSsthresh::Flight,
+            },
+            recovery_exit: match t.choice(
+                "recovery_exit",
+                &["flight", "ssthresh"],
+                Some("flight"),
+            )? {
+                "ssthresh" => RecoveryExit::Ssthresh,
+                _ => RecoveryExit::Flight,
             },
         };
         t.finish()?;

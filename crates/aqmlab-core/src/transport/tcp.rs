@@ -32,7 +32,9 @@
 //! state (the engine sends the teardown's FIN/ACK packets, see `docs/tcp.md`).
 
 use crate::packet::{flags, Ecn};
-use crate::scenario::{LossSsthresh, PartialAckTimer, TcpSpec, TcpVariant, HEADER_BYTES};
+use crate::scenario::{
+    LossSsthresh, PartialAckTimer, RecoveryExit, TcpSpec, TcpVariant, HEADER_BYTES,
+};
 use crate::units::SimTime;
 use std::collections::VecDeque;
 
@@ -845,9 +847,12 @@ impl TcpFlow {
                     }
                     TcpVariant::NewReno => {
                         if ack >= self.recover {
-                            // RFC 6582 3.2 step 3, option (1).
+                            // RFC 6582 3.2 step 3, option (1) or (2).
                             let flight = self.outstanding() as f64;
-                            self.cwnd = self.exit_cwnd.min(flight.max(1.0) + 1.0);
+                            self.cwnd = match self.cfg.tcp.recovery_exit {
+                                RecoveryExit::Flight => self.exit_cwnd.min(flight.max(1.0) + 1.0),
+                                RecoveryExit::Ssthresh => self.exit_cwnd,
+                            };
                             self.in_recovery = false;
                             self.dupacks = 0;
                         } else {
@@ -1392,6 +1397,29 @@ mod tests {
         let ((ss_flight, flight), (ss_window, _)) = (got[0], got[1]);
         assert_eq!(ss_flight, flight / 2.0);
         assert_eq!(ss_window, 5.0, "half the window of 10 the recovery left");
+    }
+
+    /// `tcp.recovery_exit`: a full ACK ends NewReno's recovery with
+    /// min(ssthresh, max(FlightSize, 1) + 1) = 2 here (RFC 6582 option 1) or ssthresh
+    /// (option 2, ns-2).
+    #[test]
+    fn recovery_exit_flight_or_ssthresh() {
+        for (how, want) in [(RecoveryExit::Flight, 2.0), (RecoveryExit::Ssthresh, 5.0)] {
+            let tcp = TcpSpec {
+                recovery_exit: how,
+                limited_transmit: false,
+                ..TcpSpec::default()
+            };
+            let (mut tx, _) = sender(10.0, tcp);
+            for _ in 0..3 {
+                ack(&mut tx, 100, 0, false);
+            }
+            assert!(tx.in_recovery);
+            // The retransmission fills the only hole: everything is acknowledged.
+            ack(&mut tx, 200, 10, false);
+            assert!(!tx.in_recovery);
+            assert_eq!(tx.cwnd, want, "{how:?}");
+        }
     }
 
     const MS: u64 = 1_000_000;
