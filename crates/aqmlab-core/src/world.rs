@@ -615,6 +615,28 @@ impl World {
         self.now = self.now.max(t);
     }
 
+    /// Process at most `n` events (none after the end of the run); returns
+    /// how many were processed. For benchmarks that measure a fixed
+    /// amount of work.
+    pub fn run_events(&mut self, n: u64) -> u64 {
+        let end = self.sc.duration;
+        let stop = self.events.processed() + n;
+        let first = self.events.processed();
+        while self.events.processed() < stop {
+            let Some((at, ev)) = self.events.pop_until(end) else {
+                break;
+            };
+            self.now = at;
+            self.dispatch(ev);
+        }
+        self.events.processed() - first
+    }
+
+    /// Events processed so far.
+    pub fn events_processed(&self) -> u64 {
+        self.events.processed()
+    }
+
     /// The current simulated time.
     pub fn now(&self) -> SimTime {
         self.now
