@@ -45,8 +45,23 @@ impl Entry {
     /// Earlier in (time, seq) order.
     #[inline]
     fn before(&self, o: &Entry) -> bool {
+        counted();
         (self.time, self.seq) < (o.time, o.seq)
     }
+}
+
+#[cfg(test)]
+thread_local! {
+    /// Comparisons of events made on this thread (unit tests count the
+    /// queue's work with it, instead of timing it).
+    pub(crate) static COMPARISONS: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// Count one comparison (in unit tests only).
+#[inline(always)]
+fn counted() {
+    #[cfg(test)]
+    COMPARISONS.with(|c| c.set(c.get() + 1));
 }
 
 impl PartialEq for Entry {
@@ -63,6 +78,7 @@ impl PartialOrd for Entry {
 impl Ord for Entry {
     /// Reversed, so that `BinaryHeap` pops the earliest (time, seq) first.
     fn cmp(&self, o: &Self) -> Ordering {
+        counted();
         o.time.cmp(&self.time).then_with(|| o.seq.cmp(&self.seq))
     }
 }
@@ -79,15 +95,16 @@ const NB: usize = 4096;
 /// Every event sits in the bucket of its time; a bitmap finds the next
 /// non-empty bucket. The bucket being consumed is sorted once into `now`
 /// (latest first, so that a pop takes the last element), and events
-/// scheduled into it are inserted in place (they are nearly always among
-/// its earliest, so few move): a pop costs O(1) and a bucket O(b log b)
-/// whatever the number b of events it holds (hundreds on a 10 Gbit/s link,
-/// where finding the earliest by a scan costs O(b) per pop). A pop takes the
-/// earlier of `now`'s and the far heap's first events, so the order is
-/// exactly that of one heap on (time, seq): by time, then FIFO.
+/// scheduled into it meanwhile go to a small heap (`ins`): a pop costs
+/// O(1) or O(log) and a bucket O(b log b) whatever the number b of events
+/// it holds (hundreds on a 10 Gbit/s link, 10^5 when as many flows start at
+/// one instant; finding the earliest by a scan cost O(b) per pop, which
+/// made such a start quadratic). A pop takes the earliest of the first
+/// events of `now`, `ins` and the far heap, so the order is exactly that
+/// of one heap on (time, seq): by time, then FIFO.
 ///
-/// Invariants: `now` holds events of buckets [cursor, now_b], the ring
-/// those of buckets (now_b, cursor + NB), the far heap the rest.
+/// Invariants: `now` and `ins` hold events of buckets [cursor, now_b], the
+/// ring those of buckets (now_b, cursor + NB), the far heap the rest.
 #[derive(Debug)]
 pub struct EventQueue {
     buckets: Vec<Vec<Entry>>,
@@ -99,6 +116,8 @@ pub struct EventQueue {
     /// The events of the buckets up to `now_b` (the bucket being consumed),
     /// sorted on (time, seq), latest first.
     now: Vec<Entry>,
+    /// Events scheduled into buckets up to `now_b` after it was sorted.
+    ins: BinaryHeap<Entry>,
     now_b: u64,
     heap: BinaryHeap<Entry>,
     seq: u64,
@@ -119,6 +138,7 @@ impl EventQueue {
             ring_len: 0,
             cursor: 0,
             now: Vec::new(),
+            ins: BinaryHeap::new(),
             now_b: 0,
             heap: BinaryHeap::with_capacity(n),
             seq: 0,
@@ -138,9 +158,7 @@ impl EventQueue {
         let b = at.0 >> SHIFT;
         debug_assert!(b >= self.cursor, "event scheduled in the past");
         if b <= self.now_b {
-            // After every event of a later time (its seq is the largest).
-            let i = self.now.partition_point(|x| x.time > e.time);
-            self.now.insert(i, e);
+            self.ins.push(e);
         } else if b < self.cursor + NB as u64 {
             let i = b as usize & (NB - 1);
             self.buckets[i].push(e);
@@ -174,7 +192,8 @@ impl EventQueue {
         unreachable!("ring_len > 0 but no bucket is marked")
     }
 
-    /// Move the ring's first non-empty bucket into `now` (which is empty).
+    /// Move the ring's first non-empty bucket into `now` (which is empty,
+    /// as is `ins`).
     #[inline(never)]
     fn advance(&mut self) {
         let i = self.first_bucket();
@@ -186,35 +205,40 @@ impl EventQueue {
         // `now` takes the bucket's storage and leaves its own (empty, with
         // its capacity) to the bucket.
         std::mem::swap(&mut self.now, b);
-        // Keys (time, seq) are unique, so an unstable sort is deterministic.
-        self.now
-            .sort_unstable_by(|x, y| (y.time, y.seq).cmp(&(x.time, x.seq)));
+        // `Entry`'s order is reversed, so this sorts latest first; keys
+        // (time, seq) are unique, so an unstable sort is deterministic.
+        self.now.sort_unstable();
     }
 
     /// The earliest event, if any is due at or before `until`.
     #[inline]
     pub fn pop_until(&mut self, until: SimTime) -> Option<(SimTime, Event)> {
-        if self.now.is_empty() && self.ring_len > 0 {
+        if self.now.is_empty() && self.ins.is_empty() && self.ring_len > 0 {
             self.advance();
         }
-        let take_heap = match (self.now.last(), self.heap.peek()) {
-            (None, None) => return None,
-            (None, Some(_)) => true,
-            (Some(_), None) => false,
-            (Some(r), Some(h)) => h.before(r),
-        };
-        let e = if take_heap {
-            *self.heap.peek().expect("peeked")
-        } else {
-            *self.now.last().expect("non-empty")
-        };
+        // The earliest of the three: 0 `now`, 1 `ins`, 2 the far heap.
+        let mut best: Option<(Entry, u8)> = self.now.last().map(|&e| (e, 0));
+        for (c, src) in [(self.ins.peek(), 1u8), (self.heap.peek(), 2u8)] {
+            if let Some(&c) = c {
+                if best.is_none_or(|(b, _)| c.before(&b)) {
+                    best = Some((c, src));
+                }
+            }
+        }
+        let (e, src) = best?;
         if e.time > until.0 {
             return None;
         }
-        if take_heap {
-            self.heap.pop();
-        } else {
-            self.now.pop();
+        match src {
+            0 => {
+                self.now.pop();
+            }
+            1 => {
+                self.ins.pop();
+            }
+            _ => {
+                self.heap.pop();
+            }
         }
         self.cursor = e.time >> SHIFT;
         self.popped += 1;
@@ -227,7 +251,7 @@ impl EventQueue {
     }
 
     pub fn len(&self) -> usize {
-        self.ring_len + self.now.len() + self.heap.len()
+        self.ring_len + self.now.len() + self.ins.len() + self.heap.len()
     }
 
     pub fn is_empty(&self) -> bool {
