@@ -15,7 +15,7 @@ DEV_PACKAGES := "maturin>=1.5,<2" pytest ruff mypy
 export PATH := $(HOME)/.cargo/bin:$(PATH)
 export VIRTUAL_ENV := $(abspath $(VENV))
 
-.PHONY: help venv build demo test test-rust test-python lint bench bench-experiments bench-testbed clean
+.PHONY: help venv build demo test test-rust test-python lint bench bench-scale bench-experiments bench-testbed clean
 
 help:
 	@echo "make venv    create $(VENV) with the build and test tools"
@@ -24,7 +24,8 @@ help:
 	@echo "make test    cargo fmt/clippy/test, ruff, mypy, pytest"
 	@echo "make browser install Debian's Chromium for the report's browser test (as root)"
 	@echo "make ns2     install Debian's ns-2.35 for the TCP cross-check (as root)"
-	@echo "make bench   speed of the canonical scenario per scheme, then the thesis' experiments in full"
+	@echo "make bench   speed of the canonical scenario per scheme, the scaling table (100 ... 100 000 flows), the testbed router, then the thesis' experiments in full"
+	@echo "make bench-scale   the scaling table alone (issue 14)"
 	@echo "make bench-experiments   the thesis' experiments in full on 2 workers (wall time, overhead)"
 	@echo "make bench-testbed   the testbed router: AQM path in memory, then real TCP through TUN (root)"
 	@echo "make clean   remove build products, $(VENV) and demo-out/"
@@ -98,6 +99,7 @@ bench:
 	cargo run --release -p aqmlab-core --example bench -- --reps $(BENCH_REPS) scenarios/canonical.toml \
 	  $(foreach k,$(AQM_KINDS),scenarios/canonical.toml@$(k)) \
 	  scenarios/web.toml
+	$(MAKE) bench-scale
 	$(MAKE) bench-testbed
 	$(MAKE) bench-experiments
 
@@ -107,6 +109,12 @@ bench:
 bench-testbed: build
 	./target/release/aqmlab-router --bench
 	$(VPY) -m aqmlab.testbed.bench
+
+# Issue 14: the canonical dumbbell scaled from 100 to 100 000 flows (10 Mbit/s to 10 Gbit/s), a
+# fixed number of events each: events/s, ns/event, peak memory, bytes per flow; then the set-up
+# of 200 000 flows starting at one instant.
+bench-scale:
+	cargo run --release -p aqmlab-core --example bench -- --scale scenarios/canonical.toml
 
 # The thesis' experiments in full (issue 11): every scheme, every seed, full length, on
 # 2 local workers; prints the wall time and the overhead beyond the engine's own time.

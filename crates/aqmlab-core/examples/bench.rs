@@ -11,6 +11,21 @@
 //! memory so far. For scenarios with web traffic an extra line gives the
 //! requests completed per wall second (completed in the measurement
 //! interval, scaled to the whole run like `bn_pkts/s`).
+//!
+//! `bench --scale [--events N] [--warmup W] FILE` prints the scaling table
+//! (issue 14): FILE (the canonical dumbbell) scaled by 1, 10, 100 and 1000
+//! (bottleneck rate, flows, buffer and RED thresholds; access links 10x the
+//! bottleneck as in the canonical scenario; every flow starts in the first
+//! second, so that all of them are running when the measurement begins),
+//! each row set up, run unmeasured to W simulated seconds (default 2),
+//! then for N measured events (default 10 M).
+//! Columns: flows, set-up wall time, simulated seconds the measured events
+//! cover, events per wall second, ns per event, peak resident memory of
+//! the row, and that memory beyond the process's before the row per flow.
+//! `--rows 1,10` picks the scale factors. `--setup N` (default 200 000)
+//! then times the set-up of FILE with its first traffic group's flows
+//! raised to N, all starting at 0 s: building the world, and running the
+//! events of time 0 (every flow's start and first packets).
 
 use aqmlab_core::scenario::{Scenario, Value};
 use std::process::ExitCode;
@@ -26,6 +41,179 @@ fn peak_rss_mb() -> f64 {
             })
         })
         .map_or(f64::NAN, |kb| kb / 1024.0)
+}
+
+/// Resident memory now (VmRSS) or its peak since the last reset (VmHWM), MB.
+fn rss_mb(key: &str) -> f64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines().find(|l| l.starts_with(key)).and_then(|l| {
+                l.split_whitespace()
+                    .nth(1)
+                    .and_then(|v| v.parse::<f64>().ok())
+            })
+        })
+        .map_or(f64::NAN, |kb| kb / 1024.0)
+}
+
+/// Reset the peak resident memory to the current (Linux 4.0+), so that each
+/// row's peak is its own.
+fn reset_peak() {
+    let _ = std::fs::write("/proc/self/clear_refs", "5");
+}
+
+/// Multiply the integer at `path` of `doc` by `k`.
+fn scale_int(doc: &mut Value, path: &[&str], k: i64) {
+    if let Some(Value::Int(v)) = get_mut(doc, path) {
+        *v *= k;
+    }
+}
+
+fn get_mut<'a>(doc: &'a mut Value, path: &[&str]) -> Option<&'a mut Value> {
+    let Some((first, rest)) = path.split_first() else {
+        return Some(doc);
+    };
+    match doc {
+        Value::Table(t) => t
+            .iter_mut()
+            .find(|(k, _)| k == first)
+            .and_then(|(_, v)| get_mut(v, rest)),
+        Value::Array(a) => first
+            .parse::<usize>()
+            .ok()
+            .and_then(|i| a.get_mut(i))
+            .and_then(|v| get_mut(v, rest)),
+        _ => None,
+    }
+}
+
+/// The canonical scenario scaled by `k`: bottleneck 10k Mbit/s, access
+/// links 10x that, buffer, RED thresholds and flows x k.
+fn scaled(base: &Value, k: i64) -> Result<Scenario, String> {
+    let mut doc = base.clone();
+    // Long enough for the measured events at every scale.
+    if let Some(v) = get_mut(&mut doc, &["duration"]) {
+        *v = Value::Str("1000s".into());
+    }
+    if let Some(v) = get_mut(&mut doc, &["topology", "bottleneck_rate"]) {
+        *v = Value::Str(format!("{}Mbps", 10 * k));
+    }
+    if let Some(v) = get_mut(&mut doc, &["topology", "access_rate"]) {
+        *v = Value::Str(format!("{}Mbps", 100 * k));
+    }
+    scale_int(&mut doc, &["topology", "buffer"], k);
+    scale_int(&mut doc, &["aqm", "min_th"], k);
+    scale_int(&mut doc, &["aqm", "max_th"], k);
+    for i in 0..8 {
+        let g = i.to_string();
+        scale_int(&mut doc, &["traffic", &g, "flows"], k);
+        if let Some(v) = get_mut(&mut doc, &["traffic", &g, "start"]) {
+            *v = Value::Table(vec![(
+                "uniform".into(),
+                Value::Array(vec![Value::Str("0s".into()), Value::Str("1s".into())]),
+            )]);
+        }
+    }
+    Scenario::from_value(doc).map_err(|e| format!("x{k}: {e}"))
+}
+
+/// `--scale`: the scaling table.
+fn scale_table(args: &[String]) -> Result<(), String> {
+    let mut events = 10_000_000u64;
+    let mut warmup = 2u64;
+    let mut rows: Vec<i64> = vec![1, 10, 100, 1000];
+    let mut setup_flows = 200_000u64;
+    let mut file = None;
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        let mut num = |name: &str| -> Result<u64, String> {
+            it.next()
+                .and_then(|v| v.parse().ok())
+                .ok_or(format!("{name}: expected a non-negative integer"))
+        };
+        match a.as_str() {
+            "--events" => events = num("--events")?.max(1),
+            "--warmup" => warmup = num("--warmup")?,
+            "--setup" => setup_flows = num("--setup")?,
+            "--rows" => {
+                let v = it.next().ok_or("--rows: expected e.g. 1,10,100")?;
+                rows = v
+                    .split(',')
+                    .map(|x| x.trim().parse::<i64>().ok().filter(|&k| k > 0))
+                    .collect::<Option<Vec<_>>>()
+                    .ok_or(format!(
+                        "--rows {v}: expected positive integers, e.g. 1,10,100"
+                    ))?;
+            }
+            f => file = Some(f.to_string()),
+        }
+    }
+    let file = file.ok_or("--scale: a scenario file is needed (scenarios/canonical.toml)")?;
+    let text = std::fs::read_to_string(&file).map_err(|e| format!("{file}: {e}"))?;
+    let base: Value = toml::from_str(&text).map_err(|e| format!("{file}: {e}"))?;
+    println!(
+        "{:<12} {:>7} {:>8} {:>8} {:>12} {:>9} {:>8} {:>9}",
+        "bottleneck", "flows", "setup_s", "sim_s", "events/s", "ns/event", "peak_MB", "B/flow"
+    );
+    for k in rows {
+        let sc = scaled(&base, k)?;
+        let flows = sc.total_flows();
+        let before = rss_mb("VmRSS:");
+        reset_peak();
+        let t0 = std::time::Instant::now();
+        let mut w = aqmlab_core::world::World::new(&sc);
+        let setup = t0.elapsed().as_secs_f64();
+        w.run_until(aqmlab_core::units::SimTime::from_secs(warmup));
+        let sim0 = w.now();
+        let t1 = std::time::Instant::now();
+        let n = w.run_events(events);
+        let wall = t1.elapsed().as_secs_f64();
+        let sim = (w.now() - sim0).as_secs_f64();
+        let peak = rss_mb("VmHWM:");
+        drop(w);
+        let rate = 10.0 * k as f64;
+        let label = if rate >= 1000.0 {
+            format!("{} Gbit/s", rate / 1000.0)
+        } else {
+            format!("{rate} Mbit/s")
+        };
+        println!(
+            "{:<12} {:>7} {:>8.3} {:>8.3} {:>12.0} {:>9.1} {:>8.1} {:>9.0}",
+            label,
+            flows,
+            setup,
+            sim,
+            n as f64 / wall,
+            wall * 1e9 / n.max(1) as f64,
+            peak,
+            (peak - before) * 1024.0 * 1024.0 / flows.max(1) as f64
+        );
+    }
+    if setup_flows > 0 {
+        let mut doc = base.clone();
+        if let Some(v) = get_mut(&mut doc, &["traffic", "0", "flows"]) {
+            *v = Value::Int(setup_flows as i64);
+        }
+        if let Some(v) = get_mut(&mut doc, &["traffic", "0", "start"]) {
+            *v = Value::Str("0s".into());
+        }
+        let sc = Scenario::from_value(doc).map_err(|e| format!("--setup: {e}"))?;
+        let t0 = std::time::Instant::now();
+        let mut w = aqmlab_core::world::World::new(&sc);
+        let build = t0.elapsed().as_secs_f64();
+        w.run_until(aqmlab_core::units::SimTime::ZERO);
+        let total = t0.elapsed().as_secs_f64();
+        println!(
+            "set-up of {} flows starting at 0 s: {:.3} s (build {:.3} s, {} events at time 0 {:.3} s)",
+            sc.total_flows(),
+            total,
+            build,
+            w.events_processed(),
+            total - build
+        );
+    }
+    Ok(())
 }
 
 fn load(spec: &str) -> Result<(String, Scenario), String> {
@@ -57,6 +245,15 @@ fn load(spec: &str) -> Result<(String, Scenario), String> {
 
 fn main() -> ExitCode {
     let mut args: Vec<String> = std::env::args().skip(1).collect();
+    if args.first().is_some_and(|a| a == "--scale") {
+        return match scale_table(&args[1..]) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("error: {e}");
+                ExitCode::from(2)
+            }
+        };
+    }
     let mut reps = 3usize;
     if args.first().is_some_and(|a| a == "--reps") {
         match args.get(1).and_then(|v| v.parse().ok()).filter(|&n| n > 0) {

@@ -45,8 +45,23 @@ impl Entry {
     /// Earlier in (time, seq) order.
     #[inline]
     fn before(&self, o: &Entry) -> bool {
+        counted();
         (self.time, self.seq) < (o.time, o.seq)
     }
+}
+
+#[cfg(test)]
+thread_local! {
+    /// Comparisons of events made on this thread (unit tests count the
+    /// queue's work with it, instead of timing it).
+    pub(crate) static COMPARISONS: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// Count one comparison (in unit tests only).
+#[inline(always)]
+fn counted() {
+    #[cfg(test)]
+    COMPARISONS.with(|c| c.set(c.get() + 1));
 }
 
 impl PartialEq for Entry {
@@ -63,6 +78,7 @@ impl PartialOrd for Entry {
 impl Ord for Entry {
     /// Reversed, so that `BinaryHeap` pops the earliest (time, seq) first.
     fn cmp(&self, o: &Self) -> Ordering {
+        counted();
         o.time.cmp(&self.time).then_with(|| o.seq.cmp(&self.seq))
     }
 }
@@ -77,10 +93,18 @@ const NB: usize = 4096;
 /// binary heap for the rest (timers, flow starts, samples far ahead).
 ///
 /// Every event sits in the bucket of its time; a bitmap finds the next
-/// non-empty bucket, and within a bucket (a handful of events) the
-/// earliest (time, seq) is found by a scan. A pop takes the earlier of the
-/// ring's and the heap's first events, so the order is exactly that of one
-/// heap on (time, seq): by time, then FIFO.
+/// non-empty bucket. The bucket being consumed is sorted once into `now`
+/// (latest first, so that a pop takes the last element), and events
+/// scheduled into it meanwhile go to a small heap (`ins`): a pop costs
+/// O(1) or O(log) and a bucket O(b log b) whatever the number b of events
+/// it holds (hundreds on a 10 Gbit/s link, 10^5 when as many flows start at
+/// one instant; finding the earliest by a scan cost O(b) per pop, which
+/// made such a start quadratic). A pop takes the earliest of the first
+/// events of `now`, `ins` and the far heap, so the order is exactly that
+/// of one heap on (time, seq): by time, then FIFO.
+///
+/// Invariants: `now` and `ins` hold events of buckets [cursor, now_b], the
+/// ring those of buckets (now_b, cursor + NB), the far heap the rest.
 #[derive(Debug)]
 pub struct EventQueue {
     buckets: Vec<Vec<Entry>>,
@@ -89,6 +113,12 @@ pub struct EventQueue {
     /// Bucket number (time >> SHIFT) of the last popped event; every event
     /// in the ring lies in [cursor, cursor + NB).
     cursor: u64,
+    /// The events of the buckets up to `now_b` (the bucket being consumed),
+    /// sorted on (time, seq), latest first.
+    now: Vec<Entry>,
+    /// Events scheduled into buckets up to `now_b` after it was sorted.
+    ins: BinaryHeap<Entry>,
+    now_b: u64,
     heap: BinaryHeap<Entry>,
     seq: u64,
     popped: u64,
@@ -107,6 +137,9 @@ impl EventQueue {
             bits: vec![0; NB / 64],
             ring_len: 0,
             cursor: 0,
+            now: Vec::new(),
+            ins: BinaryHeap::new(),
+            now_b: 0,
             heap: BinaryHeap::with_capacity(n),
             seq: 0,
             popped: 0,
@@ -124,7 +157,9 @@ impl EventQueue {
         self.seq += 1;
         let b = at.0 >> SHIFT;
         debug_assert!(b >= self.cursor, "event scheduled in the past");
-        if b < self.cursor + NB as u64 {
+        if b <= self.now_b {
+            self.ins.push(e);
+        } else if b < self.cursor + NB as u64 {
             let i = b as usize & (NB - 1);
             self.buckets[i].push(e);
             self.bits[i / 64] |= 1 << (i % 64);
@@ -157,48 +192,54 @@ impl EventQueue {
         unreachable!("ring_len > 0 but no bucket is marked")
     }
 
+    /// Move the ring's first non-empty bucket into `now` (which is empty,
+    /// as is `ins`).
+    #[inline(never)]
+    fn advance(&mut self) {
+        let i = self.first_bucket();
+        let start = self.cursor as usize & (NB - 1);
+        self.now_b = self.cursor + ((i + NB - start) & (NB - 1)) as u64;
+        let b = &mut self.buckets[i];
+        self.ring_len -= b.len();
+        self.bits[i / 64] &= !(1 << (i % 64));
+        // `now` takes the bucket's storage and leaves its own (empty, with
+        // its capacity) to the bucket.
+        std::mem::swap(&mut self.now, b);
+        // `Entry`'s order is reversed, so this sorts latest first; keys
+        // (time, seq) are unique, so an unstable sort is deterministic.
+        self.now.sort_unstable();
+    }
+
     /// The earliest event, if any is due at or before `until`.
     #[inline]
     pub fn pop_until(&mut self, until: SimTime) -> Option<(SimTime, Event)> {
-        let ring = if self.ring_len > 0 {
-            let i = self.first_bucket();
-            let b = &self.buckets[i];
-            let mut k = 0;
-            for j in 1..b.len() {
-                if b[j].before(&b[k]) {
-                    k = j;
+        if self.now.is_empty() && self.ins.is_empty() && self.ring_len > 0 {
+            self.advance();
+        }
+        // The earliest of the three: 0 `now`, 1 `ins`, 2 the far heap.
+        let mut best: Option<(Entry, u8)> = self.now.last().map(|&e| (e, 0));
+        for (c, src) in [(self.ins.peek(), 1u8), (self.heap.peek(), 2u8)] {
+            if let Some(&c) = c {
+                if best.is_none_or(|(b, _)| c.before(&b)) {
+                    best = Some((c, src));
                 }
             }
-            Some((i, k, b[k]))
-        } else {
-            None
-        };
-        let take_heap = match (&ring, self.heap.peek()) {
-            (None, None) => return None,
-            (None, Some(_)) => true,
-            (Some(_), None) => false,
-            (Some((_, _, r)), Some(h)) => h.before(r),
-        };
-        let e = if take_heap {
-            let h = *self.heap.peek().expect("peeked");
-            if h.time > until.0 {
-                return None;
+        }
+        let (e, src) = best?;
+        if e.time > until.0 {
+            return None;
+        }
+        match src {
+            0 => {
+                self.now.pop();
             }
-            self.heap.pop();
-            h
-        } else {
-            let (i, k, r) = ring.expect("ring candidate");
-            if r.time > until.0 {
-                return None;
+            1 => {
+                self.ins.pop();
             }
-            let b = &mut self.buckets[i];
-            b.swap_remove(k);
-            if b.is_empty() {
-                self.bits[i / 64] &= !(1 << (i % 64));
+            _ => {
+                self.heap.pop();
             }
-            self.ring_len -= 1;
-            r
-        };
+        }
         self.cursor = e.time >> SHIFT;
         self.popped += 1;
         Some((SimTime(e.time), e.ev))
@@ -210,7 +251,7 @@ impl EventQueue {
     }
 
     pub fn len(&self) -> usize {
-        self.ring_len + self.heap.len()
+        self.ring_len + self.now.len() + self.ins.len() + self.heap.len()
     }
 
     pub fn is_empty(&self) -> bool {
@@ -286,6 +327,44 @@ mod tests {
         }
         // Popping interleaved with scheduling: each pop is the minimum of
         // what was pending, so the sequence is sorted and complete.
+        assert!(popped.windows(2).all(|w| w[0] <= w[1]));
+        reference.sort();
+        assert_eq!(popped, reference);
+        assert!(q.is_empty());
+    }
+
+    /// Dense buckets (hundreds of events each, as on a 10 Gbit/s link) and
+    /// pops that stop at a horizon, after which events are scheduled before
+    /// the bucket the queue had already started: still the order of a sort.
+    #[test]
+    fn dense_buckets_and_horizons_match_a_sort() {
+        use crate::rng::{Rng, Stream};
+        let mut rng = Rng::new(9, Stream::Topology);
+        let mut q = EventQueue::default();
+        let mut reference: Vec<(u64, u64)> = Vec::new();
+        let mut popped = Vec::new();
+        let mut now = 0u64;
+        let mut seq = 0u64;
+        for _ in 0..2_000 {
+            for _ in 0..rng.uniform_u64(0, 40) {
+                let scale = [50u64, 400, 30_000, 200_000_000][rng.uniform_u64(0, 3) as usize];
+                let at = now + rng.uniform_u64(0, scale);
+                q.schedule(SimTime(at), Event::TxDone(seq as u32));
+                reference.push((at, seq));
+                seq += 1;
+            }
+            // Run to a horizon a little ahead, then time stands there.
+            let horizon = now + rng.uniform_u64(0, 40_000);
+            while let Some((t, Event::TxDone(s))) = q.pop_until(SimTime(horizon)) {
+                assert!(t.0 >= now && t.0 <= horizon);
+                now = t.0;
+                popped.push((t.0, s as u64));
+            }
+            now = horizon;
+        }
+        while let Some((t, Event::TxDone(s))) = q.pop_until(SimTime::MAX) {
+            popped.push((t.0, s as u64));
+        }
         assert!(popped.windows(2).all(|w| w[0] <= w[1]));
         reference.sort();
         assert_eq!(popped, reference);

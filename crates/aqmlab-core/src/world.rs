@@ -17,6 +17,8 @@ use std::time::Instant;
 
 /// How often (in events) the progress callback is called.
 const PROGRESS_EVERY: u64 = 1 << 18;
+/// How often (in flows) the progress callback is called while a world is built.
+pub const BUILD_PROGRESS_EVERY: u32 = 1 << 14;
 
 /// Why a run did not complete.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
@@ -47,6 +49,17 @@ impl FlowMeta {
     fn active_in(&self, from: SimTime, to: SimTime) -> bool {
         self.start < to && self.stopped.is_none_or(|s| s > from)
     }
+}
+
+/// What the per-packet path needs of a flow besides its TCP state.
+#[derive(Clone, Copy, Debug, Default)]
+struct FlowTag {
+    /// Connection number (see [`Packet::conn`]).
+    conn: u8,
+    /// A UDP source (`World::udp` holds it).
+    udp: bool,
+    /// A web session (`World::web` holds it).
+    web: bool,
 }
 
 /// A traffic group's flows and which of them run.
@@ -367,7 +380,7 @@ pub struct World {
     events: EventQueue,
     arena: Arena,
     links: Vec<Link>,
-    routes: Vec<Vec<u32>>,
+    routes: topology::Routes,
     /// Monitored links and their names; the first is the summary's bottleneck.
     monitored: Vec<(usize, String)>,
     /// The first `series_links` of `monitored` have rows in the queue time
@@ -384,8 +397,9 @@ pub struct World {
     udp: Vec<Option<Box<UdpSource>>>,
     /// The application of each web flow.
     web: Vec<Option<Box<WebApp>>>,
-    /// Connection number of each flow (see [`Packet::conn`]).
-    conn: Vec<u8>,
+    /// Connection number and application kind of each flow, densely (read
+    /// on every packet's arrival).
+    tag: Vec<FlowTag>,
     /// Per flow, payload bytes by which the delivered segments fall short
     /// of full ones (each `web` response's last segment carries
     /// `last_payload` <= mss bytes): delivered bytes = segments x mss - this.
@@ -411,6 +425,20 @@ impl World {
 
     /// Build the network of `sc` with engine options (for tests and benchmarks).
     pub fn with_options(sc: &Scenario, opts: Options) -> World {
+        match World::build(sc, opts, &mut |_| true) {
+            Ok(w) => w,
+            Err(RunError::Interrupted(_)) => unreachable!("the callback never stops the build"),
+        }
+    }
+
+    /// Build the network of `sc`, calling `progress(0)` every
+    /// [`BUILD_PROGRESS_EVERY`] flows (so that a set-up of 10^6 flows can be
+    /// interrupted); `false` stops the build.
+    pub fn build(
+        sc: &Scenario,
+        opts: Options,
+        progress: &mut dyn FnMut(SimTime) -> bool,
+    ) -> Result<World, RunError> {
         let seed = sc.seed;
         let app_seed = sc.seed_for(Purpose::App);
         let total = sc.total_flows() as usize;
@@ -448,6 +476,10 @@ impl World {
             for i in 0..sc.group_capacity(g) {
                 let initial = i < n0;
                 let f = meta.len() as u32;
+                if f % BUILD_PROGRESS_EVERY == BUILD_PROGRESS_EVERY - 1 && !progress(SimTime::ZERO)
+                {
+                    return Err(RunError::Interrupted(SimTime::ZERO));
+                }
                 gs.members.push(f);
                 meta.push(FlowMeta {
                     group: g as u32,
@@ -556,12 +588,18 @@ impl World {
             arena: Arena::with_capacity(1024),
             cut_through: built.links.iter().map(|l| l.cut_through).collect(),
             links: built.links,
-            routes: built.routes,
+            routes: topology::Routes::new(&built.routes),
             monitored,
             series_links,
             access: built.access,
             duplex: built.duplex,
-            conn: vec![0; flows.len()],
+            tag: (0..flows.len())
+                .map(|f| FlowTag {
+                    conn: 0,
+                    udp: udp[f].is_some(),
+                    web: web[f].is_some(),
+                })
+                .collect(),
             short_bytes: vec![0; flows.len()],
             flows,
             udp,
@@ -602,7 +640,7 @@ impl World {
             // delays; tell them the sessions' round-trip times.
             w.notify_links(&w.select_all());
         }
-        w
+        Ok(w)
     }
 
     /// Process every event up to and including time `t` (at most the end of the run).
@@ -613,6 +651,28 @@ impl World {
             self.dispatch(ev);
         }
         self.now = self.now.max(t);
+    }
+
+    /// Process at most `n` events (none after the end of the run); returns
+    /// how many were processed. For benchmarks that measure a fixed
+    /// amount of work.
+    pub fn run_events(&mut self, n: u64) -> u64 {
+        let end = self.sc.duration;
+        let stop = self.events.processed() + n;
+        let first = self.events.processed();
+        while self.events.processed() < stop {
+            let Some((at, ev)) = self.events.pop_until(end) else {
+                break;
+            };
+            self.now = at;
+            self.dispatch(ev);
+        }
+        self.events.processed() - first
+    }
+
+    /// Events processed so far.
+    pub fn events_processed(&self) -> u64 {
+        self.events.processed()
     }
 
     /// The current simulated time.
@@ -694,7 +754,7 @@ impl World {
                     let fl = &mut self.flows[f as usize];
                     if fl.started() {
                         fl.new_connection(n);
-                        self.conn[f as usize] = self.conn[f as usize].wrapping_add(1);
+                        self.tag[f as usize].conn = self.tag[f as usize].conn.wrapping_add(1);
                     } else {
                         fl.new_connection(n);
                     }
@@ -738,7 +798,8 @@ impl World {
         }
         self.arena.free(id);
         let f = p.flow as usize;
-        if self.udp[f].is_some() {
+        let tag = self.tag[f];
+        if tag.udp {
             let s = &mut self.flows[f].stats;
             s.data_arrived += 1;
             s.segments_delivered += 1;
@@ -755,7 +816,7 @@ impl World {
             }
             return;
         }
-        if p.conn != self.conn[f] {
+        if p.conn != tag.conn {
             // A straggler of an earlier connection of this flow.
             if p.has(flags::DATA) {
                 self.flows[f].stats.data_arrived += 1;
@@ -770,7 +831,7 @@ impl World {
         }
         self.emit(f, &mut out);
         self.out = out;
-        if self.web[f].is_some() {
+        if tag.web {
             self.web_progress(f);
         }
     }
@@ -806,7 +867,7 @@ impl World {
             r.end_s.push(now.as_secs_f64());
             r.response_time_s.push((now - w.started).as_secs_f64());
             // The client has the whole file: it closes the connection.
-            let conn = self.conn[f];
+            let conn = self.tag[f].conn;
             self.send_teardown(f, true, conn);
             return self.web_progress(f);
         }
@@ -869,7 +930,7 @@ impl World {
         } else {
             s.end = o.segments;
             fl.new_passive_connection();
-            self.conn[f] = self.conn[f].wrapping_add(1);
+            self.tag[f].conn = self.tag[f].conn.wrapping_add(1);
             fl.client_connect(now, o.segments, o.last_payload, &mut out);
         }
         self.emit(f, &mut out);
@@ -902,7 +963,7 @@ impl World {
         s.object += 1;
         // HTTP/1.0 closes every object's connection, HTTP/1.1 the page's.
         if s.p.http != Http::V11 || s.object >= s.objects {
-            let conn = self.conn[f];
+            let conn = self.tag[f].conn;
             self.send_teardown(f, true, conn);
         }
         let Some(WebApp::Browse(s)) = self.web[f].as_deref_mut() else {
@@ -985,7 +1046,7 @@ impl World {
                 enq_time: self.now,
                 route,
                 hop: 0,
-                conn: self.conn[f],
+                conn: self.tag[f].conn,
                 flags: s.flags,
                 ecn: s.ecn,
             });
@@ -1703,7 +1764,7 @@ pub fn run(
     sc: &Scenario,
     progress: &mut dyn FnMut(SimTime) -> bool,
 ) -> Result<RunResult, RunError> {
-    World::new(sc).run(progress)
+    World::build(sc, Options::default(), progress)?.run(progress)
 }
 
 /// Run a scenario and also return the accounting check (for tests).
@@ -1740,5 +1801,75 @@ mod tests {
         let think: f64 = (0..n).map(|_| w.rng.exp(w.think_s)).sum::<f64>() / n as f64;
         assert!((think - 0.5).abs() < 0.025, "mean think {think}");
         assert_eq!(w.transfers, n);
+    }
+
+    /// A dumbbell with `n` forward bulk flows that all start at 0 s.
+    fn same_instant(n: i64) -> Scenario {
+        use crate::scenario::Value;
+        let s = |x: &str| Value::Str(x.into());
+        Scenario::from_value(Value::Table(vec![
+            ("duration".into(), s("1s")),
+            (
+                "topology".into(),
+                Value::Table(vec![("bottleneck_rate".into(), s("10Gbps"))]),
+            ),
+            (
+                "traffic".into(),
+                Value::Array(vec![Value::Table(vec![
+                    ("kind".into(), s("bulk")),
+                    ("flows".into(), Value::Int(n)),
+                    ("start".into(), s("0s")),
+                ])]),
+            ),
+        ]))
+        .expect("valid scenario")
+    }
+
+    /// Issue 15: flows that start at one instant are set up in time linear
+    /// in their number. Counted, not timed: the event queue's comparisons
+    /// while every flow starts and sends its first packets stay within a
+    /// few dozen per event (a scan of the instant's events, as before,
+    /// made 50 000 starts cost 1.25e9).
+    #[test]
+    fn flows_starting_at_one_instant_cost_linear_work() {
+        let n = 50_000;
+        let mut w = World::new(&same_instant(n));
+        let before = crate::sim::COMPARISONS.with(|c| c.get());
+        w.run_until(SimTime::from_micros(100));
+        let cmps = crate::sim::COMPARISONS.with(|c| c.get()) - before;
+        let events = w.events_processed();
+        assert!(events >= n as u64, "every flow started: {events} events");
+        assert!(
+            cmps <= 40 * events,
+            "{cmps} comparisons for {events} events ({} per event)",
+            cmps / events
+        );
+    }
+
+    /// Issue 15: building a world of many flows can be stopped: the
+    /// progress callback is asked every `BUILD_PROGRESS_EVERY` flows, and
+    /// `false` ends the build with `Interrupted`.
+    #[test]
+    fn building_many_flows_is_interruptible() {
+        let n = 5 * BUILD_PROGRESS_EVERY as i64;
+        let sc = same_instant(n);
+        let mut calls = 0;
+        let r = World::build(&sc, Options::default(), &mut |t| {
+            assert_eq!(t, SimTime::ZERO);
+            calls += 1;
+            true
+        });
+        assert!(r.is_ok());
+        assert_eq!(calls, 5, "one call per {BUILD_PROGRESS_EVERY} flows");
+        let mut calls = 0;
+        let r = World::build(&sc, Options::default(), &mut |_| {
+            calls += 1;
+            calls < 2
+        });
+        assert_eq!(r.err(), Some(RunError::Interrupted(SimTime::ZERO)));
+        assert_eq!(calls, 2, "the build stops at the first `false`");
+        // The whole run stops the same way.
+        let r = run(&sc, &mut |_| false);
+        assert!(matches!(r, Err(RunError::Interrupted(_))));
     }
 }

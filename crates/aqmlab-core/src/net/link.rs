@@ -129,40 +129,53 @@ pub enum Offer {
 }
 
 /// A one-way link.
+///
+/// `repr(C)` keeps the fields in the order written: those every packet
+/// touches first, in the first few cache lines (a flow's access links are
+/// spread over memory at 10^5 flows, so each costs cache misses), the
+/// AQM and what only rare events or the summary read after them.
 #[derive(Debug)]
+#[repr(C)]
 pub struct Link {
-    pub rate: BitRate,
+    /// When the transmitter is free again.
+    busy_until: SimTime,
     /// One-way propagation delay.
     pub delay: SimTime,
-    pub limit: Buffer,
-    pub aqm: AqmImpl,
-    pub aqm_rng: Rng,
-    pub loss: Option<LossModel>,
+    pub rate: BitRate,
+    qbytes: u64,
+    pending_bytes: u64,
     /// Waiting packets (the one in transmission excluded); empty under
     /// FQ-CoDel, whose scheduler holds them.
     queue: VecDeque<PktId>,
-    /// Packets FQ-CoDel dropped to make room, for the caller to free.
-    evicted: Vec<PktId>,
-    qbytes: u64,
-    /// When the transmitter is free again.
-    busy_until: SimTime,
-    /// A `TxDone` event is pending.
-    pub txdone_pending: bool,
-    pub stats: LinkStats,
-    /// Time-weighted queue statistics, on monitored links only.
-    pub monitor: Option<Box<QueueMonitor>>,
-    /// The link (of the opposite direction) whose AQM observes the packets
-    /// entering this one ([`crate::aqm::Aqm::observe_reverse`]).
-    pub observer: Option<u32>,
-    /// Packets are passed through ahead of time (see [`Link::pass_through`]).
-    pub cut_through: bool,
     /// Cut-through links: (start of transmission, size) of packets that
     /// wait at the virtual time of the latest admission.
     pending: VecDeque<(SimTime, u32)>,
-    pending_bytes: u64,
+    pub limit: Buffer,
+    /// The link (of the opposite direction) whose AQM observes the packets
+    /// entering this one ([`crate::aqm::Aqm::observe_reverse`]).
+    pub observer: Option<u32>,
     /// Serialisation times of the two most recent packet sizes (data and
     /// ACK sizes alternate; this saves a 64-bit division per packet).
     tx_cache: [(u32, SimTime); 2],
+    /// Time-weighted queue statistics, on monitored links only.
+    pub monitor: Option<Box<QueueMonitor>>,
+    /// A `TxDone` event is pending.
+    pub txdone_pending: bool,
+    /// Packets are passed through ahead of time (see [`Link::pass_through`]).
+    pub cut_through: bool,
+    /// The AQM is DropTail (whose hooks do nothing, so they are not
+    /// called) or FQ-CoDel (which holds the queue): read without
+    /// touching the AQM, which lives in its own allocation.
+    droptail: bool,
+    fq: bool,
+    pub stats: LinkStats,
+    /// Boxed: most links (a flow's access links) are DropTail, and an
+    /// inline `AqmImpl` would make every link as large as the largest scheme.
+    pub aqm: Box<AqmImpl>,
+    pub aqm_rng: Rng,
+    pub loss: Option<Box<LossModel>>,
+    /// Packets FQ-CoDel dropped to make room, for the caller to free.
+    evicted: Vec<PktId>,
     /// ∫ rate dt up to `rate_since` (bit·ns / 1e9 = bits), for utilisation
     /// across rate changes.
     capacity_bits_ns: u128,
@@ -186,7 +199,9 @@ impl Link {
             rate,
             delay,
             limit,
-            aqm,
+            droptail: matches!(aqm, AqmImpl::DropTail(_)),
+            fq: matches!(aqm, AqmImpl::FqCodel(_)),
+            aqm: Box::new(aqm),
             aqm_rng,
             loss: None,
             queue: VecDeque::new(),
@@ -239,7 +254,7 @@ impl Link {
     /// queue without random loss or monitor, fed by exactly one upstream
     /// link (so packets reach it in the order they left that link).
     pub fn can_cut_through(&self) -> bool {
-        matches!(self.aqm, AqmImpl::DropTail(_)) && self.loss.is_none() && self.monitor.is_none()
+        self.droptail && self.loss.is_none() && self.monitor.is_none()
     }
 
     /// Cut-through: admit a packet that will reach this link's queue at
@@ -286,8 +301,10 @@ impl Link {
     /// Packets and bytes waiting (in the FIFO, or held by FQ-CoDel).
     #[inline]
     pub fn qlen(&self) -> QueueLen {
-        if let AqmImpl::FqCodel(fq) = &self.aqm {
-            return fq.qlen();
+        if self.fq {
+            if let AqmImpl::FqCodel(fq) = &*self.aqm {
+                return fq.qlen();
+            }
         }
         self.fifo_len()
     }
@@ -322,7 +339,7 @@ impl Link {
     /// An accepted packet is queued; the caller then calls [`Link::try_start`].
     #[inline]
     pub fn offer(&mut self, now: SimTime, id: PktId, arena: &mut Arena) -> Offer {
-        if let AqmImpl::FqCodel(_) = self.aqm {
+        if self.fq {
             return self.offer_fq(now, id, arena);
         }
         let p = arena.get_mut(id);
@@ -336,10 +353,15 @@ impl Link {
         };
         self.stats.arrivals += 1;
         self.stats.arrival_bytes += p.size as u64;
-        let verdict = self
-            .aqm
-            .on_enqueue(now, &info, self.fifo_len(), &mut self.aqm_rng);
-        self.note_changes(now);
+        let verdict = if self.droptail {
+            Verdict::Pass
+        } else {
+            let v = self
+                .aqm
+                .on_enqueue(now, &info, self.fifo_len(), &mut self.aqm_rng);
+            self.note_changes(now);
+            v
+        };
         let mark = match verdict {
             Verdict::Pass => None,
             Verdict::Mark(c) => Some(c),
@@ -376,7 +398,7 @@ impl Link {
     /// enforces the buffer limit by dropping from its largest flow queue
     /// (overflow drops, RFC 8290 section 4.1).
     fn offer_fq(&mut self, now: SimTime, id: PktId, arena: &mut Arena) -> Offer {
-        let AqmImpl::FqCodel(fq) = &mut self.aqm else {
+        let AqmImpl::FqCodel(fq) = &mut *self.aqm else {
             unreachable!("offer_fq is called for FQ-CoDel only")
         };
         let p = arena.get_mut(id);
@@ -423,14 +445,16 @@ impl Link {
         if self.busy_until > now {
             return None;
         }
-        if let AqmImpl::FqCodel(fq) = &mut self.aqm {
-            let (pkt, verdict) = fq.dequeue(now)?;
-            let q = fq.qlen();
-            if let Some(m) = self.monitor.as_mut() {
-                m.set(now, q.pkts, q.bytes);
+        if self.fq {
+            if let AqmImpl::FqCodel(fq) = &mut *self.aqm {
+                let (pkt, verdict) = fq.dequeue(now)?;
+                let q = fq.qlen();
+                if let Some(m) = self.monitor.as_mut() {
+                    m.set(now, q.pkts, q.bytes);
+                }
+                let tx_end = now + self.tx_time(pkt.size);
+                return self.start(now, pkt.id, pkt.size, tx_end, verdict, arena);
             }
-            let tx_end = now + self.tx_time(pkt.size);
-            return self.start(now, pkt.id, pkt.size, tx_end, verdict, arena);
         }
         let id = self.queue.pop_front()?;
         let p = arena.get(id);
@@ -448,8 +472,13 @@ impl Link {
             enq_time: p.enq_time,
         };
         let tx_end = now + self.tx_time(size);
-        let verdict = self.aqm.on_dequeue(now, &info, self.fifo_len(), tx_end);
-        self.note_changes(now);
+        let verdict = if self.droptail {
+            Verdict::Pass
+        } else {
+            let v = self.aqm.on_dequeue(now, &info, self.fifo_len(), tx_end);
+            self.note_changes(now);
+            v
+        };
         self.start(now, id, size, tx_end, verdict, arena)
     }
 
@@ -516,15 +545,17 @@ impl Link {
     /// Whether packets are waiting.
     #[inline]
     pub fn has_waiting(&self) -> bool {
-        if let AqmImpl::FqCodel(fq) = &self.aqm {
-            return !fq.is_empty();
+        if self.fq {
+            if let AqmImpl::FqCodel(fq) = &*self.aqm {
+                return !fq.is_empty();
+            }
         }
         !self.queue.is_empty()
     }
 
     /// Packets waiting in the queue (FQ-CoDel's: flow queue by flow queue).
     pub fn waiting(&self) -> impl Iterator<Item = &PktId> {
-        let fq = match &self.aqm {
+        let fq = match &*self.aqm {
             AqmImpl::FqCodel(fq) => Some(fq.iter().map(|q| &q.id)),
             _ => None,
         };

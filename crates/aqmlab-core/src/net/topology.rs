@@ -41,6 +41,45 @@ pub struct Built {
     pub duplex: Vec<(String, u32, u32)>,
 }
 
+/// Every route's links in one array (route `r` is `links[start[r]..start[r + 1]]`):
+/// two small dense arrays instead of one heap block per route, which the
+/// per-packet path reads with fewer cache misses at 10^5 flows.
+#[derive(Clone, Debug, Default)]
+pub struct Routes {
+    start: Vec<u32>,
+    links: Vec<u32>,
+}
+
+impl Routes {
+    pub fn new(routes: &[Vec<u32>]) -> Routes {
+        let mut start = Vec::with_capacity(routes.len() + 1);
+        let mut links = Vec::with_capacity(routes.iter().map(Vec::len).sum());
+        start.push(0);
+        for r in routes {
+            links.extend_from_slice(r);
+            start.push(links.len() as u32);
+        }
+        Routes { start, links }
+    }
+
+    pub fn len(&self) -> usize {
+        self.start.len() - 1
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+impl std::ops::Index<usize> for Routes {
+    type Output = [u32];
+
+    #[inline]
+    fn index(&self, r: usize) -> &[u32] {
+        &self.links[self.start[r] as usize..self.start[r + 1] as usize]
+    }
+}
+
 /// Link 0 is the forward bottleneck (R1 -> R2), link 1 its reverse (R2 -> R1).
 pub const BOTTLENECK_FWD: u32 = 0;
 pub const BOTTLENECK_REV: u32 = 1;
@@ -330,10 +369,10 @@ fn finish(
             };
             let mut link = make_link(aqm_seed, i, p.rate, p.delay, p.limit, p.aqm, ps, load);
             if let Some(l) = p.loss {
-                link.loss = Some(LossModel::new(
+                link.loss = Some(Box::new(LossModel::new(
                     l,
                     Rng::new(loss_seed, Stream::LinkLoss(i as u32)),
-                ));
+                )));
             }
             link
         })
