@@ -73,6 +73,13 @@ def build_parser() -> argparse.ArgumentParser:
         "help": "override a scenario key, e.g. aqm.max_p=0.05 or traffic[0].flows=50 (repeatable)",
     }
 
+    unsetarg: dict[str, Any] = {
+        "action": "append",
+        "default": [],
+        "metavar": "KEY",
+        "help": "remove a key the scenario sets, e.g. aqm.a (repeatable; before any --set)",
+    }
+
     truncarg: dict[str, Any] = {
         "action": "store_true",
         "help": "drop schedule entries and phases at or past the end of the run "
@@ -82,6 +89,7 @@ def build_parser() -> argparse.ArgumentParser:
     v = sub.add_parser("validate", help="check scenario files without running them")
     v.add_argument("files", nargs="+", metavar="FILE", help="scenario file (TOML)")
     v.add_argument("--set", dest="sets", **setarg)
+    v.add_argument("--unset", dest="unsets", **unsetarg)
     v.add_argument("--truncate", **truncarg)
     v.set_defaults(func=cmd_validate)
 
@@ -90,6 +98,7 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--out", "-o", required=True, metavar="DIR", help="result folder to write")
     r.add_argument("--seed", type=_seed, metavar="N", help="replace the scenario's seed")
     r.add_argument("--set", dest="sets", **setarg)
+    r.add_argument("--unset", dest="unsets", **unsetarg)
     r.add_argument("--truncate", **truncarg)
     r.add_argument("--quiet", "-q", action="store_true", help="no progress bar or summary")
     r.set_defaults(func=cmd_run)
@@ -123,14 +132,18 @@ def _name(file: str) -> str:
     return str(Path(file))
 
 
-def load_file(file: str, sets: Sequence[str] = (), truncate: bool = False) -> dict[str, Any]:
-    """Load a scenario file and apply overrides (then, with ``truncate``, drop
-    what lies past the end, noting each change on stderr); input errors
-    become UserError."""
+def load_file(
+    file: str, sets: Sequence[str] = (), truncate: bool = False, unset: Sequence[str] = ()
+) -> dict[str, Any]:
+    """Load a scenario file, remove the ``unset`` keys and apply the
+    overrides (noting each AQM kind switch on stderr; then, with
+    ``truncate``, drop what lies past the end, noting each change); input
+    errors become UserError."""
     name = _name(file)
     try:
         doc = scenario.load(Path(file))
-        scenario.apply_overrides(doc, sets)
+        for note in scenario.apply_overrides_noted(doc, sets, unset):
+            print(f"note: {name}: {note}", file=sys.stderr)
         if truncate:
             for note in scenario.truncate(doc):
                 print(f"note: {name}: {note}", file=sys.stderr)
@@ -155,7 +168,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
     status = 0
     for f in args.files:
         try:
-            resolved = _validate(f, load_file(f, args.sets, args.truncate))
+            resolved = _validate(f, load_file(f, args.sets, args.truncate, args.unsets))
         except UserError as e:
             _err(str(e))
             status = EXIT_USAGE
@@ -227,7 +240,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     from aqmlab import api
     from aqmlab.report import summary_table
 
-    doc = load_file(args.file, args.sets, args.truncate)
+    doc = load_file(args.file, args.sets, args.truncate, args.unsets)
     if args.seed is not None:
         doc["seed"] = args.seed
     resolved = _validate(args.file, doc)

@@ -47,7 +47,12 @@ QUEUE = "queue.parquet"
 FLOWS = "flows.parquet"
 PARAMS = "params.parquet"
 RESPONSES = "responses.parquet"
-FILES = (MANIFEST, SUMMARY, QUEUE, FLOWS, PARAMS, RESPONSES)
+DELAY = "delay.parquet"
+FLOW_SERIES = "flow_series.parquet"
+EVENTS = "events.parquet"
+#: The optional tables: (attribute of RunResult, file).
+EXTRA_TABLES = (("delay", DELAY), ("flow_series", FLOW_SERIES), ("events", EVENTS))
+FILES = (MANIFEST, SUMMARY, QUEUE, FLOWS, PARAMS, RESPONSES, DELAY, FLOW_SERIES, EVENTS)
 #: Version of the folder layout, recorded in the manifest.
 FORMAT = 1
 
@@ -92,7 +97,7 @@ def manifest(result: RunResult) -> dict[str, Any]:
         "peak_packets": result.peak_packets,
         "command": result.command,
         "python": sys.version.split()[0],
-        "files": [SUMMARY, QUEUE, FLOWS, PARAMS, RESPONSES],
+        "files": [SUMMARY, QUEUE, FLOWS, PARAMS, RESPONSES, DELAY, FLOW_SERIES, EVENTS],
         "scenario": result.scenario,
     }
 
@@ -125,6 +130,8 @@ def _write_files(result: RunResult, d: Path) -> None:
     pq.write_table(result.flows, d / FLOWS)
     pq.write_table(result.params, d / PARAMS)
     pq.write_table(result.responses, d / RESPONSES)
+    for attr, name in EXTRA_TABLES:
+        pq.write_table(getattr(result, attr), d / name)
     # The manifest last: a folder with a manifest has everything else.
     text = json.dumps(manifest(result), indent=2, allow_nan=False) + "\n"
     (d / MANIFEST).write_text(text, encoding="utf-8")
@@ -162,6 +169,8 @@ def load_run(path: str | os.PathLike[str]) -> RunResult:
         flows = pq.read_table(d / FLOWS)
         params = pq.read_table(d / PARAMS) if (d / PARAMS).is_file() else None
         responses = pq.read_table(d / RESPONSES) if (d / RESPONSES).is_file() else None
+        # Folders written before these tables existed have none of them.
+        extra = {a: pq.read_table(d / f) for a, f in EXTRA_TABLES if (d / f).is_file()}
     except (OSError, ValueError) as e:
         raise ResultsError(f"{d}: cannot read the result folder: {e}") from e
     return RunResult(
@@ -171,6 +180,7 @@ def load_run(path: str | os.PathLike[str]) -> RunResult:
         flows=flows,
         **({"params": params} if params is not None else {}),
         **({"responses": responses} if responses is not None else {}),
+        **extra,
         peak_packets=int(man.get("peak_packets", 0)),
         engine_version=str(man.get("engine_version", "")),
         aqmlab_version=str(man.get("aqmlab_version", "")),

@@ -2,7 +2,7 @@
 //! gathers the results.
 
 use crate::aqm::{Aqm, LinkInfo, PacketInfo};
-use crate::metrics::{jain, LinkStats, ParamSeries, QueueFigures};
+use crate::metrics::{jain, DelayTable, EventTrace, FlowSeries, LinkStats, ParamSeries, QueueFigures};
 use crate::net::link::{Link, Offer, TxResult};
 use crate::net::topology;
 use crate::packet::{flags, Arena, Ecn, Packet, PktId};
@@ -70,6 +70,9 @@ pub struct QueueSeries {
     pub avg: Vec<f64>,
     pub drops: Vec<u64>,
     pub marks: Vec<u64>,
+    /// Bytes that started transmission since the start of the run
+    /// (cumulative; its differences give the link's throughput series).
+    pub departed_bytes: Vec<u64>,
 }
 
 /// One row per flow, over the measurement interval.
@@ -130,6 +133,13 @@ pub struct BottleneckSummary {
     pub queue_window_std_mean_meanpkts: f64,
     pub queue_windows: u64,
     pub queuing_delay_mean_s: f64,
+    /// Quantiles and maximum of the queueing delays of the packets that
+    /// left the queue in the interval (log-binned: within 3.2 %; the
+    /// maximum exact), seconds.
+    pub queuing_delay_p50_s: f64,
+    pub queuing_delay_p90_s: f64,
+    pub queuing_delay_p99_s: f64,
+    pub queuing_delay_max_s: f64,
 }
 
 /// A monitored link's figures with its name.
@@ -343,6 +353,21 @@ pub struct RunResult {
     pub responses: ResponseTable,
     /// Largest number of packets alive at once (arena slots used).
     pub peak_packets: usize,
+    /// Queueing delay histogram of each monitored link (measurement interval).
+    pub delay: DelayTable,
+    /// Chosen flows' TCP state over time (`metrics.flow_series`; else empty).
+    pub flow_series: FlowSeries,
+    /// Drops and marks on the monitored links (`metrics.trace`; else empty).
+    pub events: EventTrace,
+}
+
+/// The optional series (issue 15): state between samples.
+#[derive(Default)]
+struct Extras {
+    flow_series: FlowSeries,
+    /// Segments each traced flow had delivered at the previous sample.
+    last_delivered: Vec<u64>,
+    last_sample: SimTime,
 }
 
 /// Engine switches that change speed, not results (up to the order of
@@ -401,6 +426,7 @@ pub struct World {
     snaps: Vec<Snapshot>,
     phase_results: Vec<PhaseSummary>,
     warnings: Vec<String>,
+    extra: Extras,
 }
 
 impl World {
@@ -540,7 +566,14 @@ impl World {
             ));
         }
         for (l, _) in &monitored {
-            built.links[*l].monitor = Some(Box::default());
+            let mut m = Box::<crate::metrics::QueueMonitor>::default();
+            if sc.metrics.trace {
+                m.trace = Some(crate::metrics::LinkTrace {
+                    limit: sc.metrics.trace_limit,
+                    ..Default::default()
+                });
+            }
+            built.links[*l].monitor = Some(m);
         }
         // After the monitors: a monitored link is never passed through.
         if opts.cut_through && !link_changes {
@@ -575,6 +608,7 @@ impl World {
             phase_results: vec![PhaseSummary::default(); intervals.len()],
             intervals,
             warnings: Vec::new(),
+            extra: Extras::default(),
         };
         for (i, (a, b)) in w.intervals.clone().into_iter().enumerate() {
             w.events.schedule(a, Event::IntervalStart(i as u32));
@@ -1153,11 +1187,43 @@ impl World {
             s.avg.push(link.aqm.average().unwrap_or(f64::NAN));
             s.drops.push(link.stats.drops());
             s.marks.push(link.stats.marks());
+            s.departed_bytes.push(link.stats.departure_bytes);
+        }
+        if !self.sc.metrics.flow_series.is_empty() {
+            self.sample_flows();
         }
         let next = self.now + self.sc.metrics.sample_interval;
         if next <= self.sc.duration {
             self.events.schedule(next, Event::Sample);
         }
+    }
+
+    /// Sample the TCP state of the flows of `metrics.flow_series`.
+    #[cold]
+    fn sample_flows(&mut self) {
+        let x = &mut self.extra;
+        let ids = &self.sc.metrics.flow_series;
+        if x.last_delivered.len() != ids.len() {
+            x.last_delivered = vec![0; ids.len()];
+        }
+        let dt = (self.now - x.last_sample).as_secs_f64();
+        let t = self.now.as_secs_f64();
+        for (k, &f) in ids.iter().enumerate() {
+            let fl = &self.flows[f as usize];
+            let delivered = fl.stats.segments_delivered;
+            let fs = &mut x.flow_series;
+            fs.time_s.push(t);
+            fs.flow.push(f);
+            fs.cwnd.push(fl.cwnd);
+            fs.ssthresh.push(fl.ssthresh);
+            fs.srtt_s.push(fl.srtt_s());
+            fs.rto_s.push(fl.rto.as_secs_f64());
+            let bits = (delivered - x.last_delivered[k]) as f64 * fl.mss() as f64 * 8.0;
+            fs.delivery_rate_bps
+                .push(if dt > 0.0 { bits / dt } else { 0.0 });
+            x.last_delivered[k] = delivered;
+        }
+        x.last_sample = self.now;
     }
 
     /// Check the accounting identities: at every link, arrivals = departures
@@ -1610,6 +1676,7 @@ impl World {
             .unwrap_or_default();
         let mut phases = std::mem::take(&mut self.phase_results);
         phases.remove(0);
+        let (delay, events) = self.delay_and_trace();
         let summary = Summary {
             duration_s: self.sc.duration.as_secs_f64(),
             seed: self.sc.seed,
@@ -1632,7 +1699,48 @@ impl World {
             params,
             flows: table,
             responses: self.responses,
+            delay,
+            flow_series: self.extra.flow_series,
+            events,
         }
+    }
+
+    /// The monitored links' delay histograms of the measurement interval,
+    /// and their drop/mark traces merged in time order (a warning notes
+    /// events past `metrics.trace_limit`).
+    fn delay_and_trace(&mut self) -> (DelayTable, EventTrace) {
+        let mut delay = DelayTable::default();
+        let mut merged: Vec<(SimTime, usize, u32, &'static str)> = Vec::new();
+        for (k, (l, name)) in self.monitored.iter().enumerate() {
+            let Some(m) = self.links[*l].monitor.as_mut() else {
+                continue;
+            };
+            for (lo, hi, c) in m.delays(0).bins() {
+                delay.link.push(name.clone());
+                delay.lower_s.push(lo as f64 * 1e-9);
+                delay.upper_s.push(hi as f64 * 1e-9);
+                delay.count.push(c);
+            }
+            if let Some(t) = m.trace.take() {
+                if t.missed > 0 {
+                    self.warnings.push(format!(
+                        "metrics.trace: {name}: {} drops and marks past trace_limit = {} \
+                         were counted, not traced",
+                        t.missed, t.limit
+                    ));
+                }
+                merged.extend(t.events.into_iter().map(|(at, f, w)| (at, k, f, w)));
+            }
+        }
+        merged.sort_by_key(|e| (e.0, e.1));
+        let mut events = EventTrace::default();
+        for (at, k, f, w) in merged {
+            events.time_s.push(at.as_secs_f64());
+            events.link.push(self.monitored[k].1.clone());
+            events.flow.push(f);
+            events.event.push(w);
+        }
+        (delay, events)
     }
 }
 
@@ -1695,6 +1803,10 @@ fn link_figures(
         } else {
             d.sojourn_ns as f64 * 1e-9 / d.departures as f64
         },
+        queuing_delay_p50_s: q.delay_p50_s,
+        queuing_delay_p90_s: q.delay_p90_s,
+        queuing_delay_p99_s: q.delay_p99_s,
+        queuing_delay_max_s: q.delay_max_s,
     }
 }
 

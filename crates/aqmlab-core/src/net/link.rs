@@ -344,23 +344,44 @@ impl Link {
             Verdict::Pass => None,
             Verdict::Mark(c) => Some(c),
             Verdict::Drop(c) => {
-                match c {
-                    Cause::Early => self.stats.drops_early += 1,
-                    Cause::Forced => self.stats.drops_forced += 1,
+                let what = match c {
+                    Cause::Early => {
+                        self.stats.drops_early += 1;
+                        "drop-early"
+                    }
+                    Cause::Forced => {
+                        self.stats.drops_forced += 1;
+                        "drop-forced"
+                    }
+                };
+                if let Some(m) = self.monitor.as_mut() {
+                    m.event(now, info.flow, what);
                 }
                 return Offer::Dropped;
             }
         };
         if !self.fits(info.size) {
             self.stats.drops_overflow += 1;
+            if let Some(m) = self.monitor.as_mut() {
+                m.event(now, info.flow, "drop-overflow");
+            }
             return Offer::Dropped;
         }
         if let Some(c) = mark {
             debug_assert!(info.ect, "an AQM marked a packet that is not ECN-capable");
             p.ecn = Ecn::Ce;
-            match c {
-                Cause::Early => self.stats.marks_early += 1,
-                Cause::Forced => self.stats.marks_forced += 1,
+            let what = match c {
+                Cause::Early => {
+                    self.stats.marks_early += 1;
+                    "mark-early"
+                }
+                Cause::Forced => {
+                    self.stats.marks_forced += 1;
+                    "mark-forced"
+                }
+            };
+            if let Some(m) = self.monitor.as_mut() {
+                m.event(now, info.flow, what);
             }
         }
         p.enq_time = now;
@@ -404,6 +425,13 @@ impl Link {
             Offer::Accepted
         } else {
             self.stats.drops_overflow += self.evicted.len() as u64;
+            if let Some(m) = self.monitor.as_mut() {
+                if m.trace.is_some() {
+                    for &v in &self.evicted {
+                        m.event(now, arena.get(v).flow, "drop-overflow");
+                    }
+                }
+            }
             Offer::Evicted
         }
     }
@@ -470,15 +498,33 @@ impl Link {
             Verdict::Pass => {}
             Verdict::Mark(c) => {
                 arena.get_mut(id).ecn = Ecn::Ce;
-                match c {
-                    Cause::Early => self.stats.marks_early += 1,
-                    Cause::Forced => self.stats.marks_forced += 1,
+                let what = match c {
+                    Cause::Early => {
+                        self.stats.marks_early += 1;
+                        "mark-early"
+                    }
+                    Cause::Forced => {
+                        self.stats.marks_forced += 1;
+                        "mark-forced"
+                    }
+                };
+                if let Some(m) = self.monitor.as_mut() {
+                    m.event(now, arena.get(id).flow, what);
                 }
             }
             Verdict::Drop(c) => {
-                match c {
-                    Cause::Early => self.stats.drops_early += 1,
-                    Cause::Forced => self.stats.drops_forced += 1,
+                let what = match c {
+                    Cause::Early => {
+                        self.stats.drops_early += 1;
+                        "drop-early"
+                    }
+                    Cause::Forced => {
+                        self.stats.drops_forced += 1;
+                        "drop-forced"
+                    }
+                };
+                if let Some(m) = self.monitor.as_mut() {
+                    m.event(now, arena.get(id).flow, what);
                 }
                 return Some((id, TxResult::Dropped));
             }
@@ -486,10 +532,17 @@ impl Link {
         self.busy_until = tx_end;
         self.stats.departures += 1;
         self.stats.departure_bytes += size as u64;
-        self.stats.sojourn_ns += (now.0 - arena.get(id).enq_time.0) as u128;
+        let sojourn = now - arena.get(id).enq_time;
+        self.stats.sojourn_ns += sojourn.0 as u128;
+        if let Some(m) = self.monitor.as_mut() {
+            m.sojourn(sojourn);
+        }
         if let Some(l) = self.loss.as_mut() {
             if l.lose(now) {
                 self.stats.lost += 1;
+                if let Some(m) = self.monitor.as_mut() {
+                    m.event(now, arena.get(id).flow, "lost");
+                }
                 return Some((id, TxResult::Lost));
             }
         }
