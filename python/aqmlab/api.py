@@ -183,8 +183,9 @@ def run(
 
     ``spec`` is a path to a TOML file, TOML text or a dict. ``seed`` replaces
     the scenario's seed; ``overrides`` are ``key=value`` strings as for
-    ``aqmlab run --set`` and ``unset`` keys to remove as for ``--unset``. ``progress(simulated_seconds)`` is called now and
-    then; returning ``False`` stops the run with ``KeyboardInterrupt``.
+    ``aqmlab run --set`` and ``unset`` keys to remove as for ``--unset``.
+    ``progress(simulated_seconds)`` is called now and then; returning
+    ``False`` stops the run with ``KeyboardInterrupt``.
     Nothing is written unless ``out`` is given (then the run folder ``out``).
     With ``truncate``, schedule entries and phases past the end of the run
     are dropped (``--set duration=...`` shorter than the scenario; see
@@ -270,6 +271,7 @@ def typed_table(
 ) -> pa.Table:
     """A table with fixed column types (the same schema when empty)."""
     return pa.table({name: pa.array(cols.get(name, []), t) for name, t in columns})
+
 
 #: Columns of the responses table and their types.
 RESPONSE_COLUMNS: tuple[tuple[str, pa.DataType], ...] = (

@@ -67,9 +67,12 @@ def is_run_dir(path: str | os.PathLike[str]) -> bool:
     return p.is_dir() and (p / MANIFEST).is_file()
 
 
-def check_target(out: str | os.PathLike[str]) -> Path:
+def check_target(out: str | os.PathLike[str], probe: bool = False) -> Path:
     """Check that ``out`` may be written: it does not exist, or it is an
-    earlier run folder. Raises :class:`ResultsError` otherwise."""
+    earlier run folder. With ``probe``, also create (and remove) the
+    temporary folder the run will write, so that a folder that cannot be
+    written is found before a run rather than after it. Raises
+    :class:`ResultsError` otherwise."""
     p = Path(out)
     if p.exists() and not is_run_dir(p):
         what = "a directory" if p.is_dir() else "a file"
@@ -77,7 +80,45 @@ def check_target(out: str | os.PathLike[str]) -> Path:
             f"{p}: exists and is {what} that is not an aqmlab result folder "
             f"(no {MANIFEST}); refusing to overwrite it"
         )
+    if probe:
+        tmp = p.with_name(f"{p.name}.tmp-{os.getpid()}")
+        try:
+            p.parent.mkdir(parents=True, exist_ok=True)
+            tmp.mkdir()
+            tmp.rmdir()
+        except OSError as e:
+            raise ResultsError(f"{p}: cannot write there: {e.strerror or e}") from None
     return p
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OSError):
+        return True
+    return True
+
+
+def clean_leftovers(target: Path) -> list[Path]:
+    """Remove ``TARGET.tmp-<pid>`` and ``TARGET.old-<pid>`` folders left by
+    runs that were killed (their process no longer exists). Returns them."""
+    removed: list[Path] = []
+    if not target.parent.is_dir():
+        return removed
+    for kind in ("tmp", "old"):
+        for d in target.parent.glob(f"{glob_escape(target.name)}.{kind}-*"):
+            pid = d.name.rsplit("-", 1)[-1]
+            if pid.isdigit() and int(pid) != os.getpid() and not _pid_alive(int(pid)):
+                shutil.rmtree(d, ignore_errors=True)
+                removed.append(d)
+    return removed
+
+
+def glob_escape(name: str) -> str:
+    """``name`` with glob metacharacters taken literally."""
+    return "".join(f"[{c}]" if c in "*?[" else c for c in name)
 
 
 def summary_json(summary: dict[str, Any]) -> str:
@@ -111,6 +152,7 @@ def write_run(result: RunResult, out: str | os.PathLike[str]) -> Path:
     """
     target = check_target(out)
     target.parent.mkdir(parents=True, exist_ok=True)
+    clean_leftovers(target)
     tmp = target.with_name(f"{target.name}.tmp-{os.getpid()}")
     if tmp.exists():
         shutil.rmtree(tmp)

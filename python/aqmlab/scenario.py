@@ -265,8 +265,7 @@ def apply_overrides_noted(
                 table.update(mine)
                 gone = f" (dropped {', '.join(dropped)})" if dropped else ""
                 notes.append(
-                    f"{where}.kind: {old} -> {value}: {where} starts from {value}'s "
-                    f"defaults{gone}"
+                    f"{where}.kind: {old} -> {value}: {where} starts from {value}'s defaults{gone}"
                 )
                 continue
         if len(steps) >= 2 and isinstance(steps[-1], str):
@@ -284,12 +283,11 @@ def _get(doc: Any, steps: list[Step]) -> Any:
     """The value at ``steps``, or None when the path does not exist."""
     node = doc
     for s in steps:
-        if isinstance(node, dict) and isinstance(s, str) and s in node:
-            node = node[s]
-        elif isinstance(node, list) and isinstance(s, int) and s < len(node):
-            node = node[s]
-        else:
+        ok_table = isinstance(node, dict) and isinstance(s, str) and s in node
+        ok_array = isinstance(node, list) and isinstance(s, int) and s < len(node)
+        if not (ok_table or ok_array):
             return None
+        node = node[s]
     return node
 
 
@@ -298,9 +296,9 @@ def _unset(doc: dict[str, Any], steps: list[Step]) -> None:
     parent = _get(doc, steps[:-1])
     last = steps[-1]
     key = format_key(steps)
-    if isinstance(parent, dict) and isinstance(last, str) and last in parent:
-        del parent[last]
-    elif isinstance(parent, list) and isinstance(last, int) and last < len(parent):
+    in_table = isinstance(parent, dict) and isinstance(last, str) and last in parent
+    in_array = isinstance(parent, list) and isinstance(last, int) and last < len(parent)
+    if in_table or in_array:
         del parent[last]
     else:
         raise ScenarioError(key, "cannot unset it: the scenario does not set it")
