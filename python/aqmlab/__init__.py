@@ -63,7 +63,13 @@ def __getattr__(name: str) -> Any:
     elif name in _LAZY:
         value = getattr(importlib.import_module(_LAZY[name]), name)
     else:
-        raise AttributeError(f"module 'aqmlab' has no attribute {name!r}")
+        # A submodule (aqmlab.api, aqmlab.plot ...), as an eager import made them.
+        try:
+            value = importlib.import_module(f"aqmlab.{name}")
+        except ModuleNotFoundError as e:
+            if e.name != f"aqmlab.{name}":
+                raise
+            raise AttributeError(f"module 'aqmlab' has no attribute {name!r}") from None
     globals()[name] = value
     return value
 

@@ -66,8 +66,10 @@ _SHOWN_STEPS = 6
 def load(source: SpecSource) -> dict[str, Any]:
     """Return the scenario document of ``source``.
 
-    ``source`` is a mapping (deep-copied), a path to a TOML file, or TOML text
-    (a string that is not an existing file and contains a newline or ``=``).
+    ``source`` is a mapping (deep-copied), a path to a TOML file (a
+    ``PathLike``, a string naming an existing file, or one-line string
+    ending in ``.toml``), or TOML text (any other string: ``""`` and
+    ``"# comment"`` are empty documents).
     A TOML syntax error raises :class:`ScenarioError` naming the file and the
     line; a missing file raises ``FileNotFoundError``.
     """
@@ -81,7 +83,7 @@ def load(source: SpecSource) -> dict[str, Any]:
 
 
 def _looks_like_toml(s: str) -> bool:
-    return "\n" in s or "=" in s
+    return "\n" in s or not s.strip().endswith(".toml")
 
 
 def _parse_toml(text: str, name: str) -> dict[str, Any]:

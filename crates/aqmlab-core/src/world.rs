@@ -334,6 +334,8 @@ struct Snapshot {
     links: Vec<LinkStats>,
     /// Bits each monitored link could have sent by then.
     capacity_bits: Vec<f64>,
+    /// Bits of the packet each monitored link was sending then, still to go.
+    pending_bits: Vec<f64>,
     flows: Vec<FlowStats>,
     /// [`World::short_bytes`] then.
     short_bytes: Vec<u64>,
@@ -365,8 +367,9 @@ pub struct RunResult {
 #[derive(Default)]
 struct Extras {
     flow_series: FlowSeries,
-    /// Segments each traced flow had delivered at the previous sample.
-    last_delivered: Vec<u64>,
+    /// Segments each traced flow had delivered, and data packets that had
+    /// reached its receiver, at the previous sample.
+    last_delivered: Vec<(u64, u64)>,
     last_sample: SimTime,
 }
 
@@ -1204,13 +1207,13 @@ impl World {
         let x = &mut self.extra;
         let ids = &self.sc.metrics.flow_series;
         if x.last_delivered.len() != ids.len() {
-            x.last_delivered = vec![0; ids.len()];
+            x.last_delivered = vec![(0, 0); ids.len()];
         }
         let dt = (self.now - x.last_sample).as_secs_f64();
         let t = self.now.as_secs_f64();
         for (k, &f) in ids.iter().enumerate() {
             let fl = &self.flows[f as usize];
-            let delivered = fl.stats.segments_delivered;
+            let now = (fl.stats.segments_delivered, fl.stats.data_arrived);
             let fs = &mut x.flow_series;
             fs.time_s.push(t);
             fs.flow.push(f);
@@ -1218,10 +1221,13 @@ impl World {
             fs.ssthresh.push(fl.ssthresh);
             fs.srtt_s.push(fl.srtt_s());
             fs.rto_s.push(fl.rto.as_secs_f64());
-            let bits = (delivered - x.last_delivered[k]) as f64 * fl.mss() as f64 * 8.0;
+            // As goodput: in-order segments, at most those that arrived.
+            let (d0, a0) = x.last_delivered[k];
+            let segs = (now.0 - d0).min(now.1 - a0);
+            let bits = segs as f64 * fl.mss() as f64 * 8.0;
             fs.delivery_rate_bps
                 .push(if dt > 0.0 { bits / dt } else { 0.0 });
-            x.last_delivered[k] = delivered;
+            x.last_delivered[k] = now;
         }
         x.last_sample = self.now;
     }
@@ -1266,6 +1272,7 @@ impl World {
         let window = self.sc.metrics.window;
         let mut links = Vec::with_capacity(self.monitored.len());
         let mut capacity_bits = Vec::with_capacity(self.monitored.len());
+        let mut pending_bits = Vec::with_capacity(self.monitored.len());
         for (l, _) in &self.monitored {
             let link = &mut self.links[*l];
             if let Some(m) = link.monitor.as_mut() {
@@ -1273,10 +1280,12 @@ impl World {
             }
             links.push(link.stats);
             capacity_bits.push(link.capacity_bits(now));
+            pending_bits.push(link.pending_tx_bits(now));
         }
         self.snaps[i] = Snapshot {
             links,
             capacity_bits,
+            pending_bits,
             flows: self.flows.iter().map(|f| f.stats).collect(),
             short_bytes: self.short_bytes.clone(),
         };
@@ -1299,9 +1308,22 @@ impl World {
             let base = snap.links.get(k).copied().unwrap_or_default();
             let capacity =
                 link.capacity_bits(end) - snap.capacity_bits.get(k).copied().unwrap_or(0.0);
+            // Bits on the wire within the interval: a packet counts from the
+            // start of its transmission, so take off what the one in
+            // transmission at the end still has to send, and add what the
+            // one at the start still had.
+            let sent_bits = link.stats.since(&base).departure_bytes as f64 * 8.0
+                + snap.pending_bits.get(k).copied().unwrap_or(0.0)
+                - link.pending_tx_bits(end);
             links.push(LinkSummary {
                 name: name.clone(),
-                figures: link_figures(&link.stats.since(&base), &q, capacity, interval),
+                figures: link_figures(
+                    &link.stats.since(&base),
+                    &q,
+                    capacity,
+                    interval,
+                    sent_bits,
+                ),
             });
         }
         let mut table = FlowTable::default();
@@ -1317,8 +1339,13 @@ impl World {
             let b = snap.flows.get(f).unwrap_or(&zero);
             // Delivered payload: whole segments less the short last ones.
             let short = self.short_bytes[f] - snap.short_bytes.get(f).copied().unwrap_or(0);
-            let bytes = ((s.segments_delivered - b.segments_delivered) * fl.mss() as u64)
-                .saturating_sub(short);
+            // In-order payload, but no more segments than reached the
+            // receiver in the interval: data buffered out of order before
+            // it and released by a retransmission counts no more than the
+            // wire carried.
+            let segs = (s.segments_delivered - b.segments_delivered)
+                .min(s.data_arrived - b.data_arrived);
+            let bytes = (segs * fl.mss() as u64).saturating_sub(short);
             let goodput = bytes as f64 * 8.0 / interval;
             let tcp = self.udp[f].is_none();
             setup.syn_drops += s.syn_drops - b.syn_drops;
@@ -1402,8 +1429,8 @@ impl World {
             1.0 - (udp_arrived as f64 / udp_sent as f64).min(1.0)
         };
         let phase = PhaseSummary {
-            start_s: start.as_secs_f64(),
-            end_s: end.as_secs_f64(),
+            start_s: secs(start),
+            end_s: secs(end),
             bottleneck: links.first().map(|l| l.figures.clone()).unwrap_or_default(),
             links,
             flows: fs,
@@ -1678,9 +1705,9 @@ impl World {
         phases.remove(0);
         let (delay, events) = self.delay_and_trace();
         let summary = Summary {
-            duration_s: self.sc.duration.as_secs_f64(),
+            duration_s: secs(self.sc.duration),
             seed: self.sc.seed,
-            measure_start_s: self.sc.metrics.start.as_secs_f64(),
+            measure_start_s: secs(self.sc.metrics.start),
             wall_time_s: 0.0,
             events: self.events.processed(),
             bottleneck: main.bottleneck,
@@ -1717,8 +1744,8 @@ impl World {
             };
             for (lo, hi, c) in m.delays(0).bins() {
                 delay.link.push(name.clone());
-                delay.lower_s.push(lo as f64 * 1e-9);
-                delay.upper_s.push(hi as f64 * 1e-9);
+                delay.lower_s.push(lo as f64 / 1e9);
+                delay.upper_s.push(hi as f64 / 1e9);
                 delay.count.push(c);
             }
             if let Some(t) = m.trace.take() {
@@ -1764,6 +1791,7 @@ fn link_figures(
     q: &QueueFigures,
     capacity_bits: f64,
     interval: f64,
+    sent_bits: f64,
 ) -> BottleneckSummary {
     let mean_size = if d.arrivals == 0 {
         f64::NAN
@@ -1771,8 +1799,8 @@ fn link_figures(
         d.arrival_bytes as f64 / d.arrivals as f64
     };
     BottleneckSummary {
-        utilization: d.departure_bytes as f64 * 8.0 / capacity_bits,
-        throughput_bps: d.departure_bytes as f64 * 8.0 / interval,
+        utilization: sent_bits / capacity_bits,
+        throughput_bps: sent_bits / interval,
         loss_rate: if d.arrivals == 0 {
             0.0
         } else {
@@ -1808,6 +1836,12 @@ fn link_figures(
         queuing_delay_p99_s: q.delay_p99_s,
         queuing_delay_max_s: q.delay_max_s,
     }
+}
+
+/// A time in seconds as the nearest f64 (`60s` is 60.0, where `ns * 1e-9`
+/// gives 60.00000000000001): for the figures a user reads.
+fn secs(t: SimTime) -> f64 {
+    t.0 as f64 / 1e9
 }
 
 /// Run a scenario to the end.

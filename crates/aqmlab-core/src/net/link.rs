@@ -213,6 +213,11 @@ impl Link {
         total as f64 * 1e-9
     }
 
+    /// Bits of the packet in transmission at `now` still to be sent.
+    pub fn pending_tx_bits(&self, now: SimTime) -> f64 {
+        self.busy_until.saturating_sub(now).0 as f64 * self.rate.bps() as f64 / 1e9
+    }
+
     /// Serialisation time of a packet of `size` bytes.
     #[inline]
     fn tx_time(&mut self, size: u32) -> SimTime {
