@@ -150,17 +150,23 @@ def _name(file: str) -> str:
 
 
 def load_file(
-    file: str, sets: Sequence[str] = (), truncate: bool = False, unset: Sequence[str] = ()
+    file: str,
+    sets: Sequence[str] = (),
+    truncate: bool = False,
+    unset: Sequence[str] = (),
+    notes: list[str] | None = None,
 ) -> dict[str, Any]:
     """Load a scenario file, remove the ``unset`` keys and apply the
-    overrides (noting each AQM kind switch on stderr; then, with
-    ``truncate``, drop what lies past the end, noting each change); input
-    errors become UserError."""
+    overrides (each AQM kind switch is noted in ``notes``, for the caller to
+    print once the scenario validates; then, with ``truncate``, drop what
+    lies past the end, noting each change on stderr); input errors become
+    UserError."""
     name = _name(file)
     try:
         doc = scenario.load(Path(file))
         for note in scenario.apply_overrides_noted(doc, sets, unset):
-            print(f"note: {name}: {note}", file=sys.stderr)
+            if notes is not None:
+                notes.append(f"note: {name}: {note}")
         if truncate:
             for note in scenario.truncate(doc):
                 print(f"note: {name}: {note}", file=sys.stderr)
@@ -185,7 +191,9 @@ def cmd_validate(args: argparse.Namespace) -> int:
     status = 0
     for f in args.files:
         try:
-            resolved = _validate(f, load_file(f, args.sets, args.truncate, args.unsets))
+            notes: list[str] = []
+            resolved = _validate(f, load_file(f, args.sets, args.truncate, args.unsets, notes))
+            _print_notes(notes)
         except UserError as e:
             _err(str(e))
             status = EXIT_USAGE
@@ -269,13 +277,15 @@ def cmd_run(args: argparse.Namespace) -> int:
     from aqmlab import api
     from aqmlab.report import summary_table
 
+    notes: list[str] = []
     if results.is_run_dir(args.file):
-        doc = load_manifest(args.file, args.sets, args.truncate, args.unsets)
+        doc = load_manifest(args.file, args.sets, args.truncate, args.unsets, notes)
     else:
-        doc = load_file(args.file, args.sets, args.truncate, args.unsets)
+        doc = load_file(args.file, args.sets, args.truncate, args.unsets, notes)
     if args.seed is not None:
         doc["seed"] = args.seed
     resolved = _validate(args.file, doc)
+    _print_notes(notes)
     try:
         results.check_target(args.out, probe=True)
     except results.ResultsError as e:
@@ -385,6 +395,11 @@ def main(argv: Sequence[str] | None = None) -> int:
 # --- Everyday use (issue 15): compare, examples, re-runs, plots, estimates ---
 
 
+def _print_notes(notes: Sequence[str]) -> None:
+    for n in notes:
+        print(n, file=sys.stderr)
+
+
 def progress_line(sim_s: float, total_s: float, wall_s: float) -> str:
     """``progress: 12.0/200 s simulated (6 %), 4.1 sim-s per s, 8 s elapsed, ETA 46 s``."""
     speed = sim_s / wall_s if wall_s > 0 else 0.0
@@ -397,7 +412,11 @@ def progress_line(sim_s: float, total_s: float, wall_s: float) -> str:
 
 
 def load_manifest(
-    folder: str, sets: Sequence[str] = (), truncate: bool = False, unset: Sequence[str] = ()
+    folder: str,
+    sets: Sequence[str] = (),
+    truncate: bool = False,
+    unset: Sequence[str] = (),
+    notes: list[str] | None = None,
 ) -> dict[str, Any]:
     """The resolved scenario a result folder was run with, ready to re-run
     (with overrides applied as for a file)."""
@@ -413,7 +432,8 @@ def load_manifest(
         raise UserError(f"{name}: cannot read the scenario of its manifest: {e}") from None
     try:
         for note in scenario.apply_overrides_noted(doc, sets, unset):
-            print(f"note: {name}: {note}", file=sys.stderr)
+            if notes is not None:
+                notes.append(f"note: {name}: {note}")
         if truncate:
             for note in scenario.truncate(doc):
                 print(f"note: {name}: {note}", file=sys.stderr)

@@ -233,8 +233,9 @@ def apply_overrides(
     Setting the ``kind`` of an AQM table (``aqm``, ``topology.links[i].aqm``,
     ``topology.overrides[i].aqm``) to a different scheme starts that table
     from the new scheme's defaults: the old scheme's keys are dropped, except
-    those set by these same overrides. Each such switch is issued as a
-    :class:`KindSwitchNote` warning (see :func:`apply_overrides_noted`).
+    those set by these same overrides. Each switch that dropped keys is
+    issued as a :class:`KindSwitchNote` warning (see
+    :func:`apply_overrides_noted`).
     """
     import warnings
 
@@ -265,10 +266,11 @@ def apply_overrides_noted(
                 table.clear()
                 table["kind"] = value
                 table.update(mine)
-                gone = f" (dropped {', '.join(dropped)})" if dropped else ""
-                notes.append(
-                    f"{where}.kind: {old} -> {value}: {where} starts from {value}'s defaults{gone}"
-                )
+                if dropped:
+                    notes.append(
+                        f"{where}.kind: {old} -> {value}: {where} starts from {value}'s "
+                        f"defaults (dropped {', '.join(dropped)})"
+                    )
                 continue
         if len(steps) >= 2 and isinstance(steps[-1], str):
             given.setdefault(format_key(steps[:-1]), {})[steps[-1]] = value
