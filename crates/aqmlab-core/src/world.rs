@@ -2,7 +2,9 @@
 //! gathers the results.
 
 use crate::aqm::{Aqm, LinkInfo, PacketInfo};
-use crate::metrics::{jain, DelayTable, EventTrace, FlowSeries, LinkStats, ParamSeries, QueueFigures};
+use crate::metrics::{
+    jain, DelayTable, EventTrace, FlowSeries, LinkStats, ParamSeries, QueueFigures,
+};
 use crate::net::link::{Link, Offer, TxResult};
 use crate::net::topology;
 use crate::packet::{flags, Arena, Ecn, Packet, PktId};
@@ -1317,13 +1319,7 @@ impl World {
                 - link.pending_tx_bits(end);
             links.push(LinkSummary {
                 name: name.clone(),
-                figures: link_figures(
-                    &link.stats.since(&base),
-                    &q,
-                    capacity,
-                    interval,
-                    sent_bits,
-                ),
+                figures: link_figures(&link.stats.since(&base), &q, capacity, interval, sent_bits),
             });
         }
         let mut table = FlowTable::default();
@@ -1343,8 +1339,8 @@ impl World {
             // receiver in the interval: data buffered out of order before
             // it and released by a retransmission counts no more than the
             // wire carried.
-            let segs = (s.segments_delivered - b.segments_delivered)
-                .min(s.data_arrived - b.data_arrived);
+            let segs =
+                (s.segments_delivered - b.segments_delivered).min(s.data_arrived - b.data_arrived);
             let bytes = (segs * fl.mss() as u64).saturating_sub(short);
             let goodput = bytes as f64 * 8.0 / interval;
             let tcp = self.udp[f].is_none();

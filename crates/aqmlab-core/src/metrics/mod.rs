@@ -239,12 +239,15 @@ impl DelayHist {
 
     /// The `q` quantile (0 < q <= 1) in ns: the middle of the bin holding
     /// the ceil(q n)-th smallest delay (exact below 16 ns), at most the
-    /// maximum; 0 without samples.
+    /// maximum (the largest rank is the exact maximum); 0 without samples.
     pub fn quantile(&self, q: f64) -> f64 {
         if self.n == 0 {
             return 0.0;
         }
         let rank = ((q * self.n as f64).ceil() as u64).clamp(1, self.n);
+        if rank == self.n {
+            return self.max as f64; // the largest delay is known exactly
+        }
         let mut seen = 0;
         for (b, &c) in self.counts.iter().enumerate() {
             seen += c;
@@ -348,7 +351,10 @@ impl QueueMonitor {
 
     /// The delay histogram of interval `i` (empty if it never began).
     pub fn delays(&self, i: usize) -> DelayHist {
-        self.accs.get(i).map(|a| a.delay.clone()).unwrap_or_default()
+        self.accs
+            .get(i)
+            .map(|a| a.delay.clone())
+            .unwrap_or_default()
     }
 
     /// Begin integrating interval `i` at `now`, with deviation windows of `window`.
@@ -517,7 +523,19 @@ mod tests {
             prev = hi;
         }
         assert_eq!(prev, u64::MAX);
-        for v in [0u64, 1, 15, 16, 17, 31, 32, 1000, 5_000_000, 1 << 40, u64::MAX] {
+        for v in [
+            0u64,
+            1,
+            15,
+            16,
+            17,
+            31,
+            32,
+            1000,
+            5_000_000,
+            1 << 40,
+            u64::MAX,
+        ] {
             let (lo, hi) = DelayHist::bounds(DelayHist::bin(v));
             assert!(lo <= v && (v < hi || hi == u64::MAX), "{v} in [{lo}, {hi})");
             // The middle is within 1/32 of any value of the bin.
@@ -535,7 +553,10 @@ mod tests {
         }
         for (q, exact) in [(0.5, 500_000.0), (0.9, 900_000.0), (0.99, 990_000.0)] {
             let got = h.quantile(q);
-            assert!((got - exact).abs() / exact < 0.032, "q {q}: {got} vs {exact}");
+            assert!(
+                (got - exact).abs() / exact < 0.032,
+                "q {q}: {got} vs {exact}"
+            );
         }
         assert_eq!(h.max(), 1_000_000);
         assert_eq!(h.quantile(1.0), 1_000_000.0);

@@ -419,7 +419,11 @@ impl Scenario {
                     note(
                         2.0 * flows * (self.duration.0 / period) as f64,
                         format!("traffic[{g}].on"),
-                        format!("{} sources switch on and off every {}", flows, SimTime(period)),
+                        format!(
+                            "{} sources switch on and off every {}",
+                            flows,
+                            SimTime(period)
+                        ),
                     );
                 }
             }
@@ -738,7 +742,9 @@ flows = 10
         assert_eq!(e.flow_series_rows, 3.0 * 2001.0);
         assert_eq!(e.trace_rows, 2e6);
         assert_eq!(
-            path_of("[metrics]\nflow_series = [0]\nsample_interval = \"1us\"\nmemory_limit = \"1GB\"\n"),
+            path_of(
+                "[metrics]\nflow_series = [0]\nsample_interval = \"1us\"\nmemory_limit = \"1GB\"\n"
+            ),
             "metrics.sample_interval"
         );
         assert_eq!(
@@ -749,8 +755,14 @@ flows = 10
             path_of("[metrics]\nflow_series = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9]\nsample_interval = \"10us\"\n"),
             "metrics.flow_series"
         );
-        assert_eq!(path_of("[metrics]\nflow_series = [10]\n"), "metrics.flow_series[0]");
-        assert_eq!(path_of("[metrics]\nflow_series = [1, 1]\n"), "metrics.flow_series[1]");
+        assert_eq!(
+            path_of("[metrics]\nflow_series = [10]\n"),
+            "metrics.flow_series[0]"
+        );
+        assert_eq!(
+            path_of("[metrics]\nflow_series = [1, 1]\n"),
+            "metrics.flow_series[1]"
+        );
     }
 
     #[test]
