@@ -167,6 +167,8 @@ pub struct Link {
     /// across rate changes.
     capacity_bits_ns: u128,
     rate_since: SimTime,
+    /// The rate before the latest change (in force until `rate_since`).
+    prev_rate: BitRate,
 }
 
 /// Where a packet that started transmission goes next.
@@ -203,11 +205,18 @@ impl Link {
             tx_cache: [(0, SimTime::ZERO); 2],
             capacity_bits_ns: 0,
             rate_since: SimTime::ZERO,
+            prev_rate: rate,
         }
     }
 
     /// Bits the link could have sent from time 0 to `now` (∫ rate dt).
     pub fn capacity_bits(&self, now: SimTime) -> f64 {
+        if now < self.rate_since {
+            // Before a rate change takes effect (the end of the packet in
+            // transmission when it was made): still at the previous rate.
+            let ahead = self.prev_rate.bps() as u128 * (self.rate_since - now).0 as u128;
+            return (self.capacity_bits_ns - ahead) as f64 * 1e-9;
+        }
         let total = self.capacity_bits_ns
             + self.rate.bps() as u128 * now.saturating_sub(self.rate_since).0 as u128;
         total as f64 * 1e-9
@@ -215,7 +224,13 @@ impl Link {
 
     /// Bits of the packet in transmission at `now` still to be sent.
     pub fn pending_tx_bits(&self, now: SimTime) -> f64 {
-        self.busy_until.saturating_sub(now).0 as f64 * self.rate.bps() as f64 / 1e9
+        // A packet in transmission when the rate changed goes on at the old one.
+        let rate = if now < self.rate_since {
+            self.prev_rate
+        } else {
+            self.rate
+        };
+        self.busy_until.saturating_sub(now).0 as f64 * rate.bps() as f64 / 1e9
     }
 
     /// Serialisation time of a packet of `size` bytes.
@@ -233,9 +248,14 @@ impl Link {
 
     /// Change the transmission rate at `now` (applies from the next packet).
     pub fn set_rate(&mut self, now: SimTime, rate: BitRate) {
+        // The packet in transmission finishes at the old rate: the capacity
+        // changes when it ends, so utilisation never counts its tail
+        // against the new rate.
+        let at = now.max(self.busy_until).max(self.rate_since);
         self.capacity_bits_ns +=
-            self.rate.bps() as u128 * now.saturating_sub(self.rate_since).0 as u128;
-        self.rate_since = now;
+            self.rate.bps() as u128 * at.saturating_sub(self.rate_since).0 as u128;
+        self.rate_since = at;
+        self.prev_rate = self.rate;
         self.rate = rate;
         self.tx_cache = [(0, SimTime::ZERO); 2];
     }
