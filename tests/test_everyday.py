@@ -410,3 +410,24 @@ def test_warnings_module_is_quiet_by_default() -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         aqmlab.api.prepare(SMALL)
+
+
+def test_error_messages_quote_a_bounded_piece_of_the_input() -> None:
+    p = aqmlab_cli("validate", SMALL, "--set", "aqm.kind=" + "x" * 5000)
+    assert_clean_error(p)
+    assert len(p.stderr) < 600, len(p.stderr)
+    assert "(5000 characters)" in p.stderr and '"droptail"' in p.stderr
+    from aqmlab.cli import bound_quotes
+
+    assert bound_quotes('value "short" ok') == 'value "short" ok'
+    assert len(bound_quotes("y" * 10_000)) <= 2000
+
+
+def test_units_accept_exponents_and_spaces_as_documented() -> None:
+    doc = scenario.load(SMALL)
+    doc["duration"] = "2e1s"
+    doc["topology"]["bottleneck_rate"] = "10 Mbps"
+    r = scenario.validate(doc)
+    assert r["duration"] == "20s" and r["topology"]["bottleneck_rate"] == "10Mbps"
+    text = (ROOT / "docs" / "scenario.md").read_text()
+    assert '"5e-3s"' in text and '"10 Mbps"' in text

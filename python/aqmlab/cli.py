@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import sys
 import time
 from collections.abc import Sequence
@@ -45,8 +46,31 @@ class _Parser(argparse.ArgumentParser):
         raise UserError(f"{self.prog}: {message}")
 
 
+#: Longest quoted value an error message shows whole, and longest message.
+QUOTE_MAX = 60
+MESSAGE_MAX = 2000
+
+_QUOTED = re.compile(r"(\"|')((?:(?!\1).){" + str(QUOTE_MAX + 1) + r",})\1", re.S)
+
+
+def bound_quotes(msg: str) -> str:
+    """``msg`` with every quoted value longer than :data:`QUOTE_MAX` shown as
+    its head and tail with its length, and the whole at most
+    :data:`MESSAGE_MAX` characters: a 5000-character ``--set`` value is not
+    echoed back whole."""
+
+    def cut(m: re.Match[str]) -> str:
+        q, v = m.group(1), m.group(2)
+        return f"{q}{v[:40]}...{v[-12:]}{q} ({len(v)} characters)"
+
+    out = _QUOTED.sub(cut, msg)
+    if len(out) > MESSAGE_MAX:
+        out = out[: MESSAGE_MAX - 30] + f"... ({len(out)} characters)"
+    return out
+
+
 def _err(msg: str) -> None:
-    print(f"error: {msg}", file=sys.stderr, flush=True)
+    print(f"error: {bound_quotes(msg)}", file=sys.stderr, flush=True)
 
 
 def _seed(text: str) -> int:
