@@ -1,16 +1,19 @@
 """The ``aqmlab`` command.
 
-    aqmlab validate FILE [FILE ...] [--set KEY=VALUE ...] [--truncate]
-    aqmlab run FILE --out DIR [--seed N] [--set KEY=VALUE ...] [--truncate] [--quiet]
-    aqmlab plot DIR [DIR ...] [-o PNG]
+    aqmlab validate FILE [FILE ...] [--set KEY=VALUE ...] [--unset KEY ...] [--truncate]
+    aqmlab run FILE|DIR -o DIR [--seed N] [--set KEY=VALUE ...] [--unset KEY ...] [--truncate]
+    aqmlab plot DIR [DIR ...] [--what queue|queue-bytes|delay|throughput|cdf|params|flows] [-o PNG]
+    aqmlab compare DIR [DIR ...] [--format table|markdown|csv] [-o FILE]
+    aqmlab examples [-o DIR]
     aqmlab report DIR [DIR ...] [--index OUT.html]
     aqmlab demo [--out DIR]
     aqmlab sweep FILE [FILE ...] [--quick] [--jobs J] [--resume] [--dry-run] ...
     aqmlab reproduce NAME | --all | --list [...]   (see aqmlab.experiments.command)
 
 A mistake in the input (a missing file, bad TOML, a bad scenario value, a bad
-``--set`` or ``--seed``, an ``--out`` that is not a result folder) prints one
-line ``error: ...`` on stderr and exits with status 2; Ctrl-C exits with 130.
+``--set`` or ``--seed``, an ``--out`` that is not a result folder or cannot
+be written) prints one line ``error: ...`` on stderr and exits with status 2;
+Ctrl-C exits with 130. ``-o`` is what the command writes, in every command.
 """
 
 from __future__ import annotations
