@@ -431,3 +431,22 @@ def test_units_accept_exponents_and_spaces_as_documented() -> None:
     assert r["duration"] == "20s" and r["topology"]["bottleneck_rate"] == "10Mbps"
     text = (ROOT / "docs" / "scenario.md").read_text()
     assert '"5e-3s"' in text and '"10 Mbps"' in text
+
+
+@pytest.mark.parametrize(("rate", "size"), [("10Kbps", 1500), ("100Kbps", 9000), ("1Mbps", 64000)])
+def test_utilisation_and_goodput_stay_within_the_wire_on_slow_links(rate: str, size: int) -> None:
+    r = aqmlab.run(
+        SMALL,
+        overrides=[
+            f"topology.bottleneck_rate={rate}",
+            f"tcp.packet_size={size}",
+            "traffic[0].flows=2",
+            "duration=30s",
+            "metrics.start=7s",
+        ],
+    )
+    b = r.summary["bottleneck"]
+    assert 0 < b["utilization"] <= 1.0, b["utilization"]
+    cap = float(rate.removesuffix("Kbps").removesuffix("Mbps")) * (1e3 if "K" in rate else 1e6)
+    assert b["throughput_bps"] <= cap * (1 + 1e-9)
+    assert r.summary["flows"]["goodput_bps_total"] <= cap
