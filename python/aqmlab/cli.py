@@ -410,6 +410,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         os.dup2(devnull, sys.stdout.fileno())
         return 1
     except Exception as e:
+        from aqmlab._entry import interrupted
+
+        if interrupted():
+            # Ctrl-C inside a compiled module's start (ImportError) and the like.
+            print("aqmlab: interrupted", file=sys.stderr)
+            return EXIT_INTERRUPTED
         if os.environ.get("AQMLAB_TRACEBACK"):
             raise
         _err(
