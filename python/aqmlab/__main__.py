@@ -1,5 +1,5 @@
 """``python -m aqmlab``: the command line."""
 
-from aqmlab.cli import main
+from aqmlab._entry import main
 
 raise SystemExit(main())

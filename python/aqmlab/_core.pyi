@@ -24,6 +24,9 @@ class RawRun(TypedDict):
     flows: dict[str, list[Any]]
     params: dict[str, list[Any]]
     responses: dict[str, list[Any]]
+    delay: dict[str, list[Any]]
+    flow_series: dict[str, list[Any]]
+    events: dict[str, list[Any]]
     peak_packets: int
     version: str
 
@@ -33,3 +36,7 @@ def validate(json: str) -> str:
 def run(json: str, progress: Callable[[float], bool | None] | None = None) -> RawRun:
     """Run a scenario (JSON text). ``progress(simulated_seconds)`` returning
     ``False`` stops the run with ``KeyboardInterrupt``."""
+
+def estimate(json: str) -> dict[str, float]:
+    """What a scenario (JSON text) will store: ``bytes``, ``limit``, ``warn``
+    and the rows by part."""

@@ -66,8 +66,15 @@ class RunResult:
     (columns ``time_s``, ``name``, ``value``; empty for schemes that adapt
     nothing), ``responses`` one row per completed web request/response
     (``flow``, ``group``, ``page``, ``object``, ``size_bytes``, ``start_s``,
-    ``end_s``, ``response_time_s``; empty without web traffic), all
-    ``pyarrow.Table``.
+    ``end_s``, ``response_time_s``; empty without web traffic), ``delay``
+    the queueing delay histogram of every monitored link over the
+    measurement interval (``link``, ``lower_s``, ``upper_s``, ``count``: one
+    row per non-empty log-spaced bin), ``flow_series`` the TCP state of the
+    flows listed in ``metrics.flow_series`` (``time_s``, ``flow``, ``cwnd``,
+    ``ssthresh``, ``srtt_s``, ``rto_s``, ``delivery_rate_bps``) and
+    ``events`` the drops and marks on the monitored links with
+    ``metrics.trace = true`` (``time_s``, ``link``, ``flow``, ``event``),
+    all ``pyarrow.Table``; see ``docs/results.md`` for every column.
     """
 
     scenario: dict[str, Any]
@@ -76,6 +83,9 @@ class RunResult:
     flows: pa.Table
     params: pa.Table = field(default_factory=lambda: params_table({}))
     responses: pa.Table = field(default_factory=lambda: responses_table({}))
+    delay: pa.Table = field(default_factory=lambda: typed_table({}, DELAY_COLUMNS))
+    flow_series: pa.Table = field(default_factory=lambda: typed_table({}, FLOW_SERIES_COLUMNS))
+    events: pa.Table = field(default_factory=lambda: typed_table({}, EVENT_COLUMNS))
     peak_packets: int = 0
     engine_version: str = _core.ENGINE_VERSION
     aqmlab_version: str = field(default_factory=_version)
@@ -139,6 +149,7 @@ def prepare(
     seed: int | None = None,
     overrides: Iterable[str] = (),
     truncate: bool = False,
+    unset: Iterable[str] = (),
 ) -> dict[str, Any]:
     """The scenario document that :func:`run` hands to the engine: ``spec``
     loaded, ``overrides`` applied, then ``seed`` set if given. With
@@ -146,7 +157,7 @@ def prepare(
     (:func:`aqmlab.scenario.truncate`), each change issued as a
     :class:`~aqmlab.scenario.TruncationNote` warning."""
     doc = load(spec)
-    apply_overrides(doc, overrides)
+    apply_overrides(doc, overrides, unset)
     if seed is not None:
         if isinstance(seed, bool) or not isinstance(seed, int):
             raise _core.ScenarioError("seed", f"expected a whole number >= 0, found {seed!r}")
@@ -166,19 +177,21 @@ def run(
     progress: ProgressFn | None = None,
     out: str | os.PathLike[str] | None = None,
     truncate: bool = False,
+    unset: Iterable[str] = (),
 ) -> RunResult:
     """Run a scenario and return its results.
 
     ``spec`` is a path to a TOML file, TOML text or a dict. ``seed`` replaces
     the scenario's seed; ``overrides`` are ``key=value`` strings as for
-    ``aqmlab run --set``. ``progress(simulated_seconds)`` is called now and
-    then; returning ``False`` stops the run with ``KeyboardInterrupt``.
+    ``aqmlab run --set`` and ``unset`` keys to remove as for ``--unset``.
+    ``progress(simulated_seconds)`` is called now and then; returning
+    ``False`` stops the run with ``KeyboardInterrupt``.
     Nothing is written unless ``out`` is given (then the run folder ``out``).
     With ``truncate``, schedule entries and phases past the end of the run
     are dropped (``--set duration=...`` shorter than the scenario; see
     :func:`prepare`). Raises :class:`aqmlab.ScenarioError` on a bad scenario.
     """
-    doc = prepare(spec, seed, overrides, truncate)
+    doc = prepare(spec, seed, overrides, truncate, unset)
     if out is not None:
         from aqmlab.results import check_target
 
@@ -202,6 +215,9 @@ def from_core(raw: Mapping[str, Any]) -> RunResult:
         flows=columns_to_table(raw["flows"]),
         params=params_table(raw["params"]),
         responses=responses_table(raw.get("responses", {})),
+        delay=typed_table(raw.get("delay", {}), DELAY_COLUMNS),
+        flow_series=typed_table(raw.get("flow_series", {}), FLOW_SERIES_COLUMNS),
+        events=typed_table(raw.get("events", {}), EVENT_COLUMNS),
         peak_packets=int(raw["peak_packets"]),
         engine_version=str(raw["version"]),
         created_at=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
@@ -220,7 +236,42 @@ def params_table(cols: Mapping[str, list[Any]]) -> pa.Table:
 
 
 #: The tables of a run, by attribute name.
-TABLES = ("queue", "flows", "params", "responses")
+TABLES = ("queue", "flows", "params", "responses", "delay", "flow_series", "events")
+
+#: Columns of the delay histogram.
+DELAY_COLUMNS: tuple[tuple[str, pa.DataType], ...] = (
+    ("link", pa.string()),
+    ("lower_s", pa.float64()),
+    ("upper_s", pa.float64()),
+    ("count", pa.uint64()),
+)
+
+#: Columns of the flow series.
+FLOW_SERIES_COLUMNS: tuple[tuple[str, pa.DataType], ...] = (
+    ("time_s", pa.float64()),
+    ("flow", pa.uint32()),
+    ("cwnd", pa.float64()),
+    ("ssthresh", pa.float64()),
+    ("srtt_s", pa.float64()),
+    ("rto_s", pa.float64()),
+    ("delivery_rate_bps", pa.float64()),
+)
+
+#: Columns of the event trace.
+EVENT_COLUMNS: tuple[tuple[str, pa.DataType], ...] = (
+    ("time_s", pa.float64()),
+    ("link", pa.string()),
+    ("flow", pa.uint32()),
+    ("event", pa.string()),
+)
+
+
+def typed_table(
+    cols: Mapping[str, list[Any]], columns: tuple[tuple[str, pa.DataType], ...]
+) -> pa.Table:
+    """A table with fixed column types (the same schema when empty)."""
+    return pa.table({name: pa.array(cols.get(name, []), t) for name, t in columns})
+
 
 #: Columns of the responses table and their types.
 RESPONSE_COLUMNS: tuple[tuple[str, pa.DataType], ...] = (

@@ -1,8 +1,10 @@
 """The ``aqmlab`` command.
 
-    aqmlab validate FILE [FILE ...] [--set KEY=VALUE ...] [--truncate]
-    aqmlab run FILE --out DIR [--seed N] [--set KEY=VALUE ...] [--truncate] [--quiet]
-    aqmlab plot DIR [DIR ...] [-o PNG]
+    aqmlab validate FILE [FILE ...] [--set KEY=VALUE ...] [--unset KEY ...] [--truncate]
+    aqmlab run FILE|DIR -o DIR [--seed N] [--set KEY=VALUE ...] [--unset KEY ...] [--truncate]
+    aqmlab plot DIR [DIR ...] [--what queue|queue-bytes|delay|throughput|cdf|params|flows] [-o PNG]
+    aqmlab compare DIR [DIR ...] [--format table|markdown|csv] [-o FILE]
+    aqmlab examples [-o DIR]
     aqmlab report DIR [DIR ...] [--index OUT.html]
     aqmlab demo [--out DIR]
     aqmlab sweep FILE [FILE ...] [--quick] [--jobs J] [--resume] [--dry-run] ...
@@ -11,14 +13,16 @@
     aqmlab testbed FILE --out DIR [--cc reno|cubic|bbr] | --cleanup   (see docs/testbed.md)
 
 A mistake in the input (a missing file, bad TOML, a bad scenario value, a bad
-``--set`` or ``--seed``, an ``--out`` that is not a result folder) prints one
-line ``error: ...`` on stderr and exits with status 2; Ctrl-C exits with 130.
+``--set`` or ``--seed``, an ``--out`` that is not a result folder or cannot
+be written) prints one line ``error: ...`` on stderr and exits with status 2;
+Ctrl-C exits with 130. ``-o`` is what the command writes, in every command.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import re
 import sys
 import time
 from collections.abc import Sequence
@@ -34,6 +38,8 @@ EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
 #: Wall seconds a run must last before its progress bar appears.
 PROGRESS_AFTER_S = 2.0
+#: Wall seconds between progress lines when stderr is not a terminal.
+PROGRESS_LOG_S = 5.0
 
 
 class UserError(Exception):
@@ -45,8 +51,31 @@ class _Parser(argparse.ArgumentParser):
         raise UserError(f"{self.prog}: {message}")
 
 
+#: Longest quoted value an error message shows whole, and longest message.
+QUOTE_MAX = 60
+MESSAGE_MAX = 2000
+
+_QUOTED = re.compile(r"(\"|')((?:(?!\1).){" + str(QUOTE_MAX + 1) + r",})\1", re.S)
+
+
+def bound_quotes(msg: str) -> str:
+    """``msg`` with every quoted value longer than :data:`QUOTE_MAX` shown as
+    its head and tail with its length, and the whole at most
+    :data:`MESSAGE_MAX` characters: a 5000-character ``--set`` value is not
+    echoed back whole."""
+
+    def cut(m: re.Match[str]) -> str:
+        q, v = m.group(1), m.group(2)
+        return f"{q}{v[:40]}...{v[-12:]}{q} ({len(v)} characters)"
+
+    out = _QUOTED.sub(cut, msg)
+    if len(out) > MESSAGE_MAX:
+        out = out[: MESSAGE_MAX - 30] + f"... ({len(out)} characters)"
+    return out
+
+
 def _err(msg: str) -> None:
-    print(f"error: {msg}", file=sys.stderr, flush=True)
+    print(f"error: {bound_quotes(msg)}", file=sys.stderr, flush=True)
 
 
 def _seed(text: str) -> int:
@@ -75,6 +104,13 @@ def build_parser() -> argparse.ArgumentParser:
         "help": "override a scenario key, e.g. aqm.max_p=0.05 or traffic[0].flows=50 (repeatable)",
     }
 
+    unsetarg: dict[str, Any] = {
+        "action": "append",
+        "default": [],
+        "metavar": "KEY",
+        "help": "remove a key the scenario sets, e.g. aqm.a (repeatable; before any --set)",
+    }
+
     truncarg: dict[str, Any] = {
         "action": "store_true",
         "help": "drop schedule entries and phases at or past the end of the run "
@@ -84,21 +120,37 @@ def build_parser() -> argparse.ArgumentParser:
     v = sub.add_parser("validate", help="check scenario files without running them")
     v.add_argument("files", nargs="+", metavar="FILE", help="scenario file (TOML)")
     v.add_argument("--set", dest="sets", **setarg)
+    v.add_argument("--unset", dest="unsets", **unsetarg)
     v.add_argument("--truncate", **truncarg)
     v.set_defaults(func=cmd_validate)
 
-    r = sub.add_parser("run", help="run a scenario and write its result folder")
-    r.add_argument("file", metavar="FILE", help="scenario file (TOML)")
+    r = sub.add_parser(
+        "run", help="run a scenario (or re-run a result folder) and write its result folder"
+    )
+    r.add_argument(
+        "file",
+        metavar="FILE",
+        help="scenario file (TOML), or a result folder to re-run from its manifest",
+    )
     r.add_argument("--out", "-o", required=True, metavar="DIR", help="result folder to write")
     r.add_argument("--seed", type=_seed, metavar="N", help="replace the scenario's seed")
     r.add_argument("--set", dest="sets", **setarg)
+    r.add_argument("--unset", dest="unsets", **unsetarg)
     r.add_argument("--truncate", **truncarg)
     r.add_argument("--quiet", "-q", action="store_true", help="no progress bar or summary")
     r.set_defaults(func=cmd_run)
 
-    pl = sub.add_parser("plot", help="plot the queue of one or more result folders")
+    pl = sub.add_parser("plot", help="plot queues, delays, parameters or flows of result folders")
     pl.add_argument("dirs", nargs="+", metavar="DIR", help="result folder")
-    pl.add_argument("-o", "--output", metavar="PNG", help="image to write (default: DIR/queue.png)")
+    pl.add_argument(
+        "-o",
+        "--out",
+        "--output",
+        dest="output",
+        metavar="PNG",
+        help="image to write (default: DIR/WHAT.png for one folder, WHAT.png for several)",
+    )
+    add_plot_arguments(pl)
     pl.set_defaults(func=cmd_plot)
 
     rp = sub.add_parser("report", help="rebuild experiments' reports from their saved results")
@@ -109,7 +161,7 @@ def build_parser() -> argparse.ArgumentParser:
     d = sub.add_parser(
         "demo", help="reproduce a thesis experiment in quick form (or --red-droptail)"
     )
-    d.add_argument("--out", default="demo-out", metavar="DIR", help="where to write results")
+    d.add_argument("--out", "-o", default="demo-out", metavar="DIR", help="where to write results")
     d.add_argument("--preset", default=None, metavar="NAME", help="the preset to reproduce")
     d.add_argument("--jobs", type=int, default=None, metavar="J", help="worker processes")
     d.add_argument("--red-droptail", action="store_true", help="RED vs DropTail instead")
@@ -126,6 +178,8 @@ def build_parser() -> argparse.ArgumentParser:
     from aqmlab.testbed.command import add_parser as add_testbed_parser
 
     add_testbed_parser(sub, setarg)
+
+    add_everyday_parsers(sub)
     return p
 
 
@@ -133,14 +187,24 @@ def _name(file: str) -> str:
     return str(Path(file))
 
 
-def load_file(file: str, sets: Sequence[str] = (), truncate: bool = False) -> dict[str, Any]:
-    """Load a scenario file and apply overrides (then, with ``truncate``, drop
-    what lies past the end, noting each change on stderr); input errors
-    become UserError."""
+def load_file(
+    file: str,
+    sets: Sequence[str] = (),
+    truncate: bool = False,
+    unset: Sequence[str] = (),
+    notes: list[str] | None = None,
+) -> dict[str, Any]:
+    """Load a scenario file, remove the ``unset`` keys and apply the
+    overrides (each AQM kind switch is noted in ``notes``, for the caller to
+    print once the scenario validates; then, with ``truncate``, drop what
+    lies past the end, noting each change on stderr); input errors become
+    UserError."""
     name = _name(file)
     try:
         doc = scenario.load(Path(file))
-        scenario.apply_overrides(doc, sets)
+        for note in scenario.apply_overrides_noted(doc, sets, unset):
+            if notes is not None:
+                notes.append(f"note: {name}: {note}")
         if truncate:
             for note in scenario.truncate(doc):
                 print(f"note: {name}: {note}", file=sys.stderr)
@@ -165,7 +229,9 @@ def cmd_validate(args: argparse.Namespace) -> int:
     status = 0
     for f in args.files:
         try:
-            resolved = _validate(f, load_file(f, args.sets, args.truncate))
+            notes: list[str] = []
+            resolved = _validate(f, load_file(f, args.sets, args.truncate, args.unsets, notes))
+            _print_notes(notes)
         except UserError as e:
             _err(str(e))
             status = EXIT_USAGE
@@ -176,19 +242,29 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 class _LazyProgress:
     """A progress callback whose rich bar appears only once the run has lasted
-    ``PROGRESS_AFTER_S`` wall seconds, and only on a terminal."""
+    ``PROGRESS_AFTER_S`` wall seconds, on a terminal; elsewhere (logs, CI) a
+    line every ``PROGRESS_LOG_S`` wall seconds: simulated time, speed, ETA.
+    Elapsed times count from the start of the run."""
 
     def __init__(self, total_s: float, enabled: bool) -> None:
         from rich.console import Console
 
         self.total_s = total_s
         self.console = Console(stderr=True)
+        self.log = enabled and not self.console.is_terminal
         self.enabled = enabled and self.console.is_terminal
         self.t0 = time.monotonic()
+        self.next_log = self.t0 + PROGRESS_LOG_S
         self.progress: Any = None
         self.task: Any = None
 
     def __call__(self, sim_s: float) -> bool:
+        if self.log:
+            now = time.monotonic()
+            if now >= self.next_log:
+                self.next_log = now + PROGRESS_LOG_S
+                print(progress_line(sim_s, self.total_s, now - self.t0), file=sys.stderr)
+            return True
         if not self.enabled:
             return True
         if self.progress is None:
@@ -213,6 +289,8 @@ class _LazyProgress:
             )
             self.progress.start()
             self.task = self.progress.add_task("run", total=self.total_s)
+            # The elapsed column counts from the start of the run.
+            self.progress.tasks[-1].start_time = self.t0
         self.progress.update(self.task, completed=sim_s)
         return True
 
@@ -237,14 +315,20 @@ def cmd_run(args: argparse.Namespace) -> int:
     from aqmlab import api
     from aqmlab.report import summary_table
 
-    doc = load_file(args.file, args.sets, args.truncate)
+    notes: list[str] = []
+    if results.is_run_dir(args.file):
+        doc = load_manifest(args.file, args.sets, args.truncate, args.unsets, notes)
+    else:
+        doc = load_file(args.file, args.sets, args.truncate, args.unsets, notes)
     if args.seed is not None:
         doc["seed"] = args.seed
     resolved = _validate(args.file, doc)
+    _print_notes(notes)
     try:
-        results.check_target(args.out)
+        results.check_target(args.out, probe=True)
     except results.ResultsError as e:
         raise UserError(str(e)) from None
+    warn_estimate(args.file, doc)
     progress = _LazyProgress(_seconds(str(resolved.get("duration", "0s"))), not args.quiet)
     try:
         result = api.run(doc, progress=progress)
@@ -267,16 +351,25 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def cmd_plot(args: argparse.Namespace) -> int:
-    from aqmlab.plot import plot_queue
+    from aqmlab.plot import plot_series
 
     dirs = [Path(d) for d in args.dirs]
     for d in dirs:
         if not results.is_run_dir(d):
             raise UserError(f"{d}: not an aqmlab result folder (no {results.MANIFEST})")
-    output = args.output or (dirs[0] / "queue.png" if len(dirs) == 1 else "queue.png")
+    name = f"{args.what}.png"
+    output = args.output or (dirs[0] / name if len(dirs) == 1 else name)
     try:
-        path = plot_queue([(d.name or str(d), d) for d in dirs], output)
-    except results.ResultsError as e:
+        path = plot_series(
+            [(d.resolve().name or str(d), d) for d in dirs],
+            output,
+            what=args.what,
+            link=args.link,
+            params=args.param,
+            flows=args.flow,
+            series=args.series,
+        )
+    except (results.ResultsError, ValueError) as e:
         raise UserError(str(e)) from None
     except OSError as e:
         raise UserError(f"{output}: cannot write: {e.strerror or e}") from None
@@ -328,6 +421,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         os.dup2(devnull, sys.stdout.fileno())
         return 1
     except Exception as e:
+        from aqmlab._entry import interrupted
+
+        if interrupted():
+            # Ctrl-C inside a compiled module's start (ImportError) and the like.
+            print("aqmlab: interrupted", file=sys.stderr)
+            return EXIT_INTERRUPTED
         if os.environ.get("AQMLAB_TRACEBACK"):
             raise
         _err(
@@ -335,3 +434,180 @@ def main(argv: Sequence[str] | None = None) -> int:
             "(run with AQMLAB_TRACEBACK=1 to see the traceback)"
         )
         return 1
+
+
+# --- Everyday use (issue 15): compare, examples, re-runs, plots, estimates ---
+
+
+def _print_notes(notes: Sequence[str]) -> None:
+    for n in notes:
+        print(n, file=sys.stderr)
+
+
+def progress_line(sim_s: float, total_s: float, wall_s: float) -> str:
+    """``progress: 12.0/200 s simulated (6 %), 4.1 sim-s per s, 8 s elapsed, ETA 46 s``."""
+    speed = sim_s / wall_s if wall_s > 0 else 0.0
+    pct = 100 * sim_s / total_s if total_s > 0 else 0.0
+    eta = f"ETA {(total_s - sim_s) / speed:.0f} s" if speed > 0 else "ETA unknown"
+    return (
+        f"progress: {sim_s:.1f}/{total_s:g} s simulated ({pct:.0f} %), "
+        f"{speed:.3g} sim-s per s, {wall_s:.0f} s elapsed, {eta}"
+    )
+
+
+def load_manifest(
+    folder: str,
+    sets: Sequence[str] = (),
+    truncate: bool = False,
+    unset: Sequence[str] = (),
+    notes: list[str] | None = None,
+) -> dict[str, Any]:
+    """The resolved scenario a result folder was run with, ready to re-run
+    (with overrides applied as for a file)."""
+    import json
+
+    name = _name(folder)
+    try:
+        man = json.loads((Path(folder) / results.MANIFEST).read_text(encoding="utf-8"))
+        doc = man["scenario"]
+        if not isinstance(doc, dict):
+            raise TypeError("scenario is not a table")
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        raise UserError(f"{name}: cannot read the scenario of its manifest: {e}") from None
+    try:
+        for note in scenario.apply_overrides_noted(doc, sets, unset):
+            if notes is not None:
+                notes.append(f"note: {name}: {note}")
+        if truncate:
+            for note in scenario.truncate(doc):
+                print(f"note: {name}: {note}", file=sys.stderr)
+    except ScenarioError as e:
+        raise UserError(f"{name}: {e}") from None
+    return doc
+
+
+def warn_estimate(file: str, doc: dict[str, Any]) -> None:
+    """Warn on stderr when the run will store more than the warning threshold."""
+    from aqmlab._core import estimate
+    from aqmlab.scenario import to_json
+
+    try:
+        e = estimate(to_json(doc))
+    except ScenarioError:
+        return
+    if e["bytes"] > e["warn"]:
+        print(
+            f"warning: {_name(file)}: this run will store about {e['bytes'] / 1e9:.1f} GB of "
+            f"results (queue samples, series, flows; metrics.memory_limit is "
+            f"{e['limit'] / 1e9:.1f} GB); raise metrics.sample_interval to store less",
+            file=sys.stderr,
+        )
+
+
+def add_plot_arguments(pl: argparse.ArgumentParser) -> None:
+    from aqmlab.plot import KINDS
+
+    pl.add_argument(
+        "--what",
+        choices=KINDS,
+        default="queue",
+        help="queue (packets, default), queue-bytes, delay (drain time), throughput, "
+        "cdf (queueing delay CDF), params (the AQM's adapted parameters), "
+        "flows (the flow series)",
+    )
+    pl.add_argument("--link", metavar="NAME", help="monitored link (default: the first)")
+    pl.add_argument(
+        "--param",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="with --what params: parameter to draw (repeatable; default all)",
+    )
+    pl.add_argument(
+        "--flow",
+        action="append",
+        default=[],
+        type=int,
+        metavar="N",
+        help="with --what flows: flow to draw (repeatable; default every traced flow)",
+    )
+    pl.add_argument(
+        "--series",
+        default="cwnd",
+        metavar="NAME",
+        help="with --what flows: cwnd (default), ssthresh, srtt_s, rto_s or delivery_rate_bps",
+    )
+
+
+def add_everyday_parsers(sub: Any) -> None:
+    from aqmlab.compare import FORMATS
+
+    c = sub.add_parser("compare", help="the summaries of result folders side by side")
+    c.add_argument("dirs", nargs="+", metavar="DIR", help="result folder")
+    c.add_argument(
+        "--format",
+        choices=FORMATS,
+        default=None,
+        help="table (terminal, default), markdown or csv; with -o, from its extension",
+    )
+    c.add_argument("-o", "--out", metavar="FILE", help="write the table to FILE (.md or .csv)")
+    c.set_defaults(func=cmd_compare)
+
+    e = sub.add_parser(
+        "examples", help="list the example scenarios shipped with aqmlab, or copy them"
+    )
+    e.add_argument("-o", "--out", metavar="DIR", help="copy every example into DIR")
+    e.set_defaults(func=cmd_examples)
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    from aqmlab.compare import compare
+
+    fmt = args.format
+    if fmt is None and args.out:
+        ext = Path(args.out).suffix.lower()
+        fmt = {".md": "markdown", ".csv": "csv"}.get(ext)
+        if fmt is None:
+            raise UserError(
+                f"{args.out}: cannot tell the format from {ext or 'no extension'!r}; "
+                "give --format markdown or --format csv"
+            )
+    fmt = fmt or "table"
+    if fmt == "table" and args.out:
+        raise UserError("--format table is for the terminal; write markdown or csv with -o")
+    try:
+        cmp = compare(args.dirs)
+    except results.ResultsError as e:
+        raise UserError(str(e)) from None
+    if fmt == "table":
+        from rich.console import Console
+
+        con = Console()
+        con.print(cmp.keys_text(), highlight=False)
+        con.print(cmp.rich())
+        return 0
+    text = cmp.markdown() if fmt == "markdown" else cmp.csv()
+    if not args.out:
+        sys.stdout.write(text)
+        return 0
+    try:
+        Path(args.out).write_text(text, encoding="utf-8")
+    except OSError as e:
+        raise UserError(f"{args.out}: cannot write: {e.strerror or e}") from None
+    print(f"wrote {args.out}")
+    return 0
+
+
+def cmd_examples(args: argparse.Namespace) -> int:
+    from aqmlab.examples import copy_examples, list_examples
+
+    if args.out:
+        try:
+            files = copy_examples(args.out)
+        except OSError as e:
+            raise UserError(f"{args.out}: cannot write: {e.strerror or e}") from None
+        print(f"copied {len(files)} example scenarios into {args.out}")
+        return 0
+    for name, desc in list_examples():
+        print(f"{name:32s} {desc}")
+    return 0

@@ -37,7 +37,7 @@ def find_scenarios() -> Path:
     """The ``scenarios/`` folder: in the current directory or in the source
     tree this package was installed from."""
     here = Path(__file__).resolve()
-    for base in (Path.cwd(), *here.parents):
+    for base in (Path.cwd(), here.parent, *here.parents):
         cand = base / "scenarios"
         if all((cand / f).is_file() for _, f, _ in DEMOS):
             return cand

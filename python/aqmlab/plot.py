@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+import re
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TypeAlias
+from typing import Any, TypeAlias
 
 import numpy as np
 import pyarrow as pa
@@ -16,7 +17,7 @@ from matplotlib.figure import Figure
 from aqmlab.api import RunResult
 from aqmlab.results import load_run
 
-__all__ = ["RunLike", "plot_queue", "response_cdf"]
+__all__ = ["KINDS", "RunLike", "delay_cdf", "plot_queue", "plot_series", "response_cdf"]
 
 #: A run in memory or the path of its folder.
 RunLike: TypeAlias = "RunResult | str | os.PathLike[str]"
@@ -124,3 +125,204 @@ def response_cdf(
     out.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(out, dpi=120)
     return out
+
+
+#: What ``aqmlab plot --what`` can draw.
+KINDS = ("queue", "queue-bytes", "delay", "throughput", "cdf", "params", "flows")
+
+_RATE = re.compile(r"^\s*([0-9.eE+-]+)\s*(bps|kbps|Mbps|Gbps)\s*$")
+_RATE_UNIT = {"bps": 1.0, "kbps": 1e3, "Mbps": 1e6, "Gbps": 1e9}
+
+
+def link_rate_bps(scenario: Mapping[str, Any], link: str) -> float | None:
+    """The configured rate of monitored link ``link`` (bit/s), or None."""
+    topo = scenario.get("topology", {})
+    rate: Any = None
+    if topo.get("kind") == "custom":
+        for x in topo.get("links", []):
+            if x.get("name") == link:
+                rate = x.get("rate")
+    else:
+        rate = topo.get("bottleneck_rate")
+    m = _RATE.match(str(rate)) if rate is not None else None
+    return float(m.group(1)) * _RATE_UNIT[m.group(2)] if m else None
+
+
+def _links(r: RunResult) -> list[str]:
+    if "link" not in r.queue.column_names:
+        return []
+    return list(dict.fromkeys(r.queue.column("link").to_pylist()))
+
+
+def _link_rows(r: RunResult, link: str | None, label: str) -> tuple[str, pa.Table]:
+    """The queue rows of ``link`` (default: the first monitored link)."""
+    names = _links(r)
+    if link is None:
+        return (names[0] if names else "bottleneck"), _first_link(r.queue)
+    if link not in names:
+        raise ValueError(
+            f"{label}: no monitored link {link!r}; the queue series has "
+            f"{', '.join(repr(n) for n in names) or 'no link'}"
+        )
+    return link, r.queue.filter(pc.equal(r.queue.column("link"), link))
+
+
+def _save(fig: Figure, path: str | os.PathLike[str]) -> Path:
+    out = Path(path)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(out, dpi=120)
+    return out
+
+
+def delay_cdf(
+    runs: Sequence[tuple[str, RunLike]],
+    path: str | os.PathLike[str],
+    link: str | None = None,
+    title: str | None = None,
+) -> Path:
+    """The CDFs of the queueing delay of the packets that crossed ``link``
+    (default: each run's first monitored link) in the measurement interval,
+    one curve per run, from the runs' delay histograms (``delay.parquet``;
+    bins within 3.2 % of the delay), with the p50/p99 in the legend."""
+    if not runs:
+        raise ValueError("delay_cdf needs at least one run")
+    fig = Figure(figsize=(7, 4.5), layout="constrained")
+    FigureCanvasAgg(fig)
+    ax = fig.subplots()
+    for label, rl in runs:
+        r = _as_result(rl)
+        d = r.delay
+        if d.num_rows == 0:
+            raise ValueError(f"{label}: the run has no delay histogram (made before aqmlab 0.2?)")
+        name = link or d.column("link")[0].as_py()
+        rows = d.filter(pc.equal(d.column("link"), name))
+        if rows.num_rows == 0:
+            have = ", ".join(repr(x) for x in dict.fromkeys(d.column("link").to_pylist()))
+            raise ValueError(f"{label}: no delay histogram of link {name!r} (have {have})")
+        upper = np.asarray(rows.column("upper_s").to_numpy(), dtype=float) * 1e3
+        count = np.asarray(rows.column("count").to_numpy(), dtype=float)
+        p = np.cumsum(count) / count.sum()
+        lower0 = float(rows.column("lower_s")[0].as_py()) * 1e3
+        x = np.concatenate(([lower0], upper))
+        y = np.concatenate(([0.0], p))
+        figs: Mapping[str, Any] = next(
+            (s for s in r.summary.get("links", []) if s.get("name") == name), {}
+        )
+        p50 = figs.get("queuing_delay_p50_s", float("nan")) * 1e3
+        p99 = figs.get("queuing_delay_p99_s", float("nan")) * 1e3
+        ax.plot(x, y, lw=1.4, label=f"{label} (p50 {p50:.1f} ms, p99 {p99:.1f} ms)")
+    ax.set_xlabel("queueing delay (ms)")
+    ax.set_ylabel("cumulative probability")
+    ax.set_ylim(0, 1.0)
+    ax.set_xlim(left=0)
+    ax.grid(True, lw=0.3)
+    ax.legend(loc="lower right", fontsize=8)
+    ax.set_title(title or f"Queueing delay at {link or 'the bottleneck'}", loc="left")
+    return _save(fig, path)
+
+
+def plot_series(
+    runs: Sequence[tuple[str, RunLike]],
+    path: str | os.PathLike[str],
+    what: str = "queue",
+    link: str | None = None,
+    params: Sequence[str] = (),
+    flows: Sequence[int] = (),
+    series: str = "cwnd",
+    title: str | None = None,
+) -> Path:
+    """One panel per run, against time: ``what`` is ``queue`` (packets, with
+    the AQM's average), ``queue-bytes``, ``delay`` (the queue's drain time at
+    the link's configured rate, ms), ``throughput`` (bits that started
+    transmission per sample interval, Mb/s), ``params`` (the AQM's adapted
+    parameters, ``params`` names or all) or ``flows`` (``series`` of the
+    flow series: cwnd, ssthresh, srtt_s, rto_s or delivery_rate_bps, for
+    ``flows`` or every traced flow). ``cdf`` draws :func:`delay_cdf`."""
+    if what == "cdf":
+        return delay_cdf(runs, path, link, title)
+    if what == "queue" and link is None and not params and not flows:
+        return plot_queue(runs, path, title)
+    if what not in KINDS:
+        raise ValueError(f"what must be one of {', '.join(KINDS)}, not {what!r}")
+    if not runs:
+        raise ValueError("plot_series needs at least one run")
+    loaded = [(label, _as_result(r)) for label, r in runs]
+    n = len(loaded)
+    fig = Figure(figsize=(10, 2.6 * n + 0.6), layout="constrained")
+    FigureCanvasAgg(fig)
+    axes = fig.subplots(n, 1, sharex=True, squeeze=False)[:, 0]
+    ylabel = ""
+    for ax, (label, r) in zip(axes, loaded, strict=True):
+        if what in ("queue", "queue-bytes", "delay", "throughput"):
+            name, q = _link_rows(r, link, label)
+            t = np.asarray(q.column("time_s").to_numpy(), dtype=float)
+            if what == "queue":
+                y = np.asarray(q.column("queue_pkts").to_numpy(), dtype=float)
+                ylabel = "packets"
+            elif what == "queue-bytes":
+                y = np.asarray(q.column("queue_bytes").to_numpy(), dtype=float)
+                ylabel = "bytes"
+            elif what == "delay":
+                rate = link_rate_bps(r.scenario, name)
+                if rate is None:
+                    raise ValueError(f"{label}: the rate of link {name!r} is not known")
+                y = np.asarray(q.column("queue_bytes").to_numpy(), dtype=float) * 8e3 / rate
+                ylabel = "drain time (ms)"
+            else:
+                if "departed_bytes" not in q.column_names:
+                    raise ValueError(f"{label}: the run has no throughput series (older folder)")
+                b = np.asarray(q.column("departed_bytes").to_numpy(), dtype=float)
+                dt = np.diff(t)
+                y = np.diff(b) * 8 / np.where(dt > 0, dt, np.nan) / 1e6
+                t = t[1:]
+                ylabel = "throughput (Mb/s)"
+            ax.plot(t, y, lw=0.6, label=name)
+        elif what == "params":
+            pt = r.params
+            names = list(params) or list(dict.fromkeys(pt.column("name").to_pylist()))
+            if not names:
+                raise ValueError(f"{label}: the scheme reports no adapted parameters")
+            for nm in names:
+                rows = pt.filter(pc.equal(pt.column("name"), nm))
+                if rows.num_rows == 0:
+                    have = ", ".join(dict.fromkeys(pt.column("name").to_pylist())) or "none"
+                    raise ValueError(f"{label}: no parameter {nm!r} (have: {have})")
+                ax.step(
+                    rows.column("time_s").to_numpy(),
+                    rows.column("value").to_numpy(),
+                    where="post",
+                    lw=1.0,
+                    label=nm,
+                )
+            ylabel = "value"
+            if len(names) > 1:
+                ax.set_yscale("symlog", linthresh=1e-6)
+        else:
+            fs = r.flow_series
+            if fs.num_rows == 0:
+                raise ValueError(
+                    f"{label}: no flow series; run with --set 'metrics.flow_series=[0, 1]'"
+                )
+            if series not in fs.column_names or series in ("time_s", "flow"):
+                cols = [c for c in fs.column_names if c not in ("time_s", "flow")]
+                raise ValueError(f"series must be one of {', '.join(cols)}, not {series!r}")
+            ids = list(flows) or list(dict.fromkeys(fs.column("flow").to_pylist()))
+            for f in ids:
+                rows = fs.filter(pc.equal(fs.column("flow"), f))
+                if rows.num_rows == 0:
+                    raise ValueError(f"{label}: flow {f} is not in the flow series")
+                ax.plot(
+                    rows.column("time_s").to_numpy(),
+                    rows.column(series).to_numpy(),
+                    lw=0.8,
+                    label=f"flow {f}",
+                )
+            ylabel = series
+        ax.set_title(label, loc="left", fontsize=10)
+        ax.set_ylabel(ylabel)
+        ax.grid(True, lw=0.3)
+        ax.legend(loc="upper right", fontsize=8)
+    axes[-1].set_xlabel("time (s)")
+    if title:
+        fig.suptitle(title)
+    return _save(fig, path)

@@ -47,7 +47,12 @@ QUEUE = "queue.parquet"
 FLOWS = "flows.parquet"
 PARAMS = "params.parquet"
 RESPONSES = "responses.parquet"
-FILES = (MANIFEST, SUMMARY, QUEUE, FLOWS, PARAMS, RESPONSES)
+DELAY = "delay.parquet"
+FLOW_SERIES = "flow_series.parquet"
+EVENTS = "events.parquet"
+#: The optional tables: (attribute of RunResult, file).
+EXTRA_TABLES = (("delay", DELAY), ("flow_series", FLOW_SERIES), ("events", EVENTS))
+FILES = (MANIFEST, SUMMARY, QUEUE, FLOWS, PARAMS, RESPONSES, DELAY, FLOW_SERIES, EVENTS)
 #: Version of the folder layout, recorded in the manifest.
 FORMAT = 1
 
@@ -62,9 +67,12 @@ def is_run_dir(path: str | os.PathLike[str]) -> bool:
     return p.is_dir() and (p / MANIFEST).is_file()
 
 
-def check_target(out: str | os.PathLike[str]) -> Path:
+def check_target(out: str | os.PathLike[str], probe: bool = False) -> Path:
     """Check that ``out`` may be written: it does not exist, or it is an
-    earlier run folder. Raises :class:`ResultsError` otherwise."""
+    earlier run folder. With ``probe``, also create (and remove) the
+    temporary folder the run will write, so that a folder that cannot be
+    written is found before a run rather than after it. Raises
+    :class:`ResultsError` otherwise."""
     p = Path(out)
     if p.exists() and not is_run_dir(p):
         what = "a directory" if p.is_dir() else "a file"
@@ -72,7 +80,45 @@ def check_target(out: str | os.PathLike[str]) -> Path:
             f"{p}: exists and is {what} that is not an aqmlab result folder "
             f"(no {MANIFEST}); refusing to overwrite it"
         )
+    if probe:
+        tmp = p.with_name(f"{p.name}.tmp-{os.getpid()}")
+        try:
+            p.parent.mkdir(parents=True, exist_ok=True)
+            tmp.mkdir()
+            tmp.rmdir()
+        except OSError as e:
+            raise ResultsError(f"{p}: cannot write there: {e.strerror or e}") from None
     return p
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OSError):
+        return True
+    return True
+
+
+def clean_leftovers(target: Path) -> list[Path]:
+    """Remove ``TARGET.tmp-<pid>`` and ``TARGET.old-<pid>`` folders left by
+    runs that were killed (their process no longer exists). Returns them."""
+    removed: list[Path] = []
+    if not target.parent.is_dir():
+        return removed
+    for kind in ("tmp", "old"):
+        for d in target.parent.glob(f"{glob_escape(target.name)}.{kind}-*"):
+            pid = d.name.rsplit("-", 1)[-1]
+            if pid.isdigit() and int(pid) != os.getpid() and not _pid_alive(int(pid)):
+                shutil.rmtree(d, ignore_errors=True)
+                removed.append(d)
+    return removed
+
+
+def glob_escape(name: str) -> str:
+    """``name`` with glob metacharacters taken literally."""
+    return "".join(f"[{c}]" if c in "*?[" else c for c in name)
 
 
 def summary_json(summary: dict[str, Any]) -> str:
@@ -92,7 +138,7 @@ def manifest(result: RunResult) -> dict[str, Any]:
         "peak_packets": result.peak_packets,
         "command": result.command,
         "python": sys.version.split()[0],
-        "files": [SUMMARY, QUEUE, FLOWS, PARAMS, RESPONSES],
+        "files": [SUMMARY, QUEUE, FLOWS, PARAMS, RESPONSES, DELAY, FLOW_SERIES, EVENTS],
         "scenario": result.scenario,
     }
 
@@ -106,6 +152,7 @@ def write_run(result: RunResult, out: str | os.PathLike[str]) -> Path:
     """
     target = check_target(out)
     target.parent.mkdir(parents=True, exist_ok=True)
+    clean_leftovers(target)
     tmp = target.with_name(f"{target.name}.tmp-{os.getpid()}")
     if tmp.exists():
         shutil.rmtree(tmp)
@@ -125,6 +172,8 @@ def _write_files(result: RunResult, d: Path) -> None:
     pq.write_table(result.flows, d / FLOWS)
     pq.write_table(result.params, d / PARAMS)
     pq.write_table(result.responses, d / RESPONSES)
+    for attr, name in EXTRA_TABLES:
+        pq.write_table(getattr(result, attr), d / name)
     # The manifest last: a folder with a manifest has everything else.
     text = json.dumps(manifest(result), indent=2, allow_nan=False) + "\n"
     (d / MANIFEST).write_text(text, encoding="utf-8")
@@ -162,6 +211,8 @@ def load_run(path: str | os.PathLike[str]) -> RunResult:
         flows = pq.read_table(d / FLOWS)
         params = pq.read_table(d / PARAMS) if (d / PARAMS).is_file() else None
         responses = pq.read_table(d / RESPONSES) if (d / RESPONSES).is_file() else None
+        # Folders written before these tables existed have none of them.
+        extra = {a: pq.read_table(d / f) for a, f in EXTRA_TABLES if (d / f).is_file()}
     except (OSError, ValueError) as e:
         raise ResultsError(f"{d}: cannot read the result folder: {e}") from e
     return RunResult(
@@ -171,6 +222,7 @@ def load_run(path: str | os.PathLike[str]) -> RunResult:
         flows=flows,
         **({"params": params} if params is not None else {}),
         **({"responses": responses} if responses is not None else {}),
+        **extra,
         peak_packets=int(man.get("peak_packets", 0)),
         engine_version=str(man.get("engine_version", "")),
         aqmlab_version=str(man.get("aqmlab_version", "")),

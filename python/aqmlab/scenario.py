@@ -28,10 +28,12 @@ from aqmlab._core import ScenarioError
 from aqmlab._core import validate as _core_validate
 
 __all__ = [
+    "KindSwitchNote",
     "ScenarioError",
     "SpecSource",
     "TruncationNote",
     "apply_overrides",
+    "apply_overrides_noted",
     "describe",
     "load",
     "parse_override",
@@ -64,8 +66,10 @@ _SHOWN_STEPS = 6
 def load(source: SpecSource) -> dict[str, Any]:
     """Return the scenario document of ``source``.
 
-    ``source`` is a mapping (deep-copied), a path to a TOML file, or TOML text
-    (a string that is not an existing file and contains a newline or ``=``).
+    ``source`` is a mapping (deep-copied), a path to a TOML file (a
+    ``PathLike``, a string naming an existing file, or one-line string
+    ending in ``.toml``), or TOML text (any other string: ``""`` and
+    ``"# comment"`` are empty documents).
     A TOML syntax error raises :class:`ScenarioError` naming the file and the
     line; a missing file raises ``FileNotFoundError``.
     """
@@ -79,7 +83,7 @@ def load(source: SpecSource) -> dict[str, Any]:
 
 
 def _looks_like_toml(s: str) -> bool:
-    return "\n" in s or "=" in s
+    return "\n" in s or not s.strip().endswith(".toml")
 
 
 def _parse_toml(text: str, name: str) -> dict[str, Any]:
@@ -210,18 +214,98 @@ def format_key(steps: Iterable[Step]) -> str:
     return out
 
 
-def apply_overrides(doc: dict[str, Any], overrides: Iterable[str]) -> dict[str, Any]:
+class KindSwitchNote(UserWarning):
+    """An override changed an AQM table's ``kind``, so the table started
+    again from the new scheme's defaults (issued by :func:`apply_overrides`)."""
+
+
+def apply_overrides(
+    doc: dict[str, Any], overrides: Iterable[str], unset: Iterable[str] = ()
+) -> dict[str, Any]:
     """Apply ``key=value`` overrides to ``doc`` in place and return it.
 
-    Missing intermediate tables are created; indexing past the end of an
-    array, or through a value that is not a table or an array, raises
-    :class:`ScenarioError` naming the key. Unknown keys are left for the
-    engine's validation to report.
+    ``unset`` keys are removed first (each must be present). Then each
+    override is set in turn: missing intermediate tables are created;
+    indexing past the end of an array, or through a value that is not a
+    table or an array, raises :class:`ScenarioError` naming the key.
+    Unknown keys are left for the engine's validation to report.
+
+    Setting the ``kind`` of an AQM table (``aqm``, ``topology.links[i].aqm``,
+    ``topology.overrides[i].aqm``) to a different scheme starts that table
+    from the new scheme's defaults: the old scheme's keys are dropped, except
+    those set by these same overrides. Each switch that dropped keys is
+    issued as a :class:`KindSwitchNote` warning (see
+    :func:`apply_overrides_noted`).
     """
+    import warnings
+
+    for note in apply_overrides_noted(doc, overrides, unset):
+        warnings.warn(note, KindSwitchNote, stacklevel=2)
+    return doc
+
+
+def apply_overrides_noted(
+    doc: dict[str, Any], overrides: Iterable[str], unset: Iterable[str] = ()
+) -> list[str]:
+    """:func:`apply_overrides`, returning the notes of the kind switches
+    instead of issuing them as warnings."""
+    for key in unset:
+        _unset(doc, parse_key(key.strip()))
+    notes: list[str] = []
+    #: Keys each table received from these overrides: kept across a switch.
+    given: dict[str, dict[str, Any]] = {}
     for item in overrides:
         steps, value = parse_override(item)
+        if _is_aqm_kind(steps):
+            table = _get(doc, steps[:-1])
+            old = table.get("kind", "droptail") if isinstance(table, dict) else None
+            if isinstance(table, dict) and isinstance(value, str) and value != old:
+                where = format_key(steps[:-1])
+                mine = given.get(where, {})
+                dropped = [k for k in table if k != "kind" and k not in mine]
+                table.clear()
+                table["kind"] = value
+                table.update(mine)
+                if dropped:
+                    notes.append(
+                        f"{where}.kind: {old} -> {value}: {where} starts from {value}'s "
+                        f"defaults (dropped {', '.join(dropped)})"
+                    )
+                continue
+        if len(steps) >= 2 and isinstance(steps[-1], str):
+            given.setdefault(format_key(steps[:-1]), {})[steps[-1]] = value
         _set(doc, steps, value)
-    return doc
+    return notes
+
+
+def _is_aqm_kind(steps: list[Step]) -> bool:
+    """Whether ``steps`` is the ``kind`` of an AQM table."""
+    return len(steps) >= 2 and steps[-1] == "kind" and steps[-2] == "aqm"
+
+
+def _get(doc: Any, steps: list[Step]) -> Any:
+    """The value at ``steps``, or None when the path does not exist."""
+    node = doc
+    for s in steps:
+        ok_table = isinstance(node, dict) and isinstance(s, str) and s in node
+        ok_array = isinstance(node, list) and isinstance(s, int) and s < len(node)
+        if not (ok_table or ok_array):
+            return None
+        node = node[s]
+    return node
+
+
+def _unset(doc: dict[str, Any], steps: list[Step]) -> None:
+    """Remove the key or array element at ``steps``; a missing one is an error."""
+    parent = _get(doc, steps[:-1])
+    last = steps[-1]
+    key = format_key(steps)
+    in_table = isinstance(parent, dict) and isinstance(last, str) and last in parent
+    in_array = isinstance(parent, list) and isinstance(last, int) and last < len(parent)
+    if in_table or in_array:
+        del parent[last]
+    else:
+        raise ScenarioError(key, "cannot unset it: the scenario does not set it")
 
 
 def _set(doc: dict[str, Any], steps: list[Step], value: Any) -> None:

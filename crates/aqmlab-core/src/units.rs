@@ -72,8 +72,15 @@ impl SimTime {
     }
 }
 
+/// Split `"5e-3 s"` into the number and the unit: the unit is the trailing
+/// run of letters, so a number may have an exponent (`5e-3s`, `1.5E6bps`).
 fn split_unit(t: &str) -> (&str, &str) {
-    let idx = t.find(|c: char| c.is_ascii_alphabetic()).unwrap_or(t.len());
+    let idx = t
+        .char_indices()
+        .rev()
+        .take_while(|(_, c)| c.is_ascii_alphabetic())
+        .last()
+        .map_or(t.len(), |(i, _)| i);
     (t[..idx].trim(), t[idx..].trim())
 }
 

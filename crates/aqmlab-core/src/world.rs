@@ -2,7 +2,9 @@
 //! gathers the results.
 
 use crate::aqm::{Aqm, LinkInfo, PacketInfo};
-use crate::metrics::{jain, LinkStats, ParamSeries, QueueFigures};
+use crate::metrics::{
+    jain, DelayTable, EventTrace, FlowSeries, LinkStats, ParamSeries, QueueFigures,
+};
 use crate::net::link::{Link, Offer, TxResult};
 use crate::net::topology;
 use crate::packet::{flags, Arena, Ecn, Packet, PktId};
@@ -83,6 +85,9 @@ pub struct QueueSeries {
     pub avg: Vec<f64>,
     pub drops: Vec<u64>,
     pub marks: Vec<u64>,
+    /// Bytes that started transmission since the start of the run
+    /// (cumulative; its differences give the link's throughput series).
+    pub departed_bytes: Vec<u64>,
 }
 
 /// One row per flow, over the measurement interval.
@@ -143,6 +148,13 @@ pub struct BottleneckSummary {
     pub queue_window_std_mean_meanpkts: f64,
     pub queue_windows: u64,
     pub queuing_delay_mean_s: f64,
+    /// Quantiles and maximum of the queueing delays of the packets that
+    /// left the queue in the interval (log-binned: within 3.2 %; the
+    /// maximum exact), seconds.
+    pub queuing_delay_p50_s: f64,
+    pub queuing_delay_p90_s: f64,
+    pub queuing_delay_p99_s: f64,
+    pub queuing_delay_max_s: f64,
 }
 
 /// A monitored link's figures with its name.
@@ -337,6 +349,8 @@ struct Snapshot {
     links: Vec<LinkStats>,
     /// Bits each monitored link could have sent by then.
     capacity_bits: Vec<f64>,
+    /// Bits of the packet each monitored link was sending then, still to go.
+    pending_bits: Vec<f64>,
     flows: Vec<FlowStats>,
     /// [`World::short_bytes`] then.
     short_bytes: Vec<u64>,
@@ -356,6 +370,22 @@ pub struct RunResult {
     pub responses: ResponseTable,
     /// Largest number of packets alive at once (arena slots used).
     pub peak_packets: usize,
+    /// Queueing delay histogram of each monitored link (measurement interval).
+    pub delay: DelayTable,
+    /// Chosen flows' TCP state over time (`metrics.flow_series`; else empty).
+    pub flow_series: FlowSeries,
+    /// Drops and marks on the monitored links (`metrics.trace`; else empty).
+    pub events: EventTrace,
+}
+
+/// The optional series (issue 15): state between samples.
+#[derive(Default)]
+struct Extras {
+    flow_series: FlowSeries,
+    /// Segments each traced flow had delivered, and data packets that had
+    /// reached its receiver, at the previous sample.
+    last_delivered: Vec<(u64, u64)>,
+    last_sample: SimTime,
 }
 
 /// Engine switches that change speed, not results (up to the order of
@@ -415,6 +445,7 @@ pub struct World {
     snaps: Vec<Snapshot>,
     phase_results: Vec<PhaseSummary>,
     warnings: Vec<String>,
+    extra: Extras,
 }
 
 impl World {
@@ -572,7 +603,14 @@ impl World {
             ));
         }
         for (l, _) in &monitored {
-            built.links[*l].monitor = Some(Box::default());
+            let mut m = Box::<crate::metrics::QueueMonitor>::default();
+            if sc.metrics.trace {
+                m.trace = Some(crate::metrics::LinkTrace {
+                    limit: sc.metrics.trace_limit,
+                    ..Default::default()
+                });
+            }
+            built.links[*l].monitor = Some(m);
         }
         // After the monitors: a monitored link is never passed through.
         if opts.cut_through && !link_changes {
@@ -613,6 +651,7 @@ impl World {
             phase_results: vec![PhaseSummary::default(); intervals.len()],
             intervals,
             warnings: Vec::new(),
+            extra: Extras::default(),
         };
         for (i, (a, b)) in w.intervals.clone().into_iter().enumerate() {
             w.events.schedule(a, Event::IntervalStart(i as u32));
@@ -1214,11 +1253,46 @@ impl World {
             s.avg.push(link.aqm.average().unwrap_or(f64::NAN));
             s.drops.push(link.stats.drops());
             s.marks.push(link.stats.marks());
+            s.departed_bytes.push(link.stats.departure_bytes);
+        }
+        if !self.sc.metrics.flow_series.is_empty() {
+            self.sample_flows();
         }
         let next = self.now + self.sc.metrics.sample_interval;
         if next <= self.sc.duration {
             self.events.schedule(next, Event::Sample);
         }
+    }
+
+    /// Sample the TCP state of the flows of `metrics.flow_series`.
+    #[cold]
+    fn sample_flows(&mut self) {
+        let x = &mut self.extra;
+        let ids = &self.sc.metrics.flow_series;
+        if x.last_delivered.len() != ids.len() {
+            x.last_delivered = vec![(0, 0); ids.len()];
+        }
+        let dt = (self.now - x.last_sample).as_secs_f64();
+        let t = self.now.as_secs_f64();
+        for (k, &f) in ids.iter().enumerate() {
+            let fl = &self.flows[f as usize];
+            let now = (fl.stats.segments_delivered, fl.stats.data_arrived);
+            let fs = &mut x.flow_series;
+            fs.time_s.push(t);
+            fs.flow.push(f);
+            fs.cwnd.push(fl.cwnd);
+            fs.ssthresh.push(fl.ssthresh);
+            fs.srtt_s.push(fl.srtt_s());
+            fs.rto_s.push(fl.rto.as_secs_f64());
+            // As goodput: in-order segments, at most those that arrived.
+            let (d0, a0) = x.last_delivered[k];
+            let segs = (now.0 - d0).min(now.1 - a0);
+            let bits = segs as f64 * fl.mss() as f64 * 8.0;
+            fs.delivery_rate_bps
+                .push(if dt > 0.0 { bits / dt } else { 0.0 });
+            x.last_delivered[k] = now;
+        }
+        x.last_sample = self.now;
     }
 
     /// Check the accounting identities: at every link, arrivals = departures
@@ -1261,6 +1335,7 @@ impl World {
         let window = self.sc.metrics.window;
         let mut links = Vec::with_capacity(self.monitored.len());
         let mut capacity_bits = Vec::with_capacity(self.monitored.len());
+        let mut pending_bits = Vec::with_capacity(self.monitored.len());
         for (l, _) in &self.monitored {
             let link = &mut self.links[*l];
             if let Some(m) = link.monitor.as_mut() {
@@ -1268,10 +1343,12 @@ impl World {
             }
             links.push(link.stats);
             capacity_bits.push(link.capacity_bits(now));
+            pending_bits.push(link.pending_tx_bits(now));
         }
         self.snaps[i] = Snapshot {
             links,
             capacity_bits,
+            pending_bits,
             flows: self.flows.iter().map(|f| f.stats).collect(),
             short_bytes: self.short_bytes.clone(),
         };
@@ -1294,9 +1371,16 @@ impl World {
             let base = snap.links.get(k).copied().unwrap_or_default();
             let capacity =
                 link.capacity_bits(end) - snap.capacity_bits.get(k).copied().unwrap_or(0.0);
+            // Bits on the wire within the interval: a packet counts from the
+            // start of its transmission, so take off what the one in
+            // transmission at the end still has to send, and add what the
+            // one at the start still had.
+            let sent_bits = link.stats.since(&base).departure_bytes as f64 * 8.0
+                + snap.pending_bits.get(k).copied().unwrap_or(0.0)
+                - link.pending_tx_bits(end);
             links.push(LinkSummary {
                 name: name.clone(),
-                figures: link_figures(&link.stats.since(&base), &q, capacity, interval),
+                figures: link_figures(&link.stats.since(&base), &q, capacity, interval, sent_bits),
             });
         }
         let mut table = FlowTable::default();
@@ -1312,8 +1396,13 @@ impl World {
             let b = snap.flows.get(f).unwrap_or(&zero);
             // Delivered payload: whole segments less the short last ones.
             let short = self.short_bytes[f] - snap.short_bytes.get(f).copied().unwrap_or(0);
-            let bytes = ((s.segments_delivered - b.segments_delivered) * fl.mss() as u64)
-                .saturating_sub(short);
+            // In-order payload, but no more segments than reached the
+            // receiver in the interval: data buffered out of order before
+            // it and released by a retransmission counts no more than the
+            // wire carried.
+            let segs =
+                (s.segments_delivered - b.segments_delivered).min(s.data_arrived - b.data_arrived);
+            let bytes = (segs * fl.mss() as u64).saturating_sub(short);
             let goodput = bytes as f64 * 8.0 / interval;
             let tcp = self.udp[f].is_none();
             setup.syn_drops += s.syn_drops - b.syn_drops;
@@ -1397,8 +1486,8 @@ impl World {
             1.0 - (udp_arrived as f64 / udp_sent as f64).min(1.0)
         };
         let phase = PhaseSummary {
-            start_s: start.as_secs_f64(),
-            end_s: end.as_secs_f64(),
+            start_s: secs(start),
+            end_s: secs(end),
             bottleneck: links.first().map(|l| l.figures.clone()).unwrap_or_default(),
             links,
             flows: fs,
@@ -1671,10 +1760,11 @@ impl World {
             .unwrap_or_default();
         let mut phases = std::mem::take(&mut self.phase_results);
         phases.remove(0);
+        let (delay, events) = self.delay_and_trace();
         let summary = Summary {
-            duration_s: self.sc.duration.as_secs_f64(),
+            duration_s: secs(self.sc.duration),
             seed: self.sc.seed,
-            measure_start_s: self.sc.metrics.start.as_secs_f64(),
+            measure_start_s: secs(self.sc.metrics.start),
             wall_time_s: 0.0,
             events: self.events.processed(),
             bottleneck: main.bottleneck,
@@ -1693,7 +1783,48 @@ impl World {
             params,
             flows: table,
             responses: self.responses,
+            delay,
+            flow_series: self.extra.flow_series,
+            events,
         }
+    }
+
+    /// The monitored links' delay histograms of the measurement interval,
+    /// and their drop/mark traces merged in time order (a warning notes
+    /// events past `metrics.trace_limit`).
+    fn delay_and_trace(&mut self) -> (DelayTable, EventTrace) {
+        let mut delay = DelayTable::default();
+        let mut merged: Vec<(SimTime, usize, u32, &'static str)> = Vec::new();
+        for (k, (l, name)) in self.monitored.iter().enumerate() {
+            let Some(m) = self.links[*l].monitor.as_mut() else {
+                continue;
+            };
+            for (lo, hi, c) in m.delays(0).bins() {
+                delay.link.push(name.clone());
+                delay.lower_s.push(lo as f64 / 1e9);
+                delay.upper_s.push(hi as f64 / 1e9);
+                delay.count.push(c);
+            }
+            if let Some(t) = m.trace.take() {
+                if t.missed > 0 {
+                    self.warnings.push(format!(
+                        "metrics.trace: {name}: {} drops and marks past trace_limit = {} \
+                         were counted, not traced",
+                        t.missed, t.limit
+                    ));
+                }
+                merged.extend(t.events.into_iter().map(|(at, f, w)| (at, k, f, w)));
+            }
+        }
+        merged.sort_by_key(|e| (e.0, e.1));
+        let mut events = EventTrace::default();
+        for (at, k, f, w) in merged {
+            events.time_s.push(at.as_secs_f64());
+            events.link.push(self.monitored[k].1.clone());
+            events.flow.push(f);
+            events.event.push(w);
+        }
+        (delay, events)
     }
 }
 
@@ -1717,6 +1848,7 @@ fn link_figures(
     q: &QueueFigures,
     capacity_bits: f64,
     interval: f64,
+    sent_bits: f64,
 ) -> BottleneckSummary {
     let mean_size = if d.arrivals == 0 {
         f64::NAN
@@ -1724,8 +1856,8 @@ fn link_figures(
         d.arrival_bytes as f64 / d.arrivals as f64
     };
     BottleneckSummary {
-        utilization: d.departure_bytes as f64 * 8.0 / capacity_bits,
-        throughput_bps: d.departure_bytes as f64 * 8.0 / interval,
+        utilization: sent_bits / capacity_bits,
+        throughput_bps: sent_bits / interval,
         loss_rate: if d.arrivals == 0 {
             0.0
         } else {
@@ -1756,7 +1888,17 @@ fn link_figures(
         } else {
             d.sojourn_ns as f64 * 1e-9 / d.departures as f64
         },
+        queuing_delay_p50_s: q.delay_p50_s,
+        queuing_delay_p90_s: q.delay_p90_s,
+        queuing_delay_p99_s: q.delay_p99_s,
+        queuing_delay_max_s: q.delay_max_s,
     }
+}
+
+/// A time in seconds as the nearest f64 (`60s` is 60.0, where `ns * 1e-9`
+/// gives 60.00000000000001): for the figures a user reads.
+fn secs(t: SimTime) -> f64 {
+    t.0 as f64 / 1e9
 }
 
 /// Run a scenario to the end.

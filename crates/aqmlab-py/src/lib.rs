@@ -33,6 +33,25 @@ fn validate(py: Python<'_>, json: &str) -> PyResult<String> {
     to_json("scenario", &sc)
 }
 
+/// What a valid scenario (JSON text) will store: a dict of `bytes` (in
+/// all), `limit` (`metrics.memory_limit`), `warn` (the bytes above which a
+/// run deserves a warning) and the rows by part.
+#[pyfunction]
+fn estimate<'py>(py: Python<'py>, json: &str) -> PyResult<Bound<'py, PyDict>> {
+    let sc = decode(py, json)?;
+    let e = sc.estimate_memory();
+    let d = PyDict::new(py);
+    d.set_item("bytes", e.bytes())?;
+    d.set_item("limit", sc.metrics.memory_limit)?;
+    d.set_item("warn", aqmlab_core::scenario::limits::WARN_MEMORY)?;
+    d.set_item("queue_rows", e.queue_rows)?;
+    d.set_item("param_rows", e.param_rows)?;
+    d.set_item("flows", e.flows)?;
+    d.set_item("flow_series_rows", e.flow_series_rows)?;
+    d.set_item("trace_rows", e.trace_rows)?;
+    Ok(d)
+}
+
 /// Run a scenario (JSON text) to the end.
 ///
 /// `progress(simulated_seconds)` is called now and then; returning `False`
@@ -41,7 +60,8 @@ fn validate(py: Python<'_>, json: &str) -> PyResult<String> {
 /// while the engine runs.
 ///
 /// Returns a dict: `scenario` and `summary` (JSON text), `queue`, `flows`,
-/// `params` and `responses` (dicts of column name -> list), `peak_packets`
+/// `params`, `responses`, `delay`, `flow_series` and `events` (dicts of
+/// column name -> list), `peak_packets`
 /// and `version` (the engine's).
 #[pyfunction]
 #[pyo3(signature = (json, progress=None))]
@@ -72,6 +92,9 @@ fn run<'py>(
     d.set_item("flows", pyser::to_py(py, &r.flows)?)?;
     d.set_item("params", pyser::to_py(py, &r.params)?)?;
     d.set_item("responses", pyser::to_py(py, &r.responses)?)?;
+    d.set_item("delay", pyser::to_py(py, &r.delay)?)?;
+    d.set_item("flow_series", pyser::to_py(py, &r.flow_series)?)?;
+    d.set_item("events", pyser::to_py(py, &r.events)?)?;
     d.set_item("peak_packets", r.peak_packets)?;
     d.set_item("version", aqmlab_core::VERSION)?;
     Ok(d)
@@ -97,6 +120,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     error::register(m)?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
+    m.add_function(wrap_pyfunction!(estimate, m)?)?;
     m.add("ENGINE_VERSION", aqmlab_core::VERSION)?;
     Ok(())
 }

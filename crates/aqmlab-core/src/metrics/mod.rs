@@ -119,6 +119,8 @@ impl Integrals {
 pub struct QueueMonitor {
     /// The AQM's adapted parameters over time.
     pub params: ParamSeries,
+    /// Drops and marks, when `metrics.trace` is on.
+    pub trace: Option<LinkTrace>,
     last: SimTime,
     pkts: u32,
     bytes: u64,
@@ -127,9 +129,159 @@ pub struct QueueMonitor {
     active: Vec<usize>,
 }
 
+/// The drops and marks of one link: (time, flow, what), at most `limit`.
+#[derive(Clone, Debug, Default)]
+pub struct LinkTrace {
+    pub events: Vec<(SimTime, u32, &'static str)>,
+    pub limit: u64,
+    /// Events past the limit (counted, not kept).
+    pub missed: u64,
+}
+
+/// The event trace of a run: one row per drop or mark on a monitored link.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct EventTrace {
+    pub time_s: Vec<f64>,
+    pub link: Vec<String>,
+    pub flow: Vec<u32>,
+    /// `drop-early`, `drop-forced`, `drop-overflow`, `mark-early`,
+    /// `mark-forced` or `lost` (on the wire, by the link's loss model).
+    pub event: Vec<&'static str>,
+}
+
+/// Samples of chosen flows' TCP state (`metrics.flow_series`).
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct FlowSeries {
+    pub time_s: Vec<f64>,
+    pub flow: Vec<u32>,
+    /// Congestion window and slow-start threshold, segments.
+    pub cwnd: Vec<f64>,
+    pub ssthresh: Vec<f64>,
+    /// Smoothed RTT estimate and retransmission timeout, seconds.
+    pub srtt_s: Vec<f64>,
+    pub rto_s: Vec<f64>,
+    /// Payload delivered in order since the previous sample, bit/s.
+    pub delivery_rate_bps: Vec<f64>,
+}
+
+/// The queueing delay histogram of the measurement interval, per monitored
+/// link: one row per non-empty bin.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct DelayTable {
+    pub link: Vec<String>,
+    pub lower_s: Vec<f64>,
+    pub upper_s: Vec<f64>,
+    pub count: Vec<u64>,
+}
+
+/// Sub-bins per power of two of [`DelayHist`]: bin widths are 1/16 to 1/32
+/// of their values, so a quantile read at a bin's middle is within 3.2 % of
+/// the exact sojourn time.
+const SUB_BITS: u32 = 4;
+const SUB: u64 = 1 << SUB_BITS;
+/// Bins of [`DelayHist`]: exact below `SUB` ns, then `SUB` per octave up to 2^64 ns.
+pub const DELAY_BINS: usize = (SUB + (64 - SUB_BITS as u64) * SUB) as usize;
+
+/// A log-binned histogram of the queueing delays (sojourn times) of the
+/// packets that left a queue: bounded in size ([`DELAY_BINS`] counters,
+/// allocated on the first sample), O(1) per packet, with the exact maximum.
+#[derive(Clone, Debug, Default)]
+pub struct DelayHist {
+    counts: Vec<u64>,
+    n: u64,
+    max: u64,
+}
+
+impl DelayHist {
+    /// The bin of a delay of `ns` nanoseconds.
+    #[inline]
+    pub fn bin(ns: u64) -> usize {
+        if ns < SUB {
+            return ns as usize;
+        }
+        let e = 63 - ns.leading_zeros();
+        let sub = (ns >> (e - SUB_BITS)) & (SUB - 1);
+        (SUB + (e - SUB_BITS) as u64 * SUB + sub) as usize
+    }
+
+    /// The delays of bin `b`: [lower, upper) in ns (upper saturates at u64::MAX).
+    pub fn bounds(b: usize) -> (u64, u64) {
+        let b = b as u64;
+        if b < SUB {
+            return (b, b + 1);
+        }
+        let e = (b - SUB) / SUB + SUB_BITS as u64;
+        let sub = (b - SUB) % SUB;
+        let shift = e - SUB_BITS as u64;
+        let lo = (SUB + sub) << shift;
+        (lo, lo.saturating_add(1 << shift))
+    }
+
+    #[inline]
+    pub fn add(&mut self, ns: u64) {
+        if self.counts.is_empty() {
+            self.counts = vec![0; DELAY_BINS];
+        }
+        self.counts[Self::bin(ns)] += 1;
+        self.n += 1;
+        self.max = self.max.max(ns);
+    }
+
+    /// Packets counted.
+    pub fn count(&self) -> u64 {
+        self.n
+    }
+
+    /// The largest delay, ns.
+    pub fn max(&self) -> u64 {
+        self.max
+    }
+
+    /// The `q` quantile (0 < q <= 1) in ns: the middle of the bin holding
+    /// the ceil(q n)-th smallest delay (exact below 16 ns), at most the
+    /// maximum (the largest rank is the exact maximum); 0 without samples.
+    pub fn quantile(&self, q: f64) -> f64 {
+        if self.n == 0 {
+            return 0.0;
+        }
+        let rank = ((q * self.n as f64).ceil() as u64).clamp(1, self.n);
+        if rank == self.n {
+            return self.max as f64; // the largest delay is known exactly
+        }
+        let mut seen = 0;
+        for (b, &c) in self.counts.iter().enumerate() {
+            seen += c;
+            if seen >= rank {
+                let (lo, hi) = Self::bounds(b);
+                let mid = if hi - lo == 1 {
+                    lo as f64
+                } else {
+                    (lo as f64 + hi as f64) / 2.0
+                };
+                return mid.min(self.max as f64);
+            }
+        }
+        self.max as f64
+    }
+
+    /// The non-empty bins: (lower ns, upper ns, count), by delay.
+    pub fn bins(&self) -> impl Iterator<Item = (u64, u64, u64)> + '_ {
+        self.counts
+            .iter()
+            .enumerate()
+            .filter(|(_, &c)| c > 0)
+            .map(|(b, &c)| {
+                let (lo, hi) = Self::bounds(b);
+                (lo, hi, c)
+            })
+    }
+}
+
 #[derive(Clone, Debug, Default)]
 struct IntervalAcc {
     total: Integrals,
+    /// Sojourn times of the packets that left the queue in the interval.
+    delay: DelayHist,
     window: Integrals,
     window_len: u64,
     window_end: u64,
@@ -176,6 +328,35 @@ impl QueueMonitor {
         self.last = now;
     }
 
+    /// A drop or mark of a packet of `flow` at `now` (traced if the trace is on).
+    #[cold]
+    pub fn event(&mut self, now: SimTime, flow: u32, what: &'static str) {
+        if let Some(t) = self.trace.as_mut() {
+            if (t.events.len() as u64) < t.limit {
+                t.events.push((now, flow, what));
+            } else {
+                t.missed += 1;
+            }
+        }
+    }
+
+    /// A packet leaves the queue after waiting `sojourn` (counted in every
+    /// interval in progress).
+    #[inline]
+    pub fn sojourn(&mut self, sojourn: SimTime) {
+        for &i in &self.active {
+            self.accs[i].delay.add(sojourn.0);
+        }
+    }
+
+    /// The delay histogram of interval `i` (empty if it never began).
+    pub fn delays(&self, i: usize) -> DelayHist {
+        self.accs
+            .get(i)
+            .map(|a| a.delay.clone())
+            .unwrap_or_default()
+    }
+
     /// Begin integrating interval `i` at `now`, with deviation windows of `window`.
     pub fn begin(&mut self, i: usize, now: SimTime, window: SimTime) {
         self.advance(now);
@@ -219,6 +400,10 @@ impl QueueMonitor {
             window_std_mean_pkts: mean_of(&acc.window_stds),
             window_std_mean_bytes: mean_of(&acc.window_stds_bytes),
             windows: n as u64,
+            delay_p50_s: acc.delay.quantile(0.5) * 1e-9,
+            delay_p90_s: acc.delay.quantile(0.9) * 1e-9,
+            delay_p99_s: acc.delay.quantile(0.99) * 1e-9,
+            delay_max_s: acc.delay.max() as f64 * 1e-9,
         }
     }
 }
@@ -235,6 +420,11 @@ pub struct QueueFigures {
     /// The same in bytes.
     pub window_std_mean_bytes: f64,
     pub windows: u64,
+    /// Queueing delay quantiles of the departed packets, seconds.
+    pub delay_p50_s: f64,
+    pub delay_p90_s: f64,
+    pub delay_p99_s: f64,
+    pub delay_max_s: f64,
 }
 
 /// Jain's fairness index (sum x)^2 / (n sum x^2); 1 for an empty or all-zero set.
@@ -320,6 +510,59 @@ mod tests {
         // -> mean 18, E[q^2] = (2000 + 32000) / 100 = 340, var 16, std 4.
         assert_eq!(f.windows, 2);
         assert!((f.window_std_mean_pkts - 2.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn delay_bins_cover_every_value_once_and_bound_the_error() {
+        // Consecutive bins tile [0, 2^64): each upper bound is the next lower.
+        let mut prev = 0;
+        for b in 0..DELAY_BINS {
+            let (lo, hi) = DelayHist::bounds(b);
+            assert_eq!(lo, prev, "bin {b}");
+            assert!(hi > lo);
+            prev = hi;
+        }
+        assert_eq!(prev, u64::MAX);
+        for v in [
+            0u64,
+            1,
+            15,
+            16,
+            17,
+            31,
+            32,
+            1000,
+            5_000_000,
+            1 << 40,
+            u64::MAX,
+        ] {
+            let (lo, hi) = DelayHist::bounds(DelayHist::bin(v));
+            assert!(lo <= v && (v < hi || hi == u64::MAX), "{v} in [{lo}, {hi})");
+            // The middle is within 1/32 of any value of the bin.
+            let mid = (lo as f64 + hi as f64) / 2.0;
+            assert!((mid - v as f64).abs() <= v as f64 / 32.0 + 0.5, "{v}");
+        }
+    }
+
+    #[test]
+    fn delay_quantiles_match_the_exact_ones_within_the_bin_error() {
+        let mut h = DelayHist::default();
+        // 1..=1000 microseconds.
+        for k in 1..=1000u64 {
+            h.add(k * 1000);
+        }
+        for (q, exact) in [(0.5, 500_000.0), (0.9, 900_000.0), (0.99, 990_000.0)] {
+            let got = h.quantile(q);
+            assert!(
+                (got - exact).abs() / exact < 0.032,
+                "q {q}: {got} vs {exact}"
+            );
+        }
+        assert_eq!(h.max(), 1_000_000);
+        assert_eq!(h.quantile(1.0), 1_000_000.0);
+        assert_eq!(h.count(), 1000);
+        assert_eq!(h.bins().map(|(_, _, c)| c).sum::<u64>(), 1000);
+        assert_eq!(DelayHist::default().quantile(0.5), 0.0);
     }
 
     #[test]

@@ -180,6 +180,8 @@ pub struct Link {
     /// across rate changes.
     capacity_bits_ns: u128,
     rate_since: SimTime,
+    /// The rate before the latest change (in force until `rate_since`).
+    prev_rate: BitRate,
 }
 
 /// Where a packet that started transmission goes next.
@@ -218,14 +220,32 @@ impl Link {
             tx_cache: [(0, SimTime::ZERO); 2],
             capacity_bits_ns: 0,
             rate_since: SimTime::ZERO,
+            prev_rate: rate,
         }
     }
 
     /// Bits the link could have sent from time 0 to `now` (∫ rate dt).
     pub fn capacity_bits(&self, now: SimTime) -> f64 {
+        if now < self.rate_since {
+            // Before a rate change takes effect (the end of the packet in
+            // transmission when it was made): still at the previous rate.
+            let ahead = self.prev_rate.bps() as u128 * (self.rate_since - now).0 as u128;
+            return (self.capacity_bits_ns - ahead) as f64 * 1e-9;
+        }
         let total = self.capacity_bits_ns
             + self.rate.bps() as u128 * now.saturating_sub(self.rate_since).0 as u128;
         total as f64 * 1e-9
+    }
+
+    /// Bits of the packet in transmission at `now` still to be sent.
+    pub fn pending_tx_bits(&self, now: SimTime) -> f64 {
+        // A packet in transmission when the rate changed goes on at the old one.
+        let rate = if now < self.rate_since {
+            self.prev_rate
+        } else {
+            self.rate
+        };
+        self.busy_until.saturating_sub(now).0 as f64 * rate.bps() as f64 / 1e9
     }
 
     /// Serialisation time of a packet of `size` bytes.
@@ -243,9 +263,14 @@ impl Link {
 
     /// Change the transmission rate at `now` (applies from the next packet).
     pub fn set_rate(&mut self, now: SimTime, rate: BitRate) {
+        // The packet in transmission finishes at the old rate: the capacity
+        // changes when it ends, so utilisation never counts its tail
+        // against the new rate.
+        let at = now.max(self.busy_until).max(self.rate_since);
         self.capacity_bits_ns +=
-            self.rate.bps() as u128 * now.saturating_sub(self.rate_since).0 as u128;
-        self.rate_since = now;
+            self.rate.bps() as u128 * at.saturating_sub(self.rate_since).0 as u128;
+        self.rate_since = at;
+        self.prev_rate = self.rate;
         self.rate = rate;
         self.tx_cache = [(0, SimTime::ZERO); 2];
     }
@@ -366,23 +391,44 @@ impl Link {
             Verdict::Pass => None,
             Verdict::Mark(c) => Some(c),
             Verdict::Drop(c) => {
-                match c {
-                    Cause::Early => self.stats.drops_early += 1,
-                    Cause::Forced => self.stats.drops_forced += 1,
+                let what = match c {
+                    Cause::Early => {
+                        self.stats.drops_early += 1;
+                        "drop-early"
+                    }
+                    Cause::Forced => {
+                        self.stats.drops_forced += 1;
+                        "drop-forced"
+                    }
+                };
+                if let Some(m) = self.monitor.as_mut() {
+                    m.event(now, info.flow, what);
                 }
                 return Offer::Dropped;
             }
         };
         if !self.fits(info.size) {
             self.stats.drops_overflow += 1;
+            if let Some(m) = self.monitor.as_mut() {
+                m.event(now, info.flow, "drop-overflow");
+            }
             return Offer::Dropped;
         }
         if let Some(c) = mark {
             debug_assert!(info.ect, "an AQM marked a packet that is not ECN-capable");
             p.ecn = Ecn::Ce;
-            match c {
-                Cause::Early => self.stats.marks_early += 1,
-                Cause::Forced => self.stats.marks_forced += 1,
+            let what = match c {
+                Cause::Early => {
+                    self.stats.marks_early += 1;
+                    "mark-early"
+                }
+                Cause::Forced => {
+                    self.stats.marks_forced += 1;
+                    "mark-forced"
+                }
+            };
+            if let Some(m) = self.monitor.as_mut() {
+                m.event(now, info.flow, what);
             }
         }
         p.enq_time = now;
@@ -426,6 +472,13 @@ impl Link {
             Offer::Accepted
         } else {
             self.stats.drops_overflow += self.evicted.len() as u64;
+            if let Some(m) = self.monitor.as_mut() {
+                if m.trace.is_some() {
+                    for &v in &self.evicted {
+                        m.event(now, arena.get(v).flow, "drop-overflow");
+                    }
+                }
+            }
             Offer::Evicted
         }
     }
@@ -499,15 +552,33 @@ impl Link {
             Verdict::Pass => {}
             Verdict::Mark(c) => {
                 arena.get_mut(id).ecn = Ecn::Ce;
-                match c {
-                    Cause::Early => self.stats.marks_early += 1,
-                    Cause::Forced => self.stats.marks_forced += 1,
+                let what = match c {
+                    Cause::Early => {
+                        self.stats.marks_early += 1;
+                        "mark-early"
+                    }
+                    Cause::Forced => {
+                        self.stats.marks_forced += 1;
+                        "mark-forced"
+                    }
+                };
+                if let Some(m) = self.monitor.as_mut() {
+                    m.event(now, arena.get(id).flow, what);
                 }
             }
             Verdict::Drop(c) => {
-                match c {
-                    Cause::Early => self.stats.drops_early += 1,
-                    Cause::Forced => self.stats.drops_forced += 1,
+                let what = match c {
+                    Cause::Early => {
+                        self.stats.drops_early += 1;
+                        "drop-early"
+                    }
+                    Cause::Forced => {
+                        self.stats.drops_forced += 1;
+                        "drop-forced"
+                    }
+                };
+                if let Some(m) = self.monitor.as_mut() {
+                    m.event(now, arena.get(id).flow, what);
                 }
                 return Some((id, TxResult::Dropped));
             }
@@ -515,10 +586,17 @@ impl Link {
         self.busy_until = tx_end;
         self.stats.departures += 1;
         self.stats.departure_bytes += size as u64;
-        self.stats.sojourn_ns += (now.0 - arena.get(id).enq_time.0) as u128;
+        let sojourn = now - arena.get(id).enq_time;
+        self.stats.sojourn_ns += sojourn.0 as u128;
+        if let Some(m) = self.monitor.as_mut() {
+            m.sojourn(sojourn);
+        }
         if let Some(l) = self.loss.as_mut() {
             if l.lose(now) {
                 self.stats.lost += 1;
+                if let Some(m) = self.monitor.as_mut() {
+                    m.event(now, arena.get(id).flow, "lost");
+                }
                 return Some((id, TxResult::Lost));
             }
         }

@@ -48,6 +48,13 @@ pub const PARAM_ROW_BYTES: u64 = 150;
 pub const FLOW_BYTES: u64 = 3_200;
 /// Bytes one deviation window keeps (one f64 per window and interval).
 pub const WINDOW_BYTES: u64 = 8;
+/// Bytes one row of the flow series costs (7 numeric columns through the
+/// engine, the Python lists and Arrow; as a queue row, without the link name).
+pub const FLOW_SERIES_ROW_BYTES: u64 = 300;
+/// Bytes one traced drop or mark costs (4 columns, one a link name).
+pub const TRACE_ROW_BYTES: u64 = 250;
+/// Above this estimate a run is started with a warning (the CLI's).
+pub const WARN_MEMORY: u64 = 1_000_000_000;
 /// Most AQM timer ticks one run may schedule.
 pub const MAX_TIMER_EVENTS: u64 = 1_000_000_000;
 
@@ -62,6 +69,10 @@ pub struct MemoryEstimate {
     pub windows: f64,
     /// Flows created over the run.
     pub flows: f64,
+    /// Rows of the flow series (`metrics.flow_series`).
+    pub flow_series_rows: f64,
+    /// Most rows of the event trace (`metrics.trace_limit` x monitored links).
+    pub trace_rows: f64,
 }
 
 impl MemoryEstimate {
@@ -74,9 +85,14 @@ impl MemoryEstimate {
     pub fn flow_bytes(&self) -> f64 {
         self.flows * FLOW_BYTES as f64
     }
+    /// Bytes of the optional series (flow series and event trace).
+    pub fn series_bytes(&self) -> f64 {
+        self.flow_series_rows * FLOW_SERIES_ROW_BYTES as f64
+            + self.trace_rows * TRACE_ROW_BYTES as f64
+    }
     /// Bytes in all.
     pub fn bytes(&self) -> f64 {
-        self.queue_bytes() + self.window_bytes() + self.flow_bytes()
+        self.queue_bytes() + self.window_bytes() + self.flow_bytes() + self.series_bytes()
     }
 }
 
@@ -394,6 +410,46 @@ impl Scenario {
                 );
             }
         }
+        // ON/OFF sources: two state changes per period and flow.
+        for (g, t) in self.traffic.iter().enumerate() {
+            if let TrafficSpec::UdpOnoff(u) = t {
+                if let (Some(on), Some(off)) = (u.on, u.off) {
+                    let period = on.0.saturating_add(off.0).max(1);
+                    let flows = self.group_capacity(g).max(1) as f64;
+                    note(
+                        2.0 * flows * (self.duration.0 / period) as f64,
+                        format!("traffic[{g}].on"),
+                        format!(
+                            "{} sources switch on and off every {}",
+                            flows,
+                            SimTime(period)
+                        ),
+                    );
+                }
+            }
+        }
+        // A TCP flow whose packets are all lost times out at most once per
+        // max_rto (the backed-off timer); at 1 ns that is a timer per ns.
+        let tcp_flows: u32 = (0..self.traffic.len())
+            .filter(|&g| {
+                !matches!(
+                    self.traffic[g],
+                    TrafficSpec::Cbr(_) | TrafficSpec::UdpOnoff(_)
+                )
+            })
+            .map(|g| self.group_capacity(g))
+            .sum();
+        if tcp_flows > 0 {
+            let rto = self.tcp.max_rto.0.max(1);
+            note(
+                tcp_flows as f64 * (self.duration.0 / rto) as f64,
+                "tcp.max_rto".to_string(),
+                format!(
+                    "{tcp_flows} TCP flows may each time out every {}",
+                    SimTime(rto)
+                ),
+            );
+        }
         match worst {
             Some((n, path, what)) if total > MAX_TIMER_EVENTS as f64 => Err(SpecError::new(
                 path,
@@ -471,6 +527,14 @@ impl Scenario {
             param_rows: samples * params as f64,
             windows: per_link as f64 * links as f64,
             flows: self.total_flows() as f64,
+            flow_series_rows: samples * self.metrics.flow_series.len() as f64,
+            trace_rows: if self.metrics.trace {
+                // Both directions of a dumbbell's bottleneck are monitored.
+                let l = links + u64::from(self.dumbbell().is_some());
+                self.metrics.trace_limit as f64 * l as f64
+            } else {
+                0.0
+            },
         }
     }
 
@@ -486,6 +550,32 @@ impl Scenario {
             human_bytes(limit)
         );
         let (q, w, f) = (e.queue_bytes(), e.window_bytes(), e.flow_bytes());
+        let s = e.series_bytes();
+        if s >= q && s >= w && s >= f {
+            let fs = e.flow_series_rows * FLOW_SERIES_ROW_BYTES as f64;
+            return Err(if fs * 2.0 >= s {
+                SpecError::new(
+                    "metrics.flow_series",
+                    format!(
+                        "{} flows sampled every {} would store {} rows, {tail}; \
+                         trace fewer flows or raise metrics.sample_interval",
+                        self.metrics.flow_series.len(),
+                        self.metrics.sample_interval,
+                        sci(e.flow_series_rows)
+                    ),
+                )
+            } else {
+                SpecError::new(
+                    "metrics.trace_limit",
+                    format!(
+                        "{} events per monitored link could take {}, {tail}; \
+                         lower metrics.trace_limit",
+                        self.metrics.trace_limit,
+                        human_bytes(s - fs)
+                    ),
+                )
+            });
+        }
         if q >= w && q >= f {
             let rest = limit - w - f;
             let si = self.metrics.sample_interval;
@@ -641,6 +731,54 @@ flows = 10
         // A UDP source at 1000000 Gbps: one packet per ns, 2e10 in 20 s.
         let udp = "[[traffic]]\nkind = \"cbr\"\nrate = \"1000000Gbps\"\n";
         assert_eq!(path_of(udp), "traffic[1].rate");
+    }
+
+    #[test]
+    fn optional_series_are_estimated_and_refused_past_memory() {
+        // 2001 samples x 3 flows; the trace: 1e6 events x 2 links (dumbbell).
+        let e = check("[metrics]\nflow_series = [0, 1, 2]\ntrace = true\n")
+            .unwrap()
+            .estimate_memory();
+        assert_eq!(e.flow_series_rows, 3.0 * 2001.0);
+        assert_eq!(e.trace_rows, 2e6);
+        assert_eq!(
+            path_of(
+                "[metrics]\nflow_series = [0]\nsample_interval = \"1us\"\nmemory_limit = \"1GB\"\n"
+            ),
+            "metrics.sample_interval"
+        );
+        assert_eq!(
+            path_of("[metrics]\ntrace = true\ntrace_limit = 10000000000\n"),
+            "metrics.trace_limit"
+        );
+        assert_eq!(
+            path_of("[metrics]\nflow_series = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9]\nsample_interval = \"10us\"\n"),
+            "metrics.flow_series"
+        );
+        assert_eq!(
+            path_of("[metrics]\nflow_series = [10]\n"),
+            "metrics.flow_series[0]"
+        );
+        assert_eq!(
+            path_of("[metrics]\nflow_series = [1, 1]\n"),
+            "metrics.flow_series[1]"
+        );
+    }
+
+    #[test]
+    fn tiny_rto_bounds_and_on_off_periods_are_refused() {
+        // 10 flows x 20 s / 1 ns = 2e11 timeouts.
+        assert_eq!(
+            path_of("[tcp]\nmin_rto = \"1ns\"\nmax_rto = \"1ns\"\n"),
+            "tcp.max_rto"
+        );
+        assert!(check("[tcp]\nmin_rto = \"1ns\"\n").is_ok());
+        let onoff = "[[traffic]]\nkind = \"udp-onoff\"\nflows = 10\nrate = \"10kbps\"\n";
+        assert_eq!(
+            path_of(&format!("{onoff}on = \"1ns\"\noff = \"1ns\"\n")),
+            "traffic[1].on"
+        );
+        assert!(check(&format!("{onoff}on = \"1s\"\noff = \"1s\"\n")).is_ok());
     }
 
     #[test]

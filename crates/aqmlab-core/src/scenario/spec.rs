@@ -1148,6 +1148,27 @@ pub struct MetricsSpec {
         skip_serializing_if = "is_default_memory_limit"
     )]
     pub memory_limit: u64,
+    /// Flows (their `flow` numbers in the flow table) whose TCP state is
+    /// sampled every `sample_interval` into the flow series (off when empty).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub flow_series: Vec<u32>,
+    /// Record an event trace of the drops and marks on the monitored links.
+    #[serde(skip_serializing_if = "is_false")]
+    pub trace: bool,
+    /// Most events the trace keeps; the rest are counted, not kept.
+    #[serde(skip_serializing_if = "is_default_trace_limit")]
+    pub trace_limit: u64,
+}
+
+/// Default of `metrics.trace_limit`.
+pub const DEFAULT_TRACE_LIMIT: u64 = 1_000_000;
+
+fn is_false(b: &bool) -> bool {
+    !*b
+}
+
+fn is_default_trace_limit(n: &u64) -> bool {
+    *n == DEFAULT_TRACE_LIMIT
 }
 
 fn is_default_memory_limit(b: &u64) -> bool {
@@ -1173,6 +1194,12 @@ impl MetricsSpec {
                 Some(v) => as_u64(&v, &join(path, "memory_limit"))?,
                 None => super::limits::DEFAULT_MEMORY_LIMIT,
             },
+            flow_series: match t.take("flow_series") {
+                Some(v) => decode_flow_list(&v, &join(path, "flow_series"))?,
+                None => Vec::new(),
+            },
+            trace: t.bool("trace", false)?,
+            trace_limit: t.u64("trace_limit", DEFAULT_TRACE_LIMIT)?,
         };
         t.finish()?;
         if m.sample_interval == SimTime::ZERO {
@@ -1214,6 +1241,40 @@ impl MetricsSpec {
         Ok(m)
     }
 }
+
+/// `flow_series = [0, 5, 17]`: distinct flow numbers, at most [`MAX_FLOW_SERIES`].
+fn decode_flow_list(v: &Value, path: &str) -> SpecResult<Vec<u32>> {
+    let Value::Array(items) = v else {
+        return Err(SpecError::new(
+            path,
+            format!("expected a list of flow numbers, e.g. [0, 1, 2]; found {v}"),
+        ));
+    };
+    if items.len() > MAX_FLOW_SERIES {
+        return Err(SpecError::new(
+            path,
+            format!(
+                "{} flows listed; at most {MAX_FLOW_SERIES} flows can be traced",
+                items.len()
+            ),
+        ));
+    }
+    let mut out: Vec<u32> = Vec::with_capacity(items.len());
+    for (i, x) in items.iter().enumerate() {
+        let p = format!("{path}[{i}]");
+        let f = super::decode::as_u64(x, &p)?;
+        let f = u32::try_from(f)
+            .map_err(|_| SpecError::new(&p, format!("{f} is not a flow number")))?;
+        if out.contains(&f) {
+            return Err(SpecError::new(&p, format!("flow {f} is listed twice")));
+        }
+        out.push(f);
+    }
+    Ok(out)
+}
+
+/// Most flows `metrics.flow_series` may list.
+pub const MAX_FLOW_SERIES: usize = 10_000;
 
 /// `phases = [[100, 200], [300, "400s"]]`: pairs of times (numbers are seconds).
 fn decode_phases(v: &Value, path: &str, duration: SimTime) -> SpecResult<Vec<(SimTime, SimTime)>> {
@@ -1351,6 +1412,21 @@ impl Scenario {
         sc.check_paths()?;
         sc.check_schedule()?;
         sc.check_web()?;
+        if let Some((i, &f)) = sc
+            .metrics
+            .flow_series
+            .iter()
+            .enumerate()
+            .find(|(_, &f)| f >= sc.total_flows())
+        {
+            return Err(SpecError::new(
+                format!("metrics.flow_series[{i}]"),
+                format!(
+                    "flow {f} does not exist: the scenario has {} flows, numbered from 0",
+                    sc.total_flows()
+                ),
+            ));
+        }
         sc.check_limits()?;
         Ok(sc)
     }

@@ -611,7 +611,7 @@ impl ParkingLot {
                 t.field_path("long_rtt"),
                 format!(
                     "{lo} is below the round trip over the {k} bottleneck links (2 x {}); give at least that",
-                    SimTime(total.min(u64::MAX as u128) as u64)
+                    ns_text(total)
                 ),
             ));
         }
@@ -1076,7 +1076,7 @@ impl Scenario {
                             path,
                             format!(
                                 "the path's round-trip propagation delay (2 x {}) is longer than the allowed {MAX_PATH_RTT}",
-                                SimTime(one_way.min(u64::MAX as u128) as u64)
+                                ns_text(one_way)
                             ),
                         ));
                     }
@@ -1105,5 +1105,25 @@ impl TrafficSpec {
             TrafficSpec::WebSimple(w) => w.path.as_ref(),
             TrafficSpec::Web(w) => w.path.as_ref(),
         }
+    }
+}
+
+/// A sum of times (ns, possibly beyond what a `SimTime` holds) as the user
+/// would write it: `15ms`, or in seconds when it exceeds 2^64 ns, never the
+/// clamped `18446744073709551615ns`.
+fn ns_text(ns: u128) -> String {
+    match u64::try_from(ns) {
+        Ok(v) => SimTime(v).to_string(),
+        Err(_) => format!("{:.4e}s", ns as f64 / 1e9),
+    }
+}
+
+#[cfg(test)]
+mod ns_text_tests {
+    #[test]
+    fn sums_past_u64_are_shown_in_seconds_not_clamped() {
+        assert_eq!(super::ns_text(15_000_000), "15ms");
+        let big = 2 * u64::MAX as u128;
+        assert_eq!(super::ns_text(big), "3.6893e10s");
     }
 }

@@ -1,0 +1,452 @@
+"""Issue 15, everyday use: the AQM kind switch and --unset, compare, re-runs,
+delay quantiles and CDFs, plots, the optional series, the examples in the
+package, progress lines, --out checks, leftovers and Ctrl-C."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import warnings
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+import aqmlab
+from aqmlab import results, scenario
+from aqmlab.cli import progress_line
+from aqmlab.compare import compare
+from aqmlab.examples import examples_dir, list_examples
+
+from conftest import ROOT, SMALL, aqmlab_cli, assert_clean_error
+
+KINDS = [
+    "droptail",
+    "red",
+    "ared-feng",
+    "ared",
+    "autotune-red",
+    "pi",
+    "rem",
+    "blue",
+    "avq",
+    "ap-red",
+    "st-red",
+    "st-pi",
+    "pie",
+    "codel",
+    "fq-codel",
+]
+
+
+def _aqm_tables(doc: Any, path: str = "") -> list[str]:
+    """The keys of every AQM table of a document (``aqm``, links' ``aqm``)."""
+    out = []
+    if isinstance(doc, dict):
+        for k, v in doc.items():
+            p = f"{path}.{k}" if path else k
+            if k == "aqm" and isinstance(v, dict):
+                out.append(p)
+            out += _aqm_tables(v, p)
+    elif isinstance(doc, list):
+        for i, v in enumerate(doc):
+            out += _aqm_tables(v, f"{path}[{i}]")
+    return out
+
+
+EXAMPLES = sorted((ROOT / "scenarios").rglob("*.toml"))
+
+
+@pytest.mark.parametrize("file", EXAMPLES, ids=lambda p: str(p.relative_to(ROOT / "scenarios")))
+def test_kind_switch_validates_on_every_example(file: Path) -> None:
+    tables = _aqm_tables(scenario.load(file))
+    assert tables, f"{file} has no AQM table"
+    for table in tables:
+        for kind in KINDS:
+            doc = scenario.load(file)
+            notes = scenario.apply_overrides_noted(doc, [f"{table}.kind={kind}"])
+            scenario.validate(doc)  # raises on a leftover key
+            old = scenario._get(scenario.load(file), scenario.parse_key(table))
+            if old.get("kind", "droptail") != kind and set(old) - {"kind"}:
+                assert len(notes) == 1 and f"{table} starts from {kind}'s defaults" in notes[0]
+            else:
+                assert notes == []
+
+
+def test_kind_switch_keeps_keys_given_with_it_and_warns_in_the_api() -> None:
+    doc = scenario.load(SMALL)
+    notes = scenario.apply_overrides_noted(
+        doc, ["aqm.target=20ms", "aqm.kind=codel", "aqm.interval=200ms"]
+    )
+    assert doc["aqm"] == {"kind": "codel", "target": "20ms", "interval": "200ms"}
+    assert "dropped min_th, max_th, max_p, w_q" in notes[0]
+    # The same kind again: nothing is reset.
+    doc = scenario.load(SMALL)
+    assert scenario.apply_overrides_noted(doc, ["aqm.kind=red"]) == []
+    assert doc["aqm"]["min_th"] == 20
+    with pytest.warns(scenario.KindSwitchNote, match="aqm starts from pie"):
+        aqmlab.api.prepare(SMALL, overrides=["aqm.kind=pie"])
+
+
+def test_unset_removes_keys_and_names_a_missing_one(tmp_path: Path) -> None:
+    pi = ROOT / "scenarios" / "aqm" / "pi.toml"
+    p = aqmlab_cli("validate", pi, "--set", "aqm.design=true")
+    assert_clean_error(p)
+    assert "a = " in p.stderr
+    p = aqmlab_cli(
+        "validate", pi, "--set", "aqm.design=true", "--unset", "aqm.a", "--unset", "aqm.b"
+    )
+    assert p.returncode == 0, p.stderr
+    p = aqmlab_cli("validate", pi, "--unset", "aqm.nope")
+    assert_clean_error(p)
+    assert "aqm.nope: cannot unset it" in p.stderr
+    doc = scenario.load(SMALL)
+    scenario.apply_overrides(doc, [], unset=["traffic[0]"])
+    assert doc["traffic"] == []
+
+
+@pytest.fixture(scope="module")
+def three_runs(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
+    """RED, PI and CoDel on the small dumbbell, run by the CLI."""
+    base = tmp_path_factory.mktemp("cmp")
+    dirs = []
+    for kind in ("red", "pi", "codel"):
+        out = base / kind
+        p = aqmlab_cli("run", SMALL, "--set", f"aqm.kind={kind}", "-o", out, "-q")
+        assert p.returncode == 0, p.stderr
+        if kind != "red":
+            assert f"aqm.kind: red -> {kind}" in p.stderr
+        dirs.append(out)
+    return dirs
+
+
+def test_delay_quantiles_are_ordered_and_agree_with_the_histogram(three_runs: list[Path]) -> None:
+    for d in three_runs:
+        r = aqmlab.load_run(d)
+        b = r.summary["bottleneck"]
+        q = [b[f"queuing_delay_{k}_s"] for k in ("p50", "p90", "p99", "max")]
+        assert 0 < q[0] <= q[1] <= q[2] <= q[3], q
+        # The mean lies between the smallest and the largest delay.
+        assert b["queuing_delay_mean_s"] <= q[3]
+        h = r.delay.filter(np.asarray(r.delay.column("link").to_pylist()) == "bottleneck")
+        counts = np.asarray(h.column("count").to_numpy())
+        # Every departed packet in the measurement interval is in the histogram.
+        assert counts.sum() == b["departures"]
+        upper = np.asarray(h.column("upper_s").to_numpy())
+        lower = np.asarray(h.column("lower_s").to_numpy())
+        cum = np.cumsum(counts) / counts.sum()
+        k = int(np.searchsorted(cum, 0.5))
+        assert lower[k] <= q[0] <= upper[k]
+        assert len(h) <= 976  # bounded, whatever the run's length
+    reds = aqmlab.load_run(three_runs[0]).summary["bottleneck"]
+    pis = aqmlab.load_run(three_runs[1]).summary["bottleneck"]
+    assert reds["queuing_delay_p50_s"] != pis["queuing_delay_p50_s"]
+
+
+def test_compare_table_markdown_and_csv(three_runs: list[Path], tmp_path: Path) -> None:
+    p = aqmlab_cli("compare", *three_runs)
+    assert p.returncode == 0, p.stderr
+    assert "queuing delay p99 (ms)" in p.stdout and "codel" in p.stdout
+    assert "aqm.kind: red | pi | codel" in p.stdout
+    md = tmp_path / "t.md"
+    p = aqmlab_cli("compare", *three_runs, "-o", md)
+    assert p.returncode == 0, p.stderr
+    text = md.read_text()
+    assert text.startswith("| figure | red | pi | codel |")
+    # Differing figures are bold, equal ones are not.
+    assert "| seed | 1 | 1 | 1 |" in text
+    assert "| utilization | **" in text
+    p = aqmlab_cli("compare", *three_runs, "--format", "csv")
+    rows = list(csv.DictReader(io.StringIO(p.stdout)))
+    util = next(r for r in rows if r["field"] == "bottleneck.utilization")
+    assert util["differs"] == "1" and 0 < float(util["pi"]) <= 1
+    assert next(r for r in rows if r["field"] == "seed")["differs"] == "0"
+    assert_clean_error(aqmlab_cli("compare", three_runs[0], tmp_path))
+    assert_clean_error(aqmlab_cli("compare", *three_runs, "-o", tmp_path / "t.txt"))
+    assert compare(three_runs).labels == ["red", "pi", "codel"]
+
+
+def test_rerun_from_a_result_folder(three_runs: list[Path], tmp_path: Path) -> None:
+    out = tmp_path / "again"
+    p = aqmlab_cli("run", three_runs[1], "-o", out, "-q")
+    assert p.returncode == 0, p.stderr
+    a, b = aqmlab.load_run(three_runs[1]), aqmlab.load_run(out)
+    assert a.summary["events"] == b.summary["events"]
+    assert a.summary["bottleneck"] == b.summary["bottleneck"]
+    p = aqmlab_cli("run", three_runs[1], "-o", out, "-q", "--set", "aqm.kind=pie")
+    assert p.returncode == 0, p.stderr
+    assert aqmlab.load_run(out).scenario["aqm"]["kind"] == "pie"
+
+
+@pytest.mark.parametrize(
+    ("what", "extra"),
+    [
+        ("queue", []),
+        ("queue-bytes", []),
+        ("delay", []),
+        ("throughput", []),
+        ("cdf", []),
+        ("params", []),
+        ("queue", ["--link", "bottleneck"]),
+    ],
+)
+def test_plot_choices(three_runs: list[Path], tmp_path: Path, what: str, extra: list[str]) -> None:
+    runs = three_runs[1:] if what == "params" else three_runs  # RED adapts nothing
+    out = tmp_path / f"{what}.png"
+    p = aqmlab_cli("plot", *runs, "--what", what, *extra, "-o", out)
+    assert p.returncode == 0, p.stderr
+    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_plot_errors_name_the_choice(three_runs: list[Path], tmp_path: Path) -> None:
+    p = aqmlab_cli("plot", three_runs[0], "--link", "nope", "-o", tmp_path / "x.png")
+    assert_clean_error(p)
+    assert "'nope'" in p.stderr and "'bottleneck'" in p.stderr
+    p = aqmlab_cli("plot", three_runs[0], "--what", "flows", "-o", tmp_path / "x.png")
+    assert_clean_error(p)
+    assert "metrics.flow_series" in p.stderr
+    p = aqmlab_cli("plot", three_runs[0], "--what", "params", "-o", tmp_path / "x.png")
+    assert_clean_error(p)
+
+
+def test_flow_series_and_event_trace_are_off_by_default_and_bounded(tmp_path: Path) -> None:
+    r = aqmlab.run(SMALL)
+    assert r.flow_series.num_rows == 0 and r.events.num_rows == 0
+    r = aqmlab.run(SMALL, overrides=["metrics.flow_series=[0, 3]", "metrics.trace=true"])
+    fs = r.flow_series
+    # One row per flow per sample (every 10 ms over 20 s, from 0 s).
+    assert fs.num_rows == 2 * 2001
+    assert set(fs.column("flow").to_pylist()) == {0, 3}
+    cw = np.asarray(fs.column("cwnd").to_numpy())
+    assert (cw >= 1).all() and cw.max() > 2
+    rate = np.asarray(fs.column("delivery_rate_bps").to_numpy())
+    # At most the link's rate, up to one packet per sample (a 10 ms sample
+    # holds 25 packets of 500 B at 10 Mb/s; a 26th lands on its edge).
+    assert (rate <= 10e6 * 26 / 25 + 1).all() and rate.max() > 0
+    ev = r.events
+    b = r.summary["bottleneck"]
+    t = np.asarray(ev.column("time_s").to_numpy())
+    assert (np.diff(t) >= 0).all()
+    names = ev.column("event").to_pylist()
+    assert set(names) <= {
+        "drop-early",
+        "drop-forced",
+        "drop-overflow",
+        "mark-early",
+        "mark-forced",
+        "lost",
+    }
+    # Over the whole run the trace holds at least the measured drops.
+    assert sum(1 for n in names if n.startswith("drop")) >= b["drops_early"]
+    r = aqmlab.run(SMALL, overrides=["metrics.trace=true", "metrics.trace_limit=10"])
+    assert r.events.num_rows <= 20  # 10 per monitored link
+    assert any("trace_limit = 10" in w for w in r.summary["warnings"])
+    out = r.save(tmp_path / "x")
+    assert aqmlab.load_run(out).events.num_rows == r.events.num_rows
+
+
+def test_flow_series_refusals() -> None:
+    with pytest.raises(aqmlab.ScenarioError, match=r"metrics.flow_series\[0\].*20 flows"):
+        aqmlab.run(SMALL, overrides=["metrics.flow_series=[20]"])
+
+
+@pytest.mark.parametrize(
+    ("override", "path"),
+    [
+        ('metrics.window="1ns"', "metrics.window"),
+        ('metrics.sample_interval="1ns"', "metrics.sample_interval"),
+        ('tcp.max_rto="1ns"', "tcp.max_rto"),  # below min_rto: refused first
+        ('tcp.min_rto="1ns"', None),
+    ],
+)
+def test_runs_that_would_eat_the_machine_are_refused_before_they_start(
+    override: str, path: str | None
+) -> None:
+    t = time.monotonic()
+    p = aqmlab_cli("validate", SMALL, "--set", override)
+    assert time.monotonic() - t < 30
+    if path is None:
+        assert p.returncode == 0, p.stderr
+    else:
+        assert_clean_error(p)
+        assert p.stderr.startswith(f"error: {SMALL}: {path}"), p.stderr
+
+
+def test_tiny_rto_bounds_are_refused() -> None:
+    p = aqmlab_cli("validate", SMALL, "--set", 'tcp.min_rto="1ns"', "--set", 'tcp.max_rto="1ns"')
+    assert_clean_error(p)
+    assert "tcp.max_rto" in p.stderr and "timer events" in p.stderr
+
+
+def test_large_runs_get_a_warning_with_the_figure(tmp_path: Path) -> None:
+    # 20 s at 10 us: 2e6 rows, about 0.7 GB: under the warning; 4 us: 1.75 GB.
+    p = aqmlab_cli(
+        "run",
+        SMALL,
+        "--set",
+        'metrics.sample_interval="4us"',
+        "--set",
+        "duration=1ms",
+        "--set",
+        "metrics.start=0s",
+        "--set",
+        "metrics.window=1ms",
+        "-o",
+        tmp_path / "x",
+        "-q",
+    )
+    assert p.returncode == 0, p.stderr
+    assert "warning" not in p.stderr
+    from aqmlab._core import estimate
+
+    doc = scenario.load(SMALL)
+    scenario.apply_overrides(doc, ['metrics.sample_interval="4us"'])
+    e = estimate(scenario.to_json(doc))
+    assert e["bytes"] > e["warn"]
+
+
+def test_unwritable_out_is_found_before_the_run(tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    t = time.monotonic()
+    p = aqmlab_cli("run", SMALL, "-o", blocker / "sub" / "run", "-q", "--set", "duration=200s")
+    assert time.monotonic() - t < 20  # the 200 s run never started
+    assert_clean_error(p)
+    assert "cannot write there" in p.stderr
+
+
+def test_leftover_tmp_folders_of_killed_runs_are_removed(tmp_path: Path) -> None:
+    dead = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True
+    ).stdout.strip()
+    left = tmp_path / f"run.tmp-{dead}"
+    left.mkdir()
+    (left / "summary.json").write_text("{}")
+    mine = tmp_path / f"run.tmp-{os.getpid()}x"  # not a pid: left alone
+    mine.mkdir()
+    p = aqmlab_cli("run", SMALL, "-o", tmp_path / "run", "-q")
+    assert p.returncode == 0, p.stderr
+    assert not left.exists() and mine.exists()
+    assert results.is_run_dir(tmp_path / "run")
+
+
+def test_progress_lines_when_not_on_a_terminal() -> None:
+    line = progress_line(50.0, 200.0, 10.0)
+    assert line == ("progress: 50.0/200 s simulated (25 %), 5 sim-s per s, 10 s elapsed, ETA 30 s")
+    assert "ETA unknown" in progress_line(0.0, 200.0, 1.0)
+
+
+def test_ctrl_c_while_loading_exits_130_with_one_line() -> None:
+    # SIGINT at several moments of the start-up (the imports take ~0.5 s;
+    # the interpreter's own start, before aqmlab runs, takes ~0.03 s).
+    for delay in (0.1, 0.2, 0.3, 0.4):
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "aqmlab", "validate", str(SMALL)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        time.sleep(delay)
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+        # Before Python installs its handler the signal kills the process
+        # silently; afterwards the command exits 130 with one line (or it
+        # finished first).
+        assert proc.returncode in (0, 130, -signal.SIGINT), err
+        assert "Traceback" not in err, (delay, err)
+        if proc.returncode == 130:
+            assert err.strip() == "aqmlab: interrupted", err
+
+
+def test_examples_ship_in_the_package(tmp_path: Path) -> None:
+    names = [n for n, _ in list_examples()]
+    assert "canonical.toml" in names and "aqm/codel.toml" in names
+    assert examples_dir().parent == Path(aqmlab.__file__).resolve().parent
+    p = aqmlab_cli("examples", "-o", tmp_path / "ex")
+    assert p.returncode == 0, p.stderr
+    assert (tmp_path / "ex" / "aqm" / "pie.toml").is_file()
+
+
+def test_load_tells_paths_from_text(tmp_path: Path) -> None:
+    assert aqmlab.load("# comment") == {}
+    assert aqmlab.load("") == {}
+    assert aqmlab.load('duration = "1s"') == {"duration": "1s"}
+    with pytest.raises(FileNotFoundError):
+        aqmlab.load("nope.toml")
+    f = tmp_path / "x.toml"
+    f.write_text("seed = 3\n")
+    assert aqmlab.load(str(f)) == {"seed": 3}
+
+
+def test_duration_is_exact_and_utilisation_cannot_exceed_the_wire() -> None:
+    r = aqmlab.run(SMALL, overrides=["duration=60s", "metrics.start=5s"])
+    assert json.dumps(r.summary["duration_s"]) == "60.0"
+    for link in r.summary["links"]:
+        assert link["utilization"] <= 1.0
+    assert r.summary["flows"]["goodput_bps_total"] <= 10e6
+
+
+def test_summary_keys_are_documented() -> None:
+    doc = (ROOT / "docs" / "results.md").read_text()
+    for key in (
+        "queuing_delay_p99_s",
+        "delay.parquet",
+        "flow_series.parquet",
+        "events.parquet",
+        "departed_bytes",
+        "data_sent",
+    ):
+        assert key in doc, key
+
+
+def test_warnings_module_is_quiet_by_default() -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        aqmlab.api.prepare(SMALL)
+
+
+def test_error_messages_quote_a_bounded_piece_of_the_input() -> None:
+    p = aqmlab_cli("validate", SMALL, "--set", "aqm.kind=" + "x" * 5000)
+    assert_clean_error(p)
+    assert len(p.stderr) < 600, len(p.stderr)
+    assert "(5000 characters)" in p.stderr and '"droptail"' in p.stderr
+    from aqmlab.cli import bound_quotes
+
+    assert bound_quotes('value "short" ok') == 'value "short" ok'
+    assert len(bound_quotes("y" * 10_000)) <= 2000
+
+
+def test_units_accept_exponents_and_spaces_as_documented() -> None:
+    doc = scenario.load(SMALL)
+    doc["duration"] = "2e1s"
+    doc["topology"]["bottleneck_rate"] = "10 Mbps"
+    r = scenario.validate(doc)
+    assert r["duration"] == "20s" and r["topology"]["bottleneck_rate"] == "10Mbps"
+    text = (ROOT / "docs" / "scenario.md").read_text()
+    assert '"5e-3s"' in text and '"10 Mbps"' in text
+
+
+@pytest.mark.parametrize(("rate", "size"), [("10Kbps", 1500), ("100Kbps", 9000), ("1Mbps", 64000)])
+def test_utilisation_and_goodput_stay_within_the_wire_on_slow_links(rate: str, size: int) -> None:
+    r = aqmlab.run(
+        SMALL,
+        overrides=[
+            f"topology.bottleneck_rate={rate}",
+            f"tcp.packet_size={size}",
+            "traffic[0].flows=2",
+            "duration=30s",
+            "metrics.start=7s",
+        ],
+    )
+    b = r.summary["bottleneck"]
+    assert 0 < b["utilization"] <= 1.0, b["utilization"]
+    cap = float(rate.removesuffix("Kbps").removesuffix("Mbps")) * (1e3 if "K" in rate else 1e6)
+    assert b["throughput_bps"] <= cap * (1 + 1e-9)
+    assert r.summary["flows"]["goodput_bps_total"] <= cap
