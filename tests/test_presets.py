@@ -41,6 +41,7 @@ DERIVED = {
     "response_quantile",
     "completed_requests",
     "goodput_bytes",
+    "data_loss",
 }
 TOP_KEYS = {
     "experiment",
