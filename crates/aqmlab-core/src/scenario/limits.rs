@@ -44,8 +44,9 @@ pub const QUEUE_ROW_BYTES: u64 = 350;
 /// Bytes one AQM parameter row costs (measured 148 B/row: 8e6 PI rows).
 pub const PARAM_ROW_BYTES: u64 = 150;
 /// Bytes one flow costs: its state, its access links on the dumbbell and
-/// its row in the flow table (measured 3.1 KB per flow with 1e5 flows).
-pub const FLOW_BYTES: u64 = 3_200;
+/// its row in the flow table (measured 3.7 KB per flow at 1.2e5 flows by
+/// `bench --scale`, issue 14).
+pub const FLOW_BYTES: u64 = 4_000;
 /// Bytes one deviation window keeps (one f64 per window and interval).
 pub const WINDOW_BYTES: u64 = 8;
 /// Bytes one row of the flow series costs (7 numeric columns through the
@@ -669,7 +670,7 @@ flows = 10
         assert_eq!(e.param_rows, 0.0);
         assert_eq!(e.windows, 3.0);
         assert_eq!(e.flows, 10.0);
-        assert_eq!(e.bytes(), 2001.0 * 350.0 + 3.0 * 8.0 + 10.0 * 3200.0);
+        assert_eq!(e.bytes(), 2001.0 * 350.0 + 3.0 * 8.0 + 10.0 * 4000.0);
     }
 
     #[test]
