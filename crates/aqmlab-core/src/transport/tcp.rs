@@ -614,12 +614,12 @@ impl TcpFlow {
         let r = now - sent;
         self.stats.rtt_sum_s += r.0 as f64 * 1e-9;
         self.stats.rtt_samples += 1;
-        let tick = self.cfg.tcp.clock_tick.0;
-        let rto = if tick > 0 {
+        let rto = if let Some(tick) = std::num::NonZeroU64::new(self.cfg.tcp.clock_tick.0) {
             // A clock that ticks every `tick`: the sample is the number of
             // ticks that passed while the segment was out (at least one),
             // and Jacobson's estimator runs in scaled integers.
             let ticks = (((sent.0 % tick) + r.0) / tick).max(1) as i64;
+            let tick = tick.get();
             if self.has_rtt {
                 let err = ticks - (self.srtt8 >> 3);
                 self.srtt8 = (self.srtt8 + err).max(1);
