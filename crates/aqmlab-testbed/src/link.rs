@@ -23,6 +23,29 @@ pub struct Slot {
     pub info: PacketInfo,
 }
 
+impl Slot {
+    /// A packet read at `now`, described for the AQM by its parsed header.
+    pub fn new(buf: Vec<u8>, h: &ip::Header, now: SimTime) -> Slot {
+        Slot {
+            buf,
+            info: PacketInfo {
+                size: h.len,
+                ect: h.ect(),
+                flow: h.flow,
+                flags: h.flags,
+                seq: h.seq,
+                enq_time: now,
+            },
+        }
+    }
+
+    /// [`Slot::new`] after parsing the header.
+    pub fn read(buf: Vec<u8>, now: SimTime) -> Result<Slot, ip::NotIpv4> {
+        let h = ip::parse(&buf)?;
+        Ok(Slot::new(buf, &h, now))
+    }
+}
+
 /// Counters of one direction, by cause (the names of `summary.json`).
 #[derive(Clone, Copy, Debug, Default, Serialize)]
 pub struct Stats {
@@ -362,19 +385,7 @@ mod tests {
     }
 
     fn slot(len: usize, ecn: u8) -> Slot {
-        let buf = ip::build_tcp(len, ecn, 1000, 1, 0x10);
-        let h = ip::parse(&buf).unwrap();
-        Slot {
-            buf,
-            info: PacketInfo {
-                size: h.len,
-                ect: h.ect(),
-                flow: h.flow,
-                flags: h.flags,
-                seq: h.seq,
-                enq_time: SimTime::ZERO,
-            },
-        }
+        Slot::read(ip::build_tcp(len, ecn, 1000, 1, 0x10), SimTime::ZERO).unwrap()
     }
 
     #[test]

@@ -25,7 +25,7 @@ mod ip;
 mod link;
 mod sys;
 
-use aqmlab_core::aqm::{apply_set, AqmSpec, LinkInfo, PacketInfo};
+use aqmlab_core::aqm::{apply_set, AqmSpec, LinkInfo};
 use aqmlab_core::rng::{Rng, Stream};
 use aqmlab_core::scenario::{
     Action, Direction, LinkDir, LinkSel, Scenario, TimeDist, Topology, TrafficSpec, Value,
@@ -402,20 +402,7 @@ fn run(cfg_path: &str, out_path: &str) -> Result<(), String> {
                             Ok(h) => {
                                 let t = clock();
                                 dir.advance(t);
-                                dir.arrive(
-                                    t,
-                                    Slot {
-                                        buf,
-                                        info: PacketInfo {
-                                            size: h.len,
-                                            ect: h.ect(),
-                                            flow: h.flow,
-                                            flags: h.flags,
-                                            seq: h.seq,
-                                            enq_time: t,
-                                        },
-                                    },
-                                );
+                                dir.arrive(t, Slot::new(buf, &h, t));
                             }
                             Err(_) => {
                                 not_ipv4 += 1;
@@ -672,22 +659,9 @@ fn bench(args: &[String]) -> Result<(), String> {
         for i in 0..n {
             let now = SimTime(i * 120);
             let buf = d.free.pop().unwrap_or_else(|| pkt.clone());
-            let h = ip::parse(&buf).map_err(|e| format!("{e:?}"))?;
+            let slot = Slot::read(buf, now).map_err(|e| format!("{e:?}"))?;
             d.advance(now);
-            d.arrive(
-                now,
-                Slot {
-                    buf,
-                    info: PacketInfo {
-                        size: h.len,
-                        ect: h.ect(),
-                        flow: h.flow,
-                        flags: h.flags,
-                        seq: h.seq,
-                        enq_time: now,
-                    },
-                },
-            );
+            d.arrive(now, slot);
             while let Some((_, s)) = d.due(now) {
                 d.free.push(s.buf);
             }

@@ -352,6 +352,21 @@ impl Link {
         self.busy_until
     }
 
+    /// Count an AQM's drop or mark by its cause, and trace it when asked.
+    #[inline]
+    fn count_signal(&mut self, now: SimTime, flow: u32, mark: bool, cause: Cause) {
+        let (n, what) = match (mark, cause) {
+            (false, Cause::Early) => (&mut self.stats.drops_early, "drop-early"),
+            (false, Cause::Forced) => (&mut self.stats.drops_forced, "drop-forced"),
+            (true, Cause::Early) => (&mut self.stats.marks_early, "mark-early"),
+            (true, Cause::Forced) => (&mut self.stats.marks_forced, "mark-forced"),
+        };
+        *n += 1;
+        if let Some(m) = self.monitor.as_mut() {
+            m.event(now, flow, what);
+        }
+    }
+
     #[inline]
     fn fits(&self, size: u32) -> bool {
         match self.limit {
@@ -391,19 +406,7 @@ impl Link {
             Verdict::Pass => None,
             Verdict::Mark(c) => Some(c),
             Verdict::Drop(c) => {
-                let what = match c {
-                    Cause::Early => {
-                        self.stats.drops_early += 1;
-                        "drop-early"
-                    }
-                    Cause::Forced => {
-                        self.stats.drops_forced += 1;
-                        "drop-forced"
-                    }
-                };
-                if let Some(m) = self.monitor.as_mut() {
-                    m.event(now, info.flow, what);
-                }
+                self.count_signal(now, info.flow, false, c);
                 return Offer::Dropped;
             }
         };
@@ -417,19 +420,7 @@ impl Link {
         if let Some(c) = mark {
             debug_assert!(info.ect, "an AQM marked a packet that is not ECN-capable");
             p.ecn = Ecn::Ce;
-            let what = match c {
-                Cause::Early => {
-                    self.stats.marks_early += 1;
-                    "mark-early"
-                }
-                Cause::Forced => {
-                    self.stats.marks_forced += 1;
-                    "mark-forced"
-                }
-            };
-            if let Some(m) = self.monitor.as_mut() {
-                m.event(now, info.flow, what);
-            }
+            self.count_signal(now, info.flow, true, c);
         }
         p.enq_time = now;
         self.queue.push_back(id);
