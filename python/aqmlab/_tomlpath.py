@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-__all__ = ["Located", "offset_of", "path_at", "too_deep"]
+__all__ = ["Located", "locate", "offset_of", "path_at", "too_deep"]
 
 _BARE = re.compile(r"[A-Za-z0-9_-]+")
 _POS = re.compile(r"\(at line (\d+), column (\d+)\)")
@@ -55,6 +55,43 @@ def offset_of(text: str, message: str) -> int | None:
 def path_at(text: str, offset: int) -> Located:
     """The key path of the value being read at ``offset``."""
     return _Scanner(text).run(until=offset)
+
+
+_KEY = r"(?:[A-Za-z0-9_-]+|\"[^\"\n]*\"|'[^'\n]*')"
+_ASSIGN = re.compile(rf"(?m)(?:^|[{{,])[ \t]*({_KEY}(?:[ \t]*\.[ \t]*{_KEY})*)[ \t]*=")
+_HEADER = re.compile(r"(?m)^[ \t]*\[\[?[^\]\n]*\]\]?")
+# Beyond this size a file is not searched (each candidate is a scan from the start).
+_LOCATE_MAX = 200_000
+
+
+def format_steps(steps: list[str | int]) -> str:
+    """``["traffic", 1, "flows"]`` -> ``traffic[1].flows`` (the engine's field paths)."""
+    out = ""
+    for s in steps:
+        out += f"[{s}]" if isinstance(s, int) else (f".{s}" if out else s)
+    return out
+
+
+def locate(text: str, path: str) -> tuple[int, int] | None:
+    """Line and column (1-based) in ``text`` of the key that holds ``path``
+    (``traffic[1].flows``), or of the deepest key or table header above it
+    when the path ends inside a value; None when nothing in the text leads
+    there (the field was set by ``--set`` or a default)."""
+    if len(text) > _LOCATE_MAX or not path:
+        return None
+    best: tuple[int, int] | None = None
+    best_len = -1
+    for pattern, group in ((_ASSIGN, 1), (_HEADER, 0)):
+        for m in pattern.finditer(text):
+            found = format_steps(path_at(text, m.end()).steps)
+            if not found or len(found) <= best_len:
+                continue
+            if path == found or path.startswith(found + ".") or path.startswith(found + "["):
+                start = m.start(group)
+                line = text.count("\n", 0, start) + 1
+                col = start - (text.rfind("\n", 0, start) + 1) + 1
+                best, best_len = (line, col), len(found)
+    return best
 
 
 def too_deep(text: str, limit: int) -> Located | None:

@@ -25,7 +25,7 @@ import os
 import re
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -218,11 +218,32 @@ def load_file(
     return doc
 
 
-def _validate(file: str, doc: dict[str, Any]) -> dict[str, Any]:
+def _where(file: str, e: ScenarioError, changed: Iterable[str] = ()) -> str:
+    """``FILE:LINE:COL`` of the key an error names, when the user's file holds it (not
+    when ``--set``/``--unset`` changed it, or a default supplied it); else ``FILE``."""
+    name = _name(file)
+    field = str(e.args[0]) if e.args else ""
+    if not field or Path(file).is_dir():
+        return name
+    for key in changed:
+        k = key.split("=", 1)[0].strip()
+        if field == k or field.startswith((k + ".", k + "[")) or k.startswith(field):
+            return name
+    try:
+        text = Path(file).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return name
+    from aqmlab._tomlpath import locate
+
+    at = locate(text, field)
+    return f"{name}:{at[0]}:{at[1]}" if at else name
+
+
+def _validate(file: str, doc: dict[str, Any], changed: Iterable[str] = ()) -> dict[str, Any]:
     try:
         return scenario.validate(doc)
     except ScenarioError as e:
-        raise UserError(f"{_name(file)}: {e}") from None
+        raise UserError(f"{_where(file, e, changed)}: {e}") from None
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
@@ -230,7 +251,8 @@ def cmd_validate(args: argparse.Namespace) -> int:
     for f in args.files:
         try:
             notes: list[str] = []
-            resolved = _validate(f, load_file(f, args.sets, args.truncate, args.unsets, notes))
+            doc = load_file(f, args.sets, args.truncate, args.unsets, notes)
+            resolved = _validate(f, doc, [*args.sets, *args.unsets])
             _print_notes(notes)
         except UserError as e:
             _err(str(e))
@@ -322,7 +344,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         doc = load_file(args.file, args.sets, args.truncate, args.unsets, notes)
     if args.seed is not None:
         doc["seed"] = args.seed
-    resolved = _validate(args.file, doc)
+    seed = ["seed"] if args.seed is not None else []
+    resolved = _validate(args.file, doc, [*args.sets, *args.unsets, *seed])
     _print_notes(notes)
     try:
         results.check_target(args.out, probe=True)
