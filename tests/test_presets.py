@@ -41,7 +41,6 @@ DERIVED = {
     "response_quantile",
     "completed_requests",
     "goodput_bytes",
-    "data_loss",
 }
 TOP_KEYS = {
     "experiment",

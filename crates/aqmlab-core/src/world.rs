@@ -119,6 +119,9 @@ pub struct BottleneckSummary {
     pub utilization: f64,
     pub throughput_bps: f64,
     pub loss_rate: f64,
+    /// Dropped data segments / data segments offered: the loss of data,
+    /// without the pure ACKs among the arrivals.
+    pub data_loss_rate: f64,
     pub arrivals: u64,
     pub departures: u64,
     pub drops_early: u64,
@@ -1218,8 +1221,8 @@ impl World {
             if !self.cut_through[n as usize] {
                 return Some(t);
             }
-            let size = p.size;
-            t = self.links[n as usize].pass_through(t, size)?;
+            let (size, data) = (p.size, p.has(flags::DATA));
+            t = self.links[n as usize].pass_through(t, size, data)?;
             self.arena.get_mut(id).hop = next as u8;
         }
     }
@@ -1862,6 +1865,11 @@ fn link_figures(
             0.0
         } else {
             d.drops() as f64 / d.arrivals as f64
+        },
+        data_loss_rate: if d.data_arrivals == 0 {
+            0.0
+        } else {
+            d.data_drops as f64 / d.data_arrivals as f64
         },
         arrivals: d.arrivals,
         departures: d.departures,

@@ -50,10 +50,6 @@ Derived metrics (``args`` in brackets, with defaults):
 ``link_bytes``
     Bytes that started transmission on the bottleneck in [start, end]:
     ``bottleneck.throughput_bps`` x (end - start) / 8.
-``data_loss``
-    Drops over data segments sent, summed over the forward bulk flows (``flows.parquet``): the
-    loss of the flows' data rather than of every packet that reached the bottleneck (pure ACKs
-    of reverse traffic included). Whole run only.
 """
 
 from __future__ import annotations
@@ -327,29 +323,6 @@ def _link_bytes(p: PointData, start: float, end: float, args: Mapping[str, Any],
     return _entry_value(e, "bottleneck.throughput_bps") * (end - start) / 8
 
 
-def _data_loss(p: PointData, start: float, end: float, args: Mapping[str, Any]) -> float:
-    """Drops over data segments sent, summed over the forward bulk (FTP) flows of the whole run:
-    the loss rate of the thesis' chapter 5 (docs/fidelity.md, item 20). flows.parquet holds
-    whole-run counts, so the interval must be the whole run."""
-    s = p.json("summary")
-    run_start = float(s.get("measure_start_s", 0.0))
-    run_end = float(s.get("duration_s", end))
-    if start > 1e-9 or abs(end - run_end) > 1e-6 * max(1.0, run_end) or run_start > 1e-9:
-        raise MetricError(
-            f"data_loss covers the whole run only ([0, {run_end:g}] s), not [{start:g}, {end:g}] s"
-        )
-    f = p.table("flows")
-    for col in ("direction", "kind", "drops", "data_sent"):
-        if col not in f.column_names:
-            raise MetricError(f"flows.parquet has no {col!r}")
-    keep = pc.and_(pc.equal(f.column("direction"), "forward"), pc.equal(f.column("kind"), "bulk"))
-    f = f.filter(keep)
-    sent = float(pc.sum(f.column("data_sent")).as_py() or 0)
-    if sent <= 0:
-        raise MetricError("no data sent by forward bulk flows")
-    return float(pc.sum(f.column("drops")).as_py() or 0) / sent
-
-
 @dataclass(frozen=True)
 class Derived:
     """A derived metric: ``fn(point, start_s, end_s, args)``, or with ``needs_row`` also the
@@ -377,7 +350,6 @@ DERIVED: dict[str, Derived] = {
     "completed_requests": Derived(_completed, (), "responses completed"),
     "goodput_bytes": Derived(_goodput_bytes, (), "payload bytes delivered", needs_row=True),
     "link_bytes": Derived(_link_bytes, (), "bytes sent on the bottleneck", needs_row=True),
-    "data_loss": Derived(_data_loss, (), "forward bulk flows' drops / data segments, whole run"),
 }
 
 

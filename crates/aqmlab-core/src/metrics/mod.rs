@@ -28,6 +28,11 @@ pub struct LinkStats {
     pub lost: u64,
     /// Sum of queueing delays of departed packets, ns.
     pub sojourn_ns: u128,
+    /// Data segments (TCP data, UDP datagrams) offered to the queue, and
+    /// those of them dropped (AQM or buffer): the loss of data as the flows
+    /// see it, without the pure ACKs and handshakes among the arrivals.
+    pub data_arrivals: u64,
+    pub data_drops: u64,
 }
 
 impl LinkStats {
@@ -51,6 +56,8 @@ impl LinkStats {
             marks_forced: self.marks_forced - e.marks_forced,
             lost: self.lost - e.lost,
             sojourn_ns: self.sojourn_ns - e.sojourn_ns,
+            data_arrivals: self.data_arrivals - e.data_arrivals,
+            data_drops: self.data_drops - e.data_drops,
         }
     }
 }

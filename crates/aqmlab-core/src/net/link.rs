@@ -9,7 +9,7 @@
 use crate::aqm::fq_codel::Queued;
 use crate::aqm::{Aqm, AqmImpl, Cause, PacketInfo, QueueLen, Verdict};
 use crate::metrics::{LinkStats, QueueMonitor};
-use crate::packet::{Arena, Ecn, PktId};
+use crate::packet::{flags, Arena, Ecn, PktId};
 use crate::rng::{Rng, Stream};
 use crate::scenario::{Buffer, LossSpec};
 use crate::units::{BitRate, SimTime};
@@ -293,7 +293,7 @@ impl Link {
     /// three (arrival here, end of transmission, arrival there). Arrival
     /// and departure counters advance at admission.
     #[inline]
-    pub fn pass_through(&mut self, t: SimTime, size: u32) -> Option<SimTime> {
+    pub fn pass_through(&mut self, t: SimTime, size: u32, data: bool) -> Option<SimTime> {
         while let Some(&(start, sz)) = self.pending.front() {
             if start > t {
                 break;
@@ -303,12 +303,14 @@ impl Link {
         }
         self.stats.arrivals += 1;
         self.stats.arrival_bytes += size as u64;
+        self.stats.data_arrivals += u64::from(data);
         let fits = match self.limit {
             Buffer::Packets(n) => (self.pending.len() as u32) < n,
             Buffer::Bytes(b) => self.pending_bytes + size as u64 <= b,
         };
         if !fits {
             self.stats.drops_overflow += 1;
+            self.stats.data_drops += u64::from(data);
             return None;
         }
         let start = t.max(self.busy_until);
@@ -391,8 +393,10 @@ impl Link {
             seq: p.seq,
             enq_time: now,
         };
+        let data = p.flags & flags::DATA != 0;
         self.stats.arrivals += 1;
         self.stats.arrival_bytes += p.size as u64;
+        self.stats.data_arrivals += u64::from(data);
         let verdict = if self.droptail {
             Verdict::Pass
         } else {
@@ -407,11 +411,13 @@ impl Link {
             Verdict::Mark(c) => Some(c),
             Verdict::Drop(c) => {
                 self.count_signal(now, info.flow, false, c);
+                self.stats.data_drops += u64::from(data);
                 return Offer::Dropped;
             }
         };
         if !self.fits(info.size) {
             self.stats.drops_overflow += 1;
+            self.stats.data_drops += u64::from(data);
             if let Some(m) = self.monitor.as_mut() {
                 m.event(now, info.flow, "drop-overflow");
             }
@@ -441,6 +447,7 @@ impl Link {
         let p = arena.get_mut(id);
         self.stats.arrivals += 1;
         self.stats.arrival_bytes += p.size as u64;
+        self.stats.data_arrivals += u64::from(p.flags & flags::DATA != 0);
         p.enq_time = now;
         let pkt = Queued {
             id,
@@ -463,6 +470,11 @@ impl Link {
             Offer::Accepted
         } else {
             self.stats.drops_overflow += self.evicted.len() as u64;
+            self.stats.data_drops += self
+                .evicted
+                .iter()
+                .filter(|&&v| arena.get(v).flags & flags::DATA != 0)
+                .count() as u64;
             if let Some(m) = self.monitor.as_mut() {
                 if m.trace.is_some() {
                     for &v in &self.evicted {
