@@ -178,6 +178,13 @@ def test_progress_callback(small_doc: dict[str, Any]) -> None:
     assert seen == sorted(seen) and 0 < seen[-1] <= 40
     assert r.summary["duration_s"] == 40
 
+    # A callback of two arguments also gets the events processed so far.
+    pairs: list[tuple[float, int]] = []
+    r2 = aqmlab.run(small_doc, progress=lambda t, n: pairs.append((t, n)))
+    assert [t for t, _ in pairs] == seen
+    events = [n for _, n in pairs]
+    assert events == sorted(events) and 0 < events[-1] <= r2.summary["events"]
+
     with pytest.raises(KeyboardInterrupt):
         aqmlab.run(small_doc, progress=lambda t: False)
 

@@ -338,9 +338,14 @@ def test_leftover_tmp_folders_of_killed_runs_are_removed(tmp_path: Path) -> None
 
 
 def test_progress_lines_when_not_on_a_terminal() -> None:
-    line = progress_line(50.0, 200.0, 10.0)
-    assert line == ("progress: 50.0/200 s simulated (25 %), 5 sim-s per s, 10 s elapsed, ETA 30 s")
+    line = progress_line(50.0, 200.0, 10.0, 82_000_000)
+    assert line == (
+        "progress: 50.0/200 s simulated (25 %), 5 sim-s per s, 8.2 M events/s, "
+        "10 s elapsed, ETA 30 s"
+    )
     assert "ETA unknown" in progress_line(0.0, 200.0, 1.0)
+    assert "0 events/s" in progress_line(0.0, 200.0, 1.0)
+    assert "1.5 k events/s" in progress_line(1.0, 200.0, 2.0, 3000)
 
 
 def test_ctrl_c_while_loading_exits_130_with_one_line() -> None:

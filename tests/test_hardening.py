@@ -129,10 +129,10 @@ def test_a_sample_interval_that_cannot_fit_is_refused_with_the_figure(
 
 
 def test_memory_limit_is_a_setting(small_doc: dict[str, Any]) -> None:
-    # 20 s at 10 us: 2e6 samples, about 700 MB: refused under 500 MB, run under 4 GB.
+    # 20 s at 10 us: 2e6 samples, about 400 MB: refused under 300 MB, run under 4 GB.
     scenario.apply_overrides(small_doc, ["metrics.sample_interval=10us"])
     scenario.validate(small_doc)
-    scenario.apply_overrides(small_doc, ['metrics.memory_limit="500MB"'])
+    scenario.apply_overrides(small_doc, ['metrics.memory_limit="300MB"'])
     assert error_of(small_doc).path == "metrics.sample_interval"
     scenario.apply_overrides(small_doc, ["metrics.memory_limit=0"])
     assert error_of(small_doc).path == "metrics.memory_limit"

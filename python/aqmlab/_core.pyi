@@ -1,7 +1,7 @@
 """Type stubs of the compiled engine bindings (crates/aqmlab-py)."""
 
 from collections.abc import Callable
-from typing import Any, TypedDict
+from typing import TypedDict
 
 ENGINE_VERSION: str
 
@@ -17,25 +17,36 @@ class ScenarioError(ValueError):
     msg: str
     def __init__(self, path: str, msg: str) -> None: ...
 
+#: A result column: ``(type, rows, data, offsets)``, the Arrow buffers of its
+#: values (``crates/aqmlab-py/src/columns.rs``).
+RawColumn = tuple[str, int, bytes, bytes | None]
+
 class RawRun(TypedDict):
     scenario: str
     summary: str
-    queue: dict[str, list[Any]]
-    flows: dict[str, list[Any]]
-    params: dict[str, list[Any]]
-    responses: dict[str, list[Any]]
-    delay: dict[str, list[Any]]
-    flow_series: dict[str, list[Any]]
-    events: dict[str, list[Any]]
+    queue: dict[str, RawColumn]
+    flows: dict[str, RawColumn]
+    params: dict[str, RawColumn]
+    responses: dict[str, RawColumn]
+    delay: dict[str, RawColumn]
+    flow_series: dict[str, RawColumn]
+    events: dict[str, RawColumn]
     peak_packets: int
     version: str
 
 def validate(json: str) -> str:
     """Validate a scenario (JSON text); return the resolved scenario as JSON."""
 
-def run(json: str, progress: Callable[[float], bool | None] | None = None) -> RawRun:
-    """Run a scenario (JSON text). ``progress(simulated_seconds)`` returning
-    ``False`` stops the run with ``KeyboardInterrupt``."""
+def run(
+    json: str,
+    progress: Callable[[float, int], bool | None] | None = None,
+    available: int | None = None,
+) -> RawRun:
+    """Run a scenario (JSON text). ``progress(simulated_seconds, events)``
+    returning ``False`` stops the run with ``KeyboardInterrupt``. A run whose
+    results would not fit in ``available`` bytes (and
+    ``metrics.memory_limit``) is refused with ``ScenarioError``; results
+    that do not fit when handed over raise ``MemoryError``."""
 
 def estimate(json: str) -> dict[str, float]:
     """What a scenario (JSON text) will store: ``bytes``, ``limit``, ``warn``

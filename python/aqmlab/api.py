@@ -12,7 +12,7 @@ from __future__ import annotations
 import datetime as _dt
 import json
 import os
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -41,9 +41,56 @@ if TYPE_CHECKING:
 
 __all__ = ["ProgressFn", "RunResult", "prepare", "run"]
 
-#: Called with the simulated time in seconds now and then during a run;
-#: returning ``False`` stops the run (``KeyboardInterrupt``).
-ProgressFn = Callable[[float], "bool | None"]
+#: Called now and then during a run with the simulated time in seconds and,
+#: if it takes a second argument, the events processed so far; returning
+#: ``False`` stops the run (``KeyboardInterrupt``).
+ProgressFn = Callable[..., "bool | None"]
+
+
+def available_memory() -> int | None:
+    """Bytes this process can still take: the machine's available memory
+    (``MemAvailable``) and what ``ulimit -v`` leaves above the process's
+    current size, whichever is less; ``None`` where neither is known."""
+    known: list[int] = []
+    try:
+        with open("/proc/meminfo", encoding="ascii") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    known.append(int(line.split()[1]) * 1024)
+                    break
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        import resource
+
+        soft, _ = resource.getrlimit(resource.RLIMIT_AS)
+        if soft != resource.RLIM_INFINITY:
+            with open("/proc/self/status", encoding="ascii") as f:
+                size = next(int(x.split()[1]) * 1024 for x in f if x.startswith("VmSize:"))
+            known.append(max(0, soft - size))
+    except (ImportError, OSError, ValueError, IndexError, StopIteration):
+        pass
+    return min(known) if known else None
+
+
+def _with_events(progress: ProgressFn | None) -> Callable[[float, int], Any] | None:
+    """``progress`` as the engine calls it, ``(simulated_s, events)``."""
+    if progress is None:
+        return None
+    import inspect
+
+    try:
+        params = inspect.signature(progress).parameters.values()
+    except (TypeError, ValueError):
+        params = None
+    if params is not None:
+        kinds = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+        positional = [p for p in params if p.kind in kinds]
+        varargs = any(p.kind == inspect.Parameter.VAR_POSITIONAL for p in params)
+        if varargs or len(positional) >= 2:
+            return progress
+    one = progress
+    return lambda sim_s, events: one(sim_s)
 
 
 def _version() -> str:
@@ -184,7 +231,8 @@ def run(
     ``spec`` is a path to a TOML file, TOML text or a dict. ``seed`` replaces
     the scenario's seed; ``overrides`` are ``key=value`` strings as for
     ``aqmlab run --set`` and ``unset`` keys to remove as for ``--unset``.
-    ``progress(simulated_seconds)`` is called now and then; returning
+    ``progress(simulated_seconds)`` (or ``progress(simulated_seconds,
+    events)``, events processed so far) is called now and then; returning
     ``False`` stops the run with ``KeyboardInterrupt``.
     Nothing is written unless ``out`` is given (then the run folder ``out``).
     With ``truncate``, schedule entries and phases past the end of the run
@@ -197,7 +245,7 @@ def run(
 
         check_target(out)
     try:
-        raw = _core.run(to_json(doc), progress)
+        raw = _core.run(to_json(doc), _with_events(progress), available_memory())
     except ScenarioError as e:
         raise with_truncate_hint(e) from None
     result = from_core(raw)
@@ -224,15 +272,17 @@ def from_core(raw: Mapping[str, Any]) -> RunResult:
     )
 
 
-def params_table(cols: Mapping[str, list[Any]]) -> pa.Table:
+#: Columns of the AQM parameter series (long format).
+PARAM_COLUMNS: tuple[tuple[str, pa.DataType], ...] = (
+    ("time_s", pa.float64()),
+    ("name", pa.string()),
+    ("value", pa.float64()),
+)
+
+
+def params_table(cols: Mapping[str, Column]) -> pa.Table:
     """The AQM parameter series (long format: time_s, name, value)."""
-    return pa.table(
-        {
-            "time_s": pa.array(cols.get("time_s", []), pa.float64()),
-            "name": pa.array(cols.get("name", []), pa.string()),
-            "value": pa.array(cols.get("value", []), pa.float64()),
-        }
-    )
+    return typed_table(cols, PARAM_COLUMNS)
 
 
 #: The tables of a run, by attribute name.
@@ -266,11 +316,48 @@ EVENT_COLUMNS: tuple[tuple[str, pa.DataType], ...] = (
 )
 
 
+#: A column as the engine hands it over: ``(type, rows, data, offsets)``
+#: (see ``crates/aqmlab-py/src/columns.rs``), or a plain list of values.
+Column = tuple[str, int, bytes, bytes | None] | Sequence[Any]
+
+#: Arrow types of the engine's column types (``"null"``: an empty column).
+_BUFFER_TYPES: dict[str, pa.DataType] = {
+    "i64": pa.int64(),
+    "u32": pa.uint32(),
+    "u64": pa.uint64(),
+    "f64": pa.float64(),
+    "str": pa.string(),
+    "large_str": pa.large_string(),
+}
+
+
+def column_array(col: Column, t: pa.DataType | None = None) -> pa.Array:
+    """An Arrow array from an engine column (its buffers wrapped, not
+    copied) or from a list of values; cast to ``t`` when given. An empty
+    column without ``t`` is ``float64``."""
+    if isinstance(col, tuple):
+        kind, rows, data, offsets = col
+        if kind == "null":
+            arr = pa.array([], t or pa.float64())
+        elif kind == "bool":
+            arr = pa.array(np.frombuffer(data, np.bool_))
+        else:
+            buffers = [None, pa.py_buffer(data)]
+            if offsets is not None:
+                buffers = [None, pa.py_buffer(offsets), pa.py_buffer(data)]
+            arr = pa.Array.from_buffers(_BUFFER_TYPES[kind], rows, buffers)
+    else:
+        arr = pa.array(col, t)
+        if t is None and pa.types.is_null(arr.type):
+            arr = arr.cast(pa.float64())
+    return arr if t is None or arr.type == t else arr.cast(t)
+
+
 def typed_table(
-    cols: Mapping[str, list[Any]], columns: tuple[tuple[str, pa.DataType], ...]
+    cols: Mapping[str, Column], columns: tuple[tuple[str, pa.DataType], ...]
 ) -> pa.Table:
     """A table with fixed column types (the same schema when empty)."""
-    return pa.table({name: pa.array(cols.get(name, []), t) for name, t in columns})
+    return pa.table({name: column_array(cols.get(name, []), t) for name, t in columns})
 
 
 #: Columns of the responses table and their types.
@@ -286,19 +373,14 @@ RESPONSE_COLUMNS: tuple[tuple[str, pa.DataType], ...] = (
 )
 
 
-def responses_table(cols: Mapping[str, list[Any]]) -> pa.Table:
+def responses_table(cols: Mapping[str, Column]) -> pa.Table:
     """The web responses (one row per completed request/response), with
     fixed column types so that an empty table has the same schema."""
-    return pa.table({name: pa.array(cols.get(name, []), t) for name, t in RESPONSE_COLUMNS})
+    return typed_table(cols, RESPONSE_COLUMNS)
 
 
-def columns_to_table(cols: Mapping[str, list[Any]]) -> pa.Table:
-    """A dict of column name -> list as a pyarrow Table. NaN stays NaN (the
-    engine's "no value", e.g. the average of a scheme that has none)."""
-    arrays = {}
-    for name, values in cols.items():
-        arr = pa.array(values)
-        if pa.types.is_null(arr.type):
-            arr = arr.cast(pa.float64())
-        arrays[name] = arr
-    return pa.table(arrays)
+def columns_to_table(cols: Mapping[str, Column]) -> pa.Table:
+    """A dict of column name -> engine column (or list) as a pyarrow Table.
+    NaN stays NaN (the engine's "no value", e.g. the average of a scheme
+    that has none)."""
+    return pa.table({name: column_array(col) for name, col in cols.items()})

@@ -280,12 +280,13 @@ class _LazyProgress:
         self.progress: Any = None
         self.task: Any = None
 
-    def __call__(self, sim_s: float) -> bool:
+    def __call__(self, sim_s: float, events: int = 0) -> bool:
         if self.log:
             now = time.monotonic()
             if now >= self.next_log:
                 self.next_log = now + PROGRESS_LOG_S
-                print(progress_line(sim_s, self.total_s, now - self.t0), file=sys.stderr)
+                line = progress_line(sim_s, self.total_s, now - self.t0, events)
+                print(line, file=sys.stderr)
             return True
         if not self.enabled:
             return True
@@ -304,16 +305,18 @@ class _LazyProgress:
                 TextColumn("simulating"),
                 BarColumn(),
                 TextColumn("{task.completed:.0f}/{task.total:.0f} s"),
+                TextColumn("{task.fields[rate]}"),
                 TimeElapsedColumn(),
                 TimeRemainingColumn(),
                 console=self.console,
                 transient=True,
             )
             self.progress.start()
-            self.task = self.progress.add_task("run", total=self.total_s)
+            self.task = self.progress.add_task("run", total=self.total_s, rate="")
             # The elapsed column counts from the start of the run.
             self.progress.tasks[-1].start_time = self.t0
-        self.progress.update(self.task, completed=sim_s)
+        rate = events_rate(events, time.monotonic() - self.t0)
+        self.progress.update(self.task, completed=sim_s, rate=rate)
         return True
 
     def close(self) -> None:
@@ -443,6 +446,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return 1
+    except MemoryError as e:
+        detail = str(e).removeprefix("out of memory: ")
+        _err(
+            f"out of memory{f' ({detail})' if detail else ''}; "
+            "store less (raise metrics.sample_interval, trace fewer flows, "
+            "lower metrics.trace_limit) or run on a machine with more memory"
+        )
+        return 1
     except Exception as e:
         from aqmlab._entry import interrupted
 
@@ -457,6 +468,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             "(run with AQMLAB_TRACEBACK=1 to see the traceback)"
         )
         return 1
+    except BaseException as e:
+        # A Rust panic arrives as pyo3's PanicException (a BaseException).
+        if type(e).__name__ != "PanicException" or os.environ.get("AQMLAB_TRACEBACK"):
+            raise
+        _err(f"internal error: engine panic: {' '.join(str(e).split())[:300]}")
+        return 1
 
 
 # --- Everyday use (issue 15): compare, examples, re-runs, plots, estimates ---
@@ -467,14 +484,25 @@ def _print_notes(notes: Sequence[str]) -> None:
         print(n, file=sys.stderr)
 
 
-def progress_line(sim_s: float, total_s: float, wall_s: float) -> str:
-    """``progress: 12.0/200 s simulated (6 %), 4.1 sim-s per s, 8 s elapsed, ETA 46 s``."""
+def events_rate(events: int, wall_s: float) -> str:
+    """``8.2 M events/s``: the engine's events per wall second."""
+    rate = events / wall_s if wall_s > 0 else 0.0
+    for scale, unit in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if rate >= scale:
+            return f"{rate / scale:.3g} {unit} events/s"
+    return f"{rate:.3g} events/s"
+
+
+def progress_line(sim_s: float, total_s: float, wall_s: float, events: int = 0) -> str:
+    """``progress: 12.0/200 s simulated (6 %), 4.1 sim-s per s, 8.2 M events/s,
+    8 s elapsed, ETA 46 s`` (events: processed so far)."""
     speed = sim_s / wall_s if wall_s > 0 else 0.0
     pct = 100 * sim_s / total_s if total_s > 0 else 0.0
     eta = f"ETA {(total_s - sim_s) / speed:.0f} s" if speed > 0 else "ETA unknown"
     return (
         f"progress: {sim_s:.1f}/{total_s:g} s simulated ({pct:.0f} %), "
-        f"{speed:.3g} sim-s per s, {wall_s:.0f} s elapsed, {eta}"
+        f"{speed:.3g} sim-s per s, {events_rate(events, wall_s)}, "
+        f"{wall_s:.0f} s elapsed, {eta}"
     )
 
 
@@ -518,6 +546,11 @@ def warn_estimate(file: str, doc: dict[str, Any]) -> None:
         e = estimate(to_json(doc))
     except ScenarioError:
         return
+    from aqmlab.api import available_memory
+
+    free = available_memory()
+    if free is not None and e["bytes"] > min(free, e["limit"]):
+        return  # the run is refused with the figures
     if e["bytes"] > e["warn"]:
         print(
             f"warning: {_name(file)}: this run will store about {e['bytes'] / 1e9:.1f} GB of "

@@ -284,7 +284,7 @@ fn main() -> ExitCode {
         // Keep only the summaries, so peak memory is that of one run.
         let mut runs: Vec<aqmlab_core::Summary> = (0..reps)
             .map(|_| {
-                aqmlab_core::run(&sc, &mut |_| true)
+                aqmlab_core::run(&sc, &mut |_, _| true)
                     .expect("not interrupted")
                     .summary
             })

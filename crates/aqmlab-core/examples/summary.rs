@@ -46,7 +46,7 @@ fn main() -> ExitCode {
         if let Some(s) = seed {
             sc.seed = s;
         }
-        let r = match aqmlab_core::run(&sc, &mut |_| true) {
+        let r = match aqmlab_core::run(&sc, &mut |_, _| true) {
             Ok(r) => r,
             Err(e) => {
                 eprintln!("error: {file}: {e}");

@@ -37,7 +37,7 @@ fn main() -> ExitCode {
         }
     };
     let offered = aqmlab_core::units::BitRate::parse(load).map_or(f64::NAN, |r| r.bps() as f64);
-    let r = aqmlab_core::run(&sc, &mut |_| true).expect("not interrupted");
+    let r = aqmlab_core::run(&sc, &mut |_, _| true).expect("not interrupted");
     let s = &r.summary;
     let w = s.web.clone().unwrap_or_default();
     println!(

@@ -19,7 +19,7 @@
 //!     ])])),
 //! ]);
 //! let sc = Scenario::from_value(doc).unwrap();
-//! let r = run(&sc, &mut |_| true).unwrap();
+//! let r = run(&sc, &mut |_, _| true).unwrap();
 //! assert!(r.summary.bottleneck.departures > 0);
 //! ```
 
@@ -34,7 +34,7 @@ pub mod transport;
 pub mod units;
 pub mod world;
 
-pub use world::{run, run_checked, RunError, RunResult, Summary};
+pub use world::{run, run_checked, Progress, RunError, RunResult, Summary};
 
 /// The engine's version, recorded in every manifest.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");

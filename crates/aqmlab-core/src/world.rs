@@ -17,6 +17,10 @@ use crate::units::SimTime;
 use serde::Serialize;
 use std::time::Instant;
 
+/// A progress callback: `(simulated time, events processed so far)` ->
+/// whether to go on. While a world is built it is called with `(0, 0)`.
+pub type Progress<'a> = dyn FnMut(SimTime, u64) -> bool + 'a;
+
 /// How often (in events) the progress callback is called.
 const PROGRESS_EVERY: u64 = 1 << 18;
 /// How often (in flows) the progress callback is called while a world is built.
@@ -459,19 +463,19 @@ impl World {
 
     /// Build the network of `sc` with engine options (for tests and benchmarks).
     pub fn with_options(sc: &Scenario, opts: Options) -> World {
-        match World::build(sc, opts, &mut |_| true) {
+        match World::build(sc, opts, &mut |_, _| true) {
             Ok(w) => w,
             Err(RunError::Interrupted(_)) => unreachable!("the callback never stops the build"),
         }
     }
 
-    /// Build the network of `sc`, calling `progress(0)` every
+    /// Build the network of `sc`, calling `progress(0, 0)` every
     /// [`BUILD_PROGRESS_EVERY`] flows (so that a set-up of 10^6 flows can be
     /// interrupted); `false` stops the build.
     pub fn build(
         sc: &Scenario,
         opts: Options,
-        progress: &mut dyn FnMut(SimTime) -> bool,
+        progress: &mut Progress<'_>,
     ) -> Result<World, RunError> {
         let seed = sc.seed;
         let app_seed = sc.seed_for(Purpose::App);
@@ -510,7 +514,8 @@ impl World {
             for i in 0..sc.group_capacity(g) {
                 let initial = i < n0;
                 let f = meta.len() as u32;
-                if f % BUILD_PROGRESS_EVERY == BUILD_PROGRESS_EVERY - 1 && !progress(SimTime::ZERO)
+                if f % BUILD_PROGRESS_EVERY == BUILD_PROGRESS_EVERY - 1
+                    && !progress(SimTime::ZERO, 0)
                 {
                     return Err(RunError::Interrupted(SimTime::ZERO));
                 }
@@ -732,9 +737,9 @@ impl World {
         &self.links[l]
     }
 
-    /// Run to the end; `progress(now)` is called now and then and may return
-    /// `false` to stop the run.
-    pub fn run(mut self, progress: &mut dyn FnMut(SimTime) -> bool) -> Result<RunResult, RunError> {
+    /// Run to the end; `progress(now, events)` is called now and then (with
+    /// the events processed so far) and may return `false` to stop the run.
+    pub fn run(mut self, progress: &mut Progress<'_>) -> Result<RunResult, RunError> {
         let wall = Instant::now();
         let end = self.sc.duration;
         let mut next_progress = PROGRESS_EVERY;
@@ -743,7 +748,7 @@ impl World {
             self.dispatch(ev);
             if self.events.processed() >= next_progress {
                 next_progress += PROGRESS_EVERY;
-                if !progress(t) {
+                if !progress(t, self.events.processed()) {
                     return Err(RunError::Interrupted(t));
                 }
             }
@@ -1910,10 +1915,7 @@ fn secs(t: SimTime) -> f64 {
 }
 
 /// Run a scenario to the end.
-pub fn run(
-    sc: &Scenario,
-    progress: &mut dyn FnMut(SimTime) -> bool,
-) -> Result<RunResult, RunError> {
+pub fn run(sc: &Scenario, progress: &mut Progress<'_>) -> Result<RunResult, RunError> {
     World::build(sc, Options::default(), progress)?.run(progress)
 }
 
@@ -2004,22 +2006,22 @@ mod tests {
         let n = 5 * BUILD_PROGRESS_EVERY as i64;
         let sc = same_instant(n);
         let mut calls = 0;
-        let r = World::build(&sc, Options::default(), &mut |t| {
-            assert_eq!(t, SimTime::ZERO);
+        let r = World::build(&sc, Options::default(), &mut |t, events| {
+            assert_eq!((t, events), (SimTime::ZERO, 0));
             calls += 1;
             true
         });
         assert!(r.is_ok());
         assert_eq!(calls, 5, "one call per {BUILD_PROGRESS_EVERY} flows");
         let mut calls = 0;
-        let r = World::build(&sc, Options::default(), &mut |_| {
+        let r = World::build(&sc, Options::default(), &mut |_, _| {
             calls += 1;
             calls < 2
         });
         assert_eq!(r.err(), Some(RunError::Interrupted(SimTime::ZERO)));
         assert_eq!(calls, 2, "the build stops at the first `false`");
         // The whole run stops the same way.
-        let r = run(&sc, &mut |_| false);
+        let r = run(&sc, &mut |_, _| false);
         assert!(matches!(r, Err(RunError::Interrupted(_))));
     }
 }

@@ -6,12 +6,13 @@
 //! byte-for-byte what the engine serialised) and the tables as dicts of
 //! column name -> list. All error conversion lives in [`error`].
 
+mod columns;
 mod error;
-mod pyser;
 
 use aqmlab_core::scenario::{Scenario, Value};
 use aqmlab_core::units::SimTime;
 use error::{internal, json_error, run_error, spec_error};
+use pyo3::exceptions::PyMemoryError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
@@ -54,27 +55,36 @@ fn estimate<'py>(py: Python<'py>, json: &str) -> PyResult<Bound<'py, PyDict>> {
 
 /// Run a scenario (JSON text) to the end.
 ///
-/// `progress(simulated_seconds)` is called now and then; returning `False`
+/// `available`: the bytes the machine has free for the run; a run whose
+/// estimated results exceed it (and `metrics.memory_limit`) is refused with
+/// `ScenarioError` before it starts.
+/// `progress(simulated_seconds, events)` is called now and then (`events`:
+/// processed so far, 0 while the network is built); returning `False`
 /// stops the run with `KeyboardInterrupt`, and an exception it raises stops
 /// the run and propagates. Ctrl-C stops the run too. The GIL is released
 /// while the engine runs.
 ///
 /// Returns a dict: `scenario` and `summary` (JSON text), `queue`, `flows`,
 /// `params`, `responses`, `delay`, `flow_series` and `events` (dicts of
-/// column name -> list), `peak_packets`
+/// column name -> Arrow buffers, see [`columns`]), `peak_packets`
 /// and `version` (the engine's).
 #[pyfunction]
-#[pyo3(signature = (json, progress=None))]
+#[pyo3(signature = (json, progress=None, available=None))]
 fn run<'py>(
     py: Python<'py>,
     json: &str,
     progress: Option<Py<PyAny>>,
+    available: Option<u64>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let sc = decode(py, json)?;
+    if let Some(bytes) = available {
+        sc.check_machine_memory(bytes)
+            .map_err(|e| spec_error(py, e))?;
+    }
     let mut pending: Option<PyErr> = None;
     let outcome = py.detach(|| {
-        let mut tick = |now: SimTime| -> bool {
-            Python::attach(|py| match keep_going(py, progress.as_ref(), now) {
+        let mut tick = |now: SimTime, events: u64| -> bool {
+            Python::attach(|py| match keep_going(py, progress.as_ref(), now, events) {
                 Ok(go) => go,
                 Err(e) => {
                     pending = Some(e);
@@ -85,29 +95,81 @@ fn run<'py>(
         aqmlab_core::run(&sc, &mut tick)
     });
     let r = outcome.map_err(|e| run_error(e, pending.take()))?;
+    hand_over(py, r)
+}
+
+/// The dict `run` returns. Each table is converted (see [`columns`]) and
+/// then freed before the next, so that the run's results are held about
+/// twice at most; a copy that does not fit raises `MemoryError`.
+fn hand_over(py: Python<'_>, r: aqmlab_core::RunResult) -> PyResult<Bound<'_, PyDict>> {
+    let aqmlab_core::RunResult {
+        scenario,
+        summary,
+        queue,
+        params,
+        flows,
+        responses,
+        peak_packets,
+        delay,
+        flow_series,
+        events,
+    } = r;
     let d = PyDict::new(py);
-    d.set_item("scenario", to_json("scenario", &r.scenario)?)?;
-    d.set_item("summary", to_json("summary", &r.summary)?)?;
-    d.set_item("queue", pyser::to_py(py, &r.queue)?)?;
-    d.set_item("flows", pyser::to_py(py, &r.flows)?)?;
-    d.set_item("params", pyser::to_py(py, &r.params)?)?;
-    d.set_item("responses", pyser::to_py(py, &r.responses)?)?;
-    d.set_item("delay", pyser::to_py(py, &r.delay)?)?;
-    d.set_item("flow_series", pyser::to_py(py, &r.flow_series)?)?;
-    d.set_item("events", pyser::to_py(py, &r.events)?)?;
-    d.set_item("peak_packets", r.peak_packets)?;
+    d.set_item("scenario", to_json("scenario", &scenario)?)?;
+    d.set_item("summary", to_json("summary", &summary)?)?;
+    d.set_item("peak_packets", peak_packets)?;
     d.set_item("version", aqmlab_core::VERSION)?;
+    put(&d, "flows", &flows)?;
+    drop(flows);
+    put(&d, "params", &params)?;
+    drop(params);
+    put(&d, "responses", &responses)?;
+    drop(responses);
+    put(&d, "delay", &delay)?;
+    drop(delay);
+    put(&d, "flow_series", &flow_series)?;
+    drop(flow_series);
+    put(&d, "events", &events)?;
+    drop(events);
+    put(&d, "queue", &queue)?;
+    drop(queue);
     Ok(d)
+}
+
+/// `d[name]` = the table's columns; a `MemoryError` from Python itself
+/// (it has no message) says where it happened.
+fn put<T: serde::Serialize>(d: &Bound<'_, PyDict>, name: &str, table: &T) -> PyResult<()> {
+    let py = d.py();
+    columns::table(py, table)
+        .and_then(|t| d.set_item(name, t))
+        .map_err(|e| {
+            let bare = e.is_instance_of::<PyMemoryError>(py)
+                && e.value(py)
+                    .str()
+                    .is_ok_and(|m| m.is_empty().unwrap_or(false));
+            if bare {
+                PyMemoryError::new_err(format!(
+                    "out of memory: handing the {name} table of the results to Python"
+                ))
+            } else {
+                e
+            }
+        })
 }
 
 /// Whether the run goes on: no pending signal, and the callback (if any)
 /// did not return `False`.
-fn keep_going(py: Python<'_>, progress: Option<&Py<PyAny>>, now: SimTime) -> PyResult<bool> {
+fn keep_going(
+    py: Python<'_>,
+    progress: Option<&Py<PyAny>>,
+    now: SimTime,
+    events: u64,
+) -> PyResult<bool> {
     py.check_signals()?;
     let Some(cb) = progress else {
         return Ok(true);
     };
-    let answer = cb.call1(py, (now.as_secs_f64(),))?;
+    let answer = cb.call1(py, (now.as_secs_f64(), events))?;
     let answer = answer.bind(py);
     if answer.is_none() {
         return Ok(true);

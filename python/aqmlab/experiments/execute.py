@@ -31,7 +31,7 @@ def execute(
     t0 = time.monotonic()
     state = {"sim": 0.0, "timed_out": False, "stopped": False}
 
-    def progress(sim_s: float) -> bool:
+    def progress(sim_s: float, events: int = 0) -> bool:
         state["sim"] = sim_s
         if timeout is not None and time.monotonic() - t0 > timeout:
             state["timed_out"] = True
@@ -42,7 +42,7 @@ def execute(
         return True
 
     try:
-        raw = _core.run(to_json(scenario), progress)
+        raw = _core.run(to_json(scenario), progress, api.available_memory())
     except KeyboardInterrupt:
         if state["timed_out"]:
             raise PointFailure(

@@ -37,12 +37,13 @@ use crate::units::{BitRate, SimTime};
 
 /// Default of `metrics.memory_limit`: 4 GB for the stored results of one run.
 pub const DEFAULT_MEMORY_LIMIT: u64 = 4_000_000_000;
-/// Bytes one queue-sample row costs until the run's tables are built in
-/// Python (engine columns, the Python lists, the Arrow table): measured
-/// 336 B/row (2e6 rows of tests/data/small.toml), rounded up.
-pub const QUEUE_ROW_BYTES: u64 = 350;
-/// Bytes one AQM parameter row costs (measured 148 B/row: 8e6 PI rows).
-pub const PARAM_ROW_BYTES: u64 = 150;
+/// Bytes one queue-sample row costs until the run's tables are written
+/// (engine columns, their Arrow copy in Python, the Parquet file): peak
+/// memory grows by 174 B/row from 1.5e6 to 3e6 rows of the canonical
+/// scenario (`aqmlab run`), rounded up.
+pub const QUEUE_ROW_BYTES: u64 = 200;
+/// Bytes one AQM parameter row costs (measured 45 B/row: 6e6 PI rows).
+pub const PARAM_ROW_BYTES: u64 = 60;
 /// Bytes one flow costs: its state, its access links on the dumbbell and
 /// its row in the flow table (measured 3.7 KB per flow at 1.2e5 flows by
 /// `bench --scale`, issue 14).
@@ -50,10 +51,10 @@ pub const FLOW_BYTES: u64 = 4_000;
 /// Bytes one deviation window keeps (one f64 per window and interval).
 pub const WINDOW_BYTES: u64 = 8;
 /// Bytes one row of the flow series costs (7 numeric columns through the
-/// engine, the Python lists and Arrow; as a queue row, without the link name).
-pub const FLOW_SERIES_ROW_BYTES: u64 = 300;
+/// engine and Arrow: measured 98 B/row from 3e5 to 1.2e6 rows).
+pub const FLOW_SERIES_ROW_BYTES: u64 = 120;
 /// Bytes one traced drop or mark costs (4 columns, one a link name).
-pub const TRACE_ROW_BYTES: u64 = 250;
+pub const TRACE_ROW_BYTES: u64 = 200;
 /// Above this estimate a run is started with a warning (the CLI's).
 pub const WARN_MEMORY: u64 = 1_000_000_000;
 /// Most AQM timer ticks one run may schedule.
@@ -540,16 +541,38 @@ impl Scenario {
     }
 
     fn check_memory(&self) -> SpecResult<()> {
-        let e = self.estimate_memory();
         let limit = self.metrics.memory_limit as f64;
+        self.check_memory_within(
+            limit,
+            &format!("metrics.memory_limit is {}", human_bytes(limit)),
+        )
+    }
+
+    /// Refuse a run whose results would not fit in the `available` bytes
+    /// the machine has for it (free memory, or what `ulimit -v` leaves),
+    /// when that is less than `metrics.memory_limit`: the front end's check
+    /// before a run (issue 15), so that such a run stops with the figure
+    /// and the key to change instead of aborting on a failed allocation.
+    pub fn check_machine_memory(&self, available: u64) -> SpecResult<()> {
+        if available >= self.metrics.memory_limit {
+            return Ok(());
+        }
+        let limit = available as f64;
+        self.check_memory_within(
+            limit,
+            &format!(
+                "this machine has {} free for it (free memory, ulimit -v)",
+                human_bytes(limit)
+            ),
+        )
+    }
+
+    fn check_memory_within(&self, limit: f64, source: &str) -> SpecResult<()> {
+        let e = self.estimate_memory();
         if e.bytes() <= limit {
             return Ok(());
         }
-        let tail = format!(
-            "about {} in all; metrics.memory_limit is {}",
-            human_bytes(e.bytes()),
-            human_bytes(limit)
-        );
+        let tail = format!("about {} in all; {source}", human_bytes(e.bytes()));
         let (q, w, f) = (e.queue_bytes(), e.window_bytes(), e.flow_bytes());
         let s = e.series_bytes();
         if s >= q && s >= w && s >= f {
@@ -627,7 +650,7 @@ impl Scenario {
             "traffic",
             format!(
                 "{} flows (scheduled ones included) need about {} of memory ({} B each), {tail}; \
-                 raise metrics.memory_limit if the machine has it",
+                 run fewer flows or on a machine with more memory",
                 sci(e.flows),
                 human_bytes(f),
                 FLOW_BYTES
