@@ -6,16 +6,28 @@ import os
 import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, TypeAlias
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-from matplotlib.backends.backend_agg import FigureCanvasAgg
-from matplotlib.figure import Figure
 
 from aqmlab.api import RunResult
 from aqmlab.results import load_run
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+
+def _new_figure(figsize: tuple[float, float]) -> Figure:
+    """A matplotlib figure on the Agg canvas (matplotlib loads on first use,
+    so that commands which draw nothing do not import it)."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=figsize, layout="constrained")
+    FigureCanvasAgg(fig)
+    return fig
 
 __all__ = ["KINDS", "RunLike", "delay_cdf", "plot_queue", "plot_series", "response_cdf"]
 
@@ -47,8 +59,7 @@ def plot_queue(
         raise ValueError("plot_queue needs at least one run")
     loaded = [(label, _as_result(r)) for label, r in runs]
     n = len(loaded)
-    fig = Figure(figsize=(10, 2.6 * n + 0.6), layout="constrained")
-    FigureCanvasAgg(fig)
+    fig = _new_figure((10, 2.6 * n + 0.6))
     axes = fig.subplots(n, 1, sharex=True, sharey=True, squeeze=False)[:, 0]
     top = 1.0
     for ax, (label, r) in zip(axes, loaded, strict=True):
@@ -101,8 +112,7 @@ def response_cdf(
         raise ValueError("response_cdf needs at least one run")
     if not xmax > 0:
         raise ValueError(f"xmax must be positive, not {xmax!r}")
-    fig = Figure(figsize=(7, 4.5), layout="constrained")
-    FigureCanvasAgg(fig)
+    fig = _new_figure((7, 4.5))
     ax = fig.subplots()
     for label, r in runs:
         t, p = _as_result(r).response_cdf()
@@ -186,8 +196,7 @@ def delay_cdf(
     bins within 3.2 % of the delay), with the p50/p99 in the legend."""
     if not runs:
         raise ValueError("delay_cdf needs at least one run")
-    fig = Figure(figsize=(7, 4.5), layout="constrained")
-    FigureCanvasAgg(fig)
+    fig = _new_figure((7, 4.5))
     ax = fig.subplots()
     for label, rl in runs:
         r = _as_result(rl)
@@ -248,8 +257,7 @@ def plot_series(
         raise ValueError("plot_series needs at least one run")
     loaded = [(label, _as_result(r)) for label, r in runs]
     n = len(loaded)
-    fig = Figure(figsize=(10, 2.6 * n + 0.6), layout="constrained")
-    FigureCanvasAgg(fig)
+    fig = _new_figure((10, 2.6 * n + 0.6))
     axes = fig.subplots(n, 1, sharex=True, squeeze=False)[:, 0]
     ylabel = ""
     for ax, (label, r) in zip(axes, loaded, strict=True):
