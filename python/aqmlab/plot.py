@@ -29,6 +29,7 @@ def _new_figure(figsize: tuple[float, float]) -> Figure:
     FigureCanvasAgg(fig)
     return fig
 
+
 __all__ = ["KINDS", "RunLike", "delay_cdf", "plot_queue", "plot_series", "response_cdf"]
 
 #: A run in memory or the path of its folder.
