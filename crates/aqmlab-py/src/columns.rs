@@ -237,6 +237,47 @@ macro_rules! not_a {
     };
 }
 
+/// The scalar methods, refused: the table and each of its fields must be
+/// compound (a struct, a sequence).
+macro_rules! no_scalars {
+    ($what:expr) => {
+        not_a!($what;
+            serialize_bool(bool) -> Self::Ok; serialize_i8(i8) -> Self::Ok;
+            serialize_i16(i16) -> Self::Ok; serialize_i32(i32) -> Self::Ok;
+            serialize_i64(i64) -> Self::Ok; serialize_u8(u8) -> Self::Ok;
+            serialize_u16(u16) -> Self::Ok; serialize_u32(u32) -> Self::Ok;
+            serialize_u64(u64) -> Self::Ok; serialize_f32(f32) -> Self::Ok;
+            serialize_f64(f64) -> Self::Ok; serialize_char(char) -> Self::Ok;
+            serialize_str(&str) -> Self::Ok; serialize_bytes(&[u8]) -> Self::Ok;
+            serialize_none() -> Self::Ok; serialize_unit() -> Self::Ok;
+            serialize_unit_struct(&'static str) -> Self::Ok;
+            serialize_unit_variant(&'static str, u32, &'static str) -> Self::Ok;
+            serialize_tuple(usize) -> Self::SerializeTuple;
+            serialize_tuple_struct(&'static str, usize) -> Self::SerializeTupleStruct;
+            serialize_tuple_variant(&'static str, u32, &'static str, usize) -> Self::SerializeTupleVariant;
+            serialize_map(Option<usize>) -> Self::SerializeMap;
+            serialize_struct_variant(&'static str, u32, &'static str, usize) -> Self::SerializeStructVariant;
+        );
+        not_generic!($what; serialize_some;);
+        fn serialize_newtype_struct<T: Serialize + ?Sized>(
+            self,
+            _name: &'static str,
+            v: &T,
+        ) -> Result<Self::Ok, Error> {
+            v.serialize(self)
+        }
+        fn serialize_newtype_variant<T: Serialize + ?Sized>(
+            self,
+            _name: &'static str,
+            _i: u32,
+            _variant: &'static str,
+            _v: &T,
+        ) -> Result<Self::Ok, Error> {
+            Err(custom(format!("a result table must be {}", $what)))
+        }
+    };
+}
+
 macro_rules! not_generic {
     ($what:expr; $($f:ident;)*) => {
         $(fn $f<T: Serialize + ?Sized>(self, _: &T) -> Result<Self::Ok, Error> {
@@ -262,41 +303,8 @@ impl<'py> ser::Serializer for TableSer<'py> {
             dict: PyDict::new(self.py),
         })
     }
-    not_a!("a struct of columns";
-        serialize_bool(bool) -> Self::Ok; serialize_i8(i8) -> Self::Ok;
-        serialize_i16(i16) -> Self::Ok; serialize_i32(i32) -> Self::Ok;
-        serialize_i64(i64) -> Self::Ok; serialize_u8(u8) -> Self::Ok;
-        serialize_u16(u16) -> Self::Ok; serialize_u32(u32) -> Self::Ok;
-        serialize_u64(u64) -> Self::Ok; serialize_f32(f32) -> Self::Ok;
-        serialize_f64(f64) -> Self::Ok; serialize_char(char) -> Self::Ok;
-        serialize_str(&str) -> Self::Ok; serialize_bytes(&[u8]) -> Self::Ok;
-        serialize_none() -> Self::Ok; serialize_unit() -> Self::Ok;
-        serialize_unit_struct(&'static str) -> Self::Ok;
-        serialize_unit_variant(&'static str, u32, &'static str) -> Self::Ok;
-        serialize_seq(Option<usize>) -> Self::SerializeSeq;
-        serialize_tuple(usize) -> Self::SerializeTuple;
-        serialize_tuple_struct(&'static str, usize) -> Self::SerializeTupleStruct;
-        serialize_tuple_variant(&'static str, u32, &'static str, usize) -> Self::SerializeTupleVariant;
-        serialize_map(Option<usize>) -> Self::SerializeMap;
-        serialize_struct_variant(&'static str, u32, &'static str, usize) -> Self::SerializeStructVariant;
-    );
-    not_generic!("a struct of columns"; serialize_some;);
-    fn serialize_newtype_struct<T: Serialize + ?Sized>(
-        self,
-        _name: &'static str,
-        v: &T,
-    ) -> Result<Self::Ok, Error> {
-        v.serialize(self)
-    }
-    fn serialize_newtype_variant<T: Serialize + ?Sized>(
-        self,
-        _name: &'static str,
-        _i: u32,
-        _variant: &'static str,
-        _v: &T,
-    ) -> Result<Self::Ok, Error> {
-        Err(custom("a result table must be a struct of columns"))
-    }
+    no_scalars!("a struct of columns");
+    not_a!("a struct of columns"; serialize_seq(Option<usize>) -> Self::SerializeSeq;);
 }
 
 impl<'py> ser::SerializeStruct for TableFields<'py> {
@@ -343,43 +351,9 @@ impl<'py> ser::Serializer for ColumnSer<'py> {
             },
         })
     }
+    no_scalars!("a struct of columns (sequences)");
     not_a!("a struct of columns (sequences)";
-        serialize_bool(bool) -> Self::Ok; serialize_i8(i8) -> Self::Ok;
-        serialize_i16(i16) -> Self::Ok; serialize_i32(i32) -> Self::Ok;
-        serialize_i64(i64) -> Self::Ok; serialize_u8(u8) -> Self::Ok;
-        serialize_u16(u16) -> Self::Ok; serialize_u32(u32) -> Self::Ok;
-        serialize_u64(u64) -> Self::Ok; serialize_f32(f32) -> Self::Ok;
-        serialize_f64(f64) -> Self::Ok; serialize_char(char) -> Self::Ok;
-        serialize_str(&str) -> Self::Ok; serialize_bytes(&[u8]) -> Self::Ok;
-        serialize_none() -> Self::Ok; serialize_unit() -> Self::Ok;
-        serialize_unit_struct(&'static str) -> Self::Ok;
-        serialize_unit_variant(&'static str, u32, &'static str) -> Self::Ok;
-        serialize_tuple(usize) -> Self::SerializeTuple;
-        serialize_tuple_struct(&'static str, usize) -> Self::SerializeTupleStruct;
-        serialize_tuple_variant(&'static str, u32, &'static str, usize) -> Self::SerializeTupleVariant;
-        serialize_map(Option<usize>) -> Self::SerializeMap;
-        serialize_struct(&'static str, usize) -> Self::SerializeStruct;
-        serialize_struct_variant(&'static str, u32, &'static str, usize) -> Self::SerializeStructVariant;
-    );
-    not_generic!("a struct of columns (sequences)"; serialize_some;);
-    fn serialize_newtype_struct<T: Serialize + ?Sized>(
-        self,
-        _name: &'static str,
-        v: &T,
-    ) -> Result<Self::Ok, Error> {
-        v.serialize(self)
-    }
-    fn serialize_newtype_variant<T: Serialize + ?Sized>(
-        self,
-        _name: &'static str,
-        _i: u32,
-        _variant: &'static str,
-        _v: &T,
-    ) -> Result<Self::Ok, Error> {
-        Err(custom(
-            "a result table must be a struct of columns (sequences)",
-        ))
-    }
+        serialize_struct(&'static str, usize) -> Self::SerializeStruct;);
 }
 
 impl<'py> ser::SerializeSeq for Filling<'py> {

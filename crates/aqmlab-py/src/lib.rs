@@ -119,28 +119,22 @@ fn hand_over(py: Python<'_>, r: aqmlab_core::RunResult) -> PyResult<Bound<'_, Py
     d.set_item("summary", to_json("summary", &summary)?)?;
     d.set_item("peak_packets", peak_packets)?;
     d.set_item("version", aqmlab_core::VERSION)?;
-    put(&d, "flows", &flows)?;
-    drop(flows);
-    put(&d, "params", &params)?;
-    drop(params);
-    put(&d, "responses", &responses)?;
-    drop(responses);
-    put(&d, "delay", &delay)?;
-    drop(delay);
-    put(&d, "flow_series", &flow_series)?;
-    drop(flow_series);
-    put(&d, "events", &events)?;
-    drop(events);
-    put(&d, "queue", &queue)?;
-    drop(queue);
+    put(&d, "flows", flows)?;
+    put(&d, "params", params)?;
+    put(&d, "responses", responses)?;
+    put(&d, "delay", delay)?;
+    put(&d, "flow_series", flow_series)?;
+    put(&d, "events", events)?;
+    put(&d, "queue", queue)?;
     Ok(d)
 }
 
-/// `d[name]` = the table's columns; a `MemoryError` from Python itself
-/// (it has no message) says where it happened.
-fn put<T: serde::Serialize>(d: &Bound<'_, PyDict>, name: &str, table: &T) -> PyResult<()> {
+/// `d[name]` = the table's columns, the table freed once copied; a
+/// `MemoryError` from Python itself (it has no message) says where it
+/// happened.
+fn put<T: serde::Serialize>(d: &Bound<'_, PyDict>, name: &str, table: T) -> PyResult<()> {
     let py = d.py();
-    columns::table(py, table)
+    columns::table(py, &table)
         .and_then(|t| d.set_item(name, t))
         .map_err(|e| {
             let bare = e.is_instance_of::<PyMemoryError>(py)
