@@ -693,7 +693,11 @@ flows = 10
         assert_eq!(e.param_rows, 0.0);
         assert_eq!(e.windows, 3.0);
         assert_eq!(e.flows, 10.0);
-        assert_eq!(e.bytes(), 2001.0 * 350.0 + 3.0 * 8.0 + 10.0 * 4000.0);
+        let (q, w, f) = (QUEUE_ROW_BYTES, WINDOW_BYTES, FLOW_BYTES);
+        assert_eq!(
+            e.bytes(),
+            2001.0 * q as f64 + 3.0 * w as f64 + 10.0 * f as f64
+        );
     }
 
     #[test]
@@ -709,7 +713,7 @@ flows = 10
             .unwrap()
             .trim_end_matches(" fits");
         assert!(check(&format!("[metrics]\nsample_interval = \"{need}\"\n")).is_ok());
-        // A larger memory_limit admits 1 us (2e7 samples, 7 GB).
+        // A larger memory_limit admits 1 us (2e7 samples, 4 GB).
         assert_eq!(
             path_of("[metrics]\nsample_interval = \"1us\"\n"),
             "metrics.sample_interval"
@@ -776,7 +780,8 @@ flows = 10
             "metrics.trace_limit"
         );
         assert_eq!(
-            path_of("[metrics]\nflow_series = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9]\nsample_interval = \"10us\"\n"),
+            // 10 flows x 4e6 samples: 4.8 GB of series, 0.8 GB of queue samples.
+            path_of("[metrics]\nflow_series = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9]\nsample_interval = \"5us\"\n"),
             "metrics.flow_series"
         );
         assert_eq!(
