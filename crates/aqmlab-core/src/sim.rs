@@ -160,6 +160,8 @@ impl Default for EventQueue {
 }
 
 impl EventQueue {
+    /// A queue for `n` pending events or so (the far heap is preallocated
+    /// for at most 1024: nearly every event fits the two rings).
     pub fn with_capacity(n: usize) -> EventQueue {
         EventQueue {
             buckets: (0..NB).map(|_| Vec::new()).collect(),
@@ -172,7 +174,7 @@ impl EventQueue {
             far: (0..NF).map(|_| Vec::new()).collect(),
             far_len: 0,
             far_next: 2,
-            heap: BinaryHeap::with_capacity(n),
+            heap: BinaryHeap::with_capacity(n.min(1024)),
             seq: 0,
             popped: 0,
             fresh: false,
