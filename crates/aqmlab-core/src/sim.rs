@@ -195,7 +195,7 @@ impl EventQueue {
     }
 
     /// Put `e` where its time belongs.
-    #[inline]
+    #[inline(always)]
     fn place(&mut self, e: Entry) {
         let b = e.time >> SHIFT;
         if b <= self.now_b {
