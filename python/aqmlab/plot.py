@@ -10,7 +10,6 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from aqmlab.api import RunResult
 from aqmlab.results import load_run
@@ -18,22 +17,28 @@ from aqmlab.results import load_run
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
-
-def _new_figure(figsize: tuple[float, float]) -> Figure:
-    """A matplotlib figure on the Agg canvas (matplotlib loads on first use,
-    so that commands which draw nothing do not import it)."""
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-
-    fig = Figure(figsize=figsize, layout="constrained")
-    FigureCanvasAgg(fig)
-    return fig
-
-
 __all__ = ["KINDS", "RunLike", "delay_cdf", "plot_queue", "plot_series", "response_cdf"]
 
 #: A run in memory or the path of its folder.
 RunLike: TypeAlias = "RunResult | str | os.PathLike[str]"
+
+
+def _figure(**kw: Any) -> Figure:
+    """A Figure drawn by Agg. Matplotlib is imported here, on first use, so
+    that the commands that draw nothing (``aqmlab run``) do not load it."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    fig = Figure(**kw)
+    FigureCanvasAgg(fig)
+    return fig
+
+
+def _rows(t: pa.Table, column: str, value: Any) -> pa.Table:
+    """The rows of `t` whose `column` equals `value`."""
+    import pyarrow.compute as pc  # on first use: it takes a while to load
+
+    return t.filter(pc.equal(t.column(column), value))
 
 
 def _as_result(r: RunLike) -> RunResult:
@@ -45,7 +50,7 @@ def _first_link(q: pa.Table) -> pa.Table:
     if "link" not in q.column_names or q.num_rows == 0:
         return q
     first = q.column("link")[0]
-    return q.filter(pc.equal(q.column("link"), first))
+    return _rows(q, "link", first)
 
 
 def plot_queue(
@@ -60,7 +65,7 @@ def plot_queue(
         raise ValueError("plot_queue needs at least one run")
     loaded = [(label, _as_result(r)) for label, r in runs]
     n = len(loaded)
-    fig = _new_figure((10, 2.6 * n + 0.6))
+    fig = _figure(figsize=(10, 2.6 * n + 0.6), layout="constrained")
     axes = fig.subplots(n, 1, sharex=True, sharey=True, squeeze=False)[:, 0]
     top = 1.0
     for ax, (label, r) in zip(axes, loaded, strict=True):
@@ -113,7 +118,7 @@ def response_cdf(
         raise ValueError("response_cdf needs at least one run")
     if not xmax > 0:
         raise ValueError(f"xmax must be positive, not {xmax!r}")
-    fig = _new_figure((7, 4.5))
+    fig = _figure(figsize=(7, 4.5), layout="constrained")
     ax = fig.subplots()
     for label, r in runs:
         t, p = _as_result(r).response_cdf()
@@ -175,7 +180,7 @@ def _link_rows(r: RunResult, link: str | None, label: str) -> tuple[str, pa.Tabl
             f"{label}: no monitored link {link!r}; the queue series has "
             f"{', '.join(repr(n) for n in names) or 'no link'}"
         )
-    return link, r.queue.filter(pc.equal(r.queue.column("link"), link))
+    return link, _rows(r.queue, "link", link)
 
 
 def _save(fig: Figure, path: str | os.PathLike[str]) -> Path:
@@ -197,7 +202,7 @@ def delay_cdf(
     bins within 3.2 % of the delay), with the p50/p99 in the legend."""
     if not runs:
         raise ValueError("delay_cdf needs at least one run")
-    fig = _new_figure((7, 4.5))
+    fig = _figure(figsize=(7, 4.5), layout="constrained")
     ax = fig.subplots()
     for label, rl in runs:
         r = _as_result(rl)
@@ -205,7 +210,7 @@ def delay_cdf(
         if d.num_rows == 0:
             raise ValueError(f"{label}: the run has no delay histogram (made before aqmlab 0.2?)")
         name = link or d.column("link")[0].as_py()
-        rows = d.filter(pc.equal(d.column("link"), name))
+        rows = _rows(d, "link", name)
         if rows.num_rows == 0:
             have = ", ".join(repr(x) for x in dict.fromkeys(d.column("link").to_pylist()))
             raise ValueError(f"{label}: no delay histogram of link {name!r} (have {have})")
@@ -258,7 +263,7 @@ def plot_series(
         raise ValueError("plot_series needs at least one run")
     loaded = [(label, _as_result(r)) for label, r in runs]
     n = len(loaded)
-    fig = _new_figure((10, 2.6 * n + 0.6))
+    fig = _figure(figsize=(10, 2.6 * n + 0.6), layout="constrained")
     axes = fig.subplots(n, 1, sharex=True, squeeze=False)[:, 0]
     ylabel = ""
     for ax, (label, r) in zip(axes, loaded, strict=True):
@@ -292,7 +297,7 @@ def plot_series(
             if not names:
                 raise ValueError(f"{label}: the scheme reports no adapted parameters")
             for nm in names:
-                rows = pt.filter(pc.equal(pt.column("name"), nm))
+                rows = _rows(pt, "name", nm)
                 if rows.num_rows == 0:
                     have = ", ".join(dict.fromkeys(pt.column("name").to_pylist())) or "none"
                     raise ValueError(f"{label}: no parameter {nm!r} (have: {have})")
@@ -317,7 +322,7 @@ def plot_series(
                 raise ValueError(f"series must be one of {', '.join(cols)}, not {series!r}")
             ids = list(flows) or list(dict.fromkeys(fs.column("flow").to_pylist()))
             for f in ids:
-                rows = fs.filter(pc.equal(fs.column("flow"), f))
+                rows = _rows(fs, "flow", f)
                 if rows.num_rows == 0:
                     raise ValueError(f"{label}: flow {f} is not in the flow series")
                 ax.plot(

@@ -85,8 +85,16 @@ impl Ord for Entry {
 
 /// log2 of a calendar bucket's width in nanoseconds (16.4 us).
 const SHIFT: u32 = 14;
+/// Width of a calendar bucket, ns.
+pub const BUCKET_NS: u64 = 1 << SHIFT;
 /// Buckets in the calendar ring: it spans 4096 x 16.4 us = 67 ms ahead.
 const NB: usize = 4096;
+/// log2 of a far bucket's width in ring buckets: 2048 x 16.4 us = 33.6 ms,
+/// half the ring, so that the ring always has room for the whole of the
+/// next far bucket.
+const FAR_REL: u32 = 11;
+/// Far buckets: they span 2048 x 33.6 ms = 68.7 s ahead.
+const NF: usize = 2048;
 
 /// Pending events: a calendar ring for the near future, where nearly all
 /// events of a packet network fall (transmissions and propagation), and a
@@ -103,8 +111,21 @@ const NB: usize = 4096;
 /// events of `now`, `ins` and the far heap, so the order is exactly that
 /// of one heap on (time, seq): by time, then FIFO.
 ///
+/// Events beyond the ring (retransmission timers, flow starts, samples)
+/// wait in a second, coarser ring of far buckets (33.6 ms wide, 68.7 s
+/// ahead), unsorted; a far bucket moves into the ring, each event into its
+/// own bucket, when the cursor enters the far bucket before it. Only
+/// events beyond that go to the binary heap. Scheduling and popping a
+/// timer thus cost O(1) whatever the number of flows (a heap of 10^5
+/// timers cost a cache miss per level on each pop).
+///
 /// Invariants: `now` and `ins` hold events of buckets [cursor, now_b], the
-/// ring those of buckets (now_b, cursor + NB), the far heap the rest.
+/// ring those of buckets (now_b, cursor + NB); far bucket j holds events of
+/// ring buckets [j << FAR_REL, (j + 1) << FAR_REL), for far_next <= j <
+/// far_next + NF, and far_next = (cursor >> FAR_REL) + 2 (so an event of a
+/// far bucket before far_next belongs in the ring); the heap holds the
+/// rest. Every event is in exactly one place, and a pop takes the
+/// earliest of all, so the order is that of one heap on (time, seq).
 #[derive(Debug)]
 pub struct EventQueue {
     buckets: Vec<Vec<Entry>>,
@@ -119,9 +140,17 @@ pub struct EventQueue {
     /// Events scheduled into buckets up to `now_b` after it was sorted.
     ins: BinaryHeap<Entry>,
     now_b: u64,
+    /// The far buckets, and the events they hold.
+    far: Vec<Vec<Entry>>,
+    far_len: usize,
+    /// The first far bucket not yet moved into the ring.
+    far_next: u64,
     heap: BinaryHeap<Entry>,
     seq: u64,
     popped: u64,
+    /// A bucket was moved into `now` since [`EventQueue::take_fresh`] last
+    /// looked.
+    fresh: bool,
 }
 
 impl Default for EventQueue {
@@ -131,6 +160,8 @@ impl Default for EventQueue {
 }
 
 impl EventQueue {
+    /// A queue for `n` pending events or so (the far heap is preallocated
+    /// for at most 1024: nearly every event fits the two rings).
     pub fn with_capacity(n: usize) -> EventQueue {
         EventQueue {
             buckets: (0..NB).map(|_| Vec::new()).collect(),
@@ -140,9 +171,13 @@ impl EventQueue {
             now: Vec::new(),
             ins: BinaryHeap::new(),
             now_b: 0,
-            heap: BinaryHeap::with_capacity(n),
+            far: (0..NF).map(|_| Vec::new()).collect(),
+            far_len: 0,
+            far_next: 2,
+            heap: BinaryHeap::with_capacity(n.min(1024)),
             seq: 0,
             popped: 0,
+            fresh: false,
         }
     }
 
@@ -155,8 +190,14 @@ impl EventQueue {
             ev,
         };
         self.seq += 1;
-        let b = at.0 >> SHIFT;
-        debug_assert!(b >= self.cursor, "event scheduled in the past");
+        debug_assert!(at.0 >> SHIFT >= self.cursor, "event scheduled in the past");
+        self.place(e);
+    }
+
+    /// Put `e` where its time belongs.
+    #[inline(always)]
+    fn place(&mut self, e: Entry) {
+        let b = e.time >> SHIFT;
         if b <= self.now_b {
             self.ins.push(e);
         } else if b < self.cursor + NB as u64 {
@@ -164,8 +205,34 @@ impl EventQueue {
             self.buckets[i].push(e);
             self.bits[i / 64] |= 1 << (i % 64);
             self.ring_len += 1;
+        } else if (b >> FAR_REL) < self.far_next + NF as u64 {
+            // Not before far_next: b >= cursor + NB reaches past far
+            // bucket (cursor >> FAR_REL) + 1.
+            self.far[(b >> FAR_REL) as usize & (NF - 1)].push(e);
+            self.far_len += 1;
         } else {
             self.heap.push(e);
+        }
+    }
+
+    /// Move the far buckets before `(cursor >> FAR_REL) + 2` into the ring
+    /// (each event of one lies within the ring's span then).
+    #[inline(never)]
+    fn cascade(&mut self) {
+        while self.far_next < (self.cursor >> FAR_REL) + 2 {
+            let i = self.far_next as usize & (NF - 1);
+            self.far_next += 1;
+            if self.far[i].is_empty() {
+                continue;
+            }
+            // The bucket's storage is freed: it is filled again only 68.7 s
+            // later, and 2048 buckets each keeping the capacity of its
+            // largest load would hold megabytes.
+            let v = std::mem::take(&mut self.far[i]);
+            self.far_len -= v.len();
+            for e in v {
+                self.place(e);
+            }
         }
     }
 
@@ -208,24 +275,57 @@ impl EventQueue {
         // `Entry`'s order is reversed, so this sorts latest first; keys
         // (time, seq) are unique, so an unstable sort is deterministic.
         self.now.sort_unstable();
+        self.fresh = true;
+    }
+
+    /// Whether a new bucket of events was taken up since the last call (the
+    /// engine then warms the caches for its events, see
+    /// [`EventQueue::upcoming`]).
+    #[inline]
+    pub fn take_fresh(&mut self) -> bool {
+        std::mem::take(&mut self.fresh)
+    }
+
+    /// The events of the bucket being consumed that are still to come
+    /// (those scheduled into it since it was taken up excepted), in no
+    /// particular order.
+    pub fn upcoming(&self) -> impl Iterator<Item = Event> + '_ {
+        self.now.iter().map(|e| e.ev)
     }
 
     /// The earliest event, if any is due at or before `until`.
     #[inline]
     pub fn pop_until(&mut self, until: SimTime) -> Option<(SimTime, Event)> {
-        if self.now.is_empty() && self.ins.is_empty() && self.ring_len > 0 {
-            self.advance();
-        }
-        // The earliest of the three: 0 `now`, 1 `ins`, 2 the far heap.
-        let mut best: Option<(Entry, u8)> = self.now.last().map(|&e| (e, 0));
-        for (c, src) in [(self.ins.peek(), 1u8), (self.heap.peek(), 2u8)] {
-            if let Some(&c) = c {
-                if best.is_none_or(|(b, _)| c.before(&b)) {
-                    best = Some((c, src));
+        let (e, src) = loop {
+            if self.now.is_empty() && self.ins.is_empty() && self.ring_len > 0 {
+                self.advance();
+            }
+            // The earliest of the three: 0 `now`, 1 `ins`, 2 the heap.
+            let mut best: Option<(Entry, u8)> = self.now.last().map(|&e| (e, 0));
+            for (c, src) in [(self.ins.peek(), 1u8), (self.heap.peek(), 2u8)] {
+                if let Some(&c) = c {
+                    if best.is_none_or(|(b, _)| c.before(&b)) {
+                        best = Some((c, src));
+                    }
                 }
             }
-        }
-        let (e, src) = best?;
+            // The far buckets from far_next on hold events from ring bucket
+            // far_next << FAR_REL on: if nothing else comes before, bring
+            // the next far bucket in (unless it starts after `until`).
+            let far_from = self.far_next << FAR_REL;
+            if self.far_len > 0
+                && best.is_none_or(|(b, _)| b.time >> SHIFT >= far_from)
+                && far_from <= until.0 >> SHIFT
+            {
+                // Nothing is pending before far_from: the cursor may move
+                // up to the far bucket before far_next, which lets
+                // `cascade` bring far_next in.
+                self.cursor = self.cursor.max((self.far_next - 1) << FAR_REL);
+                self.cascade();
+                continue;
+            }
+            break best?;
+        };
         if e.time > until.0 {
             return None;
         }
@@ -241,6 +341,9 @@ impl EventQueue {
             }
         }
         self.cursor = e.time >> SHIFT;
+        if self.far_next < (self.cursor >> FAR_REL) + 2 {
+            self.cascade();
+        }
         self.popped += 1;
         Some((SimTime(e.time), e.ev))
     }
@@ -251,7 +354,7 @@ impl EventQueue {
     }
 
     pub fn len(&self) -> usize {
-        self.ring_len + self.now.len() + self.ins.len() + self.heap.len()
+        self.ring_len + self.now.len() + self.ins.len() + self.far_len + self.heap.len()
     }
 
     pub fn is_empty(&self) -> bool {
@@ -369,5 +472,51 @@ mod tests {
         reference.sort();
         assert_eq!(popped, reference);
         assert!(q.is_empty());
+    }
+
+    /// Timers far ahead (the far buckets, and beyond their 68.7 s the
+    /// heap), long silences and horizons that stop before or inside a far
+    /// bucket: still the order of a sort.
+    #[test]
+    fn far_timers_and_gaps_match_a_sort() {
+        use crate::rng::{Rng, Stream};
+        let mut rng = Rng::new(11, Stream::Topology);
+        let mut q = EventQueue::default();
+        let mut reference: Vec<(u64, u64)> = Vec::new();
+        let mut popped = Vec::new();
+        let mut now = 0u64;
+        let mut seq = 0u64;
+        for _ in 0..3_000 {
+            for _ in 0..rng.uniform_u64(0, 6) {
+                let scale = [
+                    1_000u64,
+                    100_000,
+                    40_000_000,
+                    300_000_000,
+                    5_000_000_000,
+                    100_000_000_000,
+                ][rng.uniform_u64(0, 5) as usize];
+                let at = now + rng.uniform_u64(0, scale);
+                q.schedule(SimTime(at), Event::TxDone(seq as u32));
+                reference.push((at, seq));
+                seq += 1;
+            }
+            // Horizons from a microsecond to seconds ahead.
+            let reach = [1_000u64, 50_000_000, 3_000_000_000][rng.uniform_u64(0, 2) as usize];
+            let horizon = now + rng.uniform_u64(0, reach);
+            while let Some((t, Event::TxDone(s))) = q.pop_until(SimTime(horizon)) {
+                assert!(t.0 >= now && t.0 <= horizon);
+                now = t.0;
+                popped.push((t.0, s as u64));
+            }
+            now = horizon;
+        }
+        while let Some((t, Event::TxDone(s))) = q.pop_until(SimTime::MAX) {
+            popped.push((t.0, s as u64));
+        }
+        reference.sort();
+        assert_eq!(popped, reference);
+        assert!(q.is_empty());
+        assert!(q.far_len == 0 && q.heap.is_empty());
     }
 }

@@ -11,6 +11,9 @@ checks against the packet-level engine. See ``docs/design.md``.
 (1.8227e-05, 1.8166e-05)
 """
 
+from __future__ import annotations
+
+import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -54,9 +57,9 @@ if TYPE_CHECKING:
         to_toml,
     )
 
-#: Where each name lives: the modules load on first use, so that the command
-#: line (which registers `aqmlab design`) does not import scipy for every command.
-_WHERE = {
+# The names are imported on first use (PEP 562): the linear analysis needs
+# SciPy, which the CLI's other commands should not pay for at start-up.
+_LAZY = {
     "ApRedInitial": "aqmlab.design.model",
     "Avq": "aqmlab.design.model",
     "Design": "aqmlab.design.tune",
@@ -97,18 +100,6 @@ _WHERE = {
     "scenario_phases": "aqmlab.design.scenario",
     "to_toml": "aqmlab.design.tune",
 }
-
-
-def __getattr__(name: str) -> Any:
-    where = _WHERE.get(name)
-    if where is None:
-        raise AttributeError(f"module 'aqmlab.design' has no attribute {name!r}")
-    import importlib
-
-    value = getattr(importlib.import_module(where), name)
-    globals()[name] = value
-    return value
-
 
 __all__ = [
     "GRID",
@@ -151,3 +142,16 @@ __all__ = [
     "scenario_phases",
     "to_toml",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

@@ -9,11 +9,43 @@ The file format, the output folder and the commands (``aqmlab sweep``,
 ``aqmlab reproduce``) are described in ``docs/experiments.md``.
 """
 
-from aqmlab.experiments.catalog import PRESETS_DIR, Preset, find_preset, presets
-from aqmlab.experiments.points import Point, point_id, resolve_points
-from aqmlab.experiments.runner import SweepError, SweepOutcome, sweep
-from aqmlab.experiments.spec import Experiment, ExperimentError, load_experiment, parse_experiment
-from aqmlab.experiments.store import build_summary
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from aqmlab.experiments.catalog import PRESETS_DIR, Preset, find_preset, presets
+    from aqmlab.experiments.points import Point, point_id, resolve_points
+    from aqmlab.experiments.runner import SweepError, SweepOutcome, sweep
+    from aqmlab.experiments.spec import (
+        Experiment,
+        ExperimentError,
+        load_experiment,
+        parse_experiment,
+    )
+    from aqmlab.experiments.store import build_summary
+
+# The names are imported on first use (PEP 562), so that the CLI, which
+# registers the experiment commands at every start, does not load the
+# runner, the pool and the results store for `aqmlab run`.
+_LAZY = {
+    "Experiment": "aqmlab.experiments.spec",
+    "ExperimentError": "aqmlab.experiments.spec",
+    "PRESETS_DIR": "aqmlab.experiments.catalog",
+    "Point": "aqmlab.experiments.points",
+    "Preset": "aqmlab.experiments.catalog",
+    "SweepError": "aqmlab.experiments.runner",
+    "SweepOutcome": "aqmlab.experiments.runner",
+    "build_summary": "aqmlab.experiments.store",
+    "find_preset": "aqmlab.experiments.catalog",
+    "load_experiment": "aqmlab.experiments.spec",
+    "parse_experiment": "aqmlab.experiments.spec",
+    "point_id": "aqmlab.experiments.points",
+    "presets": "aqmlab.experiments.catalog",
+    "resolve_points": "aqmlab.experiments.points",
+    "sweep": "aqmlab.experiments.runner",
+}
 
 __all__ = [
     "PRESETS_DIR",
@@ -32,3 +64,16 @@ __all__ = [
     "resolve_points",
     "sweep",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

@@ -6,14 +6,25 @@ use serde::Serialize;
 
 /// Counters of one link's queue, split by reason (STYLE.md: Linux's
 /// early/forced/overflow split). Cumulative from the start of the run.
+///
+/// `repr(C)`: the counters every packet moves come first, in one cache
+/// line ([`crate::net::link::Link`] starts them at a line's start).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[repr(C)]
 pub struct LinkStats {
+    /// Sum of queueing delays of departed packets, ns.
+    pub sojourn_ns: u128,
     /// Packets offered to the queue.
     pub arrivals: u64,
     pub arrival_bytes: u64,
+    /// Data segments (TCP data, UDP datagrams) offered to the queue, and
+    /// those of them dropped (AQM or buffer): the loss of data as the flows
+    /// see it, without the pure ACKs and handshakes among the arrivals.
+    pub data_arrivals: u64,
     /// Packets that started transmission.
     pub departures: u64,
     pub departure_bytes: u64,
+    pub data_drops: u64,
     /// Dropped by the AQM in its early (probabilistic) region.
     pub drops_early: u64,
     /// Dropped by the AQM above its hard limit (RED: avg >= max_th).
@@ -26,13 +37,6 @@ pub struct LinkStats {
     pub marks_forced: u64,
     /// Lost on the wire by the link's loss model (after the queue).
     pub lost: u64,
-    /// Sum of queueing delays of departed packets, ns.
-    pub sojourn_ns: u128,
-    /// Data segments (TCP data, UDP datagrams) offered to the queue, and
-    /// those of them dropped (AQM or buffer): the loss of data as the flows
-    /// see it, without the pure ACKs and handshakes among the arrivals.
-    pub data_arrivals: u64,
-    pub data_drops: u64,
 }
 
 impl LinkStats {

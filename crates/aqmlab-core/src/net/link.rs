@@ -130,35 +130,41 @@ pub enum Offer {
 
 /// A one-way link.
 ///
-/// `repr(C)` keeps the fields in the order written: those every packet
-/// touches first, in the first few cache lines (a flow's access links are
-/// spread over memory at 10^5 flows, so each costs cache misses), the
-/// AQM and what only rare events or the summary read after them.
+/// `repr(C)` keeps the fields in the order written, and the alignment puts
+/// the first field at the start of a cache line: what every packet touches
+/// fills the first four lines (a flow's access links are spread over
+/// memory at 10^5 flows, so each line costs a cache miss): the times, the
+/// queues, the limit and the flags, then the counters; the AQM and what
+/// only rare events or the summary read come after them.
 #[derive(Debug)]
-#[repr(C)]
+#[repr(C, align(64))]
 pub struct Link {
+    // --- line 0 ---
     /// When the transmitter is free again.
     busy_until: SimTime,
     /// One-way propagation delay.
     pub delay: SimTime,
-    pub rate: BitRate,
+    /// Serialisation times of the two most recent packet sizes (data and
+    /// ACK sizes alternate; this saves a 64-bit division per packet).
+    tx_cache: [(u32, SimTime); 2],
     qbytes: u64,
     pending_bytes: u64,
+    // --- line 1 ---
     /// Waiting packets (the one in transmission excluded); empty under
     /// FQ-CoDel, whose scheduler holds them.
     queue: VecDeque<PktId>,
     /// Cut-through links: (start of transmission, size) of packets that
     /// wait at the virtual time of the latest admission.
     pending: VecDeque<(SimTime, u32)>,
+    // --- line 2 ---
     pub limit: Buffer,
     /// The link (of the opposite direction) whose AQM observes the packets
     /// entering this one ([`crate::aqm::Aqm::observe_reverse`]).
     pub observer: Option<u32>,
-    /// Serialisation times of the two most recent packet sizes (data and
-    /// ACK sizes alternate; this saves a 64-bit division per packet).
-    tx_cache: [(u32, SimTime); 2],
     /// Time-weighted queue statistics, on monitored links only.
     pub monitor: Option<Box<QueueMonitor>>,
+    pub loss: Option<Box<LossModel>>,
+    pub rate: BitRate,
     /// A `TxDone` event is pending.
     pub txdone_pending: bool,
     /// Packets are passed through ahead of time (see [`Link::pass_through`]).
@@ -168,12 +174,12 @@ pub struct Link {
     /// touching the AQM, which lives in its own allocation.
     droptail: bool,
     fq: bool,
-    pub stats: LinkStats,
     /// Boxed: most links (a flow's access links) are DropTail, and an
     /// inline `AqmImpl` would make every link as large as the largest scheme.
     pub aqm: Box<AqmImpl>,
+    // --- line 3: the per-packet counters come first in `LinkStats` ---
+    pub stats: LinkStats,
     pub aqm_rng: Rng,
-    pub loss: Option<Box<LossModel>>,
     /// Packets FQ-CoDel dropped to make room, for the caller to free.
     evicted: Vec<PktId>,
     /// ∫ rate dt up to `rate_since` (bit·ns / 1e9 = bits), for utilisation
@@ -623,6 +629,25 @@ impl Link {
         }
     }
 
+    /// Read a field of each of the four cache lines the per-packet path uses (to bring
+    /// them into the cache ahead of the packets; see `World::warm`).
+    #[inline]
+    pub fn warm(&self) -> u64 {
+        self.busy_until.0
+            ^ self.queue.len() as u64
+            ^ self.pending.len() as u64
+            ^ self.observer.map_or(0, u64::from)
+            ^ self.stats.arrivals
+    }
+
+    /// About how many packets this link sends within one bucket of the
+    /// event queue (at least one): those of its queue worth warming.
+    pub fn departures_per_bucket(&self) -> usize {
+        let bits = self.rate.bps() as u128 * crate::sim::BUCKET_NS as u128 / 1_000_000_000;
+        // Counted in 500-byte packets, at most 256.
+        (bits / 4000).clamp(1, 256) as usize
+    }
+
     /// Whether packets are waiting.
     #[inline]
     pub fn has_waiting(&self) -> bool {
@@ -647,6 +672,19 @@ impl Link {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// What every packet touches lies in the link's first four cache lines,
+    /// the per-packet counters in the fourth (see [`Link`]).
+    #[test]
+    #[cfg(target_pointer_width = "64")]
+    fn hot_fields_fill_the_first_four_cache_lines() {
+        use std::mem::{align_of, offset_of};
+        assert_eq!(align_of::<Link>(), 64);
+        assert_eq!(offset_of!(Link, queue), 64);
+        assert!(offset_of!(Link, aqm) < 128 + 64);
+        assert_eq!(offset_of!(Link, stats), 192);
+        assert!(offset_of!(LinkStats, data_drops) < 64);
+    }
 
     fn markov(p: &[f64], hold_ms: &[f64], transitions: &[&[f64]]) -> LossModel {
         let spec = LossSpec::Markov {

@@ -69,6 +69,13 @@ impl Routes {
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
+
+    /// Read where route `r` starts (to bring it into the cache; see
+    /// `World::warm`).
+    #[inline]
+    pub fn warm_start(&self, r: usize) -> u64 {
+        u64::from(self.start[r])
+    }
 }
 
 impl std::ops::Index<usize> for Routes {
