@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.parquet
 import pytest
 
 import aqmlab
@@ -128,7 +129,7 @@ def test_interrupted_write_leaves_nothing(
     def boom(*_: object, **__: object) -> None:
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(results.pq, "write_table", boom)
+    monkeypatch.setattr(pyarrow.parquet, "write_table", boom)
     with pytest.raises(KeyboardInterrupt):
         write_run(result, tmp_path / "run")
     assert list(tmp_path.iterdir()) == []
@@ -143,7 +144,7 @@ def test_interrupted_rewrite_keeps_the_old_result(
     def boom(*_: object, **__: object) -> None:
         raise OSError("disk full")
 
-    monkeypatch.setattr(results.pq, "write_table", boom)
+    monkeypatch.setattr(pyarrow.parquet, "write_table", boom)
     with pytest.raises(OSError, match="disk full"):
         write_run(result, out)
     assert (out / "manifest.json").read_text() == before

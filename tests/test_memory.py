@@ -97,7 +97,9 @@ def test_cli_out_of_memory_is_one_line(
     def no_room(*args: Any, **kwargs: Any) -> Any:
         raise MemoryError("out of memory: 12000016 more bytes for column link of the results")
 
-    monkeypatch.setattr(api, "run", no_room)
+    import aqmlab._engine
+
+    monkeypatch.setattr(aqmlab._engine, "run_raw", no_room)
     status = cli.main(["run", str(SMALL), "-o", str(tmp_path / "r"), "-q"])
     err = capsys.readouterr().err
     assert status == 1
@@ -115,7 +117,7 @@ def _limit_address_space(limit: int) -> None:
 
 def test_run_refused_when_the_machine_has_less_than_it_needs(tmp_path: Path) -> None:
     # About 2 GB of queue samples: under metrics.memory_limit (4 GB), over
-    # what a 2 GB address space leaves. Refused before the run, exit 2.
+    # what a 1.5 GiB address space leaves. Refused before the run, exit 2.
     p = subprocess.run(
         [
             *(sys.executable, "-m", "aqmlab", "run", str(SMALL), "-o", str(tmp_path / "r"), "-q"),
@@ -124,7 +126,7 @@ def test_run_refused_when_the_machine_has_less_than_it_needs(tmp_path: Path) -> 
         capture_output=True,
         text=True,
         timeout=120,
-        preexec_fn=lambda: _limit_address_space(2 * 2**30),
+        preexec_fn=lambda: _limit_address_space(3 * 2**29),
     )
     assert p.returncode == 2, p.stderr
     err = p.stderr.strip().splitlines()
@@ -136,7 +138,7 @@ def test_run_refused_when_the_machine_has_less_than_it_needs(tmp_path: Path) -> 
 
 
 def test_available_memory_sees_ulimit() -> None:
-    code = "import resource; from aqmlab.api import available_memory; print(available_memory())"
+    code = "import resource; from aqmlab._engine import available_memory; print(available_memory())"
     free = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     ).stdout

@@ -55,7 +55,7 @@ __all__ = [
 
 def __getattr__(name: str) -> Any:
     if name == "__version__":
-        from aqmlab.api import _version
+        from aqmlab._engine import _version
 
         value: Any = _version()
     elif name == "web":

@@ -12,7 +12,7 @@ from __future__ import annotations
 import datetime as _dt
 import json
 import os
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -22,15 +22,13 @@ import numpy.typing as npt
 import pyarrow as pa
 
 from aqmlab import _core
+from aqmlab._engine import ProgressFn, _version, run_raw
 from aqmlab.scenario import (
-    ScenarioError,
     SpecSource,
     TruncationNote,
     apply_overrides,
     load,
     resolved_from_json,
-    to_json,
-    with_truncate_hint,
 )
 from aqmlab.scenario import (
     truncate as _truncate,
@@ -40,66 +38,6 @@ if TYPE_CHECKING:
     import pandas as pd
 
 __all__ = ["ProgressFn", "RunResult", "prepare", "run"]
-
-#: Called now and then during a run with the simulated time in seconds and,
-#: if it takes a second argument, the events processed so far; returning
-#: ``False`` stops the run (``KeyboardInterrupt``).
-ProgressFn = Callable[..., "bool | None"]
-
-
-def available_memory() -> int | None:
-    """Bytes this process can still take: the machine's available memory
-    (``MemAvailable``) and what ``ulimit -v`` leaves above the process's
-    current size, whichever is less; ``None`` where neither is known."""
-    known: list[int] = []
-    try:
-        with open("/proc/meminfo", encoding="ascii") as f:
-            for line in f:
-                if line.startswith("MemAvailable:"):
-                    known.append(int(line.split()[1]) * 1024)
-                    break
-    except (OSError, ValueError, IndexError):
-        pass
-    try:
-        import resource
-
-        soft, _ = resource.getrlimit(resource.RLIMIT_AS)
-        if soft != resource.RLIM_INFINITY:
-            with open("/proc/self/status", encoding="ascii") as f:
-                size = next(int(x.split()[1]) * 1024 for x in f if x.startswith("VmSize:"))
-            known.append(max(0, soft - size))
-    except (ImportError, OSError, ValueError, IndexError, StopIteration):
-        pass
-    return min(known) if known else None
-
-
-def _with_events(progress: ProgressFn | None) -> Callable[[float, int], Any] | None:
-    """``progress`` as the engine calls it, ``(simulated_s, events)``."""
-    if progress is None:
-        return None
-    import inspect
-
-    try:
-        params = inspect.signature(progress).parameters.values()
-    except (TypeError, ValueError):
-        params = None
-    if params is not None:
-        kinds = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
-        positional = [p for p in params if p.kind in kinds]
-        varargs = any(p.kind == inspect.Parameter.VAR_POSITIONAL for p in params)
-        if varargs or len(positional) >= 2:
-            return progress
-    one = progress
-    return lambda sim_s, events: one(sim_s)
-
-
-def _version() -> str:
-    try:
-        from importlib.metadata import version
-
-        return version("aqmlab")
-    except Exception:
-        return _core.ENGINE_VERSION
 
 
 @dataclass
@@ -244,11 +182,7 @@ def run(
         from aqmlab.results import check_target
 
         check_target(out)
-    try:
-        raw = _core.run(to_json(doc), _with_events(progress), available_memory())
-    except ScenarioError as e:
-        raise with_truncate_hint(e) from None
-    result = from_core(raw)
+    result = from_core(run_raw(doc, progress))
     if out is not None:
         result.save(out)
     return result

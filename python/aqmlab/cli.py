@@ -24,6 +24,7 @@ import argparse
 import os
 import re
 import sys
+import threading
 import time
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -336,9 +337,32 @@ def _seconds(t: str) -> float:
     return 0.0
 
 
+def _preload(*modules: str) -> threading.Thread:
+    """Import ``modules`` on another thread, now: while the engine runs (it
+    releases the interpreter's lock) numpy and pyarrow load beside it
+    instead of before it. An import that fails here fails again, with its
+    message, where the module is used."""
+
+    def load() -> None:
+        import importlib
+
+        from aqmlab._engine import _version
+
+        try:
+            for m in modules:
+                importlib.import_module(m)
+            _version()  # importlib.metadata, for the manifest
+        except BaseException:
+            return
+
+    t = threading.Thread(target=load, name="aqmlab-preload")
+    t.start()
+    return t
+
+
 def cmd_run(args: argparse.Namespace) -> int:
-    from aqmlab import api
-    from aqmlab.report import summary_table
+    preload = _preload("aqmlab.api", "pyarrow.parquet", "aqmlab.report")
+    from aqmlab._engine import available_memory, run_raw
 
     notes: list[str] = []
     if results.is_run_dir(args.file):
@@ -354,14 +378,22 @@ def cmd_run(args: argparse.Namespace) -> int:
         results.check_target(args.out, probe=True)
     except results.ResultsError as e:
         raise UserError(str(e)) from None
-    warn_estimate(args.file, doc)
+    # One figure for the warning and the check: it changes as numpy and
+    # pyarrow load beside the engine.
+    free = available_memory()
+    warn_estimate(args.file, doc, free)
     progress = _LazyProgress(_seconds(str(resolved.get("duration", "0s"))), not args.quiet)
     try:
-        result = api.run(doc, progress=progress)
+        raw = run_raw(doc, progress, free)
     except ScenarioError as e:
         raise UserError(f"{_name(args.file)}: {e}") from None
     finally:
         progress.close()
+    preload.join()
+    from aqmlab import api
+    from aqmlab.report import summary_table
+
+    result = api.from_core(raw)
     try:
         out = result.save(args.out, command=["aqmlab", *args.argv])
     except results.ResultsError as e:
@@ -537,8 +569,9 @@ def load_manifest(
     return doc
 
 
-def warn_estimate(file: str, doc: dict[str, Any]) -> None:
-    """Warn on stderr when the run will store more than the warning threshold."""
+def warn_estimate(file: str, doc: dict[str, Any], free: int | None) -> None:
+    """Warn on stderr when the run will store more than the warning threshold
+    (and not when it will be refused for want of the ``free`` bytes)."""
     from aqmlab._core import estimate
     from aqmlab.scenario import to_json
 
@@ -546,9 +579,6 @@ def warn_estimate(file: str, doc: dict[str, Any]) -> None:
         e = estimate(to_json(doc))
     except ScenarioError:
         return
-    from aqmlab.api import available_memory
-
-    free = available_memory()
     if free is not None and e["bytes"] > min(free, e["limit"]):
         return  # the run is refused with the figures
     if e["bytes"] > e["warn"]:
@@ -561,7 +591,7 @@ def warn_estimate(file: str, doc: dict[str, Any]) -> None:
 
 
 def add_plot_arguments(pl: argparse.ArgumentParser) -> None:
-    from aqmlab.plot import KINDS
+    from aqmlab.plotkinds import KINDS
 
     pl.add_argument(
         "--what",

@@ -14,12 +14,13 @@ import io
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
-
-from rich.table import Table
+from typing import TYPE_CHECKING, Any
 
 from aqmlab.report.terminal import ROWS
 from aqmlab.results import ResultsError, is_run_dir, load_run
+
+if TYPE_CHECKING:
+    from rich.table import Table
 
 __all__ = ["FORMATS", "Comparison", "compare", "differing_keys"]
 
@@ -45,6 +46,8 @@ class Comparison:
             self.rows.append((label, field, raw, shown, len(set(shown)) > 1))
 
     def rich(self, title: str = "") -> Table:
+        from rich.table import Table
+
         t = Table(title=title or None, title_justify="left")
         t.add_column("")
         for label in self.labels:

@@ -12,6 +12,7 @@ import numpy as np
 import pyarrow as pa
 
 from aqmlab.api import RunResult
+from aqmlab.plotkinds import KINDS
 from aqmlab.results import load_run
 
 if TYPE_CHECKING:
@@ -142,9 +143,6 @@ def response_cdf(
     fig.savefig(out, dpi=120)
     return out
 
-
-#: What ``aqmlab plot --what`` can draw.
-KINDS = ("queue", "queue-bytes", "delay", "throughput", "cdf", "params", "flows")
 
 _RATE = re.compile(r"^\s*([0-9.eE+-]+)\s*(bps|kbps|Mbps|Gbps)\s*$")
 _RATE_UNIT = {"bps": 1.0, "kbps": 1e3, "Mbps": 1e6, "Gbps": 1e9}

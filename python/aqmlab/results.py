@@ -25,8 +25,6 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import pyarrow.parquet as pq
-
 if TYPE_CHECKING:
     from aqmlab.api import RunResult
 
@@ -167,6 +165,8 @@ def write_run(result: RunResult, out: str | os.PathLike[str]) -> Path:
 
 
 def _write_files(result: RunResult, d: Path) -> None:
+    import pyarrow.parquet as pq  # on first use: `import aqmlab.results` stays light
+
     (d / SUMMARY).write_text(summary_json(result.summary), encoding="utf-8")
     pq.write_table(result.queue, d / QUEUE)
     pq.write_table(result.flows, d / FLOWS)
@@ -199,6 +199,8 @@ def _replace(tmp: Path, target: Path) -> None:
 
 def load_run(path: str | os.PathLike[str]) -> RunResult:
     """Read a run folder back into a :class:`~aqmlab.api.RunResult`."""
+    import pyarrow.parquet as pq
+
     from aqmlab.api import RunResult
 
     d = Path(path)

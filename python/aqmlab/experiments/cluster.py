@@ -83,7 +83,7 @@ def run_task(task: Mapping[str, Any]) -> dict[str, Any]:
 def _versions() -> dict[str, str]:
     """Run on each worker by the preflight check."""
     from aqmlab import _core
-    from aqmlab.api import _version
+    from aqmlab._engine import _version
 
     return {"engine": _core.ENGINE_VERSION, "aqmlab": _version()}
 

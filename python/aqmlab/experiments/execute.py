@@ -26,6 +26,7 @@ def execute(
     failure (a scenario error, an engine panic, the timeout) raises
     :class:`PointFailure` with a one-line message."""
     from aqmlab import api
+    from aqmlab._engine import available_memory
     from aqmlab.scenario import ScenarioError, to_json
 
     t0 = time.monotonic()
@@ -42,7 +43,7 @@ def execute(
         return True
 
     try:
-        raw = _core.run(to_json(scenario), progress, api.available_memory())
+        raw = _core.run(to_json(scenario), progress, available_memory())
     except KeyboardInterrupt:
         if state["timed_out"]:
             raise PointFailure(

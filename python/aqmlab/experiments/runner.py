@@ -173,7 +173,7 @@ def experiment_json(
     exp: Experiment, points: Sequence[Point], command: list[str] | None
 ) -> dict[str, Any]:
     from aqmlab import _core
-    from aqmlab.api import _version
+    from aqmlab._engine import _version
 
     return {
         **exp.doc,

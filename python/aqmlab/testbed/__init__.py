@@ -7,8 +7,34 @@ AQMs, drives the kernel's own TCP with real traffic and writes the same
 result folder as ``aqmlab run``. See docs/testbed.md.
 """
 
-from aqmlab.testbed.netns import TestbedError, check_environment, cleanup, leftovers
-from aqmlab.testbed.runner import run_testbed, unsupported
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from aqmlab.testbed.netns import TestbedError, check_environment, cleanup, leftovers
+    from aqmlab.testbed.runner import run_testbed, unsupported
+
+#: Where each name lives: loaded on first use, so that registering the
+#: ``aqmlab testbed`` command does not import the runner (and pyarrow).
+_WHERE = {
+    "TestbedError": "aqmlab.testbed.netns",
+    "check_environment": "aqmlab.testbed.netns",
+    "cleanup": "aqmlab.testbed.netns",
+    "leftovers": "aqmlab.testbed.netns",
+    "run_testbed": "aqmlab.testbed.runner",
+    "unsupported": "aqmlab.testbed.runner",
+}
+
+
+def __getattr__(name: str) -> Any:
+    where = _WHERE.get(name)
+    if where is None:
+        raise AttributeError(f"module 'aqmlab.testbed' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(where), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "TestbedError",
