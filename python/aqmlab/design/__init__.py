@@ -13,8 +13,9 @@ checks against the packet-level engine. See ``docs/design.md``.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from aqmlab._lazy import lazy_names
 
 if TYPE_CHECKING:
     from aqmlab.design.fluid import FluidResult, Phase, fluid
@@ -144,14 +145,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(__all__)
+__getattr__, __dir__ = lazy_names(__name__, _LAZY, globals())

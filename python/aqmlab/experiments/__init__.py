@@ -11,8 +11,9 @@ The file format, the output folder and the commands (``aqmlab sweep``,
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from aqmlab._lazy import lazy_names
 
 if TYPE_CHECKING:
     from aqmlab.experiments.catalog import PRESETS_DIR, Preset, find_preset, presets
@@ -66,14 +67,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(__all__)
+__getattr__, __dir__ = lazy_names(__name__, _LAZY, globals())

@@ -7,7 +7,9 @@ AQMs, drives the kernel's own TCP with real traffic and writes the same
 result folder as ``aqmlab run``. See docs/testbed.md.
 """
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from aqmlab._lazy import lazy_names
 
 if TYPE_CHECKING:
     from aqmlab.testbed.netns import TestbedError, check_environment, cleanup, leftovers
@@ -25,17 +27,6 @@ _WHERE = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    where = _WHERE.get(name)
-    if where is None:
-        raise AttributeError(f"module 'aqmlab.testbed' has no attribute {name!r}")
-    import importlib
-
-    value = getattr(importlib.import_module(where), name)
-    globals()[name] = value
-    return value
-
-
 __all__ = [
     "TestbedError",
     "check_environment",
@@ -44,3 +35,5 @@ __all__ = [
     "run_testbed",
     "unsupported",
 ]
+
+__getattr__, __dir__ = lazy_names(__name__, _WHERE, globals())
