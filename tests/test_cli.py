@@ -98,3 +98,19 @@ def test_ctrl_c_stops_the_run_and_writes_nothing(tmp_path: Path) -> None:
     assert "interrupted" in err
     assert "Traceback" not in err
     assert list(tmp_path.iterdir()) == []
+
+
+def test_parser_imports_no_heavy_module() -> None:
+    """Issue 14: building the parser (every command's, or the run command's
+    alone) imports neither numpy, pyarrow, SciPy nor matplotlib: `aqmlab
+    run` loads those beside the engine."""
+    code = (
+        "import sys, aqmlab.cli as c\n"
+        "c.build_parser('run'); c.build_parser()\n"
+        "heavy = ('numpy', 'pyarrow', 'scipy', 'matplotlib')\n"
+        "print(sorted(m for m in heavy if m in sys.modules))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout
+    assert out.strip() == "[]", out

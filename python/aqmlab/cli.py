@@ -88,14 +88,33 @@ def _seed(text: str) -> int:
         ) from None
 
 
-def build_parser() -> argparse.ArgumentParser:
+class _Version(argparse.Action):
+    """``--version``: the version is looked up (importlib.metadata) only
+    when asked for, not each time the parser is built."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, **kw: Any) -> None:
+        super().__init__(option_strings, dest, nargs=0, help="show the version and exit", **kw)
+
+    def __call__(self, parser: argparse.ArgumentParser, *_: Any, **__: Any) -> None:
+        from aqmlab._engine import _version
+
+        print(f"aqmlab {_version()}")
+        parser.exit()
+
+
+#: Commands whose parser is built alone when they are the one run (the
+#: others' registration imports their packages): ``aqmlab run`` starts fast.
+_ALONE = ("validate", "run")
+
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The command line's parser; with ``command`` one of :data:`_ALONE`,
+    only the core commands are registered."""
     p = _Parser(
         prog="aqmlab",
         description="A laboratory for Active Queue Management: run, check and plot scenarios.",
     )
-    from aqmlab import __version__
-
-    p.add_argument("--version", action="version", version=f"aqmlab {__version__}")
+    p.add_argument("--version", action=_Version)
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     setarg: dict[str, Any] = {
@@ -167,6 +186,9 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("--jobs", type=int, default=None, metavar="J", help="worker processes")
     d.add_argument("--red-droptail", action="store_true", help="RED vs DropTail instead")
     d.set_defaults(func=cmd_demo)
+
+    if command in _ALONE:
+        return p
 
     from aqmlab.experiments.command import add_parsers as add_experiment_parsers
 
@@ -464,7 +486,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; return the exit status."""
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
-        args = build_parser().parse_args(argv)
+        args = build_parser(argv[0] if argv else None).parse_args(argv)
         args.argv = argv
         return int(args.func(args))
     except UserError as e:
