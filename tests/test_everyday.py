@@ -348,6 +348,47 @@ def test_progress_lines_when_not_on_a_terminal() -> None:
     assert "1.5 k events/s" in progress_line(1.0, 200.0, 2.0, 3000)
 
 
+def test_progress_bar_on_a_terminal_loads_rich_only_when_drawn(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The terminal test follows rich's rules without importing rich (issue
+    14: 40 ms before the engine starts); the bar still appears on a
+    terminal once the run has lasted PROGRESS_AFTER_S."""
+    from aqmlab import cli
+
+    probe = (
+        "import sys; from aqmlab.cli import _LazyProgress; "
+        "p = _LazyProgress(10.0, True); p(1.0, 5); print('rich' in sys.modules)"
+    )
+    env = {**os.environ, "FORCE_COLOR": "1"}
+    out = subprocess.run(
+        [sys.executable, "-c", probe], env=env, capture_output=True, text=True, check=True
+    )
+    assert out.stdout.strip() == "False", out.stderr
+    for key, value, terminal in [
+        ("FORCE_COLOR", "1", True),
+        ("FORCE_COLOR", "", False),
+        ("TTY_COMPATIBLE", "0", False),
+        ("TTY_COMPATIBLE", "1", True),
+    ]:
+        for k in ("FORCE_COLOR", "TTY_COMPATIBLE"):
+            monkeypatch.delenv(k, raising=False)
+        monkeypatch.setenv(key, value)
+        from rich.console import Console
+
+        assert Console(stderr=True).is_terminal is terminal, (key, value)
+        p = cli._LazyProgress(10.0, True)
+        assert (p.enabled, p.log) == (terminal, not terminal), (key, value)
+    monkeypatch.setenv("TTY_COMPATIBLE", "1")
+    monkeypatch.setattr(cli, "PROGRESS_AFTER_S", 0.0)
+    p = cli._LazyProgress(10.0, True)
+    assert p(2.0, 1000) is True
+    assert p.progress is not None
+    assert p.progress.tasks[0].completed == 2.0
+    p.close()
+    assert p.progress is None
+
+
 def test_ctrl_c_while_loading_exits_130_with_one_line() -> None:
     # SIGINT at several moments of the start-up (the imports take ~0.5 s;
     # the interpreter's own start, before aqmlab runs, takes ~0.03 s).

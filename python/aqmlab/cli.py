@@ -285,6 +285,22 @@ def cmd_validate(args: argparse.Namespace) -> int:
     return status
 
 
+def _stderr_is_terminal() -> bool:
+    """Whether rich's console on stderr counts as a terminal (its rules:
+    ``TTY_COMPATIBLE`` 0 or 1, then a non-empty ``FORCE_COLOR``, then
+    ``isatty``), found without importing rich."""
+    compatible = os.environ.get("TTY_COMPATIBLE", "")
+    if compatible in ("0", "1"):
+        return compatible == "1"
+    force = os.environ.get("FORCE_COLOR")
+    if force is not None:
+        return force != ""
+    try:
+        return sys.stderr.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
 class _LazyProgress:
     """A progress callback whose rich bar appears only once the run has lasted
     ``PROGRESS_AFTER_S`` wall seconds, on a terminal; elsewhere (logs, CI) a
@@ -292,12 +308,12 @@ class _LazyProgress:
     Elapsed times count from the start of the run."""
 
     def __init__(self, total_s: float, enabled: bool) -> None:
-        from rich.console import Console
-
         self.total_s = total_s
-        self.console = Console(stderr=True)
-        self.log = enabled and not self.console.is_terminal
-        self.enabled = enabled and self.console.is_terminal
+        # rich (about 40 ms to import) loads only when the bar is shown.
+        self.console: Any = None
+        terminal = _stderr_is_terminal()
+        self.log = enabled and not terminal
+        self.enabled = enabled and terminal
         self.t0 = time.monotonic()
         self.next_log = self.t0 + PROGRESS_LOG_S
         self.progress: Any = None
@@ -316,6 +332,7 @@ class _LazyProgress:
         if self.progress is None:
             if time.monotonic() - self.t0 < PROGRESS_AFTER_S:
                 return True
+            from rich.console import Console
             from rich.progress import (
                 BarColumn,
                 Progress,
@@ -331,7 +348,7 @@ class _LazyProgress:
                 TextColumn("{task.fields[rate]}"),
                 TimeElapsedColumn(),
                 TimeRemainingColumn(),
-                console=self.console,
+                console=Console(stderr=True),
                 transient=True,
             )
             self.progress.start()
@@ -364,6 +381,11 @@ def _preload(*modules: str) -> threading.Thread:
     releases the interpreter's lock) numpy and pyarrow load beside it
     instead of before it. An import that fails here fails again, with its
     message, where the module is used."""
+
+    # numpy's OpenBLAS would start a thread per core at import, which
+    # competes with the engine for the machine (and the command does no
+    # linear algebra): one thread, unless the user chose otherwise.
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
     def load() -> None:
         import importlib
