@@ -35,8 +35,14 @@ NS2_TCP = [
     'clock_tick="10ms"',
     'loss_ssthresh="window"',
     'recovery_exit="ssthresh"',
+    'limited_transmit_sends="next"',
     "ect_retransmits=true",
 ]
+
+# ns-2's one-way TCP adds its 40-byte header to `packetSize_`: `packetSize_ 500` puts 540-byte
+# packets on the wire (its queue traces show 540), while RED's `mean_pktsize_ 500` stays 500.
+NS2_PAYLOAD = 500
+WIRE_BYTES = NS2_PAYLOAD + 40
 
 
 @dataclasses.dataclass(frozen=True)
@@ -61,6 +67,7 @@ class Case:
             aqm = (
                 f'kind = "ared"\nmin_th = {self.min_th}\nmax_th = {self.max_th}\nw_q = 5e-5\n'
                 'interval = "0.5s"\nmode = "byte"\nwait = true\nempty_gate = true\n'
+                f"mean_pkt_size = {NS2_PAYLOAD}\n"
             )
         else:
             aqm = 'kind = "droptail"\n'
@@ -85,7 +92,7 @@ buffer = {self.buffer}
 [aqm]
 {aqm}[tcp]
 variant = "newreno"
-packet_size = 500
+packet_size = {WIRE_BYTES}
 {tcp_lines}[[traffic]]
 kind = "bulk"
 flows = {self.flows}
@@ -112,11 +119,11 @@ phases = [{phases}]
         return f"""set ns [new Simulator]
 global defaultRNG
 $defaultRNG seed {seed}
-Agent/TCP set packetSize_ 500
+Agent/TCP set packetSize_ {NS2_PAYLOAD}
 Agent/TCP set window_ 100000
 Queue/RED set bytes_ true
 Queue/RED set queue_in_bytes_ true
-Queue/RED set mean_pktsize_ 500
+Queue/RED set mean_pktsize_ {NS2_PAYLOAD}
 Queue/RED set thresh_ {self.min_th}
 Queue/RED set maxthresh_ {self.max_th}
 Queue/RED set q_weight_ 0.00005

@@ -246,6 +246,23 @@ pub struct TcpSpec {
     /// min(ssthresh, FlightSize + 1); `"ssthresh"` option (2), ssthresh,
     /// as ns-2 does (`exit_recovery_fix_ = 0`).
     pub recovery_exit: RecoveryExit,
+    /// Which segment limited transmit sends on the first two duplicate
+    /// ACKs: `"new"` (the default, RFC 3042) one never sent before, and
+    /// none while a timeout's go-back-N resends; `"next"` the next segment
+    /// in sequence, as ns-2's `singledup_` does (it sends `t_seqno_`): after
+    /// a timeout that is a segment already sent, often one the receiver
+    /// holds.
+    pub limited_transmit_sends: LimitedTransmitSends,
+}
+
+/// The segment limited transmit sends (`tcp.limited_transmit_sends`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LimitedTransmitSends {
+    /// RFC 3042: only new data.
+    New,
+    /// ns-2: the next segment in sequence, new or not.
+    Next,
 }
 
 /// NewReno's window on leaving fast recovery (`tcp.recovery_exit`).
@@ -302,6 +319,7 @@ impl Default for TcpSpec {
             clock_tick: SimTime::ZERO,
             loss_ssthresh: LossSsthresh::Flight,
             recovery_exit: RecoveryExit::Flight,
+            limited_transmit_sends: LimitedTransmitSends::New,
         }
     }
 }
@@ -351,6 +369,14 @@ impl TcpSpec {
             )? {
                 "ssthresh" => RecoveryExit::Ssthresh,
                 _ => RecoveryExit::Flight,
+            },
+            limited_transmit_sends: match t.choice(
+                "limited_transmit_sends",
+                &["new", "next"],
+                Some("new"),
+            )? {
+                "next" => LimitedTransmitSends::Next,
+                _ => LimitedTransmitSends::New,
             },
         };
         t.finish()?;

@@ -33,7 +33,8 @@
 
 use crate::packet::{flags, Ecn};
 use crate::scenario::{
-    LossSsthresh, PartialAckTimer, RecoveryExit, TcpSpec, TcpVariant, HEADER_BYTES,
+    LimitedTransmitSends, LossSsthresh, PartialAckTimer, RecoveryExit, TcpSpec, TcpVariant,
+    HEADER_BYTES,
 };
 use crate::units::SimTime;
 use std::collections::VecDeque;
@@ -743,7 +744,13 @@ impl TcpFlow {
     /// one new segment if the receiver's window and the data allow and the
     /// flight stays within cwnd + 2 segments.
     fn limited_transmit(&mut self, now: SimTime, out: &mut Vec<Seg>) {
-        if !self.cfg.tcp.limited_transmit || self.ecn_hold || self.snd_nxt != self.snd_max {
+        // RFC 3042 sends new data only; ns-2 (`"next"`) the next segment in
+        // sequence, which after a timeout's go-back-N was sent before.
+        let old_too = self.cfg.tcp.limited_transmit_sends == LimitedTransmitSends::Next;
+        if !self.cfg.tcp.limited_transmit
+            || self.ecn_hold
+            || (self.snd_nxt != self.snd_max && !old_too)
+        {
             return;
         }
         let cap = (self.snd_una + self.window() + u64::from(self.dupacks))
@@ -753,7 +760,7 @@ impl TcpFlow {
             let s = self.data_seg(self.snd_nxt, now);
             out.push(s);
             self.snd_nxt += 1;
-            self.snd_max = self.snd_nxt;
+            self.snd_max = self.snd_max.max(self.snd_nxt);
             self.lt_sent += 1;
         }
     }
@@ -1498,6 +1505,43 @@ mod tests {
         let (mut tx, _) = sender(10.0, off);
         assert!(ack(&mut tx, 100, 0, false).is_empty());
         assert!(ack(&mut tx, 101, 0, false).is_empty());
+    }
+
+    /// `limited_transmit_sends`: after a timeout's go-back-N, the early
+    /// duplicate ACKs of segments still in flight send nothing under RFC
+    /// 3042 (no new data may go while old data is resent); ns-2 (`"next"`)
+    /// sends the next segment in sequence, one the receiver may hold
+    /// already (seen in ns-2.35's traces: the cause of its retransmissions
+    /// exceeding its drops by about one per timeout).
+    #[test]
+    fn limited_transmit_after_a_timeout_new_or_next() {
+        for (how, expect) in [
+            (LimitedTransmitSends::New, vec![vec![], vec![]]),
+            (LimitedTransmitSends::Next, vec![vec![1], vec![2]]),
+        ] {
+            let tcp = TcpSpec {
+                limited_transmit_sends: how,
+                ..spec()
+            };
+            let (mut tx, _) = sender(4.0, tcp); // 0..3 in flight
+            let mut out = Vec::new();
+            tx.on_rto(SimTime::from_millis(300), &mut out);
+            assert_eq!(out.iter().map(|s| s.seq).collect::<Vec<_>>(), vec![0]);
+            // Segment 0 was lost; 1..3 arrive and are answered with ACK 0.
+            let got: Vec<Vec<u64>> = (0..2)
+                .map(|t| {
+                    ack(&mut tx, 310 + t, 0, false)
+                        .iter()
+                        .map(|s| s.seq)
+                        .collect()
+                })
+                .collect();
+            assert_eq!(got, expect, "{how:?}");
+            assert_eq!(tx.snd_max, 4, "{how:?}: nothing new was sent");
+            if how == LimitedTransmitSends::Next {
+                assert_eq!(tx.stats.retransmits, 3, "0 by the timer, 1 and 2 again");
+            }
+        }
     }
 
     /// RFC 3168 section 6.1.2: CWR on the first new segment after any
