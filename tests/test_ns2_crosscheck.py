@@ -116,3 +116,52 @@ def test_rem_wireless_droptail_matches_ns2() -> None:
         ours = r.summary["flows"]["goodput_bps_total"] * 6.0 / 2e6  # 48-byte packets, 8 B payload
         assert abs(ours - ns2) < 0.03, (sources, ours, ns2)
     assert ours > 0.95 and ns2 > 0.95
+
+
+def test_red_star_admission_problem_in_ns2_is_not_the_papers(tmp_path: Path) -> None:
+    """The ECN+ paper's RED* with ECN at 90 % load (docs/fidelity.md, item 7): the paper reads
+    about 30 % of responses within 0.5 s. ns-2.35 with its own web model (PackMime-HTTP over
+    Full-TCP, `tests/ns2/ecn_web_packmime.tcl`) gives 0.88, and aqmlab's preset scenario 0.83:
+    both far above the paper, within 10 points of each other."""
+    import subprocess
+
+    import aqmlab
+
+    tcl = Path(__file__).parent / "ns2" / "ecn_web_packmime.tcl"
+    out = tmp_path / "responses.txt"
+    subprocess.run(
+        ["ns", str(tcl), "100", "1440", "35", "1", "0", "RED", str(out)],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=600,
+        cwd=tmp_path,
+    )
+    times = [
+        float(r.split()[3]) / 1000
+        for r in out.read_text().splitlines()
+        if float(r.split()[0]) >= 10
+    ]
+    ns2 = sum(1 for t in times if t < 0.5) / len(times)
+    scenario = (
+        Path(__file__).parents[1] / "python/aqmlab/experiments/presets/scenarios/ecn-web-000.toml"
+    )
+    r = aqmlab.run(
+        scenario,
+        overrides=[
+            'aqm={kind="red",min_th=20,max_th=60,max_p=0.1,w_q=0.002,gentle=false,'
+            'above_max="mark",ecn=true}',
+            "tcp.ecn=true",
+            "tcp.ecn_plus=false",
+            "duration=35s",
+            "metrics.start=10s",
+            'traffic[0].offered_load="90Mbps"',
+        ],
+    )
+    resp = r.responses.column("response_time_s").to_pylist()
+    ends = r.responses.column("end_s").to_pylist()
+    ours_t = [t for t, e in zip(resp, ends, strict=True) if e >= 10]
+    ours = sum(1 for t in ours_t if t < 0.5) / len(ours_t)
+    assert r.summary["web"]["synack_drops"] > 0
+    assert ns2 > 0.8 and ours > 0.75, (ours, ns2)
+    assert abs(ours - ns2) < 0.1, (ours, ns2)
