@@ -109,7 +109,7 @@ impl Arena {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     pub fn alloc(&mut self, p: Packet) -> PktId {
         self.in_use += 1;
         self.peak = self.peak.max(self.in_use);
@@ -127,7 +127,8 @@ impl Arena {
         }
     }
 
-    #[inline]
+    /// Out of line: the free list's path stays small enough to inline.
+    #[inline(never)]
     fn alloc_in_order(&mut self, p: Packet) -> PktId {
         if 2 * self.in_use > self.slots.len() {
             // At most half full, so that the search below is short: the

@@ -305,13 +305,12 @@ impl Link {
     #[inline]
     pub fn pass_through(&mut self, t: SimTime, size: u32, data: bool) -> Option<SimTime> {
         // `fifo` holds (start, size) pairs here.
-        while let (Some(&start), Some(&sz)) = (self.fifo.front(), self.fifo.get(1)) {
+        while let Some(&start) = self.fifo.front() {
             if start > t.0 {
                 break;
             }
             self.fifo.pop_front();
-            self.fifo.pop_front();
-            self.qbytes -= sz;
+            self.qbytes -= self.fifo.pop_front().unwrap_or(0);
         }
         self.stats.arrivals += 1;
         self.stats.arrival_bytes += size as u64;
@@ -346,15 +345,17 @@ impl Link {
                 return fq.qlen();
             }
         }
-        self.fifo_len()
-    }
-
-    #[inline]
-    fn fifo_len(&self) -> QueueLen {
         if self.cut_through {
             // Admitted packets count as departed (see `pass_through`).
             return QueueLen { pkts: 0, bytes: 0 };
         }
+        self.fifo_len()
+    }
+
+    /// The FIFO's packets and bytes (not on a cut-through link, whose
+    /// `fifo` holds pairs).
+    #[inline]
+    fn fifo_len(&self) -> QueueLen {
         QueueLen {
             pkts: self.fifo.len() as u32,
             bytes: self.qbytes,
@@ -655,7 +656,8 @@ impl Link {
         (bits / 4000).clamp(1, 256) as usize
     }
 
-    /// Whether packets are waiting.
+    /// Whether packets are waiting (not asked of a cut-through link,
+    /// whose packets never wait).
     #[inline]
     pub fn has_waiting(&self) -> bool {
         if self.fq {
@@ -663,7 +665,8 @@ impl Link {
                 return !fq.is_empty();
             }
         }
-        !self.cut_through && !self.fifo.is_empty()
+        debug_assert!(!self.cut_through);
+        !self.fifo.is_empty()
     }
 
     /// Packets waiting in the queue (FQ-CoDel's: flow queue by flow queue).
