@@ -639,7 +639,11 @@ impl World {
             sc: sc.clone(),
             now: SimTime::ZERO,
             events: EventQueue::with_capacity(4 * n + 64),
-            arena: Arena::with_capacity(1024),
+            arena: if n >= WARM_FLOWS {
+                Arena::in_order(1024)
+            } else {
+                Arena::with_capacity(1024)
+            },
             cut_through: built.links.iter().map(|l| l.cut_through).collect(),
             links: built.links,
             routes: topology::Routes::new(&built.routes),
@@ -1885,7 +1889,7 @@ impl World {
             warnings: std::mem::take(&mut self.warnings),
         };
         RunResult {
-            peak_packets: self.arena.capacity_used(),
+            peak_packets: self.arena.peak(),
             scenario: self.sc,
             summary,
             queue: self.series,

@@ -132,10 +132,10 @@ pub enum Offer {
 ///
 /// `repr(C)` keeps the fields in the order written, and the alignment puts
 /// the first field at the start of a cache line: what every packet touches
-/// fills the first four lines (a flow's access links are spread over
+/// fills the first three lines (a flow's access links are spread over
 /// memory at 10^5 flows, so each line costs a cache miss): the times, the
-/// queues, the limit and the flags, then the counters; the AQM and what
-/// only rare events or the summary read come after them.
+/// optional parts, the queue, the limit and the flags, then the counters;
+/// the AQM and what only rare events or the summary read come after them.
 #[derive(Debug)]
 #[repr(C, align(64))]
 pub struct Link {
@@ -144,27 +144,28 @@ pub struct Link {
     busy_until: SimTime,
     /// One-way propagation delay.
     pub delay: SimTime,
-    /// Serialisation times of the two most recent packet sizes (data and
-    /// ACK sizes alternate; this saves a 64-bit division per packet).
-    tx_cache: [(u32, SimTime); 2],
+    /// The two most recent packet sizes and their serialisation times
+    /// (data and ACK sizes alternate; this saves a 64-bit division per
+    /// packet).
+    tx_sizes: [u32; 2],
+    tx_times: [SimTime; 2],
+    /// Bytes waiting in the FIFO; on a cut-through link, bytes admitted
+    /// and not yet started.
     qbytes: u64,
-    pending_bytes: u64,
+    /// Time-weighted queue statistics, on monitored links only.
+    pub monitor: Option<Box<QueueMonitor>>,
+    pub loss: Option<Box<LossModel>>,
     // --- line 1 ---
-    /// Waiting packets (the one in transmission excluded); empty under
-    /// FQ-CoDel, whose scheduler holds them.
-    queue: VecDeque<PktId>,
-    /// Cut-through links: (start of transmission, size) of packets that
-    /// wait at the virtual time of the latest admission.
-    pending: VecDeque<(SimTime, u32)>,
-    // --- line 2 ---
+    /// Waiting packets (the one in transmission excluded), by id; empty
+    /// under FQ-CoDel, whose scheduler holds them. On a cut-through link
+    /// (whose packets never wait here) the start of transmission and the
+    /// size of each packet admitted and not yet started, in pairs (one
+    /// deque for both keeps what every packet reads in three lines).
+    fifo: VecDeque<u64>,
     pub limit: Buffer,
     /// The link (of the opposite direction) whose AQM observes the packets
     /// entering this one ([`crate::aqm::Aqm::observe_reverse`]).
     pub observer: Option<u32>,
-    /// Time-weighted queue statistics, on monitored links only.
-    pub monitor: Option<Box<QueueMonitor>>,
-    pub loss: Option<Box<LossModel>>,
-    pub rate: BitRate,
     /// A `TxDone` event is pending.
     pub txdone_pending: bool,
     /// Packets are passed through ahead of time (see [`Link::pass_through`]).
@@ -174,11 +175,12 @@ pub struct Link {
     /// touching the AQM, which lives in its own allocation.
     droptail: bool,
     fq: bool,
+    // --- line 2: the per-packet counters come first in `LinkStats` ---
+    pub stats: LinkStats,
+    pub rate: BitRate,
     /// Boxed: most links (a flow's access links) are DropTail, and an
     /// inline `AqmImpl` would make every link as large as the largest scheme.
     pub aqm: Box<AqmImpl>,
-    // --- line 3: the per-packet counters come first in `LinkStats` ---
-    pub stats: LinkStats,
     pub aqm_rng: Rng,
     /// Packets FQ-CoDel dropped to make room, for the caller to free.
     evicted: Vec<PktId>,
@@ -212,7 +214,7 @@ impl Link {
             aqm: Box::new(aqm),
             aqm_rng,
             loss: None,
-            queue: VecDeque::new(),
+            fifo: VecDeque::new(),
             evicted: Vec::new(),
             qbytes: 0,
             busy_until: SimTime::ZERO,
@@ -221,9 +223,8 @@ impl Link {
             monitor: None,
             observer: None,
             cut_through: false,
-            pending: VecDeque::new(),
-            pending_bytes: 0,
-            tx_cache: [(0, SimTime::ZERO); 2],
+            tx_sizes: [0; 2],
+            tx_times: [SimTime::ZERO; 2],
             capacity_bits_ns: 0,
             rate_since: SimTime::ZERO,
             prev_rate: rate,
@@ -257,14 +258,16 @@ impl Link {
     /// Serialisation time of a packet of `size` bytes.
     #[inline]
     fn tx_time(&mut self, size: u32) -> SimTime {
-        if self.tx_cache[0].0 == size {
-            return self.tx_cache[0].1;
+        if self.tx_sizes[0] == size {
+            return self.tx_times[0];
         }
-        if self.tx_cache[1].0 != size {
-            self.tx_cache[1] = (size, self.rate.tx_time(size));
+        if self.tx_sizes[1] != size {
+            self.tx_sizes[1] = size;
+            self.tx_times[1] = self.rate.tx_time(size);
         }
-        self.tx_cache.swap(0, 1);
-        self.tx_cache[0].1
+        self.tx_sizes.swap(0, 1);
+        self.tx_times.swap(0, 1);
+        self.tx_times[0]
     }
 
     /// Change the transmission rate at `now` (applies from the next packet).
@@ -278,7 +281,8 @@ impl Link {
         self.rate_since = at;
         self.prev_rate = self.rate;
         self.rate = rate;
-        self.tx_cache = [(0, SimTime::ZERO); 2];
+        self.tx_sizes = [0; 2];
+        self.tx_times = [SimTime::ZERO; 2];
     }
 
     /// Whether this link may be passed through ahead of time: a DropTail
@@ -300,19 +304,20 @@ impl Link {
     /// and departure counters advance at admission.
     #[inline]
     pub fn pass_through(&mut self, t: SimTime, size: u32, data: bool) -> Option<SimTime> {
-        while let Some(&(start, sz)) = self.pending.front() {
-            if start > t {
+        // `fifo` holds (start, size) pairs here.
+        while let Some(&start) = self.fifo.front() {
+            if start > t.0 {
                 break;
             }
-            self.pending.pop_front();
-            self.pending_bytes -= sz as u64;
+            self.fifo.pop_front();
+            self.qbytes -= self.fifo.pop_front().unwrap_or(0);
         }
         self.stats.arrivals += 1;
         self.stats.arrival_bytes += size as u64;
         self.stats.data_arrivals += u64::from(data);
         let fits = match self.limit {
-            Buffer::Packets(n) => (self.pending.len() as u32) < n,
-            Buffer::Bytes(b) => self.pending_bytes + size as u64 <= b,
+            Buffer::Packets(n) => ((self.fifo.len() / 2) as u32) < n,
+            Buffer::Bytes(b) => self.qbytes + size as u64 <= b,
         };
         if !fits {
             self.stats.drops_overflow += 1;
@@ -321,8 +326,9 @@ impl Link {
         }
         let start = t.max(self.busy_until);
         if start > t {
-            self.pending.push_back((start, size));
-            self.pending_bytes += size as u64;
+            self.fifo.push_back(start.0);
+            self.fifo.push_back(u64::from(size));
+            self.qbytes += size as u64;
         }
         self.busy_until = start + self.tx_time(size);
         self.stats.departures += 1;
@@ -339,13 +345,19 @@ impl Link {
                 return fq.qlen();
             }
         }
+        if self.cut_through {
+            // Admitted packets count as departed (see `pass_through`).
+            return QueueLen { pkts: 0, bytes: 0 };
+        }
         self.fifo_len()
     }
 
+    /// The FIFO's packets and bytes (not on a cut-through link, whose
+    /// `fifo` holds pairs).
     #[inline]
     fn fifo_len(&self) -> QueueLen {
         QueueLen {
-            pkts: self.queue.len() as u32,
+            pkts: self.fifo.len() as u32,
             bytes: self.qbytes,
         }
     }
@@ -378,7 +390,7 @@ impl Link {
     #[inline]
     fn fits(&self, size: u32) -> bool {
         match self.limit {
-            Buffer::Packets(n) => (self.queue.len() as u32) < n,
+            Buffer::Packets(n) => (self.fifo.len() as u32) < n,
             Buffer::Bytes(b) => self.qbytes + size as u64 <= b,
         }
     }
@@ -435,10 +447,10 @@ impl Link {
             self.count_signal(now, info.flow, true, c);
         }
         p.enq_time = now;
-        self.queue.push_back(id);
+        self.fifo.push_back(u64::from(id));
         self.qbytes += info.size as u64;
         if let Some(m) = self.monitor.as_mut() {
-            m.set(now, self.queue.len() as u32, self.qbytes);
+            m.set(now, self.fifo.len() as u32, self.qbytes);
         }
         Offer::Accepted
     }
@@ -518,12 +530,12 @@ impl Link {
                 return self.start(now, pkt.id, pkt.size, tx_end, verdict, arena);
             }
         }
-        let id = self.queue.pop_front()?;
+        let id = self.fifo.pop_front()? as PktId;
         let p = arena.get(id);
         let size = p.size;
         self.qbytes -= size as u64;
         if let Some(m) = self.monitor.as_mut() {
-            m.set(now, self.queue.len() as u32, self.qbytes);
+            m.set(now, self.fifo.len() as u32, self.qbytes);
         }
         let info = PacketInfo {
             size,
@@ -633,11 +645,7 @@ impl Link {
     /// them into the cache ahead of the packets; see `World::warm`).
     #[inline]
     pub fn warm(&self) -> u64 {
-        self.busy_until.0
-            ^ self.queue.len() as u64
-            ^ self.pending.len() as u64
-            ^ self.observer.map_or(0, u64::from)
-            ^ self.stats.arrivals
+        self.busy_until.0 ^ self.fifo.len() as u64 ^ self.stats.arrivals
     }
 
     /// About how many packets this link sends within one bucket of the
@@ -648,7 +656,8 @@ impl Link {
         (bits / 4000).clamp(1, 256) as usize
     }
 
-    /// Whether packets are waiting.
+    /// Whether packets are waiting (not asked of a cut-through link,
+    /// whose packets never wait).
     #[inline]
     pub fn has_waiting(&self) -> bool {
         if self.fq {
@@ -656,16 +665,22 @@ impl Link {
                 return !fq.is_empty();
             }
         }
-        !self.queue.is_empty()
+        debug_assert!(!self.cut_through);
+        !self.fifo.is_empty()
     }
 
     /// Packets waiting in the queue (FQ-CoDel's: flow queue by flow queue).
-    pub fn waiting(&self) -> impl Iterator<Item = &PktId> {
+    pub fn waiting(&self) -> impl Iterator<Item = PktId> + '_ {
         let fq = match &*self.aqm {
-            AqmImpl::FqCodel(fq) => Some(fq.iter().map(|q| &q.id)),
+            AqmImpl::FqCodel(fq) => Some(fq.iter().map(|q| q.id)),
             _ => None,
         };
-        self.queue.iter().chain(fq.into_iter().flatten())
+        let fifo = if self.cut_through { 0 } else { self.fifo.len() };
+        self.fifo
+            .iter()
+            .take(fifo)
+            .map(|&id| id as PktId)
+            .chain(fq.into_iter().flatten())
     }
 }
 
@@ -680,9 +695,9 @@ mod tests {
     fn hot_fields_fill_the_first_four_cache_lines() {
         use std::mem::{align_of, offset_of};
         assert_eq!(align_of::<Link>(), 64);
-        assert_eq!(offset_of!(Link, queue), 64);
-        assert!(offset_of!(Link, aqm) < 128 + 64);
-        assert_eq!(offset_of!(Link, stats), 192);
+        assert_eq!(offset_of!(Link, fifo), 64);
+        assert!(offset_of!(Link, fq) < 128);
+        assert_eq!(offset_of!(Link, stats), 128);
         assert!(offset_of!(LinkStats, data_drops) < 64);
     }
 
