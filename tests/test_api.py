@@ -199,6 +199,22 @@ def test_progress_callback(small_doc: dict[str, Any]) -> None:
         aqmlab.run(small_doc, progress=raising)
 
 
+def test_progress_calls_at_most_every_s(small_doc: dict[str, Any]) -> None:
+    """`every_s` (what `aqmlab run` uses, 0.1 s) bounds the calls into Python by wall time:
+    each takes the interpreter's lock, which the thread loading numpy and pyarrow holds."""
+    from aqmlab._engine import run_raw
+
+    small_doc["duration"] = "40s"
+    small_doc["traffic"][0]["flows"] = 40
+    calls: list[float] = []
+    run_raw(small_doc, calls.append, None)
+    assert calls
+    few: list[float] = []
+    raw = run_raw(small_doc, few.append, None, every_s=3600.0)
+    assert few == []  # the run takes far less than an hour
+    assert aqmlab.api.from_core(raw).summary["duration_s"] == 40
+
+
 def test_seed_must_be_a_whole_number(small_doc: dict[str, Any]) -> None:
     for bad in (-1, 1.5, "3", True):
         with pytest.raises(aqmlab.ScenarioError) as e:

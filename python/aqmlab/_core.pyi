@@ -41,9 +41,11 @@ def run(
     json: str,
     progress: Callable[[float, int], bool | None] | None = None,
     available: int | None = None,
+    every_s: float = 0.0,
 ) -> RawRun:
     """Run a scenario (JSON text). ``progress(simulated_seconds, events)``
-    returning ``False`` stops the run with ``KeyboardInterrupt``. A run whose
+    returning ``False`` stops the run with ``KeyboardInterrupt``; with
+    ``every_s`` > 0 it is called at most once per ``every_s`` wall seconds. A run whose
     results would not fit in ``available`` bytes (and
     ``metrics.memory_limit``) is refused with ``ScenarioError``; results
     that do not fit when handed over raise ``MemoryError``."""

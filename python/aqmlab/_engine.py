@@ -23,17 +23,22 @@ ProgressFn = Callable[..., "bool | None"]
 
 
 def run_raw(
-    doc: Mapping[str, Any], progress: ProgressFn | None = None, free: int | None = -1
+    doc: Mapping[str, Any],
+    progress: ProgressFn | None = None,
+    free: int | None = -1,
+    every_s: float = 0.0,
 ) -> Any:
     """Run the prepared scenario ``doc``; return what ``_core.run`` returns
     (``aqmlab.api.from_core`` turns it into a :class:`aqmlab.RunResult`).
     A run that would not fit in the ``free`` bytes (by default what
     :func:`available_memory` finds now; ``None``: no check) is refused
-    before it starts (``ScenarioError``)."""
+    before it starts (``ScenarioError``). ``progress`` is called at most
+    once per ``every_s`` wall seconds (0: at each of the engine's progress
+    points)."""
     if free == -1:
         free = available_memory()
     try:
-        return _core.run(to_json(doc), with_events(progress), free)
+        return _core.run(to_json(doc), with_events(progress), free, every_s)
     except ScenarioError as e:
         raise with_truncate_hint(e) from None
 

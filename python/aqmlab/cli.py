@@ -41,6 +41,10 @@ EXIT_INTERRUPTED = 130
 PROGRESS_AFTER_S = 2.0
 #: Wall seconds between progress lines when stderr is not a terminal.
 PROGRESS_LOG_S = 5.0
+#: Least wall seconds between two calls of the engine into Python during
+#: `aqmlab run` (each takes the interpreter's lock, which the thread loading
+#: numpy and pyarrow holds; Ctrl-C is noticed at the calls).
+PROGRESS_CALL_S = 0.1
 
 
 class UserError(Exception):
@@ -405,7 +409,6 @@ def _preload(*modules: str) -> threading.Thread:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    preload = _preload("aqmlab.api", "pyarrow.parquet", "aqmlab.report")
     from aqmlab._engine import available_memory, run_raw
 
     notes: list[str] = []
@@ -427,8 +430,11 @@ def cmd_run(args: argparse.Namespace) -> int:
     free = available_memory()
     warn_estimate(args.file, doc, free)
     progress = _LazyProgress(_seconds(str(resolved.get("duration", "0s"))), not args.quiet)
+    # Started only now, so that reading and checking the input do not wait
+    # for the interpreter's lock the loading thread holds.
+    preload = _preload("aqmlab.api", "pyarrow.parquet", "aqmlab.report")
     try:
-        raw = run_raw(doc, progress, free)
+        raw = run_raw(doc, progress, free, every_s=PROGRESS_CALL_S)
     except ScenarioError as e:
         raise UserError(f"{_name(args.file)}: {e}") from None
     finally:

@@ -68,22 +68,42 @@ fn estimate<'py>(py: Python<'py>, json: &str) -> PyResult<Bound<'py, PyDict>> {
 /// `params`, `responses`, `delay`, `flow_series` and `events` (dicts of
 /// column name -> Arrow buffers, see [`columns`]), `peak_packets`
 /// and `version` (the engine's).
+///
+/// `every_s`: the least wall time between two calls (0, the default: at
+/// every one of the engine's progress points, which fall at the same
+/// simulated times in every run). Each call takes the interpreter's lock;
+/// the `aqmlab run` command asks for 0.1 s so that the engine seldom waits
+/// for the lock while numpy and pyarrow load beside it. Ctrl-C is noticed
+/// at the calls.
 #[pyfunction]
-#[pyo3(signature = (json, progress=None, available=None))]
+#[pyo3(signature = (json, progress=None, available=None, every_s=0.0))]
 fn run<'py>(
     py: Python<'py>,
     json: &str,
     progress: Option<Py<PyAny>>,
     available: Option<u64>,
+    every_s: f64,
 ) -> PyResult<Bound<'py, PyDict>> {
     let sc = decode(py, json)?;
     if let Some(bytes) = available {
         sc.check_machine_memory(bytes)
             .map_err(|e| spec_error(py, e))?;
     }
+    let every = if every_s.is_finite() && every_s > 0.0 {
+        std::time::Duration::from_secs_f64(every_s.min(3600.0))
+    } else {
+        std::time::Duration::ZERO
+    };
+    let mut last = std::time::Instant::now();
     let mut pending: Option<PyErr> = None;
     let outcome = py.detach(|| {
         let mut tick = |now: SimTime, events: u64| -> bool {
+            if !every.is_zero() {
+                if last.elapsed() < every {
+                    return true;
+                }
+                last = std::time::Instant::now();
+            }
             Python::attach(|py| match keep_going(py, progress.as_ref(), now, events) {
                 Ok(go) => go,
                 Err(e) => {
