@@ -15,7 +15,7 @@ DEV_PACKAGES := "maturin>=1.5,<2" pytest ruff mypy
 export PATH := $(HOME)/.cargo/bin:$(PATH)
 export VIRTUAL_ENV := $(abspath $(VENV))
 
-.PHONY: help venv build demo test test-rust test-python lint bench bench-scale bench-experiments bench-testbed clean
+.PHONY: help venv build demo test test-rust test-python lint bench bench-scale bench-startup bench-experiments bench-testbed clean
 
 help:
 	@echo "make venv    create $(VENV) with the build and test tools"
@@ -26,6 +26,7 @@ help:
 	@echo "make ns2     install Debian's ns-2.35 for the TCP cross-check (as root)"
 	@echo "make bench   speed of the canonical scenario per scheme, the scaling table (100 ... 100 000 flows), the testbed router, then the thesis' experiments in full"
 	@echo "make bench-scale   the scaling table alone (issue 14)"
+	@echo "make bench-startup   what 'aqmlab run' spends beyond the engine on the canonical scenario (issue 14)"
 	@echo "make bench-experiments   the thesis' experiments in full on 2 workers (wall time, overhead)"
 	@echo "make bench-testbed   the testbed router: AQM path in memory, then real TCP through TUN (root)"
 	@echo "make clean   remove build products, $(VENV) and demo-out/"
@@ -100,6 +101,7 @@ bench:
 	  $(foreach k,$(AQM_KINDS),scenarios/canonical.toml@$(k)) \
 	  scenarios/web.toml
 	$(MAKE) bench-scale
+	$(MAKE) bench-startup
 	$(MAKE) bench-testbed
 	$(MAKE) bench-experiments
 
@@ -115,6 +117,10 @@ bench-testbed: build
 # of 200 000 flows starting at one instant.
 bench-scale:
 	cargo run --release -p aqmlab-core --example bench -- --scale scenarios/canonical.toml
+
+# Issue 14: the whole `aqmlab run` command against the engine alone, 21 runs each.
+bench-startup: build
+	$(VPY) tests/bench_startup.py scenarios/canonical.toml 21
 
 # The thesis' experiments in full (issue 11): every scheme, every seed, full length, on
 # 2 local workers; prints the wall time and the overhead beyond the engine's own time.
