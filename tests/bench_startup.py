@@ -1,7 +1,8 @@
 """What `aqmlab run` spends beyond the engine's own time (issue 14), on the canonical scenario.
 
-Alternates N runs of the whole command (``aqmlab run FILE -o DIR --quiet``, a fresh process each
-time: interpreter start, imports, input checks, the run, Parquet writing) with N runs of the
+Alternates N runs of the whole command (``aqmlab run FILE -o DIR --quiet``, the console script
+beside the interpreter, a fresh process each time: interpreter start, imports, input checks, the
+run, Parquet writing) with N runs of the
 engine alone (a fresh process that has already imported everything, timing ``_core.run`` with the
 command's progress settings), and prints both distributions and the difference of their medians
 and of their minima. Bytecode is written and used (an installed wheel has it), whatever
@@ -41,7 +42,9 @@ def main() -> int:
     command: list[float] = []
     engine: list[float] = []
     with tempfile.TemporaryDirectory() as tmp:
-        run = [py, "-m", "aqmlab", "run", str(scenario), "--quiet", "-o"]
+        script = Path(py).parent / "aqmlab"  # the console script users run
+        head = [str(script)] if script.is_file() else [py, "-m", "aqmlab"]
+        run = [*head, "run", str(scenario), "--quiet", "-o"]
         subprocess.run([*run, f"{tmp}/warm"], env=env, check=True)  # bytecode, page cache
         for i in range(n):
             t = time.perf_counter()
