@@ -61,6 +61,7 @@ class Case:
     # (s) at which per-phase figures are taken.
     schedule: tuple[tuple[float, int], ...] = ()
     phases: tuple[float, ...] = ()
+    rate_mbps: int = 10
 
     def toml(self, seed: int, tcp: list[str]) -> str:
         if self.aqm == "ared":
@@ -84,7 +85,7 @@ schedule = [
 {sched}]
 [topology]
 kind = "dumbbell"
-bottleneck_rate = "10Mbps"
+bottleneck_rate = "{self.rate_mbps}Mbps"
 bottleneck_delay = "{self.bottleneck_delay_ms}ms"
 access_rate = "100Mbps"
 access_delay = "15ms"
@@ -131,7 +132,7 @@ Queue/RED set adaptive_ 1
 Queue/RED set interval_ 0.5
 set r1 [$ns node]
 set r2 [$ns node]
-$ns duplex-link $r1 $r2 10Mb {self.bottleneck_delay_ms}ms {queue}
+$ns duplex-link $r1 $r2 {self.rate_mbps}Mb {self.bottleneck_delay_ms}ms {queue}
 $ns queue-limit $r1 $r2 {self.buffer}
 $ns queue-limit $r2 $r1 {self.buffer}
 set qm [$ns monitor-queue $r1 $r2 ""]
@@ -181,6 +182,8 @@ CASES = [
     Case("droptail-900ms", "droptail", 420),
     Case("ared-100ms", "ared", 20),
     Case("ared-900ms", "ared", 420),
+    # Thesis section 5.5.2's top capacity with the same 100 flows.
+    Case("ared-100ms-50mbps", "ared", 20, rate_mbps=50),
 ]
 
 FIGURES = ("utilisation", "drops", "timeouts", "retransmits")
@@ -224,13 +227,13 @@ def run_ns2(case: Case, seed: int) -> dict[str, Any]:
         deps.append(d)
     bounds = [case.start_s, *case.phases, case.duration_s]
     per_phase = [
-        (deps[i + 1] - deps[i]) * 8 / (bounds[i + 1] - bounds[i]) / 10e6
+        (deps[i + 1] - deps[i]) * 8 / (bounds[i + 1] - bounds[i]) / (case.rate_mbps * 1e6)
         for i in range(len(bounds) - 1)
     ]
     a, b = snaps[0], snaps[-1]
     window = case.duration_s - case.start_s
     return {
-        "utilisation": (deps[-1] - deps[0]) * 8 / window / 10e6,
+        "utilisation": (deps[-1] - deps[0]) * 8 / window / (case.rate_mbps * 1e6),
         "drops": b[1] - a[1],
         "timeouts": b[2] - a[2],
         "retransmits": b[3] - a[3],
