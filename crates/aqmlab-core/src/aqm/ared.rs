@@ -59,6 +59,22 @@ pub const AUTO_MIN_TH_FLOOR: f64 = 5.0;
 pub const TARGET_LO: f64 = 0.4;
 pub const TARGET_HI: f64 = 0.6;
 
+/// The range max_p is kept in (key `bounds`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum AredBounds {
+    /// Section 3.2.2: max_p clamped to [0.01, 0.5].
+    #[default]
+    Paper,
+    /// ns-2's `red.cc`: a decrease happens while max_p > bottom and an
+    /// increase while max_p < top (each step may pass the bound once, no
+    /// clamp), with top = 0.5 and bottom = min(0.01, 80 000 / bandwidth in
+    /// bit/s), "at most 1/W" for W the window of a 100 ms connection with
+    /// 1000-byte packets; set once from the rate the link starts with (ns-2
+    /// does not update it when the bandwidth changes).
+    Ns2,
+}
+
 /// Parameters of `ared`. In automatic mode `min_th`, `max_th` and `w_q` are
 /// `None` (computed from the link when the scheme is built); in manual mode
 /// they are set and `target_delay` is `None`.
@@ -98,6 +114,8 @@ pub struct AredParams {
     pub target_delay: Option<SimTime>,
     /// Period of the max_p adaptation, > 0 (default 0.5 s).
     pub interval: SimTime,
+    /// The range of max_p: section 3.2.2's or ns-2's.
+    pub bounds: AredBounds,
     /// Multiplicative decrease factor, in (0, 1) (default 0.9).
     pub beta: f64,
 }
@@ -121,6 +139,7 @@ impl Default for AredParams {
             target_delay: Some(DEFAULT_TARGET_DELAY),
             interval: DEFAULT_INTERVAL,
             beta: DEFAULT_BETA,
+            bounds: AredBounds::Paper,
         }
     }
 }
@@ -197,6 +216,10 @@ impl AredParams {
             target_delay,
             interval: t.time("interval", d.interval)?,
             beta: t.f64("beta", d.beta)?,
+            bounds: match t.choice("bounds", &["paper", "ns2"], Some("paper"))? {
+                "ns2" => AredBounds::Ns2,
+                _ => AredBounds::Paper,
+            },
         };
         p.validate(t.path())?;
         Ok(p)
@@ -283,6 +306,9 @@ pub struct Ared {
     c_pps: f64,
     /// A step of max_p or new automatic settings since the last `take_changed`.
     changed: bool,
+    bounds: AredBounds,
+    /// ns-2's `bottom_` for the starting link (`bounds = "ns2"`).
+    ns2_bottom: f64,
 }
 
 impl Ared {
@@ -296,6 +322,8 @@ impl Ared {
             beta: p.beta,
             c_pps,
             changed: false,
+            bounds: p.bounds,
+            ns2_bottom: MAX_P_MIN.min(80_000.0 / link.rate.bps() as f64),
         }
     }
 
@@ -311,11 +339,23 @@ impl Ared {
         let p = self.red.params_mut();
         let (lo, hi) = target_band(p.min_th, p.max_th);
         let old = p.max_p;
-        if avg > hi && p.max_p <= MAX_P_MAX {
-            let alpha = ALPHA_MAX.min(p.max_p / 4.0);
-            p.max_p = (p.max_p + alpha).min(MAX_P_MAX);
-        } else if avg < lo && p.max_p >= MAX_P_MIN {
-            p.max_p = (p.max_p * beta).max(MAX_P_MIN);
+        match self.bounds {
+            AredBounds::Paper => {
+                if avg > hi && p.max_p <= MAX_P_MAX {
+                    let alpha = ALPHA_MAX.min(p.max_p / 4.0);
+                    p.max_p = (p.max_p + alpha).min(MAX_P_MAX);
+                } else if avg < lo && p.max_p >= MAX_P_MIN {
+                    p.max_p = (p.max_p * beta).max(MAX_P_MIN);
+                }
+            }
+            // ns-2's updateMaxP: the decrease is tested first.
+            AredBounds::Ns2 => {
+                if avg < lo && p.max_p > self.ns2_bottom {
+                    p.max_p *= beta;
+                } else if avg > hi && p.max_p < MAX_P_MAX {
+                    p.max_p += ALPHA_MAX.min(p.max_p / 4.0);
+                }
+            }
         }
         let stepped = p.max_p != old;
         self.changed |= stepped;
@@ -412,6 +452,51 @@ mod tests {
         // 20 + 0.4 * 40 = 36, 20 + 0.6 * 40 = 44.
         let (lo, hi) = target_band(20.0, 60.0);
         assert!(close(lo, 36.0) && close(hi, 44.0));
+    }
+
+    /// ns-2's range: bottom = min(0.01, 80 000 / bandwidth), no clamp, each
+    /// bound passed at most once; the paper's keeps [0.01, 0.5].
+    #[test]
+    fn ns2_bounds() {
+        let ns2 = AredParams {
+            bounds: AredBounds::Ns2,
+            ..manual()
+        };
+        // 10 Mb/s: bottom = 0.008. 0.0105 -> 0.00945 -> 0.008505 -> 0.0076545, then no change.
+        let mut a = Ared::new(ns2.clone(), link(10));
+        a.red.params_mut().max_p = 0.0105;
+        for want in [0.00945, 0.008_505, 0.007_654_5] {
+            assert!(a.adapt(10.0));
+            assert!(
+                close(a.red_params().max_p, want),
+                "{}",
+                a.red_params().max_p
+            );
+        }
+        assert!(!a.adapt(10.0));
+        // 50 Mb/s: bottom = 0.0016.
+        let mut a = Ared::new(ns2, link(50));
+        // 0.002 -> 0.0018 -> 0.00162 -> 0.001458, then no change.
+        a.red.params_mut().max_p = 0.002;
+        for want in [0.0018, 0.00162, 0.001_458] {
+            assert!(a.adapt(10.0));
+            assert!(
+                close(a.red_params().max_p, want),
+                "{}",
+                a.red_params().max_p
+            );
+        }
+        assert!(!a.adapt(10.0));
+        // Top: 0.495 + 0.01 = 0.505 (not clamped), then no change.
+        a.red.params_mut().max_p = 0.495;
+        assert!(a.adapt(50.0));
+        assert!(close(a.red_params().max_p, 0.505));
+        assert!(!a.adapt(50.0));
+        // The key.
+        assert_eq!(decode("bounds = \"ns2\"").unwrap().bounds, AredBounds::Ns2);
+        assert_eq!(decode("").unwrap().bounds, AredBounds::Paper);
+        let e = decode("bounds = \"linux\"").unwrap_err().to_string();
+        assert!(e.contains("aqm.bounds") && e.contains("ns2"), "{e}");
     }
 
     /// Fig. 5.3's AIMD rule with thresholds 20 / 60 (band [36, 44]).

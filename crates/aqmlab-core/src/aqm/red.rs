@@ -33,6 +33,12 @@
 //! as below min_th. With a slow average (small w_q) this spares the
 //! arrivals to a queue that has drained while the average is still high.
 //!
+//! `gentle_base` (`"current"` by default): the gentle line above max_th
+//! runs from the max_p in force at max_th to 1 at 2 max_th. `"initial"` is
+//! ns-2's `red.cc`, which computes that line once, from the configured max_p
+//! (`1 / linterm_`), so an adaptive scheme's later max_p moves only the
+//! region below max_th (see [`GentleBase`]).
+//!
 //! Regions of the average queue `avg` (in packets; in byte mode the byte
 //! count divided by `mean_pkt_size`):
 //! - `avg < min_th`: pass.
@@ -73,6 +79,22 @@ pub enum ByteCount {
     Literal,
 }
 
+/// Where the gentle line above max_th starts (key `gentle_base`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum GentleBase {
+    /// From the max_p in force at max_th to 1 at 2 max_th (eq. 2.4; the
+    /// Adaptive RED paper: the line moves with the adapted max_p).
+    #[default]
+    Current,
+    /// From the configured (initial) max_p at max_th to 1 at 2 max_th,
+    /// whatever max_p the adaptive rule has reached since: ns-2's RED
+    /// computes the gentle line's slope and intercept once, from
+    /// `1 / linterm_`, when the queue is set up, and its `updateMaxP` changes
+    /// only the max_p of the region below max_th.
+    Initial,
+}
+
 /// The count-based correction of RED's probability: shared by every scheme
 /// that uses RED's drop function (RED, ARED, Auto-Tuning RED, AP-RED,
 /// ST-RED, Feng's ARED). Keys `byte_count` and `wait`.
@@ -86,6 +108,9 @@ pub struct RedCounting {
     /// ns-2's `qlen > 1` rule: no signal while the waiting queue holds at
     /// most one packet (packet mode) or one byte (byte mode). Default off.
     pub empty_gate: bool,
+    /// Where the gentle line starts at max_th: the max_p in force
+    /// (default) or the configured one (ns-2's adaptive RED).
+    pub gentle_base: GentleBase,
 }
 
 impl RedCounting {
@@ -102,6 +127,17 @@ impl RedCounting {
             },
             wait: t.bool("wait", d.wait)?,
             empty_gate: t.bool("empty_gate", d.empty_gate)?,
+            gentle_base: match t.choice(
+                "gentle_base",
+                &["current", "initial"],
+                Some(match d.gentle_base {
+                    GentleBase::Current => "current",
+                    GentleBase::Initial => "initial",
+                }),
+            )? {
+                "initial" => GentleBase::Initial,
+                _ => GentleBase::Current,
+            },
         })
     }
 }
@@ -236,16 +272,26 @@ pub struct Red {
     idle_since: Option<SimTime>,
     /// Transmission time of a typical packet, seconds (the idle correction's unit).
     pkt_time_s: f64,
+    /// The configured max_p: where the gentle line starts with
+    /// `gentle_base = "initial"`.
+    max_p0: f64,
 }
 
 /// Initial probability p_i of eq. 2.4 (and the non-gentle step), in packet mode.
 pub fn initial_prob(p: &RedParams, avg: f64) -> f64 {
+    initial_prob_gentle_from(p, avg, p.max_p)
+}
+
+/// [`initial_prob`] with the gentle line starting at `gentle_at_max` at
+/// max_th (`gentle_base`); below max_th the probability rises to the max_p
+/// in force.
+pub fn initial_prob_gentle_from(p: &RedParams, avg: f64, gentle_at_max: f64) -> f64 {
     if avg < p.min_th {
         0.0
     } else if avg < p.max_th {
         (avg - p.min_th) / (p.max_th - p.min_th) * p.max_p
     } else if p.gentle && avg < 2.0 * p.max_th {
-        (avg - p.max_th) / p.max_th * (1.0 - p.max_p) + p.max_p
+        (avg - p.max_th) / p.max_th * (1.0 - gentle_at_max) + gentle_at_max
     } else {
         1.0
     }
@@ -307,6 +353,7 @@ impl Red {
     pub fn new(p: RedParams, link: LinkInfo) -> Red {
         let pkt_time_s = p.mean_pkt_size as f64 * 8.0 / link.rate.bps() as f64;
         Red {
+            max_p0: p.max_p,
             p,
             avg: 0.0,
             count: -1,
@@ -318,6 +365,17 @@ impl Red {
 
     pub fn params(&self) -> &RedParams {
         &self.p
+    }
+
+    /// The initial probability p_i (eq. 2.4) for the average `avg` under
+    /// the parameters in force, the gentle line starting where
+    /// `gentle_base` says.
+    pub fn p_i(&self, avg: f64) -> f64 {
+        let gentle_at_max = match self.p.counting.gentle_base {
+            GentleBase::Current => self.p.max_p,
+            GentleBase::Initial => self.max_p0,
+        };
+        initial_prob_gentle_from(&self.p, avg, gentle_at_max)
     }
 
     /// For the adaptive variants: change max_p, the thresholds or w_q
@@ -381,7 +439,7 @@ impl Red {
         } else {
             Cause::Forced
         };
-        let p_i = initial_prob(p, self.avg);
+        let p_i = self.p_i(self.avg);
         let signal = if p_i >= 1.0 {
             true
         } else {
@@ -664,6 +722,56 @@ mod tests {
         assert_eq!(initial_prob(&p, 120.0), 1.0);
         p.gentle = false;
         assert_eq!(initial_prob(&p, 60.0), 1.0);
+    }
+
+    /// ns-2's adaptive RED fixes the gentle line when the queue is set up
+    /// (from `1 / linterm_`); `gentle_base = "initial"` reproduces that, the
+    /// default moves the line with the adapted max_p.
+    #[test]
+    fn gentle_line_from_the_configured_or_the_current_max_p() {
+        let mut p = params(); // min_th 20, max_th 60, max_p 0.1
+        p.counting.gentle_base = GentleBase::Initial;
+        let mut ns2 = Red::new(p.clone(), link());
+        p.counting.gentle_base = GentleBase::Current;
+        let mut cur = Red::new(p, link());
+        for r in [&mut ns2, &mut cur] {
+            r.params_mut().max_p = 0.01; // as an adaptive rule would
+                                         // Below max_th both use the max_p in force: 20 / 40 * 0.01.
+            assert!((r.p_i(40.0) - 0.005).abs() < 1e-15);
+            assert_eq!(r.p_i(120.0), 1.0);
+        }
+        // Above max_th: (90 - 60) / 60 * (1 - 0.1) + 0.1 = 0.55 from the
+        // configured 0.1; (90 - 60) / 60 * 0.99 + 0.01 = 0.505 from 0.01.
+        assert!((ns2.p_i(90.0) - 0.55).abs() < 1e-15);
+        assert!((cur.p_i(90.0) - 0.505).abs() < 1e-15);
+        // At max_th ns-2's probability jumps from 0.01 to 0.1.
+        assert!((ns2.p_i(59.999_999) - 0.01).abs() < 1e-6);
+        assert!((ns2.p_i(60.0) - 0.1).abs() < 1e-15);
+        assert!((cur.p_i(60.0) - 0.01).abs() < 1e-15);
+    }
+
+    #[test]
+    fn gentle_base_key() {
+        use crate::scenario::value::Value;
+        let decode = |text: &str| {
+            let v: Value = toml::from_str(text).unwrap();
+            let mut t = Table::new(v, "aqm").unwrap();
+            RedParams::decode(&mut t, 500).map(|p| p.counting.gentle_base)
+        };
+        assert_eq!(decode("").unwrap(), GentleBase::Current);
+        assert_eq!(
+            decode("gentle_base = \"current\"").unwrap(),
+            GentleBase::Current
+        );
+        assert_eq!(
+            decode("gentle_base = \"initial\"").unwrap(),
+            GentleBase::Initial
+        );
+        let e = decode("gentle_base = \"max_p\"").unwrap_err().to_string();
+        assert!(
+            e.contains("aqm.gentle_base") && e.contains("initial"),
+            "{e}"
+        );
     }
 
     #[test]
