@@ -18,17 +18,17 @@ import pytest
 pytestmark = pytest.mark.skipif(shutil.which("ns") is None, reason="ns-2 not installed (make ns2)")
 
 
-def _crosscheck() -> ModuleType:
-    path = Path(__file__).parent / "ns2" / "crosscheck.py"
-    spec = importlib.util.spec_from_file_location("crosscheck", path)
+def _module(name: str) -> ModuleType:
+    path = Path(__file__).parent / "ns2" / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(name, path)
     assert spec is not None and spec.loader is not None
     mod = importlib.util.module_from_spec(spec)
-    sys.modules["crosscheck"] = mod
+    sys.modules[name] = mod
     spec.loader.exec_module(mod)
     return mod
 
 
-cc = _crosscheck()
+cc = _module("crosscheck")
 
 
 def _case(name: str) -> object:
@@ -80,17 +80,21 @@ def test_ns2s_limited_transmit_costs_utilisation_at_50_mbps() -> None:
 
 def test_ared_long_rtt_needs_ns2s_clock() -> None:
     """ARED(20, 60), 900 ms: ns-2 keeps 72 % of the link. aqmlab with ns-2's 10 ms TCP clock
-    comes within 4 points with drops within 30 %; on an exact clock spurious timeouts cost it
-    more than 6 points and nearly triple the drops (docs/tcp.md, "The RTT clock")."""
+    and ns-2's adaptive RED (the gentle line fixed from the initial max_p, `bottom_`; docs/
+    fidelity.md item 4) comes within 4 points with drops within 30 % and timeouts within 30 %
+    (289 against 257; 78 before ns-2's RED keys); on an exact clock spurious timeouts cost it
+    more than 6 points, triple the timeouts and 2.4 times the drops (docs/tcp.md, "The RTT
+    clock"; 2.7 times before ns-2's RED keys, hence the bound of 2.2 instead of 2.5)."""
     case = _case("ared-900ms")
     ns2 = cc.run_ns2(case, 1)
     ours = cc.run_aqmlab(case, 1, cc.NS2_TCP)
     exact = cc.run_aqmlab(case, 1, [])
     assert abs(ours["utilisation"] - ns2["utilisation"]) < 0.04, (ours, ns2)
     assert abs(ours["drops"] - ns2["drops"]) < 0.3 * ns2["drops"], (ours, ns2)
+    assert abs(ours["timeouts"] - ns2["timeouts"]) < 0.3 * ns2["timeouts"], (ours, ns2)
     assert exact["utilisation"] < ns2["utilisation"] - 0.06, (exact, ns2)
     assert exact["timeouts"] > 3 * ns2["timeouts"], (exact, ns2)
-    assert exact["drops"] > 2.5 * ns2["drops"], (exact, ns2)
+    assert exact["drops"] > 2.2 * ns2["drops"], (exact, ns2)
 
 
 def test_rem_wireless_droptail_matches_ns2() -> None:
@@ -179,3 +183,40 @@ def test_red_star_admission_problem_in_ns2_is_not_the_papers(tmp_path: Path) -> 
     assert r.summary["web"]["synack_drops"] > 0
     assert ns2 > 0.8 and ours > 0.75, (ours, ns2)
     assert abs(ours - ns2) < 0.1, (ours, ns2)
+
+
+def test_st_red_rises_at_long_rtt_in_ns2s_dynamics_and_ours() -> None:
+    """Thesis section 5.5.1 (docs/fidelity.md, item 4), seed 1. ns-2.35's own RED average, under
+    the ARED that ST-RED is before its first adjustment, makes fig. 5.3's detector (RED's average,
+    section 5.5's h_s) find large variances only once d reaches 700-900 ms and never a small one;
+    aqmlab's ST-RED on the same set-up, with ns-2's RED keys, raises its thresholds in the same
+    phases and not before: the rise of figure 5.4 comes out in both."""
+    st = _module("st_red_551")
+    t, q = st.ns2_trace(1, "average")
+    d = st.detect(t, q)
+    assert d.detections, d
+    assert all(600 <= s <= 1200 and k == "large" for s, k in d.detections), d.detections
+    assert max(d.sigma_median[:2] + d.sigma_median[-2:]) < 0.1, d.sigma_median
+    assert min(d.sigma_median[3:6]) > 0.25, d.sigma_median
+    ours = st.aqmlab_st_red(1, "average")
+    assert ours["steps"], ours
+    assert all(600 <= s <= 1200 and m > 60 for s, m in ours["steps"]), ours["steps"]
+
+
+def test_st_pi_finds_no_small_variance_in_ns2s_pi() -> None:
+    """Thesis section 6.4.3's first phase (docs/fidelity.md, item 5): 300 forward and 50 reverse
+    ECN flows at 15 Mbit/s, PI at q_ref 150 with `bytes_`, no HTTP. ns-2.35's own PI holds 150
+    packets with a standard deviation of about 80, so fig. 6.1's detector (section 6.4's h_s)
+    finds no small variance in 200 s: sigma / q_ref stays near 0.5, twice h_s. The thesis'
+    ST-PI sat at 46-75 packets by 100-200 s, which needs one. aqmlab's ST-PI on the same set-up
+    is PI to the digit over these 200 s, with a deviation within 15 % of ns-2's."""
+    st = _module("st_pi_643")
+    t, q = st.ns2_queue(300, 50, 200.0)
+    m = t >= 50
+    assert abs(q[m].mean() - 150) < 10 and q[m].std() > 60, (q[m].mean(), q[m].std())
+    d = st.detect(t, q)
+    assert not any(k == "small" for _, k, _ in d.detections), d.detections
+    assert min(s for when, s in d.sigma if when >= 50) > 1.5 * st.H_S, d.sigma
+    ours = st.aqmlab_st_pi(300, 50, 200.0)
+    assert not ours["steps"], ours
+    assert abs(ours["std"] - q[m].std()) < 0.15 * q[m].std(), (ours, q[m].std())

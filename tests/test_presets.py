@@ -182,6 +182,25 @@ def test_thesis_tcp_and_http(path: Path) -> None:
                 assert (g["packet_size"], g["mean_packets"]) == (1000, 12), p.label
 
 
+@pytest.mark.parametrize("path", THESIS, ids=lambda p: p.stem)
+def test_thesis_red_family_runs_as_ns2(path: Path) -> None:
+    """003's RED-family schemes ran on ns-2's `red.cc`: `wait_`, the `qlen > 1` gate, the gentle
+    line fixed from the initial max_p, and (ARED) max_p's range from `bottom_` to `top_`
+    (docs/fidelity.md, item 4)."""
+    seen = 0
+    for p in _resolve(path, False):
+        assert p.scenario is not None
+        aqm = p.scenario["aqm"]
+        if aqm["kind"] not in ("ared", "st-red", "ap-red"):
+            continue
+        seen += 1
+        assert aqm["wait"] is True and aqm["empty_gate"] is True, p.label
+        assert aqm["gentle_base"] == "initial", p.label
+        if aqm["kind"] == "ared":
+            assert aqm["bounds"] == "ns2", p.label
+    assert seen > 0
+
+
 @pytest.mark.parametrize("path", CHAPTER_6, ids=lambda p: p.stem)
 def test_chapter_6_draws_redraw_d_only(path: Path) -> None:
     """Seven runs that differ in the draws of d only: every purpose but `rtt` has a fixed seed,

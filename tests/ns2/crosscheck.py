@@ -39,6 +39,10 @@ NS2_TCP = [
     "ect_retransmits=true",
 ]
 
+# ns-2's adaptive RED (red.cc): the gentle line fixed from the initial max_p (1 / linterm_),
+# and max_p's range bottom_ = min(0.01, 80 000 / bandwidth) to top_ = 0.5 without clamping.
+NS2_ARED = 'gentle_base = "initial"\nbounds = "ns2"\n'
+
 # ns-2's one-way TCP adds its 40-byte header to `packetSize_`: `packetSize_ 500` puts 540-byte
 # packets on the wire (its queue traces show 540), while RED's `mean_pktsize_ 500` stays 500.
 NS2_PAYLOAD = 500
@@ -68,10 +72,13 @@ class Case:
             aqm = (
                 f'kind = "ared"\nmin_th = {self.min_th}\nmax_th = {self.max_th}\nw_q = 5e-5\n'
                 'interval = "0.5s"\nmode = "byte"\nwait = true\nempty_gate = true\n'
-                f"mean_pkt_size = {NS2_PAYLOAD}\n"
+                f"mean_pkt_size = {NS2_PAYLOAD}\n{NS2_ARED}"
             )
+            # ns-2's RED in bytes counts its limit in mean-size packets.
+            buffer = f'"{self.buffer * NS2_PAYLOAD}B"'
         else:
             aqm = 'kind = "droptail"\n'
+            buffer = str(self.buffer)
         tcp_lines = "".join(t + "\n" for t in tcp)
         sched = "".join(
             f'  {{ at = "{t}s", action = "link", link = "bottleneck", delay = "{d}ms" }},\n'
@@ -89,7 +96,7 @@ bottleneck_rate = "{self.rate_mbps}Mbps"
 bottleneck_delay = "{self.bottleneck_delay_ms}ms"
 access_rate = "100Mbps"
 access_delay = "15ms"
-buffer = {self.buffer}
+buffer = {buffer}
 [aqm]
 {aqm}[tcp]
 variant = "newreno"
