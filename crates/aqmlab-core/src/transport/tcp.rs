@@ -927,10 +927,22 @@ impl TcpFlow {
                 let after_ecn = self.last_cut == Cut::Ecn && ack < self.recover;
                 let may_enter = match self.cfg.tcp.variant {
                     TcpVariant::Reno => true,
-                    // RFC 6582 section 3.2 step 2, and section 4.2's ACK
-                    // heuristic as a switch.
+                    // RFC 6582 section 3.2 step 2: the ACK must cover more
+                    // than the highest segment sent at the last loss or
+                    // timeout (`recover` - 1), so `ack > recover`; an ACK
+                    // for just that segment, as the duplicates go-back-N's
+                    // resent segments draw after a timeout, is not enough
+                    // (ns-2: `highest_ack_ > recover_`). After an ECN
+                    // reduction, an ACK for all the data outstanding then
+                    // (`ack >= recover`) starts a new window (RFC 3168
+                    // section 6.1.2). Before any event (`recover` = 0, RFC
+                    // 6582's initial send sequence) a loss of the first
+                    // segment is retransmitted too, as ns-2's `bugfix_ss_`
+                    // does. Section 4.2's ACK heuristic as a switch.
                     TcpVariant::NewReno => {
-                        ack >= self.recover
+                        ack > self.recover
+                            || (self.last_cut == Cut::Ecn && ack == self.recover)
+                            || self.recover == 0
                             || after_ecn
                             || (self.cfg.tcp.ack_heuristic
                                 && self.cwnd > 1.0
@@ -1740,6 +1752,34 @@ mod tests {
                 Some(SimTime::from_millis(want)),
                 "{mode:?}"
             );
+        }
+    }
+
+    /// RFC 6582 section 3.2 step 2 after a timeout: duplicate ACKs whose
+    /// cumulative ACK only reaches the highest segment sent before the
+    /// timeout (`recover` - 1), as the segments go-back-N resends without
+    /// need draw them, start no fast retransmission; duplicate ACKs for a
+    /// segment sent after the timeout beyond it do.
+    #[test]
+    fn no_fast_retransmit_until_the_ack_covers_more_than_recover() {
+        let tcp = TcpSpec {
+            limited_transmit: false,
+            ..spec()
+        };
+        for (hole, fr) in [(8, 0), (9, 1)] {
+            let (mut tx, _) = sender(8.0, tcp.clone());
+            let mut out = Vec::new();
+            tx.on_rto(SimTime::from_millis(300), &mut out); // recover = 8
+            assert_eq!(tx.recover, 8);
+            // Everything before the timeout arrives: cumulative ACK 8, and
+            // slow start sends new segments from 8 on.
+            ack(&mut tx, 400, 8, false);
+            ack(&mut tx, 401, hole, false);
+            // Three duplicates of that ACK.
+            for t in 0..3 {
+                ack(&mut tx, 500 + t, hole, false);
+            }
+            assert_eq!(tx.stats.fast_retransmits, fr, "duplicate ACKs for {hole}");
         }
     }
 
