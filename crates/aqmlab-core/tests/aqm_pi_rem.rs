@@ -74,7 +74,7 @@ fn pi_designed_for_the_link_settles_faster_than_ns2_gains() {
 fn st_pi_run(kind: &str, bottleneck_delay: &str, access_delay: &str) -> RunResult {
     run(&format!(
         r#"
-duration = "120s"
+duration = "150s"
 seed = 1
 [topology]
 bottleneck_rate = "10Mbps"
@@ -102,18 +102,22 @@ start = "80s"
 /// with it the queue) when the round-trip time is small and raises it when
 /// the round-trip time is large, where PI keeps q_ref = 150 whatever the
 /// RTT. Two RTTs run separately: 30 ms and about 780 ms (access delays
-/// uniform in 90-150 ms, as the initial d of section 6.4.1).
+/// uniform in 90-150 ms, as the initial d of section 6.4.1). 150 s each:
+/// since RFC 6582's careful rule is applied exactly (issue 10 item 20) the
+/// long RTT's first large-variance step comes at 123.7 s on seed 1 (q_ref
+/// 150 -> 213.6; seeds 2 and 3: at 52.3 and 85.6 s), after the 120 s this
+/// test ran before.
 #[test]
 fn st_pi_q_ref_follows_the_round_trip_time() {
     let short = st_pi_run("st-pi", "5ms", "\"5ms\"");
     let long = st_pi_run("st-pi", "150ms", "{ uniform = [\"90ms\", \"150ms\"] }");
     let pi_short = st_pi_run("pi", "5ms", "\"5ms\"");
     let (qs, ql) = (
-        param_at(&short, "q_ref", 120.0),
-        param_at(&long, "q_ref", 120.0),
+        param_at(&short, "q_ref", 150.0),
+        param_at(&long, "q_ref", 150.0),
     );
     eprintln!(
-        "ST-PI q_ref at 120 s: {qs:.1} (RTT 30 ms), {ql:.1} (RTT ~780 ms); util {:.4} / {:.4}",
+        "ST-PI q_ref at 150 s: {qs:.1} (RTT 30 ms), {ql:.1} (RTT ~780 ms); util {:.4} / {:.4}",
         short.summary.bottleneck.utilization, long.summary.bottleneck.utilization
     );
     assert!(qs < 0.6 * 150.0, "short RTT: q_ref {qs:.1}");
@@ -131,10 +135,10 @@ fn st_pi_q_ref_follows_the_round_trip_time() {
     let q_st = short.summary.bottleneck.queue_mean_pkts;
     let q_pi = pi_short.summary.bottleneck.queue_mean_pkts;
     eprintln!(
-        "RTT 30 ms, 80-120 s: mean queue ST-PI {q_st:.1} (mean q_ref {:.1}), PI {q_pi:.1}",
-        param_mean(&short, "q_ref", 80.0, 120.0)
+        "RTT 30 ms, 80-150 s: mean queue ST-PI {q_st:.1} (mean q_ref {:.1}), PI {q_pi:.1}",
+        param_mean(&short, "q_ref", 80.0, 150.0)
     );
-    let qs_mean = param_mean(&short, "q_ref", 80.0, 120.0);
+    let qs_mean = param_mean(&short, "q_ref", 80.0, 150.0);
     assert!(
         (q_st - qs_mean).abs() <= 0.2 * qs_mean,
         "ST-PI queue {q_st:.1} vs mean q_ref {qs_mean:.1}"
@@ -182,8 +186,11 @@ start = "{start_s}s"
 
 /// Run length and measurement start for the 320-flow runs started at once:
 /// the price needs about 35 s to reach its level (it grows by at most
-/// gamma alpha (120 - 20) per 2 ms period, 5 per second).
-const REM_320_TIMES: (u32, u32) = (60, 40);
+/// gamma alpha (120 - 20) per 2 ms period, 5 per second). Since RFC 6582's
+/// careful rule is applied exactly (issue 10 item 20) the rate form's queue
+/// settles later: 28.1 packets over 40-60 s (seeds 2-5: 20.9-26.9), 21.8
+/// over 60-100 s (seeds 2, 3: 20.7, 21.3); so 100 s, measured from 60 s.
+const REM_320_TIMES: (u32, u32) = (100, 60);
 
 /// One period of the section 4.1 experiment: its flows, and the
 /// bottleneck's mean queue, loss rate and utilisation over it.
@@ -314,9 +321,14 @@ fn rem_with_ecn_is_nearly_lossless() {
     );
     show("REM+ECN", &rem);
     assert_eq!(rem.len(), 17);
+    // Utilisation: above 0.94 in the 40-flow period (the new flows' slow
+    // start; 0.9465 here, 0.943-0.958 over seeds 1-5, where DropTail keeps
+    // 0.87-0.88; 0.9578 before RFC 6582's careful rule was applied exactly,
+    // issue 10 item 20) and above 0.965 from 60 flows on (0.969-0.994).
     for p in &rem[1..] {
         assert!(p.loss < 2e-3, "{} flows: loss {}", p.flows, p.loss);
-        assert!(p.util > 0.95, "{} flows: util {}", p.flows, p.util);
+        let floor = if p.flows <= 40 { 0.94 } else { 0.965 };
+        assert!(p.util > floor, "{} flows: util {}", p.flows, p.util);
     }
     // From 140 flows on (windows of 4-5 packets and less) no loss at all
     // but for a few overflows when 20 new flows start. (Below 2e-4 before
