@@ -462,31 +462,25 @@ mod tests {
             bounds: AredBounds::Ns2,
             ..manual()
         };
-        // 10 Mb/s: bottom = 0.008. 0.0105 -> 0.00945 -> 0.008505 -> 0.0076545, then no change.
-        let mut a = Ared::new(ns2.clone(), link(10));
-        a.red.params_mut().max_p = 0.0105;
-        for want in [0.00945, 0.008_505, 0.007_654_5] {
-            assert!(a.adapt(10.0));
-            assert!(
-                close(a.red_params().max_p, want),
-                "{}",
-                a.red_params().max_p
-            );
-        }
-        assert!(!a.adapt(10.0));
+        // Decreases from `from` through `steps`, then none.
+        let down = |a: &mut Ared, from: f64, steps: &[f64]| {
+            a.red.params_mut().max_p = from;
+            for &want in steps {
+                assert!(a.adapt(10.0));
+                let got = a.red_params().max_p;
+                assert!(close(got, want), "{got} (want {want})");
+            }
+            assert!(!a.adapt(10.0));
+        };
+        // 10 Mb/s: bottom = 0.008.
+        down(
+            &mut Ared::new(ns2.clone(), link(10)),
+            0.0105,
+            &[0.00945, 0.008_505, 0.007_654_5],
+        );
         // 50 Mb/s: bottom = 0.0016.
         let mut a = Ared::new(ns2, link(50));
-        // 0.002 -> 0.0018 -> 0.00162 -> 0.001458, then no change.
-        a.red.params_mut().max_p = 0.002;
-        for want in [0.0018, 0.00162, 0.001_458] {
-            assert!(a.adapt(10.0));
-            assert!(
-                close(a.red_params().max_p, want),
-                "{}",
-                a.red_params().max_p
-            );
-        }
-        assert!(!a.adapt(10.0));
+        down(&mut a, 0.002, &[0.0018, 0.00162, 0.001_458]);
         // Top: 0.495 + 0.01 = 0.505 (not clamped), then no change.
         a.red.params_mut().max_p = 0.495;
         assert!(a.adapt(50.0));
