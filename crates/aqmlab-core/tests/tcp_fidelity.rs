@@ -60,26 +60,91 @@ fn recovery(r: &RunResult) -> (u64, u64, u64, u64) {
 /// The timeouts left come from windows with three or more losses, which
 /// the Impatient variant (RFC 6582, the default) ends in a timeout; the
 /// Slow-but-Steady variant repairs them one per round trip.
+///
+/// Since RFC 6582 section 3.2 step 2's careful rule is applied exactly (no
+/// fast retransmission unless the ACK covers more than `recover`; issue 10
+/// item 20) the duplicate ACKs that go-back-N's needless resends draw after
+/// a timeout no longer start one. On this configuration (aqmlab's default
+/// RED and TCP) that makes timeouts 17-19 % of loss events (11-14 % before)
+/// and 7-8 % with Slow-but-Steady (4.6-4.9 %), with fewer retransmissions
+/// per drop (1.31-1.33, was 1.62-1.74; 1.03-1.05). The bounds follow; the
+/// issue's own figure ("about 100-150" timeouts, 2-3 % of loss events) is
+/// checked on the configuration ns-2 runs, below.
 #[test]
 fn timeouts_are_a_small_share_of_loss_events() {
     for seed in [1, 2] {
         let (events, to, retx, drops) = recovery(&ared30(seed, ""));
         assert!(
-            (to as f64) < 0.14 * events as f64,
+            (to as f64) < 0.20 * events as f64,
             "seed {seed}: {to} timeouts in {events} loss events"
         );
         assert!(
-            (retx as f64) < 1.8 * drops as f64,
+            (retx as f64) < 1.5 * drops as f64,
             "seed {seed}: {retx} retransmissions for {drops} drops"
         );
         let (events, to, retx, drops) = recovery(&ared30(seed, "partial_ack_timer = \"every\""));
         assert!(
-            (to as f64) < 0.07 * events as f64,
+            (to as f64) < 0.09 * events as f64,
             "seed {seed}, every: {to} timeouts in {events} loss events"
         );
         assert!(
-            (retx as f64) < 1.2 * drops as f64,
+            (retx as f64) < 1.1 * drops as f64,
             "seed {seed}, every: {retx} retransmissions for {drops} drops"
+        );
+    }
+}
+
+/// A1 as ns-2 runs it: the same 30 flows with ns-2's RED (byte mode,
+/// `wait_`, the `qlen > 1` gate, the gentle line and max_p's range of
+/// `red.cc`, a byte-counted buffer), ns-2's TCP keys and its 540-byte
+/// packets, 20-150 s. ns-2.35 times out 142 / 151 / 138 times (seeds 1-3,
+/// 3.1-3.5 % of its drops; `tests/ns2/crosscheck.py`); aqmlab 126 / 131 /
+/// 136 (2.9-3.3 %), and 95 / 81 / 89 before the careful rule was exact:
+/// the issue's "about 100-150", 2-3 % of the loss events.
+#[test]
+fn timeouts_as_ns2_runs_the_case() {
+    for seed in [1, 2] {
+        let r = run(&format!(
+            r#"
+duration = "150s"
+seed = {seed}
+[topology]
+bottleneck_rate = "10Mbps"
+bottleneck_delay = "20ms"
+access_delay = "15ms"
+buffer = "250000B"
+[aqm]
+kind = "ared"
+min_th = 20
+max_th = 60
+w_q = 5e-5
+interval = "0.5s"
+mode = "byte"
+wait = true
+empty_gate = true
+mean_pkt_size = 500
+gentle_base = "initial"
+bounds = "ns2"
+[tcp]
+packet_size = 540
+clock_tick = "10ms"
+loss_ssthresh = "window"
+recovery_exit = "ssthresh"
+limited_transmit_sends = "next"
+ect_retransmits = true
+[[traffic]]
+kind = "bulk"
+flows = 30
+start = {{ uniform = ["0s", "10s"] }}
+[metrics]
+start = "20s"
+"#
+        ));
+        let (events, to, _, drops) = recovery(&r);
+        assert!((110..=160).contains(&to), "seed {seed}: {to} timeouts");
+        assert!(
+            (to as f64) < 0.04 * events as f64 && (to as f64) < 0.04 * drops as f64,
+            "seed {seed}: {to} timeouts in {events} loss events, {drops} drops"
         );
     }
 }
