@@ -81,9 +81,11 @@ def test_ns2s_limited_transmit_costs_utilisation_at_50_mbps() -> None:
 def test_ared_long_rtt_needs_ns2s_clock() -> None:
     """ARED(20, 60), 900 ms: ns-2 keeps 72 % of the link. aqmlab with ns-2's 10 ms TCP clock
     and ns-2's adaptive RED comes within 4 points with drops within 30 % and, over seeds 1-3,
-    timeouts within 30 % (689 against 729). WIP (branch careful-rule): with the exact careful
-    rule the exact clock's penalty shrinks (seed 1: utilisation 0.676, 711 timeouts, 2400 drops
-    against ns-2's 0.721, 257, 2012), so the assertions below on `exact` need restating."""
+    timeouts within 30 % (689 against 729). On an exact clock spurious timeouts cost it more
+    than 3 points (seed 1: 0.676 against 0.741) and multiply the timeouts by 2.8 against ns-2's
+    (711 against 257; docs/tcp.md, "The RTT clock"). Before the careful rule was exact (issue
+    10 item 20) the exact clock also doubled the drops, through fast retransmissions started by
+    go-back-N's duplicate ACKs (4897 against 2012); now it adds 19 % (2400)."""
     case = _case("ared-900ms")
     ns2 = cc.run_ns2(case, 1)
     ours = cc.run_aqmlab(case, 1, cc.NS2_TCP)
@@ -95,9 +97,9 @@ def test_ared_long_rtt_needs_ns2s_clock() -> None:
     to_ns2 = sum(cc.run_ns2(case, s)["timeouts"] for s in (1, 2, 3))
     to_ours = sum(cc.run_aqmlab(case, s, cc.NS2_TCP)["timeouts"] for s in (1, 2, 3))
     assert abs(to_ours - to_ns2) < 0.3 * to_ns2, (to_ours, to_ns2)
-    assert exact["utilisation"] < ns2["utilisation"] - 0.06, (exact, ns2)
-    assert exact["timeouts"] > 3 * ns2["timeouts"], (exact, ns2)
-    assert exact["drops"] > 2.2 * ns2["drops"], (exact, ns2)
+    assert exact["utilisation"] < ours["utilisation"] - 0.03, (exact, ours)
+    assert exact["timeouts"] > 2.5 * ns2["timeouts"], (exact, ns2)
+    assert exact["drops"] < 1.5 * ns2["drops"], (exact, ns2)
 
 
 def test_rem_wireless_droptail_matches_ns2() -> None:
@@ -212,7 +214,8 @@ def test_st_pi_finds_no_small_variance_in_ns2s_pi() -> None:
     packets with a standard deviation of about 80, so fig. 6.1's detector (section 6.4's h_s)
     finds no small variance in 200 s: sigma / q_ref stays near 0.5, twice h_s. The thesis'
     ST-PI sat at 46-75 packets by 100-200 s, which needs one. aqmlab's ST-PI on the same set-up
-    is PI to the digit over these 200 s, with a deviation within 15 % of ns-2's."""
+    never lowers q_ref either (one step up, to 219.6 at 198 s), with a deviation within 15 % of
+    ns-2's."""
     st = _module("st_pi_643")
     t, q = st.ns2_queue(300, 50, 200.0)
     m = t >= 50
@@ -221,5 +224,5 @@ def test_st_pi_finds_no_small_variance_in_ns2s_pi() -> None:
     assert not any(k == "small" for _, k, _ in d.detections), d.detections
     assert min(s for when, s in d.sigma if when >= 50) > 1.5 * st.H_S, d.sigma
     ours = st.aqmlab_st_pi(300, 50, 200.0)
-    assert not ours["steps"], ours
+    assert all(q_ref > 150 for _, q_ref in ours["steps"]), ours
     assert abs(ours["std"] - q[m].std()) < 0.15 * q[m].std(), (ours, q[m].std())
