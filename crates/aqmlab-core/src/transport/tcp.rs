@@ -1767,7 +1767,7 @@ mod tests {
             ..spec()
         };
         for (hole, fr) in [(8, 0), (9, 1)] {
-            let (mut tx, _) = sender(8.0, tcp.clone());
+            let (mut tx, _) = sender(8.0, tcp);
             let mut out = Vec::new();
             tx.on_rto(SimTime::from_millis(300), &mut out); // recover = 8
             assert_eq!(tx.recover, 8);
