@@ -470,7 +470,9 @@ start = "5s"
     assert!((lost[0] - 0.01).abs() < 0.003 && (lost[2] - 0.01).abs() < 0.003);
     assert_eq!(lost[1], 0.0);
 
-    let text = custom_dumbbell(2, |_| 5)
+    // Six flows, so that the core is busy before its rate falls (with two, since the careful
+    // rule is exact, 2 % ACK loss kept them to 4.4 Mbit/s of the 10; issue 10 item 20).
+    let text = custom_dumbbell(6, |_| 5)
         .replace(
             "monitor = true",
             "monitor = true\nreverse_monitor = true\nreverse_loss = { kind = \"bernoulli\", p = 0.02 }",
