@@ -75,6 +75,35 @@ pub enum AredBounds {
     Ns2,
 }
 
+/// When the AIMD rule on max_p runs (key `adapt`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum AdaptClock {
+    /// On a fixed clock, every `interval` (fig. 5.3's and Floyd et al.'s
+    /// "Every interval seconds"), on the average at that instant.
+    #[default]
+    Interval,
+    /// ns-2's `red.cc`: on an arrival, right after the average's update and
+    /// before the drop decision, once more than `interval` has passed since
+    /// max_p last changed (`now > lastset_ + interval_`, where `lastset_`
+    /// moves only when the rule changes max_p). An average that leaves the
+    /// target band is answered at its first arrival outside it, not at the
+    /// next tick of a clock, and nothing adapts while no packet arrives.
+    Arrival,
+}
+
+impl AdaptClock {
+    /// Read the key `adapt` of an `[aqm]` table.
+    pub fn decode(t: &mut Table) -> SpecResult<AdaptClock> {
+        Ok(
+            match t.choice("adapt", &["interval", "arrival"], Some("interval"))? {
+                "arrival" => AdaptClock::Arrival,
+                _ => AdaptClock::Interval,
+            },
+        )
+    }
+}
+
 /// Parameters of `ared`. In automatic mode `min_th`, `max_th` and `w_q` are
 /// `None` (computed from the link when the scheme is built); in manual mode
 /// they are set and `target_delay` is `None`.
@@ -116,6 +145,8 @@ pub struct AredParams {
     pub interval: SimTime,
     /// The range of max_p: section 3.2.2's or ns-2's.
     pub bounds: AredBounds,
+    /// When the rule runs: every `interval`, or ns-2's way.
+    pub adapt: AdaptClock,
     /// Multiplicative decrease factor, in (0, 1) (default 0.9).
     pub beta: f64,
 }
@@ -140,6 +171,7 @@ impl Default for AredParams {
             interval: DEFAULT_INTERVAL,
             beta: DEFAULT_BETA,
             bounds: AredBounds::Paper,
+            adapt: AdaptClock::Interval,
         }
     }
 }
@@ -220,6 +252,7 @@ impl AredParams {
                 "ns2" => AredBounds::Ns2,
                 _ => AredBounds::Paper,
             },
+            adapt: AdaptClock::decode(t)?,
         };
         p.validate(t.path())?;
         Ok(p)
@@ -309,6 +342,9 @@ pub struct Ared {
     bounds: AredBounds,
     /// ns-2's `bottom_` for the starting link (`bounds = "ns2"`).
     ns2_bottom: f64,
+    clock: AdaptClock,
+    /// When the rule last changed max_p (ns-2's `lastset_`; `adapt = "arrival"`).
+    last_set: SimTime,
 }
 
 impl Ared {
@@ -324,6 +360,8 @@ impl Ared {
             changed: false,
             bounds: p.bounds,
             ns2_bottom: MAX_P_MIN.min(80_000.0 / link.rate.bps() as f64),
+            clock: p.adapt,
+            last_set: SimTime::ZERO,
         }
     }
 
@@ -364,10 +402,32 @@ impl Ared {
 }
 
 impl Aqm for Ared {
-    super::red::delegate_to_red!();
+    super::red::delegate_to_red!(but_enqueue);
+
+    #[inline]
+    fn on_enqueue(
+        &mut self,
+        now: SimTime,
+        pkt: &PacketInfo,
+        q: QueueLen,
+        rng: &mut Rng,
+    ) -> Verdict {
+        if self.clock == AdaptClock::Interval {
+            return self.red.on_enqueue(now, pkt, q, rng);
+        }
+        let idle = self.red.idle_since();
+        self.red.update_average(now, q);
+        if now > self.last_set + self.interval && self.adapt(self.red.avg()) {
+            self.last_set = now;
+        }
+        self.red.arrival_verdict(now, pkt, q, rng, idle)
+    }
 
     fn tick_interval(&self) -> Option<SimTime> {
-        Some(self.interval)
+        match self.clock {
+            AdaptClock::Interval => Some(self.interval),
+            AdaptClock::Arrival => None,
+        }
     }
 
     fn on_tick(&mut self, _now: SimTime, _q: QueueLen) {
@@ -491,6 +551,53 @@ mod tests {
         assert_eq!(decode("").unwrap().bounds, AredBounds::Paper);
         let e = decode("bounds = \"linux\"").unwrap_err().to_string();
         assert!(e.contains("aqm.bounds") && e.contains("ns2"), "{e}");
+    }
+
+    /// `adapt = "arrival"` (ns-2): no clock; the rule runs on an arrival,
+    /// after the average's update, once more than `interval` has passed
+    /// since max_p last changed, and an arrival inside the band does not
+    /// restart that wait.
+    #[test]
+    fn adapt_on_arrival_as_ns2() {
+        let p = AredParams {
+            adapt: AdaptClock::Arrival,
+            w_q: Some(1.0), // the average is the queue the arrival finds
+            ..manual()
+        };
+        let mut a = Ared::new(p, link(10));
+        assert_eq!(a.tick_interval(), None);
+        let mut rng = Rng::new(1, crate::rng::Stream::Aqm(0));
+        let pkt = PacketInfo {
+            size: 500,
+            ..PacketInfo::default()
+        };
+        let mut arrive = |a: &mut Ared, ms: u64, pkts: u32| {
+            let q = QueueLen {
+                pkts,
+                bytes: 500 * pkts as u64,
+            };
+            a.on_enqueue(SimTime::from_millis(ms), &pkt, q, &mut rng);
+            a.red_params().max_p
+        };
+        // Not before 0.5 s; at the first arrival after it, above the band
+        // (50 > 44): 0.1 + 0.01.
+        assert!(close(arrive(&mut a, 400, 50), 0.1));
+        assert!(close(arrive(&mut a, 501, 50), 0.11));
+        // Not again until 0.5 s after that change.
+        assert!(close(arrive(&mut a, 1000, 50), 0.11));
+        assert!(close(arrive(&mut a, 1002, 50), 0.12));
+        // Inside the band: no change, and the wait is not restarted, so
+        // the first arrival below it (30 < 36) steps at once.
+        assert!(close(arrive(&mut a, 1600, 40), 0.12));
+        assert!(close(arrive(&mut a, 1601, 30), 0.108));
+        // The key.
+        assert_eq!(
+            decode("adapt = \"arrival\"").unwrap().adapt,
+            AdaptClock::Arrival
+        );
+        assert_eq!(decode("").unwrap().adapt, AdaptClock::Interval);
+        let e = decode("adapt = \"tick\"").unwrap_err().to_string();
+        assert!(e.contains("aqm.adapt") && e.contains("arrival"), "{e}");
     }
 
     /// Fig. 5.3's AIMD rule with thresholds 20 / 60 (band [36, 44]).

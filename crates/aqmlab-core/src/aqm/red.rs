@@ -111,6 +111,30 @@ pub struct RedCounting {
     /// Where the gentle line starts at max_th: the max_p in force
     /// (default) or the configured one (ns-2's adaptive RED).
     pub gentle_base: GentleBase,
+    /// How an arrival that ends an idle period updates the average:
+    /// Floyd and Jacobson's rule (default) or ns-2's.
+    pub idle_decay: IdleDecay,
+}
+
+/// The average's update at an arrival to an idle link (key `idle_decay`),
+/// the link idle since `q_time` and m = (now - q_time) / s for s the
+/// transmission time of a mean-size packet.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum IdleDecay {
+    /// Floyd and Jacobson (1993), fig. 2: avg <- (1 - w_q)^m avg, m a
+    /// linear function of the idle time (here not rounded); the arrival
+    /// itself is not sampled.
+    #[default]
+    Floyd,
+    /// ns-2's `red.cc`: m rounded down to whole packets, then the
+    /// estimator runs m + 1 times with a queue of 0 (the idle packets and
+    /// the arrival's own sample): avg <- (1 - w_q)^(floor(m) + 1) avg. An
+    /// arrival just as the link goes idle (m = 0) is thus still one sample
+    /// of an empty queue, where Floyd's rule leaves the average as it was.
+    /// Where many short idle periods alternate with packets (ACK-clocked
+    /// flows on a link that is not full), the average sits lower.
+    Ns2,
 }
 
 impl RedCounting {
@@ -137,6 +161,17 @@ impl RedCounting {
             )? {
                 "initial" => GentleBase::Initial,
                 _ => GentleBase::Current,
+            },
+            idle_decay: match t.choice(
+                "idle_decay",
+                &["floyd", "ns2"],
+                Some(match d.idle_decay {
+                    IdleDecay::Floyd => "floyd",
+                    IdleDecay::Ns2 => "ns2",
+                }),
+            )? {
+                "ns2" => IdleDecay::Ns2,
+                _ => IdleDecay::Floyd,
             },
         })
     }
@@ -398,6 +433,11 @@ impl Red {
         self.avg
     }
 
+    /// The start of the idle period the next arrival will end, if any.
+    pub fn idle_since(&self) -> Option<SimTime> {
+        self.idle_since
+    }
+
     /// Eq. 2.3 with Floyd and Jacobson's idle correction: called on every arrival.
     pub fn update_average(&mut self, now: SimTime, q: QueueLen) {
         let qn = match self.p.mode {
@@ -407,8 +447,13 @@ impl Red {
         match self.idle_since.take() {
             Some(since) if q.pkts == 0 && now >= since => {
                 let m = now.saturating_sub(since).as_secs_f64() / self.pkt_time_s;
-                if m > 0.0 {
-                    self.avg *= (1.0 - self.p.w_q).powf(m);
+                match self.p.counting.idle_decay {
+                    IdleDecay::Floyd => {
+                        if m > 0.0 {
+                            self.avg *= (1.0 - self.p.w_q).powf(m);
+                        }
+                    }
+                    IdleDecay::Ns2 => self.avg *= (1.0 - self.p.w_q).powf(m.floor() + 1.0),
                 }
             }
             _ => {
@@ -424,6 +469,42 @@ impl Red {
             RedMode::Packet => q.pkts <= 1,
             RedMode::Byte => q.bytes <= 1,
         }
+    }
+
+    /// The arrival's verdict once the average is up to date: `idle` is the
+    /// idle mark the arrival found (taken before [`Red::update_average`]).
+    /// Adaptive variants that change max_p between the average's update and
+    /// the decision (ns-2's `updateMaxP` runs inside its estimator) call the
+    /// two halves themselves.
+    #[inline]
+    pub fn arrival_verdict(
+        &mut self,
+        now: SimTime,
+        pkt: &PacketInfo,
+        q: QueueLen,
+        rng: &mut Rng,
+        idle: Option<SimTime>,
+    ) -> Verdict {
+        let v = if self.p.counting.empty_gate && self.gated(q) {
+            // ns-2: nothing is signalled into an (almost) empty queue, and
+            // the count starts again.
+            self.count = -1;
+            self.count_bytes = 0;
+            Verdict::Pass
+        } else {
+            self.decide(pkt, rng)
+        };
+        if let (Verdict::Drop(_), Some(since)) = (v, idle) {
+            // Dropped on arrival to an empty system: the queue stays empty,
+            // so the idle period goes on (Floyd and Jacobson's q_time is the
+            // start of the idle period, not the last arrival). Without this,
+            // later arrivals would decay the average only by the EWMA and
+            // a small w_q could lock a high average in for minutes.
+            if q.pkts == 0 {
+                self.idle_since = Some(since.max(now));
+            }
+        }
+        v
     }
 
     /// The signal decision for the current average (after `update_average`).
@@ -483,6 +564,10 @@ macro_rules! delegate_to_red {
             self.red.on_enqueue(now, pkt, q, rng)
         }
 
+        $crate::aqm::red::delegate_to_red!(but_enqueue);
+    };
+    // Everything but `on_enqueue`, for a variant that acts on arrivals too.
+    (but_enqueue) => {
         #[inline]
         fn on_dequeue(
             &mut self,
@@ -517,26 +602,7 @@ impl Aqm for Red {
     ) -> Verdict {
         let idle = self.idle_since;
         self.update_average(now, q);
-        let v = if self.p.counting.empty_gate && self.gated(q) {
-            // ns-2: nothing is signalled into an (almost) empty queue, and
-            // the count starts again.
-            self.count = -1;
-            self.count_bytes = 0;
-            Verdict::Pass
-        } else {
-            self.decide(pkt, rng)
-        };
-        if let (Verdict::Drop(_), Some(since)) = (v, idle) {
-            // Dropped on arrival to an empty system: the queue stays empty,
-            // so the idle period goes on (Floyd and Jacobson's q_time is the
-            // start of the idle period, not the last arrival). Without this,
-            // later arrivals would decay the average only by the EWMA and
-            // a small w_q could lock a high average in for minutes.
-            if q.pkts == 0 {
-                self.idle_since = Some(since.max(now));
-            }
-        }
-        v
+        self.arrival_verdict(now, pkt, q, rng, idle)
     }
 
     fn on_dequeue(
@@ -633,6 +699,55 @@ mod tests {
         // The next arrival to a non-idle queue uses eq. 2.3 again.
         r.update_average(SimTime::from_millis(42), q(3));
         assert!((r.avg - (0.998 * 8.185_668_046 + 0.006)).abs() < 1e-6);
+    }
+
+    /// ns-2's idle rule: m rounded down, then m + 1 samples of an empty
+    /// queue; an arrival as the link goes idle is one such sample, where
+    /// Floyd's rule leaves the average alone.
+    #[test]
+    fn idle_decay_ns2_rounds_down_and_samples_the_arrival() {
+        let mut p = params();
+        p.counting.idle_decay = IdleDecay::Ns2;
+        let mut r = Red::new(p, link());
+        let mut floyd = Red::new(params(), link());
+        for (idle_us, steps_ns2, steps_floyd) in [
+            (0, 1.0, 0.0),
+            (399, 1.0, 0.9975),
+            (400, 2.0, 1.0),
+            (41_000, 103.0, 102.5),
+        ] {
+            for (red, steps) in [(&mut r, steps_ns2), (&mut floyd, steps_floyd)] {
+                red.avg = 10.0;
+                red.idle_since = Some(SimTime::from_millis(1));
+                red.update_average(SimTime::from_micros(1000 + idle_us), q(0));
+                let want = 10.0 * 0.998f64.powf(steps);
+                assert!(
+                    (red.avg - want).abs() < 1e-12,
+                    "idle {idle_us} us: {} against {want}",
+                    red.avg
+                );
+            }
+        }
+        // An arrival while the last packet is still on the wire is an
+        // ordinary sample under both rules.
+        r.avg = 10.0;
+        r.idle_since = Some(SimTime::from_millis(2));
+        r.update_average(SimTime::from_millis(1), q(0));
+        assert!((r.avg - 9.98).abs() < 1e-12);
+    }
+
+    #[test]
+    fn idle_decay_key() {
+        use crate::scenario::value::Value;
+        let decode = |text: &str| {
+            let v: Value = toml::from_str(text).unwrap();
+            let mut t = Table::new(v, "aqm").unwrap();
+            RedParams::decode(&mut t, 500).map(|p| p.counting.idle_decay)
+        };
+        assert_eq!(decode("").unwrap(), IdleDecay::Floyd);
+        assert_eq!(decode("idle_decay = \"ns2\"").unwrap(), IdleDecay::Ns2);
+        let e = decode("idle_decay = \"exact\"").unwrap_err().to_string();
+        assert!(e.contains("aqm.idle_decay") && e.contains("floyd"), "{e}");
     }
 
     #[test]

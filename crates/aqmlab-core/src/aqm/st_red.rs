@@ -55,6 +55,7 @@
 //! `docs/aqm/st-red.md` and `docs/fidelity.md`, item 4.
 
 use super::ap_red::RedOptions;
+use super::ared::AdaptClock;
 use super::red::{Red, RedMode, RedParams};
 use super::{Aqm, LinkInfo, PacketInfo, QueueLen, Verdict};
 use crate::rng::Rng;
@@ -89,6 +90,10 @@ pub struct StRedParams {
     pub w_q: f64,
     /// Initial AIMD interval. Default 0.5 s (5.5).
     pub interval: SimTime,
+    /// When the AIMD rule runs: every `interval` (fig. 5.3, the default) or
+    /// ns-2's way, on an arrival once `interval` has passed since max_p last
+    /// changed ([`AdaptClock`]).
+    pub adapt: AdaptClock,
     /// Forgetting factor of the variance function (eq. 5.5), relative to
     /// w_q. Default 1 (fig. 5.3, section 5.4.1).
     pub phi_1: f64,
@@ -134,6 +139,7 @@ impl Default for StRedParams {
             max_p: 0.1,
             w_q: 5e-5,
             interval: SimTime::from_millis(500),
+            adapt: AdaptClock::Interval,
             phi_1: 1.0,
             phi_2: 0.25,
             gamma: 0.7,
@@ -160,6 +166,7 @@ impl StRedParams {
             max_p: t.f64("max_p", d.max_p)?,
             w_q: t.f64("w_q", d.w_q)?,
             interval: t.time("interval", d.interval)?,
+            adapt: AdaptClock::decode(t)?,
             phi_1: t.f64("phi_1", d.phi_1)?,
             phi_2: t.f64("phi_2", d.phi_2)?,
             gamma,
@@ -244,6 +251,8 @@ pub struct StRed {
     k: f64,
     /// Current AIMD interval.
     interval: SimTime,
+    /// When the AIMD rule last changed p_max (`adapt = "arrival"`).
+    last_set: SimTime,
     /// Adjustments made (up, down).
     ups: u32,
     downs: u32,
@@ -278,6 +287,7 @@ impl StRed {
             g2: 0.0,
             k: 1.0,
             interval: p.interval,
+            last_set: SimTime::ZERO,
             ups: 0,
             downs: 0,
             q_ref: 0.0,
@@ -295,6 +305,23 @@ impl StRed {
         s.derive();
         s.g2 = s.g2_initial();
         s
+    }
+
+    /// Fig. 5.3's "Every interval": ARED's AIMD rule on p_max for the
+    /// current average; returns whether p_max changed.
+    fn aimd(&mut self) -> bool {
+        let avg = self.red.avg();
+        let r = self.red.params_mut();
+        let span = r.max_th - r.min_th;
+        let before = r.max_p;
+        if avg > r.min_th + TARGET_HI * span {
+            r.max_p = (r.max_p + ALPHA_MAX.min(r.max_p / 4.0)).min(1.0);
+        } else if avg < r.min_th + TARGET_LO * span {
+            r.max_p *= BETA;
+        }
+        let stepped = r.max_p != before;
+        self.changed |= stepped;
+        stepped
     }
 
     /// The RED inside.
@@ -379,7 +406,17 @@ impl Aqm for StRed {
         q: QueueLen,
         rng: &mut Rng,
     ) -> Verdict {
-        let v = self.red.on_enqueue(now, pkt, q, rng);
+        let v = match self.p.adapt {
+            AdaptClock::Interval => self.red.on_enqueue(now, pkt, q, rng),
+            AdaptClock::Arrival => {
+                let idle = self.red.idle_since();
+                self.red.update_average(now, q);
+                if now > self.last_set + self.interval && self.aimd() {
+                    self.last_set = now;
+                }
+                self.red.arrival_verdict(now, pkt, q, rng, idle)
+            }
+        };
         let qn = match (self.p.variance_queue, self.per_byte) {
             (VarianceQueue::Average, _) => self.red.avg(),
             (VarianceQueue::Instantaneous, None) => q.pkts as f64,
@@ -401,23 +438,15 @@ impl Aqm for StRed {
     }
 
     fn tick_interval(&self) -> Option<SimTime> {
-        Some(self.interval)
+        match self.p.adapt {
+            AdaptClock::Interval => Some(self.interval),
+            AdaptClock::Arrival => None,
+        }
     }
 
     /// Fig. 5.3's "Every interval": ARED's AIMD rule on p_max.
     fn on_tick(&mut self, _now: SimTime, _q: QueueLen) {
-        let avg = self.red.avg();
-        let r = self.red.params_mut();
-        let span = r.max_th - r.min_th;
-        let before = r.max_p;
-        if avg > r.min_th + TARGET_HI * span {
-            r.max_p = (r.max_p + ALPHA_MAX.min(r.max_p / 4.0)).min(1.0);
-        } else if avg < r.min_th + TARGET_LO * span {
-            r.max_p *= BETA;
-        }
-        if r.max_p != before {
-            self.changed = true;
-        }
+        self.aimd();
     }
 
     fn average(&self) -> Option<f64> {
@@ -703,6 +732,35 @@ mod tests {
         s.g2 = 0.0;
         s.observe(40.0);
         assert_eq!((s.ups, s.downs), (0, 0));
+    }
+
+    /// `adapt = "arrival"`: no clock; the AIMD rule runs at an arrival once
+    /// more than the (current) interval has passed since p_max last changed.
+    #[test]
+    fn aimd_on_arrival_as_ns2() {
+        let mut s = st(StRedParams {
+            adapt: AdaptClock::Arrival,
+            w_q: 1.0,
+            ..packet_mode()
+        });
+        assert_eq!(s.tick_interval(), None);
+        let mut rng = Rng::new(1, crate::rng::Stream::Aqm(0));
+        let pkt = PacketInfo {
+            size: 500,
+            ..PacketInfo::default()
+        };
+        let mut arrive = |s: &mut StRed, ms: u64, pkts: u32| {
+            let q = QueueLen {
+                pkts,
+                bytes: 500 * pkts as u64,
+            };
+            s.on_enqueue(SimTime::from_millis(ms), &pkt, q, &mut rng);
+            s.red().params().max_p
+        };
+        assert!((arrive(&mut s, 500, 50) - 0.1).abs() < 1e-15);
+        assert!((arrive(&mut s, 501, 50) - 0.11).abs() < 1e-15);
+        assert!((arrive(&mut s, 900, 10) - 0.11).abs() < 1e-15);
+        assert!((arrive(&mut s, 1002, 10) - 0.099).abs() < 1e-15);
     }
 
     #[test]
