@@ -185,8 +185,8 @@ def test_thesis_tcp_and_http(path: Path) -> None:
 @pytest.mark.parametrize("path", THESIS, ids=lambda p: p.stem)
 def test_thesis_red_family_runs_as_ns2(path: Path) -> None:
     """003's RED-family schemes ran on ns-2's `red.cc`: `wait_`, the `qlen > 1` gate, the gentle
-    line fixed from the initial max_p, and (ARED) max_p's range from `bottom_` to `top_`
-    (docs/fidelity.md, item 4)."""
+    line fixed from the initial max_p, the idle rule, and (ARED) max_p's range from `bottom_` to
+    `top_`; ARED's and ST-RED's rule runs at arrivals (docs/fidelity.md, item 4)."""
     seen = 0
     for p in _resolve(path, False):
         assert p.scenario is not None
@@ -196,6 +196,9 @@ def test_thesis_red_family_runs_as_ns2(path: Path) -> None:
         seen += 1
         assert aqm["wait"] is True and aqm["empty_gate"] is True, p.label
         assert aqm["gentle_base"] == "initial", p.label
+        assert aqm["idle_decay"] == "ns2", p.label
+        if aqm["kind"] in ("ared", "st-red"):
+            assert aqm["adapt"] == "arrival", p.label
         if aqm["kind"] == "ared":
             assert aqm["bounds"] == "ns2", p.label
     assert seen > 0

@@ -40,8 +40,9 @@ NS2_TCP = [
 ]
 
 # ns-2's adaptive RED (red.cc): the gentle line fixed from the initial max_p (1 / linterm_),
-# and max_p's range bottom_ = min(0.01, 80 000 / bandwidth) to top_ = 0.5 without clamping.
-NS2_ARED = 'gentle_base = "initial"\nbounds = "ns2"\n'
+# max_p's range bottom_ = min(0.01, 80 000 / bandwidth) to top_ = 0.5 without clamping, the idle
+# period rounded down plus the arrival's own sample, and updateMaxP run at arrivals.
+NS2_ARED = 'gentle_base = "initial"\nbounds = "ns2"\nidle_decay = "ns2"\nadapt = "arrival"\n'
 
 # ns-2's one-way TCP adds its 40-byte header to `packetSize_`: `packetSize_ 500` puts 540-byte
 # packets on the wire (its queue traces show 540), while RED's `mean_pktsize_ 500` stays 500.

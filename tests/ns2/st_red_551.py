@@ -10,8 +10,9 @@ thresholds stay at 20 / 60 (q_ref 40), with w_q 5e-5, phi_1 1, phi_2 0.25, gamma
 5.5's h_s = 0.03 / sqrt(3). Each detection is reported; the first one is where ns-2's ST-RED
 would first raise (large variance) or lower (small variance) its thresholds.
 
-Beside it, aqmlab's ST-RED on the same set-up (closed loop, ns-2's TCP and RED keys): its
-adjustments, and the same statistic (sigma / q_ref) from its own sigma^2 while max_th is 60.
+Beside it, aqmlab's ST-RED on the same set-up (closed loop, ns-2's TCP and RED keys,
+``ST_RED_NS2``): its adjustments, and the same statistic (sigma / q_ref) from its own sigma^2 while
+max_th is 60.
 
 Usage (needs ``ns``, Debian's ``ns2`` package: ``make ns2``)::
 
@@ -43,6 +44,8 @@ W_Q = 5e-5
 H_S = 0.03 / math.sqrt(3)
 GAMMA = 0.7
 H_L = GAMMA / math.sqrt(3)
+# ns-2's RED as ST-RED's RED (ARED's keys but `bounds`: fig. 5.3 gives max_p no bounds).
+ST_RED_NS2 = 'gentle_base = "initial"\nidle_decay = "ns2"\nadapt = "arrival"\n'
 PHASES = tuple(range(0, 2001, 200))
 DELAYS_MS = (100, 300, 500, 700, 900, 700, 500, 300, 100, 100)
 
@@ -122,7 +125,7 @@ def aqmlab_st_red(seed: int, queue: str) -> dict[str, Any]:
     st_red = (
         '[aqm]\nkind = "st-red"\nmin_th = 20\nmax_th = 60\nw_q = 5e-5\n'
         f'h_s = {H_S!r}\ninterval = "0.5s"\nmode = "byte"\nwait = true\nempty_gate = true\n'
-        f'mean_pkt_size = {cc.NS2_PAYLOAD}\ngentle_base = "initial"\nvariance_queue = "{queue}"\n'
+        f'mean_pkt_size = {cc.NS2_PAYLOAD}\n{ST_RED_NS2}variance_queue = "{queue}"\n'
     )
     toml = re.sub(r"\[aqm\]\n.*?(?=\[tcp\])", lambda _: st_red, toml, flags=re.S)
     params = aqmlab.run(toml).params
