@@ -146,6 +146,10 @@ pub struct EventQueue {
     /// The first far bucket not yet moved into the ring.
     far_next: u64,
     heap: BinaryHeap<Entry>,
+    /// Every event of the far buckets and of the heap is at or after this
+    /// time (a lower bound): an event of `now` before it, with `ins`
+    /// empty, is the earliest of all (the fast path of a pop).
+    gate: u64,
     seq: u64,
     popped: u64,
     /// A bucket was moved into `now` since [`EventQueue::take_fresh`] last
@@ -175,6 +179,7 @@ impl EventQueue {
             far_len: 0,
             far_next: 2,
             heap: BinaryHeap::with_capacity(n.min(1024)),
+            gate: u64::MAX,
             seq: 0,
             popped: 0,
             fresh: false,
@@ -210,9 +215,27 @@ impl EventQueue {
             // bucket (cursor >> FAR_REL) + 1.
             self.far[(b >> FAR_REL) as usize & (NF - 1)].push(e);
             self.far_len += 1;
+            self.gate = self.gate.min(self.far_from_time());
         } else {
+            self.gate = self.gate.min(e.time);
             self.heap.push(e);
         }
+    }
+
+    /// The earliest time an event of the far buckets can have.
+    #[inline]
+    fn far_from_time(&self) -> u64 {
+        (self.far_next << FAR_REL) << SHIFT
+    }
+
+    /// Recompute `gate` (after the far buckets or the heap lost events).
+    fn regate(&mut self) {
+        let far = if self.far_len > 0 {
+            self.far_from_time()
+        } else {
+            u64::MAX
+        };
+        self.gate = far.min(self.heap.peek().map_or(u64::MAX, |e| e.time));
     }
 
     /// Move the far buckets before `(cursor >> FAR_REL) + 2` into the ring
@@ -234,6 +257,7 @@ impl EventQueue {
                 self.place(e);
             }
         }
+        self.regate();
     }
 
     /// The first non-empty bucket at or after the cursor (circularly).
@@ -274,7 +298,22 @@ impl EventQueue {
         std::mem::swap(&mut self.now, b);
         // `Entry`'s order is reversed, so this sorts latest first; keys
         // (time, seq) are unique, so an unstable sort is deterministic.
-        self.now.sort_unstable();
+        // Events are often scheduled in time order: then a reversal does.
+        match self.now.len() {
+            0 | 1 => {}
+            2 => {
+                if self.now[0].before(&self.now[1]) {
+                    self.now.swap(0, 1);
+                }
+            }
+            _ => {
+                if self.now.is_sorted_by(|x, y| x.before(y)) {
+                    self.now.reverse();
+                } else {
+                    self.now.sort_unstable();
+                }
+            }
+        }
         self.fresh = true;
     }
 
@@ -296,6 +335,36 @@ impl EventQueue {
     /// The earliest event, if any is due at or before `until`.
     #[inline]
     pub fn pop_until(&mut self, until: SimTime) -> Option<(SimTime, Event)> {
+        if self.now.is_empty() && self.ins.is_empty() && self.ring_len > 0 {
+            self.advance();
+        }
+        // The common case: the next event of the bucket being consumed,
+        // with nothing scheduled into that bucket since it was sorted and
+        // nothing in the far buckets or the heap as early.
+        if let Some(&e) = self.now.last() {
+            if e.time < self.gate && e.time <= until.0 && self.ins.is_empty() {
+                self.now.pop();
+                return Some(self.consume(e));
+            }
+        }
+        self.pop_slow(until)
+    }
+
+    /// After popping `e`: move the cursor and count it.
+    #[inline(always)]
+    fn consume(&mut self, e: Entry) -> (SimTime, Event) {
+        self.cursor = e.time >> SHIFT;
+        if self.far_next < (self.cursor >> FAR_REL) + 2 {
+            self.cascade();
+        }
+        self.popped += 1;
+        (SimTime(e.time), e.ev)
+    }
+
+    /// [`EventQueue::pop_until`] in general: the earliest of `now`, `ins`
+    /// and the heap, bringing far buckets in as they come due.
+    #[inline(never)]
+    fn pop_slow(&mut self, until: SimTime) -> Option<(SimTime, Event)> {
         let (e, src) = loop {
             if self.now.is_empty() && self.ins.is_empty() && self.ring_len > 0 {
                 self.advance();
@@ -338,14 +407,10 @@ impl EventQueue {
             }
             _ => {
                 self.heap.pop();
+                self.regate();
             }
         }
-        self.cursor = e.time >> SHIFT;
-        if self.far_next < (self.cursor >> FAR_REL) + 2 {
-            self.cascade();
-        }
-        self.popped += 1;
-        Some((SimTime(e.time), e.ev))
+        Some(self.consume(e))
     }
 
     /// Events processed so far.
