@@ -1285,11 +1285,18 @@ impl World {
     }
 
     /// Start transmissions on a link whose transmitter may be free.
-    #[inline]
+    #[inline(always)]
     fn kick(&mut self, l: usize) {
-        if self.links[l].txdone_pending {
-            return;
+        // A link that waits for its TxDone is busy: the common case at a
+        // loaded link, which needs no call.
+        if !self.links[l].txdone_pending {
+            self.kick_free(l);
         }
+    }
+
+    /// [`World::kick`] on a link not waiting for a TxDone.
+    #[inline(never)]
+    fn kick_free(&mut self, l: usize) {
         loop {
             match self.links[l].try_start(self.now, &mut self.arena) {
                 Some((id, TxResult::Arrives(t))) => {
