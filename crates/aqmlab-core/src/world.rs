@@ -775,7 +775,7 @@ impl World {
     }
 
     /// The next event due at or before `until`.
-    #[inline]
+    #[inline(always)]
     fn next_event(&mut self, until: SimTime) -> Option<(SimTime, Event)> {
         let e = self.events.pop_until(until);
         if self.warm && self.events.take_fresh() {
@@ -866,7 +866,7 @@ impl World {
 
     /// The per-packet events inline; the rest in [`World::dispatch_rare`],
     /// which keeps the hot loop small.
-    #[inline]
+    #[inline(always)]
     fn dispatch(&mut self, ev: Event) {
         match ev {
             Event::Arrive(id) => self.arrive(id),
