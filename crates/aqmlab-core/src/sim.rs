@@ -98,6 +98,11 @@ const NF: usize = 2048;
 /// An event scheduled into the bucket being consumed is inserted into it
 /// if at most this many of its events come before.
 const INSERT_SCAN: usize = 16;
+/// Buckets of at least this many events are sorted by radix, in two
+/// digits of `DIGIT` bits of the time within the bucket.
+const RADIX_FROM: usize = 128;
+const DIGIT: u32 = SHIFT / 2;
+const _: () = assert!(2 * DIGIT == SHIFT);
 
 /// Pending events: a calendar ring for the near future, where nearly all
 /// events of a packet network fall (transmissions and propagation), and a
@@ -151,6 +156,7 @@ pub struct EventQueue {
     heap: BinaryHeap<Entry>,
     /// Scratch space of [`EventQueue::sort_now`].
     keys: Vec<u64>,
+    keys_tmp: Vec<u64>,
     spare: Vec<Entry>,
     /// Every event of the far buckets and of the heap is at or after this
     /// time (a lower bound): an event of `now` before it, with `ins`
@@ -186,6 +192,7 @@ impl EventQueue {
             far_next: 2,
             heap: BinaryHeap::with_capacity(n.min(1024)),
             keys: Vec::new(),
+            keys_tmp: Vec::new(),
             spare: Vec::new(),
             gate: u64::MAX,
             seq: 0,
@@ -369,10 +376,37 @@ impl EventQueue {
             keys.push((rel << 32) | k as u64);
         }
         if in_seq {
-            keys.sort_unstable_by(|a, b| {
-                counted();
-                a.cmp(b)
-            });
+            if keys.len() >= RADIX_FROM {
+                // Two stable counting passes on the time within the bucket
+                // (7 bits each) keep equal times in position order.
+                let mut tmp = std::mem::take(&mut self.keys_tmp);
+                for pass in 0..2 {
+                    let shift = 32 + pass * DIGIT;
+                    let digit = |k: u64| ((k >> shift) as usize) & ((1 << DIGIT) - 1);
+                    let mut start = [0usize; 1 << DIGIT];
+                    for &k in &keys {
+                        start[digit(k)] += 1;
+                    }
+                    let mut sum = 0;
+                    for c in start.iter_mut() {
+                        (*c, sum) = (sum, sum + *c);
+                    }
+                    tmp.clear();
+                    tmp.resize(keys.len(), 0);
+                    for &k in &keys {
+                        let d = digit(k);
+                        tmp[start[d]] = k;
+                        start[d] += 1;
+                    }
+                    std::mem::swap(&mut keys, &mut tmp);
+                }
+                self.keys_tmp = tmp;
+            } else {
+                keys.sort_unstable_by(|a, b| {
+                    counted();
+                    a.cmp(b)
+                });
+            }
             let mut sorted = std::mem::take(&mut self.spare);
             sorted.clear();
             sorted.extend(keys.iter().rev().map(|&k| self.now[k as u32 as usize]));
@@ -600,6 +634,82 @@ mod tests {
             popped.push((t.0, s as u64));
         }
         assert!(popped.windows(2).all(|w| w[0] <= w[1]));
+        reference.sort();
+        assert_eq!(popped, reference);
+        assert!(q.is_empty());
+    }
+
+    /// Buckets of hundreds of events in random order (sorted by radix),
+    /// some of them joined by events of a far bucket scheduled earlier
+    /// (then out of `seq` order), and events scheduled into the bucket
+    /// being consumed: still the order of a sort.
+    #[test]
+    fn large_buckets_match_a_sort() {
+        use crate::rng::{Rng, Stream};
+        let mut rng = Rng::new(13, Stream::Topology);
+        let mut q = EventQueue::default();
+        let mut reference: Vec<(u64, u64)> = Vec::new();
+        let mut popped = Vec::new();
+        let mut seq = 0u64;
+        let mut push = |q: &mut EventQueue, at: u64, reference: &mut Vec<(u64, u64)>| {
+            q.schedule(SimTime(at), Event::TxDone(seq as u32));
+            reference.push((at, seq));
+            seq += 1;
+        };
+        // Far ahead first (into far buckets).
+        for _ in 0..400 {
+            let at = 100_000_000 + rng.uniform_u64(0, 3 * BUCKET_NS);
+            push(&mut q, at, &mut reference);
+        }
+        let mut now = 0u64;
+        for round in 0..60u64 {
+            // A few hundred events into the next buckets, in random order,
+            // a quarter of them at one of a few instants.
+            let base = (now >> SHIFT << SHIFT) + BUCKET_NS * (1 + round % 3);
+            for _ in 0..rng.uniform_u64(100, 500) {
+                let at = if rng.uniform_u64(0, 3) == 0 {
+                    base + 64 * rng.uniform_u64(0, 3)
+                } else {
+                    base + rng.uniform_u64(0, BUCKET_NS - 1)
+                };
+                push(&mut q, at, &mut reference);
+            }
+            // Pop half a bucket's worth, scheduling into the current one.
+            for _ in 0..rng.uniform_u64(50, 400) {
+                let Some((t, Event::TxDone(s))) = q.pop_until(SimTime(30_000_000)) else {
+                    break;
+                };
+                assert!(t.0 >= now);
+                now = t.0;
+                popped.push((t.0, s as u64));
+                if rng.uniform_u64(0, 3) == 0 {
+                    push(&mut q, now + rng.uniform_u64(0, 2_000), &mut reference);
+                }
+            }
+        }
+        // Up to 33.2 ms: the events at 100 ms scheduled now go into the
+        // ring (within 67 ms), while those scheduled first still wait in
+        // their far bucket; at 34 ms that bucket moves into the ring, after
+        // the later-scheduled ones.
+        let mut drain = |q: &mut EventQueue, until: u64, popped: &mut Vec<(u64, u64)>| {
+            while let Some((t, Event::TxDone(s))) = q.pop_until(SimTime(until)) {
+                popped.push((t.0, s as u64));
+            }
+        };
+        drain(&mut q, 33_000_000, &mut popped);
+        push(&mut q, 33_200_000, &mut reference);
+        drain(&mut q, 33_200_000, &mut popped);
+        for _ in 0..300 {
+            let at = 100_000_000 + rng.uniform_u64(0, 3 * BUCKET_NS);
+            push(&mut q, at, &mut reference);
+        }
+        assert!(q.far_len > 0 && q.ring_len >= 300);
+        push(&mut q, 34_000_000, &mut reference);
+        drain(&mut q, 34_000_000, &mut popped);
+        assert_eq!(q.far_len, 0);
+        while let Some((t, Event::TxDone(s))) = q.pop_until(SimTime::MAX) {
+            popped.push((t.0, s as u64));
+        }
         reference.sort();
         assert_eq!(popped, reference);
         assert!(q.is_empty());
