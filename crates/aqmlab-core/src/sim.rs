@@ -691,7 +691,7 @@ mod tests {
         // ring (within 67 ms), while those scheduled first still wait in
         // their far bucket; at 34 ms that bucket moves into the ring, after
         // the later-scheduled ones.
-        let mut drain = |q: &mut EventQueue, until: u64, popped: &mut Vec<(u64, u64)>| {
+        let drain = |q: &mut EventQueue, until: u64, popped: &mut Vec<(u64, u64)>| {
             while let Some((t, Event::TxDone(s))) = q.pop_until(SimTime(until)) {
                 popped.push((t.0, s as u64));
             }
