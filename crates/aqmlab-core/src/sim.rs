@@ -246,7 +246,12 @@ impl EventQueue {
         let n = self.now.len();
         // `now` is latest first: e goes after the events later than it.
         if n > 0 && self.now[0].before(&e) {
-            self.ins.push(e);
+            // The latest of all: in front if `now` is short.
+            if n <= INSERT_SCAN * 4 {
+                self.now.insert(0, e);
+            } else {
+                self.ins.push(e);
+            }
             return;
         }
         let mut i = n;
