@@ -95,6 +95,10 @@ const NB: usize = 4096;
 const FAR_REL: u32 = 11;
 /// Far buckets: they span 2048 x 33.6 ms = 68.7 s ahead.
 const NF: usize = 2048;
+/// At most this many far buckets' storage is kept for reuse, each of at
+/// most `FAR_POOL_CAP` events.
+const FAR_POOL: usize = 8;
+const FAR_POOL_CAP: usize = 1 << 14;
 /// An event scheduled into the bucket being consumed is inserted into it
 /// if at most this many of its events come before.
 const INSERT_SCAN: usize = 16;
@@ -151,6 +155,8 @@ pub struct EventQueue {
     /// The far buckets, and the events they hold.
     far: Vec<Vec<Entry>>,
     far_len: usize,
+    /// Empty far-bucket storage for reuse.
+    far_pool: Vec<Vec<Entry>>,
     /// The first far bucket not yet moved into the ring.
     far_next: u64,
     heap: BinaryHeap<Entry>,
@@ -189,6 +195,7 @@ impl EventQueue {
             now_b: 0,
             far: (0..NF).map(|_| Vec::new()).collect(),
             far_len: 0,
+            far_pool: Vec::new(),
             far_next: 2,
             heap: BinaryHeap::with_capacity(n.min(1024)),
             keys: Vec::new(),
@@ -228,7 +235,13 @@ impl EventQueue {
         } else if (b >> FAR_REL) < self.far_next + NF as u64 {
             // Not before far_next: b >= cursor + NB reaches past far
             // bucket (cursor >> FAR_REL) + 1.
-            self.far[(b >> FAR_REL) as usize & (NF - 1)].push(e);
+            let v = &mut self.far[(b >> FAR_REL) as usize & (NF - 1)];
+            if v.capacity() == 0 {
+                if let Some(spare) = self.far_pool.pop() {
+                    *v = spare;
+                }
+            }
+            v.push(e);
             self.far_len += 1;
             self.gate = self.gate.min(self.far_from_time());
         } else {
@@ -291,13 +304,17 @@ impl EventQueue {
             if self.far[i].is_empty() {
                 continue;
             }
-            // The bucket's storage is freed: it is filled again only 68.7 s
+            // The bucket's storage goes to a small pool, for the next far
+            // bucket to be filled (this one is filled again only 68.7 s
             // later, and 2048 buckets each keeping the capacity of its
-            // largest load would hold megabytes.
-            let v = std::mem::take(&mut self.far[i]);
+            // largest load would hold megabytes).
+            let mut v = std::mem::take(&mut self.far[i]);
             self.far_len -= v.len();
-            for e in v {
+            for e in v.drain(..) {
                 self.place(e);
+            }
+            if self.far_pool.len() < FAR_POOL && v.capacity() <= FAR_POOL_CAP {
+                self.far_pool.push(v);
             }
         }
         self.regate();
