@@ -461,6 +461,19 @@ pub struct World {
     warm: bool,
     /// The packets [`World::warm`] works on (kept to reuse its storage).
     warm_ids: Vec<PktId>,
+    warm_pkts: Vec<WarmPkt>,
+}
+
+/// What [`World::warm`] has learnt of a packet so far.
+#[derive(Clone, Copy, Debug)]
+struct WarmPkt {
+    route: u32,
+    flow: u32,
+    hop: u8,
+    /// The next link, or at the last hop `u32::MAX` (then `back` is the
+    /// first link of the route back).
+    next: u32,
+    back: u32,
 }
 
 impl World {
@@ -674,6 +687,7 @@ impl World {
             extra: Extras::default(),
             warm: false,
             warm_ids: Vec::new(),
+            warm_pkts: Vec::new(),
         };
         w.warm = w.flows.len() >= WARM_FLOWS;
         for (i, (a, b)) in w.intervals.clone().into_iter().enumerate() {
@@ -775,7 +789,7 @@ impl World {
     }
 
     /// The next event due at or before `until`.
-    #[inline]
+    #[inline(always)]
     fn next_event(&mut self, until: SimTime) -> Option<(SimTime, Event)> {
         let e = self.events.pop_until(until);
         if self.warm && self.events.take_fresh() {
@@ -810,63 +824,69 @@ impl World {
         let arena = &self.arena;
         let routes = &self.routes;
         let mut acc = 0u64;
+        // Each pass issues loads that do not depend on each other; what it
+        // learns is kept for the next pass (in the L1 cache).
         // 1: the packets.
-        for &id in &ids {
-            acc ^= u64::from(arena.get(id).hop);
-        }
+        let mut pk = std::mem::take(&mut self.warm_pkts);
+        pk.clear();
+        pk.extend(ids.iter().map(|&id| {
+            let p = arena.get(id);
+            WarmPkt {
+                route: p.route,
+                flow: p.flow,
+                hop: p.hop,
+                next: u32::MAX,
+                back: 0,
+            }
+        }));
         // 2: the start of each packet's route.
-        for &id in &ids {
-            acc ^= routes.warm_start(arena.get(id).route as usize);
+        for w in &pk {
+            acc ^= routes.warm_start(w.route as usize);
         }
         // 3: the link ids of the route; at the last hop the flow (its
         // sender for an ACK, its receiver for data) and the start of the
         // route of what it sends back.
-        for &id in &ids {
-            let p = arena.get(id);
-            let route = &routes[p.route as usize];
-            let hop = p.hop as usize + 1;
+        for w in &mut pk {
+            let route = &routes[w.route as usize];
+            let hop = w.hop as usize + 1;
             if hop < route.len() {
-                acc ^= u64::from(route[hop]);
+                w.next = route[hop];
             } else {
-                let f = p.flow as usize;
+                let f = w.flow as usize;
                 acc ^= u64::from(self.tag[f].conn);
                 let fl = &self.flows[f];
-                if p.route % 2 == 0 {
+                if w.route % 2 == 0 {
                     acc ^= u64::from(fl.cfg.request_bytes)
                         ^ fl.delack_deadline.map_or(0, |t| t.0)
                         ^ fl.stats.segments_delivered;
                 } else {
                     acc ^= fl.cwnd.to_bits() ^ fl.rto.0 ^ fl.stats.data_sent;
                 }
-                acc ^= routes.warm_start(p.route as usize ^ 1);
+                acc ^= routes.warm_start(w.route as usize ^ 1);
             }
         }
         // 4: the next link; at the last hop the route back.
-        for &id in &ids {
-            let p = arena.get(id);
-            let route = &routes[p.route as usize];
-            let hop = p.hop as usize + 1;
-            if hop < route.len() {
-                acc ^= self.links[route[hop] as usize].warm();
+        for w in &mut pk {
+            if w.next != u32::MAX {
+                acc ^= self.links[w.next as usize].warm();
             } else {
-                acc ^= u64::from(routes[p.route as usize ^ 1][0]);
+                w.back = routes[w.route as usize ^ 1][0];
             }
         }
         // 5: the first link of the route back.
-        for &id in &ids {
-            let p = arena.get(id);
-            let route = &routes[p.route as usize];
-            if p.hop as usize + 1 >= route.len() {
-                acc ^= self.links[routes[p.route as usize ^ 1][0] as usize].warm();
+        for w in &pk {
+            if w.next == u32::MAX {
+                acc ^= self.links[w.back as usize].warm();
             }
         }
+        self.warm_pkts = pk;
         std::hint::black_box(acc);
         self.warm_ids = ids;
     }
 
     /// The per-packet events inline; the rest in [`World::dispatch_rare`],
     /// which keeps the hot loop small.
-    #[inline]
+    #[inline(always)]
     fn dispatch(&mut self, ev: Event) {
         match ev {
             Event::Arrive(id) => self.arrive(id),
@@ -1285,11 +1305,18 @@ impl World {
     }
 
     /// Start transmissions on a link whose transmitter may be free.
-    #[inline]
+    #[inline(always)]
     fn kick(&mut self, l: usize) {
-        if self.links[l].txdone_pending {
-            return;
+        // A link that waits for its TxDone is busy: the common case at a
+        // loaded link, which needs no call.
+        if !self.links[l].txdone_pending {
+            self.kick_free(l);
         }
+    }
+
+    /// [`World::kick`] on a link not waiting for a TxDone.
+    #[inline(never)]
+    fn kick_free(&mut self, l: usize) {
         loop {
             match self.links[l].try_start(self.now, &mut self.arena) {
                 Some((id, TxResult::Arrives(t))) => {

@@ -82,16 +82,30 @@ struct Integrals {
 }
 
 impl Integrals {
+    #[inline]
     fn add(&mut self, pkts: u32, bytes: u64, dt: u64) {
-        let p = pkts as u128;
-        self.q += p * dt as u128;
-        self.q2 += p * p * dt as u128;
-        let b = bytes as u128;
-        self.b += b * dt as u128;
-        self.b2 = self
-            .b2
-            .saturating_add(b.saturating_mul(b).saturating_mul(dt as u128));
+        // Products of 64-bit factors (p² < 2^64), each one multiplication.
+        let p = u64::from(pkts);
+        let wide = |x: u64| x as u128 * dt as u128;
+        self.q += wide(p);
+        self.q2 += wide(p * p);
+        self.b += wide(bytes);
+        let bb = bytes as u128 * bytes as u128;
+        let b2 = match u64::try_from(bb) {
+            Ok(bb) => wide(bb),
+            Err(_) => bb.saturating_mul(dt as u128),
+        };
+        self.b2 = self.b2.saturating_add(b2);
         self.t += dt;
+    }
+    /// Add the integrals of a later stretch of time (the sums are exact,
+    /// and both saturate at the same bound, so splitting changes nothing).
+    fn absorb(&mut self, o: &Integrals) {
+        self.q += o.q;
+        self.q2 += o.q2;
+        self.b += o.b;
+        self.b2 = self.b2.saturating_add(o.b2);
+        self.t += o.t;
     }
     fn mean(&self) -> f64 {
         if self.t == 0 {
@@ -290,6 +304,9 @@ impl DelayHist {
 
 #[derive(Clone, Debug, Default)]
 struct IntervalAcc {
+    /// The interval's integrals up to the start of the current window
+    /// (which is added to them when it ends: one sum per change of the
+    /// queue, not two).
     total: Integrals,
     /// Sojourn times of the packets that left the queue in the interval.
     delay: DelayHist,
@@ -305,13 +322,13 @@ impl IntervalAcc {
     /// Add the constant queue (pkts, bytes) over [from, to).
     #[inline]
     fn add(&mut self, mut from: u64, to: u64, pkts: u32, bytes: u64) {
-        self.total.add(pkts, bytes, to - from);
         while to >= self.window_end {
             self.window.add(pkts, bytes, self.window_end - from);
             if self.window.t > 0 {
                 self.window_stds.push(self.window.std());
                 self.window_stds_bytes.push(self.window.std_bytes());
             }
+            self.total.absorb(&self.window);
             self.window = Integrals::default();
             from = self.window_end;
             self.window_end += self.window_len;
@@ -394,6 +411,7 @@ impl QueueMonitor {
             acc.window_stds.push(acc.window.std());
             acc.window_stds_bytes.push(acc.window.std_bytes());
         }
+        acc.total.absorb(&acc.window);
         acc.window = Integrals::default();
         let n = acc.window_stds.len();
         let mean_of = |v: &[f64]| {
