@@ -657,7 +657,9 @@ impl TcpFlow {
     }
 
     fn window(&self) -> u64 {
-        (self.cwnd.floor() as u64).clamp(1, self.cfg.tcp.rwnd as u64)
+        // `as` rounds toward zero and saturates (NaN and negatives to 0), which
+        // for cwnd >= 0 is the floor, without a call into libm per packet.
+        (self.cwnd as u64).clamp(1, self.cfg.tcp.rwnd as u64)
     }
 
     fn data_seg(&mut self, seq: u64, now: SimTime) -> Seg {
