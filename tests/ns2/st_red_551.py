@@ -14,9 +14,17 @@ Beside it, aqmlab's ST-RED on the same set-up (closed loop, ns-2's TCP and RED k
 ``ST_RED_NS2``): its adjustments, and the same statistic (sigma / q_ref) from its own sigma^2 while
 max_th is 60.
 
+The return (``--steady K``): after adjustments whose factors multiply to K, ST-RED is ARED with
+min_th 20 K, max_th 60 K, w_q 5e-5 / K and an interval of 0.5 K s (eq. 5.1-5.2, section 5.4.1).
+For the thresholds to come back down, fig. 5.3 must find a small variance once d is back at
+100 ms, i.e. sigma < h_s q_ref. ``--steady K`` runs that ARED in ns-2.35 and aqmlab at a steady
+d = 100 ms and prints sigma / q_ref per 100 s, open loop (aqmlab's ST-RED with its detector
+switched off: h_s 1e-9, h_l 1e6).
+
 Usage (needs ``ns``, Debian's ``ns2`` package: ``make ns2``)::
 
     python tests/ns2/st_red_551.py [--seeds 1 2 3] [--queue average|instantaneous]
+    python tests/ns2/st_red_551.py --steady 1 2.636 [--seeds 1 2 3] [--duration 600]
 """
 
 from __future__ import annotations
@@ -28,7 +36,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -52,22 +60,75 @@ DELAYS_MS = (100, 300, 500, 700, 900, 700, 500, 300, 100, 100)
 
 @dataclass
 class Detection:
-    """Fig. 5.3's detector over one trace: per-phase medians of sigma / q_ref and the detections."""
+    """Fig. 5.3's detector over one trace: sigma / q_ref per window (median, minimum) and the
+    detections."""
 
     sigma_median: list[float] = field(default_factory=list)
+    sigma_min: list[float] = field(default_factory=list)
     detections: list[tuple[float, str]] = field(default_factory=list)
 
 
-def ns2_trace(seed: int, queue: str) -> tuple[np.ndarray, np.ndarray]:
-    """RED's average (or the queue at arrivals) in ns-2.35, mean-size packets, per arrival."""
+@dataclass(frozen=True)
+class Risen:
+    """ST-RED's RED after adjustments whose factors multiply to k (eq. 5.1-5.2, section 5.4.1)."""
+
+    k: float
+
+    @property
+    def min_th(self) -> float:
+        return 20.0 * self.k
+
+    @property
+    def max_th(self) -> float:
+        return 60.0 * self.k
+
+    @property
+    def q_ref(self) -> float:
+        return Q_REF * self.k
+
+    @property
+    def w_q(self) -> float:
+        return W_Q / self.k
+
+    @property
+    def interval_s(self) -> float:
+        return 0.5 * self.k
+
+
+def steady_case(duration_s: float) -> cc.Case:
+    """The study's set-up at a steady d = 100 ms (bottleneck one-way delay 20 ms)."""
+    return replace(cc.THESIS_551, duration_s=duration_s, schedule=(), phases=())
+
+
+def ns2_trace(
+    seed: int, queue: str, risen: Risen | None = None, duration_s: float | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """RED's average (or the queue at arrivals) in ns-2.35, mean-size packets, per arrival.
+
+    Without ``risen``: the study (d = 100 -> 900 -> 100 ms) with ARED(20, 60). With it: ARED at
+    the risen parameters and a steady d = 100 ms for ``duration_s``.
+    """
     ns = shutil.which("ns")
     if ns is None:
         raise RuntimeError("ns-2 not found: install Debian's ns2 package (make ns2)")
     var = "ave_" if queue == "average" else "curq_"
-    tcl = cc.THESIS_551.tcl(seed).replace(
-        "Queue/RED set interval_ 0.5\n",
-        "Queue/RED set interval_ 0.5\nQueue/RED set bottom_ 1e-12\nQueue/RED set top_ 1e12\n",
-    )
+    unbounded = "Queue/RED set bottom_ 1e-12\nQueue/RED set top_ 1e12\n"
+    if risen is None:
+        tcl = cc.THESIS_551.tcl(seed)
+        tcl = tcl.replace(
+            "Queue/RED set interval_ 0.5\n", f"Queue/RED set interval_ 0.5\n{unbounded}"
+        )
+    else:
+        tcl = steady_case(duration_s or 600.0).tcl(seed)
+        for old, new in (
+            ("thresh_ 20\n", f"thresh_ {risen.min_th!r}\n"),
+            ("maxthresh_ 60\n", f"maxthresh_ {risen.max_th!r}\n"),
+            ("q_weight_ 0.00005\n", f"q_weight_ {risen.w_q!r}\n"),
+            ("interval_ 0.5\n", f"interval_ {risen.interval_s!r}\n{unbounded}"),
+        ):
+            if f"Queue/RED set {old}" not in tcl:
+                raise RuntimeError(f"crosscheck's script has no 'Queue/RED set {old.strip()}'")
+            tcl = tcl.replace(f"Queue/RED set {old}", f"Queue/RED set {new}")
     tcl = tcl.replace(
         'set qm [$ns monitor-queue $r1 $r2 ""]\n',
         'set qm [$ns monitor-queue $r1 $r2 ""]\nset redq [[$ns link $r1 $r2] queue]\n'
@@ -90,19 +151,27 @@ def ns2_trace(seed: int, queue: str) -> tuple[np.ndarray, np.ndarray]:
     return np.array(times), np.array(values)
 
 
-def detect(times: np.ndarray, q: np.ndarray) -> Detection:
-    """Fig. 5.3 (eq. 5.5-5.10) over the samples, thresholds fixed at q_ref = 40."""
-    up2, lo2 = (H_L * Q_REF) ** 2, (H_S * Q_REF) ** 2
+def detect(
+    times: np.ndarray, q: np.ndarray, risen: Risen | None = None, window_s: float = 200.0
+) -> Detection:
+    """Fig. 5.3 (eq. 5.5-5.10) over the samples with fixed thresholds (q_ref 40, or ``risen``'s).
+
+    sigma / q_ref is sampled once a second; its median and minimum are kept per ``window_s``
+    (the study's 200 s phases by default).
+    """
+    q_ref, w_q = (Q_REF, W_Q) if risen is None else (risen.q_ref, risen.w_q)
+    up2, lo2 = (H_L * q_ref) ** 2, (H_S * q_ref) ** 2
     g0 = 0.5 * (up2 + lo2)
     s2, g2 = 0.0, g0
-    a1, a2 = W_Q, 0.25 * W_Q
+    a1, a2 = w_q, 0.25 * w_q
     out = Detection()
-    sampled: list[list[float]] = [[] for _ in DELAYS_MS]
+    windows = len(DELAYS_MS) if risen is None else max(1, math.ceil(float(times[-1]) / window_s))
+    sampled: list[list[float]] = [[] for _ in range(windows)]
     next_sample = 0.0
-    d_lo, d_hi = (1 - GAMMA) * Q_REF, (1 + GAMMA) * Q_REF
+    d_lo, d_hi = (1 - GAMMA) * q_ref, (1 + GAMMA) * q_ref
     for t, x in zip(times.tolist(), q.tolist(), strict=True):
-        if 0.0 < x < 2 * Q_REF:
-            e2 = (x - Q_REF) ** 2
+        if 0.0 < x < 2 * q_ref:
+            e2 = (x - q_ref) ** 2
             s2 += a1 * (e2 - s2)
             if d_lo < x < d_hi:
                 g2 += a2 * (e2 - g2)
@@ -111,9 +180,51 @@ def detect(times: np.ndarray, q: np.ndarray) -> Detection:
                     out.detections.append((t, "large" if large else "small"))
                     g2 = g0
         if t >= next_sample:
-            sampled[min(int(t // 200), len(DELAYS_MS) - 1)].append(math.sqrt(s2) / Q_REF)
+            sampled[min(int(t // window_s), windows - 1)].append(math.sqrt(s2) / q_ref)
             next_sample += 1.0
     out.sigma_median = [float(np.median(v)) if v else math.nan for v in sampled]
+    out.sigma_min = [float(np.min(v)) if v else math.nan for v in sampled]
+    return out
+
+
+def st_red_toml(
+    seed: int, queue: str, risen: Risen | None = None, duration_s: float = 600.0
+) -> str:
+    """aqmlab's ST-RED on the study's set-up; with ``risen``, at its parameters and a steady
+    d = 100 ms with the detector switched off (h_s 1e-9, h_l 1e6): ARED without bounds."""
+    if risen is None:
+        toml = cc.THESIS_551.toml(seed, cc.NS2_TCP)
+        head = f'min_th = 20\nmax_th = 60\nw_q = 5e-5\nh_s = {H_S!r}\ninterval = "0.5s"\n'
+    else:
+        toml = steady_case(duration_s).toml(seed, cc.NS2_TCP)
+        head = (
+            f"min_th = {risen.min_th!r}\nmax_th = {risen.max_th!r}\nw_q = {risen.w_q!r}\n"
+            f'h_s = 1e-9\nh_l = 1e6\ninterval = "{risen.interval_s!r}s"\n'
+        )
+    st_red = (
+        f'[aqm]\nkind = "st-red"\n{head}mode = "byte"\nwait = true\nempty_gate = true\n'
+        f'mean_pkt_size = {cc.NS2_PAYLOAD}\n{ST_RED_NS2}variance_queue = "{queue}"\n'
+    )
+    return re.sub(r"\[aqm\]\n.*?(?=\[tcp\])", lambda _: st_red, toml, flags=re.S)
+
+
+def aqmlab_steady(seed: int, risen: Risen, duration_s: float, window_s: float = 100.0) -> Detection:
+    """sigma / q_ref of eq. 5.5 from aqmlab's own sigma^2 at the risen parameters, per window."""
+    import aqmlab
+
+    params = aqmlab.run(st_red_toml(seed, "average", risen, duration_s)).params
+    name = np.array(params.column("name").to_pylist())
+    t = params.column("time_s").to_numpy()
+    v = params.column("value").to_numpy()
+    if len(set(v[name == "max_th"].tolist())) != 1:
+        raise RuntimeError("ST-RED adjusted its thresholds with its detector switched off")
+    s_t, s_v = t[name == "sigma2"], v[name == "sigma2"]
+    out = Detection()
+    for a in np.arange(0.0, duration_s, window_s):
+        m = (s_t >= a) & (s_t < a + window_s)
+        r = np.sqrt(s_v[m]) / risen.q_ref
+        out.sigma_median.append(float(np.median(r)) if m.any() else math.nan)
+        out.sigma_min.append(float(np.min(r)) if m.any() else math.nan)
     return out
 
 
@@ -121,13 +232,7 @@ def aqmlab_st_red(seed: int, queue: str) -> dict[str, Any]:
     """aqmlab's ST-RED on the study's set-up: max_th's steps, sigma / q_ref per phase."""
     import aqmlab
 
-    toml = cc.THESIS_551.toml(seed, cc.NS2_TCP)
-    st_red = (
-        '[aqm]\nkind = "st-red"\nmin_th = 20\nmax_th = 60\nw_q = 5e-5\n'
-        f'h_s = {H_S!r}\ninterval = "0.5s"\nmode = "byte"\nwait = true\nempty_gate = true\n'
-        f'mean_pkt_size = {cc.NS2_PAYLOAD}\n{ST_RED_NS2}variance_queue = "{queue}"\n'
-    )
-    toml = re.sub(r"\[aqm\]\n.*?(?=\[tcp\])", lambda _: st_red, toml, flags=re.S)
+    toml = st_red_toml(seed, queue)
     params = aqmlab.run(toml).params
     name = np.array(params.column("name").to_pylist())
     t = params.column("time_s").to_numpy()
@@ -145,14 +250,50 @@ def aqmlab_st_red(seed: int, queue: str) -> dict[str, Any]:
     return {"steps": steps, "sigma_median": medians}
 
 
+def steady(ks: list[float], seeds: list[int], duration_s: float) -> int:
+    """sigma / q_ref per 100 s at a steady 100 ms, ns-2.35 and aqmlab, open loop."""
+    windows = math.ceil(duration_s / 100.0)
+    head = " | ".join(f"{100 * i}-{100 * (i + 1)} s" for i in range(windows))
+    print(f"sigma / q_ref at d = 100 ms, median (minimum) per 100 s; h_s = {H_S:.4f}\n")
+    print(f"| K | q_ref | run | {head} | detections |")
+    print("|---|---|---|" + "---|" * (windows + 1))
+    for k in ks:
+        risen = Risen(k)
+        for seed in seeds:
+            d = detect(*ns2_trace(seed, "average", risen, duration_s), risen, 100.0)
+            a = aqmlab_steady(seed, risen, duration_s)
+            for run, x in ((f"ns-2.35, seed {seed}", d), (f"aqmlab, seed {seed}", a)):
+                cells = " | ".join(
+                    f"{m:.3f} ({lo:.3f})" for m, lo in zip(x.sigma_median, x.sigma_min, strict=True)
+                )
+                dets = ", ".join(f"{t:.0f} {kind}" for t, kind in x.detections) or "none"
+                if x is a:
+                    dets = "(detector off)"
+                print(f"| {k:g} | {risen.q_ref:.1f} | {run} | {cells} | {dets} |", flush=True)
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3])
     ap.add_argument("--queue", choices=["average", "instantaneous"], default="average")
+    ap.add_argument(
+        "--steady",
+        type=float,
+        nargs="+",
+        metavar="K",
+        help="ARED at ST-RED's parameters after adjustments multiplying to K, d = 100 ms",
+    )
+    ap.add_argument("--duration", type=float, default=600.0, help="seconds, with --steady")
     args = ap.parse_args(argv)
     if shutil.which("ns") is None:
         print("error: ns-2 not found: install Debian's ns2 package (make ns2)", file=sys.stderr)
         return 2
+    if args.steady:
+        if any(k <= 0 for k in args.steady) or args.duration < 100:
+            print("error: --steady K must be > 0 and --duration at least 100 s", file=sys.stderr)
+            return 2
+        return steady(args.steady, args.seeds, args.duration)
     head = " | ".join(f"{d} ms" for d in DELAYS_MS)
     print(f"q = {args.queue}; h_s = {H_S:.4f}, h_l = {H_L:.4f} (sigma / q_ref)\n")
     print(f"| run | {head} | detections (s) |")
