@@ -29,9 +29,10 @@
 //!   as it exceeds `max_th` walks `max_p` down geometrically (8 flows in the
 //!   scenario test settle near 3e-7), which is the paper's "less aggressive"
 //!   direction taken to its end.
-//! - [`Red`]'s `Aqm::on_enqueue` updates the average and decides in one call,
-//!   so the status update runs right after it: a change of `max_p` applies
-//!   from the next arrival on (one packet later than a literal reading).
+//! - Fig. 8 runs between the update of the average and the arrival's drop
+//!   decision ([`Red::update_average`], then [`Red::arrival_verdict`]): a
+//!   step of `max_p` applies to the arrival whose average caused it. (Until
+//!   issue 10 it applied from the next arrival on.)
 //!
 //! Defaults of the RED keys that the paper does not state (thresholds, w_q,
 //! gentle, mode, ecn, above_max) are RED's ([`RedParams::default`]). The
@@ -204,9 +205,12 @@ impl Aqm for AredFeng {
         q: QueueLen,
         rng: &mut Rng,
     ) -> Verdict {
-        let v = self.red.on_enqueue(now, pkt, q, rng);
+        // Fig. 8 runs on the update of the average, before this arrival's
+        // drop decision, so a step of max_p applies to the arrival itself.
+        let idle = self.red.idle_since();
+        self.red.update_average(now, q);
         self.on_average(self.red.avg());
-        v
+        self.red.arrival_verdict(now, pkt, q, rng, idle)
     }
 
     fn on_dequeue(
@@ -380,6 +384,39 @@ mod tests {
         Aqm::params(&a, &mut |k, v| seen.push((k, v)));
         assert_eq!(seen, vec![("max_p", 0.04), ("avg", 80.0), ("status", 2.0)]);
         assert_eq!(a.average(), Some(80.0));
+    }
+
+    /// The step of max_p applies to the arrival whose average caused it:
+    /// gentle RED with max_p 0.5 entering Above at avg = max_th + 1 drops
+    /// with p = 1 (max_p 1 after the step), where the max_p before the step
+    /// gives about 0.51. Every one of 200 independent gateways drops (with
+    /// the step one arrival late, about half of them did).
+    #[test]
+    fn a_step_applies_to_the_arrival_that_caused_it() {
+        let pkt = PacketInfo {
+            size: 500,
+            ..PacketInfo::default()
+        };
+        let q = |n: u32| QueueLen {
+            pkts: n,
+            bytes: n as u64 * 500,
+        };
+        let mut dropped = 0;
+        for seed in 0..200 {
+            let mut p = params();
+            p.red.w_q = 1.0;
+            p.red.max_p = 0.5;
+            p.red.gentle = true;
+            let mut a = AredFeng::new(p, link());
+            let mut rng = Rng::new(seed, Stream::Aqm(0));
+            // The first arrival: straight from Below to Above, and RED's
+            // count is still at its start (p_a = p_b).
+            let v = a.on_enqueue(SimTime::from_millis(1), &pkt, q(61), &mut rng);
+            assert_eq!(a.status(), Status::Above);
+            assert_eq!(a.max_p(), 1.0);
+            dropped += usize::from(matches!(v, Verdict::Drop(_)));
+        }
+        assert_eq!(dropped, 200);
     }
 
     #[test]
