@@ -30,6 +30,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 # ns-2's TCP as the thesis' presets configure aqmlab's (docs/tcp.md, "Defaults and ns-2").
 NS2_TCP = [
     'clock_tick="10ms"',
@@ -43,6 +45,8 @@ NS2_TCP = [
 # max_p's range bottom_ = min(0.01, 80 000 / bandwidth) to top_ = 0.5 without clamping, the idle
 # period rounded down plus the arrival's own sample, and updateMaxP run at arrivals.
 NS2_ARED = 'gentle_base = "initial"\nbounds = "ns2"\nidle_decay = "ns2"\nadapt = "arrival"\n'
+# The same RED with a fixed max_p (ns-2's `adaptive_ 0`): the keys ARED's rule does not need.
+NS2_RED = 'gentle_base = "initial"\nidle_decay = "ns2"\n'
 
 # ns-2's one-way TCP adds its 40-byte header to `packetSize_`: `packetSize_ 500` puts 540-byte
 # packets on the wire (its queue traces show 540), while RED's `mean_pktsize_ 500` stays 500.
@@ -53,7 +57,7 @@ WIRE_BYTES = NS2_PAYLOAD + 40
 @dataclasses.dataclass(frozen=True)
 class Case:
     name: str
-    aqm: str  # "droptail" or "ared"
+    aqm: str  # "droptail", "ared" or "red" (RED with a fixed max_p)
     bottleneck_delay_ms: int
     flows: int = 100
     reverse: int = 20
@@ -67,13 +71,20 @@ class Case:
     schedule: tuple[tuple[float, int], ...] = ()
     phases: tuple[float, ...] = ()
     rate_mbps: int = 10
+    w_q: float = 5e-5
+    # RED's initial max_p (ns-2: 1 / linterm_); None leaves both simulators' defaults (0.1).
+    max_p: float | None = None
 
     def toml(self, seed: int, tcp: list[str]) -> str:
-        if self.aqm == "ared":
+        max_p = "" if self.max_p is None else f"max_p = {self.max_p!r}\n"
+        if self.aqm in ("ared", "red"):
+            adaptive = self.aqm == "ared"
+            w_q = "5e-5" if self.w_q == 5e-5 else repr(self.w_q)
+            interval = 'interval = "0.5s"\n' if adaptive else ""
             aqm = (
-                f'kind = "ared"\nmin_th = {self.min_th}\nmax_th = {self.max_th}\nw_q = 5e-5\n'
-                'interval = "0.5s"\nmode = "byte"\nwait = true\nempty_gate = true\n'
-                f"mean_pkt_size = {NS2_PAYLOAD}\n{NS2_ARED}"
+                f'kind = "{self.aqm}"\nmin_th = {self.min_th}\nmax_th = {self.max_th}\n'
+                f'w_q = {w_q}\n{max_p}{interval}mode = "byte"\nwait = true\nempty_gate = true\n'
+                f"mean_pkt_size = {NS2_PAYLOAD}\n{NS2_ARED if adaptive else NS2_RED}"
             )
             # ns-2's RED in bytes counts its limit in mean-size packets.
             buffer = f'"{self.buffer * NS2_PAYLOAD}B"'
@@ -118,7 +129,13 @@ phases = [{phases}]
 """
 
     def tcl(self, seed: int) -> str:
-        queue = "RED" if self.aqm == "ared" else "DropTail"
+        queue = "DropTail" if self.aqm == "droptail" else "RED"
+        red = f"Queue/RED set q_weight_ {self.w_q:.10f}".rstrip("0") + "\n"
+        red += (
+            "Queue/RED set adaptive_ 1\nQueue/RED set interval_ 0.5\n" if self.aqm == "ared" else ""
+        )
+        if self.max_p is not None:
+            red += f"Queue/RED set linterm_ {1 / self.max_p!r}\n"
         changes = "".join(
             f'$ns at {t} "[[$ns link $r1 $r2] link] set delay_ {d}ms; '
             f'[[$ns link $r2 $r1] link] set delay_ {d}ms"\n'
@@ -135,10 +152,7 @@ Queue/RED set queue_in_bytes_ true
 Queue/RED set mean_pktsize_ {NS2_PAYLOAD}
 Queue/RED set thresh_ {self.min_th}
 Queue/RED set maxthresh_ {self.max_th}
-Queue/RED set q_weight_ 0.00005
-Queue/RED set adaptive_ 1
-Queue/RED set interval_ 0.5
-set r1 [$ns node]
+{red}set r1 [$ns node]
 set r2 [$ns node]
 $ns duplex-link $r1 $r2 {self.rate_mbps}Mb {self.bottleneck_delay_ms}ms {queue}
 $ns queue-limit $r1 $r2 {self.buffer}
@@ -213,6 +227,26 @@ THESIS_551 = Case(
 
 STUDIES = {"thesis-5.5.1": THESIS_551}
 
+# Thesis section 4.5.1 (experiment 1) without its HTTP sessions, which ns-2.35 has no model
+# for: 50 FTP flows and 20 reverse ones, 10 Mbit/s, d = 120 ms (bottleneck 30 ms one way),
+# min_th 50, max_th 150, w_q 1e-4, max_p 0.05: ARED ("a stable queue with small fluctuations
+# around the equilibrium point of 100 packets") and AP-RED's initial set as plain RED.
+THESIS_451 = {
+    aqm: Case(
+        f"thesis-4.5.1-{aqm}",
+        aqm,
+        30,
+        flows=50,
+        duration_s=100.0,
+        start_s=20.0,
+        min_th=50,
+        max_th=150,
+        w_q=1e-4,
+        max_p=0.05,
+    )
+    for aqm in ("ared", "red")
+}
+
 
 def run_ns2(case: Case, seed: int) -> dict[str, Any]:
     """ns-2's figures over the measurement window, and its utilisation per phase."""
@@ -261,6 +295,38 @@ def run_aqmlab(case: Case, seed: int, tcp: list[str]) -> dict[str, float]:
         "retransmits": f["retransmits"],
         "phases": [p["bottleneck"]["utilization"] for p in s["phases"]],
     }
+
+
+def queue_ns2(case: Case, seed: int) -> np.ndarray:
+    """The forward bottleneck queue in ns-2.35, mean-size packets, every 10 ms from start_s."""
+    ns = shutil.which("ns")
+    if ns is None:
+        raise RuntimeError("ns-2 not found: install Debian's ns2 package (make ns2)")
+    monitor = 'set qm [$ns monitor-queue $r1 $r2 ""]\n'
+    tcl = case.tcl(seed).replace(
+        monitor,
+        monitor + "set qf [open q.tr w]\n"
+        'proc qsample {} { global ns qm qf; puts $qf "[$ns now] [$qm set size_]"; '
+        '$ns at [expr [$ns now] + 0.01] "qsample" }\n'
+        f'$ns at {case.start_s} "qsample"\n',
+    )
+    with tempfile.TemporaryDirectory() as tmp:
+        (Path(tmp) / "case.tcl").write_text(tcl)
+        subprocess.run([ns, "case.tcl"], capture_output=True, check=True, cwd=tmp, timeout=3600)
+        q = np.loadtxt(Path(tmp) / "q.tr", ndmin=2)
+    return np.asarray(q[q[:, 0] < case.duration_s, 1] / NS2_PAYLOAD)
+
+
+def queue_aqmlab(case: Case, seed: int, tcp: list[str]) -> np.ndarray:
+    """The same in aqmlab: the bottleneck's queue in bytes every 10 ms, in mean-size packets."""
+    import aqmlab
+
+    toml = case.toml(seed, tcp).replace('sample_interval = "100ms"', 'sample_interval = "10ms"')
+    table = aqmlab.run(toml).queue
+    link = np.array(table.column("link").to_pylist())
+    t = table.column("time_s").to_numpy()
+    q = table.column("queue_bytes").to_numpy()
+    return np.asarray(q[(link == "bottleneck") & (t >= case.start_s)] / NS2_PAYLOAD)
 
 
 def main(argv: list[str] | None = None) -> int:
