@@ -289,6 +289,19 @@ mod tests {
         p.red.mean_pkt_size = 500;
         p
     }
+    /// A 500-byte packet, and a queue of n of them.
+    fn pkt500() -> PacketInfo {
+        PacketInfo {
+            size: 500,
+            ..PacketInfo::default()
+        }
+    }
+    fn q(n: u32) -> QueueLen {
+        QueueLen {
+            pkts: n,
+            bytes: n as u64 * 500,
+        }
+    }
     fn close(a: f64, b: f64) -> bool {
         (a - b).abs() < 1e-12
     }
@@ -363,14 +376,7 @@ mod tests {
         p.red.w_q = 1.0;
         let mut a = AredFeng::new(p, link());
         let mut rng = Rng::new(1, Stream::Aqm(0));
-        let pkt = PacketInfo {
-            size: 500,
-            ..PacketInfo::default()
-        };
-        let q = |n: u32| QueueLen {
-            pkts: n,
-            bytes: n as u64 * 500,
-        };
+        let pkt = pkt500();
         // Non-empty queue: avg = 1.0 * 40 = 40 -> Between.
         a.on_enqueue(SimTime::from_millis(1), &pkt, q(40), &mut rng);
         assert_eq!(a.status(), Status::Between);
@@ -393,14 +399,7 @@ mod tests {
     /// the step one arrival late, about half of them did).
     #[test]
     fn a_step_applies_to_the_arrival_that_caused_it() {
-        let pkt = PacketInfo {
-            size: 500,
-            ..PacketInfo::default()
-        };
-        let q = |n: u32| QueueLen {
-            pkts: n,
-            bytes: n as u64 * 500,
-        };
+        let pkt = pkt500();
         let mut dropped = 0;
         for seed in 0..200 {
             let mut p = params();
