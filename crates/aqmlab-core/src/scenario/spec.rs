@@ -238,8 +238,11 @@ pub struct TcpSpec {
     pub clock_tick: SimTime,
     /// What ssthresh halves on a loss: `"flight"` (the default) RFC 5681
     /// eq. (4)'s FlightSize; `"window"` the congestion window before fast
-    /// recovery's inflation, bounded by FlightSize (ns-2 halves its
-    /// `cwnd_`, which recovery does not inflate).
+    /// recovery's inflation, in whole segments and bounded by FlightSize;
+    /// `"ns2"` ns-2.35's cut exactly: ssthresh = floor(w / 2) with w the
+    /// window before inflation (`cwnd_`, which ns-2's recovery does not
+    /// inflate, bounded by the receiver's window), and fast recovery's
+    /// window w / 2 unrounded (ns-2 sets `cwnd_` to it when it retransmits).
     pub loss_ssthresh: LossSsthresh,
     /// The window NewReno leaves a fast recovery with on a full ACK (RFC
     /// 6582 section 3.2 step 3): `"flight"` (the default) option (1),
@@ -279,11 +282,15 @@ pub enum RecoveryExit {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum LossSsthresh {
-    /// min(FlightSize, cwnd without recovery's inflation) / 2 (ns-2 halves
-    /// its `cwnd_`; RFC 5681 eq. (4) allows any value up to FlightSize / 2).
+    /// min(FlightSize, floor(cwnd without recovery's inflation)) / 2 (RFC
+    /// 5681 eq. (4) allows any value up to FlightSize / 2).
     Window,
     /// FlightSize / 2, RFC 5681 eq. (4) to the letter.
     Flight,
+    /// ns-2.35 (`slowdown()` in `tcp.cc`): ssthresh = max(floor(w / 2), 2)
+    /// with w = min(cwnd without recovery's inflation, rwnd); a fast
+    /// retransmission sets the window recovery leaves with to w / 2.
+    Ns2,
 }
 
 /// When NewReno re-arms the retransmission timer during fast recovery.
@@ -358,8 +365,13 @@ impl TcpSpec {
                 _ => PartialAckTimer::First,
             },
             clock_tick: t.time("clock_tick", d.clock_tick)?,
-            loss_ssthresh: match t.choice("loss_ssthresh", &["flight", "window"], Some("flight"))? {
+            loss_ssthresh: match t.choice(
+                "loss_ssthresh",
+                &["flight", "window", "ns2"],
+                Some("flight"),
+            )? {
                 "window" => LossSsthresh::Window,
+                "ns2" => LossSsthresh::Ns2,
                 _ => LossSsthresh::Flight,
             },
             recovery_exit: match t.choice(

@@ -730,22 +730,31 @@ impl TcpFlow {
         // RFC 5681 eq. (4); segments sent by limited transmit are not part
         // of FlightSize here (RFC 5681 section 3.2 step 2, RFC 3042).
         let flight = self.outstanding().saturating_sub(self.lt_sent) as f64;
-        let base = match self.cfg.tcp.loss_ssthresh {
-            LossSsthresh::Flight => flight,
+        match self.cfg.tcp.loss_ssthresh {
+            LossSsthresh::Flight => (flight / 2.0).max(2.0),
             // The window before recovery's inflation: a timeout that ends a
             // fast recovery would otherwise count the segments the inflated
             // window let out as part of the flight, and set ssthresh above
             // the value the recovery had already halved to.
-            LossSsthresh::Window => {
-                let w = if self.in_recovery {
-                    self.exit_cwnd
-                } else {
-                    self.cwnd
-                };
-                flight.min(w.floor())
-            }
-        };
-        (base / 2.0).max(2.0)
+            LossSsthresh::Window => (flight.min(self.uninflated().floor()) / 2.0).max(2.0),
+            // ns-2's `ssthresh_` is an integer: (int) (windowd() / 2), at least 2.
+            LossSsthresh::Ns2 => (self.ns2_window() / 2.0).floor().max(2.0),
+        }
+    }
+
+    /// The window without fast recovery's inflation.
+    fn uninflated(&self) -> f64 {
+        if self.in_recovery {
+            self.exit_cwnd
+        } else {
+            self.cwnd
+        }
+    }
+
+    /// ns-2's `windowd()`: its `cwnd_` (never inflated) bounded by the
+    /// receiver's window.
+    fn ns2_window(&self) -> f64 {
+        self.uninflated().min(f64::from(self.cfg.tcp.rwnd))
     }
 
     /// RFC 3042 limited transmit: on the first and second duplicate ACK,
@@ -954,8 +963,14 @@ impl TcpFlow {
                 if may_enter {
                     let halve = self.cfg.tcp.dupack_halving && !after_ecn;
                     if halve {
+                        // ns-2 sets `cwnd_` to half its window, unrounded,
+                        // when it retransmits; recovery leaves with that.
+                        let half = self.ns2_window() / 2.0;
                         self.ssthresh = self.halve();
-                        self.exit_cwnd = self.ssthresh;
+                        self.exit_cwnd = match self.cfg.tcp.loss_ssthresh {
+                            LossSsthresh::Ns2 => half.max(1.0),
+                            _ => self.ssthresh,
+                        };
                         // RFC 3168 section 6.1.2: CWR after any reduction.
                         self.cwr_pending = self.cfg.tcp.ecn;
                     } else {
@@ -1429,6 +1444,46 @@ mod tests {
         let ((ss_flight, flight), (ss_window, _)) = (got[0], got[1]);
         assert_eq!(ss_flight, flight / 2.0);
         assert_eq!(ss_window, 5.0, "half the window of 10 the recovery left");
+    }
+
+    /// `tcp.loss_ssthresh = "ns2"`: ns-2.35's cut of a window of 21.5
+    /// segments (its `cwnd_` trace shows 20.649 -> 10.325, ssthresh 10):
+    /// ssthresh floor(21.5 / 2) = 10, recovery left at 10.75 unrounded,
+    /// where `"window"` halves the whole segments (10.5 for both); a timeout
+    /// in the recovery halves 10.75 again, to 5.
+    #[test]
+    fn loss_ssthresh_ns2_cuts_as_ns2() {
+        let run = |how: LossSsthresh, timeout: bool| {
+            let tcp = TcpSpec {
+                loss_ssthresh: how,
+                recovery_exit: RecoveryExit::Ssthresh,
+                limited_transmit: false,
+                ..TcpSpec::default()
+            };
+            let mut tx = TcpFlow::new(TcpConfig::from_spec(&tcp, false, false));
+            tx.rtt_sample(SimTime::from_millis(100), SimTime::ZERO);
+            tx.cwnd = 21.5;
+            tx.ssthresh = 21.5;
+            tx.start(SimTime(0), &mut Vec::new());
+            for _ in 0..3 {
+                ack(&mut tx, 100, 0, false);
+            }
+            assert!(tx.in_recovery);
+            let ssthresh = tx.ssthresh;
+            if timeout {
+                let deadline = tx.rto_deadline.unwrap();
+                tx.on_rto(deadline, &mut Vec::new());
+                return (ssthresh, tx.ssthresh);
+            }
+            // The retransmission fills the only hole: all 21 acknowledged.
+            ack(&mut tx, 200, 21, false);
+            assert!(!tx.in_recovery);
+            (ssthresh, tx.cwnd)
+        };
+        assert_eq!(run(LossSsthresh::Ns2, false), (10.0, 10.75));
+        assert_eq!(run(LossSsthresh::Window, false), (10.5, 10.5));
+        assert_eq!(run(LossSsthresh::Ns2, true), (10.0, 5.0));
+        assert_eq!(run(LossSsthresh::Window, true), (10.5, 5.0));
     }
 
     /// `tcp.recovery_exit`: a full ACK ends NewReno's recovery with
