@@ -135,6 +135,9 @@ impl Arena {
             // cursor goes on in the new half.
             let n = (2 * self.slots.len()).max(1024);
             self.next = self.slots.len();
+            // Advised before the new slots are written (see `crate::mem`).
+            self.slots.reserve_exact(n - self.slots.len());
+            crate::mem::advise_huge(&self.slots);
             self.slots.resize(n, Packet::default());
             self.live.resize(n, false);
         }

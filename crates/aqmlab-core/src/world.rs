@@ -471,7 +471,8 @@ struct WarmPkt {
     flow: u32,
     hop: u8,
     /// The next link, or at the last hop `u32::MAX` (then `back` is the
-    /// first link of the route back).
+    /// first link of the route back; before it, a cut-through link after
+    /// the next, or `u32::MAX`).
     next: u32,
     back: u32,
 }
@@ -502,7 +503,7 @@ impl World {
         let app_seed = sc.seed_for(Purpose::App);
         let total = sc.total_flows() as usize;
         let mut meta = Vec::with_capacity(total);
-        let mut flows = Vec::with_capacity(total);
+        let mut flows = crate::mem::huge_vec(total);
         let mut udp = Vec::with_capacity(total);
         let mut web = Vec::with_capacity(total);
         let mut web_rtt: Vec<(usize, SimTime)> = Vec::new();
@@ -813,17 +814,33 @@ impl World {
     fn warm(&mut self) {
         let mut ids = std::mem::take(&mut self.warm_ids);
         ids.clear();
-        ids.extend(self.events.upcoming().filter_map(|e| match e {
-            Event::Arrive(id) => Some(id),
-            _ => None,
-        }));
+        let mut acc = 0u64;
+        // 0: the packets that arrive; the links that end a transmission
+        // (a flow's access link: the link and the packet at the head of
+        // its queue, which starts next); the flows whose timers expire.
+        for e in self.events.upcoming() {
+            match e {
+                Event::Arrive(id) => ids.push(id),
+                Event::TxDone(l) => {
+                    let link = &self.links[l as usize];
+                    acc ^= link.warm();
+                    if let Some(id) = link.head() {
+                        ids.push(id);
+                    }
+                }
+                Event::RtoTimer(f) | Event::DelAckTimer(f) => {
+                    let fl = &self.flows[f as usize];
+                    acc ^= fl.rto_event.map_or(0, |t| t.0) ^ fl.delack_event.map_or(0, |t| t.0);
+                }
+                _ => {}
+            }
+        }
         for &(l, _) in &self.monitored {
             let link = &self.links[l];
             ids.extend(link.waiting().take(link.departures_per_bucket()));
         }
         let arena = &self.arena;
         let routes = &self.routes;
-        let mut acc = 0u64;
         // Each pass issues loads that do not depend on each other; what it
         // learns is kept for the next pass (in the L1 cache).
         // 1: the packets.
@@ -836,7 +853,7 @@ impl World {
                 flow: p.flow,
                 hop: p.hop,
                 next: u32::MAX,
-                back: 0,
+                back: u32::MAX,
             }
         }));
         // 2: the start of each packet's route.
@@ -851,6 +868,14 @@ impl World {
             let hop = w.hop as usize + 1;
             if hop < route.len() {
                 w.next = route[hop];
+                // A packet that goes straight through its next link (one
+                // without a queue, as the reverse bottleneck for ACKs)
+                // goes on through a cut-through link after it at once.
+                if let Some(&after) = route.get(hop + 1) {
+                    if self.cut_through[after as usize] {
+                        w.back = after;
+                    }
+                }
             } else {
                 let f = w.flow as usize;
                 acc ^= u64::from(self.tag[f].conn);
@@ -865,10 +890,15 @@ impl World {
                 acc ^= routes.warm_start(w.route as usize ^ 1);
             }
         }
-        // 4: the next link; at the last hop the route back.
+        // 4: the next link and a cut-through link after it; at the last
+        // hop the route back.
         for w in &mut pk {
             if w.next != u32::MAX {
-                acc ^= self.links[w.next as usize].warm();
+                let next = &self.links[w.next as usize];
+                acc ^= self.warm_link(w.next);
+                if w.back != u32::MAX && !next.has_waiting() {
+                    acc ^= self.warm_link(w.back);
+                }
             } else {
                 w.back = routes[w.route as usize ^ 1][0];
             }
@@ -876,12 +906,24 @@ impl World {
         // 5: the first link of the route back.
         for w in &pk {
             if w.next == u32::MAX {
-                acc ^= self.links[w.back as usize].warm();
+                acc ^= self.warm_link(w.back);
             }
         }
         self.warm_pkts = pk;
         std::hint::black_box(acc);
         self.warm_ids = ids;
+    }
+
+    /// Read the cache lines of link `l` that a packet will (see
+    /// [`World::warm`]).
+    #[inline]
+    fn warm_link(&self, l: u32) -> u64 {
+        let link = &self.links[l as usize];
+        if self.cut_through[l as usize] {
+            link.warm_cut_through()
+        } else {
+            link.warm()
+        }
     }
 
     /// The per-packet events inline; the rest in [`World::dispatch_rare`],
