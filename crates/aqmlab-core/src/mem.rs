@@ -77,17 +77,34 @@ mod linux {
 /// address, and changes nothing the program can observe.
 #[inline(always)]
 pub fn prefetch<T>(x: &T) {
+    prefetch_ptr((x as *const T).cast::<u8>());
+}
+
+/// [`prefetch`] the line of any address (never dereferenced).
+#[inline(always)]
+fn prefetch_ptr(p: *const u8) {
     #[cfg(target_arch = "x86_64")]
     {
         use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
         // SAFETY: `_mm_prefetch` requires the `sse` target feature, which
         // every x86_64 processor has (it is part of the x86_64 baseline,
         // enabled for every x86_64 target). PREFETCHT0 is a hint: it reads
-        // no memory architecturally, cannot fault (not even on an invalid
-        // address; here the address is that of a live reference), and
-        // writes nothing.
-        unsafe { _mm_prefetch::<_MM_HINT_T0>((x as *const T).cast::<i8>()) };
+        // no memory architecturally, never faults (whatever the address,
+        // valid or not), and writes nothing; the pointer is not
+        // dereferenced by the program.
+        unsafe { _mm_prefetch::<_MM_HINT_T0>(p.cast::<i8>()) };
     }
     #[cfg(not(target_arch = "x86_64"))]
-    let _ = x;
+    let _ = p;
+}
+
+/// [`prefetch`] every cache line `x` may straddle: its first and last
+/// byte's (for objects of at most 64 bytes, such as a packet).
+#[inline(always)]
+pub fn prefetch_all<T>(x: &T) {
+    prefetch(x);
+    if std::mem::size_of::<T>() > 1 {
+        let last = (x as *const T).cast::<u8>().wrapping_add(std::mem::size_of::<T>() - 1);
+        prefetch_ptr(last);
+    }
 }

@@ -172,6 +172,14 @@ impl Arena {
         &mut self.slots[id as usize]
     }
 
+    /// Prefetch packet `id` (both cache lines it may straddle).
+    #[inline]
+    pub fn prefetch(&self, id: PktId) {
+        if let Some(p) = self.slots.get(id as usize) {
+            crate::mem::prefetch_all(p);
+        }
+    }
+
     /// Packets currently alive.
     pub fn in_use(&self) -> usize {
         self.in_use

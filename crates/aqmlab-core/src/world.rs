@@ -462,6 +462,7 @@ pub struct World {
     /// The packets [`World::warm`] works on (kept to reuse its storage).
     warm_ids: Vec<PktId>,
     warm_pkts: Vec<WarmPkt>,
+    warm_links: Vec<u32>,
 }
 
 /// What [`World::warm`] has learnt of a packet so far.
@@ -689,6 +690,7 @@ impl World {
             warm: false,
             warm_ids: Vec::new(),
             warm_pkts: Vec::new(),
+            warm_links: Vec::new(),
         };
         w.warm = w.flows.len() >= WARM_FLOWS;
         for (i, (a, b)) in w.intervals.clone().into_iter().enumerate() {
@@ -812,42 +814,57 @@ impl World {
     /// changes: nothing is written.
     #[inline(never)]
     fn warm(&mut self) {
+        use crate::mem::prefetch;
         let mut ids = std::mem::take(&mut self.warm_ids);
         ids.clear();
-        let mut acc = 0u64;
+        let mut txl = std::mem::take(&mut self.warm_links);
+        txl.clear();
+        let arena = &self.arena;
+        let routes = &self.routes;
+        // Each pass asks for lines that do not depend on each other
+        // (prefetches, which the processor overlaps without waiting for
+        // them), then the next pass reads what it needs of them; what a
+        // pass learns is kept for the next (in the L1 cache).
         // 0: the packets that arrive; the links that end a transmission
-        // (a flow's access link: the link and the packet at the head of
-        // its queue, which starts next); the flows whose timers expire.
+        // (a flow's access link); the flows whose timers expire.
         for e in self.events.upcoming() {
             match e {
-                Event::Arrive(id) => ids.push(id),
+                Event::Arrive(id) => {
+                    arena.prefetch(id);
+                    ids.push(id);
+                }
                 Event::TxDone(l) => {
-                    let link = &self.links[l as usize];
-                    acc ^= link.warm();
-                    if let Some(id) = link.head() {
-                        ids.push(id);
-                    }
+                    self.links[l as usize].prefetch();
+                    txl.push(l);
                 }
                 Event::RtoTimer(f) | Event::DelAckTimer(f) => {
                     let fl = &self.flows[f as usize];
-                    acc ^= fl.rto_event.map_or(0, |t| t.0) ^ fl.delack_event.map_or(0, |t| t.0);
+                    prefetch(&fl.rto_event);
+                    prefetch(&fl.delack_event);
                 }
                 _ => {}
             }
         }
+        // The packet at the head of each such link's queue, which starts next.
+        for &l in &txl {
+            if let Some(id) = self.links[l as usize].head() {
+                arena.prefetch(id);
+                ids.push(id);
+            }
+        }
         for &(l, _) in &self.monitored {
             let link = &self.links[l];
-            ids.extend(link.waiting().take(link.departures_per_bucket()));
+            for id in link.waiting().take(link.departures_per_bucket()) {
+                arena.prefetch(id);
+                ids.push(id);
+            }
         }
-        let arena = &self.arena;
-        let routes = &self.routes;
-        // Each pass issues loads that do not depend on each other; what it
-        // learns is kept for the next pass (in the L1 cache).
-        // 1: the packets.
+        // 1: the packets; the start of each one's route.
         let mut pk = std::mem::take(&mut self.warm_pkts);
         pk.clear();
         pk.extend(ids.iter().map(|&id| {
             let p = arena.get(id);
+            routes.prefetch(p.route as usize);
             WarmPkt {
                 route: p.route,
                 flow: p.flow,
@@ -856,11 +873,7 @@ impl World {
                 back: u32::MAX,
             }
         }));
-        // 2: the start of each packet's route.
-        for w in &pk {
-            acc ^= routes.warm_start(w.route as usize);
-        }
-        // 3: the link ids of the route; at the last hop the flow (its
+        // 2: the link ids of the route; at the last hop the flow (its
         // sender for an ACK, its receiver for data) and the start of the
         // route of what it sends back.
         for w in &mut pk {
@@ -878,51 +891,48 @@ impl World {
                 }
             } else {
                 let f = w.flow as usize;
-                acc ^= u64::from(self.tag[f].conn);
+                prefetch(&self.tag[f]);
                 let fl = &self.flows[f];
                 if w.route % 2 == 0 {
-                    acc ^= u64::from(fl.cfg.request_bytes)
-                        ^ fl.delack_deadline.map_or(0, |t| t.0)
-                        ^ fl.stats.segments_delivered;
+                    prefetch(&fl.cfg.request_bytes);
+                    prefetch(&fl.delack_deadline);
+                    prefetch(&fl.stats.segments_delivered);
                 } else {
-                    acc ^= fl.cwnd.to_bits() ^ fl.rto.0 ^ fl.stats.data_sent;
+                    prefetch(&fl.cwnd);
+                    prefetch(&fl.rto);
+                    prefetch(&fl.stats.data_sent);
                 }
-                acc ^= routes.warm_start(w.route as usize ^ 1);
+                routes.prefetch(w.route as usize ^ 1);
             }
         }
-        // 4: the next link and a cut-through link after it; at the last
+        // 3: the next link and a cut-through link after it; at the last
         // hop the route back.
         for w in &mut pk {
             if w.next != u32::MAX {
                 let next = &self.links[w.next as usize];
-                acc ^= self.warm_link(w.next);
+                self.prefetch_link(w.next);
                 if w.back != u32::MAX && !next.has_waiting() {
-                    acc ^= self.warm_link(w.back);
+                    self.prefetch_link(w.back);
                 }
             } else {
                 w.back = routes[w.route as usize ^ 1][0];
-            }
-        }
-        // 5: the first link of the route back.
-        for w in &pk {
-            if w.next == u32::MAX {
-                acc ^= self.warm_link(w.back);
+                self.prefetch_link(w.back);
             }
         }
         self.warm_pkts = pk;
-        std::hint::black_box(acc);
         self.warm_ids = ids;
+        self.warm_links = txl;
     }
 
-    /// Read the cache lines of link `l` that a packet will (see
+    /// Prefetch the cache lines of link `l` that a packet will read (see
     /// [`World::warm`]).
     #[inline]
-    fn warm_link(&self, l: u32) -> u64 {
+    fn prefetch_link(&self, l: u32) {
         let link = &self.links[l as usize];
         if self.cut_through[l as usize] {
-            link.warm_cut_through()
+            link.prefetch_cut_through();
         } else {
-            link.warm()
+            link.prefetch();
         }
     }
 

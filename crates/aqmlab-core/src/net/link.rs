@@ -650,18 +650,21 @@ impl Link {
         }
     }
 
-    /// Read a field of each of the four cache lines the per-packet path uses (to bring
+    /// Prefetch the three cache lines the per-packet path uses (to bring
     /// them into the cache ahead of the packets; see `World::warm`).
     #[inline]
-    pub fn warm(&self) -> u64 {
-        self.busy_until.0 ^ self.fifo.len() as u64 ^ self.stats.arrivals
+    pub fn prefetch(&self) {
+        crate::mem::prefetch(&self.busy_until);
+        crate::mem::prefetch(&self.fifo);
+        crate::mem::prefetch(&self.stats);
     }
 
-    /// [`Link::warm`] for a cut-through link: the two lines a packet passed
-    /// through reads when none waits (see [`Link::pass_through`]).
+    /// [`Link::prefetch`] for a cut-through link: the two lines a packet
+    /// passed through reads when none waits (see [`Link::pass_through`]).
     #[inline]
-    pub fn warm_cut_through(&self) -> u64 {
-        self.busy_until.0 ^ self.stats.arrivals
+    pub fn prefetch_cut_through(&self) {
+        crate::mem::prefetch(&self.busy_until);
+        crate::mem::prefetch(&self.stats);
     }
 
     /// About how many packets this link sends within one bucket of the

@@ -70,11 +70,11 @@ impl Routes {
         self.len() == 0
     }
 
-    /// Read where route `r` starts (to bring it into the cache; see
+    /// Prefetch where route `r` starts and its first links (see
     /// `World::warm`).
     #[inline]
-    pub fn warm_start(&self, r: usize) -> u64 {
-        u64::from(self.start[r])
+    pub fn prefetch(&self, r: usize) {
+        crate::mem::prefetch(&self.start[r]);
     }
 }
 
