@@ -471,11 +471,10 @@ struct WarmPkt {
     route: u32,
     flow: u32,
     hop: u8,
-    /// The next link, or at the last hop `u32::MAX` (then `back` is the
-    /// first link of the route back; before it, a cut-through link after
-    /// the next, or `u32::MAX`).
+    /// The next link and the one after it (`u32::MAX`: none; `next` is
+    /// none at the last hop).
     next: u32,
-    back: u32,
+    after: u32,
 }
 
 impl World {
@@ -859,36 +858,34 @@ impl World {
                 ids.push(id);
             }
         }
-        // 1: the packets; the start of each one's route.
+        // 1: the packets; where each one's route starts.
         let mut pk = std::mem::take(&mut self.warm_pkts);
         pk.clear();
         pk.extend(ids.iter().map(|&id| {
             let p = arena.get(id);
-            routes.prefetch(p.route as usize);
+            routes.prefetch_start(p.route as usize);
             WarmPkt {
                 route: p.route,
                 flow: p.flow,
                 hop: p.hop,
                 next: u32::MAX,
-                back: u32::MAX,
+                after: u32::MAX,
             }
         }));
-        // 2: the link ids of the route; at the last hop the flow (its
-        // sender for an ACK, its receiver for data) and the start of the
-        // route of what it sends back.
+        // 2: the route's link ids.
+        for w in &pk {
+            routes.prefetch_links(w.route as usize);
+        }
+        // 3: the next link, and the one after it (which the packet may go
+        // on to at once); at the last hop the flow (its sender for an
+        // ACK, its receiver for data) and the start of the route of what
+        // it sends back.
         for w in &mut pk {
             let route = &routes[w.route as usize];
             let hop = w.hop as usize + 1;
             if hop < route.len() {
                 w.next = route[hop];
-                // A packet that goes straight through its next link (one
-                // without a queue, as the reverse bottleneck for ACKs)
-                // goes on through a cut-through link after it at once.
-                if let Some(&after) = route.get(hop + 1) {
-                    if self.cut_through[after as usize] {
-                        w.back = after;
-                    }
-                }
+                w.after = route.get(hop + 1).copied().unwrap_or(u32::MAX);
             } else {
                 let f = w.flow as usize;
                 prefetch(&self.tag[f]);
@@ -902,38 +899,32 @@ impl World {
                     prefetch(&fl.rto);
                     prefetch(&fl.stats.data_sent);
                 }
-                routes.prefetch(w.route as usize ^ 1);
+                routes.prefetch_start(w.route as usize ^ 1);
             }
         }
-        // 3: the next link and a cut-through link after it; at the last
-        // hop the route back.
-        for w in &mut pk {
+        // 4: the next link, and the link after it if the packet goes
+        // straight through the next (nothing waits there: the reverse
+        // bottleneck for ACKs); at the last hop the route back's links.
+        for w in &pk {
             if w.next != u32::MAX {
                 let next = &self.links[w.next as usize];
-                self.prefetch_link(w.next);
-                if w.back != u32::MAX && !next.has_waiting() {
-                    self.prefetch_link(w.back);
+                next.prefetch();
+                if w.after != u32::MAX && next.nothing_waits() {
+                    self.links[w.after as usize].prefetch_cut_through();
                 }
             } else {
-                w.back = routes[w.route as usize ^ 1][0];
-                self.prefetch_link(w.back);
+                routes.prefetch_links(w.route as usize ^ 1);
+            }
+        }
+        // 5: the first link of the route back (a host's first hop).
+        for w in &pk {
+            if w.next == u32::MAX {
+                self.links[routes[w.route as usize ^ 1][0] as usize].prefetch();
             }
         }
         self.warm_pkts = pk;
         self.warm_ids = ids;
         self.warm_links = txl;
-    }
-
-    /// Prefetch the cache lines of link `l` that a packet will read (see
-    /// [`World::warm`]).
-    #[inline]
-    fn prefetch_link(&self, l: u32) {
-        let link = &self.links[l as usize];
-        if self.cut_through[l as usize] {
-            link.prefetch_cut_through();
-        } else {
-            link.prefetch();
-        }
     }
 
     /// The per-packet events inline; the rest in [`World::dispatch_rare`],

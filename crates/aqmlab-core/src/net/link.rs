@@ -698,6 +698,14 @@ impl Link {
         self.fifo.front().map(|&id| id as PktId)
     }
 
+    /// No bytes wait in the FIFO (or, on a cut-through link, are admitted
+    /// and not yet started); read from the first cache line only (always
+    /// true under FQ-CoDel, whose scheduler holds the packets).
+    #[inline]
+    pub fn nothing_waits(&self) -> bool {
+        self.qbytes == 0
+    }
+
     /// Packets waiting in the queue (FQ-CoDel's: flow queue by flow queue).
     pub fn waiting(&self) -> impl Iterator<Item = PktId> + '_ {
         let fq = match &*self.aqm {

@@ -70,11 +70,18 @@ impl Routes {
         self.len() == 0
     }
 
-    /// Prefetch where route `r` starts and its first links (see
-    /// `World::warm`).
+    /// Prefetch where route `r` starts (see `World::warm`).
     #[inline]
-    pub fn prefetch(&self, r: usize) {
+    pub fn prefetch_start(&self, r: usize) {
         crate::mem::prefetch(&self.start[r]);
+    }
+
+    /// Prefetch the link ids of route `r` (reads where it starts).
+    #[inline]
+    pub fn prefetch_links(&self, r: usize) {
+        if let Some(l) = self.links.get(self.start[r] as usize) {
+            crate::mem::prefetch(l);
+        }
     }
 }
 
