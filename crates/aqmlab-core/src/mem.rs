@@ -82,7 +82,7 @@ pub fn prefetch<T>(x: &T) {
 
 /// [`prefetch`] the line of any address (never dereferenced).
 #[inline(always)]
-fn prefetch_ptr(p: *const u8) {
+pub fn prefetch_ptr(p: *const u8) {
     #[cfg(target_arch = "x86_64")]
     {
         use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
@@ -106,5 +106,30 @@ pub fn prefetch_all<T>(x: &T) {
     if std::mem::size_of::<T>() > 1 {
         let last = (x as *const T).cast::<u8>().wrapping_add(std::mem::size_of::<T>() - 1);
         prefetch_ptr(last);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The hints change nothing observable: a huge vector is an ordinary
+    /// empty one with the room asked for, and prefetching (any address)
+    /// leaves values as they were.
+    #[test]
+    fn hints_change_nothing() {
+        let mut v: Vec<u64> = huge_vec(1 << 20);
+        assert!(v.is_empty() && v.capacity() >= 1 << 20);
+        v.extend(0..1 << 20);
+        advise_huge(&v);
+        let small: Vec<u8> = huge_vec(10);
+        assert!(small.capacity() >= 10);
+        for x in v.iter().step_by(4099) {
+            prefetch(x);
+            prefetch_all(x);
+        }
+        prefetch_ptr(std::ptr::null());
+        prefetch_ptr(usize::MAX as *const u8);
+        assert!(v.iter().enumerate().all(|(i, &x)| x == i as u64));
     }
 }

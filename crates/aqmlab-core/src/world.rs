@@ -917,9 +917,16 @@ impl World {
             }
         }
         // 5: the first link of the route back (a host's first hop).
+        for w in &mut pk {
+            if w.next == u32::MAX {
+                w.after = routes[w.route as usize ^ 1][0];
+                self.links[w.after as usize].prefetch();
+            }
+        }
+        // 6: where that link's queue will take the packet sent back.
         for w in &pk {
             if w.next == u32::MAX {
-                self.links[routes[w.route as usize ^ 1][0] as usize].prefetch();
+                self.links[w.after as usize].prefetch_queue();
             }
         }
         self.warm_pkts = pk;

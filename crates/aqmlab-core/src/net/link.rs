@@ -659,6 +659,15 @@ impl Link {
         crate::mem::prefetch(&self.stats);
     }
 
+    /// Prefetch the slot of the FIFO's storage that the next packet
+    /// queued takes (reads the queue's line).
+    #[inline]
+    pub fn prefetch_queue(&self) {
+        let (a, b) = self.fifo.as_slices();
+        let slot = if b.is_empty() { a.as_ptr_range().end } else { b.as_ptr_range().end };
+        crate::mem::prefetch_ptr(slot.cast::<u8>());
+    }
+
     /// [`Link::prefetch`] for a cut-through link: the two lines a packet
     /// passed through reads when none waits (see [`Link::pass_through`]).
     #[inline]
