@@ -104,7 +104,9 @@ pub fn prefetch_ptr(p: *const u8) {
 pub fn prefetch_all<T>(x: &T) {
     prefetch(x);
     if std::mem::size_of::<T>() > 1 {
-        let last = (x as *const T).cast::<u8>().wrapping_add(std::mem::size_of::<T>() - 1);
+        let last = (x as *const T)
+            .cast::<u8>()
+            .wrapping_add(std::mem::size_of::<T>() - 1);
         prefetch_ptr(last);
     }
 }

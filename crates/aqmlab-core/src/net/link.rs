@@ -664,7 +664,11 @@ impl Link {
     #[inline]
     pub fn prefetch_queue(&self) {
         let (a, b) = self.fifo.as_slices();
-        let slot = if b.is_empty() { a.as_ptr_range().end } else { b.as_ptr_range().end };
+        let slot = if b.is_empty() {
+            a.as_ptr_range().end
+        } else {
+            b.as_ptr_range().end
+        };
         crate::mem::prefetch_ptr(slot.cast::<u8>());
     }
 
