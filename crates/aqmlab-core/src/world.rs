@@ -891,13 +891,9 @@ impl World {
                 prefetch(&self.tag[f]);
                 let fl = &self.flows[f];
                 if w.route % 2 == 0 {
-                    prefetch(&fl.cfg.request_bytes);
-                    prefetch(&fl.delack_deadline);
-                    prefetch(&fl.stats.segments_delivered);
+                    fl.prefetch_receiver();
                 } else {
-                    prefetch(&fl.cwnd);
-                    prefetch(&fl.rto);
-                    prefetch(&fl.stats.data_sent);
+                    fl.prefetch_sender();
                 }
                 routes.prefetch_start(w.route as usize ^ 1);
             }
