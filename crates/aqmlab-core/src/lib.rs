@@ -24,6 +24,7 @@
 //! ```
 
 pub mod aqm;
+pub mod mem;
 pub mod metrics;
 pub mod net;
 pub mod packet;

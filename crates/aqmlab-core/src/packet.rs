@@ -135,6 +135,9 @@ impl Arena {
             // cursor goes on in the new half.
             let n = (2 * self.slots.len()).max(1024);
             self.next = self.slots.len();
+            // Advised before the new slots are written (see `crate::mem`).
+            self.slots.reserve_exact(n - self.slots.len());
+            crate::mem::advise_huge(&self.slots);
             self.slots.resize(n, Packet::default());
             self.live.resize(n, false);
         }
@@ -167,6 +170,14 @@ impl Arena {
     #[inline]
     pub fn get_mut(&mut self, id: PktId) -> &mut Packet {
         &mut self.slots[id as usize]
+    }
+
+    /// Prefetch packet `id` (both cache lines it may straddle).
+    #[inline]
+    pub fn prefetch(&self, id: PktId) {
+        if let Some(p) = self.slots.get(id as usize) {
+            crate::mem::prefetch_all(p);
+        }
     }
 
     /// Packets currently alive.

@@ -462,6 +462,7 @@ pub struct World {
     /// The packets [`World::warm`] works on (kept to reuse its storage).
     warm_ids: Vec<PktId>,
     warm_pkts: Vec<WarmPkt>,
+    warm_links: Vec<u32>,
 }
 
 /// What [`World::warm`] has learnt of a packet so far.
@@ -470,10 +471,10 @@ struct WarmPkt {
     route: u32,
     flow: u32,
     hop: u8,
-    /// The next link, or at the last hop `u32::MAX` (then `back` is the
-    /// first link of the route back).
+    /// The next link and the one after it (`u32::MAX`: none; `next` is
+    /// none at the last hop).
     next: u32,
-    back: u32,
+    after: u32,
 }
 
 impl World {
@@ -502,7 +503,7 @@ impl World {
         let app_seed = sc.seed_for(Purpose::App);
         let total = sc.total_flows() as usize;
         let mut meta = Vec::with_capacity(total);
-        let mut flows = Vec::with_capacity(total);
+        let mut flows = crate::mem::huge_vec(total);
         let mut udp = Vec::with_capacity(total);
         let mut web = Vec::with_capacity(total);
         let mut web_rtt: Vec<(usize, SimTime)> = Vec::new();
@@ -688,6 +689,7 @@ impl World {
             warm: false,
             warm_ids: Vec::new(),
             warm_pkts: Vec::new(),
+            warm_links: Vec::new(),
         };
         w.warm = w.flows.len() >= WARM_FLOWS;
         for (i, (a, b)) in w.intervals.clone().into_iter().enumerate() {
@@ -811,77 +813,121 @@ impl World {
     /// changes: nothing is written.
     #[inline(never)]
     fn warm(&mut self) {
+        use crate::mem::prefetch;
         let mut ids = std::mem::take(&mut self.warm_ids);
         ids.clear();
-        ids.extend(self.events.upcoming().filter_map(|e| match e {
-            Event::Arrive(id) => Some(id),
-            _ => None,
-        }));
-        for &(l, _) in &self.monitored {
-            let link = &self.links[l];
-            ids.extend(link.waiting().take(link.departures_per_bucket()));
-        }
+        let mut txl = std::mem::take(&mut self.warm_links);
+        txl.clear();
         let arena = &self.arena;
         let routes = &self.routes;
-        let mut acc = 0u64;
-        // Each pass issues loads that do not depend on each other; what it
-        // learns is kept for the next pass (in the L1 cache).
-        // 1: the packets.
+        // Each pass asks for lines that do not depend on each other
+        // (prefetches, which the processor overlaps without waiting for
+        // them), then the next pass reads what it needs of them; what a
+        // pass learns is kept for the next (in the L1 cache).
+        // 0: the packets that arrive; the links that end a transmission
+        // (a flow's access link); the flows whose timers expire.
+        for e in self.events.upcoming() {
+            match e {
+                Event::Arrive(id) => {
+                    arena.prefetch(id);
+                    ids.push(id);
+                }
+                Event::TxDone(l) => {
+                    self.links[l as usize].prefetch();
+                    txl.push(l);
+                }
+                Event::RtoTimer(f) | Event::DelAckTimer(f) => {
+                    let fl = &self.flows[f as usize];
+                    prefetch(&fl.rto_event);
+                    prefetch(&fl.delack_event);
+                }
+                _ => {}
+            }
+        }
+        // The packet at the head of each such link's queue, which starts next.
+        for &l in &txl {
+            if let Some(id) = self.links[l as usize].head() {
+                arena.prefetch(id);
+                ids.push(id);
+            }
+        }
+        for &(l, _) in &self.monitored {
+            let link = &self.links[l];
+            for id in link.waiting().take(link.departures_per_bucket()) {
+                arena.prefetch(id);
+                ids.push(id);
+            }
+        }
+        // 1: the packets; where each one's route starts.
         let mut pk = std::mem::take(&mut self.warm_pkts);
         pk.clear();
         pk.extend(ids.iter().map(|&id| {
             let p = arena.get(id);
+            routes.prefetch_start(p.route as usize);
             WarmPkt {
                 route: p.route,
                 flow: p.flow,
                 hop: p.hop,
                 next: u32::MAX,
-                back: 0,
+                after: u32::MAX,
             }
         }));
-        // 2: the start of each packet's route.
+        // 2: the route's link ids.
         for w in &pk {
-            acc ^= routes.warm_start(w.route as usize);
+            routes.prefetch_links(w.route as usize);
         }
-        // 3: the link ids of the route; at the last hop the flow (its
-        // sender for an ACK, its receiver for data) and the start of the
-        // route of what it sends back.
+        // 3: the next link, and the one after it (which the packet may go
+        // on to at once); at the last hop the flow (its sender for an
+        // ACK, its receiver for data) and the start of the route of what
+        // it sends back.
         for w in &mut pk {
             let route = &routes[w.route as usize];
             let hop = w.hop as usize + 1;
             if hop < route.len() {
                 w.next = route[hop];
+                w.after = route.get(hop + 1).copied().unwrap_or(u32::MAX);
             } else {
                 let f = w.flow as usize;
-                acc ^= u64::from(self.tag[f].conn);
+                prefetch(&self.tag[f]);
                 let fl = &self.flows[f];
                 if w.route % 2 == 0 {
-                    acc ^= u64::from(fl.cfg.request_bytes)
-                        ^ fl.delack_deadline.map_or(0, |t| t.0)
-                        ^ fl.stats.segments_delivered;
+                    fl.prefetch_receiver();
                 } else {
-                    acc ^= fl.cwnd.to_bits() ^ fl.rto.0 ^ fl.stats.data_sent;
+                    fl.prefetch_sender();
                 }
-                acc ^= routes.warm_start(w.route as usize ^ 1);
+                routes.prefetch_start(w.route as usize ^ 1);
             }
         }
-        // 4: the next link; at the last hop the route back.
-        for w in &mut pk {
+        // 4: the next link, and the link after it if the packet goes
+        // straight through the next (nothing waits there: the reverse
+        // bottleneck for ACKs); at the last hop the route back's links.
+        for w in &pk {
             if w.next != u32::MAX {
-                acc ^= self.links[w.next as usize].warm();
+                let next = &self.links[w.next as usize];
+                next.prefetch();
+                if w.after != u32::MAX && next.nothing_waits() {
+                    self.links[w.after as usize].prefetch_cut_through();
+                }
             } else {
-                w.back = routes[w.route as usize ^ 1][0];
+                routes.prefetch_links(w.route as usize ^ 1);
             }
         }
-        // 5: the first link of the route back.
+        // 5: the first link of the route back (a host's first hop).
+        for w in &mut pk {
+            if w.next == u32::MAX {
+                w.after = routes[w.route as usize ^ 1][0];
+                self.links[w.after as usize].prefetch();
+            }
+        }
+        // 6: where that link's queue will take the packet sent back.
         for w in &pk {
             if w.next == u32::MAX {
-                acc ^= self.links[w.back as usize].warm();
+                self.links[w.after as usize].prefetch_queue();
             }
         }
         self.warm_pkts = pk;
-        std::hint::black_box(acc);
         self.warm_ids = ids;
+        self.warm_links = txl;
     }
 
     /// The per-packet events inline; the rest in [`World::dispatch_rare`],

@@ -133,9 +133,11 @@ pub enum Offer {
 /// `repr(C)` keeps the fields in the order written, and the alignment puts
 /// the first field at the start of a cache line: what every packet touches
 /// fills the first three lines (a flow's access links are spread over
-/// memory at 10^5 flows, so each line costs a cache miss): the times, the
-/// optional parts, the queue, the limit and the flags, then the counters;
-/// the AQM and what only rare events or the summary read come after them.
+/// memory at 10^5 flows, so each line costs a cache miss): the times and
+/// the limit, then the queue, the optional parts and the flags, then the
+/// counters; the AQM and what only rare events or the summary read come
+/// after them. A packet passed through a cut-through link that has none
+/// waiting (the common case) reads the first and the third line only.
 #[derive(Debug)]
 #[repr(C, align(64))]
 pub struct Link {
@@ -152,9 +154,7 @@ pub struct Link {
     /// Bytes waiting in the FIFO; on a cut-through link, bytes admitted
     /// and not yet started.
     qbytes: u64,
-    /// Time-weighted queue statistics, on monitored links only.
-    pub monitor: Option<Box<QueueMonitor>>,
-    pub loss: Option<Box<LossModel>>,
+    pub limit: Buffer,
     // --- line 1 ---
     /// Waiting packets (the one in transmission excluded), by id; empty
     /// under FQ-CoDel, whose scheduler holds them. On a cut-through link
@@ -162,7 +162,9 @@ pub struct Link {
     /// size of each packet admitted and not yet started, in pairs (one
     /// deque for both keeps what every packet reads in three lines).
     fifo: VecDeque<u64>,
-    pub limit: Buffer,
+    /// Time-weighted queue statistics, on monitored links only.
+    pub monitor: Option<Box<QueueMonitor>>,
+    pub loss: Option<Box<LossModel>>,
     /// The link (of the opposite direction) whose AQM observes the packets
     /// entering this one ([`crate::aqm::Aqm::observe_reverse`]).
     pub observer: Option<u32>,
@@ -304,19 +306,26 @@ impl Link {
     /// and departure counters advance at admission.
     #[inline]
     pub fn pass_through(&mut self, t: SimTime, size: u32, data: bool) -> Option<SimTime> {
-        // `fifo` holds (start, size) pairs here.
-        while let Some(&start) = self.fifo.front() {
-            if start > t.0 {
-                break;
+        // `fifo` holds (start, size) pairs here. Every packet has at least
+        // a header's bytes, so `qbytes` is 0 exactly when `fifo` is empty:
+        // then `fifo`'s cache line is not read.
+        debug_assert_eq!(self.qbytes == 0, self.fifo.is_empty());
+        let mut waiting = 0;
+        if self.qbytes > 0 {
+            while let Some(&start) = self.fifo.front() {
+                if start > t.0 {
+                    break;
+                }
+                self.fifo.pop_front();
+                self.qbytes -= self.fifo.pop_front().unwrap_or(0);
             }
-            self.fifo.pop_front();
-            self.qbytes -= self.fifo.pop_front().unwrap_or(0);
+            waiting = (self.fifo.len() / 2) as u32;
         }
         self.stats.arrivals += 1;
         self.stats.arrival_bytes += size as u64;
         self.stats.data_arrivals += u64::from(data);
         let fits = match self.limit {
-            Buffer::Packets(n) => ((self.fifo.len() / 2) as u32) < n,
+            Buffer::Packets(n) => waiting < n,
             Buffer::Bytes(b) => self.qbytes + size as u64 <= b,
         };
         if !fits {
@@ -641,11 +650,34 @@ impl Link {
         }
     }
 
-    /// Read a field of each of the four cache lines the per-packet path uses (to bring
+    /// Prefetch the three cache lines the per-packet path uses (to bring
     /// them into the cache ahead of the packets; see `World::warm`).
     #[inline]
-    pub fn warm(&self) -> u64 {
-        self.busy_until.0 ^ self.fifo.len() as u64 ^ self.stats.arrivals
+    pub fn prefetch(&self) {
+        crate::mem::prefetch(&self.busy_until);
+        crate::mem::prefetch(&self.fifo);
+        crate::mem::prefetch(&self.stats);
+    }
+
+    /// Prefetch the slot of the FIFO's storage that the next packet
+    /// queued takes (reads the queue's line).
+    #[inline]
+    pub fn prefetch_queue(&self) {
+        let (a, b) = self.fifo.as_slices();
+        let slot = if b.is_empty() {
+            a.as_ptr_range().end
+        } else {
+            b.as_ptr_range().end
+        };
+        crate::mem::prefetch_ptr(slot.cast::<u8>());
+    }
+
+    /// [`Link::prefetch`] for a cut-through link: the two lines a packet
+    /// passed through reads when none waits (see [`Link::pass_through`]).
+    #[inline]
+    pub fn prefetch_cut_through(&self) {
+        crate::mem::prefetch(&self.busy_until);
+        crate::mem::prefetch(&self.stats);
     }
 
     /// About how many packets this link sends within one bucket of the
@@ -667,6 +699,24 @@ impl Link {
         }
         debug_assert!(!self.cut_through);
         !self.fifo.is_empty()
+    }
+
+    /// The packet at the head of the FIFO (none under FQ-CoDel or on a
+    /// cut-through link): the next to start, read without the AQM.
+    #[inline]
+    pub fn head(&self) -> Option<PktId> {
+        if self.fq || self.cut_through {
+            return None;
+        }
+        self.fifo.front().map(|&id| id as PktId)
+    }
+
+    /// No bytes wait in the FIFO (or, on a cut-through link, are admitted
+    /// and not yet started); read from the first cache line only (always
+    /// true under FQ-CoDel, whose scheduler holds the packets).
+    #[inline]
+    pub fn nothing_waits(&self) -> bool {
+        self.qbytes == 0
     }
 
     /// Packets waiting in the queue (FQ-CoDel's: flow queue by flow queue).

@@ -52,8 +52,8 @@ pub struct Routes {
 
 impl Routes {
     pub fn new(routes: &[Vec<u32>]) -> Routes {
-        let mut start = Vec::with_capacity(routes.len() + 1);
-        let mut links = Vec::with_capacity(routes.iter().map(Vec::len).sum());
+        let mut start = crate::mem::huge_vec(routes.len() + 1);
+        let mut links = crate::mem::huge_vec(routes.iter().map(Vec::len).sum());
         start.push(0);
         for r in routes {
             links.extend_from_slice(r);
@@ -70,11 +70,18 @@ impl Routes {
         self.len() == 0
     }
 
-    /// Read where route `r` starts (to bring it into the cache; see
-    /// `World::warm`).
+    /// Prefetch where route `r` starts (see `World::warm`).
     #[inline]
-    pub fn warm_start(&self, r: usize) -> u64 {
-        u64::from(self.start[r])
+    pub fn prefetch_start(&self, r: usize) {
+        crate::mem::prefetch(&self.start[r]);
+    }
+
+    /// Prefetch the link ids of route `r` (reads where it starts).
+    #[inline]
+    pub fn prefetch_links(&self, r: usize) {
+        if let Some(l) = self.links.get(self.start[r] as usize) {
+            crate::mem::prefetch(l);
+        }
     }
 }
 
@@ -363,27 +370,24 @@ fn finish(
         sc.seeds.get(Purpose::Aqm, seed),
         sc.seeds.get(Purpose::Loss, seed),
     );
-    let mut links: Vec<Link> = plans
-        .iter()
-        .enumerate()
-        .map(|(i, p)| {
-            let mean = |sum: u128, n: u32| SimTime(sum.checked_div(n as u128).unwrap_or(0) as u64);
-            let load = Load {
-                flows: flows[i],
-                rtt: mean(rtt_sum[i], flows[i]),
-                bulk_flows: bulk_flows[i],
-                bulk_rtt: mean(bulk_rtt_sum[i], bulk_flows[i]),
-            };
-            let mut link = make_link(aqm_seed, i, p.rate, p.delay, p.limit, p.aqm, ps, load);
-            if let Some(l) = p.loss {
-                link.loss = Some(Box::new(LossModel::new(
-                    l,
-                    Rng::new(loss_seed, Stream::LinkLoss(i as u32)),
-                )));
-            }
-            link
-        })
-        .collect();
+    let mut links: Vec<Link> = crate::mem::huge_vec(plans.len());
+    links.extend(plans.iter().enumerate().map(|(i, p)| {
+        let mean = |sum: u128, n: u32| SimTime(sum.checked_div(n as u128).unwrap_or(0) as u64);
+        let load = Load {
+            flows: flows[i],
+            rtt: mean(rtt_sum[i], flows[i]),
+            bulk_flows: bulk_flows[i],
+            bulk_rtt: mean(bulk_rtt_sum[i], bulk_flows[i]),
+        };
+        let mut link = make_link(aqm_seed, i, p.rate, p.delay, p.limit, p.aqm, ps, load);
+        if let Some(l) = p.loss {
+            link.loss = Some(Box::new(LossModel::new(
+                l,
+                Rng::new(loss_seed, Stream::LinkLoss(i as u32)),
+            )));
+        }
+        link
+    }));
     // Each direction's AQM may watch the other direction of its link.
     for (_, fwd, rev) in &duplex {
         for (l, o) in [(*rev, *fwd), (*fwd, *rev)] {

@@ -265,6 +265,31 @@ pub struct TcpFlow {
 }
 
 impl TcpFlow {
+    /// Prefetch the cache lines an ACK reads (the sender's fields, the
+    /// configuration and the counters; see `World::warm`).
+    #[inline]
+    pub fn prefetch_sender(&self) {
+        use crate::mem::prefetch;
+        prefetch(&self.cwnd);
+        prefetch(&self.prev_una);
+        prefetch(&self.rto);
+        prefetch(&self.dupacks);
+        prefetch(&self.cfg);
+        prefetch(&self.stats.data_sent);
+    }
+
+    /// Prefetch the cache lines a data packet reads (the receiver's
+    /// fields, the configuration and the counters).
+    #[inline]
+    pub fn prefetch_receiver(&self) {
+        use crate::mem::prefetch;
+        prefetch(&self.rcv_nxt);
+        prefetch(&self.delack_deadline);
+        prefetch(&self.last_retx);
+        prefetch(&self.cfg);
+        prefetch(&self.stats.segments_delivered);
+    }
+
     pub fn new(cfg: TcpConfig) -> TcpFlow {
         TcpFlow {
             cfg,
