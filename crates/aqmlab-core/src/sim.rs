@@ -83,11 +83,17 @@ impl Ord for Entry {
     }
 }
 
-/// log2 of a calendar bucket's width in nanoseconds (16.4 us).
+/// log2 of a calendar bucket's width in nanoseconds: 16.4 us by default
+/// ([`EventQueue::with_capacity`]); [`EventQueue::with_width`] sets it
+/// (see [`bucket_shift_for`]).
 const SHIFT: u32 = 14;
-/// Width of a calendar bucket, ns.
+/// Width of a default calendar bucket, ns.
 pub const BUCKET_NS: u64 = 1 << SHIFT;
-/// Buckets in the calendar ring: it spans 4096 x 16.4 us = 67 ms ahead.
+/// The widths [`EventQueue::with_width`] takes: log2 ns, even (the radix
+/// sort takes half the bits in each of its two passes).
+pub const SHIFTS: [u32; 2] = [14, 16];
+/// Buckets in the calendar ring: it spans 4096 x 16.4 us = 67 ms ahead
+/// (268 ms with 65.5 us buckets; the figures below scale alike).
 const NB: usize = 4096;
 /// log2 of a far bucket's width in ring buckets: 2048 x 16.4 us = 33.6 ms,
 /// half the ring, so that the ring always has room for the whole of the
@@ -103,10 +109,32 @@ const FAR_POOL_CAP: usize = 1 << 14;
 /// if at most this many of its events come before.
 const INSERT_SCAN: usize = 16;
 /// Buckets of at least this many events are sorted by radix, in two
-/// digits of `DIGIT` bits of the time within the bucket.
+/// digits of half the bucket's bits each of the time within the bucket.
 const RADIX_FROM: usize = 128;
-const DIGIT: u32 = SHIFT / 2;
-const _: () = assert!(2 * DIGIT == SHIFT);
+/// The widest digit of the radix sort (half the widest bucket's bits).
+const MAX_DIGIT: u32 = 8;
+const _: () = assert!(2 * MAX_DIGIT >= SHIFTS[1]);
+
+/// The bucket width (log2 ns) for a network whose fastest bottleneck
+/// sends `bps`.
+///
+/// Measured on the scaled canonical dumbbell (`bench --scale`, 2-core EPYC
+/// VM, ns per event, 65.5 us buckets (16) against 16.4 us (14), runs
+/// alternated): 12 000 flows at 1 Gbit/s 118-120 against 138-147 (about 44
+/// events a narrow bucket; wider still, 18, gives no more: 106-115); but
+/// 1200 flows at 100 Mbit/s 101-110 against 84-100 (median 103.4 / 86.9),
+/// 120 000 at 10 Gbit/s 148-152 against 135 (hundreds of events a bucket
+/// outgrow the caches as they are sorted and warmed), and 120 flows at
+/// 10 Mbit/s the same within the noise (66.8 / 68.1). So 65.5 us between
+/// 0.5 and 4 Gbit/s, 16.4 us otherwise. The width changes no result:
+/// events run in (time, seq) order whatever the buckets.
+pub fn bucket_shift_for(bps: u64) -> u32 {
+    if (500_000_001..=4_000_000_000).contains(&bps) {
+        SHIFTS[1]
+    } else {
+        SHIFTS[0]
+    }
+}
 
 /// Pending events: a calendar ring for the near future, where nearly all
 /// events of a packet network fall (transmissions and propagation), and a
@@ -140,10 +168,12 @@ const _: () = assert!(2 * DIGIT == SHIFT);
 /// earliest of all, so the order is that of one heap on (time, seq).
 #[derive(Debug)]
 pub struct EventQueue {
+    /// log2 of a ring bucket's width in ns (one of [`SHIFTS`]).
+    shift: u32,
     buckets: Vec<Vec<Entry>>,
     bits: Vec<u64>,
     ring_len: usize,
-    /// Bucket number (time >> SHIFT) of the last popped event; every event
+    /// Bucket number (time >> shift) of the last popped event; every event
     /// in the ring lies in [cursor, cursor + NB).
     cursor: u64,
     /// The events of the buckets up to `now_b` (the bucket being consumed),
@@ -185,7 +215,15 @@ impl EventQueue {
     /// A queue for `n` pending events or so (the far heap is preallocated
     /// for at most 1024: nearly every event fits the two rings).
     pub fn with_capacity(n: usize) -> EventQueue {
+        EventQueue::with_width(n, SHIFT)
+    }
+
+    /// [`EventQueue::with_capacity`] with buckets of 2^`shift` ns (one of
+    /// [`SHIFTS`]; the queue's order does not depend on it, its speed does).
+    pub fn with_width(n: usize, shift: u32) -> EventQueue {
+        assert!(SHIFTS.contains(&shift), "bucket width 2^{shift} ns");
         EventQueue {
+            shift,
             buckets: (0..NB).map(|_| Vec::new()).collect(),
             bits: vec![0; NB / 64],
             ring_len: 0,
@@ -217,14 +255,17 @@ impl EventQueue {
             ev,
         };
         self.seq += 1;
-        debug_assert!(at.0 >> SHIFT >= self.cursor, "event scheduled in the past");
+        debug_assert!(
+            at.0 >> self.shift >= self.cursor,
+            "event scheduled in the past"
+        );
         self.place(e);
     }
 
     /// Put `e` where its time belongs.
     #[inline(always)]
     fn place(&mut self, e: Entry) {
-        let b = e.time >> SHIFT;
+        let b = e.time >> self.shift;
         if b <= self.now_b {
             self.insert_now(e);
         } else if b < self.cursor + NB as u64 {
@@ -281,7 +322,7 @@ impl EventQueue {
     /// The earliest time an event of the far buckets can have.
     #[inline]
     fn far_from_time(&self) -> u64 {
-        (self.far_next << FAR_REL) << SHIFT
+        (self.far_next << FAR_REL) << self.shift
     }
 
     /// Recompute `gate` (after the far buckets or the heap lost events).
@@ -386,14 +427,16 @@ impl EventQueue {
     /// cheaper than sorting the entries.
     #[inline(never)]
     fn sort_now(&mut self) {
-        let base = self.now_b << SHIFT;
+        let base = self.now_b << self.shift;
+        let width = 1u64 << self.shift;
+        let digit_bits = self.shift / 2;
         let mut keys = std::mem::take(&mut self.keys);
         keys.clear();
         let mut in_seq = self.now.len() <= u32::MAX as usize;
         let mut prev = self.now[0].seq;
         for (k, e) in self.now.iter().enumerate() {
             let rel = e.time.wrapping_sub(base);
-            in_seq &= (k == 0 || prev < e.seq) & (rel < BUCKET_NS);
+            in_seq &= (k == 0 || prev < e.seq) & (rel < width);
             prev = e.seq;
             keys.push((rel << 32) | k as u64);
         }
@@ -403,9 +446,9 @@ impl EventQueue {
                 // (7 bits each) keep equal times in position order.
                 let mut tmp = std::mem::take(&mut self.keys_tmp);
                 for pass in 0..2 {
-                    let shift = 32 + pass * DIGIT;
-                    let digit = |k: u64| ((k >> shift) as usize) & ((1 << DIGIT) - 1);
-                    let mut start = [0usize; 1 << DIGIT];
+                    let shift = 32 + pass * digit_bits;
+                    let digit = |k: u64| ((k >> shift) as usize) & ((1 << digit_bits) - 1);
+                    let mut start = [0usize; 1 << MAX_DIGIT];
                     for &k in &keys {
                         start[digit(k)] += 1;
                     }
@@ -475,7 +518,7 @@ impl EventQueue {
     /// After popping `e`: move the cursor and count it.
     #[inline(always)]
     fn consume(&mut self, e: Entry) -> (SimTime, Event) {
-        self.cursor = e.time >> SHIFT;
+        self.cursor = e.time >> self.shift;
         if self.far_next < (self.cursor >> FAR_REL) + 2 {
             self.cascade();
         }
@@ -505,8 +548,8 @@ impl EventQueue {
             // the next far bucket in (unless it starts after `until`).
             let far_from = self.far_next << FAR_REL;
             if self.far_len > 0
-                && best.is_none_or(|(b, _)| b.time >> SHIFT >= far_from)
-                && far_from <= until.0 >> SHIFT
+                && best.is_none_or(|(b, _)| b.time >> self.shift >= far_from)
+                && far_from <= until.0 >> self.shift
             {
                 // Nothing is pending before far_from: the cursor may move
                 // up to the far bucket before far_next, which lets
@@ -533,6 +576,11 @@ impl EventQueue {
             }
         }
         Some(self.consume(e))
+    }
+
+    /// Width of a ring bucket, ns.
+    pub fn bucket_ns(&self) -> u64 {
+        1 << self.shift
     }
 
     /// Events processed so far.
@@ -587,9 +635,15 @@ mod tests {
     /// pop in exactly the (time, seq) order of a sort.
     #[test]
     fn calendar_matches_a_sort() {
+        for shift in SHIFTS {
+            calendar_matches_a_sort_with(shift);
+        }
+    }
+
+    fn calendar_matches_a_sort_with(shift: u32) {
         use crate::rng::{Rng, Stream};
         let mut rng = Rng::new(5, Stream::Topology);
-        let mut q = EventQueue::default();
+        let mut q = EventQueue::with_width(0, shift);
         let mut reference: Vec<(u64, u64)> = Vec::new();
         let mut popped = Vec::new();
         let mut now = 0u64;
@@ -628,9 +682,15 @@ mod tests {
     /// the bucket the queue had already started: still the order of a sort.
     #[test]
     fn dense_buckets_and_horizons_match_a_sort() {
+        for shift in SHIFTS {
+            dense_buckets_and_horizons_match_a_sort_with(shift);
+        }
+    }
+
+    fn dense_buckets_and_horizons_match_a_sort_with(shift: u32) {
         use crate::rng::{Rng, Stream};
         let mut rng = Rng::new(9, Stream::Topology);
-        let mut q = EventQueue::default();
+        let mut q = EventQueue::with_width(0, shift);
         let mut reference: Vec<(u64, u64)> = Vec::new();
         let mut popped = Vec::new();
         let mut now = 0u64;
@@ -667,9 +727,18 @@ mod tests {
     /// being consumed: still the order of a sort.
     #[test]
     fn large_buckets_match_a_sort() {
+        for shift in SHIFTS {
+            large_buckets_match_a_sort_with(shift);
+        }
+    }
+
+    fn large_buckets_match_a_sort_with(shift: u32) {
         use crate::rng::{Rng, Stream};
         let mut rng = Rng::new(13, Stream::Topology);
-        let mut q = EventQueue::default();
+        let mut q = EventQueue::with_width(0, shift);
+        // Times scale with the bucket width (those below are for 16.4 us).
+        let k = 1u64 << (shift - SHIFT);
+        let bucket = BUCKET_NS * k;
         let mut reference: Vec<(u64, u64)> = Vec::new();
         let mut popped = Vec::new();
         let mut seq = 0u64;
@@ -680,25 +749,25 @@ mod tests {
         };
         // Far ahead first (into far buckets).
         for _ in 0..400 {
-            let at = 100_000_000 + rng.uniform_u64(0, 3 * BUCKET_NS);
+            let at = 100_000_000 * k + rng.uniform_u64(0, 3 * bucket);
             push(&mut q, at, &mut reference);
         }
         let mut now = 0u64;
         for round in 0..60u64 {
             // A few hundred events into the next buckets, in random order,
             // a quarter of them at one of a few instants.
-            let base = (now >> SHIFT << SHIFT) + BUCKET_NS * (1 + round % 3);
+            let base = (now >> shift << shift) + bucket * (1 + round % 3);
             for _ in 0..rng.uniform_u64(100, 500) {
                 let at = if rng.uniform_u64(0, 3) == 0 {
                     base + 64 * rng.uniform_u64(0, 3)
                 } else {
-                    base + rng.uniform_u64(0, BUCKET_NS - 1)
+                    base + rng.uniform_u64(0, bucket - 1)
                 };
                 push(&mut q, at, &mut reference);
             }
             // Pop half a bucket's worth, scheduling into the current one.
             for _ in 0..rng.uniform_u64(50, 400) {
-                let Some((t, Event::TxDone(s))) = q.pop_until(SimTime(30_000_000)) else {
+                let Some((t, Event::TxDone(s))) = q.pop_until(SimTime(30_000_000 * k)) else {
                     break;
                 };
                 assert!(t.0 >= now);
@@ -718,16 +787,16 @@ mod tests {
                 popped.push((t.0, s as u64));
             }
         };
-        drain(&mut q, 33_000_000, &mut popped);
-        push(&mut q, 33_200_000, &mut reference);
-        drain(&mut q, 33_200_000, &mut popped);
+        drain(&mut q, 33_000_000 * k, &mut popped);
+        push(&mut q, 33_200_000 * k, &mut reference);
+        drain(&mut q, 33_200_000 * k, &mut popped);
         for _ in 0..300 {
-            let at = 100_000_000 + rng.uniform_u64(0, 3 * BUCKET_NS);
+            let at = 100_000_000 * k + rng.uniform_u64(0, 3 * bucket);
             push(&mut q, at, &mut reference);
         }
         assert!(q.far_len > 0 && q.ring_len >= 300);
-        push(&mut q, 34_000_000, &mut reference);
-        drain(&mut q, 34_000_000, &mut popped);
+        push(&mut q, 34_000_000 * k, &mut reference);
+        drain(&mut q, 34_000_000 * k, &mut popped);
         assert_eq!(q.far_len, 0);
         while let Some((t, Event::TxDone(s))) = q.pop_until(SimTime::MAX) {
             popped.push((t.0, s as u64));
@@ -742,9 +811,15 @@ mod tests {
     /// bucket: still the order of a sort.
     #[test]
     fn far_timers_and_gaps_match_a_sort() {
+        for shift in SHIFTS {
+            far_timers_and_gaps_match_a_sort_with(shift);
+        }
+    }
+
+    fn far_timers_and_gaps_match_a_sort_with(shift: u32) {
         use crate::rng::{Rng, Stream};
         let mut rng = Rng::new(11, Stream::Topology);
-        let mut q = EventQueue::default();
+        let mut q = EventQueue::with_width(0, shift);
         let mut reference: Vec<(u64, u64)> = Vec::new();
         let mut popped = Vec::new();
         let mut now = 0u64;

@@ -649,10 +649,17 @@ impl World {
         let mut intervals = vec![(sc.metrics.start, sc.duration)];
         intervals.extend(sc.metrics.phases.iter().copied());
         let n = flows.len();
+        // The event queue's buckets suit the monitored links' rate (the
+        // bottlenecks'; of all links if none is monitored).
+        let fastest =
+            |ls: &mut dyn Iterator<Item = usize>| ls.map(|l| built.links[l].rate.bps()).max();
+        let bps = fastest(&mut built.monitored.iter().map(|&(l, _)| l as usize))
+            .or_else(|| fastest(&mut (0..built.links.len())))
+            .unwrap_or(0);
         let mut w = World {
             sc: sc.clone(),
             now: SimTime::ZERO,
-            events: EventQueue::with_capacity(4 * n + 64),
+            events: EventQueue::with_width(4 * n + 64, crate::sim::bucket_shift_for(bps)),
             arena: if n >= WARM_FLOWS {
                 Arena::in_order(1024)
             } else {
@@ -853,7 +860,10 @@ impl World {
         }
         for &(l, _) in &self.monitored {
             let link = &self.links[l];
-            for id in link.waiting().take(link.departures_per_bucket()) {
+            for id in link
+                .waiting()
+                .take(link.departures_per_bucket(self.events.bucket_ns()))
+            {
                 arena.prefetch(id);
                 ids.push(id);
             }

@@ -681,9 +681,10 @@ impl Link {
     }
 
     /// About how many packets this link sends within one bucket of the
-    /// event queue (at least one): those of its queue worth warming.
-    pub fn departures_per_bucket(&self) -> usize {
-        let bits = self.rate.bps() as u128 * crate::sim::BUCKET_NS as u128 / 1_000_000_000;
+    /// event queue, `bucket_ns` wide (at least one): those of its queue
+    /// worth warming.
+    pub fn departures_per_bucket(&self, bucket_ns: u64) -> usize {
+        let bits = self.rate.bps() as u128 * bucket_ns as u128 / 1_000_000_000;
         // Counted in 500-byte packets, at most 256.
         (bits / 4000).clamp(1, 256) as usize
     }
