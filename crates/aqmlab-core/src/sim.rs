@@ -122,7 +122,8 @@ const _: () = assert!(2 * MAX_DIGIT >= SHIFTS[1]);
 /// VM, ns per event, 65.5 us buckets (16) against 16.4 us (14), runs
 /// alternated): 12 000 flows at 1 Gbit/s 118-120 against 138-147 (about 44
 /// events a narrow bucket; wider still, 18, gives no more: 106-115); but
-/// 1200 flows at 100 Mbit/s 101-110 against 84-100 (median 103.4 / 86.9),
+/// 1200 flows at 100 Mbit/s 101-110 against 84-100 in one series (median
+/// 103.4 / 86.9; a second was too noisy to tell, 77-108 either way),
 /// 120 000 at 10 Gbit/s 148-152 against 135 (hundreds of events a bucket
 /// outgrow the caches as they are sorted and warmed), and 120 flows at
 /// 10 Mbit/s the same within the noise (66.8 / 68.1). So 65.5 us between
