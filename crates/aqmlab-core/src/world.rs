@@ -405,11 +405,19 @@ pub struct Options {
     /// Pass packets through dedicated DropTail links ahead of time
     /// ([`crate::net::link::Link::pass_through`]).
     pub cut_through: bool,
+    /// The event queue's bucket width, log2 ns (one of
+    /// [`crate::sim::SHIFTS`]); `None`: [`crate::sim::bucket_shift_for`] the
+    /// monitored links' rate. Changes nothing but speed, not even the order
+    /// of simultaneous events.
+    pub bucket_shift: Option<u32>,
 }
 
 impl Default for Options {
     fn default() -> Options {
-        Options { cut_through: true }
+        Options {
+            cut_through: true,
+            bucket_shift: None,
+        }
     }
 }
 
@@ -659,7 +667,12 @@ impl World {
         let mut w = World {
             sc: sc.clone(),
             now: SimTime::ZERO,
-            events: EventQueue::with_width(4 * n + 64, crate::sim::bucket_shift_for(bps)),
+            events: EventQueue::with_width(
+                4 * n + 64,
+                opts.bucket_shift
+                    .filter(|s| crate::sim::SHIFTS.contains(s))
+                    .unwrap_or_else(|| crate::sim::bucket_shift_for(bps)),
+            ),
             arena: if n >= WARM_FLOWS {
                 Arena::in_order(1024)
             } else {
