@@ -664,14 +664,17 @@ impl World {
         let bps = fastest(&mut built.monitored.iter().map(|&(l, _)| l as usize))
             .or_else(|| fastest(&mut (0..built.links.len())))
             .unwrap_or(0);
+        let shift = opts
+            .bucket_shift
+            .filter(|s| crate::sim::SHIFTS.contains(s))
+            .unwrap_or_else(|| crate::sim::bucket_shift_for(bps));
         let mut w = World {
             sc: sc.clone(),
             now: SimTime::ZERO,
-            events: EventQueue::with_width(
+            events: EventQueue::with_layout(
                 4 * n + 64,
-                opts.bucket_shift
-                    .filter(|s| crate::sim::SHIFTS.contains(s))
-                    .unwrap_or_else(|| crate::sim::bucket_shift_for(bps)),
+                shift,
+                crate::sim::slot_bits_for(bps, shift),
             ),
             arena: if n >= WARM_FLOWS {
                 Arena::in_order(1024)
