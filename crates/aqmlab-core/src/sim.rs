@@ -123,14 +123,18 @@ pub const MAX_SLOT_BITS: u32 = 9;
 /// twice the events such a bucket sees (some 8 per 500-byte packet time
 /// on the canonical dumbbell), at least 4, at most 512.
 ///
-/// Measured against a vector per bucket (`bench`, 2-core EPYC VM, runs
-/// alternated, medians): the canonical scenario 552 -> 572 simulated s per
-/// s; the scaled dumbbell 14.6 -> 15.0 M events/s at 120 flows,
-/// 11.5 -> 11.8 M at 1200, 8.2 -> 8.8 M at 12 000, 7.0 -> 7.3 M at
-/// 120 000. Under cachegrind the canonical run makes 8 % fewer L1 data
-/// misses for 7 % more instructions (copying a bucket out where a vector
-/// was swapped). The storage costs 4096 x 2^bits x 24 bytes: 393 KB at
-/// 10 Mbit/s, 50 MB at 1 and 10 Gbit/s.
+/// Measured against a vector per bucket (2-core EPYC VM): the canonical
+/// scenario 551-562 -> 604-617 simulated s per s (`bench`, six runs
+/// alternated, with the one-event pop of [`EventQueue::pop_until`]);
+/// `bench --scale` (each slice timed by its fastest of 3 repetitions, 4
+/// runs alternated) 66.9-67.2 -> 63.3-64.3 ns per event at 120 flows, and
+/// no change beyond the spread at 1200 (77.5-81.5 / 76.2-82.2), 12 000
+/// (112.7-117.9 / 110.9-116.7) and 120 000 (135.1-139.8 / 136.0-144.5),
+/// where the misses of a dense bucket's pushes stay. Under cachegrind the
+/// canonical run makes 8 % fewer L1 data misses for 7 % more instructions
+/// (a bucket is copied out where a vector was swapped). The storage costs
+/// 4096 x 2^bits x 24 bytes: 393 KB at 10 Mbit/s, 50 MB at 1 and
+/// 10 Gbit/s (peak memory at 12 000 flows 75 -> 95 MB).
 pub fn slot_bits_for(bps: u64, shift: u32) -> u32 {
     let pkts = bps as f64 * (1u64 << shift) as f64 * 1e-9 / 4000.0;
     let want = ((16.0 * pkts).ceil() as u64).clamp(4, 1 << MAX_SLOT_BITS);
