@@ -115,13 +115,13 @@ const RADIX_FROM: usize = 128;
 const MAX_DIGIT: u32 = 8;
 const _: () = assert!(2 * MAX_DIGIT >= SHIFTS[1]);
 
-/// The most events a ring bucket holds in its own storage: 2^9.
-pub const MAX_SLOT_BITS: u32 = 9;
+/// The most events a ring bucket holds in its own storage: 2^6.
+pub const MAX_SLOT_BITS: u32 = 6;
 
 /// log2 of the events a ring bucket of 2^`shift` ns holds in its own
 /// storage, for a network whose fastest bottleneck sends `bps`: about
 /// twice the events such a bucket sees (some 8 per 500-byte packet time
-/// on the canonical dumbbell), at least 4, at most 512.
+/// on the canonical dumbbell), at least 4, at most 64.
 ///
 /// Measured against a vector per bucket (2-core EPYC VM): the canonical
 /// scenario 551-562 -> 604-617 simulated s per s (`bench`, six runs
@@ -133,8 +133,10 @@ pub const MAX_SLOT_BITS: u32 = 9;
 /// where the misses of a dense bucket's pushes stay. Under cachegrind the
 /// canonical run makes 8 % fewer L1 data misses for 7 % more instructions
 /// (a bucket is copied out where a vector was swapped). The storage costs
-/// 4096 x 2^bits x 24 bytes: 393 KB at 10 Mbit/s, 50 MB at 1 and
-/// 10 Gbit/s (peak memory at 12 000 flows 75 -> 95 MB).
+/// 4096 x 2^bits x 24 bytes: 393 KB at 10 Mbit/s, 6.3 MB from 1 Gbit/s
+/// on. Room for 512 events a bucket at 1 Gbit/s (about three times a
+/// bucket's average) ran no faster and took the peak memory at 12 000
+/// flows from 71 to 95 MB.
 pub fn slot_bits_for(bps: u64, shift: u32) -> u32 {
     let pkts = bps as f64 * (1u64 << shift) as f64 * 1e-9 / 4000.0;
     let want = ((16.0 * pkts).ceil() as u64).clamp(4, 1 << MAX_SLOT_BITS);
@@ -684,8 +686,8 @@ mod tests {
     use super::*;
 
     /// Bucket widths and bucket storage (log2 events) the order is checked
-    /// at: one event a bucket (nearly all overflow), 4, and 256.
-    const LAYOUTS: [(u32, u32); 4] = [(14, 0), (14, 2), (16, 2), (16, 8)];
+    /// at: one event a bucket (nearly all overflow), 4, and the most.
+    const LAYOUTS: [(u32, u32); 4] = [(14, 0), (14, 2), (16, 2), (16, MAX_SLOT_BITS)];
 
     #[test]
     fn bucket_storage_suits_the_rate() {
@@ -693,8 +695,10 @@ mod tests {
         assert_eq!(slot_bits_for(10_000_000, 14), 2);
         // 100 Mbit/s: 0.41, 6.6 events -> 8.
         assert_eq!(slot_bits_for(100_000_000, 14), 3);
-        // 1 Gbit/s at 65.5 us: 16.4 packet times, 262 events -> 512.
-        assert_eq!(slot_bits_for(1_000_000_000, 16), 9);
+        // 1 Gbit/s at 65.5 us: 16.4 packet times, 262 events -> the cap.
+        assert_eq!(slot_bits_for(1_000_000_000, 16), MAX_SLOT_BITS);
+        // 200 Mbit/s: 0.82, 13 events -> 16.
+        assert_eq!(slot_bits_for(200_000_000, 14), 4);
         // 10 Gbit/s and beyond: the cap.
         assert_eq!(slot_bits_for(10_000_000_000, 14), MAX_SLOT_BITS);
         assert_eq!(slot_bits_for(u64::MAX, 16), MAX_SLOT_BITS);
