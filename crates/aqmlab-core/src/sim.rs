@@ -126,17 +126,17 @@ pub const MAX_SLOT_BITS: u32 = 6;
 /// Measured against a vector per bucket (2-core EPYC VM): the canonical
 /// scenario 551-562 -> 604-617 simulated s per s (`bench`, six runs
 /// alternated, with the one-event pop of [`EventQueue::pop_until`]);
-/// `bench --scale` (each slice timed by its fastest of 3 repetitions, 4
-/// runs alternated) 66.9-67.2 -> 63.3-64.3 ns per event at 120 flows, and
-/// no change beyond the spread at 1200 (77.5-81.5 / 76.2-82.2), 12 000
-/// (112.7-117.9 / 110.9-116.7) and 120 000 (135.1-139.8 / 136.0-144.5),
-/// where the misses of a dense bucket's pushes stay. Under cachegrind the
-/// canonical run makes 8 % fewer L1 data misses for 7 % more instructions
-/// (a bucket is copied out where a vector was swapped). The storage costs
-/// 4096 x 2^bits x 24 bytes: 393 KB at 10 Mbit/s, 6.3 MB from 1 Gbit/s
-/// on. Room for 512 events a bucket at 1 Gbit/s (about three times a
-/// bucket's average) ran no faster and took the peak memory at 12 000
-/// flows from 71 to 95 MB.
+/// `bench --scale` (each slice timed by its fastest of 3 repetitions, runs
+/// alternated on a quiet host, ns per event) 66.9-67.6 -> 63.1-64.0 at 120
+/// flows, and no change beyond the spread at 1200 (77.5-81.5 / 75.5-79.5),
+/// 12 000 (112.7-117.9 / 107.7-117.1) and 120 000 (135.1-139.8 /
+/// 132.0-139.2), where the misses of the pushes into dense buckets stay.
+/// Under cachegrind the canonical run makes 8 % fewer L1 data misses for
+/// 7 % more instructions (a bucket is copied out where a vector was
+/// swapped). The storage costs 4096 x 2^bits x 24 bytes: 393 KB at
+/// 10 Mbit/s, 6.3 MB from 1 Gbit/s on. Room for 512 events a bucket at
+/// 1 Gbit/s (about three times a bucket's average) ran no faster and took
+/// the peak memory at 12 000 flows from 71 to 95 MB.
 pub fn slot_bits_for(bps: u64, shift: u32) -> u32 {
     let pkts = bps as f64 * (1u64 << shift) as f64 * 1e-9 / 4000.0;
     let want = ((16.0 * pkts).ceil() as u64).clamp(4, 1 << MAX_SLOT_BITS);
@@ -171,9 +171,11 @@ pub fn bucket_shift_for(bps: u64) -> u32 {
 ///
 /// Every event sits in the bucket of its time; a bitmap finds the next
 /// non-empty bucket. The buckets share one array, each with room for
-/// 2^`slot_bits` events (a vector per bucket holds any more). The bucket being consumed is sorted once into `now`
-/// (latest first, so that a pop takes the last element), and events
-/// scheduled into it meanwhile go to a small heap (`ins`): a pop costs
+/// 2^`slot_bits` events (a vector per bucket holds any more). The bucket
+/// being consumed is sorted once into `now` (latest first, so that a pop
+/// takes the last element; a bucket of one event is popped straight from
+/// the array), and events scheduled into it meanwhile go to a small heap
+/// (`ins`): a pop costs
 /// O(1) or O(log) and a bucket O(b log b) whatever the number b of events
 /// it holds (hundreds on a 10 Gbit/s link, 10^5 when as many flows start at
 /// one instant; finding the earliest by a scan cost O(b) per pop, which
