@@ -21,7 +21,7 @@ help:
 	@echo "make venv    create $(VENV) with the build and test tools"
 	@echo "make build   build the engine and install aqmlab into $(VENV) (incremental)"
 	@echo "make demo    reproduce thesis section 5.5.3 in quick form: its table beside the paper's, HTML report in demo-out/"
-	@echo "make test    cargo fmt/clippy/test, ruff, mypy, pytest"
+	@echo "make test    cargo fmt/clippy/doc/test, ruff, mypy, pytest"
 	@echo "make browser install Debian's Chromium for the report's browser test (as root)"
 	@echo "make ns2     install Debian's ns-2.35 for the TCP cross-check (as root)"
 	@echo "make bench   speed of the canonical scenario per scheme, the scaling table (100 ... 100 000 flows), the testbed router, then the thesis' experiments in full"
@@ -56,6 +56,7 @@ test: build test-rust test-python
 test-rust:
 	cargo fmt --all --check
 	cargo clippy --workspace --all-targets -- -D warnings
+	RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --quiet
 	cargo test --workspace --release
 
 test-python: build lint browser ns2

@@ -4,7 +4,7 @@
 //! applies overrides); the engine decodes and validates it once. Results go
 //! out as the resolved scenario and the summary (JSON text, so that they are
 //! byte-for-byte what the engine serialised) and the tables as dicts of
-//! column name -> list. All error conversion lives in [`error`].
+//! column name -> list. All error conversion lives in the `error` module.
 
 mod columns;
 mod error;

@@ -32,11 +32,11 @@
 //!   leaves the estimate where it was (n0 / r0 at first).
 //! - `measured`: section 4.4's router-side measurement, re-estimated every
 //!   `interval`. N is the number of distinct flows whose data (or SYN)
-//!   entered the queue within the last `window` (section 4.4 after [29],
+//!   entered the queue within the last `window` (section 4.4 after \[29\],
 //!   which uses a 60 s flow timeout and allows a shorter one). C is the
 //!   link's own rate. R is the mean, over those flows, of a per-flow
 //!   smoothed RTT built from two kinds of samples:
-//!   1. Handshake (section 4.4 after [29][45]): the time from a flow's SYN
+//!   1. Handshake (section 4.4 after \[29\]\[45\]): the time from a flow's SYN
 //!      entering this queue to the flow's first packet after the
 //!      handshake entering it (the simulated TCP sends data right after
 //!      the SYN/ACK; a pure third ACK would do the same). Flows whose SYN
@@ -203,7 +203,7 @@ pub struct ApRedParams {
     /// 4.4 leaves it to trial and error).
     pub interval: SimTime,
     /// `measured`: a flow counts in N while its data was seen within this
-    /// window. Default 10 s (our choice; [29] in section 4.4 uses 60 s and
+    /// window. Default 10 s (our choice; \[29\] in section 4.4 uses 60 s and
     /// allows shorter).
     pub window: SimTime,
     /// RED's other options (mode, gentle, ECN, mean packet size).

@@ -1,7 +1,7 @@
 //! Floyd, Gummadi and Shenker's Adaptive RED (`ared`).
 //!
 //! References (`003_b277268f444f7691.txt`, Wu Chen's thesis, citing Floyd et
-//! al. 2001 as [22]):
+//! al. 2001 as \[22\]):
 //! - Section 3.2.2: the AIMD adaptation of `max_p` every `interval`, keeping
 //!   the average queue in a target band half way between the thresholds;
 //!   `max_p` restricted to [0.01, 0.5]; beta = 0.9.

@@ -1,7 +1,7 @@
 //! Auto-Tuning RED (`autotune-red`).
 //!
 //! Reference: `003_b277268f444f7691.txt` (Wu Chen's thesis, citing the
-//! algorithm's authors as [52]), section 3.3:
+//! algorithm's authors as \[52\]), section 3.3:
 //! - Section 3.3.2 (fixed parameters from the round-trip time R, seconds,
 //!   and the capacity C, packets/s): w_q = 1 - exp(-1 / (n R C)) with n = 10;
 //!   max_th - min_th >= 0.21 R C; with max_th = 3 min_th,

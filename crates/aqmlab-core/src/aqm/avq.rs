@@ -15,7 +15,7 @@
 //!   4. `s <- t`.
 //! - Kunniyur and Srikant, "An Adaptive Virtual Queue (AVQ) Algorithm for
 //!   Active Queue Management", IEEE/ACM ToN 12(2), 2004 (the thesis's
-//!   reference [37]; SIGCOMM 2001 for the first version), where the
+//!   reference \[37\]; SIGCOMM 2001 for the first version), where the
 //!   smoothing parameter is called alpha and the desired utilisation gamma.
 //!
 //! Units: C and C~ in bytes per second, VQ, B and b in bytes, so alpha

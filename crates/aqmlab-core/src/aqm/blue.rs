@@ -13,7 +13,7 @@
 //!   minutes".
 //! - Feng, Kandlur, Saha, Shin, "BLUE: A New Class of Active Queue
 //!   Management Algorithms" (U. Michigan CSE-TR-387-99, 1999; IEEE/ACM ToN
-//!   10(4), 2002), the thesis's reference [19]: every arriving packet is
+//!   10(4), 2002), the thesis's reference \[19\]: every arriving packet is
 //!   marked (ECN) or dropped with probability p.
 //!
 //! The thesis quotes no numerical values for delta_1, delta_2 and

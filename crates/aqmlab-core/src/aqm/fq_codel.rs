@@ -35,7 +35,7 @@
 //!   1000-byte packets 1 or 2 (1.51); fairness is in bytes either way.
 //!   `quantum = 500` gives one 500-byte packet per round.
 //! - ECN (section 5.2.6): with `ecn` on, CoDel marks ECN-capable packets
-//!   instead of dropping them. CoDel signals have cause [`Cause::Early`].
+//!   instead of dropping them. CoDel signals have cause [`Cause::Early`](crate::aqm::Cause::Early).
 //!
 //! Mid-run changes ([`Aqm::set_param`]): every queue's CoDel `target`,
 //! `interval` and `maxpacket`, and the `quantum` (from each queue's next

@@ -18,7 +18,7 @@
 //! - Discretisation of a designed controller: Tustin (s = (2/T) (z - 1)/(z + 1)),
 //!   which gives a = K_p (1 + z T / 2), b = K_p (1 - z T / 2). With N = 60,
 //!   C = 3750 pkt/s, R = 0.246 s (the design example of Hollot et al., the
-//!   thesis's reference [32], as recalled: it is not in the seed papers),
+//!   thesis's reference \[32\], as recalled: it is not in the seed papers),
 //!   lambda = 0.128 and 160 Hz this reproduces ns-2's a = 1.822e-5 and
 //!   b = 1.816e-5 within 0.05 % (unit test `tustin_reproduces_ns2_gains`),
 //!   which is why 0.128 is the default lambda.

@@ -213,7 +213,7 @@ impl SizeDist {
         self.splice * (v * (1.0 - ra) + ra).powf(-1.0 / self.alpha)
     }
 
-    /// E[X; X > x] (bytes of the objects above `x`, per object).
+    /// E\[X; X > x\] (bytes of the objects above `x`, per object).
     pub fn mean_above(&self, x: f64) -> f64 {
         let (a, xc) = (self.alpha, self.splice);
         let ra = self.r_a();
