@@ -109,9 +109,9 @@ def test_ared_long_rtt_needs_ns2s_clock() -> None:
     """ARED(20, 60), 900 ms: ns-2 keeps 72-74 % of the link. aqmlab with ns-2's 10 ms TCP clock
     and ns-2's adaptive RED comes within 4 points with drops within 30 % (seed 1) and, over seeds
     1-3, timeouts within 30 % (681 against 729). On an exact clock spurious timeouts cost it 3
-    points over seeds 1-3 (0.706 against 0.737; seed 1 alone 0.736 against 0.738 since ns-2's
-    idle rule and rule at arrivals) and multiply the timeouts by 3 against ns-2's (2172 against
-    729; docs/tcp.md, "The RTT clock"). Before the careful rule was exact (issue 10 item 20) the
+    points over seeds 1-24 (0.705 against 0.738; over seeds 1-3 alone anywhere from 1 to 3
+    points, as small changes in the order of simultaneous events move runs between regimes) and
+    multiply the timeouts by 3 against ns-2's (2172 against 729; docs/tcp.md, "The RTT clock"). Before the careful rule was exact (issue 10 item 20) the
     exact clock also doubled the drops, through fast retransmissions started by go-back-N's
     duplicate ACKs (4897 against 2012 on seed 1); now it adds 39 % over seeds 1-3."""
     case = _case("ared-900ms")
@@ -128,7 +128,11 @@ def test_ared_long_rtt_needs_ns2s_clock() -> None:
     # Timeouts swing between regimes from seed to seed at this RTT: compared over seeds 1-3.
     to_ns2, to_ours = total(ns2, "timeouts"), total(ours, "timeouts")
     assert abs(to_ours - to_ns2) < 0.3 * to_ns2, (to_ours, to_ns2)
-    u_ours, u_exact = total(ours, "utilisation") / 3, total(exact, "utilisation") / 3
+    # The cost in utilisation varies from 0.02 to 0.06 between seeds (the exact clock's runs fall
+    # into two regimes, 0.68-0.69 and 0.72-0.75): compared over seeds 1-24, aqmlab runs only.
+    many = range(1, 25)
+    u_ours = np.mean([cc.run_aqmlab(case, s, cc.NS2_TCP)["utilisation"] for s in many])
+    u_exact = np.mean([cc.run_aqmlab(case, s, [])["utilisation"] for s in many])
     assert u_exact < u_ours - 0.02, (u_exact, u_ours)
     assert total(exact, "timeouts") > 2.5 * to_ns2, (exact, ns2)
     assert total(exact, "drops") < 1.5 * total(ns2, "drops"), (exact, ns2)
@@ -296,22 +300,22 @@ def test_st_red_finds_no_small_variance_at_100_ms_once_risen() -> None:
 
 def test_thesis_4_5_experiment_1_queue_is_ns2s() -> None:
     """Thesis section 4.5.1 (docs/fidelity.md, item 20) without its HTTP sessions: 50 FTP and 20
-    reverse flows, 10 Mbit/s, d = 120 ms, min_th 50, max_th 150, w_q 1e-4, max_p 0.05 (seed 1).
-    ARED's queue sits at the thesis' 100 packets in both simulators (ns-2.35 100.1, aqmlab 99.5),
-    but with a standard deviation of about 80 packets in both, not figure 4.3's "small
-    fluctuations"; RED with AP-RED's initial set (fixed max_p) sits a little higher and swings
-    less (ns-2.35 107.4 / 64.5, aqmlab 104.7 / 62.7)."""
+    reverse flows, 10 Mbit/s, d = 120 ms, min_th 50, max_th 150, w_q 1e-4, max_p 0.05. ARED's
+    queue sits at the thesis' 100 packets in both simulators (means over seeds 1-8: ns-2.35
+    99.3, aqmlab 99.5), but with a standard deviation of about 80 packets in both (79.0, 84.6),
+    not figure 4.3's "small fluctuations"; RED with AP-RED's initial set (fixed max_p) sits a
+    little higher and swings less (ns-2.35 106.5 / 63.2, aqmlab 103.4 / 57.7). One seed's
+    deviation spreads by 5 packets in aqmlab (49-66 for RED), 2-3 in ns-2: compared over 8."""
+    seeds = range(1, 9)
     for case in cc.THESIS_451.values():
-        ns2 = cc.queue_ns2(case, 1)
-        ours = cc.queue_aqmlab(case, 1, cc.NS2_TCP)
-        assert abs(ours.mean() - ns2.mean()) < 0.05 * ns2.mean(), (
-            case.name,
-            ours.mean(),
-            ns2.mean(),
-        )
-        assert abs(ours.std() - ns2.std()) < 0.1 * ns2.std(), (case.name, ours.std(), ns2.std())
+        ns2 = [cc.queue_ns2(case, s) for s in seeds]
+        ours = [cc.queue_aqmlab(case, s, cc.NS2_TCP) for s in seeds]
+        ns2_mean, our_mean = np.mean([q.mean() for q in ns2]), np.mean([q.mean() for q in ours])
+        ns2_std, our_std = np.mean([q.std() for q in ns2]), np.mean([q.std() for q in ours])
+        assert abs(our_mean - ns2_mean) < 0.05 * ns2_mean, (case.name, our_mean, ns2_mean)
+        assert abs(our_std - ns2_std) < 0.1 * ns2_std, (case.name, our_std, ns2_std)
         if case.aqm == "ared":
-            assert abs(ns2.mean() - 100) < 10, ns2.mean()
-            assert min(ns2.std(), ours.std()) > 0.7 * ns2.mean(), (ns2.std(), ours.std())
+            assert abs(ns2_mean - 100) < 10, ns2_mean
+            assert min(ns2_std, our_std) > 0.7 * ns2_mean, (ns2_std, our_std)
         else:
-            assert 0.5 * ns2.mean() < ns2.std() < 0.7 * ns2.mean(), (ns2.mean(), ns2.std())
+            assert 0.5 * ns2_mean < ns2_std < 0.7 * ns2_mean, (ns2_mean, ns2_std)

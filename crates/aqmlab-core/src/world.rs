@@ -405,6 +405,9 @@ pub struct Options {
     /// Pass packets through dedicated DropTail links ahead of time
     /// ([`crate::net::link::Link::pass_through`]).
     pub cut_through: bool,
+    /// Plan departures at admission on the links that allow it
+    /// ([`crate::net::link::Link::plan`]): no end-of-transmission events.
+    pub plan_departures: bool,
     /// The event queue's bucket width, log2 ns (one of
     /// [`crate::sim::SHIFTS`]); `None`: [`crate::sim::bucket_shift_for`] the
     /// monitored links' rate. Changes nothing but speed, not even the order
@@ -416,6 +419,7 @@ impl Default for Options {
     fn default() -> Options {
         Options {
             cut_through: true,
+            plan_departures: true,
             bucket_shift: None,
         }
     }
@@ -438,6 +442,9 @@ pub struct World {
     access: Vec<[u32; 4]>,
     /// `links[l].cut_through`, densely (the common "no" needs no link).
     cut_through: Vec<bool>,
+    /// The links whose departures are planned at admission, to be settled
+    /// ([`Link::settle`]) before their state is read.
+    planned: Vec<u32>,
     /// The topology's named duplex links: (name, forward, reverse) indices.
     duplex: Vec<(String, u32, u32)>,
     flows: Vec<TcpFlow>,
@@ -654,6 +661,15 @@ impl World {
         if opts.cut_through && !link_changes {
             topology::mark_cut_through(&mut built.links, &built.routes);
         }
+        // A planned packet's start and arrival are fixed at admission.
+        let mut planned = Vec::new();
+        if opts.plan_departures && !link_changes {
+            for (l, link) in built.links.iter_mut().enumerate() {
+                if !link.cut_through && link.plan() {
+                    planned.push(l as u32);
+                }
+            }
+        }
         let mut intervals = vec![(sc.metrics.start, sc.duration)];
         intervals.extend(sc.metrics.phases.iter().copied());
         let n = flows.len();
@@ -682,6 +698,7 @@ impl World {
                 Arena::with_capacity(1024)
             },
             cut_through: built.links.iter().map(|l| l.cut_through).collect(),
+            planned,
             links: built.links,
             routes: topology::Routes::new(&built.routes),
             monitored,
@@ -752,6 +769,15 @@ impl World {
             self.dispatch(ev);
         }
         self.now = self.now.max(t);
+        self.settle_all(self.now + SimTime(1));
+    }
+
+    /// Settle every planned link ([`Link::settle`]): to now within an
+    /// event; to now + 1 ns after every event at now.
+    fn settle_all(&mut self, until: SimTime) {
+        for &l in &self.planned {
+            self.links[l as usize].settle(until);
+        }
     }
 
     /// Process at most `n` events (none after the end of the run); returns
@@ -768,6 +794,7 @@ impl World {
             self.now = at;
             self.dispatch(ev);
         }
+        self.settle_all(self.now + SimTime(1));
         self.events.processed() - first
     }
 
@@ -786,7 +813,8 @@ impl World {
         &self.flows[f]
     }
 
-    /// A link's state (link 0 is the forward bottleneck of a dumbbell).
+    /// A link's state (link 0 is the forward bottleneck of a dumbbell), as
+    /// of now after [`World::run_until`] or [`World::run_events`].
     pub fn link(&self, l: usize) -> &Link {
         &self.links[l]
     }
@@ -1011,6 +1039,7 @@ impl World {
             Event::UdpSend(f) => self.udp_send(f as usize),
             Event::AqmTick(l) => {
                 let link = &mut self.links[l as usize];
+                link.settle(self.now);
                 let q = link.qlen();
                 link.aqm.on_tick(self.now, q);
                 link.note_changes(self.now);
@@ -1022,6 +1051,7 @@ impl World {
             Event::IntervalStart(i) => self.interval_start(i as usize),
             Event::IntervalEnd(i) => {
                 let i = i as usize;
+                self.settle_all(self.now);
                 self.phase_results[i] = self.interval_summary(i, self.now).0;
             }
             Event::Schedule(i) => self.apply_schedule(i as usize),
@@ -1350,9 +1380,25 @@ impl World {
         self.out = out;
     }
 
+    /// Offer packet `id` to `link` now (the next link of its route).
     #[inline]
     fn send_on(&mut self, link: usize, id: PktId) {
+        if self.cut_through[link] {
+            // A host's first hop (other cut-through links are passed in
+            // `pass_cut_through`), passed through now.
+            let p = self.arena.get(id);
+            let (size, data) = (p.size, p.has(flags::DATA));
+            let arrives = self.links[link]
+                .pass_through(self.now, size, data)
+                .and_then(|t| self.pass_cut_through(id, t));
+            match arrives {
+                Some(t) => self.events.schedule(t, Event::Arrive(id)),
+                None => self.drop_packet(id),
+            }
+            return;
+        }
         if let Some(o) = self.links[link].observer {
+            self.links[o as usize].settle(self.now);
             let p = self.arena.get(id);
             let info = PacketInfo {
                 size: p.size,
@@ -1367,6 +1413,10 @@ impl World {
         match self.links[link].offer(self.now, id, &mut self.arena) {
             Offer::Dropped => self.drop_packet(id),
             Offer::Accepted => self.kick(link),
+            Offer::Planned(t) => match self.pass_cut_through(id, t) {
+                Some(t) => self.events.schedule(t, Event::Arrive(id)),
+                None => self.drop_packet(id),
+            },
             Offer::Evicted => {
                 while let Some(v) = self.links[link].pop_evicted() {
                     self.drop_packet(v);
@@ -1453,6 +1503,7 @@ impl World {
     }
 
     fn sample(&mut self) {
+        self.settle_all(self.now);
         self.links[self.monitored[0].0].sample_params(self.now);
         for (l, name) in &self.monitored[..self.series_links] {
             let link = &self.links[*l];
@@ -1543,6 +1594,7 @@ impl World {
     /// Measurement interval `i` begins: start its queue integrals and take
     /// the counters it will be measured against.
     fn interval_start(&mut self, i: usize) {
+        self.settle_all(self.now);
         let now = self.now;
         let window = self.sc.metrics.window;
         let mut links = Vec::with_capacity(self.monitored.len());
@@ -1791,6 +1843,8 @@ impl World {
 
     /// Apply `[[schedule]]` entry `i`.
     fn apply_schedule(&mut self, i: usize) {
+        // Departures before now happen under the old settings.
+        self.settle_all(self.now);
         let entry = self.sc.schedule[i].clone();
         let now = self.now;
         match entry.action {
@@ -1961,6 +2015,7 @@ impl World {
 
     /// Gather the results at the current time (normally the end of the run).
     pub fn finish(mut self) -> RunResult {
+        self.settle_all(self.now + SimTime(1));
         let accounting = self.check_accounting();
         debug_assert!(accounting.is_ok(), "{accounting:?}");
         let end = self.now;

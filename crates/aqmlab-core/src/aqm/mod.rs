@@ -434,6 +434,33 @@ macro_rules! dispatch {
     };
 }
 
+impl AqmImpl {
+    /// Whether the scheme decides at enqueue only: its
+    /// [`Aqm::on_dequeue`] always answers `Pass` (it may update state,
+    /// from its arguments only). Such a link's departures can be planned
+    /// at admission ([`crate::net::link::Link::plan`]). Every scheme is
+    /// named here, so that a new one must be decided on.
+    pub fn decides_at_enqueue(&self) -> bool {
+        match self {
+            AqmImpl::DropTail(_)
+            | AqmImpl::Red(_)
+            | AqmImpl::AredFeng(_)
+            | AqmImpl::Ared(_)
+            | AqmImpl::AutotuneRed(_)
+            | AqmImpl::Pi(_)
+            | AqmImpl::Rem(_)
+            | AqmImpl::Blue(_)
+            | AqmImpl::Avq(_)
+            | AqmImpl::ApRed(_)
+            | AqmImpl::StRed(_)
+            | AqmImpl::StPi(_)
+            | AqmImpl::Pie(_) => true,
+            // Drop or mark at the head of the queue.
+            AqmImpl::Codel(_) | AqmImpl::FqCodel(_) => false,
+        }
+    }
+}
+
 impl Aqm for AqmImpl {
     #[inline]
     fn on_enqueue(

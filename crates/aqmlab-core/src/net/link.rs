@@ -5,6 +5,12 @@
 //! which schedules them itself: then [`Link::offer`] and [`Link::try_start`]
 //! hand them to the scheduler instead ([`crate::aqm::FqCodel::enqueue`],
 //! [`crate::aqm::FqCodel::dequeue`]), behind one branch on the AQM kind.
+//!
+//! A link may plan its departures at admission ([`Link::plan`]): then a
+//! packet's start of transmission is fixed when it is queued, the engine
+//! schedules its arrival at the far end at once (no end-of-transmission
+//! event), and the departures are carried out later, in time order, by
+//! [`Link::settle`].
 
 use crate::aqm::fq_codel::Queued;
 use crate::aqm::{Aqm, AqmImpl, Cause, PacketInfo, QueueLen, Verdict};
@@ -118,8 +124,11 @@ impl LossModel {
 /// What became of a packet offered to a link.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Offer {
-    /// Queued or sent; `tx_end` is set when it started transmission at once.
+    /// Queued; the caller then calls [`Link::try_start`].
     Accepted,
+    /// Queued on a planned link ([`Link::plan`]): it reaches the far end
+    /// at this time.
+    Planned(SimTime),
     /// Dropped at the queue; the caller frees it.
     Dropped,
     /// FQ-CoDel's overflow: the queue dropped packets it held (possibly
@@ -177,6 +186,8 @@ pub struct Link {
     /// touching the AQM, which lives in its own allocation.
     droptail: bool,
     fq: bool,
+    /// Departures are planned at admission (see [`Link::plan`]).
+    planned: bool,
     // --- line 2: the per-packet counters come first in `LinkStats` ---
     pub stats: LinkStats,
     pub rate: BitRate,
@@ -192,6 +203,19 @@ pub struct Link {
     rate_since: SimTime,
     /// The rate before the latest change (in force until `rate_since`).
     prev_rate: BitRate,
+    /// On a planned link: the packets admitted and not yet taken from the
+    /// queue by [`Link::settle`], in order (those that start later than
+    /// the last settle wait; `fifo` is unused).
+    plan: VecDeque<Departure>,
+}
+
+/// A planned departure: what [`Link::try_start`] would have read from the
+/// packet when it left the queue.
+#[derive(Clone, Copy, Debug)]
+struct Departure {
+    start: SimTime,
+    tx_end: SimTime,
+    info: PacketInfo,
 }
 
 /// Where a packet that started transmission goes next.
@@ -213,6 +237,8 @@ impl Link {
             limit,
             droptail: matches!(aqm, AqmImpl::DropTail(_)),
             fq: matches!(aqm, AqmImpl::FqCodel(_)),
+            planned: false,
+            plan: VecDeque::new(),
             aqm: Box::new(aqm),
             aqm_rng,
             loss: None,
@@ -291,7 +317,69 @@ impl Link {
     /// queue without random loss or monitor, fed by exactly one upstream
     /// link (so packets reach it in the order they left that link).
     pub fn can_cut_through(&self) -> bool {
-        self.droptail && self.loss.is_none() && self.monitor.is_none()
+        self.droptail && self.loss.is_none() && self.monitor.is_none() && self.observer.is_none()
+    }
+
+    /// Plan departures at admission, if this link allows it: a FIFO whose
+    /// AQM decides at enqueue only ([`AqmImpl::decides_at_enqueue`]),
+    /// without random loss. Then a packet's start of transmission depends
+    /// only on the packets ahead of it and is known when it is admitted;
+    /// what the link would do when it leaves the queue (the AQM's
+    /// `on_dequeue`, the departure counters, the queue monitor) is done
+    /// later by [`Link::settle`], with the same times and queue lengths.
+    /// The engine must settle the link before reading its queue, counters
+    /// or AQM, and must not change its rate or delay while packets are
+    /// planned. Returns whether the link is now planned.
+    pub fn plan(&mut self) -> bool {
+        self.planned = !self.fq && self.loss.is_none() && self.aqm.decides_at_enqueue();
+        self.planned
+    }
+
+    /// Whether departures are planned at admission ([`Link::plan`]).
+    #[inline]
+    pub fn planned(&self) -> bool {
+        self.planned
+    }
+
+    /// On a planned link, carry out the departures that start before
+    /// `until`, in order, as [`Link::try_start`] would have when each left
+    /// the queue. Nothing to do on other links.
+    ///
+    /// An event at time t settles to t: a departure at the same nanosecond
+    /// comes after it, as the end-of-transmission event it replaces
+    /// usually did (scheduled one transmission time ahead, against an
+    /// arrival's propagation delay or a timer's period). The end of a run
+    /// settles to t + 1 ns, as every event at t was processed.
+    #[inline]
+    pub fn settle(&mut self, until: SimTime) {
+        while let Some(d) = self.plan.front() {
+            if d.start >= until {
+                break;
+            }
+            let d = *d;
+            self.plan.pop_front();
+            self.qbytes -= d.info.size as u64;
+            if let Some(m) = self.monitor.as_mut() {
+                m.set(d.start, self.plan.len() as u32, self.qbytes);
+            }
+            if !self.droptail {
+                let q = QueueLen {
+                    pkts: self.plan.len() as u32,
+                    bytes: self.qbytes,
+                };
+                let v = self.aqm.on_dequeue(d.start, &d.info, q, d.tx_end);
+                debug_assert_eq!(v, Verdict::Pass, "a planned link's AQM acted at dequeue");
+                self.note_changes(d.start);
+            }
+            self.busy_until = d.tx_end;
+            self.stats.departures += 1;
+            self.stats.departure_bytes += d.info.size as u64;
+            let sojourn = d.start - d.info.enq_time;
+            self.stats.sojourn_ns += sojourn.0 as u128;
+            if let Some(m) = self.monitor.as_mut() {
+                m.sojourn(sojourn);
+            }
+        }
     }
 
     /// Cut-through: admit a packet that will reach this link's queue at
@@ -362,11 +450,17 @@ impl Link {
     }
 
     /// The FIFO's packets and bytes (not on a cut-through link, whose
-    /// `fifo` holds pairs).
+    /// `fifo` holds pairs); on a planned link, those not yet taken by
+    /// [`Link::settle`] (those waiting, once settled to now).
     #[inline]
     fn fifo_len(&self) -> QueueLen {
+        let pkts = if self.planned {
+            self.plan.len()
+        } else {
+            self.fifo.len()
+        };
         QueueLen {
-            pkts: self.fifo.len() as u32,
+            pkts: pkts as u32,
             bytes: self.qbytes,
         }
     }
@@ -399,7 +493,7 @@ impl Link {
     #[inline]
     fn fits(&self, size: u32) -> bool {
         match self.limit {
-            Buffer::Packets(n) => (self.fifo.len() as u32) < n,
+            Buffer::Packets(n) => self.fifo_len().pkts < n,
             Buffer::Bytes(b) => self.qbytes + size as u64 <= b,
         }
     }
@@ -410,6 +504,9 @@ impl Link {
     pub fn offer(&mut self, now: SimTime, id: PktId, arena: &mut Arena) -> Offer {
         if self.fq {
             return self.offer_fq(now, id, arena);
+        }
+        if self.planned {
+            self.settle(now);
         }
         let p = arena.get_mut(id);
         let info = PacketInfo {
@@ -456,12 +553,38 @@ impl Link {
             self.count_signal(now, info.flow, true, c);
         }
         p.enq_time = now;
+        if self.planned {
+            return self.admit_planned(now, info);
+        }
         self.fifo.push_back(u64::from(id));
         self.qbytes += info.size as u64;
         if let Some(m) = self.monitor.as_mut() {
             m.set(now, self.fifo.len() as u32, self.qbytes);
         }
         Offer::Accepted
+    }
+
+    /// [`Link::offer`]'s admission on a planned link: the packet starts
+    /// when the last one admitted ends (or now), and at once if that is now.
+    #[inline]
+    fn admit_planned(&mut self, now: SimTime, info: PacketInfo) -> Offer {
+        let after = self.plan.back().map_or(self.busy_until, |d| d.tx_end);
+        let start = after.max(now);
+        let tx_end = start + self.tx_time(info.size);
+        self.plan.push_back(Departure {
+            start,
+            tx_end,
+            info,
+        });
+        self.qbytes += info.size as u64;
+        if let Some(m) = self.monitor.as_mut() {
+            m.set(now, self.plan.len() as u32, self.qbytes);
+        }
+        if start == now {
+            // Idle: it starts at once (none before it starts at now).
+            self.settle(now + SimTime(1));
+        }
+        Offer::Planned(tx_end + self.delay)
     }
 
     /// [`Link::offer`] under FQ-CoDel: the scheduler takes the packet and
@@ -698,7 +821,7 @@ impl Link {
                 return !fq.is_empty();
             }
         }
-        debug_assert!(!self.cut_through);
+        debug_assert!(!self.cut_through && !self.planned);
         !self.fifo.is_empty()
     }
 
@@ -706,7 +829,7 @@ impl Link {
     /// cut-through link): the next to start, read without the AQM.
     #[inline]
     pub fn head(&self) -> Option<PktId> {
-        if self.fq || self.cut_through {
+        if self.fq || self.cut_through || self.planned {
             return None;
         }
         self.fifo.front().map(|&id| id as PktId)
@@ -726,7 +849,12 @@ impl Link {
             AqmImpl::FqCodel(fq) => Some(fq.iter().map(|q| q.id)),
             _ => None,
         };
-        let fifo = if self.cut_through { 0 } else { self.fifo.len() };
+        // Cut-through and planned links hold no packet ids.
+        let fifo = if self.cut_through || self.planned {
+            0
+        } else {
+            self.fifo.len()
+        };
         self.fifo
             .iter()
             .take(fifo)

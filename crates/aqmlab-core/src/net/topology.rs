@@ -447,8 +447,8 @@ fn make_link(
 
 /// Mark the links that may be passed through ahead of time: those that
 /// [`Link::can_cut_through`] and whose packets all come from one and the
-/// same upstream link (never straight from a host, whose sends are
-/// already one event each).
+/// same upstream link, or all from hosts (a host's first hop: hosts send
+/// at the current time, so the packets reach it in time order too).
 pub fn mark_cut_through(links: &mut [Link], routes: &[Vec<u32>]) {
     const NONE: u32 = u32::MAX;
     const HOST: u32 = u32::MAX - 1;
@@ -466,6 +466,6 @@ pub fn mark_cut_through(links: &mut [Link], routes: &[Vec<u32>]) {
         }
     }
     for (l, p) in links.iter_mut().zip(pred) {
-        l.cut_through = p < MANY && l.can_cut_through();
+        l.cut_through = p != MANY && p != NONE && l.can_cut_through();
     }
 }
