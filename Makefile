@@ -115,8 +115,9 @@ bench-testbed: build
 
 # Issue 14: the canonical dumbbell scaled from 100 to 100 000 flows (10 Mbit/s to 10 Gbit/s), a
 # fixed number of events each, 3 times over: events/s, ns/event, the same with each slice of the
-# run timed by its fastest repetition and its ratio to the 100-flow row (the issue's goals), peak
-# memory, bytes per flow; then the set-up of 200 000 flows starting at one instant.
+# run timed by its fastest repetition and its ratio to the 100-flow row (the issue's goals),
+# simulated s per wall s at that speed, peak memory, bytes per flow; then the set-up of 200 000
+# flows starting at one instant.
 bench-scale:
 	cargo run --release -p aqmlab-core --example bench -- --scale scenarios/canonical.toml
 

@@ -25,7 +25,10 @@
 //! repetition (a run is deterministic, so every repetition runs the same
 //! events; other load on the machine only ever slows a slice down), that
 //! figure over the first row's (issue 14's goals: at most 1.5 at 10 000
-//! flows and 2 at 100 000 against 100), peak resident memory of the row,
+//! flows and 2 at 100 000 against 100), `sim_s/s`: simulated seconds per
+//! wall second at `best` (comparable between versions of the engine that
+//! need different numbers of events for the same traffic), peak resident
+//! memory of the row,
 //! and that memory beyond the process's before the row per flow (both
 //! from the first repetition).
 //! The rows are measured in turn, `--reps R` times over (default 3); the
@@ -237,7 +240,7 @@ fn scale_table(args: &[String]) -> Result<(), String> {
     let text = std::fs::read_to_string(&file).map_err(|e| format!("{file}: {e}"))?;
     let base: Value = toml::from_str(&text).map_err(|e| format!("{file}: {e}"))?;
     println!(
-        "{:<12} {:>7} {:>8} {:>8} {:>12} {:>9} {:>8} {:>6} {:>8} {:>9}",
+        "{:<12} {:>7} {:>8} {:>8} {:>12} {:>9} {:>8} {:>6} {:>9} {:>8} {:>9}",
         "bottleneck",
         "flows",
         "setup_s",
@@ -246,6 +249,7 @@ fn scale_table(args: &[String]) -> Result<(), String> {
         "ns/event",
         "best",
         "x_row1",
+        "sim_s/s",
         "peak_MB",
         "B/flow"
     );
@@ -274,7 +278,7 @@ fn scale_table(args: &[String]) -> Result<(), String> {
         };
         let best = best_of(reps);
         println!(
-            "{:<12} {:>7} {:>8.3} {:>8.3} {:>12.0} {:>9.1} {:>8.1} {:>6.2} {:>8.1} {:>9.0}",
+            "{:<12} {:>7} {:>8.3} {:>8.3} {:>12.0} {:>9.1} {:>8.1} {:>6.2} {:>9.3} {:>8.1} {:>9.0}",
             label,
             reps[0].flows,
             reps[0].setup,
@@ -283,6 +287,7 @@ fn scale_table(args: &[String]) -> Result<(), String> {
             med(|r| r.ns_per_event),
             best,
             best / first,
+            reps[0].sim / (events as f64 * best * 1e-9),
             reps[0].peak,
             reps[0].bytes_per_flow
         );

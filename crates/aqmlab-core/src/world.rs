@@ -952,14 +952,15 @@ impl World {
                 routes.prefetch_start(w.route as usize ^ 1);
             }
         }
-        // 4: the next link, and the link after it if the packet goes
-        // straight through the next (nothing waits there: the reverse
-        // bottleneck for ACKs); at the last hop the route back's links.
+        // 4: the next link, and the link after it if the packet is passed
+        // on to it now: when nothing waits at the next, or when the next
+        // plans its departures (a bottleneck); at the last hop the route
+        // back's links.
         for w in &pk {
             if w.next != u32::MAX {
                 let next = &self.links[w.next as usize];
                 next.prefetch();
-                if w.after != u32::MAX && next.nothing_waits() {
+                if w.after != u32::MAX && (next.planned() || next.nothing_waits()) {
                     self.links[w.after as usize].prefetch_cut_through();
                 }
             } else {
