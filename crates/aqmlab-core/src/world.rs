@@ -852,9 +852,10 @@ impl World {
     }
 
     /// Load what the events of the bucket just taken up will touch: their
-    /// packets, the routes, links and flows these lead to, and the packets
-    /// at the head of the monitored links' queues (which depart within
-    /// the bucket) with the links they go on to.
+    /// packets, the routes, links and flows these lead to, and (on
+    /// monitored links that do not plan their departures, CoDel's and
+    /// FQ-CoDel's) the packets at the head of the queue, which depart
+    /// within the bucket, with the links they go on to.
     ///
     /// At 10^4 flows and more the per-flow state does not fit in the caches,
     /// and each event would wait for several misses in turn (packet, then
@@ -876,7 +877,8 @@ impl World {
         // them), then the next pass reads what it needs of them; what a
         // pass learns is kept for the next (in the L1 cache).
         // 0: the packets that arrive; the links that end a transmission
-        // (a flow's access link); the flows whose timers expire.
+        // (those that do not plan their departures); the flows whose
+        // timers expire.
         for e in self.events.upcoming() {
             match e {
                 Event::Arrive(id) => {
