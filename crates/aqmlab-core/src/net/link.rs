@@ -880,6 +880,53 @@ mod tests {
         assert!(offset_of!(LinkStats, data_drops) < 64);
     }
 
+    /// A planned DropTail link with room for one waiting packet: the
+    /// start and arrival times are fixed at admission; a departure at the
+    /// same nanosecond as an arrival comes after it (the packet about to
+    /// start still waits), and one a nanosecond earlier before it.
+    #[test]
+    fn planned_departures_keep_times_and_ties() {
+        use crate::aqm::DropTail;
+        use crate::packet::Packet;
+        let tx = SimTime::from_micros(400); // 500 bytes at 10 Mbit/s
+        let delay = SimTime::from_millis(20);
+        let mut link = Link::new(
+            BitRate(10_000_000),
+            delay,
+            Buffer::Packets(1),
+            AqmImpl::DropTail(DropTail),
+            Rng::new(1, Stream::Aqm(0)),
+        );
+        assert!(link.plan());
+        let mut arena = Arena::with_capacity(8);
+        let mut offer = |link: &mut Link, at: SimTime| {
+            let id = arena.alloc(Packet {
+                size: 500,
+                ..Packet::default()
+            });
+            link.offer(at, id, &mut arena)
+        };
+        let t0 = SimTime::ZERO;
+        // The first starts at once; the second waits for it.
+        assert_eq!(offer(&mut link, t0), Offer::Planned(t0 + tx + delay));
+        assert_eq!(offer(&mut link, t0), Offer::Planned(t0 + tx + tx + delay));
+        // At the second's start it still waits: the buffer is full.
+        assert_eq!(offer(&mut link, t0 + tx), Offer::Dropped);
+        assert_eq!(link.stats.drops_overflow, 1);
+        // A nanosecond later it has left the queue.
+        let t = t0 + tx + SimTime(1);
+        assert_eq!(
+            offer(&mut link, t),
+            Offer::Planned(t0 + tx + tx + tx + delay)
+        );
+        assert_eq!((link.stats.departures, link.qlen().pkts), (2, 1));
+        // Settled after the last start, the link is as if it had sent them.
+        link.settle(t0 + tx + tx + SimTime(1));
+        assert_eq!((link.stats.departures, link.qlen().pkts), (3, 0));
+        assert_eq!(link.busy_until(), t0 + tx + tx + tx);
+        assert_eq!(link.stats.sojourn_ns, (tx.0 + (tx.0 - 1)) as u128);
+    }
+
     fn markov(p: &[f64], hold_ms: &[f64], transitions: &[&[f64]]) -> LossModel {
         let spec = LossSpec::Markov {
             p: p.to_vec(),
