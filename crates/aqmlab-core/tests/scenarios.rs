@@ -5,6 +5,7 @@
 mod common;
 
 use aqmlab_core::scenario::{Scenario, Value};
+use aqmlab_core::world::{Options, World};
 use aqmlab_core::RunResult;
 use common::{dumbbell, run, scenario, RED};
 
@@ -293,16 +294,12 @@ fn resolved_scenario_round_trips() {
 #[test]
 fn bucket_width_changes_no_result() {
     use aqmlab_core::sim::SHIFTS;
-    use aqmlab_core::world::{Options, World};
     let go = |text: &str, shift: u32| {
-        let sc = scenario(text);
         let opts = Options {
             bucket_shift: Some(shift),
             ..Options::default()
         };
-        let mut w = World::with_options(&sc, opts);
-        w.run_until(sc.duration);
-        let mut s = w.finish().summary;
+        let mut s = run_with(text, opts).summary;
         s.wall_time_s = 0.0;
         serde_json::to_string(&s).unwrap()
     };
@@ -317,25 +314,28 @@ fn bucket_width_changes_no_result() {
     }
 }
 
+/// Run a scenario to its end with engine switches `opts`, checking the
+/// accounting identities.
+fn run_with(text: &str, opts: Options) -> RunResult {
+    let sc = scenario(text);
+    let mut w = World::with_options(&sc, opts);
+    w.run_until(sc.duration);
+    w.check_accounting().expect("accounting");
+    w.finish()
+}
+
 /// Cut-through of dedicated links (an engine optimisation) changes no
 /// packet's timing: with one flow (no ties between flows) every figure is
 /// identical; with many flows only the order of same-nanosecond events can
 /// differ, so the aggregate figures agree within a few per cent.
 #[test]
 fn cut_through_changes_no_timing() {
-    use aqmlab_core::world::{Options, World};
     let go = |text: &str, cut_through: bool| {
-        let sc = scenario(text);
-        let mut w = World::with_options(
-            &sc,
-            Options {
-                cut_through,
-                ..Options::default()
-            },
-        );
-        w.run_until(sc.duration);
-        w.check_accounting().expect("accounting");
-        w.finish().summary
+        let opts = Options {
+            cut_through,
+            ..Options::default()
+        };
+        run_with(text, opts).summary
     };
     let one = dumbbell(1, "", "");
     let (a, b) = (go(&one, true), go(&one, false));
@@ -371,19 +371,12 @@ fn cut_through_changes_no_timing() {
 /// many flows the aggregate figures agree within a few per cent.
 #[test]
 fn planned_departures_change_no_timing() {
-    use aqmlab_core::world::{Options, World};
     let go = |text: &str, plan_departures: bool| {
-        let sc = scenario(text);
-        let mut w = World::with_options(
-            &sc,
-            Options {
-                plan_departures,
-                ..Options::default()
-            },
-        );
-        w.run_until(sc.duration);
-        w.check_accounting().expect("accounting");
-        let mut r = w.finish();
+        let opts = Options {
+            plan_departures,
+            ..Options::default()
+        };
+        let mut r = run_with(text, opts);
         r.summary.wall_time_s = 0.0;
         r
     };
