@@ -239,14 +239,29 @@ def test_st_red_rises_at_long_rtt_in_ns2s_dynamics_and_ours() -> None:
     section 5.5's h_s) find large variances only once d reaches 700-900 ms and never a small one;
     aqmlab's ST-RED on the same set-up, with ns-2's RED keys (the idle rule and the rule at
     arrivals among them), raises its thresholds in the same phases and not before, several times:
-    the rise of figure 5.4 (the queue to about 120 packets) comes out in both."""
+    the rise of figure 5.4 (the queue to about 120 packets) comes out in both. Open loop (the
+    detector's statistic over each simulator's own average, thresholds fixed) the two agree in
+    every phase, the return included: there the reverse link's max_p, which fell by 0.9 every
+    0.5 s while d was long, takes about 280 s to climb back, and sigma / q_ref stays twice its
+    value at the start (0.10 against 0.045) in both."""
     st = _module("st_red_551")
     t, q = st.ns2_trace(1, "average")
     d = st.detect(t, q)
     assert d.detections, d
     assert all(600 <= s <= 1200 and k == "large" for s, k in d.detections), d.detections
-    assert max(d.sigma_median[:2] + d.sigma_median[-2:]) < 0.1, d.sigma_median
+    assert max(d.sigma_median[:2]) < 0.1, d.sigma_median
     assert min(d.sigma_median[3:6]) > 0.25, d.sigma_median
+    # After the return (1600-1800 s) the slow climb of the reverse link's max_p.
+    assert 1.5 * d.sigma_median[0] < d.sigma_median[8] < 0.15, d.sigma_median
+    # Phases 1 (d = 300 ms on the way out) and 9 (the last 200 s) vary by a factor of two from
+    # seed to seed in both simulators (seeds 1-6 at 300 ms: ns-2.35 0.038-0.071, aqmlab
+    # 0.050-0.117); the means of the other eight over those seeds are within 14 %, here seed 1.
+    open_loop = st.aqmlab_open_loop(1)
+    for i, (ns2_m, our_m) in enumerate(zip(d.sigma_median, open_loop, strict=True)):
+        if i in (1, 9):
+            assert 0.03 < our_m < 0.15 and 0.03 < ns2_m < 0.15, (i, open_loop, d.sigma_median)
+        else:
+            assert abs(our_m - ns2_m) < 0.25 * ns2_m, (i, open_loop, d.sigma_median)
     ours = st.aqmlab_st_red(1, "average")
     assert len(ours["steps"]) >= 2, ours
     assert all(600 <= s <= 1200 and m > 60 for s, m in ours["steps"]), ours["steps"]

@@ -112,7 +112,10 @@ def ns2_trace(
     if ns is None:
         raise RuntimeError("ns-2 not found: install Debian's ns2 package (make ns2)")
     var = "ave_" if queue == "average" else "curq_"
-    unbounded = "Queue/RED set bottom_ 1e-12\nQueue/RED set top_ 1e12\n"
+    # Out of reach: the reverse link's average stays under the target band while d is long, and
+    # its max_p falls by 0.9 every 0.5 s; a floor of 1e-12 is reached by 600 s and cut its climb
+    # back after the return from about 280 s to 50 (docs/fidelity.md, item 4, session 18).
+    unbounded = "Queue/RED set bottom_ 1e-300\nQueue/RED set top_ 1e12\n"
     if risen is None:
         tcl = cc.THESIS_551.tcl(seed)
         tcl = tcl.replace(
@@ -226,6 +229,27 @@ def aqmlab_steady(seed: int, risen: Risen, duration_s: float, window_s: float = 
         out.sigma_median.append(float(np.median(r)) if m.any() else math.nan)
         out.sigma_min.append(float(np.min(r)) if m.any() else math.nan)
     return out
+
+
+def aqmlab_open_loop(seed: int) -> list[float]:
+    """sigma / q_ref per phase (median) of aqmlab's ST-RED on the study's set-up with its detector
+    switched off (h_s 1e-9, h_l 1e6): ARED(20, 60) without bounds on max_p, fig. 5.3's statistic
+    over its own average, open loop as :func:`detect` runs over ns-2's."""
+    import aqmlab
+
+    toml = st_red_toml(seed, "average").replace(f"h_s = {H_S!r}\n", "h_s = 1e-9\nh_l = 1e6\n")
+    params = aqmlab.run(toml).params
+    name = np.array(params.column("name").to_pylist())
+    t = params.column("time_s").to_numpy()
+    v = params.column("value").to_numpy()
+    if len(set(v[name == "max_th"].tolist())) != 1:
+        raise RuntimeError("ST-RED adjusted its thresholds with its detector switched off")
+    s_t, s_v = t[name == "sigma2"], v[name == "sigma2"]
+    medians = []
+    for a, b in itertools.pairwise(PHASES):
+        m = (s_t >= a) & (s_t < b)
+        medians.append(float(np.median(np.sqrt(s_v[m]) / Q_REF)) if m.any() else math.nan)
+    return medians
 
 
 def aqmlab_st_red(seed: int, queue: str) -> dict[str, Any]:
