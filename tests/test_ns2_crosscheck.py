@@ -265,11 +265,13 @@ def test_st_red_rises_at_long_rtt_in_ns2s_dynamics_and_ours() -> None:
     ours = st.aqmlab_st_red(1, "average")
     assert len(ours["steps"]) >= 2, ours
     assert all(600 <= s <= 1200 and m > 60 for s, m in ours["steps"]), ours["steps"]
-    # max_th 60 -> 158.2 on this seed (816-996 s): q_ref 40 -> 105.
+    # max_th 60 -> 113.6 on this seed (948-1161 s): q_ref 40 -> 75.7.
     assert ours["steps"][-1][1] > 100, ours["steps"]
-    # The average swings as ns-2's at 900 ms (sigma / q_ref 0.40 against 0.44-0.48; 0.32-0.37
-    # with Floyd's idle rule and a clock for the adaptive rule).
-    assert ours["sigma_median"][4] > 0.38, ours["sigma_median"]
+    # The average swings as ns-2's at 900 ms (sigma / q_ref 0.48 against 0.44-0.48; 0.32-0.37
+    # with Floyd's idle rule and a clock for the adaptive rule). Taken open loop: the closed
+    # loop's figure covers only the time before the first step (16-150 s of the phase,
+    # depending on the seed; docs/fidelity.md, item 4, session 18).
+    assert open_loop[4] > 0.38, open_loop
 
 
 def test_st_pi_finds_no_small_variance_in_ns2s_pi() -> None:
@@ -278,8 +280,10 @@ def test_st_pi_finds_no_small_variance_in_ns2s_pi() -> None:
     packets with a standard deviation of about 80, so fig. 6.1's detector (section 6.4's h_s)
     finds no small variance in 200 s: sigma / q_ref stays near 0.5, twice h_s. The thesis'
     ST-PI sat at 46-75 packets by 100-200 s, which needs one. aqmlab's ST-PI on the same set-up
-    never lowers q_ref either (one step up, to 219.6 at 198 s), with a deviation within 15 % of
-    ns-2's."""
+    never lowers q_ref either (one step up: to 242.8 at 124 s with ns-2's window cut, to 219.6
+    at 198 s with `loss_ssthresh = "window"`), and aqmlab's PI, which ST-PI is until its first
+    step, keeps a deviation within 15 % of ns-2's (87.6 against 81.4 packets). The deviation is
+    PI's, open loop as ns-2's: ST-PI's over 50-200 s also holds the level its step moves to."""
     st = _module("st_pi_643")
     t, q = st.ns2_queue(300, 50, 200.0)
     m = t >= 50
@@ -289,13 +293,15 @@ def test_st_pi_finds_no_small_variance_in_ns2s_pi() -> None:
     assert min(s for when, s in d.sigma if when >= 50) > 1.5 * st.H_S, d.sigma
     ours = st.aqmlab_st_pi(300, 50, 200.0)
     assert all(q_ref > 150 for _, q_ref in ours["steps"]), ours
-    assert abs(ours["std"] - q[m].std()) < 0.15 * q[m].std(), (ours, q[m].std())
+    pi = st.aqmlab_st_pi(300, 50, 200.0, scheme="PI")
+    assert abs(pi["std"] - q[m].std()) < 0.15 * q[m].std(), (pi, q[m].std())
 
 
 def test_st_red_finds_no_small_variance_at_100_ms_once_risen() -> None:
     """Thesis section 5.5.1's return (docs/fidelity.md, item 4). After its rise ST-RED is ARED
     at min_th 20 K, max_th 60 K, w_q 5e-5 / K, interval 0.5 K s (eq. 5.1-5.2); K = 158.2 / 60 is
-    seed 1's rise on the cross-check set-up (q_ref 105.4). For the thresholds to come back once d
+    the largest rise of seed 1 on the cross-check set-up seen so far (q_ref 105.4; 113.6 / 60
+    with ns-2's cut, `loss_ssthresh = "ns2"`). For the thresholds to come back once d
     is 100 ms again, fig. 5.3 must find sigma < h_s q_ref on RED's average. At a steady 100 ms
     ns-2.35's own average gives sigma / q_ref about 0.04 at the risen parameters as at the design
     point (q_ref 40), more than twice section 5.5's h_s = 0.0173 in every 100 s window: its
@@ -335,7 +341,9 @@ def test_thesis_4_5_experiment_1_queue_is_ns2s() -> None:
         # The runs are independent: on both cores (about 1 s each in ns-2, 0.2 s in aqmlab).
         with ProcessPoolExecutor(2) as ex:
             ns2 = list(ex.map(cc.queue_ns2, [case] * len(seeds), seeds))
-            ours = list(ex.map(cc.queue_aqmlab, [case] * len(seeds), seeds, [cc.NS2_TCP] * 16))
+            ours = list(
+                ex.map(cc.queue_aqmlab, [case] * len(seeds), seeds, [cc.NS2_TCP] * len(seeds))
+            )
         ns2_mean, our_mean = np.mean([q.mean() for q in ns2]), np.mean([q.mean() for q in ours])
         ns2_std, our_std = np.mean([q.std() for q in ns2]), np.mean([q.std() for q in ours])
         assert abs(our_mean - ns2_mean) < 0.05 * ns2_mean, (case.name, our_mean, ns2_mean)

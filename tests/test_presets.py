@@ -168,7 +168,7 @@ REM = [p for p in SEED_FILES if p.stem.startswith("rem-")]
 def test_thesis_tcp_and_http(path: Path) -> None:
     """003: HTTP transfers of twelve 1 KB packets (1000 bytes on the wire) beside 500-byte FTP,
     ns-2's ECT retransmissions, ns-2 of ~2009's limited transmit (sending as `singledup_` does)
-    and Impatient timer."""
+    and Impatient timer, and ns-2's window cut and recovery exit (docs/tcp.md)."""
     for quick in (False, True):
         for p in _resolve(path, quick):
             assert p.scenario is not None
@@ -178,6 +178,8 @@ def test_thesis_tcp_and_http(path: Path) -> None:
             assert tcp["limited_transmit"] is True
             assert tcp["partial_ack_timer"] == "first"
             assert tcp["limited_transmit_sends"] == "next"
+            assert tcp["loss_ssthresh"] == "ns2", p.label
+            assert tcp["recovery_exit"] == "ssthresh", p.label
             for g in _web_simple(p.scenario):
                 assert (g["packet_size"], g["mean_packets"]) == (1000, 12), p.label
 

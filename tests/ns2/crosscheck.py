@@ -35,7 +35,7 @@ import numpy as np
 # ns-2's TCP as the thesis' presets configure aqmlab's (docs/tcp.md, "Defaults and ns-2").
 NS2_TCP = [
     'clock_tick="10ms"',
-    'loss_ssthresh="window"',
+    'loss_ssthresh="ns2"',
     'recovery_exit="ssthresh"',
     'limited_transmit_sends="next"',
     "ect_retransmits=true",

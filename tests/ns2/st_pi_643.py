@@ -99,16 +99,19 @@ def detect(times: np.ndarray, q: np.ndarray) -> Detection:
     return out
 
 
-def aqmlab_st_pi(flows: int, reverse: int, duration: float) -> dict[str, Any]:
-    """aqmlab's ST-PI on the same set-up (the 6.4.3 preset's scenario without its HTTP
-    sessions, ns-2's TCP keys): q_ref's steps and the queue's statistics."""
+def aqmlab_st_pi(
+    flows: int, reverse: int, duration: float, scheme: str = "ST-PI"
+) -> dict[str, Any]:
+    """aqmlab's ST-PI (or another scheme of the preset, e.g. ``"PI"``) on the same set-up (the
+    6.4.3 preset's scenario without its HTTP sessions, ns-2's TCP keys): q_ref's steps and the
+    queue's statistics."""
     import tomllib
 
     import aqmlab
 
     root = HERE.parents[1] / "python/aqmlab/experiments/presets"
     preset = tomllib.loads((root / "thesis-6.4.3.toml").read_text())
-    st_pi = next(s for s in preset["scheme"] if s["name"] == "ST-PI")
+    st_pi = next(s for s in preset["scheme"] if s["name"] == scheme)
     traffic = (
         f'traffic=[{{kind="bulk",flows={flows},start={{uniform=["0s","10s"]}}}},'
         f'{{kind="bulk",flows={reverse},direction="reverse",start={{uniform=["0s","10s"]}}}}]'

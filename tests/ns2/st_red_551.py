@@ -211,17 +211,22 @@ def st_red_toml(
     return re.sub(r"\[aqm\]\n.*?(?=\[tcp\])", lambda _: st_red, toml, flags=re.S)
 
 
-def aqmlab_steady(seed: int, risen: Risen, duration_s: float, window_s: float = 100.0) -> Detection:
-    """sigma / q_ref of eq. 5.5 from aqmlab's own sigma^2 at the risen parameters, per window."""
+def _sigma2_detector_off(toml: str) -> tuple[np.ndarray, np.ndarray]:
+    """Run aqmlab's ST-RED with its detector switched off; the times and values of its sigma^2."""
     import aqmlab
 
-    params = aqmlab.run(st_red_toml(seed, "average", risen, duration_s)).params
+    params = aqmlab.run(toml).params
     name = np.array(params.column("name").to_pylist())
     t = params.column("time_s").to_numpy()
     v = params.column("value").to_numpy()
     if len(set(v[name == "max_th"].tolist())) != 1:
         raise RuntimeError("ST-RED adjusted its thresholds with its detector switched off")
-    s_t, s_v = t[name == "sigma2"], v[name == "sigma2"]
+    return t[name == "sigma2"], v[name == "sigma2"]
+
+
+def aqmlab_steady(seed: int, risen: Risen, duration_s: float, window_s: float = 100.0) -> Detection:
+    """sigma / q_ref of eq. 5.5 from aqmlab's own sigma^2 at the risen parameters, per window."""
+    s_t, s_v = _sigma2_detector_off(st_red_toml(seed, "average", risen, duration_s))
     out = Detection()
     for a in np.arange(0.0, duration_s, window_s):
         m = (s_t >= a) & (s_t < a + window_s)
@@ -235,16 +240,8 @@ def aqmlab_open_loop(seed: int) -> list[float]:
     """sigma / q_ref per phase (median) of aqmlab's ST-RED on the study's set-up with its detector
     switched off (h_s 1e-9, h_l 1e6): ARED(20, 60) without bounds on max_p, fig. 5.3's statistic
     over its own average, open loop as :func:`detect` runs over ns-2's."""
-    import aqmlab
-
     toml = st_red_toml(seed, "average").replace(f"h_s = {H_S!r}\n", "h_s = 1e-9\nh_l = 1e6\n")
-    params = aqmlab.run(toml).params
-    name = np.array(params.column("name").to_pylist())
-    t = params.column("time_s").to_numpy()
-    v = params.column("value").to_numpy()
-    if len(set(v[name == "max_th"].tolist())) != 1:
-        raise RuntimeError("ST-RED adjusted its thresholds with its detector switched off")
-    s_t, s_v = t[name == "sigma2"], v[name == "sigma2"]
+    s_t, s_v = _sigma2_detector_off(toml)
     medians = []
     for a, b in itertools.pairwise(PHASES):
         m = (s_t >= a) & (s_t < b)
