@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import shutil
 import sys
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
@@ -69,6 +70,9 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     if args.reverse < 1:
         ap.error(f"--reverse: {args.reverse}: the scenario format needs at least 1 flow")
+    if shutil.which("ns") is None:
+        print("error: ns-2 not found: install Debian's ns2 package (make ns2)", file=sys.stderr)
+        return 2
     case = dataclasses.replace(cc.THESIS_451[args.aqm], reverse=args.reverse)
     tcp = tcp_keys(args.tcp)
     sims = ("ns-2.35", "aqmlab")
