@@ -1,7 +1,7 @@
 //! Run scenario files and print each one's `summary.json` (without the
 //! Python layer). Usage: `cargo run --release --example summary -- FILE...`
 //! A `FILE@seed=N` runs with seed N. `--no-cut-through` and
-//! `--no-plan-departures` turn those engine switches off
+//! `--no-plan-departures` and `--no-ahead` turn those engine switches off
 //! ([`aqmlab_core::world::Options`]), to compare a scenario's figures with
 //! and without them over seeds.
 
@@ -9,7 +9,8 @@ use aqmlab_core::scenario::{Scenario, Value};
 use aqmlab_core::world::{Options, World};
 use std::process::ExitCode;
 
-const USAGE: &str = "usage: summary [--no-cut-through] [--no-plan-departures] FILE[@seed=N]...";
+const USAGE: &str =
+    "usage: summary [--no-cut-through] [--no-plan-departures] [--no-ahead] FILE[@seed=N]...";
 
 fn main() -> ExitCode {
     let mut opts = Options::default();
@@ -18,6 +19,7 @@ fn main() -> ExitCode {
         match arg.as_str() {
             "--no-cut-through" => opts.cut_through = false,
             "--no-plan-departures" => opts.plan_departures = false,
+            "--no-ahead" => opts.ahead = false,
             a if a.starts_with("--") => {
                 eprintln!("error: unknown option {a}\n{USAGE}");
                 return ExitCode::from(2);

@@ -429,3 +429,115 @@ fn planned_departures_change_no_timing() {
     assert!(close(x.loss_rate, y.loss_rate, 0.15));
     assert!(close(x.queue_mean_pkts, y.queue_mean_pkts, 0.15));
 }
+
+/// Endpoints that take their packets ahead of the clock (`Options::ahead`,
+/// an engine optimisation) change no packet's timing: with one flow (no
+/// ties between flows) every figure and series is identical with and
+/// without, through delayed ACKs, ECN, timeouts, a receiver-limited window,
+/// phases and flow samples (the instants endpoints may not run past); with
+/// many flows only the order of same-nanosecond events differs.
+#[test]
+fn endpoints_ahead_change_no_timing() {
+    let go = |text: &str, ahead: bool| {
+        let opts = Options {
+            ahead,
+            ..Options::default()
+        };
+        let mut r = run_with(text, opts);
+        r.summary.wall_time_s = 0.0;
+        r
+    };
+    let json = |x: &dyn Fn() -> serde_json::Result<String>| x().unwrap();
+    let cases = [
+        ("", ""),
+        (RED, "delayed_ack = true"),
+        (RED, "ecn = true"),
+        ("[aqm]\nkind = \"pi\"", "rwnd = 20\ndelayed_ack = true"),
+        ("[aqm]\nkind = \"codel\"", ""),
+    ];
+    let mut recoveries = (0, 0);
+    for (aqm, tcp) in cases {
+        let one = dumbbell(1, aqm, tcp)
+            .replace("duration = \"100s\"", "duration = \"30s\"")
+            .replace("buffer = 500", "buffer = 40")
+            .replace(
+                "start = \"40s\"",
+                "start = \"10s\"\nphases = [[\"12.5s\", \"17.5s\"], [\"20s\", \"30s\"]]\n\
+                 flow_series = [0]\nsample_interval = \"1s\"",
+            );
+        let (a, b) = (go(&one, true), go(&one, false));
+        assert!(
+            (a.summary.events as f64) < 0.8 * b.summary.events as f64,
+            "{aqm} {tcp}: {} vs {} events",
+            a.summary.events,
+            b.summary.events
+        );
+        recoveries.0 += b.summary.flows.timeouts;
+        recoveries.1 += b.summary.flows.fast_retransmits;
+        let (mut sa, mut sb) = (a.summary.clone(), b.summary.clone());
+        (sa.events, sb.events) = (0, 0);
+        assert_eq!(
+            json(&|| serde_json::to_string(&sa)),
+            json(&|| serde_json::to_string(&sb)),
+            "{aqm} {tcp}: summary"
+        );
+        for (what, x, y) in [
+            (
+                "queue",
+                json(&|| serde_json::to_string(&a.queue)),
+                json(&|| serde_json::to_string(&b.queue)),
+            ),
+            (
+                "params",
+                json(&|| serde_json::to_string(&a.params)),
+                json(&|| serde_json::to_string(&b.params)),
+            ),
+            (
+                "flows",
+                json(&|| serde_json::to_string(&a.flows)),
+                json(&|| serde_json::to_string(&b.flows)),
+            ),
+            (
+                "flow_series",
+                json(&|| serde_json::to_string(&a.flow_series)),
+                json(&|| serde_json::to_string(&b.flow_series)),
+            ),
+        ] {
+            assert_eq!(x, y, "{aqm} {tcp}: {what}");
+        }
+        assert_eq!(a.flow_series.time_s.len(), 31, "{aqm} {tcp}");
+    }
+    // Timeouts (the sender's timer fired ahead) and fast retransmits.
+    assert!(recoveries.0 > 0 && recoveries.1 > 0, "{recoveries:?}");
+    // A run in steps: the end of each step bounds the endpoints too.
+    let one = dumbbell(1, RED, "delayed_ack = true")
+        .replace("duration = \"100s\"", "duration = \"20s\"")
+        .replace("start = \"40s\"", "start = \"10s\"");
+    let sc = scenario(&one);
+    let mut w = World::new(&sc);
+    let mut delivered = Vec::new();
+    for k in 1..=40 {
+        let t = aqmlab_core::units::SimTime::from_millis(500 * k);
+        w.run_until(t);
+        delivered.push(w.flow(0).stats.segments_delivered);
+    }
+    let mut w = World::with_options(
+        &sc,
+        Options {
+            ahead: false,
+            ..Options::default()
+        },
+    );
+    for (k, d) in (1..=40).zip(&delivered) {
+        w.run_until(aqmlab_core::units::SimTime::from_millis(500 * k));
+        assert_eq!(w.flow(0).stats.segments_delivered, *d, "at {} ms", 500 * k);
+    }
+    let many = dumbbell(50, RED, "");
+    let (a, b) = (go(&many, true).summary, go(&many, false).summary);
+    assert!((a.events as f64) < 0.6 * b.events as f64);
+    let close = |x: f64, y: f64, tol: f64| (x - y).abs() <= tol * y.abs();
+    let (x, y) = (&a.bottleneck, &b.bottleneck);
+    assert!(close(x.utilization, y.utilization, 0.02));
+    assert!(close(x.loss_rate, y.loss_rate, 0.15));
+    assert!(close(x.queue_mean_pkts, y.queue_mean_pkts, 0.15));
+}

@@ -377,7 +377,11 @@ def _dry_run(
 def _print_estimate(
     what: str, to_run: Sequence[Any], args: argparse.Namespace, explain: bool = True
 ) -> None:
-    from aqmlab.experiments.points import EVENTS_PER_PACKET, EVENTS_PER_PACKET_WEB
+    from aqmlab.experiments.points import (
+        EVENTS_PER_PACKET,
+        EVENTS_PER_PACKET_WEB,
+        REVERSE_FACTOR,
+    )
     from aqmlab.experiments.progress import format_duration
     from aqmlab.experiments.runner import default_jobs, engine_speed, estimate_wall
 
@@ -396,9 +400,10 @@ def _print_estimate(
     if not explain:
         return
     print(
-        f"  (events = {EVENTS_PER_PACKET:g} per packet the bottleneck can carry, twice that "
-        f"with reverse-path flows, {EVENTS_PER_PACKET_WEB:g} with web traffic, x simulated "
-        f"seconds; engine speed {eps:.3g} events/s measured just now on a built-in 60 s run; "
+        f"  (events = {EVENTS_PER_PACKET:g} per packet the bottleneck can carry, "
+        f"{REVERSE_FACTOR:g} times that with reverse-path flows, "
+        f"{EVENTS_PER_PACKET_WEB:g} with web traffic, x simulated seconds; engine speed "
+        f"{eps:.3g} events/s measured just now on a built-in 60 s run; "
         f"{overhead:.2f} s per point to store its folder; expect the real time within a "
         "factor of about two)"
     )

@@ -30,6 +30,7 @@ from aqmlab.experiments.spec import Experiment, ExperimentError, canonical_json
 __all__ = [
     "EVENTS_PER_PACKET",
     "EVENTS_PER_PACKET_WEB",
+    "REVERSE_FACTOR",
     "Point",
     "estimate_events",
     "point_id",
@@ -38,12 +39,16 @@ __all__ = [
 ]
 
 #: Engine events per packet the bottleneck(s) can carry, measured on the
-#: engine: forward bulk flows only, about 5 (4.2-5.5 over the seeds' presets,
-#: 0.9-0.97 utilised); with reverse-path flows twice that (their data and
-#: the forward flows' ACKs cross the bottleneck too: 9.3 for
-#: `scenarios/canonical.toml`, 10 for the thesis' chapter 5 setup); web
-#: traffic about 6.5 (`scenarios/web.toml` and the 000/001 presets).
-EVENTS_PER_PACKET = 5.0
+#: engine whose TCP endpoints take packets ahead of the clock: forward bulk
+#: flows only, about 2.2 (1.7-2.7 over the scenario files: 2.2 for
+#: `scenarios/demo_red.toml`, 2.7 with the 1 % loss of
+#: `scenarios/tcp/rem-wireless.toml`); with reverse-path flows
+#: :data:`REVERSE_FACTOR` times that (their data and the forward flows' ACKs
+#: cross the bottleneck too: 3.5 for `scenarios/canonical.toml`, 3.8-4.0 for
+#: the ARED, ST-RED and PI files); web traffic about 6.5 (`scenarios/web.toml`
+#: and the 000/001 presets; web flows take no packet ahead).
+EVENTS_PER_PACKET = 2.2
+REVERSE_FACTOR = 1.7
 EVENTS_PER_PACKET_WEB = 6.5
 
 
@@ -212,7 +217,7 @@ def events_per_packet(sc: Mapping[str, Any]) -> float:
     web = any(g.get("kind") == "web" for g in groups)
     base = EVENTS_PER_PACKET_WEB if web else EVENTS_PER_PACKET
     reverse = any(g.get("direction") == "reverse" for g in groups)
-    return base * (2.0 if reverse else 1.0)
+    return base * (REVERSE_FACTOR if reverse else 1.0)
 
 
 def estimate_events(sc: Mapping[str, Any]) -> float:
