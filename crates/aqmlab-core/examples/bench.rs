@@ -27,8 +27,11 @@
 //! figure over the first row's (issue 14's goals: at most 1.5 at 10 000
 //! flows and 2 at 100 000 against 100), `sim_s/s`: simulated seconds per
 //! wall second at `best` (comparable between versions of the engine that
-//! need different numbers of events for the same traffic), peak resident
-//! memory of the row,
+//! need different numbers of events for the same traffic), `ns/pkt`: wall
+//! ns at `best` per packet the bottleneck can carry (`tcp.packet_size`
+//! bytes at the row's rate over the simulated seconds covered: the work per
+//! unit of traffic, whatever the number of events it takes) and `x_pkt` its
+//! ratio to the first row's, peak resident memory of the row,
 //! and that memory beyond the process's before the row per flow (both
 //! from the first repetition).
 //! The rows are measured in turn, `--reps R` times over (default 3); the
@@ -105,7 +108,7 @@ fn scaled(base: &Value, k: i64) -> Result<Scenario, String> {
     let mut doc = base.clone();
     // Long enough for the measured events at every scale.
     if let Some(v) = get_mut(&mut doc, &["duration"]) {
-        *v = Value::Str("1000s".into());
+        *v = Value::Str("2000s".into());
     }
     if let Some(v) = get_mut(&mut doc, &["topology", "bottleneck_rate"]) {
         *v = Value::Str(format!("{}Mbps", 10 * k));
@@ -240,7 +243,7 @@ fn scale_table(args: &[String]) -> Result<(), String> {
     let text = std::fs::read_to_string(&file).map_err(|e| format!("{file}: {e}"))?;
     let base: Value = toml::from_str(&text).map_err(|e| format!("{file}: {e}"))?;
     println!(
-        "{:<12} {:>7} {:>8} {:>8} {:>12} {:>9} {:>8} {:>6} {:>9} {:>8} {:>9}",
+        "{:<12} {:>7} {:>8} {:>8} {:>12} {:>9} {:>8} {:>6} {:>9} {:>7} {:>6} {:>8} {:>9}",
         "bottleneck",
         "flows",
         "setup_s",
@@ -250,6 +253,8 @@ fn scale_table(args: &[String]) -> Result<(), String> {
         "best",
         "x_row1",
         "sim_s/s",
+        "ns/pkt",
+        "x_pkt",
         "peak_MB",
         "B/flow"
     );
@@ -264,6 +269,21 @@ fn scale_table(args: &[String]) -> Result<(), String> {
         }
     }
     let first = out.first().map_or(f64::NAN, |r| best_of(r));
+    // Wall ns per packet the bottleneck can carry, at `best`: the work per
+    // unit of traffic, whatever the number of events it takes.
+    let pkt_bytes = match get_mut(&mut base.clone(), &["tcp", "packet_size"]) {
+        Some(Value::Int(b)) => *b as f64,
+        _ => 1000.0,
+    };
+    let ns_per_pkt = |k: i64, reps: &[Row]| {
+        let events: u64 = reps[0].slices.iter().map(|s| s.1).sum();
+        let pkts = reps[0].sim * 10e6 * k as f64 / (8.0 * pkt_bytes);
+        events as f64 * best_of(reps) / pkts.max(1.0)
+    };
+    let first_pkt = rows
+        .first()
+        .zip(out.first())
+        .map_or(f64::NAN, |(&k, r)| ns_per_pkt(k, r));
     for (k, reps) in rows.iter().zip(&out) {
         let rate = 10.0 * *k as f64;
         let label = if rate >= 1000.0 {
@@ -277,8 +297,9 @@ fn scale_table(args: &[String]) -> Result<(), String> {
             v[v.len() / 2]
         };
         let best = best_of(reps);
+        let per_pkt = ns_per_pkt(*k, reps);
         println!(
-            "{:<12} {:>7} {:>8.3} {:>8.3} {:>12.0} {:>9.1} {:>8.1} {:>6.2} {:>9.3} {:>8.1} {:>9.0}",
+            "{:<12} {:>7} {:>8.3} {:>8.3} {:>12.0} {:>9.1} {:>8.1} {:>6.2} {:>9.3} {:>7.0} {:>6.2} {:>8.1} {:>9.0}",
             label,
             reps[0].flows,
             reps[0].setup,
@@ -287,7 +308,9 @@ fn scale_table(args: &[String]) -> Result<(), String> {
             med(|r| r.ns_per_event),
             best,
             best / first,
-            reps[0].sim / (events as f64 * best * 1e-9),
+            reps[0].sim / (reps[0].slices.iter().map(|s| s.1).sum::<u64>() as f64 * best * 1e-9),
+            per_pkt,
+            per_pkt / first_pkt,
             reps[0].peak,
             reps[0].bytes_per_flow
         );

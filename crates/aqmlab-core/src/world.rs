@@ -1289,10 +1289,11 @@ impl World {
     }
 
     /// The endpoint of packet `id`'s route takes it at `t`, ahead of the
-    /// clock ([`World::deliver`]): first the endpoint's own timers due by
-    /// `t` (the receiver's delayed ACK, the sender's retransmission
-    /// timer), each at its time, as their events would have come first;
-    /// then the packet, as [`World::arrive`] would at `t`. The timers'
+    /// clock ([`World::deliver`]): first the endpoint's own timers due
+    /// before `t` (the receiver's delayed ACK, the sender's retransmission
+    /// timer), each at its time, as their events would have come first,
+    /// and one due at `t` itself in the order the two events would have
+    /// had; then the packet, as [`World::arrive`] would at `t`. The timers'
     /// pending events stay in the queue and find nothing due.
     #[inline(never)]
     fn arrive_ahead(&mut self, id: PktId, t: SimTime) {
@@ -1302,12 +1303,16 @@ impl World {
         self.in_ahead = true;
         loop {
             let fl = &self.flows[f];
-            let due = if p.route % 2 == 0 {
-                fl.delack_deadline
+            let (due, event) = if p.route % 2 == 0 {
+                (fl.delack_deadline, fl.delack_event)
             } else {
-                fl.rto_deadline
+                (fl.rto_deadline, fl.rto_event)
             };
-            let Some(d) = due.filter(|&d| d <= t) else {
+            // A timer due at `t` itself comes first if its event is
+            // already queued for `t` (scheduled before the packet's
+            // arrival was); one that an earlier, stale event will queue
+            // comes after, as their events' order would have it.
+            let Some(d) = due.filter(|&d| d < t || (d == t && event == Some(t))) else {
                 break;
             };
             self.now = d;
