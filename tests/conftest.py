@@ -19,15 +19,20 @@ SMALL = TESTS / "data" / "small.toml"
 
 
 def aqmlab_cli(
-    *args: str | Path, cwd: Path | None = None, timeout: float = 120
+    *args: str | Path,
+    cwd: Path | None = None,
+    timeout: float = 120,
+    env: dict[str, str] | None = None,
 ) -> subprocess.CompletedProcess[str]:
-    """Run ``python -m aqmlab ARGS`` in a subprocess and capture its output."""
+    """Run ``python -m aqmlab ARGS`` in a subprocess and capture its output
+    (in ``env``, or this process's environment)."""
     return subprocess.run(
         [sys.executable, "-m", "aqmlab", *map(str, args)],
         capture_output=True,
         text=True,
         cwd=cwd,
         timeout=timeout,
+        env=env,
     )
 
 

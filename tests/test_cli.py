@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import signal
 import subprocess
@@ -17,10 +18,14 @@ from conftest import ROOT, SMALL, aqmlab_cli
 
 def test_run_writes_a_result_folder_and_prints_a_summary(tmp_path: Path) -> None:
     out = tmp_path / "run"
-    p = aqmlab_cli("run", SMALL, "--out", out, "--seed", "3", "--set", "aqm.max_p=0.05")
+    # Block-buffered output into a pipe, as in a script: the command ends
+    # without the interpreter's teardown, so its last line must have been
+    # flushed before (aqmlab._entry._exit_now).
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}
+    p = aqmlab_cli("run", SMALL, "--out", out, "--seed", "3", "--set", "aqm.max_p=0.05", env=env)
     assert p.returncode == 0, p.stderr
     assert "utilization" in p.stdout and "Jain fairness" in p.stdout
-    assert str(out) in p.stdout
+    assert p.stdout.splitlines()[-1] == f"results in {out}"
     assert sorted(x.name for x in out.iterdir()) == sorted(results.FILES)
     man = json.loads((out / "manifest.json").read_text())
     assert man["seed"] == 3

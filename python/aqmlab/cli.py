@@ -380,6 +380,13 @@ def _seconds(t: str) -> float:
     return 0.0
 
 
+#: Set by a command that has finished everything it does (files written,
+#: closed and in place, threads joined) and whose process may end without
+#: the interpreter's teardown (see :func:`aqmlab._entry._exit_now`); only
+#: the console script acts on it, never :func:`main` called in-process.
+EXIT_NOW = [False]
+
+
 def _preload(*modules: str) -> threading.Thread:
     """Import ``modules`` on another thread, now: while the engine runs (it
     releases the interpreter's lock) numpy and pyarrow load beside it
@@ -455,6 +462,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
         Console().print(summary_table([(Path(args.file).name, result.summary)]))
         print(f"results in {out}")
+    EXIT_NOW[0] = True
     return 0
 
 
