@@ -439,7 +439,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     progress = _LazyProgress(_seconds(str(resolved.get("duration", "0s"))), not args.quiet)
     # Started only now, so that reading and checking the input do not wait
     # for the interpreter's lock the loading thread holds.
-    preload = _preload("aqmlab.api", "pyarrow.parquet", "aqmlab.report")
+    # The summary table's module (rich) only where it is printed.
+    preload = _preload("aqmlab.api", "pyarrow.parquet", *(() if args.quiet else ("aqmlab.report",)))
     try:
         raw = run_raw(doc, progress, free, every_s=PROGRESS_CALL_S)
     except ScenarioError as e:
@@ -448,7 +449,6 @@ def cmd_run(args: argparse.Namespace) -> int:
         progress.close()
     preload.join()
     from aqmlab import api
-    from aqmlab.report import summary_table
 
     result = api.from_core(raw)
     try:
@@ -459,6 +459,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         raise UserError(f"{args.out}: cannot write: {e.strerror or e}") from None
     if not args.quiet:
         from rich.console import Console
+
+        from aqmlab.report import summary_table
 
         Console().print(summary_table([(Path(args.file).name, result.summary)]))
         print(f"results in {out}")
