@@ -39,6 +39,18 @@ def test_run_writes_a_result_folder_and_prints_a_summary(tmp_path: Path) -> None
     assert sorted(x.name for x in tmp_path.iterdir()) == ["run"]
 
 
+def test_profiler_output_survives_the_quick_exit(tmp_path: Path) -> None:
+    """The command ends without the interpreter's teardown, but not under a
+    profiler, which writes its output at the ordinary exit."""
+    prof = tmp_path / "run.prof"
+    cmd = [sys.executable, "-m", "cProfile", "-o", str(prof), "-m", "aqmlab", "run", str(SMALL)]
+    p = subprocess.run(
+        [*cmd, "--quiet", "--out", str(tmp_path / "run")], capture_output=True, text=True
+    )
+    assert p.returncode == 0, p.stderr
+    assert prof.stat().st_size > 0
+
+
 def test_plot(tmp_path: Path) -> None:
     text = SMALL.read_text()
     droptail = tmp_path / "droptail.toml"

@@ -33,9 +33,16 @@ def _exit_now(status: int) -> int:
     command that asked for it (``aqmlab.cli.EXIT_NOW``) has finished: every
     file it wrote is closed and renamed into place, and no thread or child
     is left. The interpreter's teardown (modules, numpy's and pyarrow's
-    allocators and thread pools: 20-45 ms with both loaded, issue 14) is
-    skipped. If the output cannot be flushed (a closed pipe), the ordinary
-    exit reports it."""
+    allocators and thread pools: 20-45 ms with both loaded, issue 14;
+    0.1-0.2 s more with matplotlib) is skipped. Not under a profiler or a
+    tracer (``python -m cProfile -m aqmlab ...``, coverage), which write
+    their output at the ordinary exit; nor if the output cannot be flushed
+    (a closed pipe), which the ordinary exit reports."""
+    if sys.getprofile() is not None or sys.gettrace() is not None:
+        return status
+    monitoring = getattr(sys, "monitoring", None)  # Python 3.12's tools
+    if monitoring is not None and any(monitoring.get_tool(i) for i in range(6)):
+        return status
     try:
         sys.stdout.flush()
         sys.stderr.flush()

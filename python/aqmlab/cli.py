@@ -492,6 +492,7 @@ def cmd_plot(args: argparse.Namespace) -> int:
     except OSError as e:
         raise UserError(f"{output}: cannot write: {e.strerror or e}") from None
     print(f"wrote {path}")
+    EXIT_NOW[0] = True  # matplotlib's teardown alone takes 0.1-0.2 s
     return 0
 
 
@@ -513,7 +514,9 @@ def cmd_report(args: argparse.Namespace) -> int:
     from aqmlab.report.data import ReportError
 
     try:
-        return report_command([Path(d) for d in args.dirs], args.index)
+        status = report_command([Path(d) for d in args.dirs], args.index)
+        EXIT_NOW[0] = True  # files written and closed; no thread or child left
+        return status
     except ReportError as e:
         raise UserError(str(e)) from None
     except OSError as e:
