@@ -47,8 +47,11 @@ profile() {
     "$venv/bin/python" tools/pgo_train.py $KINDS
     local bench=target/pgo-gen/release/examples/bench k args=()
     for k in $KINDS; do args+=("scenarios/canonical.toml@$k"); done
-    "$bench" --reps 1 scenarios/canonical.toml "${args[@]}" scenarios/web.toml >/dev/null
-    "$bench" --scale --events 500000 --warmup 1 --reps 1 --setup 0 scenarios/canonical.toml >/dev/null
+    # Their figures go to a log (shown if a run fails).
+    local log=$dir/bench-training.log
+    { "$bench" --reps 1 scenarios/canonical.toml "${args[@]}" scenarios/web.toml &&
+        "$bench" --scale --events 500000 --warmup 1 --reps 1 --setup 0 scenarios/canonical.toml; } \
+        >"$log" 2>&1 || { cat "$log" >&2; exit 1; }
     "$profdata" merge -o "$dir/merged.profdata" "$dir"/raw/*.profraw
     echo "pgo: profile in $dir/merged.profdata"
 }
