@@ -15,11 +15,12 @@ DEV_PACKAGES := "maturin>=1.5,<2" pytest ruff mypy
 export PATH := $(HOME)/.cargo/bin:$(PATH)
 export VIRTUAL_ENV := $(abspath $(VENV))
 
-.PHONY: help venv build demo test test-rust test-python lint bench bench-scale bench-startup bench-experiments bench-testbed clean
+.PHONY: help venv build wheel demo test test-rust test-python lint bench bench-scale bench-startup bench-experiments bench-testbed clean
 
 help:
 	@echo "make venv    create $(VENV) with the build and test tools"
 	@echo "make build   build the engine (profile-guided; PGO=0: without) and install aqmlab into $(VENV) (incremental)"
+	@echo "make wheel   a wheel of aqmlab in dist/ (engine built as by make build)"
 	@echo "make demo    reproduce thesis section 5.5.3 in quick form: its table beside the paper's, HTML report in demo-out/"
 	@echo "make test    cargo fmt/clippy/doc/test, ruff, mypy, pytest"
 	@echo "make browser install Debian's Chromium for the report's browser test (as root)"
@@ -73,6 +74,11 @@ build: venv pgo-tools
 	  $(VENV)/bin/maturin develop --release --quiet --extras dask; \
 	fi
 	cargo build --release --quiet -p aqmlab-testbed
+
+# A wheel in dist/, its engine built as `build` builds it (with the profile when there is one).
+wheel: build
+	$$(if [ "$(USE_PGO)" = yes ]; then echo env $(PGO_ENV); fi) $(VENV)/bin/maturin build --release \
+	  --quiet -o dist
 
 # The bench example, built as the extension is (with the profile when `build` made one).
 BENCH := $$(if [ "$(USE_PGO)" = yes ]; then echo env $(PGO_ENV); fi) cargo run --release --quiet \
@@ -180,6 +186,6 @@ bench-experiments: build
 
 clean:
 	cargo clean
-	rm -rf $(VENV) demo-out bench-out .pytest_cache .ruff_cache
+	rm -rf $(VENV) demo-out bench-out dist .pytest_cache .ruff_cache
 	find python tests -name __pycache__ -type d -prune -exec rm -rf {} +
 	rm -f python/aqmlab/_core*.so
