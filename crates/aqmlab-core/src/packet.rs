@@ -54,10 +54,13 @@ pub struct Packet {
     pub ts: SimTime,
     /// When it entered its current queue.
     pub enq_time: SimTime,
-    /// Route index (see `World::routes`).
-    pub route: u32,
-    /// Index of the link it is on or queued at, within its route.
-    pub hop: u8,
+    /// Where the link it is on or queued at lies in the flat array of
+    /// every route's links (`Routes::link_at`): the next link is at
+    /// `pos + 1` (an end mark after the route's last link).
+    pub pos: u32,
+    /// 0 on its flow's data route (sender to receiver), 1 on the route
+    /// back: the route's index is `2 * flow + dir` ([`Packet::route`]).
+    pub dir: u8,
     /// Connection number of the flow (wrapping): a packet of an earlier
     /// connection of the same flow (web transfers) is recognised as stale.
     pub conn: u8,
@@ -65,7 +68,16 @@ pub struct Packet {
     pub ecn: Ecn,
 }
 
+// Five packets in four cache lines of the arena; a field more would cost a sixth of them.
+const _: () = assert!(std::mem::size_of::<Packet>() == 40);
+
 impl Packet {
+    /// Index of its route (see `World::routes`): even for data, odd back.
+    #[inline]
+    pub fn route(&self) -> usize {
+        2 * self.flow as usize + self.dir as usize
+    }
+
     #[inline]
     pub fn has(&self, f: u8) -> bool {
         self.flags & f != 0

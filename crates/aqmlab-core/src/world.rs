@@ -6,7 +6,7 @@ use crate::metrics::{
     jain, DelayTable, EventTrace, FlowSeries, LinkStats, ParamSeries, QueueFigures,
 };
 use crate::net::link::{Link, Offer, TxResult};
-use crate::net::topology;
+use crate::net::topology::{self, Routes, ROUTE_END};
 use crate::packet::{flags, Arena, Ecn, Packet, PktId};
 use crate::rng::{Rng, Stream};
 use crate::scenario::{Action, Direction, LinkSel, Purpose, Scenario, TrafficSpec};
@@ -438,7 +438,7 @@ impl Default for Options {
 }
 
 /// [`World`]'s `ahead` for a route whose endpoint takes no packet ahead.
-const NOT_AHEAD: u8 = u8::MAX;
+const NOT_AHEAD: u32 = u32::MAX;
 
 /// A network in motion.
 pub struct World {
@@ -447,7 +447,7 @@ pub struct World {
     events: EventQueue,
     arena: Arena,
     links: Vec<Link>,
-    routes: topology::Routes,
+    routes: Routes,
     /// Monitored links and their names; the first is the summary's bottleneck.
     monitored: Vec<(usize, String)>,
     /// The first `series_links` of `monitored` have rows in the queue time
@@ -493,10 +493,11 @@ pub struct World {
     warm_ids: Vec<PktId>,
     warm_pkts: Vec<WarmPkt>,
     warm_links: Vec<u32>,
-    /// Per route: the hop of its last link if its endpoint may take
-    /// packets ahead of time ([`World::deliver`]), else [`NOT_AHEAD`];
-    /// empty when no route may (then nothing below is used).
-    ahead: Vec<u8>,
+    /// Per route: the position of its last link ([`Routes::link_at`]) if
+    /// its endpoint may take packets ahead of time ([`World::deliver`]),
+    /// else [`NOT_AHEAD`]; empty when no route may (then nothing below is
+    /// used).
+    ahead: Vec<u32>,
     /// Per route: arrival events at its endpoint still pending (while one
     /// is, the endpoint takes no packet ahead of it).
     ahead_pending: Vec<u32>,
@@ -521,7 +522,8 @@ pub struct World {
 struct WarmPkt {
     route: u32,
     flow: u32,
-    hop: u8,
+    /// Where its current link lies ([`Routes::link_at`]).
+    pos: u32,
     /// The next link and the one after it (`u32::MAX`: none; `next` is
     /// none at the last hop).
     next: u32,
@@ -739,7 +741,7 @@ impl World {
             cut_through: built.links.iter().map(|l| l.cut_through).collect(),
             planned,
             links: built.links,
-            routes: topology::Routes::new(&built.routes),
+            routes: Routes::new(&built.routes),
             monitored,
             series_links,
             access: built.access,
@@ -976,38 +978,33 @@ impl World {
                 ids.push(id);
             }
         }
-        // 1: the packets; where each one's route starts.
+        // 1: the packets; the link ids of the rest of each one's route.
         let mut pk = std::mem::take(&mut self.warm_pkts);
         pk.clear();
         pk.extend(ids.iter().map(|&id| {
             let p = arena.get(id);
-            routes.prefetch_start(p.route as usize);
+            routes.prefetch_at(p.pos + 1);
             WarmPkt {
-                route: p.route,
+                route: p.route() as u32,
                 flow: p.flow,
-                hop: p.hop,
+                pos: p.pos,
                 next: u32::MAX,
                 after: u32::MAX,
                 ends: false,
                 back: u32::MAX,
             }
         }));
-        // 2: the route's link ids.
-        for w in &pk {
-            routes.prefetch_links(w.route as usize);
-        }
-        // 3: the next link, and the one after it (which the packet may go
+        // 2: the next link, and the one after it (which the packet may go
         // on to at once); where the packet reaches its endpoint (at the
         // last hop, or after the next link if the endpoint takes packets
         // ahead of time) the flow (its sender for an ACK, its receiver for
         // data) and the start of the route of what it sends back.
         for w in &mut pk {
-            let route = &routes[w.route as usize];
-            let hop = w.hop as usize + 1;
-            if hop < route.len() {
-                w.next = route[hop];
-                w.after = route.get(hop + 1).copied().unwrap_or(u32::MAX);
-                w.ends = !self.ahead.is_empty() && self.ahead[w.route as usize] as usize == hop + 1;
+            let next = routes.link_at(w.pos + 1);
+            if next != ROUTE_END {
+                w.next = next;
+                w.after = routes.link_at(w.pos + 2);
+                w.ends = !self.ahead.is_empty() && self.ahead[w.route as usize] == w.pos + 2;
             } else {
                 w.ends = true;
             }
@@ -1023,7 +1020,7 @@ impl World {
                 routes.prefetch_start(w.route as usize ^ 1);
             }
         }
-        // 4: the next link, and the link after it if the packet is passed
+        // 3: the next link, and the link after it if the packet is passed
         // on to it now: when nothing waits at the next, or when the next
         // plans its departures (a bottleneck); at the last hop the route
         // back's links.
@@ -1031,7 +1028,7 @@ impl World {
             if w.next != u32::MAX {
                 let next = &self.links[w.next as usize];
                 next.prefetch();
-                if w.after != u32::MAX && (next.planned() || next.nothing_waits()) {
+                if w.after != ROUTE_END && (next.planned() || next.nothing_waits()) {
                     self.links[w.after as usize].prefetch_cut_through();
                 }
             }
@@ -1039,14 +1036,14 @@ impl World {
                 routes.prefetch_links(w.route as usize ^ 1);
             }
         }
-        // 5: the first link of the route back (a host's first hop).
+        // 4: the first link of the route back (a host's first hop).
         for w in &mut pk {
             if w.ends {
-                w.back = routes[w.route as usize ^ 1][0];
+                w.back = routes.link_at(routes.first(w.route as usize ^ 1));
                 self.links[w.back as usize].prefetch();
             }
         }
-        // 6: where that link's queue will take the packet sent back.
+        // 5: where that link's queue will take the packet sent back.
         for w in &pk {
             if w.ends {
                 self.links[w.back as usize].prefetch_queue();
@@ -1147,15 +1144,13 @@ impl World {
     #[inline]
     fn arrive(&mut self, id: PktId) {
         let p = *self.arena.get(id);
-        let route = &self.routes[p.route as usize];
-        let hop = p.hop as usize + 1;
-        if hop < route.len() {
-            let next = route[hop] as usize;
-            self.arena.get_mut(id).hop = hop as u8;
-            self.send_on(next, id);
+        let next = self.routes.link_at(p.pos + 1);
+        if next != ROUTE_END {
+            self.arena.get_mut(id).pos = p.pos + 1;
+            self.send_on(next as usize, id);
             return;
         }
-        let r = p.route as usize;
+        let r = p.route();
         if !self.ahead.is_empty() && self.ahead[r] != NOT_AHEAD {
             self.ahead_pending[r] -= 1;
             self.at_endpoint(id, p);
@@ -1202,7 +1197,7 @@ impl World {
             // exchange. Before the straggler test: with HTTP/1.0 the
             // client's FIN is usually still on its way when the page's
             // next object opens a new connection.
-            if p.route % 2 == 1 {
+            if p.dir == 1 {
                 self.send_teardown(f, false, p.conn);
             }
             return;
@@ -1215,7 +1210,7 @@ impl World {
             return;
         }
         let mut out = std::mem::take(&mut self.out);
-        if p.route % 2 == 0 {
+        if p.dir == 0 {
             self.flows[f].on_data(self.now, p.seq, p.flags, p.ecn, p.ts, &mut out);
         } else {
             self.flows[f].on_ack(self.now, p.seq, p.flags, p.ecn, &mut out);
@@ -1251,8 +1246,8 @@ impl World {
     fn deliver(&mut self, id: PktId, t: SimTime) {
         if !self.ahead.is_empty() {
             let p = self.arena.get(id);
-            let r = p.route as usize;
-            if self.ahead[r] == p.hop {
+            let r = p.route();
+            if self.ahead[r] == p.pos {
                 if !self.in_ahead && t < self.ahead_until() {
                     if self.ahead_pending[r] == 0 {
                         self.arrive_ahead(id, t);
@@ -1303,7 +1298,7 @@ impl World {
         self.in_ahead = true;
         loop {
             let fl = &self.flows[f];
-            let (due, event) = if p.route % 2 == 0 {
+            let (due, event) = if p.dir == 0 {
                 (fl.delack_deadline, fl.delack_event)
             } else {
                 (fl.rto_deadline, fl.rto_event)
@@ -1317,7 +1312,7 @@ impl World {
             };
             self.now = d;
             let mut out = std::mem::take(&mut self.out);
-            if p.route % 2 == 0 {
+            if p.dir == 0 {
                 self.flows[f].on_delack(d, &mut out);
             } else {
                 self.flows[f].on_rto(d, &mut out);
@@ -1335,7 +1330,7 @@ impl World {
     /// ([`World::deliver`]): those of TCP flows without a web application
     /// whose route back starts on a cut-through link that no other route
     /// uses (the endpoint's own way out).
-    fn ahead_routes(&self) -> Vec<u8> {
+    fn ahead_routes(&self) -> Vec<u32> {
         let n = self.routes.len();
         let mut uses = vec![0u32; self.links.len()];
         for r in 0..n {
@@ -1351,8 +1346,8 @@ impl World {
                 let own_way_out = back
                     .first()
                     .is_some_and(|&l| self.cut_through[l as usize] && uses[l as usize] == 1);
-                if !tag.udp && !tag.web && own_way_out && last < NOT_AHEAD as usize {
-                    last as u8
+                if !tag.udp && !tag.web && own_way_out && last != usize::MAX {
+                    self.routes.first(r) + last as u32
                 } else {
                     NOT_AHEAD
                 }
@@ -1511,21 +1506,21 @@ impl World {
         } else {
             st.fin_acks_sent += 1;
         }
-        let route = 2 * f as u32 + u32::from(from_client);
+        let dir = u8::from(from_client);
+        let pos = self.routes.first(2 * f + dir as usize);
         let id = self.arena.alloc(Packet {
             size: crate::scenario::HEADER_BYTES,
             flow: f as u32,
             seq: 0,
             ts: self.now,
             enq_time: self.now,
-            route,
-            hop: 0,
+            pos,
+            dir,
             conn,
             flags: flags::FIN | flags::ACK,
             ecn: Ecn::NotEct,
         });
-        let first = self.routes[route as usize][0] as usize;
-        self.send_on(first, id);
+        self.send_on(self.routes.link_at(pos) as usize, id);
     }
 
     /// A UDP source's timer: maybe send a packet, then re-arm.
@@ -1540,20 +1535,20 @@ impl World {
         }
         if send {
             self.flows[f].stats.data_sent += 1;
+            let pos = self.routes.first(2 * f);
             let id = self.arena.alloc(Packet {
                 size,
                 flow: f as u32,
                 seq,
                 ts: self.now,
                 enq_time: self.now,
-                route: 2 * f as u32,
-                hop: 0,
+                pos,
+                dir: 0,
                 conn: 0,
                 flags: flags::DATA,
                 ecn: Ecn::NotEct,
             });
-            let first = self.routes[2 * f][0] as usize;
-            self.send_on(first, id);
+            self.send_on(self.routes.link_at(pos) as usize, id);
         }
     }
 
@@ -1561,21 +1556,21 @@ impl World {
     #[inline]
     fn emit(&mut self, f: usize, out: &mut Vec<Seg>) {
         for s in out.drain(..) {
-            let route = 2 * f as u32 + u32::from(!s.from_sender);
+            let dir = u8::from(!s.from_sender);
+            let pos = self.routes.first(2 * f + dir as usize);
             let id = self.arena.alloc(Packet {
                 size: s.size,
                 flow: f as u32,
                 seq: s.seq,
                 ts: s.ts,
                 enq_time: self.now,
-                route,
-                hop: 0,
+                pos,
+                dir,
                 conn: self.tag[f].conn,
                 flags: s.flags,
                 ecn: s.ecn,
             });
-            let first = self.routes[route as usize][0] as usize;
-            self.send_on(first, id);
+            self.send_on(self.routes.link_at(pos) as usize, id);
         }
         let fl = &mut self.flows[f];
         if let Some(d) = fl.rto_deadline {
@@ -1721,18 +1716,14 @@ impl World {
     fn pass_cut_through(&mut self, id: PktId, mut t: SimTime) -> Option<SimTime> {
         loop {
             let p = self.arena.get(id);
-            let route = &self.routes[p.route as usize];
-            let next = p.hop as usize + 1;
-            let Some(&n) = route.get(next) else {
-                return Some(t);
-            };
+            let n = self.routes.link_at(p.pos + 1);
             // A dense copy of the flags: the common "no" needs no link.
-            if !self.cut_through[n as usize] {
+            if n == ROUTE_END || !self.cut_through[n as usize] {
                 return Some(t);
             }
             let (size, data) = (p.size, p.has(flags::DATA));
             t = self.links[n as usize].pass_through(t, size, data)?;
-            self.arena.get_mut(id).hop = next as u8;
+            self.arena.get_mut(id).pos += 1;
         }
     }
 

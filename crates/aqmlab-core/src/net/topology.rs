@@ -41,22 +41,30 @@ pub struct Built {
     pub duplex: Vec<(String, u32, u32)>,
 }
 
-/// Every route's links in one array (route `r` is `links[start[r]..start[r + 1]]`):
-/// two small dense arrays instead of one heap block per route, which the
-/// per-packet path reads with fewer cache misses at 10^5 flows.
+/// Every route's links in one array, each route followed by an end mark
+/// (route `r` is `links[start[r]..start[r + 1] - 1]`): two small dense
+/// arrays instead of one heap block per route, which the per-packet path
+/// reads with fewer cache misses at 10^5 flows. A packet keeps the
+/// position of its current link in `links` ([`crate::packet::Packet::pos`]),
+/// so its next link is one read away ([`Routes::link_at`]).
 #[derive(Clone, Debug, Default)]
 pub struct Routes {
     start: Vec<u32>,
     links: Vec<u32>,
 }
 
+/// [`Routes::link_at`] past a route's last link.
+pub const ROUTE_END: u32 = u32::MAX;
+
 impl Routes {
     pub fn new(routes: &[Vec<u32>]) -> Routes {
         let mut start = crate::mem::huge_vec(routes.len() + 1);
-        let mut links = crate::mem::huge_vec(routes.iter().map(Vec::len).sum());
+        let mut links =
+            crate::mem::huge_vec(routes.iter().map(Vec::len).sum::<usize>() + routes.len());
         start.push(0);
         for r in routes {
             links.extend_from_slice(r);
+            links.push(ROUTE_END);
             start.push(links.len() as u32);
         }
         Routes { start, links }
@@ -68,6 +76,18 @@ impl Routes {
 
     pub fn is_empty(&self) -> bool {
         self.len() == 0
+    }
+
+    /// The position of route `r`'s first link.
+    #[inline]
+    pub fn first(&self, r: usize) -> u32 {
+        self.start[r]
+    }
+
+    /// The link at position `pos`, or [`ROUTE_END`] past a route's last.
+    #[inline]
+    pub fn link_at(&self, pos: u32) -> u32 {
+        self.links[pos as usize]
     }
 
     /// Prefetch where route `r` starts (see `World::warm`).
@@ -83,14 +103,23 @@ impl Routes {
             crate::mem::prefetch(l);
         }
     }
+
+    /// Prefetch the link ids from position `pos` on.
+    #[inline]
+    pub fn prefetch_at(&self, pos: u32) {
+        if let Some(l) = self.links.get(pos as usize) {
+            crate::mem::prefetch(l);
+        }
+    }
 }
 
 impl std::ops::Index<usize> for Routes {
     type Output = [u32];
 
+    /// Route `r`'s links (without its end mark).
     #[inline]
     fn index(&self, r: usize) -> &[u32] {
-        &self.links[self.start[r] as usize..self.start[r + 1] as usize]
+        &self.links[self.start[r] as usize..self.start[r + 1] as usize - 1]
     }
 }
 
