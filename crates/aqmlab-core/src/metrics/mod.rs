@@ -82,7 +82,7 @@ struct Integrals {
 }
 
 impl Integrals {
-    #[inline]
+    #[inline(always)]
     fn add(&mut self, pkts: u32, bytes: u64, dt: u64) {
         // Products of 64-bit factors (p² < 2^64), each one multiplication.
         let p = u64::from(pkts);
@@ -320,8 +320,18 @@ struct IntervalAcc {
 
 impl IntervalAcc {
     /// Add the constant queue (pkts, bytes) over [from, to).
-    #[inline]
-    fn add(&mut self, mut from: u64, to: u64, pkts: u32, bytes: u64) {
+    #[inline(always)]
+    fn add(&mut self, from: u64, to: u64, pkts: u32, bytes: u64) {
+        if to < self.window_end {
+            self.window.add(pkts, bytes, to - from);
+        } else {
+            self.add_across(from, to, pkts, bytes);
+        }
+    }
+
+    /// [`IntervalAcc::add`] over the end of one window or more.
+    #[inline(never)]
+    fn add_across(&mut self, mut from: u64, to: u64, pkts: u32, bytes: u64) {
         while to >= self.window_end {
             self.window.add(pkts, bytes, self.window_end - from);
             if self.window.t > 0 {
