@@ -15,7 +15,7 @@ DEV_PACKAGES := "maturin>=1.5,<2" pytest ruff mypy
 export PATH := $(HOME)/.cargo/bin:$(PATH)
 export VIRTUAL_ENV := $(abspath $(VENV))
 
-.PHONY: help venv build wheel demo test test-rust test-python lint bench bench-scale bench-startup bench-experiments bench-testbed clean
+.PHONY: help venv build wheel demo test test-rust test-python lint bench bench-scale bench-startup bench-against bench-experiments bench-testbed clean
 
 help:
 	@echo "make venv    create $(VENV) with the build and test tools"
@@ -29,6 +29,7 @@ help:
 	@echo "make bench   speed of the canonical scenario per scheme, the scaling table (100 ... 100 000 flows), the testbed router, then the thesis' experiments in full"
 	@echo "make bench-scale   the scaling table alone (issue 14)"
 	@echo "make bench-startup   what 'aqmlab run' spends beyond the engine on the canonical scenario (issue 14)"
+	@echo "make bench-against [REV=...]   the engine against an earlier revision's, runs alternated (issue 14)"
 	@echo "make bench-experiments   the thesis' experiments in full on 2 workers (wall time, overhead)"
 	@echo "make bench-testbed   the testbed router: AQM path in memory, then real TCP through TUN (root)"
 	@echo "make clean   remove build products, $(VENV) and demo-out/"
@@ -170,6 +171,18 @@ bench-testbed: build
 # flows starting at one instant.
 bench-scale: build
 	$(BENCH) --scale scenarios/canonical.toml
+
+# Issue 14: the engine (built as for `make bench`) against an earlier revision's, runs
+# alternated (tools/bench_against.sh): on a shared machine whose speed drifts by a third, the
+# ratio is the figure that holds. REV defaults to the engine of the day issue 14 was filed
+# (then about 540 simulated s per s on a quiet machine).
+REV ?= 30155eb
+ROUNDS ?= 8
+bench-against: build
+	$$(if [ "$(USE_PGO)" = yes ]; then echo env $(PGO_ENV); fi) cargo build --release --quiet \
+	  -p aqmlab-core --example bench
+	tools/bench_against.sh $$(if [ "$(USE_PGO)" = yes ]; then echo target/pgo-use; else echo target; fi)/release/examples/bench \
+	  $(REV) $(ROUNDS)
 
 # Issue 14: the whole `aqmlab run` command against the engine alone, 21 runs each.
 bench-startup: build
