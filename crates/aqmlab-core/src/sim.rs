@@ -449,6 +449,20 @@ impl EventQueue {
         unreachable!("ring_len > 0 but no bucket is marked")
     }
 
+    /// Prefetch the first event of the next non-empty bucket after `i`,
+    /// if the same word of the bitmap shows one: a sparse ring (a 10
+    /// Mbit/s dumbbell has an event in one bucket of seven) spreads its
+    /// events over more memory than the L2 cache keeps between two passes
+    /// of the cursor, and a pop waited for that line.
+    #[inline(always)]
+    fn prefetch_next(&self, i: usize) {
+        let above = self.bits[i / 64] & (!1u64 << (i % 64));
+        if above != 0 {
+            let j = (i & !63) + above.trailing_zeros() as usize;
+            crate::mem::prefetch(&self.slots[j << self.slot_bits]);
+        }
+    }
+
     /// Move the ring's first non-empty bucket into `now` (which is empty,
     /// as is `ins`).
     ///
@@ -466,6 +480,7 @@ impl EventQueue {
         let inline = k.min(1 << self.slot_bits);
         self.now.clear();
         self.fresh = true;
+        self.prefetch_next(i);
         if k == 1 {
             let e = self.slots[first];
             if take.is_some_and(|u| e.time < self.gate && e.time <= u.0) {
