@@ -28,7 +28,6 @@ pub mod mem;
 pub mod metrics;
 pub mod net;
 pub mod packet;
-pub mod ring;
 pub mod rng;
 pub mod scenario;
 pub mod sim;

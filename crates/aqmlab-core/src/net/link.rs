@@ -16,7 +16,6 @@ use crate::aqm::fq_codel::Queued;
 use crate::aqm::{Aqm, AqmImpl, Cause, PacketInfo, QueueLen, Verdict};
 use crate::metrics::{LinkStats, QueueMonitor};
 use crate::packet::{flags, Arena, Ecn, PktId};
-use crate::ring::Ring;
 use crate::rng::{Rng, Stream};
 use crate::scenario::{Buffer, LossSpec};
 use crate::units::{BitRate, SimTime};
@@ -207,12 +206,12 @@ pub struct Link {
     /// On a planned link: the packets admitted and not yet taken from the
     /// queue by [`Link::settle`], in order (those that start later than
     /// the last settle wait; `fifo` is unused).
-    plan: Ring<Departure>,
+    plan: VecDeque<Departure>,
 }
 
 /// A planned departure: what [`Link::try_start`] would have read from the
 /// packet when it left the queue.
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Copy, Debug)]
 struct Departure {
     start: SimTime,
     tx_end: SimTime,
@@ -239,7 +238,7 @@ impl Link {
             droptail: matches!(aqm, AqmImpl::DropTail(_)),
             fq: matches!(aqm, AqmImpl::FqCodel(_)),
             planned: false,
-            plan: Ring::default(),
+            plan: VecDeque::new(),
             aqm: Box::new(aqm),
             aqm_rng,
             loss: None,
