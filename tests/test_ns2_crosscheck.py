@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import importlib.util
+import itertools
 import shutil
 import sys
 from concurrent.futures import ProcessPoolExecutor
@@ -324,6 +325,35 @@ def test_st_red_finds_no_small_variance_at_100_ms_once_risen() -> None:
     # The ratio hardly moves with the thresholds (0.044 at q_ref 40, 0.041 at 105.4 on seed 1).
     lo, hi = sorted(medians.values())
     assert hi < 1.3 * lo, medians
+
+
+def test_st_red_closed_loop_in_ns2_rises_and_does_not_return() -> None:
+    """Thesis section 5.5.1 (docs/fidelity.md, item 4, session 22), seed 1, closed loop: fig. 5.3
+    driving ns-2.35's own ARED on both bottleneck queues (a Tcl driver of ours, sampling every
+    5 ms; `st_red_551.ns2_closed_loop`) beside aqmlab's ST-RED. In both simulators the forward
+    thresholds rise while d is long (700-900 ms) and never come back: no small variance is found
+    in the 2000 s, sigma / q_ref stays several times h_s once d is back at 100 ms, and the queue
+    ends about twice its level at the start, where figure 5.4's returns near 60 packets from about
+    120. Before the first step (d = 100-500 ms) the two queues agree phase by phase."""
+    st = _module("st_red_551")
+    ns2, ours = st.ns2_closed_loop(1), st.aqmlab_closed_loop(1)
+    for run in (ns2, ours):
+        assert len(run.steps) >= 2, run
+        assert all(600 <= t <= 1200 for t, _ in run.steps), run.steps
+        maxth = [60.0] + [m for _, m in run.steps]
+        assert all(b > a for a, b in itertools.pairwise(maxth)) and maxth[-1] > 100, run.steps
+        assert run.small == 0, run
+        assert min(run.sigma_median[8:]) > 3 * st.H_S, run.sigma_median
+        assert run.queue_mean[9] > 1.5 * run.queue_mean[0], run.queue_mean
+    # ns-2's RED takes the new lines at the forward queue's next empty moment, within a second.
+    assert ns2.reset_wait_s[0] < 1.0, ns2.reset_wait_s
+    # Before 600 s (d = 100-500 ms), where neither steps, the queues agree phase by phase.
+    for i in range(3):
+        assert abs(ours.queue_mean[i] - ns2.queue_mean[i]) < 0.1 * ns2.queue_mean[i], (
+            i,
+            ours.queue_mean,
+            ns2.queue_mean,
+        )
 
 
 def test_thesis_4_5_experiment_1_queue_is_ns2s() -> None:

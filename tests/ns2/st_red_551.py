@@ -21,10 +21,25 @@ For the thresholds to come back down, fig. 5.3 must find a small variance once d
 d = 100 ms and prints sigma / q_ref per 100 s, open loop (aqmlab's ST-RED with its detector
 switched off: h_s 1e-9, h_l 1e6).
 
+The closed loop (``--closed-loop``): ST-RED inside ns-2. ns-2.35 has no ST-RED, so a Tcl
+procedure of ours runs fig. 5.3 beside each of the two bottleneck queues' ARED (forward and
+reverse, as aqmlab's dumbbell runs ST-RED in both directions). Every ``dt`` (5 ms) it reads RED's
+average ``ave_`` and the queue monitor's arrival count, and applies eq. 5.5 and 5.7 once per
+arrival since the last sample (the weight 1 - (1 - phi w_q)^n), at the average just read. On a
+detection it computes k (eq. 5.12 / 5.14) and sets the new thresholds, ``q_weight_`` and
+``interval_`` (eq. 5.1-5.2, section 5.4.1) at once: the thresholds in force (``thresh_queue_``,
+``maxthresh_queue_``, bytes) gate RED's drops and steer the adaptive rule. The slope and
+intercept of RED's lines are computed only in ``reset``, which also drops whatever is queued,
+zeroes the average and sets max_p to 1 / ``linterm_``; so the procedure resets the queue the next
+time it finds it empty and restores the average and ``cur_max_p_`` (nothing is dropped; until
+then the lines are those of the old thresholds). The gentle line stays based on ``linterm_``
+(aqmlab's ``gentle_base = "initial"``). The longest such wait is reported.
+
 Usage (needs ``ns``, Debian's ``ns2`` package: ``make ns2``)::
 
     python tests/ns2/st_red_551.py [--seeds 1 2 3] [--queue average|instantaneous]
     python tests/ns2/st_red_551.py --steady 1 2.636 [--seeds 1 2 3] [--duration 600]
+    python tests/ns2/st_red_551.py --closed-loop [--seeds 1 2]
 """
 
 from __future__ import annotations
@@ -152,6 +167,226 @@ def ns2_trace(
                     times.append(float(t))
                     values.append(float(v) / cc.NS2_PAYLOAD)
     return np.array(times), np.array(values)
+
+
+# Fig. 5.3 beside ns-2's RED (our own Tcl; see the module doc). @NAME@-style fields are filled in
+# by :func:`closed_loop_tcl`; st($q,...) holds one queue's detector.
+CLOSED_LOOP_TCL = r"""
+set st_dt @DT@
+set st_f [open st.tr w]
+proc st_derive {q} {
+  global st
+  set qref [expr {0.5 * ($st($q,minth) + $st($q,maxth))}]
+  set st($q,qref) $qref
+  set st($q,up2) [expr {pow(@HL@ * $qref, 2)}]
+  set st($q,lo2) [expr {pow(@HS@ * $qref, 2)}]
+  set st($q,g0) [expr {0.5 * ($st($q,up2) + $st($q,lo2))}]
+  set st($q,dlo) [expr {(1.0 - @GAMMA@) * $qref}]
+  set st($q,dhi) [expr {(1.0 + @GAMMA@) * $qref}]
+  set st($q,a1) $st($q,wq)
+  set st($q,a2) [expr {@PHI2@ * $st($q,wq)}]
+}
+proc st_init {q red mon} {
+  global st
+  array set st [list $q,red $red $q,mon $mon $q,arr 0 $q,s2 0.0 $q,minth @MINTH@ \
+    $q,maxth @MAXTH@ $q,wq @WQ@ $q,iv @IV@ $q,pending 0 $q,next 0.0]
+  st_derive $q
+  set st($q,g2) $st($q,g0)
+}
+proc st_set {q now} {
+  global st st_f
+  set red $st($q,red)
+  $red set thresh_ $st($q,minth)
+  $red set maxthresh_ $st($q,maxth)
+  $red set thresh_queue_ [expr {$st($q,minth) * @MEANPKT@}]
+  $red set maxthresh_queue_ [expr {$st($q,maxth) * @MEANPKT@}]
+  $red set q_weight_ $st($q,wq)
+  $red set interval_ $st($q,iv)
+  if {!$st($q,pending)} {
+    set st($q,pending) 1
+    set st($q,pending_at) $now
+  }
+  puts $st_f "A $q $now $st($q,maxth)"
+}
+proc st_reset {q now} {
+  global st st_f
+  set red $st($q,red)
+  set ave [$red set ave_]
+  set maxp [$red set cur_max_p_]
+  $red reset
+  $red set ave_ $ave
+  $red set cur_max_p_ $maxp
+  set st($q,pending) 0
+  puts $st_f "R $q $now [expr {$now - $st($q,pending_at)}]"
+}
+proc st_sample {} {
+  global ns st st_dt st_f
+  set now [$ns now]
+  foreach q {fwd rev} {
+    set red $st($q,red)
+    set arr [$st($q,mon) set parrivals_]
+    set n [expr {$arr - $st($q,arr)}]
+    set st($q,arr) $arr
+    set x [expr {[$red set ave_] / @MEANPKT@}]
+    set qref $st($q,qref)
+    if {$n > 0 && $x > 0 && $x < 2.0 * $qref} {
+      set e2 [expr {($x - $qref) * ($x - $qref)}]
+      set s2 [expr {$st($q,s2) + (1.0 - pow(1.0 - $st($q,a1), $n)) * ($e2 - $st($q,s2))}]
+      set st($q,s2) $s2
+      if {$x > $st($q,dlo) && $x < $st($q,dhi)} {
+        set g2 [expr {$st($q,g2) + (1.0 - pow(1.0 - $st($q,a2), $n)) * ($e2 - $st($q,g2))}]
+        set st($q,g2) $g2
+        set large [expr {$g2 > $st($q,up2) && $s2 > $st($q,up2)}]
+        set small [expr {$g2 < $st($q,lo2) && $s2 < $st($q,lo2)}]
+        if {($large || $small) && $s2 > 0} {
+          set k [expr {sqrt($s2) / (($large ? @HL@ : @HS@) * $qref)}]
+          set st($q,minth) [expr {$st($q,minth) * $k}]
+          set st($q,maxth) [expr {$st($q,maxth) * $k}]
+          set st($q,wq) [expr {min(1.0, $st($q,wq) / $k)}]
+          set st($q,iv) [expr {max(0.001, $st($q,iv) * $k)}]
+          st_derive $q
+          set st($q,g2) $st($q,g0)
+          puts $st_f "D $q $now [expr {$large ? "large" : "small"}] $k"
+          st_set $q $now
+        }
+      }
+    }
+    if {$st($q,pending) && [$st($q,mon) set pkts_] == 0} {
+      st_reset $q $now
+    }
+    if {$now >= $st($q,next)} {
+      puts $st_f "S $q $now $st($q,s2) $st($q,qref) $x [$st($q,mon) set size_]"
+      set st($q,next) [expr {$st($q,next) + 0.1}]
+    }
+  }
+  $ns at [expr {$now + $st_dt}] "st_sample"
+}
+st_init fwd [[$ns link $r1 $r2] queue] $qm
+st_init rev [[$ns link $r2 $r1] queue] [$ns monitor-queue $r2 $r1 ""]
+$ns at @DT@ "st_sample"
+"""
+
+
+@dataclass
+class ClosedLoop:
+    """ST-RED over the study, one seed: the forward queue's threshold steps (time, max_th),
+    the reverse queue's, the longest wait (s) for an empty queue to reset ns-2's RED lines after a
+    step (forward, reverse; ns-2 only), the forward queue's small-variance detections, and per
+    200 s phase the median of sigma / q_ref (at the q_ref in force) and the forward queue's mean
+    (mean-size packets)."""
+
+    steps: list[tuple[float, float]]
+    reverse_steps: list[tuple[float, float]]
+    reset_wait_s: tuple[float, float]
+    small: int
+    sigma_median: list[float]
+    queue_mean: list[float]
+
+
+def closed_loop_tcl(seed: int, dt: float = 0.005) -> str:
+    """The study in ns-2.35 with fig. 5.3 driving both bottleneck queues' ARED."""
+    fields = {
+        "@DT@": repr(dt),
+        "@HL@": repr(H_L),
+        "@HS@": repr(H_S),
+        "@GAMMA@": repr(GAMMA),
+        "@PHI2@": "0.25",
+        "@MINTH@": "20.0",
+        "@MAXTH@": "60.0",
+        "@WQ@": repr(W_Q),
+        "@IV@": "0.5",
+        "@MEANPKT@": f"{float(cc.NS2_PAYLOAD)!r}",
+    }
+    driver = CLOSED_LOOP_TCL
+    for key, value in fields.items():
+        driver = driver.replace(key, value)
+    tcl = cc.THESIS_551.tcl(seed)
+    monitor = 'set qm [$ns monitor-queue $r1 $r2 ""]\n'
+    unbounded = "Queue/RED set bottom_ 1e-300\nQueue/RED set top_ 1e12\n"
+    end = f'$ns at {cc.THESIS_551.duration_s} "snap; exit 0"'
+    for old, new in (
+        (monitor, monitor + driver),
+        ("Queue/RED set interval_ 0.5\n", f"Queue/RED set interval_ 0.5\n{unbounded}"),
+        (end, end.replace("snap;", "snap; flush $st_f;")),
+    ):
+        if old not in tcl:
+            raise RuntimeError(f"crosscheck's script has no {old.strip()!r}")
+        tcl = tcl.replace(old, new)
+    return tcl
+
+
+def ns2_closed_loop(seed: int, dt: float = 0.005) -> ClosedLoop:
+    """ST-RED inside ns-2.35 (the Tcl driver) over the study."""
+    ns = shutil.which("ns")
+    if ns is None:
+        raise RuntimeError("ns-2 not found: install Debian's ns2 package (make ns2)")
+    with tempfile.TemporaryDirectory() as tmp:
+        (Path(tmp) / "case.tcl").write_text(closed_loop_tcl(seed, dt))
+        subprocess.run(
+            [ns, "case.tcl"], capture_output=True, check=True, cwd=tmp, timeout=3600, text=True
+        )
+        lines = (Path(tmp) / "st.tr").read_text().splitlines()
+    steps: dict[str, list[tuple[float, float]]] = {"fwd": [], "rev": []}
+    wait = {"fwd": 0.0, "rev": 0.0}
+    small = 0
+    rows: list[list[float]] = []
+    for line in lines:
+        f = line.split()
+        if f[0] == "A":
+            steps[f[1]].append((float(f[2]), float(f[3])))
+        elif f[0] == "R":
+            wait[f[1]] = max(wait[f[1]], float(f[3]))
+        elif f[0] == "D" and f[1] == "fwd" and f[3] == "small":
+            small += 1
+        elif f[0] == "S" and f[1] == "fwd":
+            rows.append([float(x) for x in f[2:]])
+    a = np.array(rows)
+    t, s2, q_ref, size = a[:, 0], a[:, 1], a[:, 2], a[:, 4]
+    sigma, queue = [], []
+    for lo, hi in itertools.pairwise(PHASES):
+        m = (t >= lo) & (t < hi)
+        sigma.append(float(np.median(np.sqrt(s2[m]) / q_ref[m])))
+        queue.append(float(size[m].mean() / cc.NS2_PAYLOAD))
+    return ClosedLoop(steps["fwd"], steps["rev"], (wait["fwd"], wait["rev"]), small, sigma, queue)
+
+
+def aqmlab_closed_loop(seed: int) -> ClosedLoop:
+    """aqmlab's ST-RED over the study (both directions), the same figures as
+    :func:`ns2_closed_loop`; the reverse queue's steps from the mirrored run (the 20 flows
+    forward and the 100 reverse), as params.parquet holds the forward queue's only."""
+    import aqmlab
+
+    def run(toml: str) -> tuple[Any, dict[str, tuple[np.ndarray, np.ndarray]]]:
+        r = aqmlab.run(toml)
+        name = np.array(r.params.column("name").to_pylist())
+        t = r.params.column("time_s").to_numpy()
+        v = r.params.column("value").to_numpy()
+        return r, {n: (t[name == n], v[name == n]) for n in ("max_th", "sigma2", "q_ref")}
+
+    def steps_of(series: tuple[np.ndarray, np.ndarray]) -> list[tuple[float, float]]:
+        t, v = series
+        return [(float(t[i + 1]), float(v[i + 1])) for i in np.nonzero(np.diff(v))[0].tolist()]
+
+    toml = st_red_toml(seed, "average")
+    r, p = run(toml)
+    mirrored = toml.replace("flows = 100\n", "flows = @\n").replace("flows = 20\n", "flows = 100\n")
+    _, p_rev = run(mirrored.replace("flows = @\n", "flows = 20\n"))
+    (s_t, s_v), (q_t, q_v) = p["sigma2"], p["q_ref"]
+    table = r.queue
+    link = np.array(table.column("link").to_pylist())
+    qt = table.column("time_s").to_numpy()
+    qb = table.column("queue_bytes").to_numpy()
+    sigma, queue = [], []
+    for lo, hi in itertools.pairwise(PHASES):
+        m = (s_t >= lo) & (s_t < hi)
+        # q_ref in force at each sample: the last value reported at or before it.
+        ref = q_v[np.searchsorted(q_t, s_t[m], side="right") - 1]
+        sigma.append(float(np.median(np.sqrt(s_v[m]) / ref)))
+        mq = (link == "bottleneck") & (qt >= lo) & (qt < hi)
+        queue.append(float(qb[mq].mean() / cc.NS2_PAYLOAD))
+    fwd = steps_of(p["max_th"])
+    small = sum(1 for a, b in itertools.pairwise([60.0, *(m for _, m in fwd)]) if b < a)
+    return ClosedLoop(fwd, steps_of(p_rev["max_th"]), (0.0, 0.0), small, sigma, queue)
 
 
 def detect(
@@ -294,6 +529,41 @@ def steady(ks: list[float], seeds: list[int], duration_s: float) -> int:
     return 0
 
 
+def closed_loop(seeds: list[int]) -> int:
+    """ST-RED over the study in ns-2.35 (the Tcl driver) and in aqmlab, per seed."""
+    head = " | ".join(f"{d} ms" for d in DELAYS_MS)
+    print(f"closed loop; h_s = {H_S:.4f}: sigma / q_ref and the forward queue per phase\n")
+    print(f"| run | figure | {head} |")
+    print("|---|---|" + "---|" * len(DELAYS_MS))
+    steps = []
+    for seed in seeds:
+        for run, c in (
+            (f"ns-2.35, seed {seed}", ns2_closed_loop(seed)),
+            (f"aqmlab, seed {seed}", aqmlab_closed_loop(seed)),
+        ):
+            print(
+                f"| {run} | sigma / q_ref | "
+                + " | ".join(f"{x:.3f}" for x in c.sigma_median)
+                + " |"
+            )
+            print(
+                f"| {run} | queue | " + " | ".join(f"{x:.1f}" for x in c.queue_mean) + " |",
+                flush=True,
+            )
+            steps.append((run, c))
+    print(
+        "\n| run | forward max_th steps (s -> max_th) | reverse | small variances (forward) "
+        "| longest wait for ns-2's reset, s (forward / reverse) |"
+    )
+    print("|---|---|---|---|---|")
+    for run, c in steps:
+        fwd = ", ".join(f"{t:.0f} -> {m:.1f}" for t, m in c.steps) or "none"
+        rev = ", ".join(f"{t:.0f} -> {m:.1f}" for t, m in c.reverse_steps) or "none"
+        wait = " / ".join(f"{w:.2f}" for w in c.reset_wait_s)
+        print(f"| {run} | {fwd} | {rev} | {c.small} | {wait} |")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3])
@@ -306,6 +576,9 @@ def main(argv: list[str] | None = None) -> int:
         help="ARED at ST-RED's parameters after adjustments multiplying to K, d = 100 ms",
     )
     ap.add_argument("--duration", type=float, default=600.0, help="seconds, with --steady")
+    ap.add_argument(
+        "--closed-loop", action="store_true", help="ST-RED inside ns-2 (a Tcl driver) and aqmlab's"
+    )
     args = ap.parse_args(argv)
     if shutil.which("ns") is None:
         print("error: ns-2 not found: install Debian's ns2 package (make ns2)", file=sys.stderr)
@@ -315,6 +588,8 @@ def main(argv: list[str] | None = None) -> int:
             print("error: --steady K must be > 0 and --duration at least 100 s", file=sys.stderr)
             return 2
         return steady(args.steady, args.seeds, args.duration)
+    if args.closed_loop:
+        return closed_loop(args.seeds)
     head = " | ".join(f"{d} ms" for d in DELAYS_MS)
     print(f"q = {args.queue}; h_s = {H_S:.4f}, h_l = {H_L:.4f} (sigma / q_ref)\n")
     print(f"| run | {head} | detections (s) |")

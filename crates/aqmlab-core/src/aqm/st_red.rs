@@ -46,13 +46,16 @@
 //!
 //! Which q: fig. 5.3 writes the instantaneous queue, but with section 5.5's
 //! h_s = 0.03 / sqrt(3) the small-variance rule then never fires (sigma /
-//! q_ref is 34-46 % at the design point, h_s 1.7 %), so thresholds raised by
-//! a long RTT never come back. RED's average gives sigma / q_ref of 1.8-3.4 %
-//! there, just above h_s as section 5.4.2's tuning rule places it, no
-//! detection from reverse-path noise (sections 5.5.3-5.5.4), and the
-//! thresholds come back. The default (`variance_queue = "average"`) samples
-//! the average; `"instantaneous"` is the literal reading. See
-//! `docs/aqm/st-red.md` and `docs/fidelity.md`, item 4.
+//! q_ref is 34-46 % at the design point, h_s 1.7 %), and reverse-path noise
+//! at a steady 100 ms triggers large-variance steps, which sections
+//! 5.5.3-5.5.4 rule out. On RED's average sigma / q_ref is a few per cent,
+//! no step comes at a steady round-trip time, and large variances come only
+//! at 700-900 ms, as on ns-2.35's own RED average. The default
+//! (`variance_queue = "average"`) samples the average; `"instantaneous"` is
+//! the literal reading. Neither brings raised thresholds back with section
+//! 5.5's h_s: the average's swing stays above h_s q_ref at any thresholds,
+//! and ns-2.35 with fig. 5.3 driving its RED does not bring them back
+//! either. See `docs/aqm/st-red.md` and `docs/fidelity.md`, item 4.
 
 use super::ap_red::RedOptions;
 use super::ared::AdaptClock;
