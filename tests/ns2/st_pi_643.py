@@ -27,6 +27,7 @@ Usage (needs ``ns``: ``make ns2``)::
 from __future__ import annotations
 
 import argparse
+import io
 import math
 import shutil
 import subprocess
@@ -56,20 +57,12 @@ class Detection:
     detections: list[tuple[float, str, float]] = field(default_factory=list)
 
 
-def ns2_queue(flows: int, reverse: int, duration: float) -> tuple[np.ndarray, np.ndarray]:
-    """PI's queue in ns-2.35 (packets), sampled every 1/170 s."""
+def _run_pi(tcl: str, flows: int, reverse: int, output: str) -> str:
+    """Run a ``thesis_6.4.4.tcl``-based script with PI (``bytes_``) in ns-2.35; the text of the
+    file it writes, ``output``."""
     ns = shutil.which("ns")
     if ns is None:
         raise RuntimeError("ns-2 not found: install Debian's ns2 package (make ns2)")
-    tcl = (HERE / "thesis_6.4.4.tcl").read_text()
-    tcl = tcl.replace('$ns at 150 "snap; exit 0"', f'$ns at {duration} "snap; close $qf; exit 0"')
-    sampler = (
-        "set qf [open queue.tr w]\n"
-        'proc qsample {} { global ns qm qf; puts $qf "[$ns now] [$qm set pkts_]"; '
-        f'$ns at [expr [$ns now] + {T_S!r}] "qsample" }}\n'
-        '$ns at 0.0 "qsample"\n'
-    )
-    tcl = tcl.replace('$ns at 0.1 "sample"\n', '$ns at 0.1 "sample"\n' + sampler)
     with tempfile.TemporaryDirectory() as tmp:
         (Path(tmp) / "case.tcl").write_text(tcl)
         subprocess.run(
@@ -80,7 +73,21 @@ def ns2_queue(flows: int, reverse: int, duration: float) -> tuple[np.ndarray, np
             timeout=3600,
             text=True,
         )
-        data = np.loadtxt(Path(tmp) / "queue.tr")
+        return (Path(tmp) / output).read_text()
+
+
+def ns2_queue(flows: int, reverse: int, duration: float) -> tuple[np.ndarray, np.ndarray]:
+    """PI's queue in ns-2.35 (packets), sampled every 1/170 s."""
+    tcl = (HERE / "thesis_6.4.4.tcl").read_text()
+    tcl = tcl.replace('$ns at 150 "snap; exit 0"', f'$ns at {duration} "snap; close $qf; exit 0"')
+    sampler = (
+        "set qf [open queue.tr w]\n"
+        'proc qsample {} { global ns qm qf; puts $qf "[$ns now] [$qm set pkts_]"; '
+        f'$ns at [expr [$ns now] + {T_S!r}] "qsample" }}\n'
+        '$ns at 0.0 "qsample"\n'
+    )
+    tcl = tcl.replace('$ns at 0.1 "sample"\n', '$ns at 0.1 "sample"\n' + sampler)
+    data = np.loadtxt(io.StringIO(_run_pi(tcl, flows, reverse, "queue.tr")))
     return data[:, 0], data[:, 1]
 
 
@@ -213,20 +220,8 @@ def closed_loop_tcl(flows: int = 300, reverse: int = 50, duration: float = 600.0
 
 def ns2_closed_loop(flows: int = 300, reverse: int = 50, duration: float = 600.0) -> ClosedLoop:
     """ST-PI inside ns-2.35 (the Tcl driver) over section 6.4.3."""
-    ns = shutil.which("ns")
-    if ns is None:
-        raise RuntimeError("ns-2 not found: install Debian's ns2 package (make ns2)")
-    with tempfile.TemporaryDirectory() as tmp:
-        (Path(tmp) / "case.tcl").write_text(closed_loop_tcl(flows, reverse, duration))
-        subprocess.run(
-            [ns, "case.tcl", "pi", str(flows), str(reverse), "true"],
-            capture_output=True,
-            check=True,
-            cwd=tmp,
-            timeout=7200,
-            text=True,
-        )
-        lines = (Path(tmp) / "stpi.tr").read_text().splitlines()
+    tcl = closed_loop_tcl(flows, reverse, duration)
+    lines = _run_pi(tcl, flows, reverse, "stpi.tr").splitlines()
     steps: dict[str, list[tuple[float, float, str]]] = {"fwd": [], "rev": []}
     t_q: list[tuple[float, float]] = []
     for line in lines:
