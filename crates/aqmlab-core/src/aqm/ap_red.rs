@@ -122,6 +122,19 @@ impl RedOptions {
         }
     }
 
+    /// The options of RED's parameters `p`.
+    pub fn of(p: &RedParams) -> RedOptions {
+        RedOptions {
+            gentle: p.gentle,
+            mode: p.mode,
+            mean_pkt_size: p.mean_pkt_size,
+            ecn: p.ecn,
+            above_max: p.above_max,
+            mark_p: p.mark_p,
+            counting: p.counting,
+        }
+    }
+
     /// Read RED's option keys; `d` holds the defaults.
     pub fn decode(t: &mut Table, d: &RedOptions) -> SpecResult<RedOptions> {
         let mode_default = match d.mode {

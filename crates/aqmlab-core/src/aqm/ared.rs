@@ -33,7 +33,8 @@
 //! defaults. Giving `automatic = true` together with any of the three, or
 //! `target_delay` in manual mode, is an error: there is no silent precedence.
 
-use super::red::{AboveMax, Red, RedCounting, RedMode, RedParams};
+use super::ap_red::RedOptions;
+use super::red::{Red, RedParams};
 use super::{Aqm, LinkInfo, PacketInfo, QueueLen, Verdict};
 use crate::rng::Rng;
 use crate::scenario::decode::{check_range, join, SpecError, SpecResult, Table};
@@ -121,21 +122,12 @@ pub struct AredParams {
     /// Initial max_p, in [0.01, 0.5] (default 0.1, RED's; no source gives
     /// ARED's initial value).
     pub max_p: f64,
-    /// Gentle drop function above max_th (default on, Floyd et al.).
-    pub gentle: bool,
-    /// Queue measure and probability scaling (as RED).
-    pub mode: RedMode,
-    /// Typical packet size, bytes (as RED; also the packet of C in automatic mode).
-    pub mean_pkt_size: u32,
-    /// Mark ECN-capable packets in the early region (as RED).
-    pub ecn: bool,
-    /// What happens above max_th (as RED).
-    pub above_max: AboveMax,
-    /// ns-2's `mark_p_` (RED's `mark_p`): marks only below this probability.
-    pub mark_p: f64,
-    /// Byte mode's count and ns-2's `wait` (as RED).
+    /// RED's other options (`gentle`, `mode`, `mean_pkt_size`, `ecn`,
+    /// `above_max`, `mark_p`, byte mode's count and `wait`), as RED's keys;
+    /// gentle on by default (Floyd et al.), `mean_pkt_size` also the packet
+    /// of C in automatic mode.
     #[serde(flatten)]
-    pub counting: RedCounting,
+    pub red: RedOptions,
     /// Section 3.2.3's automatic setting of min_th, max_th and w_q.
     pub automatic: bool,
     /// d_ref of section 3.2.3, automatic mode only (default 5 ms).
@@ -159,13 +151,10 @@ impl Default for AredParams {
             max_th: None,
             w_q: None,
             max_p: red.max_p,
-            gentle: true,
-            mode: red.mode,
-            mean_pkt_size: red.mean_pkt_size,
-            ecn: red.ecn,
-            above_max: red.above_max,
-            mark_p: red.mark_p,
-            counting: red.counting,
+            red: RedOptions {
+                gentle: true,
+                ..RedOptions::of(&red)
+            },
             automatic: true,
             target_delay: Some(DEFAULT_TARGET_DELAY),
             interval: DEFAULT_INTERVAL,
@@ -231,19 +220,13 @@ impl AredParams {
             max_th,
             w_q,
             max_p: t.f64("max_p", d.max_p)?,
-            gentle: t.bool("gentle", d.gentle)?,
-            mode: match t.choice("mode", &["packet", "byte"], Some("packet"))? {
-                "byte" => RedMode::Byte,
-                _ => RedMode::Packet,
-            },
-            mean_pkt_size: t.u32("mean_pkt_size", default_pkt_size)?,
-            ecn: t.bool("ecn", d.ecn)?,
-            above_max: match t.choice("above_max", &["drop", "mark"], Some("drop"))? {
-                "mark" => AboveMax::Mark,
-                _ => AboveMax::Drop,
-            },
-            mark_p: t.f64("mark_p", d.mark_p)?,
-            counting: RedCounting::decode(t, d.counting)?,
+            red: RedOptions::decode(
+                t,
+                &RedOptions {
+                    mean_pkt_size: default_pkt_size,
+                    ..d.red
+                },
+            )?,
             automatic,
             target_delay,
             interval: t.time("interval", d.interval)?,
@@ -311,19 +294,7 @@ impl AredParams {
             (Some(a), Some(b), Some(w)) => (a, b, w),
             _ => automatic_settings(self.target_delay.unwrap_or(DEFAULT_TARGET_DELAY), c_pps),
         };
-        RedParams {
-            min_th,
-            max_th,
-            max_p: self.max_p,
-            w_q,
-            gentle: self.gentle,
-            mode: self.mode,
-            mean_pkt_size: self.mean_pkt_size,
-            ecn: self.ecn,
-            above_max: self.above_max,
-            mark_p: self.mark_p,
-            counting: self.counting,
-        }
+        self.red.red_params(min_th, max_th, self.max_p, w_q)
     }
 }
 
@@ -349,7 +320,7 @@ pub struct Ared {
 
 impl Ared {
     pub fn new(p: AredParams, link: LinkInfo) -> Ared {
-        let c_pps = link.rate.packets_per_sec(p.mean_pkt_size);
+        let c_pps = link.rate.packets_per_sec(p.red.mean_pkt_size);
         Ared {
             red: Red::new(p.red_params(c_pps), link),
             automatic: p.automatic,
@@ -471,7 +442,10 @@ mod tests {
             w_q: Some(0.002),
             automatic: false,
             target_delay: None,
-            mean_pkt_size: 500,
+            red: RedOptions {
+                mean_pkt_size: 500,
+                ..AredParams::default().red
+            },
             ..AredParams::default()
         }
     }
@@ -482,7 +456,10 @@ mod tests {
     #[test]
     fn automatic_mode_section_3_2_3() {
         let p = AredParams {
-            mean_pkt_size: 500,
+            red: RedOptions {
+                mean_pkt_size: 500,
+                ..AredParams::default().red
+            },
             ..AredParams::default()
         };
         // 10 Mb/s, 500 B: C = 10e6 / 4000 = 2500 packets/s.
@@ -646,7 +623,10 @@ mod tests {
     #[test]
     fn set_link_recomputes_automatic_settings() {
         let p = AredParams {
-            mean_pkt_size: 500,
+            red: RedOptions {
+                mean_pkt_size: 500,
+                ..AredParams::default().red
+            },
             ..AredParams::default()
         };
         let mut a = Ared::new(p, link(10));
@@ -679,7 +659,7 @@ mod tests {
         assert!(p.automatic);
         assert_eq!(p.target_delay, Some(SimTime::from_millis(5)));
         assert_eq!((p.min_th, p.max_th, p.w_q), (None, None, None));
-        assert_eq!(p.mean_pkt_size, 500);
+        assert_eq!(p.red.mean_pkt_size, 500);
         let p = decode("min_th = 20\nmax_th = 60").unwrap();
         assert!(!p.automatic);
         assert_eq!(

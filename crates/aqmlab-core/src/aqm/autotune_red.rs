@@ -34,7 +34,8 @@
 //! precedence over the rules; the rules are recomputed in `set_link`.
 //! Between intervals the scheme is RED ([`super::red`]).
 
-use super::red::{AboveMax, Red, RedCounting, RedMode, RedParams};
+use super::ap_red::RedOptions;
+use super::red::{Red, RedParams};
 use super::{Aqm, LinkInfo, PacketInfo, QueueLen, Verdict};
 use crate::rng::Rng;
 use crate::scenario::decode::{check_range, join, SpecError, SpecResult, Table};
@@ -74,21 +75,11 @@ pub struct AutotuneRedParams {
     pub w_q: Option<f64>,
     /// Initial max_p, in [0.01, 0.5] (default 0.1, RED's; the thesis gives none).
     pub max_p: f64,
-    /// Gentle drop function above max_th (as RED, default on).
-    pub gentle: bool,
-    /// Queue measure and probability scaling (as RED).
-    pub mode: RedMode,
-    /// Typical packet size, bytes (as RED; also the packet of C).
-    pub mean_pkt_size: u32,
-    /// Mark ECN-capable packets in the early region (as RED).
-    pub ecn: bool,
-    /// What happens above max_th (as RED).
-    pub above_max: AboveMax,
-    /// ns-2's `mark_p_` (RED's `mark_p`): marks only below this probability.
-    pub mark_p: f64,
-    /// Byte mode's count and ns-2's `wait` (as RED).
+    /// RED's other options (`gentle`, `mode`, `mean_pkt_size`, `ecn`,
+    /// `above_max`, `mark_p`, byte mode's count and `wait`), as RED's keys
+    /// and defaults; `mean_pkt_size` is also the packet of C.
     #[serde(flatten)]
-    pub counting: RedCounting,
+    pub red: RedOptions,
     /// R, overriding the link's mean base RTT.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rtt: Option<SimTime>,
@@ -109,13 +100,7 @@ impl Default for AutotuneRedParams {
             max_th: None,
             w_q: None,
             max_p: red.max_p,
-            gentle: red.gentle,
-            mode: red.mode,
-            mean_pkt_size: red.mean_pkt_size,
-            ecn: red.ecn,
-            above_max: red.above_max,
-            mark_p: red.mark_p,
-            counting: red.counting,
+            red: RedOptions::of(&red),
             rtt: None,
             interval: None,
             epsilon: DEFAULT_EPSILON,
@@ -133,19 +118,13 @@ impl AutotuneRedParams {
             max_th: t.opt_f64("max_th")?,
             w_q: t.opt_f64("w_q")?,
             max_p: t.f64("max_p", d.max_p)?,
-            gentle: t.bool("gentle", d.gentle)?,
-            mode: match t.choice("mode", &["packet", "byte"], Some("packet"))? {
-                "byte" => RedMode::Byte,
-                _ => RedMode::Packet,
-            },
-            mean_pkt_size: t.u32("mean_pkt_size", default_pkt_size)?,
-            ecn: t.bool("ecn", d.ecn)?,
-            above_max: match t.choice("above_max", &["drop", "mark"], Some("drop"))? {
-                "mark" => AboveMax::Mark,
-                _ => AboveMax::Drop,
-            },
-            mark_p: t.f64("mark_p", d.mark_p)?,
-            counting: RedCounting::decode(t, d.counting)?,
+            red: RedOptions::decode(
+                t,
+                &RedOptions {
+                    mean_pkt_size: default_pkt_size,
+                    ..d.red
+                },
+            )?,
             rtt: t.opt_time("rtt")?,
             interval: t.opt_time("interval")?,
             epsilon: t.f64("epsilon", d.epsilon)?,
@@ -212,19 +191,7 @@ impl AutotuneRedParams {
         };
         // 1 - exp(-1 / (n R C)), without cancellation.
         let w_q = self.w_q.unwrap_or_else(|| -(-1.0 / (N_RTTS * rc)).exp_m1());
-        RedParams {
-            min_th,
-            max_th,
-            max_p: self.max_p,
-            w_q,
-            gentle: self.gentle,
-            mode: self.mode,
-            mean_pkt_size: self.mean_pkt_size,
-            ecn: self.ecn,
-            above_max: self.above_max,
-            mark_p: self.mark_p,
-            counting: self.counting,
-        }
+        self.red.red_params(min_th, max_th, self.max_p, w_q)
     }
 }
 
@@ -241,7 +208,7 @@ pub struct AutotuneRed {
 impl AutotuneRed {
     pub fn new(p: AutotuneRedParams, link: LinkInfo) -> AutotuneRed {
         let r_s = p.rtt_s(&link);
-        let c_pps = link.rate.packets_per_sec(p.mean_pkt_size);
+        let c_pps = link.rate.packets_per_sec(p.red.mean_pkt_size);
         AutotuneRed {
             red: Red::new(p.red_params(r_s, c_pps), link),
             interval: p.interval_for(r_s),
@@ -297,7 +264,7 @@ impl Aqm for AutotuneRed {
     fn set_link(&mut self, now: SimTime, link: &LinkInfo) {
         self.red.set_link(now, link);
         let r_s = self.p.rtt_s(link);
-        let c_pps = link.rate.packets_per_sec(self.p.mean_pkt_size);
+        let c_pps = link.rate.packets_per_sec(self.p.red.mean_pkt_size);
         let mut new = self.p.red_params(r_s, c_pps);
         let cur = self.red.params_mut();
         new.max_p = cur.max_p;
@@ -324,7 +291,10 @@ mod tests {
     }
     fn params() -> AutotuneRedParams {
         AutotuneRedParams {
-            mean_pkt_size: 500,
+            red: RedOptions {
+                mean_pkt_size: 500,
+                ..AutotuneRedParams::default().red
+            },
             ..AutotuneRedParams::default()
         }
     }
@@ -443,7 +413,7 @@ mod tests {
             (None, None, None, None, None)
         );
         assert_eq!(
-            (p.epsilon, p.zeta, p.max_p, p.mean_pkt_size),
+            (p.epsilon, p.zeta, p.max_p, p.red.mean_pkt_size),
             (1.5, 0.1, 0.1, 500)
         );
         let p = decode("rtt = \"200ms\"\nmin_th = 20\nmax_th = 60\nw_q = 0.001").unwrap();
