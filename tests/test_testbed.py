@@ -70,6 +70,10 @@ def test_unsupported_keys_are_named() -> None:
     assert any(e.startswith("tcp.delayed_ack: has no meaning") for e in errs), errs
     assert any(e.startswith("traffic[1].kind: 'web-simple' is not supported") for e in errs), errs
     assert any(e.startswith("traffic[0].extra_delay") for e in errs), errs
+    doc = _doc(DUMBBELL)
+    doc["traffic"] = [{"kind": "web", "sessions": 2, "http": "webtraf"}]
+    errs = unsupported(doc)
+    assert any(e.startswith("traffic[0].http: 'webtraf' is not supported") for e in errs), errs
 
 
 def test_plan_draws_starts_and_follows_the_schedule() -> None:

@@ -25,17 +25,8 @@ $defaultRNG seed 1
 Agent/TCP/FullTcp set segsize_ 1460
 Agent/TCP/FullTcp set ecn_ $ecn
 if {$ecnplus} { Agent/TCP/FullTcp set ecn_syn_ true }
-Queue/RED set setbit_ [expr $ecn ? "true" : "false"]
-Queue/RED set gentle_ false
-Queue/RED set thresh_ 20
-Queue/RED set maxthresh_ 60
-Queue/RED set q_weight_ 0.002
-Queue/RED set linterm_ 10
-Queue/RED set use_mark_p_ true
-Queue/RED set mark_p_ 2.0
-Queue/RED set mean_pktsize_ 1500
-Queue/RED set queue_in_bytes_ false
-Queue/RED set bytes_ false
+source [file join [file dirname [info script]] red_star.tcl]
+red_star $ecn
 set c [$ns node]
 set s [$ns node]
 set r1 [$ns node]

@@ -1443,7 +1443,13 @@ impl World {
         s.started = now;
         let mut out = std::mem::take(&mut self.out);
         let fl = &mut self.flows[f];
-        if reuse {
+        if s.p.http == Http::WebTraf {
+            s.end = o.segments;
+            s.requesting = true;
+            fl.new_request_connection();
+            self.tag[f].conn = self.tag[f].conn.wrapping_add(1);
+            fl.client_connect(now, o.segments, o.last_payload, &mut out);
+        } else if reuse {
             s.end += o.segments;
             fl.client_request(now, o.segments, o.last_payload, &mut out);
         } else {
@@ -1465,7 +1471,24 @@ impl World {
         let Some(WebApp::Browse(s)) = self.web[f].as_deref_mut() else {
             return;
         };
-        if s.phase != Phase::Fetching || delivered < s.end {
+        if s.phase != Phase::Fetching {
+            return;
+        }
+        if s.requesting {
+            // `webtraf`: once the request is acknowledged, the server opens
+            // the response connection.
+            if self.flows[f].request_acked() {
+                s.requesting = false;
+                let o = s.current;
+                self.tag[f].conn = self.tag[f].conn.wrapping_add(1);
+                let mut out = std::mem::take(&mut self.out);
+                self.flows[f].server_open(now, o.segments, o.last_payload, &mut out);
+                self.emit(f, &mut out);
+                self.out = out;
+            }
+            return;
+        }
+        if delivered < s.end {
             return;
         }
         // The response's last segment, now delivered, was short.

@@ -268,6 +268,80 @@ fn red_star_drops_synacks_unless_ecn_plus() {
     assert!(gap_half > 0.03, "{gap_half}");
 }
 
+/// `http = "webtraf"` (ns-2's WebTraf, the web model `000_...` cites as
+/// [11]; docs/fidelity.md, item 7): two connections per object. On the
+/// uncongested link the offered load still comes out within 10 %, and no
+/// response is faster than 3.5 base RTTs (request connection: SYN,
+/// SYN/ACK, request, ACK; response connection: SYN, SYN/ACK, response),
+/// where HTTP/1.0's floor is 2. Under RED* with ECN at 90 % load three
+/// packets per object that are not ECN-capable cross the congested queue
+/// (the server's SYN/ACK, its ACK of the request and its SYN): ECN+ takes
+/// the SYN/ACK drops away but not the others, so the share of responses
+/// within 0.5 s gains less than with HTTP/1.0 (0.026 against 0.053) and
+/// stays far below it (0.71-0.73 against 0.85-0.91), and 4.5 % of the
+/// responses still take over 2 s with ECN+ (HTTP/1.0: 0.4 %).
+#[test]
+fn webtraf_spends_two_connections_per_object() {
+    let r = run(&uncongested("90Mbps", "webtraf", "40s"));
+    let b = &r.summary.bottleneck;
+    let w = r.summary.web.as_ref().expect("web summary");
+    let ratio = b.throughput_bps / 90e6;
+    let mut q: Vec<f64> = rtt_ratios(&r).iter().map(|p| p.0).collect();
+    q.sort_by(f64::total_cmp);
+    eprintln!(
+        "webtraf uncongested: {ratio:.3} of offered, {} responses, RTTs min {:.3} median {:.3}",
+        w.completed,
+        q[0],
+        q[q.len() / 2]
+    );
+    assert!((ratio - 1.0).abs() < 0.10, "{ratio}");
+    assert_eq!(
+        w.synack_drops + w.syn_retransmits + w.request_retransmits,
+        0
+    );
+    assert!(
+        q[0] >= 3.5 - 1e-6 && q[q.len() / 2] < 4.5,
+        "{} {}",
+        q[0],
+        q[q.len() / 2]
+    );
+    let webtraf = |plus: bool| {
+        let sc = red_star("90Mbps", plus, "35s", 1)
+            .replace("kind = \"web\"\n", "kind = \"web\"\nhttp = \"webtraf\"\n");
+        assert!(sc.contains("webtraf"));
+        run(&sc)
+    };
+    let (ecn, plus) = (webtraf(false), webtraf(true));
+    let (e10, p10) = (
+        run(&red_star("90Mbps", false, "35s", 1)),
+        run(&red_star("90Mbps", true, "35s", 1)),
+    );
+    let (we, wp) = (
+        ecn.summary.web.clone().unwrap(),
+        plus.summary.web.clone().unwrap(),
+    );
+    let (ce, cp) = (cdf_at(&ecn, 0.5), cdf_at(&plus, 0.5));
+    let (ce10, cp10) = (cdf_at(&e10, 0.5), cdf_at(&p10, 0.5));
+    let two = [&ecn, &plus, &e10, &p10].map(|r| cdf_at(r, 2.0));
+    eprintln!(
+        "CDF(2 s): webtraf ECN {:.3} ECN+ {:.3}; HTTP/1.0 ECN {:.3} ECN+ {:.3}",
+        two[0], two[1], two[2], two[3]
+    );
+    eprintln!(
+        "RED* 90 %: webtraf CDF(0.5 s) ECN {ce:.3} ECN+ {cp:.3} (SYN/ACK drops {} -> {}, SYN drops {} -> {}, requests sent again {} -> {}); HTTP/1.0 ECN {ce10:.3} ECN+ {cp10:.3}",
+        we.synack_drops, wp.synack_drops, we.syn_drops, wp.syn_drops,
+        we.request_retransmits, wp.request_retransmits
+    );
+    assert!(we.synack_drops > 0 && wp.synack_drops * 10 <= we.synack_drops);
+    // What ECN+ leaves: the servers' SYNs and ACKs of requests are dropped.
+    assert!(wp.syn_drops > 0 && wp.request_retransmits > 0, "{wp:?}");
+    // ECN+ gains less within 0.5 s, and past the 3 s SYN timeout it
+    // leaves several times HTTP/1.0's share of slow responses.
+    assert!(cp - ce < 0.75 * (cp10 - ce10), "{ce} {cp} {ce10} {cp10}");
+    assert!(1.0 - two[1] > 5.0 * (1.0 - two[3]), "{two:?}");
+    assert!(ce < ce10 - 0.1 && cp < cp10 - 0.1);
+}
+
 /// A `web` schedule action adds sessions: the offered load steps up in
 /// proportion (300 -> 600 sessions doubles it, within the noise of
 /// heavy-tailed traffic).

@@ -593,6 +593,13 @@ fn web_plan(path: &str) -> Result<(), String> {
                     http: match w.params.http {
                         Http::V10 => "1.0",
                         Http::V11 => "1.1",
+                        Http::WebTraf => {
+                            return Err(format!(
+                                "traffic[{g}].http = \"webtraf\": the testbed's web clients \
+                                 speak \"1.0\" and \"1.1\" (a server that opens the response \
+                                 connection is a simulator model only)"
+                            ))
+                        }
                     },
                     request_bytes: w.params.request_bytes,
                     residual_s: residual,

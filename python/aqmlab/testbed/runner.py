@@ -107,6 +107,12 @@ def unsupported(doc: Mapping[str, Any]) -> list[str]:
                     f"traffic[{i}].rtt: {t['rtt']!r}: every web session of the testbed has "
                     f"the path's base RTT ({base / 1e6:g}ms); per-session RTTs are not emulated"
                 )
+        if kind == "web" and t.get("http") == "webtraf":
+            errs.append(
+                f"traffic[{i}].http: 'webtraf' is not supported by the testbed (its web clients "
+                'speak "1.0" and "1.1"; a server that opens the response connection is a '
+                "simulator model only)"
+            )
         for k in t:
             if k not in allowed:
                 errs.append(

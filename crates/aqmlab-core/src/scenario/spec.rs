@@ -568,8 +568,9 @@ pub enum TrafficSpec {
     /// HTTP sessions: exponential transfers over new TCP connections
     /// separated by exponential think times.
     WebSimple(WebSimpleSpec),
-    /// Web browsing: pages of heavy-tailed objects, HTTP/1.0 or 1.1,
-    /// Pareto think times (`000_0675317d310dd341.txt`).
+    /// Web browsing: pages of heavy-tailed objects, HTTP/1.0, 1.1 or ns-2
+    /// WebTraf's two connections per object, Pareto think times
+    /// (`000_0675317d310dd341.txt`).
     Web(WebSpec),
 }
 
@@ -685,8 +686,9 @@ impl WebSpec {
             Some(Value::Float(1.1)) => Http::V11,
             Some(v) => {
                 let mut probe = Table::new(Value::Table(vec![("http".into(), v)]), t.path())?;
-                match probe.choice("http", &["1.0", "1.1"], None)? {
+                match probe.choice("http", &["1.0", "1.1", "webtraf"], None)? {
                     "1.1" => Http::V11,
+                    "webtraf" => Http::WebTraf,
                     _ => Http::V10,
                 }
             }

@@ -62,6 +62,11 @@ pub struct TcpConfig {
     pub passive: bool,
     /// Payload bytes of a client's request (passive flows).
     pub request_bytes: u32,
+    /// A passive connection that carries the request only: the server
+    /// answers it with a pure ACK, and the response comes over a
+    /// connection the server opens ([`TcpFlow::server_open`]; ns-2's
+    /// WebTraf pattern, `http = "webtraf"`).
+    pub request_only: bool,
 }
 
 impl TcpConfig {
@@ -71,6 +76,7 @@ impl TcpConfig {
             handshake,
             passive: false,
             request_bytes: 0,
+            request_only: false,
         }
     }
 
@@ -81,6 +87,7 @@ impl TcpConfig {
             handshake: true,
             passive: true,
             request_bytes,
+            request_only: false,
         }
     }
 }
@@ -401,6 +408,48 @@ impl TcpFlow {
         self.short.clear();
     }
 
+    /// ns-2's WebTraf pattern (`http = "webtraf"`), first half: a new
+    /// passive connection that carries only the request. The client opens
+    /// it with [`TcpFlow::client_connect`]; the server answers the request
+    /// with a pure ACK (not ECT, on the data route), which ends it
+    /// ([`TcpFlow::request_acked`]).
+    pub fn new_request_connection(&mut self) {
+        self.cfg.passive = true;
+        self.cfg.request_only = true;
+        self.new_passive_connection();
+    }
+
+    /// Whether the server's ACK of a request-only connection's request
+    /// has reached the client.
+    pub fn request_acked(&self) -> bool {
+        self.cfg.request_only && self.client == Client::Open
+    }
+
+    /// ns-2's WebTraf pattern, second half: the server opens a new
+    /// connection to the client (its SYN, not ECT, on the data route; the
+    /// client's SYN/ACK on the ACK route) and sends the response of
+    /// `segments` segments, the last carrying `last_payload` bytes.
+    pub fn server_open(
+        &mut self,
+        now: SimTime,
+        segments: u64,
+        last_payload: u32,
+        out: &mut Vec<Seg>,
+    ) {
+        self.cfg.passive = false;
+        self.cfg.request_only = false;
+        self.cfg.handshake = true;
+        let short = std::mem::take(&mut self.short);
+        self.new_connection(segments);
+        self.short = short;
+        self.short.clear();
+        let wire = HEADER_BYTES + last_payload;
+        if wire < self.cfg.tcp.packet_size {
+            self.short.push((self.app_limit - 1, wire));
+        }
+        self.start(now, out);
+    }
+
     /// Client: open the connection with a SYN (on the ACK route), to ask
     /// for an object of `segments` segments whose last carries
     /// `last_payload` bytes. The SYN is retransmitted on the client's
@@ -552,6 +601,10 @@ impl TcpFlow {
                 }
                 self.accept_request(now, out);
             }
+            State::Established if self.cfg.request_only => {
+                // The client sent its request again: the ACK was lost.
+                self.ack_request(now, out);
+            }
             State::Established => {
                 if ack < self.app_limit {
                     return; // a copy of a request already served
@@ -584,6 +637,10 @@ impl TcpFlow {
     /// window allows. The client's timer stops here (the server's ACK of
     /// the request rides on the response and is not modelled apart).
     fn accept_request(&mut self, now: SimTime, out: &mut Vec<Seg>) {
+        if self.cfg.request_only {
+            self.ack_request(now, out);
+            return;
+        }
         self.client = Client::Open;
         self.client_deadline = None;
         self.c_ece = false;
@@ -596,6 +653,20 @@ impl TcpFlow {
             self.short.push((self.app_limit - 1, wire));
         }
         self.send_available(now, out);
+    }
+
+    /// Server of a request-only connection: acknowledge the request with a
+    /// pure ACK (flagged `REQ` so that the client can tell it from data;
+    /// not ECT, RFC 3168 section 6.1.4).
+    fn ack_request(&mut self, now: SimTime, out: &mut Vec<Seg>) {
+        out.push(Seg {
+            seq: 0,
+            ts: now,
+            size: HEADER_BYTES,
+            flags: flags::ACK | flags::REQ,
+            ecn: Ecn::NotEct,
+            from_sender: true,
+        });
     }
 
     /// Wire bytes of data segment `seq`.
@@ -1079,6 +1150,14 @@ impl TcpFlow {
         ts: SimTime,
         out: &mut Vec<Seg>,
     ) {
+        if f & flags::REQ != 0 {
+            // The server's ACK of a request-only connection's request.
+            if self.client == Client::Requested {
+                self.client = Client::Open;
+                self.client_deadline = None;
+            }
+            return;
+        }
         if f & flags::SYN != 0 {
             if self.cfg.passive {
                 self.client_synack(now, ecn, out);
@@ -1294,15 +1373,20 @@ mod tests {
     /// the server a window of 1 (RFC 5562), the request starts the
     /// response (last segment short), a copy of it is ignored, and a lost
     /// SYN is sent again after `initial_rto`.
-    #[test]
-    fn passive_open_request_response() {
-        let spec = TcpSpec {
+    /// A web flow's TCP: 1000-byte segments, ECN and ECN+.
+    fn ecn_plus_spec(initial_cwnd: u32) -> TcpSpec {
+        TcpSpec {
             packet_size: 1040,
-            initial_cwnd: 4,
+            initial_cwnd,
             ecn: true,
             ecn_plus: true,
             ..TcpSpec::default()
-        };
+        }
+    }
+
+    #[test]
+    fn passive_open_request_response() {
+        let spec = ecn_plus_spec(4);
         let mut fl = TcpFlow::new(TcpConfig::passive(&spec, true, 300));
         let mut out = Vec::new();
         let t = |ms: u64| SimTime::from_millis(ms);
@@ -1360,6 +1444,99 @@ mod tests {
         out.clear();
         fl.on_ack(t(0), 0, flags::SYN, Ecn::NotEct, &mut out);
         assert_eq!(out[0].ecn, Ecn::NotEct);
+    }
+
+    /// ns-2's WebTraf pattern (`http = "webtraf"`): a request-only
+    /// connection ends with the server's pure ACK (not ECT, lost and sent
+    /// again on the client's timer), then the server opens the response
+    /// connection with a SYN that is not ECT, even with ECN+.
+    #[test]
+    fn webtraf_request_connection_then_server_open() {
+        let mut fl = TcpFlow::new(TcpConfig::passive(&ecn_plus_spec(1), true, 300));
+        let mut out = Vec::new();
+        let t = |ms: u64| SimTime::from_millis(ms);
+        fl.new_request_connection();
+        fl.client_connect(t(0), 3, 500, &mut out);
+        assert_eq!(out[0].flags, flags::SYN);
+        out.clear();
+        fl.on_ack(t(50), 0, flags::SYN, Ecn::NotEct, &mut out);
+        let synack = out[0];
+        assert_eq!(synack.ecn, Ecn::Ect0); // ECN+
+        out.clear();
+        fl.on_data(t(100), 0, synack.flags, synack.ecn, synack.ts, &mut out);
+        let req = out[0];
+        assert_eq!(req.flags, flags::ACK | flags::REQ);
+        // The server answers the request with a pure ACK, not with data.
+        out.clear();
+        fl.on_ack(t(150), req.seq, req.flags, req.ecn, &mut out);
+        assert_eq!(out.len(), 1);
+        let ack = out[0];
+        assert!(ack.from_sender);
+        assert_eq!(
+            (ack.flags, ack.size, ack.ecn),
+            (flags::ACK | flags::REQ, 40, Ecn::NotEct)
+        );
+        assert_eq!(fl.stats.data_sent, 0);
+        // The ACK is lost: the client's request timer sends the request
+        // again, and the server acknowledges it again.
+        assert!(!fl.request_acked());
+        let deadline = fl.client_deadline.expect("request timer");
+        out.clear();
+        fl.on_client_timer(deadline, &mut out);
+        assert_eq!(out[0].flags, flags::ACK | flags::REQ);
+        assert_eq!(fl.stats.request_retransmits, 1);
+        let again = out[0];
+        out.clear();
+        fl.on_ack(
+            deadline + t(50),
+            again.seq,
+            again.flags,
+            again.ecn,
+            &mut out,
+        );
+        assert_eq!(out[0].flags, flags::ACK | flags::REQ);
+        let ack = out[0];
+        out.clear();
+        fl.on_data(deadline + t(100), 0, ack.flags, ack.ecn, ack.ts, &mut out);
+        assert!(out.is_empty());
+        assert!(fl.request_acked());
+        assert_eq!(fl.client_deadline, None);
+        // The server opens the response connection: a SYN on the data
+        // route, not ECN-capable.
+        let t0 = deadline + t(100);
+        fl.server_open(t0, 3, 500, &mut out);
+        assert_eq!(out.len(), 1);
+        let syn = out[0];
+        assert!(syn.from_sender);
+        assert_eq!((syn.flags, syn.ecn), (flags::SYN, Ecn::NotEct));
+        assert!(!fl.request_acked());
+        // The client answers with a SYN/ACK on the ACK route; the server
+        // then sends the response, whose last segment is short.
+        out.clear();
+        fl.on_data(t0 + t(50), 0, syn.flags, syn.ecn, syn.ts, &mut out);
+        let synack = out[0];
+        assert!(!synack.from_sender);
+        assert_eq!(synack.flags, flags::SYN | flags::ACK);
+        out.clear();
+        fl.on_ack(t0 + t(100), 0, synack.flags, synack.ecn, &mut out);
+        assert_eq!((out[0].seq, out[0].size, out[0].ecn), (0, 1040, Ecn::Ect0));
+        let mut sent: Vec<Seg> = out.clone();
+        for k in 0..4 {
+            let acks = deliver(&mut fl, &sent, &[]);
+            if acks.is_empty() {
+                break;
+            }
+            out.clear();
+            for a in &acks {
+                fl.on_ack(t0 + t(200 + 100 * k), a.seq, a.flags, a.ecn, &mut out);
+            }
+            sent = out.clone();
+            if fl.delivered() >= 3 {
+                break;
+            }
+        }
+        assert_eq!(fl.delivered(), 3);
+        assert_eq!(fl.seg_size(2), 540);
     }
 
     /// RFC 3168 section 6.1.2: an ECE halves the window down to one segment

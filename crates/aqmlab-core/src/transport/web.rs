@@ -6,7 +6,9 @@
 //! from the client and a response from the server: over a new TCP
 //! connection opened with SYN / SYN-ACK (HTTP/1.0), or over the page's one
 //! persistent connection (HTTP/1.1, no pipelining: the next request leaves
-//! when the previous response has fully arrived).
+//! when the previous response has fully arrived), or over two connections,
+//! one the client opens for the request and one the server opens for the
+//! response (ns-2's WebTraf, [`Http::WebTraf`]).
 //!
 //! Distributions (every draw from the session's own stream):
 //! - object sizes: a lognormal body spliced to a bounded Pareto tail,
@@ -284,6 +286,16 @@ pub enum Http {
     /// One persistent connection per page, requests one after another.
     #[serde(rename = "1.1")]
     V11,
+    /// ns-2's WebTraf in its one-way TCP form (the web model after
+    /// Feldmann et al. that `000_0675317d310dd341.txt` cites as \[11\]): two
+    /// connections per object. The client opens a request connection
+    /// (SYN, SYN/ACK, the request, the server's pure ACK); when the ACK is
+    /// in, the server opens a response connection (its SYN, the client's
+    /// SYN/ACK, the response). Three packets that are not ECN-capable cross
+    /// the data direction per object (SYN/ACK, ACK, SYN), where HTTP/1.0
+    /// has one; ECN+ makes only the SYN/ACK ECN-capable.
+    #[serde(rename = "webtraf")]
+    WebTraf,
 }
 
 /// The resolved parameters of a web group.
@@ -358,12 +370,15 @@ pub struct PageEstimate {
     /// Data packets per object, E[ceil(size / mss)].
     pub object_segments: f64,
     /// Wire bytes per page in the data direction: payload, 40 bytes of
-    /// header per data packet, and one 40-byte SYN/ACK per connection.
+    /// header per data packet, and one 40-byte SYN/ACK per connection
+    /// (with `webtraf`: a SYN/ACK, an ACK and a SYN per object).
     pub page_wire_bytes: f64,
     /// Slow-start rounds per object, E[ceil(log2(n / w + 1))].
     pub object_rounds: f64,
     /// Page download time, seconds: mean RTT x (objects x rounds + one
-    /// handshake RTT per connection).
+    /// handshake RTT per connection; with `webtraf`, three more round trips
+    /// per object: the request connection's two and the response
+    /// connection's handshake).
     pub page_time_s: f64,
 }
 
@@ -386,17 +401,19 @@ impl PageEstimate {
             below = top;
             k += 1.0;
         }
-        let conns = match p.http {
-            Http::V10 => p.objects,
-            Http::V11 => 1.0,
+        // Round trips and data-direction control packets beyond the data.
+        let (setup_rtts, control) = match p.http {
+            Http::V10 => (p.objects, p.objects),
+            Http::V11 => (1.0, 1.0),
+            Http::WebTraf => (3.0 * p.objects, 3.0 * p.objects),
         };
         let hdr = HEADER_BYTES as f64;
         PageEstimate {
             object_bytes: d.mean(),
             object_segments,
-            page_wire_bytes: p.objects * (d.mean() + hdr * object_segments) + conns * hdr,
+            page_wire_bytes: p.objects * (d.mean() + hdr * object_segments) + control * hdr,
             object_rounds,
-            page_time_s: rtt_s * (p.objects * object_rounds + conns),
+            page_time_s: rtt_s * (p.objects * object_rounds + setup_rtts),
         }
     }
 
@@ -503,6 +520,9 @@ pub struct Session {
     /// Segments the client must have received on the current connection
     /// when the current response is complete.
     pub end: u64,
+    /// `webtraf`: the current object's request connection is still open
+    /// (the response connection is not).
+    pub requesting: bool,
     /// When the current request began (first SYN, or the request on a
     /// persistent connection).
     pub started: SimTime,
@@ -523,6 +543,7 @@ impl Session {
                 last_payload: 0,
             },
             end: 0,
+            requesting: false,
             started: SimTime::ZERO,
         }
     }

@@ -1,0 +1,197 @@
+"""The ECN+ paper's RED* experiment with ns-2's WebTraf beside aqmlab's ``http = "webtraf"``.
+
+``000_0675317d310dd341.txt`` runs "the model developed in [11]" (sessions of pages of objects:
+ns-2's WebTraf, after Feldmann et al.) and reads, with RED* and ECN at 90 % load, "only about 30%
+of flows have response times less than 0.5 sec" (figure 3; docs/fidelity.md, item 7). WebTraf
+spends two connections on each object (``ecn_web_webtraf.tcl``): three packets per object that
+are not ECN-capable cross the congested queue, where one connection per object has one.
+
+ns-2: ``ecn_web_webtraf.tcl`` with aqmlab's object sizes (its lognormal body and Pareto tail,
+mean 7.2 KB, cut into 1460-byte segments: a CDF table for ns-2's Empirical random variable) and
+1970 sessions, which offer 89.9 Mbit/s on the 1 Gbit/s link (2300: 102.2 Mbit/s, for 105 %).
+aqmlab: the preset scenario ``ecn-web-000`` with RED* (20 / 60) and ``http = "webtraf"`` at the
+same offered loads, with ns-2's one-way TCP's initial window of two segments (``windowInit_``)
+and receive window of 20 (``window_``). Response times run from the request to the response's
+last byte at the client (the paper's definition); ns-2's WebTraf records when the server has the
+last ACK, so the client's one-way delay back is taken off.
+
+Usage (needs ``ns``: ``make ns2``)::
+
+    python tests/ns2/ecn_web_webtraf.py [--duration 35] [--seed 1]
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import subprocess
+import sys
+import tempfile
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+HERE = Path(__file__).parent
+TCL = HERE / "ecn_web_webtraf.tcl"
+PRESET = HERE.parents[1] / "python/aqmlab/experiments/presets/scenarios/ecn-web-000.toml"
+NCLIENT = 30
+SESSIONS = {"90%": 1970, "105%": 2300}
+LOADS = {"90%": "90Mbps", "105%": "105Mbps"}
+START = 10.0
+
+
+@dataclass
+class Profile:
+    """Responses ended in the measured interval: how many, and the share within 0.5, 1, 2 s."""
+
+    n: int
+    within: tuple[float, float, float]
+    mbps: float
+
+    def row(self) -> str:
+        a, b, c = self.within
+        return f"{a:.3f} / {b:.3f} / {c:.3f} ({self.mbps:.1f} Mbit/s)"
+
+
+def _shares(times: list[float], mbps: float) -> Profile:
+    n = len(times)
+    if n == 0:
+        raise RuntimeError("no response ended in the measured interval")
+    w = tuple(sum(1 for t in times if t <= x) / n for x in (0.5, 1.0, 2.0))
+    return Profile(n, (w[0], w[1], w[2]), mbps)
+
+
+def size_table(path: Path, mss: int = 1460) -> float:
+    """Write aqmlab's default object-size distribution (docs/scenario.md, ``kind = "web"``: a
+    lognormal body of median 1320 bytes and sigma 1.72 spliced at its 93 % quantile to a bounded
+    Pareto tail up to 2 MB, continuous in density) as segment counts for ns-2's Empirical random
+    variable: lines "k 0 P(object <= k mss)". Returns the mean segment count."""
+    from scipy.stats import norm
+
+    median, sigma, tail, top = 1320.0, 1.72, 0.07, 2e6
+    mu = math.log(median)
+    zc = float(norm.ppf(1 - tail))
+    splice = math.exp(mu + sigma * zc)
+    r = splice / top
+    target = float(norm.pdf(zc)) / (sigma * tail)
+    lo, hi = 1e-9, 1.0
+    while hi / (1 - r**hi) < target:
+        hi *= 2
+    for _ in range(200):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if mid / (1 - r**mid) < target else (lo, mid)
+    a = (lo + hi) / 2
+    ra = r**a
+
+    def cdf(x: float) -> float:
+        if x <= splice:
+            return float(norm.cdf((math.log(x) - mu) / sigma))
+        return 1 - tail * ((splice / x) ** a - ra) / (1 - ra)
+
+    n = math.ceil(top / mss)
+    mean, prev = 0.0, 0.0
+    with path.open("w") as f:
+        for k in range(1, n + 1):
+            c = cdf(k * mss) if k < n else 1.0
+            f.write(f"{k} 0 {c:.12f}\n")
+            mean += k * (c - prev)
+            prev = c
+    return mean
+
+
+def ns2(bw: int, load: str, ecn: bool, plus: bool, duration: float, seed: int = 1) -> Profile:
+    """ns-2.35's WebTraf run: the response-time profile and the R2-R1 throughput."""
+    with tempfile.TemporaryDirectory() as tmp:
+        sizes = Path(tmp) / "sizes.cdf"
+        size_table(sizes)
+        args = [str(bw), str(SESSIONS[load]), str(duration), str(int(ecn)), str(int(plus))]
+        out = subprocess.run(
+            ["ns", str(TCL), *args, str(seed), str(sizes)],
+            capture_output=True,
+            text=True,
+            check=True,
+            timeout=1800,
+            cwd=tmp,
+        ).stdout
+    req: dict[str, float] = {}
+    times: list[float] = []
+    departed: dict[int, int] = {}
+    for line in out.splitlines():
+        f = line.split()
+        if len(f) >= 8 and f[0] == "req" and f[1] == "+":
+            req[f[2]] = float(f[-1])
+        elif len(f) >= 9 and f[0] == "resp" and f[1] == "-":
+            # The client's last byte: the server's completion less the way back.
+            c = int(f[7]) - 3
+            back = (4.0 + 70.0 * (c + 0.5) / NCLIENT + 1.0) / 1000
+            t = float(f[-1]) - back
+            if t >= START and f[2] in req:
+                times.append(t - req[f[2]])
+        elif len(f) == 4 and f[0] == "bytes":
+            departed[round(float(f[1]))] = int(f[2])
+    last = max(departed)
+    mbps = (departed[last] - departed[int(START)]) * 8 / (last - START) / 1e6
+    return _shares(times, mbps)
+
+
+def aqmlab_run(
+    bw: int, load: str, ecn: bool, plus: bool, duration: float, http: str = "webtraf", seed: int = 1
+) -> Profile:
+    """aqmlab's preset with RED*, at the same offered load, with ns-2's initial and receive
+    windows."""
+    import aqmlab
+
+    onoff = "true" if ecn else "false"
+    r = aqmlab.run(
+        PRESET,
+        overrides=[
+            'aqm={kind="red",min_th=20,max_th=60,max_p=0.1,w_q=0.002,gentle=false,'
+            f'above_max="mark",ecn={onoff}}}',
+            f"tcp.ecn={onoff}",
+            f"tcp.ecn_plus={'true' if plus else 'false'}",
+            "tcp.initial_cwnd=2",
+            "tcp.rwnd=20",
+            f"duration={duration}s",
+            f"metrics.start={START}s",
+            f'traffic[0].offered_load="{LOADS[load]}"',
+            f'traffic[0].http="{http}"',
+            f'topology.bottleneck_rate="{bw}Mbps"',
+            f"seed={seed}",
+        ],
+    )
+    rt = r.responses.column("response_time_s").to_pylist()
+    ends = r.responses.column("end_s").to_pylist()
+    times = [t for t, e in zip(rt, ends, strict=True) if e >= START]
+    return _shares(times, r.summary["bottleneck"]["throughput_bps"] / 1e6)
+
+
+CASES = [
+    ("uncongested, 90 %", 1000, "90%", False, False),
+    ("no ECN, 90 %", 100, "90%", False, False),
+    ("ECN, 90 %", 100, "90%", True, False),
+    ("ECN+, 90 %", 100, "90%", True, True),
+    ("ECN, 105 %", 100, "105%", True, False),
+    ("ECN+, 105 %", 100, "105%", True, True),
+]
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--duration", type=float, default=35.0, help="seconds (measured from 10 s)")
+    ap.add_argument("--seed", type=int, default=1)
+    a = ap.parse_args(argv)
+    if a.duration <= START + 1:
+        ap.error(f"--duration {a.duration}: must exceed {START + 1:g} s")
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        theirs = list(pool.map(lambda c: ns2(c[1], c[2], c[3], c[4], a.duration, a.seed), CASES))
+    print("share of responses within 0.5 / 1 / 2 s (throughput), RED* 20 / 60")
+    print(f"{'':20} {'ns-2.35 WebTraf':36} {'aqmlab webtraf':36} aqmlab 1.0")
+    for c, t in zip(CASES, theirs, strict=True):
+        ours = aqmlab_run(c[1], c[2], c[3], c[4], a.duration, seed=a.seed)
+        one = aqmlab_run(c[1], c[2], c[3], c[4], a.duration, http="1.0", seed=a.seed)
+        print(f"{c[0]:20} {t.row():36} {ours.row():36} {one.row()}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,111 @@
+# The ECN+ paper's RED* experiment (000_0675317d310dd341.txt, figure 3; docs/fidelity.md, item 7)
+# in ns-2.35 with the web model the paper cites as [11]: ns-2's WebTraf (sessions of pages of
+# objects, after Feldmann et al.). WebTraf spends two connections on each object: the client
+# opens a request connection (its SYN; the server's SYN/ACK and its ACK of the one-packet request
+# cross the congested direction), and once that is acknowledged the server opens a response
+# connection (its SYN crosses the congested direction too). ECN+ (TCPSink's `ecn_syn_`) makes
+# only the SYN/ACK ECN-capable. aqmlab's `http = "webtraf"` is this pattern.
+#
+# Clients: NCLIENT nodes on 1 Gbit/s links of one-way delay 4-74 ms (evenly spread), the server
+# node on a 1 Gbit/s link of 0 ms, R1-R2 at BW Mbit/s and 1 ms: round trips of 10-150 ms, as the
+# paper. R1-R2 has 500 packets each way. RED* is ns-2's RED with `use_mark_p_` and `mark_p_ 2.0`
+# (every ECN-capable packet the average condemns is marked, above max_th too, any other one
+# dropped); min_th 20, max_th 60, max_p 0.1, w_q 0.002, not gentle, in packets (as
+# ecn_web_packmime.tcl and the aqmlab preset ecn-web-000).
+#
+# Sessions: think time (end of a page to the start of the next) Pareto of mean 5 s, shape 1.5;
+# objects per page ceil(Exponential of mean 2.5) (about 3); objects launched at Exponential
+# gaps of mean 50 ms; object sizes ceil(Pareto of mean 4.4, shape 1.2) segments of 1460 bytes
+# (about 7.2 KB; 1500-byte packets), or with SIZES a CDF file for ns-2's Empirical random
+# variable, whose lines "k 0 P(object <= k segments)" give the segment counts (aqmlab's object
+# sizes, written by ecn_web_webtraf.py). ns-2.35's one-way TCP (NewReno, TCPSink, `syn_`: a 40-byte
+# SYN that is not ECN-capable, answered by the sink's ACK as the SYN/ACK, ECN-capable with
+# ECN+) and its defaults otherwise. (WebTraf's Full-TCP mode was tried: there the request
+# connections never closed, so that no response started.)
+#
+# Usage: ns ecn_web_webtraf.tcl BW SESSIONS DURATION ECN ECNPLUS SEED [SIZES]
+#   stdout: WebTraf's request and response records ("req + id page size client server time",
+#   "resp - id page sent size server client time"), then a line "queue bytes B drops D
+#   arrivals A util U" for the server-to-client R2-R1 queue; every second "bytes T B D" (the
+#   bytes departed from and packets dropped at that queue so far).
+set bw [lindex $argv 0]
+set nsess [lindex $argv 1]
+set dur [lindex $argv 2]
+set ecn [lindex $argv 3]
+set ecnplus [lindex $argv 4]
+set seed [lindex $argv 5]
+set sizes [lindex $argv 6]
+set nclient 30
+set ns [new Simulator]
+global defaultRNG
+$defaultRNG seed $seed
+Agent/TCP set ecn_ $ecn
+Agent/TCP set packetSize_ 1460
+if {$ecnplus} { Agent/TCPSink set ecn_syn_ true }
+source [file join [file dirname [info script]] red_star.tcl]
+red_star $ecn
+set r1 [$ns node]
+set r2 [$ns node]
+set srv [$ns node]
+$ns duplex-link $srv $r2 1Gb 0ms DropTail
+$ns queue-limit $srv $r2 100000
+$ns queue-limit $r2 $srv 100000
+for {set i 0} {$i < $nclient} {incr i} {
+  set c($i) [$ns node]
+  set d [expr 4.0 + 70.0 * ($i + 0.5) / $nclient]
+  $ns duplex-link $c($i) $r1 1Gb ${d}ms DropTail
+  $ns queue-limit $c($i) $r1 100000
+  $ns queue-limit $r1 $c($i) 100000
+}
+$ns duplex-link $r1 $r2 ${bw}Mb 1ms RED
+$ns queue-limit $r1 $r2 500
+$ns queue-limit $r2 $r1 500
+set qm [$ns monitor-queue $r2 $r1 ""]
+
+PagePool/WebTraf set TCPTYPE_ Newreno
+PagePool/WebTraf set req_trace_ 1
+PagePool/WebTraf set resp_trace_ 1
+set pool [new PagePool/WebTraf]
+$pool set-num-client $nclient
+$pool set-num-server 1
+for {set i 0} {$i < $nclient} {incr i} { $pool set-client $i $c($i) }
+$pool set-server 0 $srv
+$pool set-server-mode 0
+$pool set-num-session $nsess
+set start [new RandomVariable/Uniform]
+$start set min_ 0
+$start set max_ 5
+for {set i 0} {$i < $nsess} {incr i} {
+  set interPage [new RandomVariable/Pareto]
+  $interPage set avg_ 5.0
+  $interPage set shape_ 1.5
+  set pageSize [new RandomVariable/Exponential]
+  $pageSize set avg_ 2.5
+  set interObj [new RandomVariable/Exponential]
+  $interObj set avg_ 0.05
+  if {$sizes == ""} {
+    set objSize [new RandomVariable/Pareto]
+    $objSize set avg_ 4.4
+    $objSize set shape_ 1.2
+  } else {
+    set objSize [new RandomVariable/Empirical]
+    $objSize set interpolation_ 0
+    $objSize loadCDF $sizes
+  }
+  $pool create-session $i 1000000 [$start value] $interPage $pageSize $interObj $objSize
+}
+proc tick {} {
+  global ns qm
+  puts "bytes [$ns now] [$qm set bdepartures_] [$qm set pdrops_]"
+  $ns at [expr [$ns now] + 1.0] "tick"
+}
+$ns at 1.0 "tick"
+proc done {} {
+  global qm dur bw
+  set util [expr [$qm set bdepartures_] * 8.0 / $dur / ($bw * 1e6)]
+  puts "queue bytes [$qm set bdepartures_] drops [$qm set pdrops_] arrivals [$qm set parrivals_] util $util"
+  flush stdout
+  exit 0
+}
+$ns at $dur "done"
+$ns run
