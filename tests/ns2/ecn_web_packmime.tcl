@@ -12,13 +12,7 @@
 #   (1440 offers about 90 Mbit/s: measured on 1000 Mbit/s), ECN and ECNPLUS 0 or 1, QUEUE RED
 #   or DropTail. OUTFILE gets PackMime's record per response (column 1 the time, column 4 the
 #   response time in ms); stdout the bytes and packets of the server-to-client queue.
-set bw [lindex $argv 0]
-set rate [lindex $argv 1]
-set dur [lindex $argv 2]
-set ecn [lindex $argv 3]
-set ecnplus [lindex $argv 4]
-set qt [lindex $argv 5]
-set out [lindex $argv 6]
+lassign $argv bw rate dur ecn ecnplus qt out
 set ns [new Simulator]
 global defaultRNG
 $defaultRNG seed 1

@@ -28,13 +28,7 @@
 #   "resp - id page sent size server client time"), then a line "queue bytes B drops D
 #   arrivals A util U" for the server-to-client R2-R1 queue; every second "bytes T B D" (the
 #   bytes departed from and packets dropped at that queue so far).
-set bw [lindex $argv 0]
-set nsess [lindex $argv 1]
-set dur [lindex $argv 2]
-set ecn [lindex $argv 3]
-set ecnplus [lindex $argv 4]
-set seed [lindex $argv 5]
-set sizes [lindex $argv 6]
+lassign $argv bw nsess dur ecn ecnplus seed sizes
 set nclient 30
 set ns [new Simulator]
 global defaultRNG
