@@ -3,19 +3,24 @@
 # loss (ErrorModel after the queue), 48-byte packets (useHeaders_ false: the packet is
 # packetSize_ bytes on the wire, as in the ns-2 of 2001), NewReno sources with round trips of
 # 80 ms +- 2 % (access links 9.6-10.4 ms, 100 Mbit/s), started within 1 s.
-# Usage: ns rem_5.1_droptail.tcl SOURCES SEED OLD RWND
+# Usage: ns rem_5.1_droptail.tcl SOURCES SEED OLD RWND [DECREASE]
 #   OLD 1: ns-2's TCP defaults of 2001 (tcpTick_ 0.1, minrto_ 0, windowInit_ 1, rtxcur_init_ 6,
 #          no limited transmit, Slow-but-Steady NewReno); 0: ns-2.35's
 #   RWND: the advertised window in packets (ns-2's default window_ is 20)
+#   DECREASE: ns-2's decrease_num_, the factor of a cut on duplicate ACKs (default 0.5); 1.0 is
+#          the paper's modified NewReno, which does not cut there (a connection's first cut and
+#          a timeout's ssthresh still halve)
 # Prints, at 20 s and 100 s: the time, the sum of the sources' cumulative ACKs (packets) and of
 # their timeouts. Goodput = difference of the ACK sums / (80 s x 5208.3 packets/s).
-set N [lindex $argv 0]; set seed [lindex $argv 1]; set old [lindex $argv 2]; set rwnd [lindex $argv 3]
+lassign $argv N seed old rwnd decrease
+if {$decrease eq ""} { set decrease 0.5 }
 set ns [new Simulator]
 global defaultRNG
 $defaultRNG seed $seed
 Agent/TCP set useHeaders_ false
 Agent/TCP set packetSize_ 48
 Agent/TCP set window_ $rwnd
+Agent/TCP set decrease_num_ $decrease
 if {$old} {
   Agent/TCP set tcpTick_ 0.1
   Agent/TCP set minrto_ 0
