@@ -284,6 +284,23 @@ def test_webtraf_connection_pattern_in_ns2_and_ours() -> None:
     assert ours_plus.within[0] - ours.within[0] < 0.03, got
 
 
+def test_open_pages_turn_the_admission_problem_into_a_collapse_in_ns2() -> None:
+    """The ECN+ paper re-runs its request traces on the congested link (docs/fidelity.md, item
+    7): requests that keep coming whatever the congestion. ns-2's WebTraf does that with
+    `interPageOption_ 0` (think time from page start to page start; aqmlab's `pages = "open"`).
+    Under RED* with ECN at 90 % load its share of responses within 0.5 s then falls to 0.41
+    (25 s, seed 1; 0.37 over 10-40 s), near the paper's 0.30, with the link carrying 77 of the
+    89.5 Mbit/s offered; with closed pages it is 0.6-0.8 (the test above). aqmlab with open pages
+    gives 0.75 here: it shows the direction over closed pages but not ns-2's collapse. This test
+    pins the gap; the cause is not found yet."""
+    wt = _module("ecn_web_webtraf")
+    ns2 = wt.ns2(100, "90%", True, False, 25.0, pages="open")
+    ours = wt.aqmlab_run(100, "90%", True, False, 25.0, pages="open")
+    got = (ns2.row(), ours.row())
+    assert ns2.within[0] < 0.5 and ns2.mbps < 82.0, got
+    assert ours.within[0] > ns2.within[0] + 0.2, got
+
+
 def test_st_red_rises_at_long_rtt_in_ns2s_dynamics_and_ours() -> None:
     """Thesis section 5.5.1 (docs/fidelity.md, item 4), seed 1. ns-2.35's own RED average, under
     the ARED that ST-RED is before its first adjustment, makes fig. 5.3's detector (RED's average,

@@ -74,6 +74,14 @@ def test_unsupported_keys_are_named() -> None:
     doc["traffic"] = [{"kind": "web", "sessions": 2, "http": "webtraf"}]
     errs = unsupported(doc)
     assert any(e.startswith("traffic[0].http: 'webtraf' is not supported") for e in errs), errs
+    doc["traffic"] = [{"kind": "web", "sessions": 2, "pages": "open"}]
+    errs = unsupported(doc)
+    assert errs == [
+        "traffic[0].pages: 'open' is not supported by the testbed (its web clients "
+        'wait for each page: "closed"; open pages are a simulator model only)'
+    ], errs
+    doc["traffic"] = [{"kind": "web", "sessions": 2, "pages": "closed"}]
+    assert unsupported(doc) == []
 
 
 def test_plan_draws_starts_and_follows_the_schedule() -> None:

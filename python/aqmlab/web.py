@@ -79,11 +79,18 @@ def calibrate(
         "offered_bps": offered,
         "realised_bps": realised,
         "ratio": realised / offered,
-        "sessions": r.flows.num_rows,
+        # Open pages run each session on `lanes` flows.
+        "sessions": r.flows.num_rows // _lanes(r),
         "completed": int(w.get("completed", 0)),
         "response_time_p50_s": float(w.get("response_time_p50_s", float("nan"))),
         "result": r,
     }
+
+
+def _lanes(r: RunResult) -> int:
+    """Flows per session of the run's web group (``lanes`` with open pages, else 1)."""
+    group = r.scenario["traffic"][0]
+    return int(group.get("lanes", 1)) if group.get("pages") == "open" else 1
 
 
 _RATE_UNITS = {"bps": 1.0, "Kbps": 1e3, "kbps": 1e3, "Mbps": 1e6, "Gbps": 1e9}

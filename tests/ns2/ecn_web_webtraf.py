@@ -15,9 +15,13 @@ and receive window of 20 (``window_``). Response times run from the request to t
 last byte at the client (the paper's definition); ns-2's WebTraf records when the server has the
 last ACK, so the client's one-way delay back is taken off.
 
+With ``--pages open`` both simulators run open pages (a session's think time from page start to
+page start, whether the page has arrived or not: WebTraf's ``interPageOption_ 0``, aqmlab's
+``pages = "open"`` with 32 lanes): 1840 WebTraf sessions offer 89.5 Mbit/s on the 1 Gbit/s link.
+
 Usage (needs ``ns``: ``make ns2``)::
 
-    python tests/ns2/ecn_web_webtraf.py [--duration 35] [--seed 1]
+    python tests/ns2/ecn_web_webtraf.py [--duration 35] [--seed 1] [--pages open]
 """
 
 from __future__ import annotations
@@ -36,6 +40,7 @@ TCL = HERE / "ecn_web_webtraf.tcl"
 PRESET = HERE.parents[1] / "python/aqmlab/experiments/presets/scenarios/ecn-web-000.toml"
 NCLIENT = 30
 SESSIONS = {"90%": 1970, "105%": 2300}
+OPEN_SESSIONS = {"90%": 1840}
 LOADS = {"90%": "90Mbps", "105%": "105Mbps"}
 START = 10.0
 
@@ -99,14 +104,23 @@ def size_table(path: Path, mss: int = 1460) -> float:
     return mean
 
 
-def ns2(bw: int, load: str, ecn: bool, plus: bool, duration: float, seed: int = 1) -> Profile:
+def ns2(
+    bw: int,
+    load: str,
+    ecn: bool,
+    plus: bool,
+    duration: float,
+    seed: int = 1,
+    pages: str = "closed",
+) -> Profile:
     """ns-2.35's WebTraf run: the response-time profile and the R2-R1 throughput."""
+    n = (OPEN_SESSIONS if pages == "open" else SESSIONS)[load]
     with tempfile.TemporaryDirectory() as tmp:
         sizes = Path(tmp) / "sizes.cdf"
         size_table(sizes)
-        args = [str(bw), str(SESSIONS[load]), str(duration), str(int(ecn)), str(int(plus))]
+        args = [str(bw), str(n), str(duration), str(int(ecn)), str(int(plus))]
         out = subprocess.run(
-            ["ns", str(TCL), *args, str(seed), str(sizes)],
+            ["ns", str(TCL), *args, str(seed), str(sizes), pages],
             capture_output=True,
             text=True,
             check=True,
@@ -135,13 +149,21 @@ def ns2(bw: int, load: str, ecn: bool, plus: bool, duration: float, seed: int = 
 
 
 def aqmlab_run(
-    bw: int, load: str, ecn: bool, plus: bool, duration: float, http: str = "webtraf", seed: int = 1
+    bw: int,
+    load: str,
+    ecn: bool,
+    plus: bool,
+    duration: float,
+    http: str = "webtraf",
+    seed: int = 1,
+    pages: str = "closed",
 ) -> Profile:
     """aqmlab's preset with RED*, at the same offered load, with ns-2's initial and receive
     windows."""
     import aqmlab
 
     onoff = "true" if ecn else "false"
+    lanes = ["traffic[0].lanes=32"] if pages == "open" else []
     r = aqmlab.run(
         PRESET,
         overrides=[
@@ -157,6 +179,8 @@ def aqmlab_run(
             f'traffic[0].http="{http}"',
             f'topology.bottleneck_rate="{bw}Mbps"',
             f"seed={seed}",
+            f'traffic[0].pages="{pages}"',
+            *lanes,
         ],
     )
     rt = r.responses.column("response_time_s").to_pylist()
@@ -179,16 +203,21 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--duration", type=float, default=35.0, help="seconds (measured from 10 s)")
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--pages", choices=["closed", "open"], default="closed")
     a = ap.parse_args(argv)
     if a.duration <= START + 1:
         ap.error(f"--duration {a.duration}: must exceed {START + 1:g} s")
+    cases = [c for c in CASES if a.pages == "closed" or c[2] in OPEN_SESSIONS]
     with ThreadPoolExecutor(max_workers=2) as pool:
-        theirs = list(pool.map(lambda c: ns2(c[1], c[2], c[3], c[4], a.duration, a.seed), CASES))
-    print("share of responses within 0.5 / 1 / 2 s (throughput), RED* 20 / 60")
+        theirs = list(
+            pool.map(lambda c: ns2(c[1], c[2], c[3], c[4], a.duration, a.seed, a.pages), cases)
+        )
+    print(f"share of responses within 0.5 / 1 / 2 s (throughput), RED* 20 / 60, {a.pages} pages")
     print(f"{'':20} {'ns-2.35 WebTraf':36} {'aqmlab webtraf':36} aqmlab 1.0")
-    for c, t in zip(CASES, theirs, strict=True):
-        ours = aqmlab_run(c[1], c[2], c[3], c[4], a.duration, seed=a.seed)
-        one = aqmlab_run(c[1], c[2], c[3], c[4], a.duration, http="1.0", seed=a.seed)
+    for c, t in zip(cases, theirs, strict=True):
+        run = (c[1], c[2], c[3], c[4], a.duration)
+        ours = aqmlab_run(*run, seed=a.seed, pages=a.pages)
+        one = aqmlab_run(*run, http="1.0", seed=a.seed, pages=a.pages)
         print(f"{c[0]:20} {t.row():36} {ours.row():36} {one.row()}")
     return 0
 

@@ -23,12 +23,17 @@
 # ECN+) and its defaults otherwise. (WebTraf's Full-TCP mode was tried: there the request
 # connections never closed, so that no response started.)
 #
-# Usage: ns ecn_web_webtraf.tcl BW SESSIONS DURATION ECN ECNPLUS SEED [SIZES]
+# Pages: WebTraf's think time runs from the end of a page to the start of the next (its
+# `interPageOption_ 1`, the default since November 2001), or with PAGES "open" from the start of
+# a page to the start of the next, whether the page has arrived or not (`interPageOption_ 0`, as
+# before 2001, and as a replayed request trace; aqmlab's `pages = "open"`).
+#
+# Usage: ns ecn_web_webtraf.tcl BW SESSIONS DURATION ECN ECNPLUS SEED [SIZES [PAGES]]
 #   stdout: WebTraf's request and response records ("req + id page size client server time",
 #   "resp - id page sent size server client time"), then a line "queue bytes B drops D
 #   arrivals A util U" for the server-to-client R2-R1 queue; every second "bytes T B D" (the
 #   bytes departed from and packets dropped at that queue so far).
-lassign $argv bw nsess dur ecn ecnplus seed sizes
+lassign $argv bw nsess dur ecn ecnplus seed sizes pages
 set nclient 30
 set ns [new Simulator]
 global defaultRNG
@@ -88,6 +93,7 @@ for {set i 0} {$i < $nsess} {incr i} {
   }
   $pool create-session $i 1000000 [$start value] $interPage $pageSize $interObj $objSize
 }
+if {$pages eq "open"} { $pool set-interPageOption 0 }
 proc tick {} {
   global ns qm
   puts "bytes [$ns now] [$qm set bdepartures_] [$qm set pdrops_]"

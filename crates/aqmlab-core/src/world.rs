@@ -11,7 +11,7 @@ use crate::packet::{flags, Arena, Ecn, Packet, PktId};
 use crate::rng::{Rng, Stream};
 use crate::scenario::{Action, Direction, LinkSel, Purpose, Scenario, TrafficSpec};
 use crate::sim::{Event, EventQueue};
-use crate::transport::web::{Http, Phase, Session};
+use crate::transport::web::{Http, Pages, Phase, Session};
 use crate::transport::{FlowStats, Seg, TcpConfig, TcpFlow, UdpSource};
 use crate::units::SimTime;
 use serde::Serialize;
@@ -260,6 +260,8 @@ pub struct WebSummary {
     /// Connection teardown: client FINs and server FIN/ACKs sent.
     pub fins_sent: u64,
     pub fin_acks_sent: u64,
+    /// Open pages (`pages = "open"`) that waited for a free lane.
+    pub pages_waited: u64,
 }
 
 impl WebSummary {
@@ -558,7 +560,7 @@ impl World {
         let seed = sc.seed;
         let app_seed = sc.seed_for(Purpose::App);
         let total = sc.total_flows() as usize;
-        let mut meta = Vec::with_capacity(total);
+        let mut meta: Vec<FlowMeta> = Vec::with_capacity(total);
         let mut flows = crate::mem::huge_vec(total);
         let mut udp = Vec::with_capacity(total);
         let mut web = Vec::with_capacity(total);
@@ -598,13 +600,22 @@ impl World {
                     return Err(RunError::Interrupted(SimTime::ZERO));
                 }
                 gs.members.push(f);
+                // Open web pages: the lanes of a session are consecutive
+                // flows that start with the session's first (its owner).
+                let lanes = match group {
+                    TrafficSpec::Web(w) => w.lanes.max(1),
+                    _ => 1,
+                };
+                let owner = f - i % lanes;
                 meta.push(FlowMeta {
                     group: g as u32,
                     direction: group.direction(),
-                    start: if initial {
+                    start: if !initial {
+                        SimTime::MAX
+                    } else if owner == f {
                         group.start().sample(&mut rng)
                     } else {
-                        SimTime::MAX
+                        meta[owner as usize].start
                     },
                     base_rtt: SimTime::ZERO,
                     live: initial,
@@ -627,13 +638,19 @@ impl World {
                         // base RTT: from the RTT seed's copy of the stream,
                         // the application's copy skipping it (the same
                         // stream when both seeds are the run's).
+                        // The lanes of an open session share its owner's
+                        // RTT (one client).
                         let mut rng = Rng::new(app_seed, Stream::App(f));
                         if let Some(rtt) = w.rtt {
-                            let mut r = Rng::new(sc.seed_for(Purpose::Rtt), Stream::App(f));
+                            let mut r = Rng::new(sc.seed_for(Purpose::Rtt), Stream::App(owner));
                             web_rtt.push((f as usize, rtt.sample(&mut r)));
                             let _ = rtt.sample(&mut rng);
                         }
-                        Some(Box::new(WebApp::Browse(Session::new(w.params, rng))))
+                        Some(Box::new(WebApp::Browse(Session::new(
+                            w.params,
+                            rng,
+                            owner as usize,
+                        ))))
                     }
                     _ => None,
                 });
@@ -1406,6 +1423,30 @@ impl World {
         let Some(WebApp::Browse(s)) = self.web[f].as_deref_mut() else {
             return;
         };
+        if s.p.pages == Pages::Open {
+            if s.phase == Phase::Idle {
+                // Started: a free lane (between pages).
+                s.phase = Phase::Thinking;
+            }
+            if s.owner != f {
+                return;
+            }
+            // The first event starts the clock (an equilibrium residual
+            // to the first page); each later one is a page that is due,
+            // and the clock runs from page start to page start.
+            let due = s.began;
+            s.began = true;
+            let t = if due {
+                s.p.think(&mut s.rng)
+            } else {
+                s.p.residual_think(&mut s.rng)
+            };
+            self.browse_wake(f, t);
+            if due {
+                self.browse_open_page(f);
+            }
+            return;
+        }
         match s.phase {
             Phase::Idle => {
                 s.phase = Phase::Thinking;
@@ -1417,6 +1458,32 @@ impl World {
                 self.browse_fetch(f);
             }
             Phase::Fetching => {}
+        }
+    }
+
+    /// Open pages: a page of the session whose clock flow `owner` keeps is
+    /// due. It begins on the session's first free lane, or waits for one.
+    fn browse_open_page(&mut self, owner: usize) {
+        let lanes = match self.web[owner].as_deref() {
+            Some(WebApp::Browse(s)) => s.p.lanes as usize,
+            _ => return,
+        };
+        let free = (owner..owner + lanes).find(|&l| {
+            matches!(self.web[l].as_deref(), Some(WebApp::Browse(s)) if s.phase == Phase::Thinking)
+        });
+        match free {
+            Some(l) => {
+                if let Some(WebApp::Browse(s)) = self.web[l].as_deref_mut() {
+                    s.begin_page();
+                }
+                self.browse_fetch(l);
+            }
+            None => {
+                if let Some(WebApp::Browse(s)) = self.web[owner].as_deref_mut() {
+                    s.pending += 1;
+                }
+                self.flows[owner].stats.pages_waited += 1;
+            }
         }
     }
 
@@ -1513,6 +1580,19 @@ impl World {
         };
         if s.object < s.objects {
             self.browse_fetch(f);
+        } else if s.p.pages == Pages::Open {
+            // The lane is free: it takes a page of the session that waited.
+            s.phase = Phase::Thinking;
+            let owner = s.owner;
+            if let Some(WebApp::Browse(o)) = self.web[owner].as_deref_mut() {
+                if o.pending > 0 {
+                    o.pending -= 1;
+                    if let Some(WebApp::Browse(s)) = self.web[f].as_deref_mut() {
+                        s.begin_page();
+                    }
+                    self.browse_fetch(f);
+                }
+            }
         } else {
             s.phase = Phase::Thinking;
             let t = s.p.think(&mut s.rng);
@@ -1945,6 +2025,7 @@ impl World {
             setup.request_retransmits += s.request_retransmits - b.request_retransmits;
             setup.fins_sent += s.fins_sent - b.fins_sent;
             setup.fin_acks_sent += s.fin_acks_sent - b.fin_acks_sent;
+            setup.pages_waited += s.pages_waited - b.pages_waited;
             if let Some(u) = &self.udp[f] {
                 if m.active_in(start, end) {
                     udp.count += 1;
@@ -2034,6 +2115,7 @@ impl World {
                     request_retransmits: setup.request_retransmits,
                     fins_sent: setup.fins_sent,
                     fin_acks_sent: setup.fin_acks_sent,
+                    pages_waited: setup.pages_waited,
                     ..w
                 }
             }),

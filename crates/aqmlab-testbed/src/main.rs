@@ -563,7 +563,7 @@ struct WebScript {
 /// pages enough to fill the run (think times alone reach its end).
 fn web_plan(path: &str) -> Result<(), String> {
     use aqmlab_core::scenario::Purpose;
-    use aqmlab_core::transport::web::{Http, Session};
+    use aqmlab_core::transport::web::{Http, Pages, Session};
     let cfg = read_config(path)?;
     let s = setup(cfg.scenario)?;
     let sc = &s.sc;
@@ -573,8 +573,15 @@ fn web_plan(path: &str) -> Result<(), String> {
     let mut f = 0u32;
     for (g, t) in sc.traffic.iter().enumerate() {
         if let TrafficSpec::Web(w) = t {
+            if w.params.pages == Pages::Open {
+                return Err(format!(
+                    "traffic[{g}].pages = \"open\": the testbed's web clients wait for each \
+                     page (\"closed\"); open pages are a simulator model only"
+                ));
+            }
             for _ in 0..w.n {
-                let mut ses = Session::new(w.params, Rng::new(app_seed, Stream::App(f)));
+                let mut ses =
+                    Session::new(w.params, Rng::new(app_seed, Stream::App(f)), f as usize);
                 let residual = ses.p.residual_think(&mut ses.rng);
                 let mut pages = Vec::new();
                 let mut t_s = residual;

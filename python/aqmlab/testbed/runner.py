@@ -48,6 +48,7 @@ BULK_KEYS = {"kind", "flows", "direction", "start", "ecn", "handshake"}
 WEB_KEYS = {
     "kind", "sessions", "offered_load", "direction", "start", "http", "think", "think_shape",
     "objects", "size_median", "size_sigma", "size_tail", "size_max", "request_size", "ecn", "rtt",
+    "pages",
 }  # fmt: skip
 UDP_KEYS = {"kind", "flows", "direction", "start", "rate", "density", "packet_size", "on", "off"}
 #: Interval of the RTT probes (one 64-byte ICMP echo from left to right).
@@ -112,6 +113,11 @@ def unsupported(doc: Mapping[str, Any]) -> list[str]:
                 f"traffic[{i}].http: 'webtraf' is not supported by the testbed (its web clients "
                 'speak "1.0" and "1.1"; a server that opens the response connection is a '
                 "simulator model only)"
+            )
+        if kind == "web" and t.get("pages", "closed") != "closed":
+            errs.append(
+                f"traffic[{i}].pages: {t.get('pages')!r} is not supported by the testbed (its web "
+                'clients wait for each page: "closed"; open pages are a simulator model only)'
             )
         for k in t:
             if k not in allowed:

@@ -624,12 +624,23 @@ pub struct WebSpec {
     /// Custom topology: extra one-way delay drawn per session.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub extra_delay: Option<TimeDist>,
+    /// Whether a page waits for the one before it (`closed`) or comes at
+    /// its time regardless (`open`).
+    pub pages: crate::transport::web::Pages,
+    /// Open pages: flows (parallel page fetches) per session.
+    #[serde(skip_serializing_if = "is_one")]
+    pub lanes: u32,
     /// The resolved model.
     #[serde(skip)]
     pub params: crate::transport::web::WebParams,
-    /// The number of sessions (as written, or derived from the load).
+    /// The group's flows: the number of sessions (as written, or derived
+    /// from the load) times `lanes`.
     #[serde(skip)]
     pub n: u32,
+}
+
+fn is_one(n: &u32) -> bool {
+    *n == 1
 }
 
 fn ser_bytes<S: Serializer>(b: &u64, s: S) -> Result<S::Ok, S::Error> {
@@ -645,7 +656,7 @@ impl WebSpec {
         topology: &Topology,
         extra_delay: Option<TimeDist>,
     ) -> SpecResult<WebSpec> {
-        use crate::transport::web::{self as web, Http, PageEstimate, SizeDist, WebParams};
+        use crate::transport::web::{self as web, Http, PageEstimate, Pages, SizeDist, WebParams};
         let sessions = match t.take("sessions") {
             Some(v) => {
                 let p = t.field_path("sessions");
@@ -693,6 +704,34 @@ impl WebSpec {
                 }
             }
             None => Http::V10,
+        };
+        let pages = match t.choice("pages", &["closed", "open"], Some("closed"))? {
+            "open" => Pages::Open,
+            _ => Pages::Closed,
+        };
+        let lanes = match (t.take("lanes"), pages) {
+            (None, Pages::Open) => web::LANES,
+            (None, Pages::Closed) => 1,
+            (Some(v), Pages::Open) => {
+                let p = t.field_path("lanes");
+                let n = super::decode::as_u64(&v, &p)?;
+                if !(1..=web::MAX_LANES as u64).contains(&n) {
+                    return Err(SpecError::new(
+                        p,
+                        format!(
+                            "{n} is outside the allowed range [1, {}] lanes (parallel pages per session)",
+                            web::MAX_LANES
+                        ),
+                    ));
+                }
+                n as u32
+            }
+            (Some(_), Pages::Closed) => {
+                return Err(SpecError::new(
+                    t.field_path("lanes"),
+                    "applies to open pages only (pages = \"open\"); a session with closed pages fetches one page at a time",
+                ))
+            }
         };
         let path = PathSpec::decode_opt(t)?;
         let rtt = match (t.take("rtt"), topology) {
@@ -777,6 +816,8 @@ impl WebSpec {
             think_shape,
             request_bytes: request_size as u32,
             http,
+            pages,
+            lanes,
         };
         let n = match (sessions, offered_load) {
             (Some(n), _) => n,
@@ -785,16 +826,26 @@ impl WebSpec {
                     + 2.0 * extra_delay.map_or(0.0, |d| dist_mean(&d));
                 let n = PageEstimate::new(&params, &group_tcp.apply(tcp), rtt_mean)
                     .sessions_for(&params, load.bps() as f64);
-                if n as u64 > MAX_FLOWS {
+                if n as u64 * lanes as u64 > MAX_FLOWS {
                     return Err(SpecError::new(
                         t.field_path("offered_load"),
-                        format!("{load} needs {n} sessions; at most {MAX_FLOWS} are allowed"),
+                        format!("{load} needs {n} sessions of {lanes} lane(s); at most {MAX_FLOWS} flows are allowed"),
                     ));
                 }
                 n
             }
             (None, None) => unreachable!("checked above"),
         };
+        if n as u64 * lanes as u64 > MAX_FLOWS {
+            return Err(SpecError::new(
+                t.field_path("lanes"),
+                format!(
+                    "{n} sessions of {lanes} lanes are {} flows; at most {MAX_FLOWS} are allowed",
+                    n as u64 * lanes as u64
+                ),
+            ));
+        }
+        let n = n * lanes;
         Ok(WebSpec {
             sessions,
             offered_load,
@@ -814,6 +865,8 @@ impl WebSpec {
             tcp: group_tcp,
             path,
             extra_delay,
+            pages,
+            lanes,
             params,
             n,
         })
@@ -1614,6 +1667,14 @@ impl Scenario {
                             format!("{path}.group"),
                             format!("{group} is not a web or web-simple traffic group"),
                         ));
+                    }
+                    if let Some(TrafficSpec::Web(w)) = self.traffic.get(g) {
+                        if w.pages == crate::transport::web::Pages::Open {
+                            return Err(SpecError::new(
+                                format!("{path}.group"),
+                                format!("group {group} has open pages (pages = \"open\"): its sessions run from start to end; the schedule adds and removes sessions of closed pages only"),
+                            ));
+                        }
                     }
                     active[g] -= *remove_sessions as i64;
                     if active[g] < 0 {

@@ -130,6 +130,10 @@ pub struct FlowStats {
     /// sent in answer (counted by the engine).
     pub fins_sent: u64,
     pub fin_acks_sent: u64,
+    /// Web sessions with open pages: pages that came while every lane of
+    /// the session was busy and waited for one (counted on the session's
+    /// first lane, by the engine).
+    pub pages_waited: u64,
 }
 
 /// The sender's last window reduction (ns-2's `last_cwnd_action_`).

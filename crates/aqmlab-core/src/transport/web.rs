@@ -47,6 +47,10 @@ pub const THINK_SHAPE: f64 = 1.5;
 pub const OBJECTS: f64 = 3.0;
 /// Default HTTP request size (payload bytes of the request segment).
 pub const REQUEST_SIZE: u64 = 300;
+/// Default lanes (parallel page fetches) of a session with open pages.
+pub const LANES: u32 = 4;
+/// Most lanes a session may have.
+pub const MAX_LANES: u32 = 64;
 
 /// Standard normal density.
 fn phi(z: f64) -> f64 {
@@ -298,6 +302,27 @@ pub enum Http {
     WebTraf,
 }
 
+/// How a session's pages follow one another (`pages`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Pages {
+    /// The think time runs from the end of a page to the start of the
+    /// next: a session waits for its page, so congestion slows its pages
+    /// down (ns-2's WebTraf since November 2001, `interPageOption_ = 1`;
+    /// the browsers of `001_e060da456e213f64.txt`, "browsers generate
+    /// requests less frequently as response times increase").
+    Closed,
+    /// The think time runs from the start of a page to the start of the
+    /// next, whether the page has arrived or not: the requests of a trace
+    /// replayed on a congested link (`000_0675317d310dd341.txt`: "re-run
+    /// the web-request traces"; ns-2's WebTraf with `interPageOption_ =
+    /// 0`, its behaviour before November 2001). A page that comes while
+    /// the session's earlier pages are still arriving is fetched in
+    /// parallel on another of the session's `lanes` (connections of the
+    /// same client); with every lane busy it waits for the first to free.
+    Open,
+}
+
 /// The resolved parameters of a web group.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct WebParams {
@@ -311,6 +336,10 @@ pub struct WebParams {
     /// Payload bytes of a request.
     pub request_bytes: u32,
     pub http: Http,
+    pub pages: Pages,
+    /// Flows (parallel page fetches) per session with `Pages::Open`; 1
+    /// with `Pages::Closed`.
+    pub lanes: u32,
 }
 
 impl WebParams {
@@ -418,9 +447,14 @@ impl PageEstimate {
     }
 
     /// Mean offered rate of one session, bit/s: page bits over the mean
-    /// cycle (think + page time).
+    /// cycle (think + page time; with open pages the think time alone, the
+    /// mean gap between page starts).
     pub fn session_bps(&self, p: &WebParams) -> f64 {
-        8.0 * self.page_wire_bytes / (p.think_s + self.page_time_s)
+        let cycle = match p.pages {
+            Pages::Closed => p.think_s + self.page_time_s,
+            Pages::Open => p.think_s,
+        };
+        8.0 * self.page_wire_bytes / cycle
     }
 
     /// Sessions for an offered load of `bps` (rounded, at least 1).
@@ -526,10 +560,19 @@ pub struct Session {
     /// When the current request began (first SYN, or the request on a
     /// persistent connection).
     pub started: SimTime,
+    /// With `Pages::Open`: the flow of the session's first lane, which
+    /// keeps the session's page clock; the lanes are flows `owner` to
+    /// `owner + lanes - 1`. The flow itself with `Pages::Closed`.
+    pub owner: usize,
+    /// With `Pages::Open`, on the owner: the page clock has started.
+    pub began: bool,
+    /// With `Pages::Open`, on the owner: pages due while every lane was
+    /// busy, each begun on the next lane to free.
+    pub pending: u32,
 }
 
 impl Session {
-    pub fn new(p: WebParams, rng: Rng) -> Session {
+    pub fn new(p: WebParams, rng: Rng, owner: usize) -> Session {
         Session {
             p,
             rng,
@@ -545,6 +588,9 @@ impl Session {
             end: 0,
             requesting: false,
             started: SimTime::ZERO,
+            owner,
+            began: false,
+            pending: 0,
         }
     }
 
@@ -634,6 +680,8 @@ mod tests {
             think_shape: 1.5,
             request_bytes: 300,
             http: Http::V10,
+            pages: Pages::Closed,
+            lanes: 1,
         };
         let mut rng = Rng::new(5, Stream::App(1));
         let n = 200_000;
@@ -669,6 +717,8 @@ mod tests {
             think_shape: 1.5,
             request_bytes: 300,
             http: Http::V10,
+            pages: Pages::Closed,
+            lanes: 1,
         };
         let tcp = TcpSpec {
             packet_size: 1500,
