@@ -595,28 +595,12 @@ path = ["s", "r1", "r2", "d"]
 #[test]
 fn open_pages_run_in_parallel_on_a_sessions_lanes() {
     let sc = |lanes: u32| {
-        format!(
-            r#"
-duration = "30s"
-seed = 1
-[topology]
-bottleneck_rate = "1Gbps"
-bottleneck_delay = "1ms"
-buffer = 2000
-access_rate = "1Gbps"
-[tcp]
-packet_size = 1500
-[[traffic]]
-kind = "web"
-sessions = 10
-pages = "open"
-lanes = {lanes}
-think = "200ms"
-rtt = "600ms"
-[metrics]
-start = "0s"
-"#
-        )
+        uncongested("1Mbps", "1.0", "30s")
+            .replace(
+                "offered_load = \"1Mbps\"",
+                &format!("sessions = 10\npages = \"open\"\nlanes = {lanes}\nthink = \"200ms\"\nrtt = \"600ms\""),
+            )
+            .replace("start = \"10s\"", "start = \"0s\"")
     };
     let four = run(&sc(4));
     let one = run(&sc(1));
