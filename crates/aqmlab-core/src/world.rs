@@ -1463,28 +1463,43 @@ impl World {
 
     /// Open pages: a page of the session whose clock flow `owner` keeps is
     /// due. It begins on the session's first free lane, or waits for one.
+    /// With `parallel_objects` each of the page's objects is such a page of
+    /// one object, all asked for at once.
     fn browse_open_page(&mut self, owner: usize) {
-        let lanes = match self.web[owner].as_deref() {
-            Some(WebApp::Browse(s)) => s.p.lanes as usize,
+        let (lanes, n) = match self.web[owner].as_deref_mut() {
+            Some(WebApp::Browse(s)) if s.p.parallel_objects => {
+                (s.p.lanes as usize, s.p.page_objects(&mut s.rng))
+            }
+            Some(WebApp::Browse(s)) => (s.p.lanes as usize, 1),
             _ => return,
         };
-        let free = (owner..owner + lanes).find(|&l| {
-            matches!(self.web[l].as_deref(), Some(WebApp::Browse(s)) if s.phase == Phase::Thinking)
-        });
-        match free {
-            Some(l) => {
-                if let Some(WebApp::Browse(s)) = self.web[l].as_deref_mut() {
-                    s.begin_page();
+        for _ in 0..n {
+            let free = (owner..owner + lanes).find(|&l| {
+                matches!(self.web[l].as_deref(), Some(WebApp::Browse(s)) if s.phase == Phase::Thinking)
+            });
+            match free {
+                Some(l) => self.browse_open_begin(l),
+                None => {
+                    if let Some(WebApp::Browse(s)) = self.web[owner].as_deref_mut() {
+                        s.pending += 1;
+                    }
+                    self.flows[owner].stats.pages_waited += 1;
                 }
-                self.browse_fetch(l);
-            }
-            None => {
-                if let Some(WebApp::Browse(s)) = self.web[owner].as_deref_mut() {
-                    s.pending += 1;
-                }
-                self.flows[owner].stats.pages_waited += 1;
             }
         }
+    }
+
+    /// Open pages: lane `l` begins a page (one object with
+    /// `parallel_objects`).
+    fn browse_open_begin(&mut self, l: usize) {
+        if let Some(WebApp::Browse(s)) = self.web[l].as_deref_mut() {
+            if s.p.parallel_objects {
+                s.begin_object();
+            } else {
+                s.begin_page();
+            }
+        }
+        self.browse_fetch(l);
     }
 
     /// Schedule session `f`'s next page `secs` from now (if before the end).
@@ -1587,10 +1602,7 @@ impl World {
             if let Some(WebApp::Browse(o)) = self.web[owner].as_deref_mut() {
                 if o.pending > 0 {
                     o.pending -= 1;
-                    if let Some(WebApp::Browse(s)) = self.web[f].as_deref_mut() {
-                        s.begin_page();
-                    }
-                    self.browse_fetch(f);
+                    self.browse_open_begin(f);
                 }
             }
         } else {

@@ -503,6 +503,8 @@ kind = "web"
         "1ms",
     ));
     assert_eq!(e.path, "schedule[0].group");
+    let e = err(base("sessions = 5\nparallel_objects = true", "1ms"));
+    assert_eq!(e.path, "traffic[0].parallel_objects");
     let sc = ok(base("sessions = 5\npages = \"open\"", "1ms"));
     let json = serde_json::to_value(&sc).unwrap();
     assert_eq!(json["traffic"][0]["pages"], "open");
@@ -632,6 +634,22 @@ fn open_pages_run_in_parallel_on_a_sessions_lanes() {
     }
     assert!(w1.pages_waited > 0 && w4.pages_waited < w1.pages_waited);
     assert!(w4.completed > w1.completed);
+    // `parallel_objects`: a page's objects start together, each on a lane.
+    let par = run(&sc(4).replace(
+        "pages = \"open\"",
+        "pages = \"open\"\nparallel_objects = true",
+    ));
+    let t = &par.responses;
+    let together = (1..t.flow.len())
+        .filter(|&i| {
+            (0..i).any(|j| {
+                t.flow[i] / 4 == t.flow[j] / 4
+                    && t.flow[i] != t.flow[j]
+                    && t.start_s[i] == t.start_s[j]
+            })
+        })
+        .count();
+    assert!(together > 0 && t.object.iter().all(|&o| o == 0));
 }
 
 /// `pages = "open"` under RED* with ECN (`000_0675317d310dd341.txt`,

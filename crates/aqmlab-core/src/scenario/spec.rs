@@ -630,6 +630,9 @@ pub struct WebSpec {
     /// Open pages: flows (parallel page fetches) per session.
     #[serde(skip_serializing_if = "is_one")]
     pub lanes: u32,
+    /// Open pages: a page's objects asked for at once, each on its own lane.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub parallel_objects: bool,
     /// The resolved model.
     #[serde(skip)]
     pub params: crate::transport::web::WebParams,
@@ -733,6 +736,13 @@ impl WebSpec {
                 ))
             }
         };
+        let parallel_objects = t.bool("parallel_objects", false)?;
+        if parallel_objects && pages == Pages::Closed {
+            return Err(SpecError::new(
+                t.field_path("parallel_objects"),
+                "applies to open pages only (pages = \"open\"): a session with closed pages fetches its objects one after another",
+            ));
+        }
         let path = PathSpec::decode_opt(t)?;
         let rtt = match (t.take("rtt"), topology) {
             (Some(v), Topology::Dumbbell(_)) => Some(TimeDist::decode(v, &t.field_path("rtt"))?),
@@ -818,6 +828,7 @@ impl WebSpec {
             http,
             pages,
             lanes,
+            parallel_objects,
         };
         let n = match (sessions, offered_load) {
             (Some(n), _) => n,
@@ -867,6 +878,7 @@ impl WebSpec {
             extra_delay,
             pages,
             lanes,
+            parallel_objects,
             params,
             n,
         })

@@ -340,6 +340,10 @@ pub struct WebParams {
     /// Flows (parallel page fetches) per session with `Pages::Open`; 1
     /// with `Pages::Closed`.
     pub lanes: u32,
+    /// With `Pages::Open`: a page's objects are all asked for when the page
+    /// comes, each on its own lane (as ns-2's WebTraf launches them, at
+    /// gaps of 50 ms on average), instead of one after another.
+    pub parallel_objects: bool,
 }
 
 impl WebParams {
@@ -606,6 +610,15 @@ impl Session {
         self.current
     }
 
+    /// Begin a one-object page: an object of a page whose objects are
+    /// fetched in parallel (`parallel_objects`).
+    pub fn begin_object(&mut self) {
+        self.page += 1;
+        self.objects = 1;
+        self.object = 0;
+        self.phase = Phase::Fetching;
+    }
+
     /// Begin a page: draw its number of objects.
     pub fn begin_page(&mut self) {
         self.page += 1;
@@ -682,6 +695,7 @@ mod tests {
             http: Http::V10,
             pages: Pages::Closed,
             lanes: 1,
+            parallel_objects: false,
         };
         let mut rng = Rng::new(5, Stream::App(1));
         let n = 200_000;
@@ -719,6 +733,7 @@ mod tests {
             http: Http::V10,
             pages: Pages::Closed,
             lanes: 1,
+            parallel_objects: false,
         };
         let tcp = TcpSpec {
             packet_size: 1500,
