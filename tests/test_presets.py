@@ -79,7 +79,7 @@ def test_there_are_presets() -> None:
             "rem-5.2",
         ],
         "004_618a487a53bfbc7f.txt": ["feng-fig1-4", "feng-fig6-7"],
-        "000_0675317d310dd341.txt": ["ecn-web-000"],
+        "000_0675317d310dd341.txt": ["ecn-web-000", "ecn-web-000-replay"],
         "001_e060da456e213f64.txt": ["aqm-web-001"],
     }
     by_name = {_read(p)["experiment"]["name"]: _read(p)["experiment"] for p in FILES}

@@ -17,11 +17,20 @@ last ACK, so the client's one-way delay back is taken off.
 
 With ``--pages open`` both simulators run open pages (a session's think time from page start to
 page start, whether the page has arrived or not: WebTraf's ``interPageOption_ 0``, aqmlab's
-``pages = "open"`` with 32 lanes): 1840 WebTraf sessions offer 89.5 Mbit/s on the 1 Gbit/s link.
+``pages = "open"`` with 32 lanes and ``parallel_objects``, a page's objects asked for at once as
+WebTraf launches them), with the same number of sessions in both. They begin as WebTraf's
+``create-session`` begins them, with a page at a time uniform in 0-5 s (aqmlab's ``first_page =
+"start"``): 1840 sessions then offer 89.5 Mbit/s over 10-40 s on the 1 Gbit/s link, from
+110-145 Mbit/s in the first 10 s down to about 80 at 40 s (Pareto think times of infinite
+variance keep the pages that follow a common start denser than the stationary rate for tens of
+seconds). With ``--start stationary`` ns-2's sessions begin at draws from the think time's
+equilibrium residual, as aqmlab's default ``first_page = "residual"``: 2200 sessions offer a flat
+87 Mbit/s.
 
 Usage (needs ``ns``: ``make ns2``)::
 
-    python tests/ns2/ecn_web_webtraf.py [--duration 35] [--seed 1] [--pages open]
+    python tests/ns2/ecn_web_webtraf.py [--duration 35] [--seed 1] \\
+        [--pages open [--start stationary]]
 """
 
 from __future__ import annotations
@@ -40,7 +49,10 @@ TCL = HERE / "ecn_web_webtraf.tcl"
 PRESET = HERE.parents[1] / "python/aqmlab/experiments/presets/scenarios/ecn-web-000.toml"
 NCLIENT = 30
 SESSIONS = {"90%": 1970, "105%": 2300}
-OPEN_SESSIONS = {"90%": 1840}
+OPEN_SESSIONS = {"ns2": 1840, "stationary": 2200}
+# aqmlab's offered load for the same Mbit/s over 10-40 s on the 1 Gbit/s link (88.8 and 85.4):
+# its objects end in a short segment where WebTraf's are whole segments, 12 % more bytes each.
+OPEN_LOADS = {"ns2": "73Mbps", "stationary": "87Mbps"}
 LOADS = {"90%": "90Mbps", "105%": "105Mbps"}
 START = 10.0
 
@@ -104,6 +116,20 @@ def size_table(path: Path, mss: int = 1460) -> float:
     return mean
 
 
+def residual_starts(path: Path, n: int, seed: int, think: float = 5.0, shape: float = 1.5) -> None:
+    """Write n session start times drawn from the equilibrium residual of a Pareto think time
+    (mean ``think``, shape ``shape``; aqmlab's ``WebParams::residual_think``): a session that
+    begins with a page at such a time gives page requests stationary from the start."""
+    import numpy as np
+
+    k = think * (shape - 1) / shape
+    v = 1.0 - np.random.default_rng(seed).random(n)  # survival level in (0, 1]
+    x = np.where(
+        v > 1 / shape, (1 - v) * shape * k / (shape - 1), k * (shape * v) ** (-1 / (shape - 1))
+    )
+    path.write_text("".join(f"{t:.6f}\n" for t in x))
+
+
 def ns2(
     bw: int,
     load: str,
@@ -112,15 +138,21 @@ def ns2(
     duration: float,
     seed: int = 1,
     pages: str = "closed",
+    start: str = "ns2",
 ) -> Profile:
-    """ns-2.35's WebTraf run: the response-time profile and the R2-R1 throughput."""
-    n = (OPEN_SESSIONS if pages == "open" else SESSIONS)[load]
+    """ns-2.35's WebTraf run: the response-time profile and the R2-R1 throughput. With open
+    pages ``load`` is ignored: the sessions are ``OPEN_SESSIONS[start]``."""
+    n = OPEN_SESSIONS[start] if pages == "open" else SESSIONS[load]
     with tempfile.TemporaryDirectory() as tmp:
         sizes = Path(tmp) / "sizes.cdf"
         size_table(sizes)
         args = [str(bw), str(n), str(duration), str(int(ecn)), str(int(plus))]
+        extra = [pages]
+        if pages == "open" and start == "stationary":
+            residual_starts(Path(tmp) / "starts.txt", n, seed)
+            extra.append(str(Path(tmp) / "starts.txt"))
         out = subprocess.run(
-            ["ns", str(TCL), *args, str(seed), str(sizes), pages],
+            ["ns", str(TCL), *args, str(seed), str(sizes), *extra],
             capture_output=True,
             text=True,
             check=True,
@@ -157,13 +189,24 @@ def aqmlab_run(
     http: str = "webtraf",
     seed: int = 1,
     pages: str = "closed",
+    start: str = "ns2",
 ) -> Profile:
     """aqmlab's preset with RED*, at the same offered load, with ns-2's initial and receive
-    windows."""
+    windows. With open pages the load of ns-2's sessions (``OPEN_LOADS``), begun as ns-2's
+    (``start``) and asking for a page's objects at once; ``load`` is then ignored."""
     import aqmlab
 
     onoff = "true" if ecn else "false"
-    lanes = ["traffic[0].lanes=32"] if pages == "open" else []
+    if pages == "open":
+        load_keys = [
+            f'traffic[0].offered_load="{OPEN_LOADS[start]}"',
+            "traffic[0].lanes=32",
+            "traffic[0].parallel_objects=true",
+        ]
+        if start == "ns2":
+            load_keys += ['traffic[0].first_page="start"', 'traffic[0].start={uniform=["0s","5s"]}']
+    else:
+        load_keys = [f'traffic[0].offered_load="{LOADS[load]}"']
     r = aqmlab.run(
         PRESET,
         overrides=[
@@ -175,12 +218,11 @@ def aqmlab_run(
             "tcp.rwnd=20",
             f"duration={duration}s",
             f"metrics.start={START}s",
-            f'traffic[0].offered_load="{LOADS[load]}"',
             f'traffic[0].http="{http}"',
             f'topology.bottleneck_rate="{bw}Mbps"',
             f"seed={seed}",
             f'traffic[0].pages="{pages}"',
-            *lanes,
+            *load_keys,
         ],
     )
     rt = r.responses.column("response_time_s").to_pylist()
@@ -204,20 +246,31 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--duration", type=float, default=35.0, help="seconds (measured from 10 s)")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--pages", choices=["closed", "open"], default="closed")
+    ap.add_argument(
+        "--start",
+        choices=["ns2", "stationary"],
+        default="ns2",
+        help="open pages: sessions begin with a page in 0-5 s (ns2) or at stationary times",
+    )
     a = ap.parse_args(argv)
     if a.duration <= START + 1:
         ap.error(f"--duration {a.duration}: must exceed {START + 1:g} s")
-    cases = [c for c in CASES if a.pages == "closed" or c[2] in OPEN_SESSIONS]
+    if a.start != "ns2" and a.pages != "open":
+        ap.error("--start applies to --pages open only")
+    cases = [c for c in CASES if a.pages == "closed" or c[2] == "90%"]
     with ThreadPoolExecutor(max_workers=2) as pool:
         theirs = list(
-            pool.map(lambda c: ns2(c[1], c[2], c[3], c[4], a.duration, a.seed, a.pages), cases)
+            pool.map(
+                lambda c: ns2(c[1], c[2], c[3], c[4], a.duration, a.seed, a.pages, a.start), cases
+            )
         )
-    print(f"share of responses within 0.5 / 1 / 2 s (throughput), RED* 20 / 60, {a.pages} pages")
+    what = f"open pages, {a.start} start" if a.pages == "open" else "closed pages"
+    print(f"share of responses within 0.5 / 1 / 2 s (throughput), RED* 20 / 60, {what}")
     print(f"{'':20} {'ns-2.35 WebTraf':36} {'aqmlab webtraf':36} aqmlab 1.0")
     for c, t in zip(cases, theirs, strict=True):
         run = (c[1], c[2], c[3], c[4], a.duration)
-        ours = aqmlab_run(*run, seed=a.seed, pages=a.pages)
-        one = aqmlab_run(*run, http="1.0", seed=a.seed, pages=a.pages)
+        ours = aqmlab_run(*run, seed=a.seed, pages=a.pages, start=a.start)
+        one = aqmlab_run(*run, http="1.0", seed=a.seed, pages=a.pages, start=a.start)
         print(f"{c[0]:20} {t.row():36} {ours.row():36} {one.row()}")
     return 0
 

@@ -28,12 +28,17 @@
 # a page to the start of the next, whether the page has arrived or not (`interPageOption_ 0`, as
 # before 2001, and as a replayed request trace; aqmlab's `pages = "open"`).
 #
-# Usage: ns ecn_web_webtraf.tcl BW SESSIONS DURATION ECN ECNPLUS SEED [SIZES [PAGES]]
+# Sessions begin with a page, as WebTraf's `create-session` starts them, at times uniform in
+# 0-5 s; or with STARTS a file of one start time per session (ecn_web_webtraf.py writes draws from
+# the think time's equilibrium residual there, so that the page requests are stationary from the
+# start, as aqmlab's default `first_page = "residual"`).
+#
+# Usage: ns ecn_web_webtraf.tcl BW SESSIONS DURATION ECN ECNPLUS SEED [SIZES [PAGES [STARTS]]]
 #   stdout: WebTraf's request and response records ("req + id page size client server time",
 #   "resp - id page sent size server client time"), then a line "queue bytes B drops D
 #   arrivals A util U" for the server-to-client R2-R1 queue; every second "bytes T B D" (the
 #   bytes departed from and packets dropped at that queue so far).
-lassign $argv bw nsess dur ecn ecnplus seed sizes pages
+lassign $argv bw nsess dur ecn ecnplus seed sizes pages starts
 set nclient 30
 set ns [new Simulator]
 global defaultRNG
@@ -74,6 +79,11 @@ $pool set-num-session $nsess
 set start [new RandomVariable/Uniform]
 $start set min_ 0
 $start set max_ 5
+if {$starts ne ""} {
+  set fh [open $starts]
+  set startlist [split [string trim [read $fh]] "\n"]
+  close $fh
+}
 for {set i 0} {$i < $nsess} {incr i} {
   set interPage [new RandomVariable/Pareto]
   $interPage set avg_ 5.0
@@ -91,7 +101,8 @@ for {set i 0} {$i < $nsess} {incr i} {
     $objSize set interpolation_ 0
     $objSize loadCDF $sizes
   }
-  $pool create-session $i 1000000 [$start value] $interPage $pageSize $interObj $objSize
+  if {$starts ne ""} { set st [lindex $startlist $i] } else { set st [$start value] }
+  $pool create-session $i 1000000 $st $interPage $pageSize $interObj $objSize
 }
 if {$pages eq "open"} { $pool set-interPageOption 0 }
 proc tick {} {

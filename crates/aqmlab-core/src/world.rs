@@ -11,7 +11,7 @@ use crate::packet::{flags, Arena, Ecn, Packet, PktId};
 use crate::rng::{Rng, Stream};
 use crate::scenario::{Action, Direction, LinkSel, Purpose, Scenario, TrafficSpec};
 use crate::sim::{Event, EventQueue};
-use crate::transport::web::{Http, Pages, Phase, Session};
+use crate::transport::web::{FirstPage, Http, Pages, Phase, Session};
 use crate::transport::{FlowStats, Seg, TcpConfig, TcpFlow, UdpSource};
 use crate::units::SimTime;
 use serde::Serialize;
@@ -1432,9 +1432,10 @@ impl World {
                 return;
             }
             // The first event starts the clock (an equilibrium residual
-            // to the first page); each later one is a page that is due,
-            // and the clock runs from page start to page start.
-            let due = s.began;
+            // to the first page, or the first page itself with
+            // `first_page = "start"`); each later one is a page that is
+            // due, and the clock runs from page start to page start.
+            let due = s.began || s.p.first_page == FirstPage::Start;
             s.began = true;
             let t = if due {
                 s.p.think(&mut s.rng)
@@ -1448,6 +1449,10 @@ impl World {
             return;
         }
         match s.phase {
+            Phase::Idle if s.p.first_page == FirstPage::Start => {
+                s.begin_page();
+                self.browse_fetch(f);
+            }
             Phase::Idle => {
                 s.phase = Phase::Thinking;
                 let t = s.p.residual_think(&mut s.rng);

@@ -505,8 +505,15 @@ kind = "web"
     assert_eq!(e.path, "schedule[0].group");
     let e = err(base("sessions = 5\nparallel_objects = true", "1ms"));
     assert_eq!(e.path, "traffic[0].parallel_objects");
+    let e = err(base("sessions = 5\nfirst_page = \"now\"", "1ms"));
+    assert_eq!(e.path, "traffic[0].first_page");
+    assert!(e.msg.contains("residual") && e.msg.contains("start"), "{e}");
+    let sc = ok(base("sessions = 5\nfirst_page = \"start\"", "1ms"));
+    let json = serde_json::to_value(&sc).unwrap();
+    assert_eq!(json["traffic"][0]["first_page"], "start");
     let sc = ok(base("sessions = 5\npages = \"open\"", "1ms"));
     let json = serde_json::to_value(&sc).unwrap();
+    assert!(json["traffic"][0].get("first_page").is_none());
     assert_eq!(json["traffic"][0]["pages"], "open");
     assert_eq!(json["traffic"][0]["lanes"], 4);
     assert_eq!(sc.total_flows(), 20);
@@ -650,6 +657,53 @@ fn open_pages_run_in_parallel_on_a_sessions_lanes() {
         })
         .count();
     assert!(together > 0 && t.object.iter().all(|&o| o == 0));
+}
+
+/// `first_page = "start"`: a session begins with a page when it begins, as
+/// ns-2's WebTraf `create-session` starts one (docs/fidelity.md, item 7),
+/// where by default it first thinks for an equilibrium residual think
+/// time. With every session begun at 0 s every session's first response
+/// starts at 0 s, with closed and with open pages; with the residual few
+/// do in the first 100 ms (its density at 0 is 0.2 per second).
+#[test]
+fn first_page_start_begins_each_session_with_a_page() {
+    for pages in ["closed", "open"] {
+        let sc = |first: &str| {
+            uncongested("1Mbps", "1.0", "3s")
+                .replace(
+                    "offered_load = \"1Mbps\"",
+                    &format!("sessions = 40\npages = \"{pages}\"\nfirst_page = \"{first}\""),
+                )
+                .replace("start = \"10s\"", "start = \"0s\"")
+        };
+        let lanes = if pages == "open" { 4 } else { 1 };
+        let early = |r: &RunResult| {
+            let t = &r.responses;
+            let mut first: Vec<bool> = vec![false; 40];
+            for i in 0..t.flow.len() {
+                if t.start_s[i] < 0.1 {
+                    first[t.flow[i] as usize / lanes] = true;
+                }
+            }
+            first.iter().filter(|&&b| b).count()
+        };
+        let (at_start, residual) = (run(&sc("start")), run(&sc("residual")));
+        let (a, b) = (early(&at_start), early(&residual));
+        eprintln!(
+            "{pages} pages: sessions with a response begun in 0-100 ms: start {a}, residual {b}"
+        );
+        assert_eq!(a, 40);
+        assert!(b <= 4, "{b}");
+        assert!(
+            at_start
+                .responses
+                .start_s
+                .iter()
+                .filter(|&&s| s == 0.0)
+                .count()
+                >= 40
+        );
+    }
 }
 
 /// `pages = "open"` under RED* with ECN (`000_0675317d310dd341.txt`,

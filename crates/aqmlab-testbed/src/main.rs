@@ -547,7 +547,7 @@ fn apply_action(dirs: &mut [Dir; 2], at: SimTime, a: &Action, s: &Setup, errors:
 
 /// One web session's script, drawn with the core's web model
 /// ([`aqmlab_core::transport::web`]): the residual think time before its
-/// first page, then per page its objects' sizes and the think time after it.
+/// first page (0 with `first_page = "start"`), then per page its objects' sizes and the think time after it.
 #[derive(Serialize)]
 struct WebScript {
     session: u32,
@@ -563,7 +563,7 @@ struct WebScript {
 /// pages enough to fill the run (think times alone reach its end).
 fn web_plan(path: &str) -> Result<(), String> {
     use aqmlab_core::scenario::Purpose;
-    use aqmlab_core::transport::web::{Http, Pages, Session};
+    use aqmlab_core::transport::web::{FirstPage, Http, Pages, Session};
     let cfg = read_config(path)?;
     let s = setup(cfg.scenario)?;
     let sc = &s.sc;
@@ -582,7 +582,10 @@ fn web_plan(path: &str) -> Result<(), String> {
             for _ in 0..w.n {
                 let mut ses =
                     Session::new(w.params, Rng::new(app_seed, Stream::App(f)), f as usize);
-                let residual = ses.p.residual_think(&mut ses.rng);
+                let residual = match ses.p.first_page {
+                    FirstPage::Residual => ses.p.residual_think(&mut ses.rng),
+                    FirstPage::Start => 0.0,
+                };
                 let mut pages = Vec::new();
                 let mut t_s = residual;
                 while t_s < horizon && pages.len() < 100_000 {

@@ -633,6 +633,9 @@ pub struct WebSpec {
     /// Open pages: a page's objects asked for at once, each on its own lane.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub parallel_objects: bool,
+    /// When a session's first page comes.
+    #[serde(skip_serializing_if = "is_residual")]
+    pub first_page: crate::transport::web::FirstPage,
     /// The resolved model.
     #[serde(skip)]
     pub params: crate::transport::web::WebParams,
@@ -640,6 +643,10 @@ pub struct WebSpec {
     /// from the load) times `lanes`.
     #[serde(skip)]
     pub n: u32,
+}
+
+fn is_residual(f: &crate::transport::web::FirstPage) -> bool {
+    *f == crate::transport::web::FirstPage::Residual
 }
 
 fn is_one(n: &u32) -> bool {
@@ -659,7 +666,9 @@ impl WebSpec {
         topology: &Topology,
         extra_delay: Option<TimeDist>,
     ) -> SpecResult<WebSpec> {
-        use crate::transport::web::{self as web, Http, PageEstimate, Pages, SizeDist, WebParams};
+        use crate::transport::web::{
+            self as web, FirstPage, Http, PageEstimate, Pages, SizeDist, WebParams,
+        };
         let sessions = match t.take("sessions") {
             Some(v) => {
                 let p = t.field_path("sessions");
@@ -743,6 +752,10 @@ impl WebSpec {
                 "applies to open pages only (pages = \"open\"): a session with closed pages fetches its objects one after another",
             ));
         }
+        let first_page = match t.choice("first_page", &["residual", "start"], Some("residual"))? {
+            "start" => FirstPage::Start,
+            _ => FirstPage::Residual,
+        };
         let path = PathSpec::decode_opt(t)?;
         let rtt = match (t.take("rtt"), topology) {
             (Some(v), Topology::Dumbbell(_)) => Some(TimeDist::decode(v, &t.field_path("rtt"))?),
@@ -829,6 +842,7 @@ impl WebSpec {
             pages,
             lanes,
             parallel_objects,
+            first_page,
         };
         let n = match (sessions, offered_load) {
             (Some(n), _) => n,
@@ -879,6 +893,7 @@ impl WebSpec {
             pages,
             lanes,
             parallel_objects,
+            first_page,
             params,
             n,
         })

@@ -323,6 +323,21 @@ pub enum Pages {
     Open,
 }
 
+/// When a session's first page comes (`first_page`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum FirstPage {
+    /// After an equilibrium residual think time, so that a group's page
+    /// requests are stationary from its start.
+    Residual,
+    /// When the session begins, as ns-2's WebTraf `create-session` starts a
+    /// session with a page. Sessions that begin together then ask for
+    /// their first pages together, and with Pareto think times of infinite
+    /// variance the pages that follow stay denser than the stationary rate
+    /// for tens of seconds (docs/fidelity.md, item 7).
+    Start,
+}
+
 /// The resolved parameters of a web group.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct WebParams {
@@ -344,6 +359,8 @@ pub struct WebParams {
     /// comes, each on its own lane (as ns-2's WebTraf launches them, at
     /// gaps of 50 ms on average), instead of one after another.
     pub parallel_objects: bool,
+    /// When a session's first page comes.
+    pub first_page: FirstPage,
 }
 
 impl WebParams {
@@ -696,6 +713,7 @@ mod tests {
             pages: Pages::Closed,
             lanes: 1,
             parallel_objects: false,
+            first_page: FirstPage::Residual,
         };
         let mut rng = Rng::new(5, Stream::App(1));
         let n = 200_000;
@@ -734,6 +752,7 @@ mod tests {
             pages: Pages::Closed,
             lanes: 1,
             parallel_objects: false,
+            first_page: FirstPage::Residual,
         };
         let tcp = TcpSpec {
             packet_size: 1500,
