@@ -508,6 +508,11 @@ kind = "web"
     let e = err(base("sessions = 5\nfirst_page = \"now\"", "1ms"));
     assert_eq!(e.path, "traffic[0].first_page");
     assert!(e.msg.contains("residual") && e.msg.contains("start"), "{e}");
+    let e = err(base("sessions = 5\nwhole_segments = 1", "1ms"));
+    assert_eq!(e.path, "traffic[0].whole_segments");
+    let sc = ok(base("sessions = 5\nwhole_segments = true", "1ms"));
+    let json = serde_json::to_value(&sc).unwrap();
+    assert_eq!(json["traffic"][0]["whole_segments"], true);
     let sc = ok(base("sessions = 5\nfirst_page = \"start\"", "1ms"));
     let json = serde_json::to_value(&sc).unwrap();
     assert_eq!(json["traffic"][0]["first_page"], "start");

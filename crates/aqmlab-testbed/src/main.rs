@@ -579,6 +579,7 @@ fn web_plan(path: &str) -> Result<(), String> {
                      page (\"closed\"); open pages are a simulator model only"
                 ));
             }
+            let mss = w.tcp.apply(&sc.tcp).mss();
             for _ in 0..w.n {
                 let mut ses =
                     Session::new(w.params, Rng::new(app_seed, Stream::App(f)), f as usize);
@@ -591,7 +592,7 @@ fn web_plan(path: &str) -> Result<(), String> {
                 while t_s < horizon && pages.len() < 100_000 {
                     ses.begin_page();
                     let sizes: Vec<u64> = (0..ses.objects)
-                        .map(|_| ses.p.sizes.sample(&mut ses.rng))
+                        .map(|_| ses.draw_object(mss).bytes)
                         .collect();
                     let think = ses.p.think(&mut ses.rng);
                     t_s += think;

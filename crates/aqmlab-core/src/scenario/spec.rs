@@ -636,6 +636,9 @@ pub struct WebSpec {
     /// When a session's first page comes.
     #[serde(skip_serializing_if = "is_residual")]
     pub first_page: crate::transport::web::FirstPage,
+    /// Objects of whole segments.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub whole_segments: bool,
     /// The resolved model.
     #[serde(skip)]
     pub params: crate::transport::web::WebParams,
@@ -756,6 +759,7 @@ impl WebSpec {
             "start" => FirstPage::Start,
             _ => FirstPage::Residual,
         };
+        let whole_segments = t.bool("whole_segments", false)?;
         let path = PathSpec::decode_opt(t)?;
         let rtt = match (t.take("rtt"), topology) {
             (Some(v), Topology::Dumbbell(_)) => Some(TimeDist::decode(v, &t.field_path("rtt"))?),
@@ -843,6 +847,7 @@ impl WebSpec {
             lanes,
             parallel_objects,
             first_page,
+            whole_segments,
         };
         let n = match (sessions, offered_load) {
             (Some(n), _) => n,
@@ -894,6 +899,7 @@ impl WebSpec {
             lanes,
             parallel_objects,
             first_page,
+            whole_segments,
             params,
             n,
         })

@@ -361,6 +361,10 @@ pub struct WebParams {
     pub parallel_objects: bool,
     /// When a session's first page comes.
     pub first_page: FirstPage,
+    /// Every object a whole number of full segments (its size rounded up to
+    /// a multiple of the MSS), as ns-2's one-way TCP sends WebTraf's objects
+    /// (`advanceby` packets of `packetSize_`).
+    pub whole_segments: bool,
 }
 
 impl WebParams {
@@ -458,10 +462,15 @@ impl PageEstimate {
             Http::WebTraf => (3.0 * p.objects, 3.0 * p.objects),
         };
         let hdr = HEADER_BYTES as f64;
+        let object_bytes = if p.whole_segments {
+            mss * object_segments
+        } else {
+            d.mean()
+        };
         PageEstimate {
-            object_bytes: d.mean(),
+            object_bytes,
             object_segments,
-            page_wire_bytes: p.objects * (d.mean() + hdr * object_segments) + control * hdr,
+            page_wire_bytes: p.objects * (object_bytes + hdr * object_segments) + control * hdr,
             object_rounds,
             page_time_s: rtt_s * (p.objects * object_rounds + setup_rtts),
         }
@@ -617,8 +626,12 @@ impl Session {
 
     /// Draw the next object's size.
     pub fn draw_object(&mut self, mss: u32) -> Object {
-        let bytes = self.p.sizes.sample(&mut self.rng);
-        let (segments, last_payload) = segments(bytes, mss);
+        let mut bytes = self.p.sizes.sample(&mut self.rng);
+        let (segments, mut last_payload) = segments(bytes, mss);
+        if self.p.whole_segments {
+            bytes = segments * u64::from(mss);
+            last_payload = mss;
+        }
         self.current = Object {
             bytes,
             segments,
@@ -714,6 +727,7 @@ mod tests {
             lanes: 1,
             parallel_objects: false,
             first_page: FirstPage::Residual,
+            whole_segments: false,
         };
         let mut rng = Rng::new(5, Stream::App(1));
         let n = 200_000;
@@ -728,6 +742,48 @@ mod tests {
         let k = 5.0 / 3.0;
         let med = k * (1.5f64 * 0.5).powf(-2.0);
         assert!((r[n / 2] / med - 1.0).abs() < 0.03, "{} vs {med}", r[n / 2]);
+    }
+
+    /// `whole_segments`: the object's size rounds up to full segments (as
+    /// WebTraf's objects in ns-2), and the page estimate counts those bytes.
+    #[test]
+    fn whole_segments_round_objects_up() {
+        let mut p = WebParams {
+            sizes: SizeDist::default_sizes(),
+            objects: 3.0,
+            think_s: 5.0,
+            think_shape: 1.5,
+            request_bytes: 300,
+            http: Http::V10,
+            pages: Pages::Open,
+            lanes: 4,
+            parallel_objects: false,
+            first_page: FirstPage::Residual,
+            whole_segments: false,
+        };
+        let rng = || Rng::new(3, crate::rng::Stream::App(0));
+        let (mut a, mut b) = (Session::new(p, rng(), 0), {
+            p.whole_segments = true;
+            Session::new(p, rng(), 0)
+        });
+        for _ in 0..1000 {
+            let (x, y) = (a.draw_object(1460), b.draw_object(1460));
+            assert_eq!(x.segments, y.segments);
+            assert_eq!(y.bytes, y.segments * 1460);
+            assert_eq!(y.last_payload, 1460);
+            assert!(x.bytes <= y.bytes && y.bytes < x.bytes.max(1) + 1460);
+        }
+        let tcp = TcpSpec {
+            packet_size: 1500,
+            ..TcpSpec::default()
+        };
+        let whole = PageEstimate::new(&p, &tcp, 0.08);
+        p.whole_segments = false;
+        let part = PageEstimate::new(&p, &tcp, 0.08);
+        // About half a segment more per object: 12 % more bytes for these sizes.
+        let more = whole.object_bytes / part.object_bytes;
+        assert!(more > 1.08 && more < 1.16, "{more}");
+        assert!((whole.object_bytes - 1460.0 * whole.object_segments).abs() < 1e-6);
     }
 
     #[test]
@@ -753,6 +809,7 @@ mod tests {
             lanes: 1,
             parallel_objects: false,
             first_page: FirstPage::Residual,
+            whole_segments: false,
         };
         let tcp = TcpSpec {
             packet_size: 1500,
