@@ -245,6 +245,10 @@ def test_flow_series_and_event_trace_are_off_by_default_and_bounded(tmp_path: Pa
     }
     # Over the whole run the trace holds at least the measured drops.
     assert sum(1 for n in names if n.startswith("drop")) >= b["drops_early"]
+    # What was dropped: bulk flows' data on the forward link, their ACKs on the reverse one.
+    kinds = set(zip(ev.column("link").to_pylist(), ev.column("packet").to_pylist(), strict=True))
+    assert ("bottleneck", "data") in kinds, kinds
+    assert kinds <= {(lk, k) for lk in ("bottleneck", "bottleneck-rev") for k in ("data", "ack")}
     r = aqmlab.run(SMALL, overrides=["metrics.trace=true", "metrics.trace_limit=10"])
     assert r.events.num_rows <= 20  # 10 per monitored link
     assert any("trace_limit = 10" in w for w in r.summary["warnings"])

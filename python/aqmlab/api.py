@@ -58,7 +58,7 @@ class RunResult:
     flows listed in ``metrics.flow_series`` (``time_s``, ``flow``, ``cwnd``,
     ``ssthresh``, ``srtt_s``, ``rto_s``, ``delivery_rate_bps``) and
     ``events`` the drops and marks on the monitored links with
-    ``metrics.trace = true`` (``time_s``, ``link``, ``flow``, ``event``),
+    ``metrics.trace = true`` (``time_s``, ``link``, ``flow``, ``event``, ``packet``),
     all ``pyarrow.Table``; see ``docs/results.md`` for every column.
     """
 
@@ -247,6 +247,7 @@ EVENT_COLUMNS: tuple[tuple[str, pa.DataType], ...] = (
     ("link", pa.string()),
     ("flow", pa.uint32()),
     ("event", pa.string()),
+    ("packet", pa.string()),
 )
 
 

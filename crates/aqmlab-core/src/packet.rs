@@ -41,6 +41,29 @@ pub mod flags {
     pub const REQ: u8 = 128;
 }
 
+/// What a packet of `size` bytes is, by its flags, as the event trace names
+/// it: `syn`, `syn-ack`, `fin` (a FIN or FIN/ACK), `request` (a web client's
+/// request), `data` (a data segment, a retransmission or a UDP datagram) or
+/// `ack` (a pure ACK; a server's ACK of a request is `REQ`-flagged too, and
+/// told from the request by its size, a bare header).
+pub fn kind_name(f: u8, size: u32) -> &'static str {
+    if f & flags::SYN != 0 {
+        if f & flags::ACK != 0 {
+            "syn-ack"
+        } else {
+            "syn"
+        }
+    } else if f & flags::FIN != 0 {
+        "fin"
+    } else if f & flags::REQ != 0 && size > crate::scenario::HEADER_BYTES {
+        "request"
+    } else if f & flags::DATA != 0 {
+        "data"
+    } else {
+        "ack"
+    }
+}
+
 /// One packet on the wire.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Packet {
@@ -216,6 +239,19 @@ impl Arena {
 mod tests {
     use super::*;
     use crate::rng::{Rng, Stream};
+
+    /// The event trace's names of packets, by their flags.
+    #[test]
+    fn kind_names() {
+        use flags::*;
+        assert_eq!(kind_name(SYN, 40), "syn");
+        assert_eq!(kind_name(SYN | ACK | ECE, 40), "syn-ack");
+        assert_eq!(kind_name(FIN | ACK, 40), "fin");
+        assert_eq!(kind_name(ACK | REQ, 340), "request");
+        assert_eq!(kind_name(ACK | REQ, 40), "ack");
+        assert_eq!(kind_name(DATA | RETX | CWR, 1500), "data");
+        assert_eq!(kind_name(ACK | ECE | RETX, 40), "ack");
+    }
 
     /// Both ways of reusing slots hand out distinct live slots, keep the
     /// packets intact, and report the same peak of packets alive at once;

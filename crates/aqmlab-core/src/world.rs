@@ -1590,8 +1590,9 @@ impl World {
         r.end_s.push(now.as_secs_f64());
         r.response_time_s.push((now - s.started).as_secs_f64());
         s.object += 1;
-        // HTTP/1.0 closes every object's connection, HTTP/1.1 the page's.
-        if s.p.http != Http::V11 || s.object >= s.objects {
+        // HTTP/1.0 closes every object's connection, HTTP/1.1 the page's
+        // (unless `teardown = false`: ns-2's one-way TCP sends no FIN).
+        if s.p.teardown && (s.p.http != Http::V11 || s.object >= s.objects) {
             let conn = self.tag[f].conn;
             self.send_teardown(f, true, conn);
         }
@@ -2428,7 +2429,7 @@ impl World {
     /// events past `metrics.trace_limit`).
     fn delay_and_trace(&mut self) -> (DelayTable, EventTrace) {
         let mut delay = DelayTable::default();
-        let mut merged: Vec<(SimTime, usize, u32, &'static str)> = Vec::new();
+        let mut merged: Vec<(SimTime, usize, u32, &'static str, &'static str)> = Vec::new();
         for (k, (l, name)) in self.monitored.iter().enumerate() {
             let Some(m) = self.links[*l].monitor.as_mut() else {
                 continue;
@@ -2447,16 +2448,17 @@ impl World {
                         t.missed, t.limit
                     ));
                 }
-                merged.extend(t.events.into_iter().map(|(at, f, w)| (at, k, f, w)));
+                merged.extend(t.events.into_iter().map(|(at, f, w, p)| (at, k, f, w, p)));
             }
         }
         merged.sort_by_key(|e| (e.0, e.1));
         let mut events = EventTrace::default();
-        for (at, k, f, w) in merged {
+        for (at, k, f, w, p) in merged {
             events.time_s.push(at.as_secs_f64());
             events.link.push(self.monitored[k].1.clone());
             events.flow.push(f);
             events.event.push(w);
+            events.packet.push(p);
         }
         (delay, events)
     }

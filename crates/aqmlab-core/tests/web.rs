@@ -342,6 +342,92 @@ fn webtraf_spends_two_connections_per_object() {
     assert!(ce < ce10 - 0.1 && cp < cp10 - 0.1);
 }
 
+/// `teardown = false`: no FIN and no FIN/ACK (ns-2's one-way TCP has no
+/// FIN), for every connection pattern; the responses still all complete,
+/// and under RED* the queue then holds no closing packets, so that fewer
+/// packets arrive at it.
+#[test]
+fn teardown_false_sends_no_closing_packets() {
+    for http in ["1.0", "1.1", "webtraf"] {
+        let with = red_star("90Mbps", false, "12s", 1).replace(
+            "kind = \"web\"\n",
+            &format!("kind = \"web\"\nhttp = \"{http}\"\n"),
+        );
+        let without = with.replace("kind = \"web\"\n", "kind = \"web\"\nteardown = false\n");
+        assert!(without.contains("teardown = false"));
+        let (a, b) = (run(&with), run(&without));
+        let (wa, wb) = (
+            a.summary.web.clone().unwrap(),
+            b.summary.web.clone().unwrap(),
+        );
+        eprintln!(
+            "{http}: FINs {} -> {}, FIN/ACKs {} -> {}, completed {} -> {}, arrivals {} -> {}",
+            wa.fins_sent,
+            wb.fins_sent,
+            wa.fin_acks_sent,
+            wb.fin_acks_sent,
+            wa.completed,
+            wb.completed,
+            a.summary.bottleneck.arrivals,
+            b.summary.bottleneck.arrivals
+        );
+        assert!(wa.fins_sent > 0 && wa.fin_acks_sent > 0, "{http}: {wa:?}");
+        assert_eq!((wb.fins_sent, wb.fin_acks_sent), (0, 0), "{http}");
+        assert!(b.summary.bottleneck.arrivals < a.summary.bottleneck.arrivals);
+        let c = wb.completed as f64 / wa.completed as f64;
+        assert!((c - 1.0).abs() < 0.1, "{http}: {c}");
+    }
+}
+
+/// The event trace names what was dropped or marked: under RED* with ECN
+/// the SYN/ACKs are dropped (as many as the web summary counts in the
+/// measured interval, and more over the whole run), with ECN+ they are
+/// marked and none is dropped.
+#[test]
+fn trace_names_the_dropped_packets() {
+    for plus in [false, true] {
+        let sc =
+            red_star("90Mbps", plus, "15s", 1).replace("[metrics]\n", "[metrics]\ntrace = true\n");
+        let r = run(&sc);
+        let w = r.summary.web.clone().unwrap();
+        let ev = &r.events;
+        let count = |what: &str, packet: &str| {
+            (0..ev.time_s.len())
+                .filter(|&i| {
+                    ev.link[i] == "bottleneck"
+                        && ev.event[i].starts_with(what)
+                        && ev.packet[i] == packet
+                })
+                .count() as u64
+        };
+        let (dropped, marked) = (count("drop", "syn-ack"), count("mark", "syn-ack"));
+        eprintln!(
+            "ECN+ {plus}: SYN/ACKs dropped {dropped} (summary {}), marked {marked} (summary {}); data marked {}",
+            w.synack_drops,
+            w.synack_marks,
+            count("mark", "data")
+        );
+        assert!(count("mark", "data") > 0);
+        assert!(ev
+            .packet
+            .iter()
+            .all(|p| ["data", "ack", "syn", "syn-ack", "request", "fin"].contains(p)));
+        if plus {
+            assert_eq!(dropped, 0);
+            assert!(
+                marked >= w.synack_marks && w.synack_marks > 0,
+                "{marked} {w:?}"
+            );
+        } else {
+            assert_eq!(marked, 0);
+            assert!(
+                dropped >= w.synack_drops && w.synack_drops > 0,
+                "{dropped} {w:?}"
+            );
+        }
+    }
+}
+
 /// A `web` schedule action adds sessions: the offered load steps up in
 /// proportion (300 -> 600 sessions doubles it, within the noise of
 /// heavy-tailed traffic).
@@ -510,6 +596,11 @@ kind = "web"
     assert!(e.msg.contains("residual") && e.msg.contains("start"), "{e}");
     let e = err(base("sessions = 5\nwhole_segments = 1", "1ms"));
     assert_eq!(e.path, "traffic[0].whole_segments");
+    let e = err(base("sessions = 5\nteardown = \"no\"", "1ms"));
+    assert_eq!(e.path, "traffic[0].teardown");
+    let sc = ok(base("sessions = 5\nteardown = false", "1ms"));
+    let json = serde_json::to_value(&sc).unwrap();
+    assert_eq!(json["traffic"][0]["teardown"], false);
     let sc = ok(base("sessions = 5\nwhole_segments = true", "1ms"));
     let json = serde_json::to_value(&sc).unwrap();
     assert_eq!(json["traffic"][0]["whole_segments"], true);
@@ -519,6 +610,7 @@ kind = "web"
     let sc = ok(base("sessions = 5\npages = \"open\"", "1ms"));
     let json = serde_json::to_value(&sc).unwrap();
     assert!(json["traffic"][0].get("first_page").is_none());
+    assert!(json["traffic"][0].get("teardown").is_none());
     assert_eq!(json["traffic"][0]["pages"], "open");
     assert_eq!(json["traffic"][0]["lanes"], 4);
     assert_eq!(sc.total_flows(), 20);

@@ -154,10 +154,11 @@ pub struct QueueMonitor {
     active: Vec<usize>,
 }
 
-/// The drops and marks of one link: (time, flow, what), at most `limit`.
+/// The drops and marks of one link: (time, flow, what, packet kind), at
+/// most `limit`.
 #[derive(Clone, Debug, Default)]
 pub struct LinkTrace {
-    pub events: Vec<(SimTime, u32, &'static str)>,
+    pub events: Vec<(SimTime, u32, &'static str, &'static str)>,
     pub limit: u64,
     /// Events past the limit (counted, not kept).
     pub missed: u64,
@@ -172,6 +173,9 @@ pub struct EventTrace {
     /// `drop-early`, `drop-forced`, `drop-overflow`, `mark-early`,
     /// `mark-forced` or `lost` (on the wire, by the link's loss model).
     pub event: Vec<&'static str>,
+    /// The packet: `data`, `ack`, `syn`, `syn-ack`, `request` or `fin`
+    /// ([`crate::packet::kind_name`]).
+    pub packet: Vec<&'static str>,
 }
 
 /// Samples of chosen flows' TCP state (`metrics.flow_series`).
@@ -366,12 +370,14 @@ impl QueueMonitor {
         self.last = now;
     }
 
-    /// A drop or mark of a packet of `flow` at `now` (traced if the trace is on).
+    /// A drop or mark at `now` of a packet of `flow` with `flags` and
+    /// `size` bytes (traced if the trace is on).
     #[cold]
-    pub fn event(&mut self, now: SimTime, flow: u32, what: &'static str) {
+    pub fn event(&mut self, now: SimTime, flow: u32, flags: u8, size: u32, what: &'static str) {
         if let Some(t) = self.trace.as_mut() {
             if (t.events.len() as u64) < t.limit {
-                t.events.push((now, flow, what));
+                let kind = crate::packet::kind_name(flags, size);
+                t.events.push((now, flow, what, kind));
             } else {
                 t.missed += 1;
             }

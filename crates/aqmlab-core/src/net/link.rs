@@ -477,7 +477,7 @@ impl Link {
 
     /// Count an AQM's drop or mark by its cause, and trace it when asked.
     #[inline]
-    fn count_signal(&mut self, now: SimTime, flow: u32, mark: bool, cause: Cause) {
+    fn count_signal(&mut self, now: SimTime, info: &PacketInfo, mark: bool, cause: Cause) {
         let (n, what) = match (mark, cause) {
             (false, Cause::Early) => (&mut self.stats.drops_early, "drop-early"),
             (false, Cause::Forced) => (&mut self.stats.drops_forced, "drop-forced"),
@@ -486,7 +486,7 @@ impl Link {
         };
         *n += 1;
         if let Some(m) = self.monitor.as_mut() {
-            m.event(now, flow, what);
+            m.event(now, info.flow, info.flags, info.size, what);
         }
     }
 
@@ -534,7 +534,7 @@ impl Link {
             Verdict::Pass => None,
             Verdict::Mark(c) => Some(c),
             Verdict::Drop(c) => {
-                self.count_signal(now, info.flow, false, c);
+                self.count_signal(now, &info, false, c);
                 self.stats.data_drops += u64::from(data);
                 return Offer::Dropped;
             }
@@ -543,14 +543,14 @@ impl Link {
             self.stats.drops_overflow += 1;
             self.stats.data_drops += u64::from(data);
             if let Some(m) = self.monitor.as_mut() {
-                m.event(now, info.flow, "drop-overflow");
+                m.event(now, info.flow, info.flags, info.size, "drop-overflow");
             }
             return Offer::Dropped;
         }
         if let Some(c) = mark {
             debug_assert!(info.ect, "an AQM marked a packet that is not ECN-capable");
             p.ecn = Ecn::Ce;
-            self.count_signal(now, info.flow, true, c);
+            self.count_signal(now, &info, true, c);
         }
         p.enq_time = now;
         if self.planned {
@@ -628,7 +628,8 @@ impl Link {
             if let Some(m) = self.monitor.as_mut() {
                 if m.trace.is_some() {
                     for &v in &self.evicted {
-                        m.event(now, arena.get(v).flow, "drop-overflow");
+                        let p = arena.get(v);
+                        m.event(now, p.flow, p.flags, p.size, "drop-overflow");
                     }
                 }
             }
@@ -716,7 +717,8 @@ impl Link {
                     }
                 };
                 if let Some(m) = self.monitor.as_mut() {
-                    m.event(now, arena.get(id).flow, what);
+                    let p = arena.get(id);
+                    m.event(now, p.flow, p.flags, p.size, what);
                 }
             }
             Verdict::Drop(c) => {
@@ -731,7 +733,8 @@ impl Link {
                     }
                 };
                 if let Some(m) = self.monitor.as_mut() {
-                    m.event(now, arena.get(id).flow, what);
+                    let p = arena.get(id);
+                    m.event(now, p.flow, p.flags, p.size, what);
                 }
                 return Some((id, TxResult::Dropped));
             }
@@ -748,7 +751,8 @@ impl Link {
             if l.lose(now) {
                 self.stats.lost += 1;
                 if let Some(m) = self.monitor.as_mut() {
-                    m.event(now, arena.get(id).flow, "lost");
+                    let p = arena.get(id);
+                    m.event(now, p.flow, p.flags, p.size, "lost");
                 }
                 return Some((id, TxResult::Lost));
             }

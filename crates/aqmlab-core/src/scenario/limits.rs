@@ -53,8 +53,8 @@ pub const WINDOW_BYTES: u64 = 8;
 /// Bytes one row of the flow series costs (7 numeric columns through the
 /// engine and Arrow: measured 98 B/row from 3e5 to 1.2e6 rows).
 pub const FLOW_SERIES_ROW_BYTES: u64 = 120;
-/// Bytes one traced drop or mark costs (4 columns, one a link name).
-pub const TRACE_ROW_BYTES: u64 = 200;
+/// Bytes one traced drop or mark costs (5 columns, one a link name).
+pub const TRACE_ROW_BYTES: u64 = 240;
 /// Above this estimate a run is started with a warning (the CLI's).
 pub const WARN_MEMORY: u64 = 1_000_000_000;
 /// Most AQM timer ticks one run may schedule.

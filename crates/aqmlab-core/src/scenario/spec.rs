@@ -639,6 +639,9 @@ pub struct WebSpec {
     /// Objects of whole segments.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub whole_segments: bool,
+    /// Each connection closes with a FIN exchange.
+    #[serde(skip_serializing_if = "is_true")]
+    pub teardown: bool,
     /// The resolved model.
     #[serde(skip)]
     pub params: crate::transport::web::WebParams,
@@ -654,6 +657,10 @@ fn is_residual(f: &crate::transport::web::FirstPage) -> bool {
 
 fn is_one(n: &u32) -> bool {
     *n == 1
+}
+
+fn is_true(b: &bool) -> bool {
+    *b
 }
 
 fn ser_bytes<S: Serializer>(b: &u64, s: S) -> Result<S::Ok, S::Error> {
@@ -760,6 +767,7 @@ impl WebSpec {
             _ => FirstPage::Residual,
         };
         let whole_segments = t.bool("whole_segments", false)?;
+        let teardown = t.bool("teardown", true)?;
         let path = PathSpec::decode_opt(t)?;
         let rtt = match (t.take("rtt"), topology) {
             (Some(v), Topology::Dumbbell(_)) => Some(TimeDist::decode(v, &t.field_path("rtt"))?),
@@ -848,6 +856,7 @@ impl WebSpec {
             parallel_objects,
             first_page,
             whole_segments,
+            teardown,
         };
         let n = match (sessions, offered_load) {
             (Some(n), _) => n,
@@ -900,6 +909,7 @@ impl WebSpec {
             parallel_objects,
             first_page,
             whole_segments,
+            teardown,
             params,
             n,
         })

@@ -365,6 +365,11 @@ pub struct WebParams {
     /// a multiple of the MSS), as ns-2's one-way TCP sends WebTraf's objects
     /// (`advanceby` packets of `packetSize_`).
     pub whole_segments: bool,
+    /// Each connection closes with the client's FIN and the server's
+    /// FIN/ACK (40 bytes each, the FIN/ACK in the data direction); `false`:
+    /// no closing packets, as ns-2's one-way TCP, which has no FIN (WebTraf's
+    /// connections in ns-2).
+    pub teardown: bool,
 }
 
 impl WebParams {
@@ -728,6 +733,7 @@ mod tests {
             parallel_objects: false,
             first_page: FirstPage::Residual,
             whole_segments: false,
+            teardown: true,
         };
         let mut rng = Rng::new(5, Stream::App(1));
         let n = 200_000;
@@ -760,6 +766,7 @@ mod tests {
             parallel_objects: false,
             first_page: FirstPage::Residual,
             whole_segments: false,
+            teardown: true,
         };
         let rng = || Rng::new(3, crate::rng::Stream::App(0));
         let (mut a, mut b) = (Session::new(p, rng(), 0), {
@@ -810,6 +817,7 @@ mod tests {
             parallel_objects: false,
             first_page: FirstPage::Residual,
             whole_segments: false,
+            teardown: true,
         };
         let tcp = TcpSpec {
             packet_size: 1500,
