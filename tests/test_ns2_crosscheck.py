@@ -264,10 +264,12 @@ def test_webtraf_connection_pattern_in_ns2_and_ours() -> None:
     """The ECN+ paper's RED* with ECN at 90 % load (docs/fidelity.md, item 7) with the web model
     the paper cites, ns-2's WebTraf (`tests/ns2/ecn_web_webtraf.py`): two connections per object,
     three packets per object that are not ECN-capable in the congested queue. ns-2.35 and
-    aqmlab's `http = "webtraf"` (same object sizes, ns-2's windows) agree within 8 points on the
-    share of responses within 0.5 s (aqmlab 4-7 points above on seeds 1-2), 12-15 points under
-    aqmlab's one connection per object; in both simulators ECN+ gains under 3 points there (it
-    makes only the SYN/ACK ECN-capable). Still far above the paper's 0.30."""
+    aqmlab's `http = "webtraf"` with ns-2's workload (the same sessions and whole-segment objects,
+    a page's objects at gaps of 50 ms, the think time from the page's end) and ns-2's RED and TCP
+    rules agree within 8 points on the share of responses within 0.5 s (25 s runs, seeds 1-4:
+    ns-2 0.731-0.745, aqmlab 0.775-0.794), 10-13 points under aqmlab's one connection per object;
+    in both simulators ECN+ gains under 3 points there (it makes only the SYN/ACK ECN-capable).
+    Still far above the paper's 0.30."""
     from concurrent.futures import ThreadPoolExecutor
 
     wt = _module("ecn_web_webtraf")
@@ -279,7 +281,7 @@ def test_webtraf_connection_pattern_in_ns2_and_ours() -> None:
     got = [x.within[0] for x in (ecn, plus, ours, ours_plus, one)]
     assert 0.6 < ecn.within[0] < 0.8, got
     assert abs(ours.within[0] - ecn.within[0]) < 0.08, got
-    assert one.within[0] > ours.within[0] + 0.1, got
+    assert one.within[0] > ours.within[0] + 0.07, got
     assert plus.within[0] - ecn.within[0] < 0.03, got
     assert ours_plus.within[0] - ours.within[0] < 0.03, got
 
@@ -288,28 +290,42 @@ def test_open_pages_and_a_common_start_give_the_papers_collapse_in_ns2_and_ours(
     """The ECN+ paper re-runs its request traces on the congested link (docs/fidelity.md, item
     7): requests that keep coming whatever the congestion. ns-2's WebTraf does that with
     `interPageOption_ 0` (think time from page start to page start; aqmlab's `pages = "open"`),
-    launches a page's objects together (`parallel_objects`) and begins each session with a page
-    (`first_page = "start"`), here at times uniform in 0-5 s. Pareto think times of infinite
-    variance keep the pages after that common start dense: 110-145 Mbit/s in the first 10 s,
-    89.5 over 10-40 s. Under RED* with ECN at that load ns-2's share of responses within 0.5 s
-    falls to 0.41 over 10-25 s (0.37 over 10-40 s), near the paper's 0.30, with the link carrying
-    77 Mbit/s; aqmlab, begun the same way at the same Mbit/s, gives 0.45. Begun at stationary
-    times ns-2 gives 0.55 at 87 Mbit/s. With one connection per object (`http = "1.0"`) ECN+
-    repairs it in aqmlab (0.61 -> 0.85), the paper's figure 3."""
+    launches a page's objects at gaps of 50 ms (`parallel_objects`, `object_gap`) and begins each
+    session with a page (`first_page = "start"`), here at times uniform in 0-5 s. Pareto think
+    times of infinite variance keep the pages after that common start dense: 110-145 Mbit/s in
+    the first 10 s, 89.5 over 10-40 s. Both simulators run the same workload (1840 sessions,
+    objects of whole segments, no FIN) with ns-2's RED and TCP rules. Under RED* and ECN ns-2's
+    share of responses within 0.5 s falls to 0.41-0.46 over 10-25 s on seeds 1-3 (mean 0.431;
+    0.37-0.41 over 10-40 s), near the paper's 0.30, with the link carrying 77-80 Mbit/s; aqmlab
+    gives 0.41-0.50 (mean 0.462). One seed says little at this tipping point, so the test compares
+    the means. Begun at stationary times ns-2 gives 0.55. With one connection per object
+    (`http = "1.0"`) ECN+ repairs it in aqmlab (0.74 -> 0.93), the paper's figure 3."""
     wt = _module("ecn_web_webtraf")
+    seeds = (1, 2, 3)
     with ThreadPoolExecutor(max_workers=2) as pool:
-        theirs = pool.submit(wt.ns2, 100, "90%", True, False, 25.0, 1, "open", "ns2")
+        theirs = [
+            pool.submit(wt.ns2, 100, "90%", True, False, 25.0, s, "open", "ns2") for s in seeds
+        ]
         steady = pool.submit(wt.ns2, 100, "90%", True, False, 25.0, 1, "open", "stationary")
-        ours = wt.aqmlab_run(100, "90%", True, False, 25.0, pages="open")
+        ours = [wt.aqmlab_run(100, "90%", True, False, 25.0, seed=s, pages="open") for s in seeds]
         one = wt.aqmlab_run(100, "90%", True, False, 25.0, http="1.0", pages="open")
         one_plus = wt.aqmlab_run(100, "90%", True, True, 25.0, http="1.0", pages="open")
-        ns2, ns2_steady = theirs.result(), steady.result()
-    got = (ns2.row(), ns2_steady.row(), ours.row(), one.row(), one_plus.row())
-    assert ns2.within[0] < 0.5 and ns2.mbps < 82.0, got
-    assert ours.within[0] < 0.5 and ours.mbps < 82.0, got
-    assert abs(ours.within[0] - ns2.within[0]) < 0.08, got
-    assert ns2_steady.within[0] > ns2.within[0] + 0.08, got
-    assert one.within[0] < 0.7 and one_plus.within[0] > one.within[0] + 0.15, got
+        ns2 = [f.result() for f in theirs]
+        ns2_steady = steady.result()
+    ns2_mean = sum(p.within[0] for p in ns2) / len(seeds)
+    our_mean = sum(p.within[0] for p in ours) / len(seeds)
+    got = (
+        [p.row() for p in ns2],
+        [p.row() for p in ours],
+        ns2_steady.row(),
+        one.row(),
+        one_plus.row(),
+    )
+    assert ns2_mean < 0.5 and our_mean < 0.5, got
+    assert all(p.mbps < 82.0 for p in ns2 + ours), got
+    assert abs(our_mean - ns2_mean) < 0.04, (ns2_mean, our_mean, got)
+    assert ns2_steady.within[0] > ns2[0].within[0] + 0.08, got
+    assert one_plus.within[0] > one.within[0] + 0.15, got
 
 
 def test_st_red_rises_at_long_rtt_in_ns2s_dynamics_and_ours() -> None:

@@ -8,17 +8,21 @@ are not ECN-capable cross the congested queue, where one connection per object h
 
 ns-2: ``ecn_web_webtraf.tcl`` with aqmlab's object sizes (its lognormal body and Pareto tail,
 mean 7.2 KB, cut into 1460-byte segments: a CDF table for ns-2's Empirical random variable) and
-1970 sessions, which offer 89.9 Mbit/s on the 1 Gbit/s link (2300: 102.2 Mbit/s, for 105 %).
-aqmlab: the preset scenario ``ecn-web-000`` with RED* (20 / 60) and ``http = "webtraf"`` at the
-same offered loads, with ns-2's one-way TCP's initial window of two segments (``windowInit_``)
-and receive window of 20 (``window_``). Response times run from the request to the response's
-last byte at the client (the paper's definition); ns-2's WebTraf records when the server has the
-last ACK, so the client's one-way delay back is taken off.
+1970 sessions begun with a page at times uniform in 0-5 s, which offer 89.9 Mbit/s on the
+1 Gbit/s link (2300: 102.2 Mbit/s, for 105 %). aqmlab: the preset scenario ``ecn-web-000`` with
+ns-2's workload (the same sessions, begun the same way, ``first_page = "start"``, objects of
+whole segments, ``whole_segments``), ``http = "webtraf"`` and RED* (20 / 60) as ns-2's RED runs
+it (``wait``, ``empty_gate``, ``idle_decay = "ns2"``: red.cc's rules, on in ns-2's defaults),
+with ns-2's TCP (``crosscheck.NS2_TCP``), its one-way TCP's initial window of two segments
+(``windowInit_``) and receive window of 20 (``window_``), and with ``http = "webtraf"`` no FIN
+(``teardown = false``: ns-2's one-way TCP has none). Response times run from the request to the
+response's last byte at the client (the paper's definition); ns-2's WebTraf records when the
+server has the last ACK, so the client's one-way delay back is taken off.
 
 With ``--pages open`` both simulators run open pages (a session's think time from page start to
 page start, whether the page has arrived or not: WebTraf's ``interPageOption_ 0``, aqmlab's
 ``pages = "open"`` with 32 lanes and ``parallel_objects``, a page's objects asked for at once as
-WebTraf launches them), with the same number of sessions in both. They begin as WebTraf's
+WebTraf launches them). They begin as WebTraf's
 ``create-session`` begins them, with a page at a time uniform in 0-5 s (aqmlab's ``first_page =
 "start"``): 1840 sessions then offer 89.5 Mbit/s over 10-40 s on the 1 Gbit/s link, from
 110-145 Mbit/s in the first 10 s down to about 80 at 40 s (Pareto think times of infinite
@@ -29,8 +33,12 @@ equilibrium residual, as aqmlab's default ``first_page = "residual"``: 2200 sess
 
 Usage (needs ``ns``: ``make ns2``)::
 
-    python tests/ns2/ecn_web_webtraf.py [--duration 35] [--seed 1] \\
+    python tests/ns2/ecn_web_webtraf.py [--duration 35] [--seed 1 | --seeds 4] \\
         [--pages open [--start stationary]]
+
+At the tipping point one seed says little: with open pages the share within 0.5 s under ECN
+spreads over 0.37-0.41 in ns-2 and 0.37-0.41 in aqmlab on seeds 1-4 (40 s runs). ``--seeds N``
+runs seeds 1..N in both simulators and prints each seed's share and the means.
 """
 
 from __future__ import annotations
@@ -45,15 +53,20 @@ from dataclasses import dataclass
 from pathlib import Path
 
 HERE = Path(__file__).parent
+sys.path.insert(0, str(HERE))
+import crosscheck as cc  # noqa: E402
+
 TCL = HERE / "ecn_web_webtraf.tcl"
 PRESET = HERE.parents[1] / "python/aqmlab/experiments/presets/scenarios/ecn-web-000.toml"
 NCLIENT = 30
 SESSIONS = {"90%": 1970, "105%": 2300}
+# Open pages: the same number of sessions in both simulators, aqmlab's objects rounded up to
+# whole segments as WebTraf's (``whole_segments``), so that the two workloads are the same (1840
+# sessions begun in 0-5 s: 89.5 Mbit/s on the 1 Gbit/s link over 10-40 s in ns-2, 88.9 in aqmlab).
 OPEN_SESSIONS = {"ns2": 1840, "stationary": 2200}
-# aqmlab's offered load for the same Mbit/s over 10-40 s on the 1 Gbit/s link (88.8 and 85.4):
-# its objects end in a short segment where WebTraf's are whole segments, 12 % more bytes each.
-OPEN_LOADS = {"ns2": "73Mbps", "stationary": "87Mbps"}
-LOADS = {"90%": "90Mbps", "105%": "105Mbps"}
+# ns-2's RED (red.cc) beside RED*'s keys: `wait_` (signals spread over 1/p to 2/p arrivals), no
+# signal while at most one packet waits (`qlen > 1`), the idle rule of red.cc.
+NS2_RED = 'wait=true,empty_gate=true,idle_decay="ns2"'
 START = 10.0
 
 
@@ -191,27 +204,33 @@ def aqmlab_run(
     pages: str = "closed",
     start: str = "ns2",
 ) -> Profile:
-    """aqmlab's preset with RED*, at the same offered load, with ns-2's initial and receive
-    windows. With open pages the load of ns-2's sessions (``OPEN_LOADS``), begun as ns-2's
-    (``start``) and asking for a page's objects at once; ``load`` is then ignored."""
+    """aqmlab's preset with RED* as ns-2's RED runs it (``NS2_RED``) and ns-2's TCP
+    (``crosscheck.NS2_TCP``, its initial and receive windows), with ns-2's workload: its number
+    of sessions (``SESSIONS[load]``, or ``OPEN_SESSIONS[start]`` with open pages), objects of
+    whole segments, sessions begun as ns-2's (``start``), a page's objects asked for at gaps of
+    50 ms on average as WebTraf's ``interObj``, each on a lane of its own (``parallel_objects``,
+    ``object_gap``, 32 lanes); with ``http = "webtraf"`` no closing
+    packets (``teardown = false``), as ns-2's one-way TCP."""
     import aqmlab
 
     onoff = "true" if ecn else "false"
-    if pages == "open":
-        load_keys = [
-            f'traffic[0].offered_load="{OPEN_LOADS[start]}"',
-            "traffic[0].lanes=32",
-            "traffic[0].parallel_objects=true",
-        ]
-        if start == "ns2":
-            load_keys += ['traffic[0].first_page="start"', 'traffic[0].start={uniform=["0s","5s"]}']
-    else:
-        load_keys = [f'traffic[0].offered_load="{LOADS[load]}"']
+    n = OPEN_SESSIONS[start] if pages == "open" else SESSIONS[load]
+    load_keys = [
+        f"traffic[0].sessions={n}",
+        "traffic[0].whole_segments=true",
+        "traffic[0].lanes=32",
+        "traffic[0].parallel_objects=true",
+        'traffic[0].object_gap="50ms"',
+    ]
+    if start == "ns2":
+        load_keys += ['traffic[0].first_page="start"', 'traffic[0].start={uniform=["0s","5s"]}']
+    if http == "webtraf":
+        load_keys.append("traffic[0].teardown=false")  # ns-2's one-way TCP has no FIN
     r = aqmlab.run(
         PRESET,
         overrides=[
             'aqm={kind="red",min_th=20,max_th=60,max_p=0.1,w_q=0.002,gentle=false,'
-            f'above_max="mark",ecn={onoff}}}',
+            f'above_max="mark",{NS2_RED},ecn={onoff}}}',
             f"tcp.ecn={onoff}",
             f"tcp.ecn_plus={'true' if plus else 'false'}",
             "tcp.initial_cwnd=2",
@@ -223,7 +242,9 @@ def aqmlab_run(
             f"seed={seed}",
             f'traffic[0].pages="{pages}"',
             *load_keys,
+            *(f"tcp.{k}" for k in cc.NS2_TCP),
         ],
+        unset=["traffic[0].offered_load"],
     )
     rt = r.responses.column("response_time_s").to_pylist()
     ends = r.responses.column("end_s").to_pylist()
@@ -245,6 +266,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--duration", type=float, default=35.0, help="seconds (measured from 10 s)")
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--seeds", type=int, default=0, help="run seeds 1..N and print the means")
     ap.add_argument("--pages", choices=["closed", "open"], default="closed")
     ap.add_argument(
         "--start",
@@ -257,22 +279,45 @@ def main(argv: list[str] | None = None) -> int:
         ap.error(f"--duration {a.duration}: must exceed {START + 1:g} s")
     if a.start != "ns2" and a.pages != "open":
         ap.error("--start applies to --pages open only")
+    if a.seeds < 0 or a.seeds > 100:
+        ap.error(f"--seeds {a.seeds}: must be in 1..100")
+    seeds = list(range(1, a.seeds + 1)) if a.seeds else [a.seed]
     cases = [c for c in CASES if a.pages == "closed" or c[2] == "90%"]
+    runs = [(c, s) for c in cases for s in seeds]
     with ThreadPoolExecutor(max_workers=2) as pool:
         theirs = list(
             pool.map(
-                lambda c: ns2(c[1], c[2], c[3], c[4], a.duration, a.seed, a.pages, a.start), cases
+                lambda r: ns2(
+                    r[0][1], r[0][2], r[0][3], r[0][4], a.duration, r[1], a.pages, a.start
+                ),
+                runs,
             )
         )
     what = f"open pages, {a.start} start" if a.pages == "open" else "closed pages"
     print(f"share of responses within 0.5 / 1 / 2 s (throughput), RED* 20 / 60, {what}")
     print(f"{'':20} {'ns-2.35 WebTraf':36} {'aqmlab webtraf':36} aqmlab 1.0")
-    for c, t in zip(cases, theirs, strict=True):
-        run = (c[1], c[2], c[3], c[4], a.duration)
-        ours = aqmlab_run(*run, seed=a.seed, pages=a.pages, start=a.start)
-        one = aqmlab_run(*run, http="1.0", seed=a.seed, pages=a.pages, start=a.start)
-        print(f"{c[0]:20} {t.row():36} {ours.row():36} {one.row()}")
+    for i, c in enumerate(cases):
+        rows: list[tuple[Profile, Profile, Profile]] = []
+        for j, s in enumerate(seeds):
+            run = (c[1], c[2], c[3], c[4], a.duration)
+            ours = aqmlab_run(*run, seed=s, pages=a.pages, start=a.start)
+            one = aqmlab_run(*run, http="1.0", seed=s, pages=a.pages, start=a.start)
+            rows.append((theirs[i * len(seeds) + j], ours, one))
+            label = c[0] if len(seeds) == 1 else f"{c[0]}, seed {s}"
+            print(f"{label:20} {rows[-1][0].row():36} {ours.row():36} {one.row()}")
+        if len(seeds) > 1:
+            means = [_mean([r[k] for r in rows]) for k in range(3)]
+            print(f"{c[0] + ', mean':20} {means[0].row():36} {means[1].row():36} {means[2].row()}")
     return 0
+
+
+def _mean(profiles: list[Profile]) -> Profile:
+    """The seeds' mean profile (shares and throughput averaged, responses summed)."""
+    k = len(profiles)
+    w = [sum(p.within[i] for p in profiles) / k for i in range(3)]
+    return Profile(
+        sum(p.n for p in profiles), (w[0], w[1], w[2]), sum(p.mbps for p in profiles) / k
+    )
 
 
 if __name__ == "__main__":

@@ -1423,29 +1423,37 @@ impl World {
         let Some(WebApp::Browse(s)) = self.web[f].as_deref_mut() else {
             return;
         };
-        if s.p.pages == Pages::Open {
+        if s.p.laned() {
             if s.phase == Phase::Idle {
                 // Started: a free lane (between pages).
                 s.phase = Phase::Thinking;
             }
             if s.owner != f {
+                if s.phase == Phase::Due && self.now >= s.due_at {
+                    // An object of a page, launched `object_gap` after
+                    // the one before it, on the lane held for it.
+                    self.browse_open_begin(f);
+                }
                 return;
             }
             // The first event starts the clock (an equilibrium residual
             // to the first page, or the first page itself with
             // `first_page = "start"`); each later one is a page that is
-            // due, and the clock runs from page start to page start.
+            // due. Open pages: the clock runs from page start to page
+            // start. Closed pages (objects in parallel): the next think
+            // time starts when the page's last object has arrived.
             let due = s.began || s.p.first_page == FirstPage::Start;
             s.began = true;
-            let t = if due {
-                s.p.think(&mut s.rng)
-            } else {
-                s.p.residual_think(&mut s.rng)
-            };
-            self.browse_wake(f, t);
-            if due {
-                self.browse_open_page(f);
+            if !due {
+                let t = s.p.residual_think(&mut s.rng);
+                self.browse_wake(f, t);
+                return;
             }
+            if s.p.pages == Pages::Open {
+                let t = s.p.think(&mut s.rng);
+                self.browse_wake(f, t);
+            }
+            self.browse_open_page(f);
             return;
         }
         match s.phase {
@@ -1462,27 +1470,56 @@ impl World {
                 s.begin_page();
                 self.browse_fetch(f);
             }
-            Phase::Fetching => {}
+            // A lane's states: only sessions with lanes get here with
+            // `Due`.
+            Phase::Fetching | Phase::Due => {}
         }
     }
 
-    /// Open pages: a page of the session whose clock flow `owner` keeps is
-    /// due. It begins on the session's first free lane, or waits for one.
-    /// With `parallel_objects` each of the page's objects is such a page of
-    /// one object, all asked for at once.
+    /// A page of the session whose clock flow `owner` keeps is due (open
+    /// pages, or a page's objects in parallel). It begins on the session's
+    /// first free lane, or waits for one. With `parallel_objects` each of
+    /// the page's objects is such a page of one object, all asked for at
+    /// once; with closed pages the owner counts them until they are in.
     fn browse_open_page(&mut self, owner: usize) {
-        let (lanes, n) = match self.web[owner].as_deref_mut() {
+        let (lanes, n, gap) = match self.web[owner].as_deref_mut() {
             Some(WebApp::Browse(s)) if s.p.parallel_objects => {
-                (s.p.lanes as usize, s.p.page_objects(&mut s.rng))
+                let n = s.p.page_objects(&mut s.rng);
+                if s.p.pages == Pages::Closed {
+                    s.outstanding = n;
+                }
+                (s.p.lanes as usize, n, s.p.object_gap_s)
             }
-            Some(WebApp::Browse(s)) => (s.p.lanes as usize, 1),
+            Some(WebApp::Browse(s)) => (s.p.lanes as usize, 1, 0.0),
             _ => return,
         };
-        for _ in 0..n {
-            let free = (owner..owner + lanes).find(|&l| {
-                matches!(self.web[l].as_deref(), Some(WebApp::Browse(s)) if s.phase == Phase::Thinking)
+        let mut at = 0.0;
+        for k in 0..n {
+            if k > 0 && gap > 0.0 {
+                if let Some(WebApp::Browse(s)) = self.web[owner].as_deref_mut() {
+                    at += s.rng.exp(gap);
+                }
+            }
+            // An object launched later holds a lane other than the owner's
+            // (whose `FlowStart` events keep the page clock).
+            // A lane is free between pages; the lanes start with their
+            // owner, and one whose own start event has not yet been taken
+            // (same instant) is free too.
+            let first = if at > 0.0 { owner + 1 } else { owner };
+            let free = (first..owner + lanes).find(|&l| {
+                matches!(self.web[l].as_deref(), Some(WebApp::Browse(s)) if matches!(s.phase, Phase::Thinking | Phase::Idle))
             });
             match free {
+                Some(l) if at > 0.0 => {
+                    let t = self.now + SimTime::from_secs_f64(at);
+                    if let Some(WebApp::Browse(s)) = self.web[l].as_deref_mut() {
+                        s.phase = Phase::Due;
+                        s.due_at = t;
+                    }
+                    if t < self.sc.duration {
+                        self.events.schedule(t, Event::FlowStart(l as u32));
+                    }
+                }
                 Some(l) => self.browse_open_begin(l),
                 None => {
                     if let Some(WebApp::Browse(s)) = self.web[owner].as_deref_mut() {
@@ -1601,10 +1638,22 @@ impl World {
         };
         if s.object < s.objects {
             self.browse_fetch(f);
-        } else if s.p.pages == Pages::Open {
-            // The lane is free: it takes a page of the session that waited.
+        } else if s.p.laned() {
+            // The lane is free: it takes a page (or object) of the session
+            // that waited.
             s.phase = Phase::Thinking;
             let owner = s.owner;
+            if let Some(WebApp::Browse(o)) = self.web[owner].as_deref_mut() {
+                if o.p.pages == Pages::Closed {
+                    // Closed pages, objects in parallel: the page's last
+                    // object starts the think time.
+                    o.outstanding = o.outstanding.saturating_sub(1);
+                    if o.outstanding == 0 {
+                        let t = o.p.think(&mut o.rng);
+                        self.browse_wake(owner, t);
+                    }
+                }
+            }
             if let Some(WebApp::Browse(o)) = self.web[owner].as_deref_mut() {
                 if o.pending > 0 {
                     o.pending -= 1;

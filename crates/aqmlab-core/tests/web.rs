@@ -581,7 +581,10 @@ kind = "web"
     assert_eq!(e.path, "traffic[0].pages");
     let e = err(base("sessions = 5\nlanes = 2", "1ms"));
     assert_eq!(e.path, "traffic[0].lanes");
-    assert!(e.msg.contains("open"), "{e}");
+    assert!(
+        e.msg.contains("open") && e.msg.contains("parallel_objects"),
+        "{e}"
+    );
     let e = err(base("sessions = 5\npages = \"open\"\nlanes = 0", "1ms"));
     assert_eq!(e.path, "traffic[0].lanes");
     let e = err(base(
@@ -589,8 +592,34 @@ kind = "web"
         "1ms",
     ));
     assert_eq!(e.path, "schedule[0].group");
-    let e = err(base("sessions = 5\nparallel_objects = true", "1ms"));
-    assert_eq!(e.path, "traffic[0].parallel_objects");
+    let e = err(base(
+        "sessions = 5\nparallel_objects = true\n[[schedule]]\nat = \"1s\"\naction = \"web\"\nadd_sessions = 1",
+        "1ms",
+    ));
+    assert_eq!(e.path, "schedule[0].group");
+    let e = err(base(
+        "sessions = 5\nparallel_objects = true\nlanes = 65",
+        "1ms",
+    ));
+    assert_eq!(e.path, "traffic[0].lanes");
+    let e = err(base("sessions = 5\nobject_gap = \"50ms\"", "1ms"));
+    assert_eq!(e.path, "traffic[0].object_gap");
+    assert!(
+        e.msg.contains("50ms") && e.msg.contains("parallel_objects"),
+        "{e}"
+    );
+    let e = err(base(
+        "sessions = 5\nparallel_objects = true\nobject_gap = \"fast\"",
+        "1ms",
+    ));
+    assert_eq!(e.path, "traffic[0].object_gap");
+    let sc = ok(base(
+        "sessions = 5\nparallel_objects = true\nobject_gap = \"50ms\"",
+        "1ms",
+    ));
+    let json = serde_json::to_value(&sc).unwrap();
+    assert_eq!(json["traffic"][0]["object_gap"], "50ms");
+    assert_eq!(json["traffic"][0]["lanes"], 4);
     let e = err(base("sessions = 5\nfirst_page = \"now\"", "1ms"));
     assert_eq!(e.path, "traffic[0].first_page");
     assert!(e.msg.contains("residual") && e.msg.contains("start"), "{e}");
@@ -754,6 +783,119 @@ fn open_pages_run_in_parallel_on_a_sessions_lanes() {
         })
         .count();
     assert!(together > 0 && t.object.iter().all(|&o| o == 0));
+}
+
+/// Closed pages with `parallel_objects` (ns-2's WebTraf by default,
+/// `interPageOption_ = 1`): a page's objects start together, each on a lane
+/// of the session, and the next page comes a think time after the page's
+/// last object has arrived. With a 600 ms RTT and a 200 ms mean think time
+/// open pages overlap the page before; closed ones never do.
+#[test]
+fn closed_pages_fetch_their_objects_in_parallel_then_think() {
+    let sc = |pages: &str| {
+        uncongested("1Mbps", "1.0", "30s")
+            .replace(
+                "offered_load = \"1Mbps\"",
+                &format!("sessions = 10\npages = \"{pages}\"\nparallel_objects = true\nlanes = 32\nthink = \"200ms\"\nrtt = \"600ms\""),
+            )
+            .replace("start = \"10s\"", "start = \"0s\"")
+    };
+    // Per session: its pages as (start, last end, objects), by start time.
+    let pages = |r: &RunResult| {
+        let t = &r.responses;
+        let mut by: BTreeMap<(u32, u64), (f64, f64, u32)> = BTreeMap::new();
+        for i in 0..t.flow.len() {
+            let key = (t.flow[i] / 32, t.start_s[i].to_bits());
+            let e = by.entry(key).or_insert((t.start_s[i], 0.0, 0));
+            e.1 = e.1.max(t.end_s[i]);
+            e.2 += 1;
+        }
+        let mut per: BTreeMap<u32, Vec<(f64, f64, u32)>> = BTreeMap::new();
+        for ((s, _), v) in by {
+            per.entry(s).or_default().push(v);
+        }
+        for v in per.values_mut() {
+            v.sort_by(|a, b| a.0.total_cmp(&b.0));
+        }
+        per
+    };
+    let (closed, open) = (run(&sc("closed")), run(&sc("open")));
+    let (pc, po) = (pages(&closed), pages(&open));
+    let overlapping = |p: &BTreeMap<u32, Vec<(f64, f64, u32)>>| {
+        p.values()
+            .flat_map(|v| v.windows(2))
+            .filter(|w| w[1].0 < w[0].1)
+            .count()
+    };
+    let multi = pc.values().flatten().filter(|p| p.2 > 1).count();
+    let w = closed.summary.web.clone().unwrap();
+    eprintln!(
+        "closed, objects in parallel: {} responses, {} pages of several objects started together, {} overlapping; open: {} overlapping",
+        w.completed,
+        multi,
+        overlapping(&pc),
+        overlapping(&po)
+    );
+    assert_eq!(closed.flows.base_rtt_s.len(), 320);
+    assert!(multi > 10, "{multi}");
+    assert_eq!(overlapping(&pc), 0);
+    assert!(overlapping(&po) > 10);
+    assert!(w.completed > 100 && w.pages_waited == 0, "{w:?}");
+}
+
+/// `object_gap`: a page's objects are launched at exponential gaps of
+/// that mean (WebTraf's `interObj`), each on a lane held for it, instead of
+/// all at once; with closed pages the next think time still waits for the
+/// last of them, so that pages come less often.
+#[test]
+fn object_gap_spreads_a_pages_launches() {
+    let sc = |gap: &str| {
+        uncongested("1Mbps", "1.0", "60s")
+            .replace(
+                "offered_load = \"1Mbps\"",
+                &format!("sessions = 20\nparallel_objects = true\nlanes = 32\nthink = \"2s\"\nobject_gap = \"{gap}\"\nfirst_page = \"start\""),
+            )
+            .replace("start = \"10s\"", "start = \"0s\"")
+    };
+    // Per session, the gaps between consecutive launches.
+    let gaps = |r: &RunResult| {
+        let t = &r.responses;
+        let mut per: BTreeMap<u32, Vec<f64>> = BTreeMap::new();
+        for i in 0..t.flow.len() {
+            per.entry(t.flow[i] / 32).or_default().push(t.start_s[i]);
+        }
+        let mut g = Vec::new();
+        for v in per.values_mut() {
+            v.sort_by(f64::total_cmp);
+            g.extend(v.windows(2).map(|w| w[1] - w[0]));
+        }
+        g
+    };
+    let (at_once, spread) = (run(&sc("0s")), run(&sc("100ms")));
+    let (g0, g1) = (gaps(&at_once), gaps(&spread));
+    let ties = |g: &[f64]| g.iter().filter(|&&x| x == 0.0).count();
+    let within: Vec<f64> = g1.iter().copied().filter(|&x| x < 0.5).collect();
+    let mean = within.iter().sum::<f64>() / within.len() as f64;
+    let w = spread.summary.web.clone().unwrap();
+    eprintln!(
+        "object_gap 0: {} simultaneous launches; 100ms: {}, {} gaps under 0.5 s of mean {mean:.3} s, {} responses, {} waited",
+        ties(&g0),
+        ties(&g1),
+        within.len(),
+        w.completed,
+        w.pages_waited
+    );
+    assert!(ties(&g0) > 50);
+    assert_eq!(ties(&g1), 0);
+    assert!(within.len() > 50 && (0.06..0.14).contains(&mean), "{mean}");
+    // Closed pages that last longer come less often.
+    let n0 = at_once.summary.web.as_ref().unwrap().completed;
+    assert!(w.pages_waited == 0, "{w:?}");
+    assert!(
+        w.completed < n0 && w.completed * 5 > n0 * 4,
+        "{} {n0}",
+        w.completed
+    );
 }
 
 /// `first_page = "start"`: a session begins with a page when it begins, as

@@ -633,6 +633,9 @@ pub struct WebSpec {
     /// Open pages: a page's objects asked for at once, each on its own lane.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub parallel_objects: bool,
+    /// Mean gap between the launches of a page's objects.
+    #[serde(skip_serializing_if = "is_zero_time")]
+    pub object_gap: SimTime,
     /// When a session's first page comes.
     #[serde(skip_serializing_if = "is_residual")]
     pub first_page: crate::transport::web::FirstPage,
@@ -661,6 +664,10 @@ fn is_one(n: &u32) -> bool {
 
 fn is_true(b: &bool) -> bool {
     *b
+}
+
+fn is_zero_time(t: &SimTime) -> bool {
+    *t == SimTime::ZERO
 }
 
 fn ser_bytes<S: Serializer>(b: &u64, s: S) -> Result<S::Ok, S::Error> {
@@ -731,37 +738,39 @@ impl WebSpec {
             "open" => Pages::Open,
             _ => Pages::Closed,
         };
-        let lanes = match (t.take("lanes"), pages) {
-            (None, Pages::Open) => web::LANES,
-            (None, Pages::Closed) => 1,
-            (Some(v), Pages::Open) => {
+        let parallel_objects = t.bool("parallel_objects", false)?;
+        let laned = pages == Pages::Open || parallel_objects;
+        let object_gap = t.time("object_gap", SimTime::ZERO)?;
+        if object_gap > SimTime::ZERO && !parallel_objects {
+            return Err(SpecError::new(
+                t.field_path("object_gap"),
+                format!("{object_gap} applies to parallel_objects = true only (the gap between the launches of a page's objects); objects fetched one after another follow each other"),
+            ));
+        }
+        let lanes = match (t.take("lanes"), laned) {
+            (None, true) => web::LANES,
+            (None, false) => 1,
+            (Some(v), true) => {
                 let p = t.field_path("lanes");
                 let n = super::decode::as_u64(&v, &p)?;
                 if !(1..=web::MAX_LANES as u64).contains(&n) {
                     return Err(SpecError::new(
                         p,
                         format!(
-                            "{n} is outside the allowed range [1, {}] lanes (parallel pages per session)",
+                            "{n} is outside the allowed range [1, {}] lanes (parallel fetches per session)",
                             web::MAX_LANES
                         ),
                     ));
                 }
                 n as u32
             }
-            (Some(_), Pages::Closed) => {
+            (Some(_), false) => {
                 return Err(SpecError::new(
                     t.field_path("lanes"),
-                    "applies to open pages only (pages = \"open\"); a session with closed pages fetches one page at a time",
+                    "applies to open pages (pages = \"open\") or parallel_objects = true only; a session with closed pages and its objects one after another fetches on one connection at a time",
                 ))
             }
         };
-        let parallel_objects = t.bool("parallel_objects", false)?;
-        if parallel_objects && pages == Pages::Closed {
-            return Err(SpecError::new(
-                t.field_path("parallel_objects"),
-                "applies to open pages only (pages = \"open\"): a session with closed pages fetches its objects one after another",
-            ));
-        }
         let first_page = match t.choice("first_page", &["residual", "start"], Some("residual"))? {
             "start" => FirstPage::Start,
             _ => FirstPage::Residual,
@@ -854,6 +863,7 @@ impl WebSpec {
             pages,
             lanes,
             parallel_objects,
+            object_gap_s: object_gap.as_secs_f64(),
             first_page,
             whole_segments,
             teardown,
@@ -907,6 +917,7 @@ impl WebSpec {
             pages,
             lanes,
             parallel_objects,
+            object_gap,
             first_page,
             whole_segments,
             teardown,
@@ -1712,10 +1723,10 @@ impl Scenario {
                         ));
                     }
                     if let Some(TrafficSpec::Web(w)) = self.traffic.get(g) {
-                        if w.pages == crate::transport::web::Pages::Open {
+                        if w.params.laned() {
                             return Err(SpecError::new(
                                 format!("{path}.group"),
-                                format!("group {group} has open pages (pages = \"open\"): its sessions run from start to end; the schedule adds and removes sessions of closed pages only"),
+                                format!("group {group} has open pages or parallel objects (pages = \"open\" or parallel_objects = true): its sessions run on several lanes from start to end; the schedule adds and removes sessions of closed pages fetched one object at a time only"),
                             ));
                         }
                     }

@@ -352,13 +352,18 @@ pub struct WebParams {
     pub request_bytes: u32,
     pub http: Http,
     pub pages: Pages,
-    /// Flows (parallel page fetches) per session with `Pages::Open`; 1
-    /// with `Pages::Closed`.
+    /// Flows (parallel fetches) per session with `Pages::Open` or
+    /// `parallel_objects`; 1 otherwise.
     pub lanes: u32,
-    /// With `Pages::Open`: a page's objects are all asked for when the page
-    /// comes, each on its own lane (as ns-2's WebTraf launches them, at
-    /// gaps of 50 ms on average), instead of one after another.
+    /// A page's objects are all asked for when the page comes, each on its
+    /// own lane (as ns-2's WebTraf launches them), instead of one after
+    /// another. With `Pages::Closed` the next think time starts when the
+    /// page's last object has arrived (WebTraf's default pattern).
     pub parallel_objects: bool,
+    /// With `parallel_objects`: the mean gap, seconds, between the launches
+    /// of a page's objects (exponential; WebTraf's `interObj`); 0: all at
+    /// once.
+    pub object_gap_s: f64,
     /// When a session's first page comes.
     pub first_page: FirstPage,
     /// Every object a whole number of full segments (its size rounded up to
@@ -373,6 +378,12 @@ pub struct WebParams {
 }
 
 impl WebParams {
+    /// The session runs on several lanes (flows): open pages, or a page's
+    /// objects in parallel.
+    pub fn laned(&self) -> bool {
+        self.pages == Pages::Open || self.parallel_objects
+    }
+
     /// Pareto scale (minimum) of the think time: mean (a - 1) / a.
     fn think_min(&self) -> f64 {
         self.think_s * (self.think_shape - 1.0) / self.think_shape
@@ -477,7 +488,14 @@ impl PageEstimate {
             object_segments,
             page_wire_bytes: p.objects * (object_bytes + hdr * object_segments) + control * hdr,
             object_rounds,
-            page_time_s: rtt_s * (p.objects * object_rounds + setup_rtts),
+            // With the objects in parallel a page takes about as long as
+            // one object (its slowest, which this underestimates).
+            page_time_s: if p.parallel_objects {
+                rtt_s * (object_rounds + setup_rtts / p.objects)
+                    + p.object_gap_s * (p.objects - 1.0)
+            } else {
+                rtt_s * (p.objects * object_rounds + setup_rtts)
+            },
         }
     }
 
@@ -561,6 +579,9 @@ pub enum Phase {
     Thinking,
     /// Fetching object `object` of the page.
     Fetching,
+    /// A lane held for an object of a page whose launch is due later
+    /// (`object_gap`); its `FlowStart` begins the object.
+    Due,
 }
 
 /// One object to fetch: its size and how it is cut into segments.
@@ -595,15 +616,20 @@ pub struct Session {
     /// When the current request began (first SYN, or the request on a
     /// persistent connection).
     pub started: SimTime,
-    /// With `Pages::Open`: the flow of the session's first lane, which
-    /// keeps the session's page clock; the lanes are flows `owner` to
-    /// `owner + lanes - 1`. The flow itself with `Pages::Closed`.
+    /// With lanes ([`WebParams::laned`]): the flow of the session's first
+    /// lane, which keeps the session's page clock; the lanes are flows
+    /// `owner` to `owner + lanes - 1`. The flow itself otherwise.
     pub owner: usize,
-    /// With `Pages::Open`, on the owner: the page clock has started.
+    /// With lanes, on the owner: the page clock has started.
     pub began: bool,
-    /// With `Pages::Open`, on the owner: pages due while every lane was
-    /// busy, each begun on the next lane to free.
+    /// With lanes, on the owner: pages (objects with `parallel_objects`)
+    /// due while every lane was busy, each begun on the next lane to free.
     pub pending: u32,
+    /// Closed pages with `parallel_objects`, on the owner: objects of the
+    /// current page not yet arrived; the think time starts at zero.
+    pub outstanding: u32,
+    /// With `Phase::Due`: when the object held for this lane is launched.
+    pub due_at: SimTime,
 }
 
 impl Session {
@@ -626,6 +652,8 @@ impl Session {
             owner,
             began: false,
             pending: 0,
+            outstanding: 0,
+            due_at: SimTime::ZERO,
         }
     }
 
@@ -731,6 +759,7 @@ mod tests {
             pages: Pages::Closed,
             lanes: 1,
             parallel_objects: false,
+            object_gap_s: 0.0,
             first_page: FirstPage::Residual,
             whole_segments: false,
             teardown: true,
@@ -764,6 +793,7 @@ mod tests {
             pages: Pages::Open,
             lanes: 4,
             parallel_objects: false,
+            object_gap_s: 0.0,
             first_page: FirstPage::Residual,
             whole_segments: false,
             teardown: true,
@@ -815,6 +845,7 @@ mod tests {
             pages: Pages::Closed,
             lanes: 1,
             parallel_objects: false,
+            object_gap_s: 0.0,
             first_page: FirstPage::Residual,
             whole_segments: false,
             teardown: true,
