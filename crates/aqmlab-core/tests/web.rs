@@ -36,6 +36,15 @@ start = "10s"
     )
 }
 
+/// [`uncongested`] at 1 Mbit/s with HTTP/1.0, the `web` group's load given
+/// by `keys` (its number of sessions and the keys under test), measured
+/// from 0 s.
+fn sessions_from_zero(duration: &str, keys: &str) -> String {
+    uncongested("1Mbps", "1.0", duration)
+        .replace("offered_load = \"1Mbps\"", keys)
+        .replace("start = \"10s\"", "start = \"0s\"")
+}
+
 /// `000_...`'s second step: a 100 Mbps bottleneck with RED* (RED that
 /// marks ECN-capable packets above max_th instead of dropping them;
 /// gentle off, so above max_th every packet is signalled: ECT ones
@@ -730,12 +739,7 @@ path = ["s", "r1", "r2", "d"]
 #[test]
 fn open_pages_run_in_parallel_on_a_sessions_lanes() {
     let sc = |lanes: u32| {
-        uncongested("1Mbps", "1.0", "30s")
-            .replace(
-                "offered_load = \"1Mbps\"",
-                &format!("sessions = 10\npages = \"open\"\nlanes = {lanes}\nthink = \"200ms\"\nrtt = \"600ms\""),
-            )
-            .replace("start = \"10s\"", "start = \"0s\"")
+        sessions_from_zero("30s", &format!("sessions = 10\npages = \"open\"\nlanes = {lanes}\nthink = \"200ms\"\nrtt = \"600ms\""))
     };
     let four = run(&sc(4));
     let one = run(&sc(1));
@@ -793,12 +797,7 @@ fn open_pages_run_in_parallel_on_a_sessions_lanes() {
 #[test]
 fn closed_pages_fetch_their_objects_in_parallel_then_think() {
     let sc = |pages: &str| {
-        uncongested("1Mbps", "1.0", "30s")
-            .replace(
-                "offered_load = \"1Mbps\"",
-                &format!("sessions = 10\npages = \"{pages}\"\nparallel_objects = true\nlanes = 32\nthink = \"200ms\"\nrtt = \"600ms\""),
-            )
-            .replace("start = \"10s\"", "start = \"0s\"")
+        sessions_from_zero("30s", &format!("sessions = 10\npages = \"{pages}\"\nparallel_objects = true\nlanes = 32\nthink = \"200ms\"\nrtt = \"600ms\""))
     };
     // Per session: its pages as (start, last end, objects), by start time.
     let pages = |r: &RunResult| {
@@ -850,12 +849,7 @@ fn closed_pages_fetch_their_objects_in_parallel_then_think() {
 #[test]
 fn object_gap_spreads_a_pages_launches() {
     let sc = |gap: &str| {
-        uncongested("1Mbps", "1.0", "60s")
-            .replace(
-                "offered_load = \"1Mbps\"",
-                &format!("sessions = 20\nparallel_objects = true\nlanes = 32\nthink = \"2s\"\nobject_gap = \"{gap}\"\nfirst_page = \"start\""),
-            )
-            .replace("start = \"10s\"", "start = \"0s\"")
+        sessions_from_zero("60s", &format!("sessions = 20\nparallel_objects = true\nlanes = 32\nthink = \"2s\"\nobject_gap = \"{gap}\"\nfirst_page = \"start\""))
     };
     // Per session, the gaps between consecutive launches.
     let gaps = |r: &RunResult| {
@@ -908,12 +902,10 @@ fn object_gap_spreads_a_pages_launches() {
 fn first_page_start_begins_each_session_with_a_page() {
     for pages in ["closed", "open"] {
         let sc = |first: &str| {
-            uncongested("1Mbps", "1.0", "3s")
-                .replace(
-                    "offered_load = \"1Mbps\"",
-                    &format!("sessions = 40\npages = \"{pages}\"\nfirst_page = \"{first}\""),
-                )
-                .replace("start = \"10s\"", "start = \"0s\"")
+            sessions_from_zero(
+                "3s",
+                &format!("sessions = 40\npages = \"{pages}\"\nfirst_page = \"{first}\""),
+            )
         };
         let lanes = if pages == "open" { 4 } else { 1 };
         let early = |r: &RunResult| {
