@@ -586,42 +586,40 @@ kind = "web"
         "1ms",
     ));
     assert_eq!(e.path, "schedule[0].add_sessions");
-    let e = err(base("sessions = 5\npages = \"loop\"", "1ms"));
-    assert_eq!(e.path, "traffic[0].pages");
+    // Each (keys, the field path its error names).
+    let sched = "[[schedule]]\nat = \"1s\"\naction = \"web\"\nadd_sessions = 1";
+    for (keys, path) in [
+        ("pages = \"loop\"".to_string(), "traffic[0].pages"),
+        ("pages = \"open\"\nlanes = 0".into(), "traffic[0].lanes"),
+        (
+            "parallel_objects = true\nlanes = 65".into(),
+            "traffic[0].lanes",
+        ),
+        (format!("pages = \"open\"\n{sched}"), "schedule[0].group"),
+        (
+            format!("parallel_objects = true\n{sched}"),
+            "schedule[0].group",
+        ),
+        (
+            "parallel_objects = true\nobject_gap = \"fast\"".into(),
+            "traffic[0].object_gap",
+        ),
+    ] {
+        let e = err(base(&format!("sessions = 5\n{keys}"), "1ms"));
+        assert_eq!(e.path, path, "{keys}");
+    }
     let e = err(base("sessions = 5\nlanes = 2", "1ms"));
     assert_eq!(e.path, "traffic[0].lanes");
     assert!(
         e.msg.contains("open") && e.msg.contains("parallel_objects"),
         "{e}"
     );
-    let e = err(base("sessions = 5\npages = \"open\"\nlanes = 0", "1ms"));
-    assert_eq!(e.path, "traffic[0].lanes");
-    let e = err(base(
-        "sessions = 5\npages = \"open\"\n[[schedule]]\nat = \"1s\"\naction = \"web\"\nadd_sessions = 1",
-        "1ms",
-    ));
-    assert_eq!(e.path, "schedule[0].group");
-    let e = err(base(
-        "sessions = 5\nparallel_objects = true\n[[schedule]]\nat = \"1s\"\naction = \"web\"\nadd_sessions = 1",
-        "1ms",
-    ));
-    assert_eq!(e.path, "schedule[0].group");
-    let e = err(base(
-        "sessions = 5\nparallel_objects = true\nlanes = 65",
-        "1ms",
-    ));
-    assert_eq!(e.path, "traffic[0].lanes");
     let e = err(base("sessions = 5\nobject_gap = \"50ms\"", "1ms"));
     assert_eq!(e.path, "traffic[0].object_gap");
     assert!(
         e.msg.contains("50ms") && e.msg.contains("parallel_objects"),
         "{e}"
     );
-    let e = err(base(
-        "sessions = 5\nparallel_objects = true\nobject_gap = \"fast\"",
-        "1ms",
-    ));
-    assert_eq!(e.path, "traffic[0].object_gap");
     let sc = ok(base(
         "sessions = 5\nparallel_objects = true\nobject_gap = \"50ms\"",
         "1ms",
