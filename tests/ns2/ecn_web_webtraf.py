@@ -36,8 +36,14 @@ Usage (needs ``ns``: ``make ns2``)::
     python tests/ns2/ecn_web_webtraf.py [--duration 35] [--seed 1 | --seeds 4] \\
         [--pages open [--start stationary]]
 
+ns-2's clients are 140 nodes whose round trips lie 1 ms apart (a session keeps the one it
+picked), and ns-2's initial window after a lost SYN is restored at every launch, so that the
+one-segment window of RFC 5681 acts on that connection only, as aqmlab's ``syn_loss_cut``
+(``--ns2-iw agent`` runs ns-2.35 as it is, where WebTraf's recycled TCP agent keeps it for
+every later connection; ecn_web_webtraf.tcl).
+
 At the tipping point one seed says little: with open pages the share within 0.5 s under ECN
-spreads over 0.37-0.41 in ns-2 and 0.37-0.41 in aqmlab on seeds 1-4 (40 s runs). ``--seeds N``
+spreads over 0.37-0.51 in ns-2 and 0.45-0.51 in aqmlab on seeds 1-4 (40 s runs). ``--seeds N``
 runs seeds 1..N in both simulators and prints each seed's share and the means.
 """
 
@@ -58,7 +64,7 @@ import crosscheck as cc  # noqa: E402
 
 TCL = HERE / "ecn_web_webtraf.tcl"
 PRESET = HERE.parents[1] / "python/aqmlab/experiments/presets/scenarios/ecn-web-000.toml"
-NCLIENT = 30
+NCLIENT = 140
 SESSIONS = {"90%": 1970, "105%": 2300}
 # Open pages: the same number of sessions in both simulators, aqmlab's objects rounded up to
 # whole segments as WebTraf's (``whole_segments``), so that the two workloads are the same (1840
@@ -68,6 +74,9 @@ OPEN_SESSIONS = {"ns2": 1840, "stationary": 2200}
 # signal while at most one packet waits (`qlen > 1`), the idle rule of red.cc.
 NS2_RED = 'wait=true,empty_gate=true,idle_decay="ns2"'
 START = 10.0
+# WebTraf's objects per page: ceil(Exponential of mean 2.5), geometric on 1, 2, ... with mean
+# 1 / (1 - exp(-1 / 2.5)) = 3.033 (aqmlab's default is 3).
+PAGE_OBJECTS = 1 / (1 - math.exp(-1 / 2.5))
 
 
 @dataclass
@@ -152,15 +161,19 @@ def ns2(
     seed: int = 1,
     pages: str = "closed",
     start: str = "ns2",
+    iw: str = "connection",
 ) -> Profile:
     """ns-2.35's WebTraf run: the response-time profile and the R2-R1 throughput. With open
-    pages ``load`` is ignored: the sessions are ``OPEN_SESSIONS[start]``."""
+    pages ``load`` is ignored: the sessions are ``OPEN_SESSIONS[start]``. ``iw``:
+    ``"connection"`` restores the initial window at every launch (a lost SYN cuts its own
+    connection's window only, as aqmlab's ``syn_loss_cut``); ``"agent"`` runs ns-2 as it is,
+    where the cut stays with the recycled TCP agent (ecn_web_webtraf.tcl)."""
     n = OPEN_SESSIONS[start] if pages == "open" else SESSIONS[load]
     with tempfile.TemporaryDirectory() as tmp:
         sizes = Path(tmp) / "sizes.cdf"
         size_table(sizes)
         args = [str(bw), str(n), str(duration), str(int(ecn)), str(int(plus))]
-        extra = [pages]
+        extra = [pages, iw]
         if pages == "open" and start == "stationary":
             residual_starts(Path(tmp) / "starts.txt", n, seed)
             extra.append(str(Path(tmp) / "starts.txt"))
@@ -203,6 +216,7 @@ def aqmlab_run(
     seed: int = 1,
     pages: str = "closed",
     start: str = "ns2",
+    extra: tuple[str, ...] = (),
 ) -> Profile:
     """aqmlab's preset with RED* as ns-2's RED runs it (``NS2_RED``) and ns-2's TCP
     (``crosscheck.NS2_TCP``, its initial and receive windows), with ns-2's workload: its number
@@ -210,13 +224,15 @@ def aqmlab_run(
     whole segments, sessions begun as ns-2's (``start``), a page's objects asked for at gaps of
     50 ms on average as WebTraf's ``interObj``, each on a lane of its own (``parallel_objects``,
     ``object_gap``, 32 lanes); with ``http = "webtraf"`` no closing
-    packets (``teardown = false``), as ns-2's one-way TCP."""
+    packets (``teardown = false``), as ns-2's one-way TCP. ``extra``: more ``--set``
+    overrides."""
     import aqmlab
 
     onoff = "true" if ecn else "false"
     n = OPEN_SESSIONS[start] if pages == "open" else SESSIONS[load]
     load_keys = [
         f"traffic[0].sessions={n}",
+        f"traffic[0].objects={PAGE_OBJECTS}",
         "traffic[0].whole_segments=true",
         "traffic[0].lanes=32",
         "traffic[0].parallel_objects=true",
@@ -243,6 +259,7 @@ def aqmlab_run(
             f'traffic[0].pages="{pages}"',
             *load_keys,
             *(f"tcp.{k}" for k in cc.NS2_TCP),
+            *extra,
         ],
         unset=["traffic[0].offered_load"],
     )
@@ -274,6 +291,13 @@ def main(argv: list[str] | None = None) -> int:
         default="ns2",
         help="open pages: sessions begin with a page in 0-5 s (ns2) or at stationary times",
     )
+    ap.add_argument(
+        "--ns2-iw",
+        choices=["connection", "agent"],
+        default="connection",
+        help="ns-2's window after a lost SYN: on that connection only, or kept by the recycled "
+        "TCP agent as ns-2.35 does",
+    )
     a = ap.parse_args(argv)
     if a.duration <= START + 1:
         ap.error(f"--duration {a.duration}: must exceed {START + 1:g} s")
@@ -288,7 +312,7 @@ def main(argv: list[str] | None = None) -> int:
         theirs = list(
             pool.map(
                 lambda r: ns2(
-                    r[0][1], r[0][2], r[0][3], r[0][4], a.duration, r[1], a.pages, a.start
+                    r[0][1], r[0][2], r[0][3], r[0][4], a.duration, r[1], a.pages, a.start, a.ns2_iw
                 ),
                 runs,
             )

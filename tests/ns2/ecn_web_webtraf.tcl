@@ -6,9 +6,11 @@
 # connection (its SYN crosses the congested direction too). ECN+ (TCPSink's `ecn_syn_`) makes
 # only the SYN/ACK ECN-capable. aqmlab's `http = "webtraf"` is this pattern.
 #
-# Clients: NCLIENT nodes on 1 Gbit/s links of one-way delay 4-74 ms (evenly spread), the server
-# node on a 1 Gbit/s link of 0 ms, R1-R2 at BW Mbit/s and 1 ms: round trips of 10-150 ms, as the
-# paper. R1-R2 has 500 packets each way. RED* is ns-2's RED with `use_mark_p_` and `mark_p_ 2.0`
+# Clients: 140 nodes on 1 Gbit/s links of one-way delay 4-74 ms (evenly spread, 0.5 ms apart),
+# the server node on a 1 Gbit/s link of 0 ms, R1-R2 at BW Mbit/s and 1 ms: round trips of
+# 10-150 ms, as the paper, 1 ms apart (a session picks its client at random and keeps it; with
+# 30 clients, 4.7 ms apart, the grid alone moved the share within 0.5 s by 1-2 points against
+# aqmlab's uniform draw). R1-R2 has 500 packets each way. RED* is ns-2's RED with `use_mark_p_` and `mark_p_ 2.0`
 # (every ECN-capable packet the average condemns is marked, above max_th too, any other one
 # dropped); min_th 20, max_th 60, max_p 0.1, w_q 0.002, not gentle, in packets (as
 # ecn_web_packmime.tcl and the aqmlab preset ecn-web-000).
@@ -33,13 +35,20 @@
 # the think time's equilibrium residual there, so that the page requests are stationary from the
 # start, as aqmlab's default `first_page = "residual"`).
 #
-# Usage: ns ecn_web_webtraf.tcl BW SESSIONS DURATION ECN ECNPLUS SEED [SIZES [PAGES [STARTS]]]
+# Initial windows: ns-2.35's TcpAgent::timeout() applies RFC 5681's one-segment window after a
+# lost SYN by setting the agent's own `windowInit_` to 1 (`bugfix_ss_`, added in 2006), and
+# WebTraf recycles its agents, so every later connection on that agent (any session's) starts
+# with one segment too; over a congested run more and more of the pool does. With IW "connection"
+# the window is restored at every launch, so that the rule acts on the connection that lost its
+# SYN only (aqmlab's `syn_loss_cut`); with IW "agent" (or none given) ns-2 runs as it is.
+#
+# Usage: ns ecn_web_webtraf.tcl BW SESSIONS DURATION ECN ECNPLUS SEED [SIZES [PAGES [IW [STARTS]]]]
 #   stdout: WebTraf's request and response records ("req + id page size client server time",
 #   "resp - id page sent size server client time"), then a line "queue bytes B drops D
 #   arrivals A util U" for the server-to-client R2-R1 queue; every second "bytes T B D" (the
 #   bytes departed from and packets dropped at that queue so far).
-lassign $argv bw nsess dur ecn ecnplus seed sizes pages starts
-set nclient 30
+lassign $argv bw nsess dur ecn ecnplus seed sizes pages iw starts
+set nclient 140
 set ns [new Simulator]
 global defaultRNG
 $defaultRNG seed $seed
@@ -70,6 +79,12 @@ PagePool/WebTraf set TCPTYPE_ Newreno
 PagePool/WebTraf set req_trace_ 1
 PagePool/WebTraf set resp_trace_ 1
 set pool [new PagePool/WebTraf]
+if {$iw eq "connection"} {
+  PagePool/WebTraf instproc send-message {tcp num_packet} {
+    $tcp set windowInit_ [Agent/TCP set windowInit_]
+    $tcp advanceby $num_packet
+  }
+}
 $pool set-num-client $nclient
 $pool set-num-server 1
 for {set i 0} {$i < $nclient} {incr i} { $pool set-client $i $c($i) }

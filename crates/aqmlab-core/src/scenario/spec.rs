@@ -256,6 +256,13 @@ pub struct TcpSpec {
     /// a timeout that is a segment already sent, often one the receiver
     /// holds.
     pub limited_transmit_sends: LimitedTransmitSends,
+    /// A lost SYN or SYN/ACK cuts the connection's window (the default):
+    /// the data sender after a retransmitted SYN or SYN/ACK starts with one
+    /// segment (RFC 5681 section 3.1), and the SYN's timeout sets ssthresh
+    /// by eq. (4) with nothing in flight, two segments, as ns-2's
+    /// `timeout()` does. Off: `initial_cwnd` and ssthresh as if nothing
+    /// was lost.
+    pub syn_loss_cut: bool,
 }
 
 /// The segment limited transmit sends (`tcp.limited_transmit_sends`).
@@ -327,6 +334,7 @@ impl Default for TcpSpec {
             loss_ssthresh: LossSsthresh::Flight,
             recovery_exit: RecoveryExit::Flight,
             limited_transmit_sends: LimitedTransmitSends::New,
+            syn_loss_cut: true,
         }
     }
 }
@@ -390,6 +398,7 @@ impl TcpSpec {
                 "next" => LimitedTransmitSends::Next,
                 _ => LimitedTransmitSends::New,
             },
+            syn_loss_cut: t.bool("syn_loss_cut", d.syn_loss_cut)?,
         };
         t.finish()?;
         if !(HEADER_BYTES + 1..=65_535).contains(&s.packet_size) {

@@ -596,6 +596,10 @@ impl TcpFlow {
                 self.state = State::Established;
                 if !self.synack_retx {
                     self.rtt_sample(now, self.synack_sent_at);
+                } else if self.cfg.tcp.syn_loss_cut {
+                    // RFC 5681 section 3.1: the SYN/ACK was sent again, so
+                    // the initial window is one segment.
+                    self.cwnd = 1.0;
                 }
                 if f & flags::ECE != 0 && self.cfg.tcp.ecn {
                     // RFC 5562 section 3.2: a CE-marked SYN/ACK leaves an
@@ -905,6 +909,14 @@ impl TcpFlow {
                         self.cfg.tcp.initial_rto
                     };
                     self.rto_deadline = None;
+                    if self.syn_retx && self.cfg.tcp.syn_loss_cut {
+                        // RFC 5681 section 3.1: after a lost SYN (or
+                        // SYN/ACK) the initial window is one segment, and
+                        // the SYN's timeout set ssthresh by eq. (4): with no
+                        // data in flight, two segments (ns-2's `timeout()`).
+                        self.cwnd = 1.0;
+                        self.ssthresh = 2.0;
+                    }
                     if ecn == Ecn::Ce && self.cfg.tcp.ecn {
                         // RFC 5562 section 3.2: a congestion-marked SYN/ACK
                         // leaves an initial window of one segment.
@@ -1385,6 +1397,63 @@ mod tests {
             ecn: true,
             ecn_plus: true,
             ..TcpSpec::default()
+        }
+    }
+
+    /// RFC 5681 section 3.1: a lost SYN leaves the active opener a first
+    /// window of one segment and ssthresh at two (eq. 4 with nothing in
+    /// flight, as ns-2's timeout); a SYN/ACK sent again leaves the passive
+    /// server one segment. `syn_loss_cut = false` keeps the initial window.
+    #[test]
+    fn a_lost_syn_starts_the_connection_at_one_segment() {
+        let t = |ms: u64| SimTime::from_millis(ms);
+        for (cut, lost, want) in [(true, false, 4), (true, true, 1), (false, true, 4)] {
+            let spec = TcpSpec {
+                initial_cwnd: 4,
+                syn_loss_cut: cut,
+                ..TcpSpec::default()
+            };
+            let mut tx = TcpFlow::new(TcpConfig::from_spec(&spec, true, false));
+            let mut out = Vec::new();
+            tx.start(t(0), &mut out);
+            assert_eq!(out.len(), 1);
+            assert_eq!(out[0].flags, flags::SYN);
+            let mut at = 100;
+            if lost {
+                out.clear();
+                tx.on_rto(t(3000), &mut out);
+                assert_eq!(out[0].flags, flags::SYN);
+                at = 3100;
+            }
+            out.clear();
+            tx.on_ack(t(at), 0, flags::SYN | flags::ACK, Ecn::NotEct, &mut out);
+            assert_eq!(out.len(), want, "cut {cut}, lost {lost}");
+            assert_eq!(tx.cwnd, want as f64);
+            let ssthresh = if cut && lost { 2.0 } else { f64::INFINITY };
+            assert_eq!(tx.ssthresh, ssthresh);
+        }
+        // The passive server: the client's SYN comes twice (its SYN/ACK was
+        // lost), so the response starts with one segment.
+        for (cut, want) in [(true, 1.0), (false, 4.0)] {
+            let spec = TcpSpec {
+                syn_loss_cut: cut,
+                ..ecn_plus_spec(4)
+            };
+            let mut fl = TcpFlow::new(TcpConfig::passive(&spec, false, 300));
+            let mut out = Vec::new();
+            fl.client_connect(t(0), 8, 1000, &mut out);
+            fl.on_ack(t(50), 0, flags::SYN, Ecn::NotEct, &mut out);
+            fl.on_client_timer(t(3000), &mut out);
+            out.clear();
+            fl.on_ack(t(3050), 0, flags::SYN, Ecn::NotEct, &mut out);
+            let synack = out[0];
+            out.clear();
+            fl.on_data(t(3100), 0, synack.flags, Ecn::NotEct, synack.ts, &mut out);
+            let req = out[0];
+            out.clear();
+            fl.on_ack(t(3150), req.seq, req.flags, req.ecn, &mut out);
+            assert_eq!(fl.cwnd, want, "cut {cut}");
+            assert_eq!(out.len(), want as usize);
         }
     }
 
