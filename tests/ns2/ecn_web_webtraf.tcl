@@ -10,9 +10,9 @@
 # the server node on a 1 Gbit/s link of 0 ms, R1-R2 at BW Mbit/s and 1 ms: round trips of
 # 10-150 ms, as the paper, 1 ms apart (a session picks its client at random and keeps it; with
 # 30 clients, 4.7 ms apart, the grid alone moved the share within 0.5 s by 1-2 points against
-# aqmlab's uniform draw). R1-R2 has 500 packets each way. RED* is ns-2's RED with `use_mark_p_` and `mark_p_ 2.0`
-# (every ECN-capable packet the average condemns is marked, above max_th too, any other one
-# dropped); min_th 20, max_th 60, max_p 0.1, w_q 0.002, not gentle, in packets (as
+# aqmlab's uniform draw). R1-R2 has 500 packets each way. RED* is ns-2's RED with `use_mark_p_`
+# and `mark_p_ 2.0` (every ECN-capable packet the average condemns is marked, above max_th too,
+# any other one dropped); min_th 20, max_th 60, max_p 0.1, w_q 0.002, not gentle, in packets (as
 # ecn_web_packmime.tcl and the aqmlab preset ecn-web-000).
 #
 # Sessions: think time (end of a page to the start of the next) Pareto of mean 5 s, shape 1.5;
