@@ -31,6 +31,7 @@ def test_responses_table(web_run: aqmlab.RunResult) -> None:
     t = web_run.responses
     assert t.column_names == [
         "flow",
+        "session",
         "group",
         "page",
         "object",
@@ -40,6 +41,8 @@ def test_responses_table(web_run: aqmlab.RunResult) -> None:
         "response_time_s",
     ]
     assert t.num_rows > 500
+    # Without lanes a session is its one flow.
+    assert t.column("session").to_pylist() == t.column("flow").to_pylist()
     rt = t.column("response_time_s").to_numpy()
     assert np.allclose(rt, t.column("end_s").to_numpy() - t.column("start_s").to_numpy())
     # HTTP/1.0 with a handshake: at least two base RTTs (10-150 ms) each.

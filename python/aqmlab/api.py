@@ -298,6 +298,7 @@ def typed_table(
 #: Columns of the responses table and their types.
 RESPONSE_COLUMNS: tuple[tuple[str, pa.DataType], ...] = (
     ("flow", pa.uint32()),
+    ("session", pa.uint32()),
     ("group", pa.uint32()),
     ("page", pa.uint64()),
     ("object", pa.uint32()),

@@ -45,6 +45,9 @@ pub enum Stream {
     /// The application of flow `flow` (UDP ON/OFF periods, web sizes and
     /// think times).
     App(u32),
+    /// Web session `session` of traffic group `group` whose pages run on
+    /// lanes: its RTT and page clock, the same whatever the number of lanes.
+    Session(u32, u32),
 }
 
 impl Stream {
@@ -57,6 +60,8 @@ impl Stream {
             Stream::Topology => 5 << 32,
             Stream::Schedule(i) => (6 << 32) | i as u64,
             Stream::App(i) => (7 << 32) | i as u64,
+            // Bit 63 set: apart from the kinds above (under 2^35).
+            Stream::Session(g, i) => (1 << 63) | (u64::from(g) << 32) | u64::from(i),
         }
     }
 }

@@ -11,7 +11,7 @@ use crate::packet::{flags, Arena, Ecn, Packet, PktId};
 use crate::rng::{Rng, Stream};
 use crate::scenario::{Action, Direction, LinkSel, Purpose, Scenario, TrafficSpec};
 use crate::sim::{Event, EventQueue};
-use crate::transport::web::{FirstPage, Http, Pages, Phase, Session};
+use crate::transport::web::{Assigned, FirstPage, Http, Pages, Phase, Session};
 use crate::transport::{FlowStats, Seg, TcpConfig, TcpFlow, UdpSource};
 use crate::units::SimTime;
 use serde::Serialize;
@@ -210,7 +210,11 @@ impl WebSession {
     }
 }
 
-/// The application of a web flow.
+/// The application of a web flow. Each lives in a box of its own
+/// (`World::web`), so the size of the larger variant is paid once per web
+/// flow, not per flow; boxing `Session` as well would add a second
+/// indirection to every web event for 230 bytes per `web-simple` session.
+#[allow(clippy::large_enum_variant)]
 #[derive(Clone, Debug)]
 enum WebApp {
     /// `web-simple`.
@@ -222,10 +226,16 @@ enum WebApp {
 /// Completed transfers (web sessions): one row each.
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct ResponseTable {
+    /// The flow (with lanes, the lane) that fetched it.
     pub flow: Vec<u32>,
+    /// The session: its first flow (the owner of its lanes; the flow
+    /// itself without lanes).
+    pub session: Vec<u32>,
     pub group: Vec<u32>,
-    /// Page of the session (`web`: pages counted from 0; `web-simple`: the
-    /// transfer's number).
+    /// Page of the session (`web`: pages counted from 0, by the session
+    /// whatever lane fetched it; `web-simple`: the transfer's number).
+    /// With the same seed, (`session`, `page`, `object`) names the same
+    /// object in every run of a scenario.
     pub page: Vec<u64>,
     /// Index of the object in its page (0 for `web-simple`).
     pub object: Vec<u32>,
@@ -639,10 +649,22 @@ impl World {
                         // the application's copy skipping it (the same
                         // stream when both seeds are the run's).
                         // The lanes of an open session share its owner's
-                        // RTT (one client).
-                        let mut rng = Rng::new(app_seed, Stream::App(f));
+                        // RTT (one client). A session with lanes draws its
+                        // RTT and keeps its page clock on a stream of the
+                        // session, so that neither depends on `lanes`.
+                        let stream = if w.params.laned() {
+                            Stream::Session(g as u32, i / lanes)
+                        } else {
+                            Stream::App(f)
+                        };
+                        let mut rng = Rng::new(app_seed, stream);
                         if let Some(rtt) = w.rtt {
-                            let mut r = Rng::new(sc.seed_for(Purpose::Rtt), Stream::App(owner));
+                            let rtt_stream = if w.params.laned() {
+                                stream
+                            } else {
+                                Stream::App(owner)
+                            };
+                            let mut r = Rng::new(sc.seed_for(Purpose::Rtt), rtt_stream);
                             web_rtt.push((f as usize, rtt.sample(&mut r)));
                             let _ = rtt.sample(&mut rng);
                         }
@@ -1396,6 +1418,7 @@ impl World {
             let r = &mut self.responses;
             r.flow.push(f as u32);
             r.group.push(self.meta[f].group);
+            r.session.push(f as u32);
             r.page.push(w.transfers - 1);
             r.object.push(0);
             r.size_bytes.push(w.segments * mss as u64);
@@ -1432,7 +1455,8 @@ impl World {
                 if s.phase == Phase::Due && self.now >= s.due_at {
                     // An object of a page, launched `object_gap` after
                     // the one before it, on the lane held for it.
-                    self.browse_open_begin(f);
+                    let a = s.assigned;
+                    self.browse_open_begin(f, a);
                 }
                 return;
             }
@@ -1481,6 +1505,8 @@ impl World {
     /// first free lane, or waits for one. With `parallel_objects` each of
     /// the page's objects is such a page of one object, all asked for at
     /// once; with closed pages the owner counts them until they are in.
+    /// Each page (or object) gets its seed from the owner's clock here, so
+    /// that its contents do not depend on the lane that takes it.
     fn browse_open_page(&mut self, owner: usize) {
         let (lanes, n, gap) = match self.web[owner].as_deref_mut() {
             Some(WebApp::Browse(s)) if s.p.parallel_objects => {
@@ -1495,10 +1521,19 @@ impl World {
         };
         let mut at = 0.0;
         for k in 0..n {
+            let Some(WebApp::Browse(s)) = self.web[owner].as_deref_mut() else {
+                return;
+            };
             if k > 0 && gap > 0.0 {
-                if let Some(WebApp::Browse(s)) = self.web[owner].as_deref_mut() {
-                    at += s.rng.exp(gap);
-                }
+                at += s.rng.exp(gap);
+            }
+            let a = Assigned {
+                seed: s.rng.next_u64(),
+                page: s.pages_due,
+                object: k,
+            };
+            if k + 1 == n {
+                s.pages_due += 1;
             }
             // An object launched later holds a lane other than the owner's
             // (whose `FlowStart` events keep the page clock).
@@ -1515,15 +1550,16 @@ impl World {
                     if let Some(WebApp::Browse(s)) = self.web[l].as_deref_mut() {
                         s.phase = Phase::Due;
                         s.due_at = t;
+                        s.assigned = a;
                     }
                     if t < self.sc.duration {
                         self.events.schedule(t, Event::FlowStart(l as u32));
                     }
                 }
-                Some(l) => self.browse_open_begin(l),
+                Some(l) => self.browse_open_begin(l, a),
                 None => {
                     if let Some(WebApp::Browse(s)) = self.web[owner].as_deref_mut() {
-                        s.pending += 1;
+                        s.pending.push_back(a);
                     }
                     self.flows[owner].stats.pages_waited += 1;
                 }
@@ -1531,10 +1567,11 @@ impl World {
         }
     }
 
-    /// Open pages: lane `l` begins a page (one object with
-    /// `parallel_objects`).
-    fn browse_open_begin(&mut self, l: usize) {
+    /// Open pages: lane `l` begins page (one object with
+    /// `parallel_objects`) `a` of the owner's clock.
+    fn browse_open_begin(&mut self, l: usize, a: Assigned) {
         if let Some(WebApp::Browse(s)) = self.web[l].as_deref_mut() {
+            s.assign(a);
             if s.p.parallel_objects {
                 s.begin_object();
             } else {
@@ -1618,10 +1655,12 @@ impl World {
         // The response's last segment, now delivered, was short.
         self.short_bytes[f] += mss.saturating_sub(s.current.last_payload) as u64;
         let r = &mut self.responses;
+        let (page, object) = s.response_key();
         r.flow.push(f as u32);
+        r.session.push(s.owner as u32);
         r.group.push(self.meta[f].group);
-        r.page.push(s.page - 1);
-        r.object.push(s.object);
+        r.page.push(page);
+        r.object.push(object);
         r.size_bytes.push(s.current.bytes);
         r.start_s.push(s.started.as_secs_f64());
         r.end_s.push(now.as_secs_f64());
@@ -1654,11 +1693,12 @@ impl World {
                     }
                 }
             }
-            if let Some(WebApp::Browse(o)) = self.web[owner].as_deref_mut() {
-                if o.pending > 0 {
-                    o.pending -= 1;
-                    self.browse_open_begin(f);
-                }
+            let waiting = match self.web[owner].as_deref_mut() {
+                Some(WebApp::Browse(o)) => o.pending.pop_front(),
+                _ => None,
+            };
+            if let Some(a) = waiting {
+                self.browse_open_begin(f, a);
             }
         } else {
             s.phase = Phase::Thinking;

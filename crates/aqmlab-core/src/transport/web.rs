@@ -10,7 +10,9 @@
 //! one the client opens for the request and one the server opens for the
 //! response (ns-2's WebTraf, [`Http::WebTraf`]).
 //!
-//! Distributions (every draw from the session's own stream):
+//! Distributions (every draw from the session's own stream; with lanes, a
+//! page's draws from a stream the session's clock seeds when the page is
+//! due, [`Session::assign`]):
 //! - object sizes: a lognormal body spliced to a bounded Pareto tail,
 //!   [`SizeDist`]; the defaults give a mean of 7.2 KB whose largest 15 % of
 //!   objects carry 80 % of the bytes (`000_...`, "Experimental methodology");
@@ -25,8 +27,22 @@
 //!
 //! `docs/scenario.md` (section `kind = "web"`) has the derivation of the
 //! size parameters and of the number of sessions for an offered load.
+//!
+//! **Common random numbers.** A seed fixes a session's workload whatever
+//! the network does: the sequence of draws from a session's stream does not
+//! depend on when responses complete. A session without lanes draws its
+//! pages in order from one stream. With lanes, the owner's stream is the
+//! page clock (think times, objects per parallel page, `object_gap`s) and
+//! gives each page (or object) a seed when it is due; the lane that takes
+//! it draws the page's contents from that seed's stream. Which lane takes a
+//! page depends on which lanes are busy, and so on the network; what the
+//! page holds does not. So two runs with the same seed and different
+//! schemes ask for the same objects at the same times (open pages), and
+//! a comparison of schemes is paired.
 
-use crate::rng::Rng;
+use std::collections::VecDeque;
+
+use crate::rng::{Rng, Stream};
 use crate::scenario::{TcpSpec, HEADER_BYTES};
 use crate::units::SimTime;
 
@@ -593,6 +609,18 @@ pub struct Object {
     pub last_payload: u32,
 }
 
+/// With lanes: a page (or, with `parallel_objects`, one object of a page)
+/// as the owner's clock gives it to a lane.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Assigned {
+    /// The seed of the stream its contents are drawn from.
+    pub seed: u64,
+    /// The session's page number (pages counted from 0 by the owner).
+    pub page: u64,
+    /// The index in its page of its first object.
+    pub object: u32,
+}
+
 /// One browsing session (the client and its server).
 #[derive(Clone, Debug)]
 pub struct Session {
@@ -624,11 +652,19 @@ pub struct Session {
     pub began: bool,
     /// With lanes, on the owner: pages (objects with `parallel_objects`)
     /// due while every lane was busy, each begun on the next lane to free.
-    pub pending: u32,
+    pub pending: VecDeque<Assigned>,
+    /// With lanes, on the owner: pages the clock has made due.
+    pub pages_due: u64,
+    /// With lanes: the page (or object) this lane fetches.
+    pub assigned: Assigned,
+    /// With lanes: the stream of that page's contents, seeded by the
+    /// owner's clock ([`Session::assign`]).
+    pub page_rng: Option<Rng>,
     /// Closed pages with `parallel_objects`, on the owner: objects of the
     /// current page not yet arrived; the think time starts at zero.
     pub outstanding: u32,
-    /// With `Phase::Due`: when the object held for this lane is launched.
+    /// With `Phase::Due`: when the object held for this lane (`assigned`)
+    /// is launched.
     pub due_at: SimTime,
 }
 
@@ -651,15 +687,19 @@ impl Session {
             started: SimTime::ZERO,
             owner,
             began: false,
-            pending: 0,
+            pending: VecDeque::new(),
+            pages_due: 0,
+            assigned: Assigned::default(),
+            page_rng: None,
             outstanding: 0,
             due_at: SimTime::ZERO,
         }
     }
 
-    /// Draw the next object's size.
+    /// Draw the next object's size (from the page's stream with lanes).
     pub fn draw_object(&mut self, mss: u32) -> Object {
-        let mut bytes = self.p.sizes.sample(&mut self.rng);
+        let rng = self.page_rng.as_mut().unwrap_or(&mut self.rng);
+        let mut bytes = self.p.sizes.sample(rng);
         let (segments, mut last_payload) = segments(bytes, mss);
         if self.p.whole_segments {
             bytes = segments * u64::from(mss);
@@ -673,6 +713,24 @@ impl Session {
         self.current
     }
 
+    /// With lanes: this lane takes page (or object) `a` of the owner's
+    /// clock; its contents are drawn from the stream of `a.seed`.
+    pub fn assign(&mut self, a: Assigned) {
+        self.assigned = a;
+        self.page_rng = Some(Rng::new(a.seed, Stream::App(0)));
+    }
+
+    /// The page number and object index of the response just completed:
+    /// the session's (the owner's count with lanes), so that the same seed
+    /// names the same object in every run.
+    pub fn response_key(&self) -> (u64, u32) {
+        if self.page_rng.is_some() {
+            (self.assigned.page, self.assigned.object + self.object)
+        } else {
+            (self.page - 1, self.object)
+        }
+    }
+
     /// Begin a one-object page: an object of a page whose objects are
     /// fetched in parallel (`parallel_objects`).
     pub fn begin_object(&mut self) {
@@ -682,10 +740,12 @@ impl Session {
         self.phase = Phase::Fetching;
     }
 
-    /// Begin a page: draw its number of objects.
+    /// Begin a page: draw its number of objects (from the page's stream
+    /// with lanes).
     pub fn begin_page(&mut self) {
         self.page += 1;
-        self.objects = self.p.page_objects(&mut self.rng);
+        let rng = self.page_rng.as_mut().unwrap_or(&mut self.rng);
+        self.objects = self.p.page_objects(rng);
         self.object = 0;
         self.phase = Phase::Fetching;
     }
