@@ -86,6 +86,54 @@ def test_calibrate_reports_the_realised_load() -> None:
     assert 0.8 < c["ratio"] < 1.2, c
     assert c["sessions"] > 400
     assert c["result"].summary["bottleneck"]["loss_rate"] == 0.0
+    # A page's objects in parallel run each session on `lanes` (4) flows, closed pages too.
+    par = aqmlab.web.calibrate("20Mbps", "8s", "2s", web={"parallel_objects": True})
+    assert par["sessions"] * 4 == par["result"].flows.num_rows
+    assert abs(par["sessions"] - c["sessions"]) < 0.1 * c["sessions"], (par["sessions"], c)
+
+
+def test_paired_responses_compare_one_workload_response_by_response() -> None:
+    """Open pages with a page's objects on 32 lanes: a congested RED* with ECN and a 1 Gbit/s
+    link run the same requests (a seed fixes the workload), so every response both completed
+    has one size, and one start time unless it waited for a lane; the congested run is slower on
+    the pairs. Another seed is
+    another workload, and the pairing refuses it."""
+    web = {
+        "kind": "web",
+        "sessions": 300,
+        "think": "1s",
+        "pages": "open",
+        "lanes": 32,
+        "parallel_objects": True,
+    }
+    red = {
+        "kind": "red",
+        "min_th": 5,
+        "max_th": 15,
+        "max_p": 0.1,
+        "gentle": False,
+        "above_max": "mark",
+        "ecn": True,
+    }
+    base = {**WEB, "traffic": [web], "tcp": {"packet_size": 1500, "ecn": True}}
+    slow = aqmlab.run(
+        {**base, "aqm": red, "topology": {**WEB["topology"], "bottleneck_rate": "30Mbps"}}
+    )
+    fast = aqmlab.run({**base, "topology": {**WEB["topology"], "bottleneck_rate": "1Gbps"}})
+    p = aqmlab.web.paired_responses(slow, fast)
+    assert p.column_names[:5] == ["group", "session", "page", "object", "size_bytes"]
+    assert p.num_rows > 0.95 * slow.responses.num_rows > 1000
+    # An object starts at its time unless every lane of its session was busy.
+    moved = int(np.sum(p.column("start_s_a").to_numpy() != p.column("start_s_b").to_numpy()))
+    waited = slow.summary["web"]["pages_waited"] + fast.summary["web"]["pages_waited"]
+    assert moved <= waited < 0.2 * p.num_rows, (moved, waited)
+    slower = p.column("response_time_s_a").to_numpy() - p.column("response_time_s_b").to_numpy()
+    assert np.mean(slower) > 0.01 and np.mean(slower > 0) > 0.5
+    other = aqmlab.run(
+        {**base, "seed": 4, "topology": {**WEB["topology"], "bottleneck_rate": "1Gbps"}}
+    )
+    with pytest.raises(ValueError, match="not of one web workload"):
+        aqmlab.web.paired_responses(slow, other)
 
 
 def test_web_schedule_action_and_bad_keys() -> None:

@@ -10,6 +10,14 @@ throughput of the bottleneck in the data direction.
 >>> import aqmlab
 >>> c = aqmlab.web.calibrate("90Mbps", duration="60s")
 >>> c["ratio"]      # realised / offered
+
+A seed fixes the web workload whatever the network does (``docs/scenario.md``,
+"Common random numbers"), so two runs of one scenario and seed with different
+schemes can be compared response by response: :func:`paired_responses`.
+
+>>> red, pi = aqmlab.run(sc, overrides=["aqm.kind=red"]), aqmlab.run(sc, overrides=["aqm.kind=pi"])
+>>> p = aqmlab.web.paired_responses(red, pi)
+>>> p.column("response_time_s_a"), p.column("response_time_s_b")
 """
 
 from __future__ import annotations
@@ -17,10 +25,15 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+import pyarrow as pa
+
 from aqmlab import _core
 from aqmlab.api import RunResult, run
 
-__all__ = ["calibrate", "calibration_scenario"]
+__all__ = ["calibrate", "calibration_scenario", "paired_responses"]
+
+#: The columns that name one object of a web workload in every run of a seed.
+RESPONSE_KEY = ("group", "session", "page", "object")
 
 
 def calibration_scenario(
@@ -79,7 +92,8 @@ def calibrate(
         "offered_bps": offered,
         "realised_bps": realised,
         "ratio": realised / offered,
-        # Open pages run each session on `lanes` flows.
+        # Open pages and a page's objects in parallel run each session on
+        # `lanes` flows.
         "sessions": r.flows.num_rows // _lanes(r),
         "completed": int(w.get("completed", 0)),
         "response_time_p50_s": float(w.get("response_time_p50_s", float("nan"))),
@@ -87,10 +101,59 @@ def calibrate(
     }
 
 
+def paired_responses(a: RunResult, b: RunResult) -> pa.Table:
+    """The web responses two runs have in common, side by side.
+
+    The runs should be of one scenario and seed that differ in the network
+    (the scheme, a link, other traffic): they then ask for the same objects,
+    at the same times with open pages. A response is named by ``group``,
+    ``session``, ``page`` and ``object``; the table has one row per response
+    completed in both runs (sorted by those columns), with ``size_bytes`` and
+    ``start_s_a``, ``start_s_b``, ``end_s_a``, ``end_s_b``,
+    ``response_time_s_a`` and ``response_time_s_b``. Responses that only one
+    run completed before its end are left out.
+
+    Raises ``ValueError`` if a response of both has two sizes: then the runs
+    are not of one workload (another seed, ``[seeds] app``, or other web
+    keys), and a pairing would compare different objects.
+    """
+    cols = [*RESPONSE_KEY, "size_bytes", "start_s", "end_s", "response_time_s"]
+    left, right = (r.responses.select(cols) for r in (a, b))
+    right = right.rename_columns([*RESPONSE_KEY, "size_b", "start_s", "end_s", "response_time_s"])
+    t = left.join(
+        right, keys=list(RESPONSE_KEY), join_type="inner", left_suffix="_a", right_suffix="_b"
+    )
+    size_a = t.column("size_bytes").to_numpy()
+    size_b = t.column("size_b").to_numpy()
+    differ = int((size_a != size_b).sum())
+    if differ:
+        raise ValueError(
+            f"paired_responses: {differ} of the {t.num_rows} responses both runs completed "
+            "differ in size, so the runs are not of one web workload (another seed, [seeds] app "
+            "or other web keys); pair runs of one scenario and seed"
+        )
+    order = [
+        "group",
+        "session",
+        "page",
+        "object",
+        "size_bytes",
+        "start_s_a",
+        "start_s_b",
+        "end_s_a",
+        "end_s_b",
+        "response_time_s_a",
+        "response_time_s_b",
+    ]
+    return t.select(order).sort_by([(k, "ascending") for k in RESPONSE_KEY])
+
+
 def _lanes(r: RunResult) -> int:
-    """Flows per session of the run's web group (``lanes`` with open pages, else 1)."""
+    """Flows per session of the run's web group: ``lanes`` with open pages or a
+    page's objects in parallel, else 1."""
     group = r.scenario["traffic"][0]
-    return int(group.get("lanes", 1)) if group.get("pages") == "open" else 1
+    laned = group.get("pages") == "open" or bool(group.get("parallel_objects"))
+    return int(group.get("lanes", 1)) if laned else 1
 
 
 _RATE_UNITS = {"bps": 1.0, "Kbps": 1e3, "kbps": 1e3, "Mbps": 1e6, "Gbps": 1e9}
