@@ -36,7 +36,7 @@ import numpy as np
 import pyarrow as pa
 
 from aqmlab import results, scenario
-from aqmlab.api import RESPONSE_COLUMNS, RunResult, params_table, responses_table
+from aqmlab.api import RunResult, params_table, responses_table
 from aqmlab.testbed.netns import Dumbbell, TestbedError, check_environment, kernel_ccs
 
 __all__ = ["find_router", "plan", "run_testbed", "unsupported"]
@@ -544,10 +544,12 @@ def run_testbed(
     result = _result(resolved, derived, rout, hl, hr, flows, cc, wall)
     resp = sorted(list(hl.get("responses", [])) + list(hr.get("responses", [])), key=lambda r: r[6])
     if resp:
-        cols = list(zip(*resp, strict=True))
-        result.responses = responses_table(
-            {name: list(c) for (name, _), c in zip(RESPONSE_COLUMNS, cols, strict=True)}
-        )
+        # A host's row: flow, group, page, object, size_bytes, start_s, end_s,
+        # response_time_s. Testbed sessions have no lanes: the session is its flow.
+        names = ("flow", "group", "page", "object", "size_bytes", "start_s", "end_s")
+        cols = dict(zip((*names, "response_time_s"), zip(*resp, strict=True), strict=True))
+        cols["session"] = cols["flow"]
+        result.responses = responses_table({k: list(v) for k, v in cols.items()})
         ms = derived["measure_start_ns"] * 1e-9
         rt = np.asarray([r[7] for r in resp if r[6] >= ms])
         if rt.size:
