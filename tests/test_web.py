@@ -12,6 +12,8 @@ import pytest
 import aqmlab
 from aqmlab.plot import response_cdf
 
+from conftest import aqmlab_cli, assert_clean_error
+
 WEB: dict[str, Any] = {
     "duration": "12s",
     "seed": 3,
@@ -92,34 +94,54 @@ def test_calibrate_reports_the_realised_load() -> None:
     assert abs(par["sessions"] - c["sessions"]) < 0.1 * c["sessions"], (par["sessions"], c)
 
 
-def test_paired_responses_compare_one_workload_response_by_response() -> None:
-    """Open pages with a page's objects on 32 lanes: a congested RED* with ECN and a 1 Gbit/s
-    link run the same requests (a seed fixes the workload), so every response both completed
-    has one size, and one start time unless it waited for a lane; the congested run is slower on
-    the pairs. Another seed is
-    another workload, and the pairing refuses it."""
-    web = {
-        "kind": "web",
-        "sessions": 300,
-        "think": "1s",
-        "pages": "open",
-        "lanes": 32,
-        "parallel_objects": True,
-    }
-    red = {
-        "kind": "red",
-        "min_th": 5,
-        "max_th": 15,
-        "max_p": 0.1,
-        "gentle": False,
-        "above_max": "mark",
-        "ecn": True,
-    }
-    base = {**WEB, "traffic": [web], "tcp": {"packet_size": 1500, "ecn": True}}
+#: Open pages with a page's objects on 32 lanes, 300 sessions: a workload two networks can
+#: run request for request.
+OPEN_WEB: dict[str, Any] = {
+    "kind": "web",
+    "sessions": 300,
+    "think": "1s",
+    "pages": "open",
+    "lanes": 32,
+    "parallel_objects": True,
+}
+RED_STAR_ECN: dict[str, Any] = {
+    "kind": "red",
+    "min_th": 5,
+    "max_th": 15,
+    "max_p": 0.1,
+    "gentle": False,
+    "above_max": "mark",
+    "ecn": True,
+}
+OPEN_BASE: dict[str, Any] = {
+    **WEB,
+    "traffic": [OPEN_WEB],
+    "tcp": {"packet_size": 1500, "ecn": True},
+}
+
+
+@pytest.fixture(scope="module")
+def slow_fast() -> tuple[aqmlab.RunResult, aqmlab.RunResult]:
+    """One open-page workload on a congested 30 Mbit/s RED* with ECN and on a 1 Gbit/s link."""
     slow = aqmlab.run(
-        {**base, "aqm": red, "topology": {**WEB["topology"], "bottleneck_rate": "30Mbps"}}
+        {
+            **OPEN_BASE,
+            "aqm": RED_STAR_ECN,
+            "topology": {**WEB["topology"], "bottleneck_rate": "30Mbps"},
+        }
     )
-    fast = aqmlab.run({**base, "topology": {**WEB["topology"], "bottleneck_rate": "1Gbps"}})
+    fast = aqmlab.run({**OPEN_BASE, "topology": {**WEB["topology"], "bottleneck_rate": "1Gbps"}})
+    return slow, fast
+
+
+def test_paired_responses_compare_one_workload_response_by_response(
+    slow_fast: tuple[aqmlab.RunResult, aqmlab.RunResult],
+) -> None:
+    """A congested RED* with ECN and a 1 Gbit/s link run the same requests (a seed fixes the
+    workload), so every response both completed has one size, and one start time unless it
+    waited for a lane; the congested run is slower on the pairs. Another seed is another
+    workload, and the pairing refuses it."""
+    slow, fast = slow_fast
     p = aqmlab.web.paired_responses(slow, fast)
     assert p.column_names[:5] == ["group", "session", "page", "object", "size_bytes"]
     assert p.num_rows > 0.95 * slow.responses.num_rows > 1000
@@ -130,10 +152,92 @@ def test_paired_responses_compare_one_workload_response_by_response() -> None:
     slower = p.column("response_time_s_a").to_numpy() - p.column("response_time_s_b").to_numpy()
     assert np.mean(slower) > 0.01 and np.mean(slower > 0) > 0.5
     other = aqmlab.run(
-        {**base, "seed": 4, "topology": {**WEB["topology"], "bottleneck_rate": "1Gbps"}}
+        {**OPEN_BASE, "seed": 4, "topology": {**WEB["topology"], "bottleneck_rate": "1Gbps"}}
     )
     with pytest.raises(ValueError, match="not of one web workload"):
         aqmlab.web.paired_responses(slow, other)
+
+
+def test_compare_responses_sums_up_the_pairs(
+    slow_fast: tuple[aqmlab.RunResult, aqmlab.RunResult],
+) -> None:
+    """The summary of a pairing: the fast link completes more of the pairs within every time,
+    the differences are b - a with intervals that exclude zero, and the pairs and the responses
+    one run alone completed add up to what each run completed. A run against itself differs
+    by nothing."""
+    slow, fast = slow_fast
+    c = aqmlab.web.compare_responses(slow, fast)
+    assert c.start_s == 2.0
+    assert [w.t_s for w in c.within] == [0.5, 1.0, 2.0]
+    for w in c.within:
+        assert w.b >= w.a and w.diff == pytest.approx(w.b - w.a)
+        assert 0 < w.ci < 1
+    assert c.within[0].diff > c.within[0].ci  # the fast link is faster, beyond the noise
+    assert c.mean_diff_s < -c.mean_diff_ci_s < 0
+    assert c.mean_diff_s == pytest.approx(c.mean_s[1] - c.mean_s[0])
+    assert c.median_s[1] < c.median_s[0]
+    assert c.b_faster + c.same + c.b_slower == pytest.approx(1)
+    assert c.b_faster > 0.5
+    assert 0 < c.sessions <= 300
+    # Open pages: a response is either in the pairs or only in the run that completed it.
+    assert c.completed[0] == c.paired + c.only[0]
+    assert c.completed[1] == c.paired + c.only[1]
+    assert c.completed[1] >= c.completed[0] and c.paired > 1000
+    rows = c.rows()
+    assert rows[0][0].startswith("responses begun from 2 s") and len(rows) == 2 + 3 + 3
+    # Later starts keep fewer responses; the within times are the caller's.
+    later = aqmlab.web.compare_responses(slow, fast, within=[0.25], start_s=6.0)
+    assert later.paired < c.paired and [w.t_s for w in later.within] == [0.25]
+    same = aqmlab.web.compare_responses(slow, slow)
+    assert same.same == 1 and same.mean_diff_s == 0 and same.only == (0, 0)
+    assert all(w.diff == 0 and w.ci == 0 for w in same.within)
+    with pytest.raises(ValueError, match="within"):
+        aqmlab.web.compare_responses(slow, fast, within=[0.5, 0])
+    with pytest.raises(ValueError, match="no response began"):
+        aqmlab.web.compare_responses(slow, fast, start_s=100.0)
+
+
+def test_cluster_interval_is_over_sessions() -> None:
+    """A difference constant within each session carries one session's worth of information,
+    however many responses it has: the interval is the one of the session means."""
+    from aqmlab.web import _cluster_ci
+
+    v = np.array([0.3, -0.1, 0.8, 0.2, 0.5])
+    d = np.repeat(v, 7)
+    cluster = np.repeat(np.arange(5), 7).astype(np.int64)
+    assert _cluster_ci(d, cluster) == pytest.approx(1.96 * np.std(v, ddof=1) / np.sqrt(5))
+    # Over responses it would be far narrower.
+    assert _cluster_ci(d, np.arange(35).astype(np.int64)) < 0.5 * _cluster_ci(d, cluster)
+    assert np.isnan(_cluster_ci(d, np.zeros(35, dtype=np.int64)))
+
+
+def test_cli_compare_responses(
+    slow_fast: tuple[aqmlab.RunResult, aqmlab.RunResult], tmp_path: Path
+) -> None:
+    """``aqmlab compare --responses`` on two saved runs: a table, markdown and CSV with the
+    library's figures; bad flags and folders are one-line errors."""
+    slow, fast = slow_fast
+    a, b = tmp_path / "slow", tmp_path / "fast"
+    slow.save(a)
+    fast.save(b)
+    c = aqmlab.web.compare_responses(slow, fast, within=[0.5, 1])
+    p = aqmlab_cli("compare", "--responses", a, b, "--within", "0.5,1", "--format", "csv")
+    assert p.returncode == 0, p.stderr
+    lines = p.stdout.strip().splitlines()
+    assert lines[0] == "figure,unit,a,b,diff,ci"
+    within = [ln.split(",") for ln in lines if ln.startswith("within 0.5")]
+    assert len(within) == 1
+    assert float(within[0][4]) == pytest.approx(c.within[0].diff)
+    md = aqmlab_cli("compare", "--responses", a, b, "--format", "markdown")
+    assert md.returncode == 0 and "| within 2 s" in md.stdout, md.stdout
+    table = aqmlab_cli("compare", "--responses", a, b, "--from", "6")
+    assert table.returncode == 0 and "responses begun from 6 s" in table.stdout, table.stdout
+    assert_clean_error(aqmlab_cli("compare", "--responses", a))
+    assert_clean_error(aqmlab_cli("compare", "--responses", a, b, "--within", "0.5,x"))
+    assert_clean_error(aqmlab_cli("compare", "--responses", a, b, "--within", "-1"))
+    assert_clean_error(aqmlab_cli("compare", "--responses", a, b, "--from", "100"))
+    assert_clean_error(aqmlab_cli("compare", a, b, "--within", "1"))
+    assert_clean_error(aqmlab_cli("compare", "--responses", a, tmp_path / "none"))
 
 
 def test_web_schedule_action_and_bad_keys() -> None:

@@ -4,6 +4,7 @@
     aqmlab run FILE|DIR -o DIR [--seed N] [--set KEY=VALUE ...] [--unset KEY ...] [--truncate]
     aqmlab plot DIR [DIR ...] [--what queue|queue-bytes|delay|throughput|cdf|params|flows] [-o PNG]
     aqmlab compare DIR [DIR ...] [--format table|markdown|csv] [-o FILE]
+    aqmlab compare --responses A B [--within S[,S...]] [--from S] [--format ...] [-o FILE]
     aqmlab examples [-o DIR]
     aqmlab report DIR [DIR ...] [--index OUT.html]
     aqmlab demo [--out DIR]
@@ -21,6 +22,7 @@ Ctrl-C exits with 130. ``-o`` is what the command writes, in every command.
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import re
 import sys
@@ -700,6 +702,27 @@ def add_everyday_parsers(sub: Any) -> None:
         help="table (terminal, default), markdown or csv; with -o, from its extension",
     )
     c.add_argument("-o", "--out", metavar="FILE", help="write the table to FILE (.md or .csv)")
+    c.add_argument(
+        "--responses",
+        action="store_true",
+        help="two runs of one web workload (one scenario and seed, another network) "
+        "response by response: shares within --within, response times, paired differences "
+        "b - a with 95 %% intervals (docs/results.md)",
+    )
+    c.add_argument(
+        "--within",
+        default="0.5,1,2",
+        metavar="S[,S...]",
+        help="with --responses: response times to give shares within, seconds (default 0.5,1,2)",
+    )
+    c.add_argument(
+        "--from",
+        dest="from_s",
+        default=None,
+        metavar="S",
+        help="with --responses: count responses begun at or after S seconds "
+        "(default: the later measurement start, metrics.start)",
+    )
     c.set_defaults(func=cmd_compare)
 
     e = sub.add_parser(
@@ -724,6 +747,10 @@ def cmd_compare(args: argparse.Namespace) -> int:
     fmt = fmt or "table"
     if fmt == "table" and args.out:
         raise UserError("--format table is for the terminal; write markdown or csv with -o")
+    if args.responses:
+        return _compare_responses(args, fmt)
+    if args.within != "0.5,1,2" or args.from_s is not None:
+        raise UserError("--within and --from go with --responses")
     try:
         cmp = compare(args.dirs)
     except results.ResultsError as e:
@@ -736,14 +763,57 @@ def cmd_compare(args: argparse.Namespace) -> int:
         con.print(cmp.rich())
         return 0
     text = cmp.markdown() if fmt == "markdown" else cmp.csv()
-    if not args.out:
+    return _write_text(text, args.out)
+
+
+def _seconds_arg(flag: str, text: str) -> float:
+    try:
+        v = float(text)
+    except ValueError:
+        v = float("nan")
+    if not (math.isfinite(v) and v >= 0):
+        raise UserError(f"{flag} {text!r}: not a number of seconds (0 or more)")
+    return v
+
+
+def _compare_responses(args: argparse.Namespace, fmt: str) -> int:
+    from aqmlab.compare import ResponsesTable, load_pair
+
+    if len(args.dirs) != 2:
+        raise UserError(
+            f"--responses compares two result folders, response by response; got {len(args.dirs)}"
+        )
+    within = [_seconds_arg("--within", t.strip()) for t in args.within.split(",")]
+    if any(t == 0 for t in within):
+        raise UserError(f"--within {args.within!r}: each time must be more than 0 s")
+    start = None if args.from_s is None else _seconds_arg("--from", args.from_s)
+    try:
+        labels, (a, b) = load_pair(args.dirs)
+    except results.ResultsError as e:
+        raise UserError(str(e)) from None
+    from aqmlab.web import compare_responses
+
+    try:
+        table = ResponsesTable(labels, compare_responses(a, b, within, start))
+    except ValueError as e:
+        raise UserError(f"{args.dirs[0]} and {args.dirs[1]}: {e}") from None
+    if fmt == "table":
+        from rich.console import Console
+
+        Console().print(table.rich())
+        return 0
+    return _write_text(table.markdown() if fmt == "markdown" else table.csv(), args.out)
+
+
+def _write_text(text: str, out: str | None) -> int:
+    if not out:
         sys.stdout.write(text)
         return 0
     try:
-        Path(args.out).write_text(text, encoding="utf-8")
+        Path(out).write_text(text, encoding="utf-8")
     except OSError as e:
-        raise UserError(f"{args.out}: cannot write: {e.strerror or e}") from None
-    print(f"wrote {args.out}")
+        raise UserError(f"{out}: cannot write: {e.strerror or e}") from None
+    print(f"wrote {out}")
     return 0
 
 

@@ -5,6 +5,10 @@ column per run. A figure whose shown value is not the same in every run is
 highlighted (bold yellow on a terminal, **bold** in Markdown, ``differs`` =
 1 in CSV); rows the same everywhere are dimmed. Above the table, the
 scenario keys whose values differ between the runs (``aqm.kind`` ...).
+
+``aqmlab compare --responses A B`` compares two runs of one web workload
+response by response instead (:func:`aqmlab.web.compare_responses`):
+:class:`ResponsesTable`.
 """
 
 from __future__ import annotations
@@ -22,7 +26,10 @@ from aqmlab.results import ResultsError, is_run_dir, load_run
 if TYPE_CHECKING:
     from rich.table import Table
 
-__all__ = ["FORMATS", "Comparison", "compare", "differing_keys"]
+    from aqmlab.api import RunResult
+    from aqmlab.web import ResponseComparison
+
+__all__ = ["FORMATS", "Comparison", "ResponsesTable", "compare", "differing_keys", "load_pair"]
 
 #: Output formats of ``aqmlab compare``.
 FORMATS = ("table", "markdown", "csv")
@@ -145,3 +152,78 @@ def compare(dirs: Sequence[str | os.PathLike[str]]) -> Comparison:
         r = load_run(d)
         runs.append((label, r.summary, r.scenario))
     return Comparison(runs)
+
+
+def load_pair(dirs: Sequence[str | os.PathLike[str]]) -> tuple[list[str], list[RunResult]]:
+    """The labels and runs of two result folders of web runs (ResultsError when one is not a
+    result folder or has no web responses)."""
+    paths = [Path(d) for d in dirs]
+    runs = []
+    for d in paths:
+        if not is_run_dir(d):
+            raise ResultsError(f"{d}: not an aqmlab result folder (no manifest.json)")
+        r = load_run(d)
+        if r.responses.num_rows == 0:
+            raise ResultsError(f"{d}: the run has no web responses (responses.parquet is empty)")
+        runs.append(r)
+    return _labels(paths), runs
+
+
+class ResponsesTable:
+    """A :class:`~aqmlab.web.ResponseComparison` as a table: one row per figure, a column per
+    run and one for b - a (``±``: the half-width of a 95 % interval)."""
+
+    def __init__(self, labels: Sequence[str], cmp: ResponseComparison) -> None:
+        self.labels = list(labels)
+        self.cmp = cmp
+        self.rows = cmp.rows()
+
+    def _header(self) -> list[str]:
+        a, b = self.labels
+        return ["", f"a: {a}", f"b: {b}", "b - a"]
+
+    def _note(self) -> str:
+        c = self.cmp
+        return (
+            f"{c.paired} responses completed in both runs, from {c.sessions} sessions; "
+            "intervals are 95 %, their standard errors taken over sessions"
+        )
+
+    def rich(self) -> Table:
+        from rich.table import Table
+
+        h = self._header()
+        t = Table(title=self._note(), title_justify="left")
+        t.add_column(h[0])
+        for col in h[1:]:
+            t.add_column(col, justify="right")
+        for row in self.rows:
+            t.add_row(*row)
+        return t
+
+    def markdown(self) -> str:
+        h = [c.replace("|", "\\|") for c in self._header()]
+        out = [self._note() + ".", "", "| figure | " + " | ".join(h[1:]) + " |"]
+        out.append("|---|---:|---:|---:|")
+        out += ["| " + " | ".join(c.replace("|", "\\|") for c in r) + " |" for r in self.rows]
+        return "\n".join(out) + "\n"
+
+    def csv(self) -> str:
+        """Full-precision values: one row per figure, ``a``, ``b``, ``diff`` and ``ci`` (the
+        half-width of the 95 % interval of the difference; empty where there is none)."""
+        c = self.cmp
+        buf = io.StringIO()
+        w = csv.writer(buf, lineterminator="\n")
+        w.writerow(["figure", "unit", "a", "b", "diff", "ci"])
+        w.writerow(["completed", "responses", *c.completed, c.completed[1] - c.completed[0], ""])
+        w.writerow(["paired", "responses", c.paired, c.paired, "", ""])
+        w.writerow(["only", "responses", *c.only, "", ""])
+        w.writerow(["sessions", "sessions", c.sessions, c.sessions, "", ""])
+        for s in c.within:
+            w.writerow([f"within {s.t_s:g} s", "share", s.a, s.b, s.diff, s.ci])
+        w.writerow(["median response time", "s", *c.median_s, c.median_diff_s, ""])
+        w.writerow(["mean response time", "s", *c.mean_s, c.mean_diff_s, c.mean_diff_ci_s])
+        w.writerow(["b faster", "share", "", "", c.b_faster, ""])
+        w.writerow(["as fast", "share", "", "", c.same, ""])
+        w.writerow(["b slower", "share", "", "", c.b_slower, ""])
+        return buf.getvalue()

@@ -18,19 +18,33 @@ schemes can be compared response by response: :func:`paired_responses`.
 >>> red, pi = aqmlab.run(sc, overrides=["aqm.kind=red"]), aqmlab.run(sc, overrides=["aqm.kind=pi"])
 >>> p = aqmlab.web.paired_responses(red, pi)
 >>> p.column("response_time_s_a"), p.column("response_time_s_b")
+
+:func:`compare_responses` sums such a pairing up (the shares within given
+times, the response times, the paired differences with 95 % intervals);
+``aqmlab compare --responses A B`` prints it for two result folders.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+import numpy.typing as npt
 import pyarrow as pa
 
 from aqmlab import _core
 from aqmlab.api import RunResult, run
 
-__all__ = ["calibrate", "calibration_scenario", "paired_responses"]
+__all__ = [
+    "ResponseComparison",
+    "calibrate",
+    "calibration_scenario",
+    "compare_responses",
+    "paired_responses",
+]
 
 #: The columns that name one object of a web workload in every run of a seed.
 RESPONSE_KEY = ("group", "session", "page", "object")
@@ -146,6 +160,209 @@ def paired_responses(a: RunResult, b: RunResult) -> pa.Table:
         "response_time_s_b",
     ]
     return t.select(order).sort_by([(k, "ascending") for k in RESPONSE_KEY])
+
+
+#: The response times :func:`compare_responses` gives shares within, seconds (the ECN+
+#: study's CDFs run to 2 s).
+WITHIN_S = (0.5, 1.0, 2.0)
+
+#: Two response times closer than this are the same (times are whole nanoseconds).
+SAME_S = 1e-9
+
+
+@dataclass(frozen=True)
+class WithinShare:
+    """The share of the paired responses that took at most ``t_s`` seconds in each run, and
+    the difference b - a with the half-width of its 95 % interval."""
+
+    t_s: float
+    a: float
+    b: float
+    diff: float
+    ci: float
+
+
+@dataclass(frozen=True)
+class ResponseComparison:
+    """Two runs of one web workload compared response by response
+    (:func:`compare_responses`). ``a`` / ``b`` pairs are in the order the runs were given;
+    differences are b - a. Response-time figures are in seconds and taken over the pairs."""
+
+    start_s: float
+    #: Responses each run completed that began at or after ``start_s``.
+    completed: tuple[int, int]
+    #: Of those, the ones both runs completed (the pairs), and the ones only a / only b did.
+    paired: int
+    only: tuple[int, int]
+    #: Sessions the pairs come from (the clusters of the intervals).
+    sessions: int
+    within: tuple[WithinShare, ...]
+    median_s: tuple[float, float]
+    mean_s: tuple[float, float]
+    #: Mean of the paired differences and the half-width of its 95 % interval.
+    mean_diff_s: float
+    mean_diff_ci_s: float
+    #: Median of the paired differences.
+    median_diff_s: float
+    #: Shares of the pairs where b was faster, as fast (within a nanosecond), slower.
+    b_faster: float
+    same: float
+    b_slower: float
+
+    def rows(self) -> list[tuple[str, str, str, str]]:
+        """The comparison as (figure, a, b, b - a) text rows: counts, shares in per cent
+        with the difference in points, times in ms; ``±`` is a 95 % interval."""
+        na, nb = self.completed
+        out = [
+            (
+                f"responses begun from {self.start_s:g} s, completed",
+                f"{na}",
+                f"{nb}",
+                f"{nb - na:+d}",
+            ),
+            (
+                "  completed in both (the pairs)",
+                f"{self.paired}",
+                f"{self.paired}",
+                f"only a: {self.only[0]}, only b: {self.only[1]}",
+            ),
+        ]
+        for w in self.within:
+            out.append(
+                (
+                    f"within {w.t_s:g} s (pairs)",
+                    f"{100 * w.a:.1f} %",
+                    f"{100 * w.b:.1f} %",
+                    f"{100 * w.diff:+.1f} ± {100 * w.ci:.1f} points",
+                )
+            )
+        out += [
+            (
+                "median response time (pairs)",
+                _ms(self.median_s[0]),
+                _ms(self.median_s[1]),
+                f"median difference {_ms(self.median_diff_s, sign=True)}",
+            ),
+            (
+                "mean response time (pairs)",
+                _ms(self.mean_s[0]),
+                _ms(self.mean_s[1]),
+                f"{_ms(self.mean_diff_s, sign=True)} ± {_ms(self.mean_diff_ci_s)}",
+            ),
+            (
+                "b faster / as fast / slower",
+                "",
+                "",
+                f"{100 * self.b_faster:.1f} / {100 * self.same:.1f} / {100 * self.b_slower:.1f} %",
+            ),
+        ]
+        return out
+
+
+def _ms(x: float, sign: bool = False) -> str:
+    if math.isnan(x):
+        return "-"
+    v = 1000 * x
+    digits = 1 if abs(v) < 100 else 0
+    return f"{v:+.{digits}f} ms" if sign else f"{v:.{digits}f} ms"
+
+
+def _cluster_ci(d: npt.NDArray[np.float64], cluster: npt.NDArray[np.int64]) -> float:
+    """Half-width of the 95 % interval of the mean of ``d``, with a standard error taken over
+    clusters (responses of one session are not independent: they share its round trip and
+    its lanes): sqrt(G / (G - 1) * sum over clusters of (sum of d - m)^2) / n. NaN with fewer
+    than two clusters."""
+    n = len(d)
+    groups = int(cluster.max()) + 1 if n else 0
+    if n == 0 or len(np.unique(cluster)) < 2:
+        return float("nan")
+    resid = np.bincount(cluster, weights=d - d.mean(), minlength=groups)
+    g = len(np.unique(cluster))
+    return 1.96 * math.sqrt(g / (g - 1) * float(np.sum(resid**2))) / n
+
+
+def compare_responses(
+    a: RunResult,
+    b: RunResult,
+    within: Sequence[float] = WITHIN_S,
+    start_s: float | None = None,
+) -> ResponseComparison:
+    """Compare two runs of one web workload response by response.
+
+    The runs should be of one scenario and seed that differ in the network
+    (:func:`paired_responses`, which this calls: ``ValueError`` if they are of
+    two workloads). Responses count if they began at or after ``start_s`` in
+    the run that completed them (default: the later of the two runs'
+    measurement starts); a pair counts if both its starts are. The shares
+    within ``within`` seconds and the response times are taken over the pairs,
+    so both runs are judged on the same objects; the responses only one run
+    completed are counted beside them.
+
+    The 95 % intervals take their standard error over sessions, not over
+    responses: a session's responses share its round trip (and, with lanes,
+    its connections), so they are not independent, and an interval over
+    responses would be too narrow. Raises ``ValueError`` for a ``within`` time
+    that is not positive, or when no response is paired.
+    """
+    ts = [float(t) for t in within]
+    for t in ts:
+        if not (t > 0 and math.isfinite(t)):
+            raise ValueError(f"within: {t!r} s; each time must be a positive number of seconds")
+    if start_s is None:
+        start_s = max(float(r.summary.get("measure_start_s", 0.0)) for r in (a, b))
+    if not math.isfinite(start_s):
+        raise ValueError(f"start_s: {start_s!r}; must be a finite number of seconds")
+    counts = tuple(int(np.sum(r.responses.column("start_s").to_numpy() >= start_s)) for r in (a, b))
+    p = paired_responses(a, b)
+    sa = p.column("start_s_a").to_numpy()
+    sb = p.column("start_s_b").to_numpy()
+    keep = (sa >= start_s) & (sb >= start_s)
+    # only: what one run completed (begun from start_s) and the other did not. A closed page
+    # begun before start_s in one run and after it in the other is in neither the pairs nor
+    # `only`.
+    both_a = int(np.sum(sa >= start_s))
+    both_b = int(np.sum(sb >= start_s))
+    n = int(np.sum(keep))
+    if n == 0:
+        raise ValueError(
+            f"no response began at or after {start_s:g} s and was completed in both runs"
+        )
+    ra = p.column("response_time_s_a").to_numpy()[keep]
+    rb = p.column("response_time_s_b").to_numpy()[keep]
+    key = np.stack(
+        [p.column("group").to_numpy()[keep], p.column("session").to_numpy()[keep]], axis=1
+    )
+    _, cluster = np.unique(key, axis=0, return_inverse=True)
+    cluster = cluster.reshape(-1).astype(np.int64)
+    shares = []
+    for t in ts:
+        ia, ib = (ra <= t).astype(float), (rb <= t).astype(float)
+        shares.append(
+            WithinShare(
+                t,
+                float(ia.mean()),
+                float(ib.mean()),
+                float((ib - ia).mean()),
+                _cluster_ci(ib - ia, cluster),
+            )
+        )
+    d = rb - ra
+    return ResponseComparison(
+        start_s=float(start_s),
+        completed=(counts[0], counts[1]),
+        paired=n,
+        only=(counts[0] - both_a, counts[1] - both_b),
+        sessions=int(cluster.max()) + 1,
+        within=tuple(shares),
+        median_s=(float(np.median(ra)), float(np.median(rb))),
+        mean_s=(float(ra.mean()), float(rb.mean())),
+        mean_diff_s=float(d.mean()),
+        mean_diff_ci_s=_cluster_ci(d, cluster),
+        median_diff_s=float(np.median(d)),
+        b_faster=float(np.mean(d < -SAME_S)),
+        same=float(np.mean(np.abs(d) <= SAME_S)),
+        b_slower=float(np.mean(d > SAME_S)),
+    )
 
 
 def _lanes(r: RunResult) -> int:
