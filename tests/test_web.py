@@ -188,6 +188,15 @@ def test_compare_responses_sums_up_the_pairs(
     # Later starts keep fewer responses; the within times are the caller's.
     later = aqmlab.web.compare_responses(slow, fast, within=[0.25], start_s=6.0)
     assert later.paired < c.paired and [w.t_s for w in later.within] == [0.25]
+    # Pairs of runs pool: the same pair twice gives the same figures over twice the sessions,
+    # with intervals narrower by about sqrt(2).
+    twice = aqmlab.web.compare_responses([slow, slow], [fast, fast])
+    assert twice.runs == 2 and twice.paired == 2 * c.paired and twice.sessions == 2 * c.sessions
+    assert twice.completed == (2 * c.completed[0], 2 * c.completed[1])
+    assert twice.within[0].diff == pytest.approx(c.within[0].diff)
+    assert twice.mean_diff_ci_s == pytest.approx(c.mean_diff_ci_s / np.sqrt(2), rel=0.01)
+    with pytest.raises(ValueError, match="one b run for each a run"):
+        aqmlab.web.compare_responses([slow, slow], [fast])
     same = aqmlab.web.compare_responses(slow, slow)
     assert same.same == 1 and same.mean_diff_s == 0 and same.only == (0, 0)
     assert all(w.diff == 0 and w.ci == 0 for w in same.within)
@@ -232,7 +241,12 @@ def test_cli_compare_responses(
     assert md.returncode == 0 and "| within 2 s" in md.stdout, md.stdout
     table = aqmlab_cli("compare", "--responses", a, b, "--from", "6")
     assert table.returncode == 0 and "responses begun from 6 s" in table.stdout, table.stdout
+    pooled = aqmlab_cli("compare", "--responses", a, b, a, b, "--format", "csv")
+    assert pooled.returncode == 0, pooled.stderr
+    assert f"paired,responses,{2 * c.paired},{2 * c.paired}" in pooled.stdout
+    assert "runs,pairs of runs,2,2" in pooled.stdout
     assert_clean_error(aqmlab_cli("compare", "--responses", a))
+    assert_clean_error(aqmlab_cli("compare", "--responses", a, b, a))
     assert_clean_error(aqmlab_cli("compare", "--responses", a, b, "--within", "0.5,x"))
     assert_clean_error(aqmlab_cli("compare", "--responses", a, b, "--within", "-1"))
     assert_clean_error(aqmlab_cli("compare", "--responses", a, b, "--from", "100"))

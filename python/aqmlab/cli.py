@@ -4,7 +4,7 @@
     aqmlab run FILE|DIR -o DIR [--seed N] [--set KEY=VALUE ...] [--unset KEY ...] [--truncate]
     aqmlab plot DIR [DIR ...] [--what queue|queue-bytes|delay|throughput|cdf|params|flows] [-o PNG]
     aqmlab compare DIR [DIR ...] [--format table|markdown|csv] [-o FILE]
-    aqmlab compare --responses A B [--within S[,S...]] [--from S] [--format ...] [-o FILE]
+    aqmlab compare --responses A B [A2 B2 ...] [--within S[,S...]] [--from S] [--format ...]
     aqmlab examples [-o DIR]
     aqmlab report DIR [DIR ...] [--index OUT.html]
     aqmlab demo [--out DIR]
@@ -705,9 +705,10 @@ def add_everyday_parsers(sub: Any) -> None:
     c.add_argument(
         "--responses",
         action="store_true",
-        help="two runs of one web workload (one scenario and seed, another network) "
-        "response by response: shares within --within, response times, paired differences "
-        "b - a with 95 %% intervals (docs/results.md)",
+        help="DIRs A B (or A1 B1 A2 B2 ..., one pair per seed, pooled): runs of one web "
+        "workload (one scenario and seed, another network) response by response: shares "
+        "within --within, response times, paired differences b - a with 95 %% intervals "
+        "(docs/results.md)",
     )
     c.add_argument(
         "--within",
@@ -721,7 +722,7 @@ def add_everyday_parsers(sub: Any) -> None:
         default=None,
         metavar="S",
         help="with --responses: count responses begun at or after S seconds "
-        "(default: the later measurement start, metrics.start)",
+        "(default: the latest measurement start, metrics.start)",
     )
     c.set_defaults(func=cmd_compare)
 
@@ -777,26 +778,22 @@ def _seconds_arg(flag: str, text: str) -> float:
 
 
 def _compare_responses(args: argparse.Namespace, fmt: str) -> int:
-    from aqmlab.compare import ResponsesTable, load_pair
+    from aqmlab.compare import ResponsesTable, load_pairs
 
-    if len(args.dirs) != 2:
-        raise UserError(
-            f"--responses compares two result folders, response by response; got {len(args.dirs)}"
-        )
     within = [_seconds_arg("--within", t.strip()) for t in args.within.split(",")]
     if any(t == 0 for t in within):
         raise UserError(f"--within {args.within!r}: each time must be more than 0 s")
     start = None if args.from_s is None else _seconds_arg("--from", args.from_s)
     try:
-        labels, (a, b) = load_pair(args.dirs)
+        labels, a, b = load_pairs(args.dirs)
     except results.ResultsError as e:
-        raise UserError(str(e)) from None
+        raise UserError(f"--responses: {e}") from None
     from aqmlab.web import compare_responses
 
     try:
         table = ResponsesTable(labels, compare_responses(a, b, within, start))
     except ValueError as e:
-        raise UserError(f"{args.dirs[0]} and {args.dirs[1]}: {e}") from None
+        raise UserError(f"{' '.join(map(str, args.dirs))}: {e}") from None
     if fmt == "table":
         from rich.console import Console
 

@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from aqmlab.api import RunResult
     from aqmlab.web import ResponseComparison
 
-__all__ = ["FORMATS", "Comparison", "ResponsesTable", "compare", "differing_keys", "load_pair"]
+__all__ = ["FORMATS", "Comparison", "ResponsesTable", "compare", "differing_keys", "load_pairs"]
 
 #: Output formats of ``aqmlab compare``.
 FORMATS = ("table", "markdown", "csv")
@@ -154,10 +154,18 @@ def compare(dirs: Sequence[str | os.PathLike[str]]) -> Comparison:
     return Comparison(runs)
 
 
-def load_pair(dirs: Sequence[str | os.PathLike[str]]) -> tuple[list[str], list[RunResult]]:
-    """The labels and runs of two result folders of web runs (ResultsError when one is not a
-    result folder or has no web responses)."""
+def load_pairs(
+    dirs: Sequence[str | os.PathLike[str]],
+) -> tuple[list[str], list[RunResult], list[RunResult]]:
+    """The labels (a, b) and runs of result folders of web runs given in pairs, a then b (one
+    pair per seed). ResultsError when the count is odd or under two, or when a folder is not a
+    result folder or has no web responses."""
     paths = [Path(d) for d in dirs]
+    if len(paths) < 2 or len(paths) % 2:
+        raise ResultsError(
+            f"got {len(paths)} result folders; give them in pairs, a then b "
+            "(A B, or A1 B1 A2 B2 ... for one pair per seed)"
+        )
     runs = []
     for d in paths:
         if not is_run_dir(d):
@@ -166,7 +174,15 @@ def load_pair(dirs: Sequence[str | os.PathLike[str]]) -> tuple[list[str], list[R
         if r.responses.num_rows == 0:
             raise ResultsError(f"{d}: the run has no web responses (responses.parquet is empty)")
         runs.append(r)
-    return _labels(paths), runs
+    names = _labels(paths)
+    labels = [_joined(names[0::2]), _joined(names[1::2])]
+    return labels, runs[0::2], runs[1::2]
+
+
+def _joined(names: Sequence[str], most: int = 3) -> str:
+    if len(names) <= most:
+        return ", ".join(names)
+    return f"{', '.join(names[: most - 1])} ... {names[-1]} ({len(names)})"
 
 
 class ResponsesTable:
@@ -184,8 +200,9 @@ class ResponsesTable:
 
     def _note(self) -> str:
         c = self.cmp
+        runs = "both runs" if c.runs == 1 else f"both runs of each of {c.runs} pairs"
         return (
-            f"{c.paired} responses completed in both runs, from {c.sessions} sessions; "
+            f"{c.paired} responses completed in {runs}, from {c.sessions} sessions; "
             "intervals are 95 %, their standard errors taken over sessions"
         )
 
@@ -219,6 +236,7 @@ class ResponsesTable:
         w.writerow(["paired", "responses", c.paired, c.paired, "", ""])
         w.writerow(["only", "responses", *c.only, "", ""])
         w.writerow(["sessions", "sessions", c.sessions, c.sessions, "", ""])
+        w.writerow(["runs", "pairs of runs", c.runs, c.runs, "", ""])
         for s in c.within:
             w.writerow([f"within {s.t_s:g} s", "share", s.a, s.b, s.diff, s.ci])
         w.writerow(["median response time", "s", *c.median_s, c.median_diff_s, ""])

@@ -189,12 +189,14 @@ class ResponseComparison:
     differences are b - a. Response-time figures are in seconds and taken over the pairs."""
 
     start_s: float
-    #: Responses each run completed that began at or after ``start_s``.
+    #: Pairs of runs pooled (one per seed).
+    runs: int
+    #: Responses each side completed that began at or after ``start_s``.
     completed: tuple[int, int]
-    #: Of those, the ones both runs completed (the pairs), and the ones only a / only b did.
+    #: Of those, the ones both sides completed (the pairs), and the ones only a / only b did.
     paired: int
     only: tuple[int, int]
-    #: Sessions the pairs come from (the clusters of the intervals).
+    #: Sessions the pairs come from, counted per pair of runs (the clusters of the intervals).
     sessions: int
     within: tuple[WithinShare, ...]
     median_s: tuple[float, float]
@@ -282,57 +284,80 @@ def _cluster_ci(d: npt.NDArray[np.float64], cluster: npt.NDArray[np.int64]) -> f
 
 
 def compare_responses(
-    a: RunResult,
-    b: RunResult,
+    a: RunResult | Sequence[RunResult],
+    b: RunResult | Sequence[RunResult],
     within: Sequence[float] = WITHIN_S,
     start_s: float | None = None,
 ) -> ResponseComparison:
-    """Compare two runs of one web workload response by response.
+    """Compare two runs of one web workload response by response; or several such pairs (one
+    per seed: ``a`` and ``b`` lists of runs, ``a[i]`` paired with ``b[i]``), pooled.
 
-    The runs should be of one scenario and seed that differ in the network
-    (:func:`paired_responses`, which this calls: ``ValueError`` if they are of
-    two workloads). Responses count if they began at or after ``start_s`` in
-    the run that completed them (default: the later of the two runs'
-    measurement starts); a pair counts if both its starts are. The shares
+    The runs of a pair should be of one scenario and seed that differ in the
+    network (:func:`paired_responses`, which this calls: ``ValueError`` if they
+    are of two workloads). Responses count if they began at or after
+    ``start_s`` in the run that completed them (default: the latest of the
+    runs' measurement starts); a pair counts if both its starts are. The shares
     within ``within`` seconds and the response times are taken over the pairs,
-    so both runs are judged on the same objects; the responses only one run
+    so both sides are judged on the same objects; the responses only one side
     completed are counted beside them.
 
-    The 95 % intervals take their standard error over sessions, not over
-    responses: a session's responses share its round trip (and, with lanes,
-    its connections), so they are not independent, and an interval over
-    responses would be too narrow. Raises ``ValueError`` for a ``within`` time
-    that is not positive, or when no response is paired.
+    The 95 % intervals take their standard error over sessions (a session of
+    each pair of runs), not over responses: a session's responses share its
+    round trip (and, with lanes, its connections), so they are not
+    independent, and an interval over responses would be too narrow. Raises
+    ``ValueError`` for a ``within`` time that is not positive, lists of two
+    lengths, or when no response is paired.
     """
+    runs_a = [a] if isinstance(a, RunResult) else list(a)
+    runs_b = [b] if isinstance(b, RunResult) else list(b)
+    if len(runs_a) != len(runs_b) or not runs_a:
+        raise ValueError(
+            f"{len(runs_a)} runs against {len(runs_b)}: give one b run for each a run "
+            "(one pair per seed)"
+        )
     ts = [float(t) for t in within]
     for t in ts:
         if not (t > 0 and math.isfinite(t)):
             raise ValueError(f"within: {t!r} s; each time must be a positive number of seconds")
     if start_s is None:
-        start_s = max(float(r.summary.get("measure_start_s", 0.0)) for r in (a, b))
+        start_s = max(float(r.summary.get("measure_start_s", 0.0)) for r in (*runs_a, *runs_b))
     if not math.isfinite(start_s):
         raise ValueError(f"start_s: {start_s!r}; must be a finite number of seconds")
-    counts = tuple(int(np.sum(r.responses.column("start_s").to_numpy() >= start_s)) for r in (a, b))
-    p = paired_responses(a, b)
-    sa = p.column("start_s_a").to_numpy()
-    sb = p.column("start_s_b").to_numpy()
-    keep = (sa >= start_s) & (sb >= start_s)
-    # only: what one run completed (begun from start_s) and the other did not. A closed page
-    # begun before start_s in one run and after it in the other is in neither the pairs nor
-    # `only`.
-    both_a = int(np.sum(sa >= start_s))
-    both_b = int(np.sum(sb >= start_s))
-    n = int(np.sum(keep))
+    completed = [0, 0]
+    in_pairs = [0, 0]
+    ras, rbs, keys = [], [], []
+    for k, (ra_run, rb_run) in enumerate(zip(runs_a, runs_b, strict=True)):
+        for side, r in enumerate((ra_run, rb_run)):
+            completed[side] += int(np.sum(r.responses.column("start_s").to_numpy() >= start_s))
+        p = paired_responses(ra_run, rb_run)
+        sa = p.column("start_s_a").to_numpy()
+        sb = p.column("start_s_b").to_numpy()
+        keep = (sa >= start_s) & (sb >= start_s)
+        # only: what one side completed (begun from start_s) and the other did not. A closed
+        # page begun before start_s in one run and after it in the other is in neither the
+        # pairs nor `only`.
+        in_pairs[0] += int(np.sum(sa >= start_s))
+        in_pairs[1] += int(np.sum(sb >= start_s))
+        ras.append(p.column("response_time_s_a").to_numpy()[keep])
+        rbs.append(p.column("response_time_s_b").to_numpy()[keep])
+        keys.append(
+            np.stack(
+                [
+                    np.full(int(np.sum(keep)), k, dtype=np.int64),
+                    p.column("group").to_numpy()[keep].astype(np.int64),
+                    p.column("session").to_numpy()[keep].astype(np.int64),
+                ],
+                axis=1,
+            )
+        )
+    ra = np.concatenate(ras)
+    rb = np.concatenate(rbs)
+    n = len(ra)
     if n == 0:
         raise ValueError(
             f"no response began at or after {start_s:g} s and was completed in both runs"
         )
-    ra = p.column("response_time_s_a").to_numpy()[keep]
-    rb = p.column("response_time_s_b").to_numpy()[keep]
-    key = np.stack(
-        [p.column("group").to_numpy()[keep], p.column("session").to_numpy()[keep]], axis=1
-    )
-    _, cluster = np.unique(key, axis=0, return_inverse=True)
+    _, cluster = np.unique(np.concatenate(keys), axis=0, return_inverse=True)
     cluster = cluster.reshape(-1).astype(np.int64)
     shares = []
     for t in ts:
@@ -349,9 +374,10 @@ def compare_responses(
     d = rb - ra
     return ResponseComparison(
         start_s=float(start_s),
-        completed=(counts[0], counts[1]),
+        runs=len(runs_a),
+        completed=(completed[0], completed[1]),
         paired=n,
-        only=(counts[0] - both_a, counts[1] - both_b),
+        only=(completed[0] - in_pairs[0], completed[1] - in_pairs[1]),
         sessions=int(cluster.max()) + 1,
         within=tuple(shares),
         median_s=(float(np.median(ra)), float(np.median(rb))),
