@@ -123,15 +123,7 @@ OPEN_BASE: dict[str, Any] = {
 @pytest.fixture(scope="module")
 def slow_fast() -> tuple[aqmlab.RunResult, aqmlab.RunResult]:
     """One open-page workload on a congested 30 Mbit/s RED* with ECN and on a 1 Gbit/s link."""
-    slow = aqmlab.run(
-        {
-            **OPEN_BASE,
-            "aqm": RED_STAR_ECN,
-            "topology": {**WEB["topology"], "bottleneck_rate": "30Mbps"},
-        }
-    )
-    fast = aqmlab.run({**OPEN_BASE, "topology": {**WEB["topology"], "bottleneck_rate": "1Gbps"}})
-    return slow, fast
+    return _run_open(3, "30Mbps", RED_STAR_ECN), _run_open(3, "1Gbps")
 
 
 def test_paired_responses_compare_one_workload_response_by_response(
@@ -158,20 +150,35 @@ def test_paired_responses_compare_one_workload_response_by_response(
         aqmlab.web.paired_responses(slow, other)
 
 
+def _run_open(seed: int, rate: str, aqm: dict[str, Any] | None = None) -> aqmlab.RunResult:
+    doc: dict[str, Any] = {
+        **OPEN_BASE,
+        "seed": seed,
+        "topology": {**WEB["topology"], "bottleneck_rate": rate},
+    }
+    if aqm is not None:
+        doc["aqm"] = aqm
+    return aqmlab.run(doc)
+
+
 def test_compare_responses_sums_up_the_pairs(
     slow_fast: tuple[aqmlab.RunResult, aqmlab.RunResult],
 ) -> None:
-    """The summary of a pairing: the fast link completes more of the pairs within every time,
+    """The summary of a pairing: the fast link completes more responses within every time,
     the differences are b - a with intervals that exclude zero, and the pairs and the responses
-    one run alone completed add up to what each run completed. A run against itself differs
+    one run alone completed add up to what each run completed. The shares count a response
+    the slow run did not complete by its end as slower than the time, where the pairs alone
+    would leave it out. Two seeds give an interval over the seeds. A run against itself differs
     by nothing."""
     slow, fast = slow_fast
     c = aqmlab.web.compare_responses(slow, fast)
-    assert c.start_s == 2.0
+    assert c.start_s == 2.0 and c.end_s == 12.0
+    assert c.runs == 1 and c.interval == "time batches"
     assert [w.t_s for w in c.within] == [0.5, 1.0, 2.0]
     for w in c.within:
         assert w.b >= w.a and w.diff == pytest.approx(w.b - w.a)
         assert 0 < w.ci < 1
+        assert w.n >= c.paired * 0.5
     assert c.within[0].diff > c.within[0].ci  # the fast link is faster, beyond the noise
     assert c.mean_diff_s < -c.mean_diff_ci_s < 0
     assert c.mean_diff_s == pytest.approx(c.mean_s[1] - c.mean_s[0])
@@ -183,18 +190,33 @@ def test_compare_responses_sums_up_the_pairs(
     assert c.completed[0] == c.paired + c.only[0]
     assert c.completed[1] == c.paired + c.only[1]
     assert c.completed[1] >= c.completed[0] and c.paired > 1000
+    # Censoring: over the pairs alone the slow run looks faster than it is.
+    p = aqmlab.web.paired_responses(slow, fast)
+    sa, sb = p.column("start_s_a").to_numpy(), p.column("start_s_b").to_numpy()
+    ok = (np.minimum(sa, sb) >= 2) & (np.maximum(sa, sb) <= 12 - 0.5)
+    pairs_only = float(np.mean(p.column("response_time_s_a").to_numpy()[ok] <= 0.5))
+    assert c.within[0].a < pairs_only - 0.01, (c.within[0].a, pairs_only)
+    assert c.within[0].n > int(np.sum(ok))
     rows = c.rows()
     assert rows[0][0].startswith("responses begun from 2 s") and len(rows) == 2 + 3 + 3
+    assert rows[2][0] == "within 0.5 s (begun by 11.5 s)"
     # Later starts keep fewer responses; the within times are the caller's.
     later = aqmlab.web.compare_responses(slow, fast, within=[0.25], start_s=6.0)
     assert later.paired < c.paired and [w.t_s for w in later.within] == [0.25]
-    # Pairs of runs pool: the same pair twice gives the same figures over twice the sessions,
-    # with intervals narrower by about sqrt(2).
+    # Two seeds: the figures are the seeds' means, the interval Student's t over the seeds.
+    slow4, fast4 = _run_open(4, "30Mbps", RED_STAR_ECN), _run_open(4, "1Gbps")
+    c4 = aqmlab.web.compare_responses(slow4, fast4)
+    both = aqmlab.web.compare_responses([slow, slow4], [fast, fast4])
+    assert both.runs == 2 and both.interval == "seeds"
+    assert both.paired == c.paired + c4.paired and both.sessions == c.sessions + c4.sessions
+    for w, w1, w4 in zip(both.within, c.within, c4.within, strict=True):
+        assert w.diff == pytest.approx((w1.diff + w4.diff) / 2)
+        assert w.ci == pytest.approx(12.706 * abs(w1.diff - w4.diff) / 2)
+        assert w.n == w1.n + w4.n
+    assert both.mean_diff_s == pytest.approx((c.mean_diff_s + c4.mean_diff_s) / 2)
+    # The same pair twice: no spread between the seeds.
     twice = aqmlab.web.compare_responses([slow, slow], [fast, fast])
-    assert twice.runs == 2 and twice.paired == 2 * c.paired and twice.sessions == 2 * c.sessions
-    assert twice.completed == (2 * c.completed[0], 2 * c.completed[1])
-    assert twice.within[0].diff == pytest.approx(c.within[0].diff)
-    assert twice.mean_diff_ci_s == pytest.approx(c.mean_diff_ci_s / np.sqrt(2), rel=0.01)
+    assert twice.within[0].diff == pytest.approx(c.within[0].diff) and twice.within[0].ci == 0
     with pytest.raises(ValueError, match="one b run for each a run"):
         aqmlab.web.compare_responses([slow, slow], [fast])
     same = aqmlab.web.compare_responses(slow, slow)
@@ -204,20 +226,25 @@ def test_compare_responses_sums_up_the_pairs(
         aqmlab.web.compare_responses(slow, fast, within=[0.5, 0])
     with pytest.raises(ValueError, match="no response began"):
         aqmlab.web.compare_responses(slow, fast, start_s=100.0)
+    with pytest.raises(ValueError, match="not of one web workload"):
+        aqmlab.web.compare_responses([slow, slow4], [fast4, fast])
 
 
-def test_cluster_interval_is_over_sessions() -> None:
-    """A difference constant within each session carries one session's worth of information,
-    however many responses it has: the interval is the one of the session means."""
-    from aqmlab.web import _cluster_ci
+def test_response_intervals() -> None:
+    """Student's t over independent values; batch means over equal spans of start times."""
+    from aqmlab.web import BATCHES, _batch_ci, _t_ci
 
-    v = np.array([0.3, -0.1, 0.8, 0.2, 0.5])
-    d = np.repeat(v, 7)
-    cluster = np.repeat(np.arange(5), 7).astype(np.int64)
-    assert _cluster_ci(d, cluster) == pytest.approx(1.96 * np.std(v, ddof=1) / np.sqrt(5))
-    # Over responses it would be far narrower.
-    assert _cluster_ci(d, np.arange(35).astype(np.int64)) < 0.5 * _cluster_ci(d, cluster)
-    assert np.isnan(_cluster_ci(d, np.zeros(35, dtype=np.int64)))
+    v = [0.1, 0.2, 0.3]
+    assert _t_ci(v) == pytest.approx(4.303 * 0.1 / np.sqrt(3))
+    assert np.isnan(_t_ci([0.1])) and _t_ci([0.2, 0.2]) == 0
+    # Ten spans of [0, 10] s, a value per span: the interval of the ten span means, however
+    # many responses each span has.
+    vals = np.linspace(-1, 1, BATCHES) ** 2
+    t = np.concatenate([np.linspace(i, i + 0.99, 3 + 5 * i) for i in range(BATCHES)])
+    d = np.concatenate([np.full(3 + 5 * i, vals[i]) for i in range(BATCHES)])
+    assert _batch_ci(d, t, 0.0, 10.0) == pytest.approx(_t_ci(list(vals)))
+    # Fewer than two spans with responses: no interval.
+    assert np.isnan(_batch_ci(d[:3], t[:3], 0.0, 10.0))
 
 
 def test_cli_compare_responses(
@@ -234,7 +261,7 @@ def test_cli_compare_responses(
     assert p.returncode == 0, p.stderr
     lines = p.stdout.strip().splitlines()
     assert lines[0] == "figure,unit,a,b,diff,ci"
-    within = [ln.split(",") for ln in lines if ln.startswith("within 0.5")]
+    within = [ln.split(",") for ln in lines if ln.startswith("within 0.5 s,share")]
     assert len(within) == 1
     assert float(within[0][4]) == pytest.approx(c.within[0].diff)
     md = aqmlab_cli("compare", "--responses", a, b, "--format", "markdown")
@@ -245,6 +272,7 @@ def test_cli_compare_responses(
     assert pooled.returncode == 0, pooled.stderr
     assert f"paired,responses,{2 * c.paired},{2 * c.paired}" in pooled.stdout
     assert "runs,pairs of runs,2,2" in pooled.stdout
+    assert "over the 2 seeds" in aqmlab_cli("compare", "--responses", a, b, a, b).stdout
     assert_clean_error(aqmlab_cli("compare", "--responses", a))
     assert_clean_error(aqmlab_cli("compare", "--responses", a, b, a))
     assert_clean_error(aqmlab_cli("compare", "--responses", a, b, "--within", "0.5,x"))

@@ -199,12 +199,7 @@ class ResponsesTable:
         return ["", f"a: {a}", f"b: {b}", "b - a"]
 
     def _note(self) -> str:
-        c = self.cmp
-        runs = "both runs" if c.runs == 1 else f"both runs of each of {c.runs} pairs"
-        return (
-            f"{c.paired} responses completed in {runs}, from {c.sessions} sessions; "
-            "intervals are 95 %, their standard errors taken over sessions"
-        )
+        return self.cmp.note()
 
     def rich(self) -> Table:
         from rich.table import Table
@@ -237,8 +232,10 @@ class ResponsesTable:
         w.writerow(["only", "responses", *c.only, "", ""])
         w.writerow(["sessions", "sessions", c.sessions, c.sessions, "", ""])
         w.writerow(["runs", "pairs of runs", c.runs, c.runs, "", ""])
+        w.writerow(["end", "s", c.end_s, c.end_s, "", ""])
         for s in c.within:
             w.writerow([f"within {s.t_s:g} s", "share", s.a, s.b, s.diff, s.ci])
+            w.writerow([f"within {s.t_s:g} s, responses", "responses", s.n, s.n, "", ""])
         w.writerow(["median response time", "s", *c.median_s, c.median_diff_s, ""])
         w.writerow(["mean response time", "s", *c.mean_s, c.mean_diff_s, c.mean_diff_ci_s])
         w.writerow(["b faster", "share", "", "", c.b_faster, ""])

@@ -169,13 +169,20 @@ WITHIN_S = (0.5, 1.0, 2.0)
 #: Two response times closer than this are the same (times are whole nanoseconds).
 SAME_S = 1e-9
 
+#: Time batches of the interval of a single pair of runs (batch means).
+BATCHES = 10
+
 
 @dataclass(frozen=True)
 class WithinShare:
-    """The share of the paired responses that took at most ``t_s`` seconds in each run, and
-    the difference b - a with the half-width of its 95 % interval."""
+    """The share of the responses that took at most ``t_s`` seconds in each run, the difference
+    b - a and the half-width of its 95 % interval. Taken over the responses begun from the
+    comparison's start to ``t_s`` before the end, completed in either run: one that a run did
+    not complete by its end took it more than ``t_s``."""
 
     t_s: float
+    #: Responses the share is taken over (summed over the pairs of runs).
+    n: int
     a: float
     b: float
     diff: float
@@ -184,19 +191,25 @@ class WithinShare:
 
 @dataclass(frozen=True)
 class ResponseComparison:
-    """Two runs of one web workload compared response by response
-    (:func:`compare_responses`). ``a`` / ``b`` pairs are in the order the runs were given;
-    differences are b - a. Response-time figures are in seconds and taken over the pairs."""
+    """Runs of one web workload compared response by response (:func:`compare_responses`).
+    ``a`` / ``b`` pairs are in the order the runs were given; differences are b - a.
+    Response-time figures are in seconds and taken over the pairs. With several pairs of runs
+    (seeds), shares and means are the means over the seeds of each seed's figure, medians are
+    taken over the pooled pairs."""
 
     start_s: float
-    #: Pairs of runs pooled (one per seed).
+    #: The earliest end of the runs, seconds.
+    end_s: float
+    #: Pairs of runs (seeds).
     runs: int
+    #: What the intervals are taken over: "seeds" (several pairs of runs) or "time batches".
+    interval: str
     #: Responses each side completed that began at or after ``start_s``.
     completed: tuple[int, int]
     #: Of those, the ones both sides completed (the pairs), and the ones only a / only b did.
     paired: int
     only: tuple[int, int]
-    #: Sessions the pairs come from, counted per pair of runs (the clusters of the intervals).
+    #: Sessions the pairs come from, counted per pair of runs.
     sessions: int
     within: tuple[WithinShare, ...]
     median_s: tuple[float, float]
@@ -210,6 +223,20 @@ class ResponseComparison:
     b_faster: float
     same: float
     b_slower: float
+
+    def note(self) -> str:
+        """One sentence: what the figures are taken over, and what the intervals are."""
+        runs = "both runs" if self.runs == 1 else f"both runs of each of {self.runs} seeds"
+        over = (
+            f"over the {self.runs} seeds (Student's t)"
+            if self.interval == "seeds"
+            else f"over {BATCHES} time batches of the one pair of runs (batch means; "
+            "give a pair per seed for the spread between runs)"
+        )
+        return (
+            f"{self.paired} responses completed in {runs}, from {self.sessions} sessions; "
+            f"95 % intervals {over}"
+        )
 
     def rows(self) -> list[tuple[str, str, str, str]]:
         """The comparison as (figure, a, b, b - a) text rows: counts, shares in per cent
@@ -232,7 +259,7 @@ class ResponseComparison:
         for w in self.within:
             out.append(
                 (
-                    f"within {w.t_s:g} s (pairs)",
+                    f"within {w.t_s:g} s (begun by {self.end_s - w.t_s:g} s)",
                     f"{100 * w.a:.1f} %",
                     f"{100 * w.b:.1f} %",
                     f"{100 * w.diff:+.1f} ± {100 * w.ci:.1f} points",
@@ -252,7 +279,7 @@ class ResponseComparison:
                 f"{_ms(self.mean_diff_s, sign=True)} ± {_ms(self.mean_diff_ci_s)}",
             ),
             (
-                "b faster / as fast / slower",
+                "b faster / as fast / slower (pairs)",
                 "",
                 "",
                 f"{100 * self.b_faster:.1f} / {100 * self.same:.1f} / {100 * self.b_slower:.1f} %",
@@ -269,18 +296,93 @@ def _ms(x: float, sign: bool = False) -> str:
     return f"{v:+.{digits}f} ms" if sign else f"{v:.{digits}f} ms"
 
 
-def _cluster_ci(d: npt.NDArray[np.float64], cluster: npt.NDArray[np.int64]) -> float:
-    """Half-width of the 95 % interval of the mean of ``d``, with a standard error taken over
-    clusters (responses of one session are not independent: they share its round trip and
-    its lanes): sqrt(G / (G - 1) * sum over clusters of (sum of d - m)^2) / n. NaN with fewer
-    than two clusters."""
-    n = len(d)
-    groups = int(cluster.max()) + 1 if n else 0
-    if n == 0 or len(np.unique(cluster)) < 2:
+def _t_ci(values: Sequence[float]) -> float:
+    """Half-width of the 95 % Student-t interval of the mean of independent ``values`` (NaN
+    with fewer than two)."""
+    from aqmlab.report.tables import t975
+
+    v = np.asarray([x for x in values if not math.isnan(x)], dtype=float)
+    if len(v) < 2:
         return float("nan")
-    resid = np.bincount(cluster, weights=d - d.mean(), minlength=groups)
-    g = len(np.unique(cluster))
-    return 1.96 * math.sqrt(g / (g - 1) * float(np.sum(resid**2))) / n
+    return t975(len(v) - 1) * float(np.std(v, ddof=1)) / math.sqrt(len(v))
+
+
+def _batch_ci(
+    d: npt.NDArray[np.float64], t: npt.NDArray[np.float64], lo: float, hi: float
+) -> float:
+    """The batch-means interval of the mean of ``d``: the responses are cut by their start
+    times ``t`` into :data:`BATCHES` equal spans of [lo, hi], and the spans' means taken as
+    independent (NaN with fewer than two non-empty spans)."""
+    edges = np.linspace(lo, hi, BATCHES + 1)
+    which = np.clip(np.searchsorted(edges, t, side="right") - 1, 0, BATCHES - 1)
+    means = [float(d[which == i].mean()) for i in range(BATCHES) if np.any(which == i)]
+    return _t_ci(means)
+
+
+@dataclass
+class _Side:
+    """One pair of runs, reduced to what the comparison needs."""
+
+    end: float
+    completed: tuple[int, int]
+    in_pairs: tuple[int, int]
+    sessions: int
+    # The pairs: start (a's), response times.
+    start: npt.NDArray[np.float64]
+    ra: npt.NDArray[np.float64]
+    rb: npt.NDArray[np.float64]
+    # Every response completed in either run: its start, and its response time in each run
+    # (NaN where the run did not complete it).
+    u_start: npt.NDArray[np.float64]
+    u_ra: npt.NDArray[np.float64]
+    u_rb: npt.NDArray[np.float64]
+
+
+def _reduce(a: RunResult, b: RunResult, start_s: float) -> _Side:
+    p = paired_responses(a, b)  # checks the workload
+    sa = p.column("start_s_a").to_numpy()
+    sb = p.column("start_s_b").to_numpy()
+    keep = (sa >= start_s) & (sb >= start_s)
+    end = min(float(r.summary.get("duration_s", math.inf)) for r in (a, b))
+    if not math.isfinite(end):
+        end = max(float(np.max(r.responses.column("end_s").to_numpy())) for r in (a, b))
+    cols = [*RESPONSE_KEY, "start_s", "response_time_s"]
+    left, right = (r.responses.select(cols) for r in (a, b))
+    u = left.join(
+        right,
+        keys=list(RESPONSE_KEY),
+        join_type="full outer",
+        left_suffix="_a",
+        right_suffix="_b",
+    )
+
+    def col(name: str) -> npt.NDArray[np.float64]:
+        return np.asarray(u.column(name).to_numpy(zero_copy_only=False), dtype=float)
+
+    u_sa, u_sb = col("start_s_a"), col("start_s_b")
+    # A response both completed counts if both its starts are from start_s; one that one run
+    # completed, if that run's start is.
+    u_start = np.where(np.isnan(u_sa), u_sb, np.where(np.isnan(u_sb), u_sa, np.fmax(u_sa, u_sb)))
+    u_first = np.where(np.isnan(u_sa), u_sb, np.where(np.isnan(u_sb), u_sa, np.fmin(u_sa, u_sb)))
+    u_keep = u_first >= start_s
+    key = np.stack(
+        [p.column("group").to_numpy()[keep], p.column("session").to_numpy()[keep]], axis=1
+    )
+    return _Side(
+        end=end,
+        completed=(
+            int(np.sum(a.responses.column("start_s").to_numpy() >= start_s)),
+            int(np.sum(b.responses.column("start_s").to_numpy() >= start_s)),
+        ),
+        in_pairs=(int(np.sum(sa >= start_s)), int(np.sum(sb >= start_s))),
+        sessions=len(np.unique(key, axis=0)) if len(key) else 0,
+        start=sa[keep],
+        ra=p.column("response_time_s_a").to_numpy()[keep],
+        rb=p.column("response_time_s_b").to_numpy()[keep],
+        u_start=u_start[u_keep],
+        u_ra=col("response_time_s_a")[u_keep],
+        u_rb=col("response_time_s_b")[u_keep],
+    )
 
 
 def compare_responses(
@@ -289,24 +391,29 @@ def compare_responses(
     within: Sequence[float] = WITHIN_S,
     start_s: float | None = None,
 ) -> ResponseComparison:
-    """Compare two runs of one web workload response by response; or several such pairs (one
-    per seed: ``a`` and ``b`` lists of runs, ``a[i]`` paired with ``b[i]``), pooled.
+    """Compare two runs of one web workload response by response; or several such pairs, one
+    per seed (``a`` and ``b`` lists of runs, ``a[i]`` paired with ``b[i]``).
 
     The runs of a pair should be of one scenario and seed that differ in the
     network (:func:`paired_responses`, which this calls: ``ValueError`` if they
     are of two workloads). Responses count if they began at or after
-    ``start_s`` in the run that completed them (default: the latest of the
-    runs' measurement starts); a pair counts if both its starts are. The shares
-    within ``within`` seconds and the response times are taken over the pairs,
-    so both sides are judged on the same objects; the responses only one side
-    completed are counted beside them.
+    ``start_s`` (default: the latest of the runs' measurement starts).
 
-    The 95 % intervals take their standard error over sessions (a session of
-    each pair of runs), not over responses: a session's responses share its
-    round trip (and, with lanes, its connections), so they are not
-    independent, and an interval over responses would be too narrow. Raises
-    ``ValueError`` for a ``within`` time that is not positive, lists of two
-    lengths, or when no response is paired.
+    - The share within ``t`` seconds is taken over every response begun from
+      ``start_s`` to ``t`` before the end that either run completed: one a
+      run did not complete by its end took it more than ``t``. (Over the
+      pairs alone the slow responses begun near the end, which one run did
+      not complete, would drop out of the comparison.)
+    - Response times and the shares of faster / slower are taken over the
+      pairs, the responses both runs completed.
+
+    The 95 % intervals: with several pairs of runs, Student's t over the
+    seeds' own figures (the runs are the independent replications; a run's
+    responses are not independent, as they share one bottleneck's history).
+    With one pair, batch means over :data:`BATCHES` spans of start times,
+    which does not see the spread between runs: give a pair per seed for
+    that. Raises ``ValueError`` for a ``within`` time that is not positive,
+    lists of two lengths, or when no response is paired.
     """
     runs_a = [a] if isinstance(a, RunResult) else list(a)
     runs_b = [b] if isinstance(b, RunResult) else list(b)
@@ -323,67 +430,68 @@ def compare_responses(
         start_s = max(float(r.summary.get("measure_start_s", 0.0)) for r in (*runs_a, *runs_b))
     if not math.isfinite(start_s):
         raise ValueError(f"start_s: {start_s!r}; must be a finite number of seconds")
-    completed = [0, 0]
-    in_pairs = [0, 0]
-    ras, rbs, keys = [], [], []
-    for k, (ra_run, rb_run) in enumerate(zip(runs_a, runs_b, strict=True)):
-        for side, r in enumerate((ra_run, rb_run)):
-            completed[side] += int(np.sum(r.responses.column("start_s").to_numpy() >= start_s))
-        p = paired_responses(ra_run, rb_run)
-        sa = p.column("start_s_a").to_numpy()
-        sb = p.column("start_s_b").to_numpy()
-        keep = (sa >= start_s) & (sb >= start_s)
-        # only: what one side completed (begun from start_s) and the other did not. A closed
-        # page begun before start_s in one run and after it in the other is in neither the
-        # pairs nor `only`.
-        in_pairs[0] += int(np.sum(sa >= start_s))
-        in_pairs[1] += int(np.sum(sb >= start_s))
-        ras.append(p.column("response_time_s_a").to_numpy()[keep])
-        rbs.append(p.column("response_time_s_b").to_numpy()[keep])
-        keys.append(
-            np.stack(
-                [
-                    np.full(int(np.sum(keep)), k, dtype=np.int64),
-                    p.column("group").to_numpy()[keep].astype(np.int64),
-                    p.column("session").to_numpy()[keep].astype(np.int64),
-                ],
-                axis=1,
-            )
-        )
-    ra = np.concatenate(ras)
-    rb = np.concatenate(rbs)
-    n = len(ra)
+    sides = [_reduce(x, y, start_s) for x, y in zip(runs_a, runs_b, strict=True)]
+    n = sum(len(s.ra) for s in sides)
     if n == 0:
         raise ValueError(
             f"no response began at or after {start_s:g} s and was completed in both runs"
         )
-    _, cluster = np.unique(np.concatenate(keys), axis=0, return_inverse=True)
-    cluster = cluster.reshape(-1).astype(np.int64)
+    end = min(s.end for s in sides)
+    seeds = len(sides) > 1
+
+    def summed(
+        per: list[tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]],
+        hi: float,
+    ) -> tuple[float, float]:
+        """The mean of the values and its interval: per seed (d, start) arrays."""
+        nonempty = [(d, t) for d, t in per if len(d)]
+        if not nonempty:
+            return float("nan"), float("nan")
+        if seeds:
+            means = [float(d.mean()) for d, _ in nonempty]
+            return float(np.mean(means)), _t_ci(means)
+        d, t = nonempty[0]
+        return float(d.mean()), _batch_ci(d, t, start_s, hi)
+
+    def seed_mean(per: list[npt.NDArray[np.float64]]) -> float:
+        vals = [float(x.mean()) for x in per if len(x)]
+        return float(np.mean(vals)) if vals else float("nan")
+
     shares = []
     for t in ts:
-        ia, ib = (ra <= t).astype(float), (rb <= t).astype(float)
+        ia, ib, dd = [], [], []
+        for s in sides:
+            ok = s.u_start <= s.end - t
+            wa = (s.u_ra[ok] <= t).astype(float)  # NaN (not completed) compares False
+            wb = (s.u_rb[ok] <= t).astype(float)
+            ia.append(wa)
+            ib.append(wb)
+            dd.append((wb - wa, s.u_start[ok]))
+        diff, ci = summed(dd, end - t)
         shares.append(
-            WithinShare(
-                t,
-                float(ia.mean()),
-                float(ib.mean()),
-                float((ib - ia).mean()),
-                _cluster_ci(ib - ia, cluster),
-            )
+            WithinShare(t, sum(len(x) for x in ia), seed_mean(ia), seed_mean(ib), diff, ci)
         )
+    mean_diff, mean_ci = summed([(s.rb - s.ra, s.start) for s in sides], end)
+    ra = np.concatenate([s.ra for s in sides])
+    rb = np.concatenate([s.rb for s in sides])
     d = rb - ra
     return ResponseComparison(
         start_s=float(start_s),
-        runs=len(runs_a),
-        completed=(completed[0], completed[1]),
+        end_s=end,
+        runs=len(sides),
+        interval="seeds" if seeds else "time batches",
+        completed=(sum(s.completed[0] for s in sides), sum(s.completed[1] for s in sides)),
         paired=n,
-        only=(completed[0] - in_pairs[0], completed[1] - in_pairs[1]),
-        sessions=int(cluster.max()) + 1,
+        only=(
+            sum(s.completed[0] - s.in_pairs[0] for s in sides),
+            sum(s.completed[1] - s.in_pairs[1] for s in sides),
+        ),
+        sessions=sum(s.sessions for s in sides),
         within=tuple(shares),
         median_s=(float(np.median(ra)), float(np.median(rb))),
-        mean_s=(float(ra.mean()), float(rb.mean())),
-        mean_diff_s=float(d.mean()),
-        mean_diff_ci_s=_cluster_ci(d, cluster),
+        mean_s=(seed_mean([s.ra for s in sides]), seed_mean([s.rb for s in sides])),
+        mean_diff_s=mean_diff,
+        mean_diff_ci_s=mean_ci,
         median_diff_s=float(np.median(d)),
         b_faster=float(np.mean(d < -SAME_S)),
         same=float(np.mean(np.abs(d) <= SAME_S)),
