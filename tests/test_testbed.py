@@ -13,6 +13,7 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -421,9 +422,13 @@ def test_sigkill_then_cleanup_leaves_nothing(tmp_path: Path) -> None:
     assert all(n in r.stdout for n in names), r.stdout
     _gone(names, p.pid)
     assert not (tmp_path / "o").exists()
+    # The killed run's work folder is gone too.
+    assert "removed 1 work folder(s)" in r.stdout, r.stdout
+    assert not list(Path(tempfile.gettempdir()).glob(f"aqmlab-testbed-{p.pid}-*"))
     # A second clean-up finds nothing.
     r = _aqmlab("testbed", "--cleanup")
     assert r.returncode == 0 and "removed 0" in r.stdout
+    assert "removed 0 work folder(s)" in r.stdout
 
 
 def _ns_pids(n: str) -> list[int]:

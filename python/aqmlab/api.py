@@ -172,18 +172,21 @@ def run(
     ``progress(simulated_seconds)`` (or ``progress(simulated_seconds,
     events)``, events processed so far) is called now and then; returning
     ``False`` stops the run with ``KeyboardInterrupt``.
-    Nothing is written unless ``out`` is given (then the run folder ``out``).
+    Nothing is written unless ``out`` is given (then the run folder ``out``,
+    whose lock is held from the start: :class:`aqmlab.results.ResultsError`
+    if another process is writing it).
     With ``truncate``, schedule entries and phases past the end of the run
     are dropped (``--set duration=...`` shorter than the scenario; see
     :func:`prepare`). Raises :class:`aqmlab.ScenarioError` on a bad scenario.
     """
     doc = prepare(spec, seed, overrides, truncate, unset)
-    if out is not None:
-        from aqmlab.results import check_target
+    if out is None:
+        return from_core(run_raw(doc, progress))
+    from aqmlab.results import check_target, hold_folder
 
+    with hold_folder(out):
         check_target(out)
-    result = from_core(run_raw(doc, progress))
-    if out is not None:
+        result = from_core(run_raw(doc, progress))
         result.save(out)
     return result
 

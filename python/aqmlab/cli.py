@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from aqmlab import results, scenario
+from aqmlab._atomic import write_text
 from aqmlab._core import ScenarioError
 
 __all__ = ["EXIT_INTERRUPTED", "EXIT_USAGE", "UserError", "build_parser", "main"]
@@ -418,8 +419,6 @@ def _preload(*modules: str) -> threading.Thread:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from aqmlab._engine import available_memory, run_raw
-
     notes: list[str] = []
     if results.is_run_dir(args.file):
         doc = load_manifest(args.file, args.sets, args.truncate, args.unsets, notes)
@@ -430,6 +429,29 @@ def cmd_run(args: argparse.Namespace) -> int:
     seed = ["seed"] if args.seed is not None else []
     resolved = _validate(args.file, doc, [*args.sets, *args.unsets, *seed])
     _print_notes(notes)
+    try:
+        with results.hold_folder(args.out):
+            out, result = _run_into(args, doc, resolved)
+    except results.ResultsError as e:
+        raise UserError(str(e)) from None
+    if not args.quiet:
+        from rich.console import Console
+
+        from aqmlab.report import summary_table
+
+        Console().print(summary_table([(Path(args.file).name, result.summary)]))
+        print(f"results in {out}")
+    EXIT_NOW[0] = True
+    return 0
+
+
+def _run_into(
+    args: argparse.Namespace, doc: dict[str, Any], resolved: dict[str, Any]
+) -> tuple[Path, Any]:
+    """Run ``doc`` and write its folder ``args.out`` (whose lock the caller
+    holds); return the folder and the result."""
+    from aqmlab._engine import available_memory, run_raw
+
     try:
         results.check_target(args.out, probe=True)
     except results.ResultsError as e:
@@ -459,15 +481,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         raise UserError(str(e)) from None
     except OSError as e:
         raise UserError(f"{args.out}: cannot write: {e.strerror or e}") from None
-    if not args.quiet:
-        from rich.console import Console
-
-        from aqmlab.report import summary_table
-
-        Console().print(summary_table([(Path(args.file).name, result.summary)]))
-        print(f"results in {out}")
-    EXIT_NOW[0] = True
-    return 0
+    return out, result
 
 
 def cmd_plot(args: argparse.Namespace) -> int:
@@ -807,7 +821,7 @@ def _write_text(text: str, out: str | None) -> int:
         sys.stdout.write(text)
         return 0
     try:
-        Path(out).write_text(text, encoding="utf-8")
+        write_text(out, text)
     except OSError as e:
         raise UserError(f"{out}: cannot write: {e.strerror or e}") from None
     print(f"wrote {out}")

@@ -10,6 +10,8 @@ import os
 import shutil
 from pathlib import Path
 
+from aqmlab._atomic import tmp_name
+
 __all__ = ["copy_examples", "examples_dir", "list_examples"]
 
 
@@ -46,14 +48,26 @@ def list_examples() -> list[tuple[str, str]]:
 
 def copy_examples(out: str | os.PathLike[str]) -> list[Path]:
     """Copy every example into ``out`` (keeping sub-folders); never
-    overwrites a file that exists. Returns the files written."""
+    overwrites a file that exists. Returns the files written.
+
+    The files are copied into a hidden folder beside ``out`` first and
+    moved into place only once all are copied, so a full disk leaves no
+    short or missing example behind (:mod:`aqmlab._atomic`)."""
     d = examples_dir()
+    dest = Path(out)
+    todo = [p for p in _files() if not (dest / p.relative_to(d)).exists()]
+    stage = tmp_name(dest)
     written = []
-    for p in _files():
-        target = Path(out) / p.relative_to(d)
-        if target.exists():
-            continue
-        target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(p, target)
-        written.append(target)
+    try:
+        for p in todo:
+            t = stage / p.relative_to(d)
+            t.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(p, t)
+        for p in todo:
+            target = dest / p.relative_to(d)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            os.replace(stage / p.relative_to(d), target)
+            written.append(target)
+    finally:
+        shutil.rmtree(stage, ignore_errors=True)
     return written

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 import numpy as np
 import pyarrow as pa
 
+from aqmlab._atomic import save_figure
 from aqmlab.api import RunResult
 from aqmlab.plotkinds import KINDS
 from aqmlab.results import load_run
@@ -97,10 +98,7 @@ def plot_queue(
     axes[-1].set_xlabel("time (s)")
     if title:
         fig.suptitle(title)
-    out = Path(path)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(out, dpi=120)
-    return out
+    return _save(fig, path)
 
 
 def response_cdf(
@@ -138,10 +136,7 @@ def response_cdf(
     ax.legend(loc="lower right", fontsize=8)
     if title:
         ax.set_title(title)
-    out = Path(path)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(out, dpi=120)
-    return out
+    return _save(fig, path)
 
 
 _RATE = re.compile(r"^\s*([0-9.eE+-]+)\s*(bps|kbps|Mbps|Gbps)\s*$")
@@ -182,10 +177,10 @@ def _link_rows(r: RunResult, link: str | None, label: str) -> tuple[str, pa.Tabl
 
 
 def _save(fig: Figure, path: str | os.PathLike[str]) -> Path:
+    """Write the figure whole or not at all (:mod:`aqmlab._atomic`)."""
     out = Path(path)
     out.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(out, dpi=120)
-    return out
+    return save_figure(fig, out, dpi=120)
 
 
 def delay_cdf(

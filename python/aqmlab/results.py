@@ -18,12 +18,16 @@ earlier run folder (it has ``manifest.json``).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from aqmlab import _lock
 
 if TYPE_CHECKING:
     from aqmlab.api import RunResult
@@ -33,6 +37,7 @@ __all__ = [
     "MANIFEST",
     "ResultsError",
     "check_target",
+    "hold_folder",
     "is_run_dir",
     "load_run",
     "summary_json",
@@ -141,13 +146,36 @@ def manifest(result: RunResult) -> dict[str, Any]:
     }
 
 
-def write_run(result: RunResult, out: str | os.PathLike[str]) -> Path:
+def write_run(result: RunResult, out: str | os.PathLike[str], lock: bool = True) -> Path:
     """Write ``result`` into the run folder ``out`` and return its path.
 
     Everything goes into ``out.tmp-<pid>`` first; only a complete folder is
     renamed to ``out``. On any error the temporary folder is removed and
-    ``out`` is left as it was.
+    ``out`` is left as it was. With ``lock`` the folder's lock is held
+    meanwhile (:mod:`aqmlab._lock`): a folder another process is writing
+    raises :class:`ResultsError` naming that process.
     """
+    if not lock:
+        return _write_run(result, out)
+    with hold_folder(out):
+        return _write_run(result, out)
+
+
+@contextlib.contextmanager
+def hold_folder(out: str | os.PathLike[str]) -> Iterator[None]:
+    """Hold the lock of the result folder ``out`` (see :mod:`aqmlab._lock`);
+    :class:`ResultsError` if another process holds it."""
+    with contextlib.ExitStack() as stack:
+        try:
+            stack.enter_context(_lock.hold(out))
+        except _lock.FolderBusy as e:
+            raise ResultsError(str(e)) from None
+        except OSError as e:
+            raise ResultsError(f"{out}: cannot write there: {e.strerror or e}") from None
+        yield
+
+
+def _write_run(result: RunResult, out: str | os.PathLike[str]) -> Path:
     target = check_target(out)
     target.parent.mkdir(parents=True, exist_ok=True)
     clean_leftovers(target)

@@ -50,6 +50,8 @@ fn estimate<'py>(py: Python<'py>, json: &str) -> PyResult<Bound<'py, PyDict>> {
     d.set_item("flows", e.flows)?;
     d.set_item("flow_series_rows", e.flow_series_rows)?;
     d.set_item("trace_rows", e.trace_rows)?;
+    d.set_item("phases", e.phases)?;
+    d.set_item("snapshot_flows", e.snapshot_flows)?;
     Ok(d)
 }
 

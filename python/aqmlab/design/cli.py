@@ -19,6 +19,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from aqmlab._atomic import write_text
 from aqmlab.design.model import ApRedInitial, DesignError, Network, parse_rate_bps, parse_time_s
 
 __all__ = ["add_parser"]
@@ -441,7 +442,7 @@ def _cmd_grid(a: argparse.Namespace) -> int:
         f"{res['points']}, exact loop {res['linear_disagreements']} of {res['points']}"
     )
     if a.json:
-        Path(a.json).write_text(json.dumps(res, indent=1, default=_json_default) + "\n")
+        write_text(a.json, json.dumps(res, indent=1, default=_json_default) + "\n")
         print(f"wrote {a.json}")
     print(f"wrote {plot_grid(res['rows'], a.output)}")
     return 0

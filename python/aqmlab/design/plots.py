@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 
+from aqmlab._atomic import probe, save_figure
 from aqmlab.design.fluid import FluidResult
 from aqmlab.design.linear import Loop, Margins
 from aqmlab.design.model import DesignError
@@ -27,7 +28,12 @@ def check_figure_path(path: str | os.PathLike[str], arg: str = "-o") -> Path:
     if p.suffix.lower() not in _SUFFIXES:
         raise DesignError(arg, f"{str(p)!r}: give a file ending in .png, .svg or .pdf")
     if not p.parent.is_dir():
-        raise DesignError(arg, f"{str(p)!r}: folder {str(p.parent)!r} does not exist")
+        what = "is not a folder" if p.parent.exists() else "does not exist"
+        raise DesignError(arg, f"{str(p)!r}: {str(p.parent)!r} {what}")
+    try:
+        probe(p)
+    except OSError as e:
+        raise DesignError(arg, f"{str(p)!r}: cannot write there: {e.strerror or e}") from None
     return p
 
 
@@ -45,7 +51,7 @@ def _save(fig: Any, path: str | os.PathLike[str]) -> Path:
 
     p = check_figure_path(path)
     fig.tight_layout()
-    fig.savefig(p, dpi=110)
+    save_figure(fig, p, dpi=110)
     plt.close(fig)
     return p
 

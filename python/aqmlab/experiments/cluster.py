@@ -15,6 +15,7 @@ the same aqmlab as on the client.
 
 from __future__ import annotations
 
+import logging
 import socket
 import time
 from collections.abc import Mapping, Sequence
@@ -90,21 +91,54 @@ def _versions() -> dict[str, str]:
 
 def result_from_data(d: Mapping[str, Any]) -> Any:
     """A :class:`aqmlab.RunResult` from what :func:`run_task` returned."""
-    from aqmlab.api import RunResult
+    from aqmlab.api import TABLES, RunResult
 
     tables = {k: _from_ipc(v) for k, v in d["tables"].items()}
+    missing = [name for name in TABLES if name not in tables]
+    if missing:
+        raise ValueError(f"the worker sent no {', '.join(missing)} table (another aqmlab?)")
     return RunResult(
         scenario=dict(d["scenario"]),
         summary=dict(d["summary"]),
-        queue=tables["queue"],
-        flows=tables["flows"],
-        params=tables["params"],
-        responses=tables["responses"],
+        **{name: tables[name] for name in TABLES},
         peak_packets=int(d["peak_packets"]),
         engine_version=str(d["engine_version"]),
         aqmlab_version=str(d["aqmlab_version"]),
         created_at=str(d["created_at"]),
     )
+
+
+def _reachable(address: str) -> None:
+    """Refuse at once an address Dask cannot use, and a TCP scheduler that
+    does not answer, before a ``Client`` exists (a client that failed to
+    connect hangs the interpreter's exit for its own 40 s close timeout)."""
+    from distributed.comm.addressing import parse_address, parse_host_port
+    from distributed.comm.registry import backends
+
+    try:
+        scheme, loc = parse_address(address)
+    except ValueError as e:
+        raise ClusterError(f"--scheduler {address!r}: {e}") from None
+    if scheme not in backends:
+        known = ", ".join(f"{b}://" for b in sorted(backends))
+        raise ClusterError(
+            f"--scheduler {address!r}: unknown address scheme {scheme!r}; one of {known} "
+            "(for example tcp://127.0.0.1:8786)"
+        )
+    if scheme != "tcp":
+        return
+    try:
+        host, port = parse_host_port(loc)
+    except ValueError as e:
+        raise ClusterError(f"--scheduler {address!r}: {e}") from None
+    if port is None:
+        raise ClusterError(f"--scheduler {address!r}: give the port (tcp://HOST:PORT)")
+    try:
+        socket.create_connection((host, int(port)), timeout=CONNECT_TIMEOUT_S).close()
+    except OSError as e:
+        raise ClusterError(
+            f"cannot connect to the Dask scheduler at {address}: {e.strerror or e}"
+        ) from None
 
 
 def connect(address: str) -> Any:
@@ -116,6 +150,9 @@ def connect(address: str) -> Any:
         raise ClusterError(
             "--scheduler needs Dask's distributed: pip install 'aqmlab[dask]'"
         ) from None
+    _reachable(address)
+    # aqmlab reports a lost scheduler or worker itself, in one line per point.
+    logging.getLogger("distributed").setLevel(logging.CRITICAL)
     try:
         client = dist.Client(address, timeout=f"{CONNECT_TIMEOUT_S:g}s", set_as_default=False)
     except (OSError, TimeoutError, ValueError) as e:

@@ -141,6 +141,7 @@ def resolve_points(exp: Experiment) -> list[Point]:
                 phases = _phases(exp, resolved)
             except (scenario.ScenarioError, ExperimentError) as e:
                 error = str(e)
+                resolved = None
                 # The named phases still get their rows (with no figures).
                 phases = [(n, math.nan, math.nan) for n in exp.phases]
             for seed in exp.seeds:

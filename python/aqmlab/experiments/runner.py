@@ -9,6 +9,7 @@ the point folders.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
 import os
 import sys
@@ -19,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
+from aqmlab import _lock
 from aqmlab.experiments import store
 from aqmlab.experiments.points import Point, distinct
 from aqmlab.experiments.pool import Task
@@ -330,13 +332,47 @@ def sweep_many(
     one pool (or cluster), longest points first across all of them, so no
     worker idles between experiments; then write each summary.parquet.
 
-    Every folder is checked before any is touched, and with ``scheduler``
-    the cluster is reached first: a sweep that cannot start leaves every
-    folder as it was (:class:`SweepError`)."""
-    t0 = time.monotonic()
+    Every folder's lock is taken first (:mod:`aqmlab._lock`: one writer per
+    folder; a folder another process is writing is refused), every folder
+    is checked before any is touched, and with ``scheduler`` the cluster is
+    reached first: a sweep that cannot start leaves every folder as it was
+    (:class:`SweepError`)."""
     outs = [out for _, _, out in items]
     if len({o.resolve() for o in outs}) != len(outs):
         raise SweepError("two experiments would write the same output folder; give another --out")
+    with contextlib.ExitStack() as held:
+        for out in outs:
+            try:
+                held.enter_context(_lock.hold(out))
+            except _lock.FolderBusy as e:
+                raise SweepError(str(e)) from None
+            except OSError as e:
+                raise SweepError(f"{out}: cannot write there: {e.strerror or e}") from None
+        return _sweep_held(
+            items,
+            jobs=jobs,
+            scheduler=scheduler,
+            resume=resume,
+            timeout=timeout,
+            command=command,
+            stream=stream,
+            live=live,
+        )
+
+
+def _sweep_held(
+    items: Sequence[tuple[Experiment, Sequence[Point], Path]],
+    *,
+    jobs: int | None,
+    scheduler: str | None,
+    resume: bool,
+    timeout: float | None,
+    command: list[str] | None,
+    stream: TextIO | None,
+    live: bool | None,
+) -> list[SweepOutcome]:
+    """:func:`sweep_many` once every output folder's lock is held."""
+    t0 = time.monotonic()
     for exp, _, out in items:
         check_dir(out, exp.name)
     client = None

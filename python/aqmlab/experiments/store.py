@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from aqmlab import results
+from aqmlab import _atomic, results
 from aqmlab.experiments.points import seconds
 
 if TYPE_CHECKING:
@@ -96,7 +96,8 @@ def write_point(
     if stage.exists():
         shutil.rmtree(stage)
     try:
-        result.save(stage, command=command)
+        result.command = list(command) if command is not None else None
+        results.write_run(result, stage, lock=False)  # the sweep holds the folder
         text = json.dumps({**info, "status": "ok"}, indent=2, allow_nan=False) + "\n"
         (stage / POINT_JSON).write_text(text, encoding="utf-8")
         if target.exists():
@@ -119,11 +120,8 @@ def write_failed(out: Path, info: Mapping[str, Any], error: str) -> Path:
     d = out / FAILED
     d.mkdir(parents=True, exist_ok=True)
     target = d / f"{info['id']}.json"
-    tmp = d / f".{info['id']}.json.tmp-{os.getpid()}"
     text = json.dumps({**info, "error": error}, indent=2, default=str) + "\n"
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, target)
-    return target
+    return _atomic.write_text(target, text)
 
 
 def clear_failed(out: Path, pid: str) -> None:
@@ -187,9 +185,7 @@ def clear(out: Path) -> None:
 
 
 def write_json_atomic(path: Path, doc: Any) -> None:
-    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    tmp.write_text(json.dumps(doc, indent=2, default=str) + "\n", encoding="utf-8")
-    os.replace(tmp, path)
+    _atomic.write_text(path, json.dumps(doc, indent=2, default=str) + "\n")
 
 
 # ---------------------------------------------------------------------------
@@ -366,8 +362,4 @@ def build_summary(out: Path, points: Sequence[Point], factor_names: Sequence[str
 
 
 def write_summary(out: Path, table: pa.Table) -> Path:
-    target = out / SUMMARY_PARQUET
-    tmp = out / f".{SUMMARY_PARQUET}.tmp-{os.getpid()}"
-    pq.write_table(table, tmp)
-    os.replace(tmp, target)
-    return target
+    return _atomic.write_via(out / SUMMARY_PARQUET, lambda tmp: pq.write_table(table, tmp))

@@ -371,8 +371,11 @@ def load_output(out_dir: Path) -> Output:
         try:
             recs = pq.read_table(sp).to_pylist()
         except (OSError, ValueError) as e:
-            out.warn(f"{sp}: cannot read: {e}")
-            recs = []
+            why = " ".join(str(e).split()).rstrip(".")
+            raise ReportError(
+                f"{sp}: cannot read: {why}; the sweep writes it again from its point folders: "
+                f"aqmlab sweep FILE --resume --out {d}"
+            ) from None
         fnames = {f.name for f in exp.factors}
         for r in recs:
             values = {k: _clean(v) for k, v in r.items() if k not in _FIXED and k not in fnames}

@@ -40,6 +40,7 @@ from matplotlib.axes import Axes
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure as MplFigure
 
+from aqmlab._atomic import save_figure
 from aqmlab.report.data import ALL, Figure, Output, Row
 from aqmlab.report.metrics import MetricError, PointData
 from aqmlab.report.tables import Cell
@@ -96,8 +97,8 @@ def _colour(out: Output, scheme: str) -> str:
 def _save(fig: MplFigure, stem: Path) -> list[Path]:
     stem.parent.mkdir(parents=True, exist_ok=True)
     png, svg = stem.with_suffix(".png"), stem.with_suffix(".svg")
-    fig.savefig(png, dpi=110)
-    fig.savefig(svg, metadata={"Date": None})
+    save_figure(fig, png, dpi=110)
+    save_figure(fig, svg, metadata={"Date": None})
     return [png, svg]
 
 

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from aqmlab._atomic import write_text
 from aqmlab.report import tables as T
 from aqmlab.report.data import Experiment, Output, ReportError, load_output
 from aqmlab.report.figures import FigureError, draw
@@ -369,5 +370,4 @@ def build_index(dirs: list[Path], out_html: Path) -> Path:
         )
     body += ["</tbody></table>", "</body></html>"]
     out_html.parent.mkdir(parents=True, exist_ok=True)
-    out_html.write_text("\n".join(body) + "\n", encoding="utf-8")
-    return out_html
+    return write_text(out_html, "\n".join(body) + "\n")

@@ -50,9 +50,13 @@ def cmd_testbed(args: argparse.Namespace) -> int:
             check_environment()
         except TestbedError as e:
             raise UserError(str(e)) from None
+        from aqmlab.testbed.netns import cleanup_work_dirs
+
         gone = cleanup()
+        dirs = cleanup_work_dirs()
         if not args.quiet:
             print(f"removed {len(gone)} namespace(s)" + (f": {' '.join(gone)}" if gone else ""))
+            print(f"removed {len(dirs)} work folder(s) of killed runs")
         return 0
     if not args.file or not args.out:
         raise UserError("aqmlab testbed: give FILE and --out DIR (or --cleanup)")

@@ -39,6 +39,9 @@ __all__ = [
 
 PREFIX = "aqtb-"
 NETNS_DIR = Path("/var/run/netns")
+#: A testbed run's work folder in the system's temporary folder:
+#: ``aqmlab-testbed-<pid>-<random>``, the pid its owner's.
+WORK_PREFIX = "aqmlab-testbed-"
 ROLES = ("l", "rl", "rr", "r")
 
 
@@ -151,6 +154,26 @@ def cleanup(names: list[str] | None = None) -> list[str]:
     for n in names:
         _ip("netns", "del", n, check=False)
     return names
+
+
+def work_dir_prefix() -> str:
+    """The prefix of this process's work folders (see :func:`cleanup_work_dirs`)."""
+    return f"{WORK_PREFIX}{os.getpid()}-"
+
+
+def cleanup_work_dirs() -> list[Path]:
+    """Remove the work folders of testbed runs whose process has died (a
+    killed run cannot remove its own); return them."""
+    import shutil
+    import tempfile
+
+    gone = []
+    for d in sorted(Path(tempfile.gettempdir()).glob(f"{WORK_PREFIX}*")):
+        m = re.fullmatch(rf"{WORK_PREFIX}(\d+)-.*", d.name)
+        if m and d.is_dir() and not _pid_alive(int(m.group(1))):
+            shutil.rmtree(d, ignore_errors=True)
+            gone.append(d)
+    return gone
 
 
 @dataclass

@@ -37,7 +37,13 @@ import pyarrow as pa
 
 from aqmlab import results, scenario
 from aqmlab.api import RunResult, params_table, responses_table
-from aqmlab.testbed.netns import Dumbbell, TestbedError, check_environment, kernel_ccs
+from aqmlab.testbed.netns import (
+    Dumbbell,
+    TestbedError,
+    check_environment,
+    kernel_ccs,
+    work_dir_prefix,
+)
 
 __all__ = ["find_router", "plan", "run_testbed", "unsupported"]
 
@@ -391,7 +397,7 @@ def run_testbed(
             f"tcp.packet_size: {mtu} is below 576, the smallest IPv4 MTU the testbed uses"
         )
     wall0 = time.monotonic()
-    with tempfile.TemporaryDirectory(prefix="aqmlab-testbed-") as tmps:
+    with tempfile.TemporaryDirectory(prefix=work_dir_prefix()) as tmps:
         tmp = Path(tmps)
         cfg = {"scenario": json.loads(scenario.to_json(doc)), "t0_ns": 0, "tuns": []}
         (tmp / "check.json").write_text(json.dumps(cfg))

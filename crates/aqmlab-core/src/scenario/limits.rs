@@ -55,6 +55,16 @@ pub const WINDOW_BYTES: u64 = 8;
 pub const FLOW_SERIES_ROW_BYTES: u64 = 120;
 /// Bytes one traced drop or mark costs (5 columns, one a link name).
 pub const TRACE_ROW_BYTES: u64 = 240;
+/// Bytes one `[metrics] phases` interval costs whatever the flows: its
+/// summary through the engine, JSON and Python, its row of the sweep's
+/// table (measured 40 KB per phase: 2000 disjoint phases of
+/// `scenarios/web.toml`), rounded up.
+pub const PHASE_BYTES: u64 = 50_000;
+/// Bytes an open measurement interval keeps per flow: the flow's counters
+/// as they stood when the interval began (measured 170 B per flow and
+/// overlapping phase: 2000 phases over the same span of
+/// `scenarios/web.toml`, 2 869 flows), rounded up.
+pub const SNAPSHOT_FLOW_BYTES: u64 = 200;
 /// Above this estimate a run is started with a warning (the CLI's).
 pub const WARN_MEMORY: u64 = 1_000_000_000;
 /// Most AQM timer ticks one run may schedule.
@@ -75,6 +85,11 @@ pub struct MemoryEstimate {
     pub flow_series_rows: f64,
     /// Most rows of the event trace (`metrics.trace_limit` x monitored links).
     pub trace_rows: f64,
+    /// `[metrics] phases` intervals.
+    pub phases: f64,
+    /// Flow records kept by the measurement intervals open at one time, at
+    /// their most (the intervals open at once x the flows).
+    pub snapshot_flows: f64,
 }
 
 impl MemoryEstimate {
@@ -92,9 +107,18 @@ impl MemoryEstimate {
         self.flow_series_rows * FLOW_SERIES_ROW_BYTES as f64
             + self.trace_rows * TRACE_ROW_BYTES as f64
     }
+    /// Bytes of the phases: their summaries and the flow records of the
+    /// intervals open at once.
+    pub fn phase_bytes(&self) -> f64 {
+        self.phases * PHASE_BYTES as f64 + self.snapshot_flows * SNAPSHOT_FLOW_BYTES as f64
+    }
     /// Bytes in all.
     pub fn bytes(&self) -> f64 {
-        self.queue_bytes() + self.window_bytes() + self.flow_bytes() + self.series_bytes()
+        self.queue_bytes()
+            + self.window_bytes()
+            + self.flow_bytes()
+            + self.series_bytes()
+            + self.phase_bytes()
     }
 }
 
@@ -529,6 +553,8 @@ impl Scenario {
             param_rows: samples * params as f64,
             windows: per_link as f64 * links as f64,
             flows: self.total_flows() as f64,
+            phases: self.metrics.phases.len() as f64,
+            snapshot_flows: self.open_intervals_at_most() as f64 * self.total_flows() as f64,
             flow_series_rows: samples * self.metrics.flow_series.len() as f64,
             trace_rows: if self.metrics.trace {
                 // Both directions of a dumbbell's bottleneck are monitored.
@@ -538,6 +564,24 @@ impl Scenario {
                 0.0
             },
         }
+    }
+
+    /// The most measurement intervals (the main one and the phases) open
+    /// at one instant: each keeps the flows' counters from its start to its
+    /// end.
+    fn open_intervals_at_most(&self) -> usize {
+        let mut edges: Vec<(SimTime, i8)> = std::iter::once((self.metrics.start, self.duration))
+            .chain(self.metrics.phases.iter().copied())
+            .flat_map(|(a, b)| [(a, 1), (b, -1)])
+            .collect();
+        // An interval that ends where another begins is closed first.
+        edges.sort_unstable();
+        let (mut open, mut most) = (0i64, 0i64);
+        for (_, d) in edges {
+            open += i64::from(d);
+            most = most.max(open);
+        }
+        most.max(0) as usize
     }
 
     fn check_memory(&self) -> SpecResult<()> {
@@ -573,6 +617,21 @@ impl Scenario {
             return Ok(());
         }
         let tail = format!("about {} in all; {source}", human_bytes(e.bytes()));
+        let p = e.phase_bytes();
+        if p >= e.bytes() / 2.0 {
+            return Err(SpecError::new(
+                "metrics.phases",
+                format!(
+                    "{} phases ({} measurement intervals open at once, each keeping the \
+                     counters of {} flows) would keep {}, {tail}; use fewer phases, or fewer \
+                     that overlap",
+                    self.metrics.phases.len(),
+                    self.open_intervals_at_most(),
+                    sci(e.flows),
+                    human_bytes(p)
+                ),
+            ));
+        }
         let (q, w, f) = (e.queue_bytes(), e.window_bytes(), e.flow_bytes());
         let s = e.series_bytes();
         if s >= q && s >= w && s >= f {
@@ -694,10 +753,45 @@ flows = 10
         assert_eq!(e.windows, 3.0);
         assert_eq!(e.flows, 10.0);
         let (q, w, f) = (QUEUE_ROW_BYTES, WINDOW_BYTES, FLOW_BYTES);
+        // The measurement interval keeps the 10 flows' counters.
+        assert_eq!(e.snapshot_flows, 10.0);
         assert_eq!(
             e.bytes(),
-            2001.0 * q as f64 + 3.0 * w as f64 + 10.0 * f as f64
+            2001.0 * q as f64
+                + 3.0 * w as f64
+                + 10.0 * f as f64
+                + 10.0 * SNAPSHOT_FLOW_BYTES as f64
         );
+    }
+
+    #[test]
+    fn overlapping_phases_are_counted_and_refused_past_memory() {
+        let phases = |n: usize, span: &dyn Fn(usize) -> (f64, f64)| {
+            let list: Vec<String> = (0..n)
+                .map(|i| {
+                    let (a, b) = span(i);
+                    format!("[{a}, {b}]")
+                })
+                .collect();
+            format!("[metrics]\nphases = [{}]\n", list.join(", "))
+        };
+        // Three phases over [0, 20 s], two of them open together with the
+        // main interval at 10-15 s: three intervals open at once.
+        let sc = check("[metrics]\nphases = [[0, 10], [10, 20], [5, 15]]\n").unwrap();
+        assert_eq!(sc.open_intervals_at_most(), 3);
+        let e = sc.estimate_memory();
+        assert_eq!((e.phases, e.snapshot_flows), (3.0, 30.0));
+        // 10 000 phases over the same span keep 10 001 snapshots of each
+        // flow: with 100 000 flows, 200 GB; refused, naming the phases.
+        let many = phases(10_000, &|_| (0.0, 20.0));
+        let e = check(&format!("{many}[[traffic]]\nkind = \"bulk\"\nflows = 100000\n"));
+        let e = e.unwrap_err();
+        assert_eq!(e.path, "metrics.phases", "{}", e.msg);
+        assert!(e.msg.contains("10000 phases (10001 measurement intervals open"), "{}", e.msg);
+        // The same count one after the other: 10 000 x 50 KB, 500 MB, fits.
+        let disjoint = phases(10_000, &|i| (i as f64 * 0.002, (i + 1) as f64 * 0.002));
+        let sc = check(&disjoint).unwrap();
+        assert_eq!(sc.open_intervals_at_most(), 2);
     }
 
     #[test]
