@@ -33,9 +33,12 @@ def write_via(path: str | os.PathLike[str], write: Callable[[Path], object]) -> 
     try:
         write(tmp)
         os.replace(tmp, p)
-    except BaseException:
+    except BaseException as e:
         with suppress(OSError):
             tmp.unlink()
+        if isinstance(e, OSError) and e.errno is not None:
+            # Named by the file the user asked for, not the temporary one.
+            raise OSError(e.errno, e.strerror, str(p)) from e
         raise
     return p
 

@@ -557,6 +557,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return 1
+    except OSError as e:
+        # A file the command reads or writes (a full disk, no permission):
+        # the commands name the ones they expect; this names the rest.
+        where = f"{e.filename}: " if e.filename else ""
+        _err(f"{where}{e.strerror or e}")
+        return 1
     except MemoryError as e:
         detail = str(e).removeprefix("out of memory: ")
         _err(

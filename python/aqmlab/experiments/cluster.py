@@ -108,6 +108,15 @@ def result_from_data(d: Mapping[str, Any]) -> Any:
     )
 
 
+def _quiet_logs() -> None:
+    """Silence distributed's own logs (each of its loggers has a level of
+    its own): aqmlab reports a lost scheduler or worker itself, in one line
+    per point, and a reconnecting client's tracebacks would bury that."""
+    for name in [n for n in logging.root.manager.loggerDict if n.startswith("distributed")]:
+        logging.getLogger(name).setLevel(logging.CRITICAL + 1)
+    logging.getLogger("distributed").setLevel(logging.CRITICAL + 1)
+
+
 def _reachable(address: str) -> None:
     """Refuse at once an address Dask cannot use, and a TCP scheduler that
     does not answer, before a ``Client`` exists (a client that failed to
@@ -151,8 +160,7 @@ def connect(address: str) -> Any:
             "--scheduler needs Dask's distributed: pip install 'aqmlab[dask]'"
         ) from None
     _reachable(address)
-    # aqmlab reports a lost scheduler or worker itself, in one line per point.
-    logging.getLogger("distributed").setLevel(logging.CRITICAL)
+    _quiet_logs()
     try:
         client = dist.Client(address, timeout=f"{CONNECT_TIMEOUT_S:g}s", set_as_default=False)
     except (OSError, TimeoutError, ValueError) as e:
@@ -232,7 +240,7 @@ def run_dask(
                 try:
                     data = fut.result()
                 except Exception as e:
-                    listener.failed(t.key, f"{type(e).__name__}: {' '.join(str(e).split())}")
+                    listener.failed(t.key, _why(e, client))
                     fut.release()
                     continue
                 fut.release()
@@ -245,6 +253,9 @@ def run_dask(
                 except OSError as e:
                     listener.failed(t.key, f"cannot write the point's folder: {e}")
                     continue
+                except ValueError as e:
+                    listener.failed(t.key, str(e))
+                    continue
                 busy = float(data.get("busy_s", 0.0)) + time.monotonic() - t1
                 listener.done(t.key, float(data["summary"].get("wall_time_s", 0.0)), busy)
             listener.tick()
@@ -255,6 +266,17 @@ def run_dask(
         raise
     finally:
         client.close()
+
+
+def _why(e: Exception, client: Any) -> str:
+    """One line on why a point's future failed."""
+    text = " ".join(str(e).split())
+    if "scheduler-connection-lost" in text or type(e).__name__ == "CommClosedError":
+        return (
+            f"the Dask scheduler {client.scheduler.address} was lost before the point came back; "
+            "run the sweep again with --resume"
+        )
+    return f"{type(e).__name__}: {text}"
 
 
 def _poll_running(
