@@ -28,6 +28,7 @@ from aqmlab.experiments import (
     sweep,
 )
 from aqmlab.experiments.catalog import PRESETS_DIR
+from daskcluster import dask_cluster
 
 from conftest import ROOT, aqmlab_cli, assert_clean_error
 
@@ -417,64 +418,14 @@ def test_sweep_api_with_duplicate_points(tmp_path: Path) -> None:
 # Dask
 
 
-def _start(cmd: list[str], log: Path) -> subprocess.Popen[bytes]:
-    return subprocess.Popen(
-        cmd, stdout=subprocess.DEVNULL, stderr=log.open("wb"), start_new_session=True
-    )
-
-
 def test_dask_cluster_with_a_killed_worker_gives_the_local_table(tmp_path: Path) -> None:
-    pytest.importorskip("distributed", reason="needs Dask's distributed (pip install aqmlab[dask])")
-    dask = shutil.which("dask", path=str(Path(sys.executable).parent)) or shutil.which("dask")
-    if dask is None:
-        pytest.skip("the `dask` command is not installed")
-    sched_file = tmp_path / "scheduler.json"
-    procs: list[subprocess.Popen[bytes]] = []
-    try:
-        procs.append(
-            _start(
-                [
-                    dask,
-                    "scheduler",
-                    "--host",
-                    "127.0.0.1",
-                    "--port",
-                    "0",
-                    "--no-dashboard",
-                    "--scheduler-file",
-                    str(sched_file),
-                ],
-                tmp_path / "scheduler.log",
-            )
-        )
-        deadline = time.monotonic() + 60
-        while not sched_file.is_file() and time.monotonic() < deadline:
-            time.sleep(0.1)
-        address = json.loads(sched_file.read_text())["address"]
-        assert address.startswith("tcp://127.0.0.1:")
-        for i in range(2):
-            procs.append(
-                _start(
-                    [
-                        dask,
-                        "worker",
-                        address,
-                        "--nthreads",
-                        "1",
-                        "--no-nanny",
-                        "--no-dashboard",
-                        "--name",
-                        f"w{i}",
-                    ],
-                    tmp_path / f"worker{i}.log",
-                )
-            )
-        args = ["--no-report", "--set", "duration=120s"]
-        out = tmp_path / "dask"
+    args = ["--no-report", "--set", "duration=120s"]
+    out = tmp_path / "dask"
+    with dask_cluster(tmp_path) as c:
         sweep_proc = subprocess.Popen(
             [
                 *(sys.executable, "-m", "aqmlab", "sweep", str(SWEEP), "--out", str(out)),
-                *("--scheduler", address, *args),
+                *("--scheduler", c.address, *args),
             ],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
@@ -487,19 +438,10 @@ def test_dask_cluster_with_a_killed_worker_gives_the_local_table(tmp_path: Path)
             time.sleep(0.02)
         assert sweep_proc.poll() is None, "the sweep ended before a worker could be killed"
         assert len(stamps(out)) <= 6  # both workers hold points now
-        procs[1].kill()  # worker w0, with a point in hand
+        c.workers[0].kill()  # worker w0, with a point in hand
         stdout, stderr = sweep_proc.communicate(timeout=120)
         assert sweep_proc.returncode == 0, (stdout, stderr)
         assert len(stamps(out)) == 8
-    finally:
-        for p in reversed(procs):
-            if p.poll() is None:
-                p.terminate()
-        for p in procs:
-            try:
-                p.wait(10)
-            except subprocess.TimeoutExpired:
-                p.kill()
     local = tmp_path / "local"
     p = aqmlab_cli("sweep", SWEEP, "--out", local, "--jobs", "2", *args)
     assert p.returncode == 0, p.stderr

@@ -543,6 +543,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; return the exit status."""
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
+        for a in argv:
+            try:
+                a.encode("utf-8")
+            except UnicodeEncodeError:
+                shown = a.encode("utf-8", "backslashreplace").decode("utf-8")
+                msg = f"{bound_quotes(repr(shown))}: an argument that is not UTF-8 text"
+                raise UserError(msg) from None
         args = build_parser(argv[0] if argv else None).parse_args(argv)
         args.argv = argv
         return int(args.func(args))

@@ -371,6 +371,13 @@ def _dry_run(
     )
     if to_run:
         _print_estimate("estimate", to_run, args, explain)
+    if bad:
+        first = next(p for p in points if p.scenario is None)
+        print(
+            f"error: {exp.name}: {bad} of {len(points)} point(s) do not resolve "
+            f"(the first, {first.label}: {first.error})",
+            file=sys.stderr,
+        )
     return (1 if bad else 0), to_run
 
 

@@ -13,20 +13,13 @@ expands the experiment into points and resolves each point's scenario.
 
 from __future__ import annotations
 
-import copy
 import json
 import math
 import re
-import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
 
 __all__ = [
     "FIGURE_KINDS",
@@ -215,12 +208,21 @@ def load_experiment(
     ``OSError`` when it cannot be read.
     """
     p = Path(path)
-    text = p.read_text(encoding="utf-8")
-    try:
-        doc = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as e:
-        raise ExperimentError("", f"invalid TOML: {e}") from None
+    doc = experiment_toml(p.read_text(encoding="utf-8"), p.name)
     return parse_experiment(doc, p, quick=quick, seeds=seeds, extra_set=extra_set)
+
+
+def experiment_toml(text: str, name: str) -> dict[str, Any]:
+    """Parse an experiment file's text: :class:`ExperimentError` on bad TOML (naming the
+    key it is in, when one is found), on values nested too deep or on integers Python will
+    not read, never another exception."""
+    from aqmlab import scenario
+
+    try:
+        return scenario._parse_toml(text, name)
+    except scenario.ScenarioError as e:
+        msg = e.msg.replace(f"invalid TOML in {name}: ", "invalid TOML: ")
+        raise ExperimentError(e.path, msg) from None
 
 
 def parse_experiment(
@@ -233,8 +235,15 @@ def parse_experiment(
 ) -> Experiment:
     """Validate an experiment document (what the TOML file parses to);
     ``path`` is the file it came from (the scenario path is relative to it)."""
+    from aqmlab import scenario
+
     p = Path(path)
-    doc = copy.deepcopy(dict(doc))
+    try:
+        # A copy without recursion: a document nested too deep is refused by its path.
+        doc = scenario._copy_tree(doc)
+    except scenario.ScenarioError as e:
+        raise ExperimentError(e.path, e.msg) from None
+    _check_leaves(doc)
     _only(doc, "", TOP_KEYS)
     if "experiment" not in doc:
         raise ExperimentError("experiment", "missing: every experiment file needs [experiment]")
@@ -252,8 +261,12 @@ def parse_experiment(
     source = _str(head, "experiment", "source", default="")
     notes = _str(head, "experiment", "notes", default="")
     scen = _str(head, "experiment", "scenario", required=True)
-    scenario_path = (p.parent / scen).resolve() if not Path(scen).is_absolute() else Path(scen)
-    if not scenario_path.is_file():
+    try:
+        scenario_path = (p.parent / scen).resolve() if not Path(scen).is_absolute() else Path(scen)
+        found = scenario_path.is_file()
+    except (OSError, ValueError) as e:  # a NUL byte, a name too long
+        raise ExperimentError("experiment.scenario", f"{_q(scen)}: {e}") from None
+    if not found:
         raise ExperimentError(
             "experiment.scenario", f"{_q(scen)}: no such file (looked for {scenario_path})"
         )
@@ -870,10 +883,43 @@ def _figures(
 # Small checkers
 
 
+def _check_leaves(doc: Mapping[str, Any]) -> None:
+    """Refuse, by path, what no field of an experiment can hold: text that is not UTF-8 (a
+    lone surrogate), a number beyond a float's range, NaN or infinity."""
+    stack: list[tuple[Any, str]] = [(doc, "")]
+    while stack:
+        node, path = stack.pop()
+        items = node.items() if isinstance(node, Mapping) else enumerate(node)
+        for k, v in items:
+            here = f"{path}[{k}]" if isinstance(k, int) else (f"{path}.{k}" if path else str(k))
+            if isinstance(k, str) and not _utf8(k):
+                raise ExperimentError(_printable(here), "a key that is not UTF-8 text")
+            if isinstance(v, str) and not _utf8(v):
+                raise ExperimentError(_printable(here), f"not UTF-8 text: {_printable(v)[:60]}")
+            if isinstance(v, int) and not isinstance(v, bool) and abs(v) > 2**1023:
+                raise ExperimentError(_printable(here), "a number too large for any field")
+            if isinstance(v, float) and not math.isfinite(v):
+                raise ExperimentError(_printable(here), f"expected a finite number, found {v}")
+            if isinstance(v, Mapping | list):
+                stack.append((v, here))
+
+
+def _utf8(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _printable(text: str) -> str:
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
 def _only(t: Mapping[str, Any], path: str, allowed: Sequence[str]) -> None:
     for k in t:
         if k not in allowed:
-            where = f"{path}.{k}" if path else k
+            where = f"{path}.{k}" if path else k or '""'
             raise ExperimentError(where, f"unknown key {_q(k)}; allowed here: {', '.join(allowed)}")
 
 
