@@ -27,9 +27,9 @@ help:
 	@echo "make ns2     install Debian's ns-2.35 for the TCP cross-check (as root)"
 	@echo "make pgo-tools   install Debian's llvm-N (llvm-profdata) for the profile-guided build (as root)"
 	@echo "make bench   speed of the canonical scenario per scheme, the scaling table (100 ... 100 000 flows), the testbed router, then the thesis' experiments in full"
-	@echo "make bench-scale   the scaling table alone (issue 14)"
-	@echo "make bench-startup   what 'aqmlab run' spends beyond the engine on the canonical scenario (issue 14)"
-	@echo "make bench-against [REV=...]   the engine against an earlier revision's, runs alternated (issue 14)"
+	@echo "make bench-scale   the scaling table alone (100 ... 100 000 flows)"
+	@echo "make bench-startup   what 'aqmlab run' spends beyond the engine on the canonical scenario"
+	@echo "make bench-against [REV=...]   the engine against an earlier revision's, runs alternated"
 	@echo "make bench-experiments   the thesis' experiments in full on 2 workers (wall time, overhead)"
 	@echo "make bench-testbed   the testbed router: AQM path in memory, then real TCP through TUN (root)"
 	@echo "make clean   remove build products, $(VENV) and demo-out/"
@@ -44,7 +44,7 @@ $(VENV)/.stamp: pyproject.toml
 
 venv: $(VENV)/.stamp
 
-# Profile-guided optimisation of the engine (issue 14): built once instrumented, run on a
+# Profile-guided optimisation of the engine: built once instrumented, run on a
 # training set (tools/pgo_train.py and the bench's scenarios; tools/pgo.sh), then built with
 # the profile in target/pgo-use: the canonical scenario runs some 15 % faster, with the same
 # results. Needs the llvm-profdata of rustc's LLVM (rustup's llvm-tools, or Debian's llvm-N,
@@ -144,7 +144,7 @@ lint: venv
 	$(VENV)/bin/mypy
 	$(VENV)/bin/mypy tools
 
-# Every scheme on the canonical scenario with its defaults (issue 3).
+# Every scheme on the canonical scenario with its defaults.
 AQM_KINDS := droptail ared-feng ared autotune-red pi rem blue avq ap-red st-red st-pi pie codel fq-codel
 BENCH_REPS ?= 3
 
@@ -157,25 +157,25 @@ bench: build
 	$(MAKE) bench-testbed
 	$(MAKE) bench-experiments
 
-# The testbed router (issue 13): packets per second of the queue+AQM path in
+# The testbed router: packets per second of the queue+AQM path in
 # memory, then the throughput of real kernel TCP through the TUN devices at
 # link rates up to 10 Gbit/s (needs root; skipped with a note otherwise).
 bench-testbed: build
 	./target/release/aqmlab-router --bench
 	$(VPY) -m aqmlab.testbed.bench
 
-# Issue 14: the canonical dumbbell scaled from 100 to 100 000 flows (10 Mbit/s to 10 Gbit/s), a
+# The canonical dumbbell scaled from 100 to 100 000 flows (10 Mbit/s to 10 Gbit/s), a
 # fixed number of events each, 3 times over: events/s, ns/event, the same with each slice of the
-# run timed by its fastest repetition and its ratio to the 100-flow row (the issue's goals),
+# run timed by its fastest repetition and its ratio to the 100-flow row,
 # simulated s per wall s at that speed, peak memory, bytes per flow; then the set-up of 200 000
 # flows starting at one instant.
 bench-scale: build
 	$(BENCH) --scale scenarios/canonical.toml
 
-# Issue 14: the engine (built as for `make bench`) against an earlier revision's, runs
+# The engine (built as for `make bench`) against an earlier revision's, runs
 # alternated (tools/bench_against.sh): on a shared machine whose speed drifts by a third, the
-# ratio is the figure that holds. REV defaults to the engine of the day issue 14 was filed
-# (then about 540 simulated s per s on a quiet machine).
+# ratio is the figure that holds. REV defaults to the engine before the scaling work and
+# profile-guided optimisation (about 540 simulated s per s on a quiet machine).
 REV ?= 30155eb
 ROUNDS ?= 8
 bench-against: build
@@ -184,11 +184,11 @@ bench-against: build
 	tools/bench_against.sh $$(if [ "$(USE_PGO)" = yes ]; then echo target/pgo-use; else echo target; fi)/release/examples/bench \
 	  $(REV) $(ROUNDS)
 
-# Issue 14: the whole `aqmlab run` command against the engine alone, 21 runs each.
+# The whole `aqmlab run` command against the engine alone, 21 runs each.
 bench-startup: build
 	$(VPY) tests/bench_startup.py scenarios/canonical.toml 21
 
-# The thesis' experiments in full (issue 11): every scheme, every seed, full length, on
+# The thesis' experiments in full: every scheme, every seed, full length, on
 # 2 local workers; prints the wall time and the overhead beyond the engine's own time.
 BENCH_EXPERIMENTS ?= thesis-*
 BENCH_JOBS ?= 2

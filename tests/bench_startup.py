@@ -1,4 +1,4 @@
-"""What `aqmlab run` spends beyond the engine's own time (issue 14), on the canonical scenario.
+"""What `aqmlab run` spends beyond the engine's own time, on the canonical scenario.
 
 Alternates N runs of the whole command (``aqmlab run FILE -o DIR --quiet``, the console script
 beside the interpreter, a fresh process each time: interpreter start, imports, input checks, the
@@ -73,7 +73,7 @@ def main() -> int:
     paired = statistics.median(c - e for c, e in zip(command, engine, strict=True))
     print(
         f"beyond the engine: {over:.3f} s (medians), {min(command) - min(engine):.3f} s (minima),"
-        f" {paired:.3f} s (median of the {n} paired differences); issue 14's goal: under 0.15 s"
+        f" {paired:.3f} s (median of the {n} paired differences); the goal: under 0.15 s"
     )
     return 0
 

@@ -1,4 +1,4 @@
-"""A seeded mutation fuzzer over the example scenarios (issue 10, section C).
+"""A seeded mutation fuzzer over the example scenarios.
 
 Each case takes one example scenario (``scenarios/*.toml`` and
 ``scenarios/aqm/*.toml``), applies one to three seeded mutations, and checks

@@ -118,8 +118,8 @@ def test_ctrl_c_stops_the_run_and_writes_nothing(tmp_path: Path) -> None:
 
 
 def test_parser_imports_no_heavy_module() -> None:
-    """Issue 14: building the parser (every command's, or the run command's
-    alone) imports neither numpy, pyarrow, SciPy nor matplotlib: `aqmlab
+    """Building the parser (every command's, or the run command's alone)
+    imports neither numpy, pyarrow, SciPy nor matplotlib: `aqmlab
     run` loads those beside the engine."""
     code = (
         "import sys, aqmlab.cli as c\n"

@@ -46,8 +46,9 @@ def test_fluid_and_engine_agree_on_red_experiment_3():
     # Equilibrium queue within 20 % (fluid 210.7, engine 179.9 packets).
     fl, pk = ap.fluid_stats["mean"], ap.packet_stats["mean"]
     assert abs(fl - pk) <= 0.2 * pk
-    # AP-RED's queue varies far less than ARED's: under 0.3 times before the careful rule was
-    # exact (issue 10 item 20), 31.0 against 80.5 packets (0.385) since; AP-RED still does not
+    # AP-RED's queue varies far less than ARED's: under 0.3 times with the careful rule one
+    # segment early, 31.0 against 80.5 packets (0.385) with the exact rule (docs/tcp.md, "The
+    # careful rule"); AP-RED still does not
     # oscillate (above), in the fluid model or the engine.
     assert ap.packet_stats["std"] < 0.45 * ared.packet_stats["std"]
 

@@ -1,4 +1,4 @@
-"""Issue 15, everyday use: the AQM kind switch and --unset, compare, re-runs,
+"""Everyday use: the AQM kind switch and --unset, compare, re-runs,
 delay quantiles and CDFs, plots, the optional series, the examples in the
 package, progress lines, --out checks, leftovers and Ctrl-C."""
 
@@ -355,8 +355,8 @@ def test_progress_lines_when_not_on_a_terminal() -> None:
 def test_progress_bar_on_a_terminal_loads_rich_only_when_drawn(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """The terminal test follows rich's rules without importing rich (issue
-    14: 40 ms before the engine starts); the bar still appears on a
+    """The terminal test follows rich's rules without importing rich (which
+    would cost 40 ms before the engine starts); the bar still appears on a
     terminal once the run has lasted PROGRESS_AFTER_S."""
     from aqmlab import cli
 

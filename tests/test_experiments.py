@@ -1,4 +1,4 @@
-"""Experiment files and sweeps (issue 11): validation with field paths, point
+"""Experiment files and sweeps: validation with field paths, point
 ids, the output folder, failures, kill + resume, a changed experiment, and
 the same table from a Dask cluster whose worker is killed mid-sweep."""
 

@@ -1,4 +1,4 @@
-"""Issue 10, section C: a seeded fuzzer over the example scenarios.
+"""Bad input: a seeded fuzzer over the example scenarios.
 
 Every mutated scenario either validates or gives a ``ScenarioError`` naming
 its field (or, for broken TOML text, its line): never another exception, a

@@ -1,5 +1,5 @@
-"""Issue 10: bad input that got through (section C), ``--truncate`` (item 17)
-and the outline of ``aqmlab validate`` (item 18)."""
+"""Bad input that validation once let through, ``--truncate`` and the outline of
+``aqmlab validate``."""
 
 from __future__ import annotations
 

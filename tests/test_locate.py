@@ -1,4 +1,4 @@
-"""Errors name the line and column of the key in the user's file (issue 15)."""
+"""Errors name the line and column of the key in the user's file."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Runs that do not fit in memory stop with one line (issue 15).
+"""Runs that do not fit in memory stop with one line.
 
 - Before a run: the estimate of what it will store is checked against the
   memory the machine has free (``MemAvailable``, ``ulimit -v``), not only

@@ -115,10 +115,10 @@ def test_ared_long_rtt_needs_ns2s_clock() -> None:
     seeds 1-3 alone anywhere from 1 to 3 points, as small changes in the order of simultaneous
     events move runs between two regimes) and multiply the timeouts by 2.9 (16 294 against 5637
     with ns-2's clock over seeds 1-24; 1835 against ns-2's 729 over seeds 1-3; docs/tcp.md, "The
-    RTT clock"). Before the careful rule was exact
-    (issue 10 item 20) the exact clock also doubled the drops, through fast retransmissions
-    started by go-back-N's duplicate ACKs (4897 against 2012 on seed 1); now it adds 34 % over
-    seeds 1-3 (8334 against 6232)."""
+    RTT clock"). With the careful rule one segment early (docs/tcp.md, "The careful rule") the
+    exact clock also doubled the drops, through fast retransmissions started by go-back-N's
+    duplicate ACKs (4897 against 2012 on seed 1); with the exact rule it adds 34 % over seeds 1-3
+    (8334 against 6232)."""
     case = _case("ared-900ms")
     seeds = (1, 2, 3)
     ns2 = [cc.run_ns2(case, s) for s in seeds]
@@ -379,7 +379,7 @@ def test_st_red_rises_at_long_rtt_in_ns2s_dynamics_and_ours() -> None:
     # The average swings as ns-2's at 900 ms (sigma / q_ref 0.48 against 0.44-0.48; 0.32-0.37
     # with Floyd's idle rule and a clock for the adaptive rule). Taken open loop: the closed
     # loop's figure covers only the time before the first step (16-150 s of the phase,
-    # depending on the seed; docs/fidelity.md, item 4, session 18).
+    # depending on the seed; docs/tcp.md, "The loss's ssthresh").
     assert open_loop[4] > 0.38, open_loop
 
 
@@ -407,7 +407,7 @@ def test_st_pi_finds_no_small_variance_in_ns2s_pi() -> None:
 
 
 def test_st_pi_closed_loop_in_ns2_raises_q_ref() -> None:
-    """Thesis section 6.4.3 whole (docs/fidelity.md, item 5, session 22): fig. 6.1 driving
+    """Thesis section 6.4.3 whole (docs/fidelity.md, item 5, closed loop): fig. 6.1 driving
     ns-2.35's own PI on both bottleneck queues (a Tcl driver of ours at PI's 170 Hz;
     `st_pi_643.ns2_closed_loop`), 300 + 50 ECN flows, 15 -> 5 -> 15 Mbit/s, beside aqmlab's
     ST-PI. The thesis' ST-PI holds 46-75 packets in all three phases (Table 6-3), which needs
@@ -453,7 +453,7 @@ def test_st_red_finds_no_small_variance_at_100_ms_once_risen() -> None:
 
 
 def test_st_red_closed_loop_in_ns2_rises_and_does_not_return() -> None:
-    """Thesis section 5.5.1 (docs/fidelity.md, item 4, session 22), seed 1, closed loop: fig. 5.3
+    """Thesis section 5.5.1 (docs/fidelity.md, item 4, closed loop), seed 1: fig. 5.3
     driving ns-2.35's own ARED on both bottleneck queues (a Tcl driver of ours, sampling every
     5 ms; `st_red_551.ns2_closed_loop`) beside aqmlab's ST-RED. In both simulators the forward
     thresholds rise while d is long (700-900 ms) and never come back: no small variance is found

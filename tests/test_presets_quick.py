@@ -1,4 +1,4 @@
-"""Issue 11: every preset runs in its quick form, as one sweep on two workers, and its report
+"""Every preset runs in its quick form, as one sweep on two workers, and its report
 builds; an index page covers them all. The whole set is timed (printed with ``-s``); the goal is
 five minutes on two cores."""
 

@@ -1,4 +1,4 @@
-"""Testbed mode (issue 13): the router, the result folder, the acceptance figures.
+"""Testbed mode: the router, the result folder, the acceptance figures.
 
 The tests that build namespaces need root, /dev/net/tun and the router
 binary; they are skipped with the reason otherwise. They run real kernel TCP
@@ -239,7 +239,7 @@ def test_red_and_pi_hold_their_set_points(runs: dict[str, Path]) -> None:
     assert 10 < red["queue_mean_pkts"] < 60, red
     assert red["drops_early"] > 0 and red["drops_overflow"] == 0
     pi = _summary(runs["pi"])["bottleneck"]
-    # PI's integral action holds the mean at q_ref = 50 (issue: within 25 %).
+    # PI's integral action holds the mean at q_ref = 50 (the acceptance: within 25 %).
     assert abs(pi["queue_mean_pkts"] - 50) <= 0.25 * 50, pi
     assert pi["drops_overflow"] == 0
 

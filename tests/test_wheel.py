@@ -1,4 +1,4 @@
-"""The built wheel in a fresh venv (issue 15): ``pip install`` it, then
+"""The built wheel in a fresh venv: ``pip install`` it, then
 ``aqmlab examples`` and ``aqmlab demo`` from a folder outside the source tree.
 
 Builds the wheel with maturin (reusing the release build in ``target/``:

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The engine's speed against an earlier revision's, alternated on this machine (issue 14).
+# The engine's speed against an earlier revision's, alternated on this machine.
 #
 #   tools/bench_against.sh BENCH REV [ROUNDS] [SCENARIO]
 #

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Profile-guided optimisation of aqmlab's engine (issue 14; the Makefile's `build` and `bench`).
+# Profile-guided optimisation of aqmlab's engine (the Makefile's `build` and `bench`).
 #
 #   tools/pgo.sh tool            print the llvm-profdata that reads rustc's profiles (the one of
 #                                rustc's own LLVM major version); exit 1 if there is none

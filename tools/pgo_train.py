@@ -1,4 +1,4 @@
-"""The training run of the engine's profile-guided build (``tools/pgo.sh``, issue 14).
+"""The training run of the engine's profile-guided build (``tools/pgo.sh``).
 
 Runs the instrumented extension on a mix of what aqmlab is used for, briefly: the schemes
 named on the command line on the canonical dumbbell, web traffic, the parking lot, a custom

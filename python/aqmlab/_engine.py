@@ -3,7 +3,7 @@
 
 Nothing here imports numpy or pyarrow, so that the command can load them on
 another thread while the engine runs (the engine releases the interpreter's
-lock; issue 14: ``aqmlab run`` spends little beyond the engine's own time).
+lock, so that ``aqmlab run`` spends little beyond the engine's own time).
 """
 
 from __future__ import annotations

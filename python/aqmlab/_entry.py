@@ -33,7 +33,7 @@ def _exit_now(status: int) -> int:
     command that asked for it (``aqmlab.cli.EXIT_NOW``) has finished: every
     file it wrote is closed and renamed into place, and no thread or child
     is left. The interpreter's teardown (modules, numpy's and pyarrow's
-    allocators and thread pools: 20-45 ms with both loaded, issue 14;
+    allocators and thread pools: 20-45 ms with both loaded;
     0.1-0.2 s more with matplotlib) is skipped. Not under a profiler or a
     tracer (``python -m cProfile -m aqmlab ...``, coverage), which write
     their output at the ordinary exit; nor if the output cannot be flushed

@@ -600,7 +600,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
 
 
-# --- Everyday use (issue 15): compare, examples, re-runs, plots, estimates ---
+# --- Everyday use: compare, examples, re-runs, plots, estimates ---
 
 
 def _print_notes(notes: Sequence[str]) -> None:

@@ -129,7 +129,7 @@ def ns2_trace(
     var = "ave_" if queue == "average" else "curq_"
     # Out of reach: the reverse link's average stays under the target band while d is long, and
     # its max_p falls by 0.9 every 0.5 s; a floor of 1e-12 is reached by 600 s and cut its climb
-    # back after the return from about 280 s to 50 (docs/fidelity.md, item 4, session 18).
+    # back after the return from about 280 s to 50 (docs/fidelity.md, item 4).
     unbounded = "Queue/RED set bottom_ 1e-300\nQueue/RED set top_ 1e12\n"
     if risen is None:
         tcl = cc.THESIS_551.tcl(seed)

@@ -2,7 +2,7 @@
 schedule, N, Tp, C and the buffer the fluid model and the loop analysis use,
 with the link's marking law in force.
 
-Nominal values (where the issue leaves the reading to us):
+Nominal values (where the papers leave the reading to us):
 - N: the long-lived TCP flows whose data crosses the link forward (``bulk``
   groups, started by the group or the schedule); web sessions, UDP and
   reverse flows are left out, as the thesis counts N in section 4.5.

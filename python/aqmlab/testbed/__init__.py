@@ -1,4 +1,4 @@
-"""Testbed mode (issue 13): the same AQM code on real Linux TCP.
+"""Testbed mode: the same AQM code on real Linux TCP.
 
 ``aqmlab testbed SCENARIO.toml --out DIR`` builds a dumbbell of network
 namespaces, routes every packet between its two sides through a user-space
