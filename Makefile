@@ -86,7 +86,7 @@ BENCH := $$(if [ "$(USE_PGO)" = yes ]; then echo env $(PGO_ENV); fi) cargo run -
   -p aqmlab-core --example bench --
 
 demo: build
-	$(VPY) -m aqmlab.demo
+	$(VENV)/bin/aqmlab demo
 
 test: build test-rust test-python
 

@@ -24,17 +24,26 @@ from __future__ import annotations
 import argparse
 import math
 import os
-import re
 import sys
 import threading
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any
 
 from aqmlab import results, scenario
 from aqmlab._atomic import write_text
 from aqmlab._core import ScenarioError
+from aqmlab._input import (
+    SET_ARGUMENT,
+    Parser,
+    UserError,
+    bound_quotes,
+    check_scenario,
+    display_name,
+    load_file,
+    print_error,
+)
 
 __all__ = ["EXIT_INTERRUPTED", "EXIT_USAGE", "UserError", "build_parser", "main"]
 
@@ -48,42 +57,6 @@ PROGRESS_LOG_S = 5.0
 #: `aqmlab run` (each takes the interpreter's lock, which the thread loading
 #: numpy and pyarrow holds; Ctrl-C is noticed at the calls).
 PROGRESS_CALL_S = 0.1
-
-
-class UserError(Exception):
-    """A mistake in the user's input: reported in one line, exit status 2."""
-
-
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> NoReturn:
-        raise UserError(f"{self.prog}: {message}")
-
-
-#: Longest quoted value an error message shows whole, and longest message.
-QUOTE_MAX = 60
-MESSAGE_MAX = 2000
-
-_QUOTED = re.compile(r"(\"|')((?:(?!\1).){" + str(QUOTE_MAX + 1) + r",})\1", re.S)
-
-
-def bound_quotes(msg: str) -> str:
-    """``msg`` with every quoted value longer than :data:`QUOTE_MAX` shown as
-    its head and tail with its length, and the whole at most
-    :data:`MESSAGE_MAX` characters: a 5000-character ``--set`` value is not
-    echoed back whole."""
-
-    def cut(m: re.Match[str]) -> str:
-        q, v = m.group(1), m.group(2)
-        return f"{q}{v[:40]}...{v[-12:]}{q} ({len(v)} characters)"
-
-    out = _QUOTED.sub(cut, msg)
-    if len(out) > MESSAGE_MAX:
-        out = out[: MESSAGE_MAX - 30] + f"... ({len(out)} characters)"
-    return out
-
-
-def _err(msg: str) -> None:
-    print(f"error: {bound_quotes(msg)}", file=sys.stderr, flush=True)
 
 
 def _seed(text: str) -> int:
@@ -117,19 +90,14 @@ _ALONE = ("validate", "run")
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """The command line's parser; with ``command`` one of :data:`_ALONE`,
     only the core commands are registered."""
-    p = _Parser(
+    p = Parser(
         prog="aqmlab",
         description="A laboratory for Active Queue Management: run, check and plot scenarios.",
     )
     p.add_argument("--version", action=_Version)
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    setarg: dict[str, Any] = {
-        "action": "append",
-        "default": [],
-        "metavar": "KEY=VALUE",
-        "help": "override a scenario key, e.g. aqm.max_p=0.05 or traffic[0].flows=50 (repeatable)",
-    }
+    setarg = dict(SET_ARGUMENT)
 
     unsetarg: dict[str, Any] = {
         "action": "append",
@@ -213,82 +181,19 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     return p
 
 
-def _name(file: str) -> str:
-    return str(Path(file))
-
-
-def load_file(
-    file: str,
-    sets: Sequence[str] = (),
-    truncate: bool = False,
-    unset: Sequence[str] = (),
-    notes: list[str] | None = None,
-) -> dict[str, Any]:
-    """Load a scenario file, remove the ``unset`` keys and apply the
-    overrides (each AQM kind switch is noted in ``notes``, for the caller to
-    print once the scenario validates; then, with ``truncate``, drop what
-    lies past the end, noting each change on stderr); input errors become
-    UserError."""
-    name = _name(file)
-    try:
-        doc = scenario.load(Path(file))
-        for note in scenario.apply_overrides_noted(doc, sets, unset):
-            if notes is not None:
-                notes.append(f"note: {name}: {note}")
-        if truncate:
-            for note in scenario.truncate(doc):
-                print(f"note: {name}: {note}", file=sys.stderr)
-    except ScenarioError as e:
-        text = str(e)
-        raise UserError(text if text.startswith(f"{name}:") else f"{name}: {text}") from None
-    except UnicodeDecodeError:
-        raise UserError(f"{name}: not a UTF-8 text file") from None
-    except OSError as e:
-        raise UserError(f"{name}: cannot read: {e.strerror or e}") from None
-    return doc
-
-
-def _where(file: str, e: ScenarioError, changed: Iterable[str] = ()) -> str:
-    """``FILE:LINE:COL`` of the key an error names, when the user's file holds it (not
-    when ``--set``/``--unset`` changed it, or a default supplied it); else ``FILE``."""
-    name = _name(file)
-    field = str(e.args[0]) if e.args else ""
-    if not field or Path(file).is_dir():
-        return name
-    for key in changed:
-        k = key.split("=", 1)[0].strip()
-        if field == k or field.startswith((k + ".", k + "[")) or k.startswith(field):
-            return name
-    try:
-        text = Path(file).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
-        return name
-    from aqmlab._tomlpath import locate
-
-    at = locate(text, field)
-    return f"{name}:{at[0]}:{at[1]}" if at else name
-
-
-def _validate(file: str, doc: dict[str, Any], changed: Iterable[str] = ()) -> dict[str, Any]:
-    try:
-        return scenario.validate(doc)
-    except ScenarioError as e:
-        raise UserError(f"{_where(file, e, changed)}: {e}") from None
-
-
 def cmd_validate(args: argparse.Namespace) -> int:
     status = 0
     for f in args.files:
         try:
             notes: list[str] = []
             doc = load_file(f, args.sets, args.truncate, args.unsets, notes)
-            resolved = _validate(f, doc, [*args.sets, *args.unsets])
+            resolved = check_scenario(f, doc, [*args.sets, *args.unsets])
             _print_notes(notes)
         except UserError as e:
-            _err(str(e))
+            print_error(str(e))
             status = EXIT_USAGE
             continue
-        print(f"{_name(f)}: ok ({scenario.describe(resolved)})")
+        print(f"{display_name(f)}: ok ({scenario.describe(resolved)})")
     return status
 
 
@@ -427,7 +332,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.seed is not None:
         doc["seed"] = args.seed
     seed = ["seed"] if args.seed is not None else []
-    resolved = _validate(args.file, doc, [*args.sets, *args.unsets, *seed])
+    resolved = check_scenario(args.file, doc, [*args.sets, *args.unsets, *seed])
     _print_notes(notes)
     try:
         with results.hold_folder(args.out):
@@ -468,7 +373,7 @@ def _run_into(
     try:
         raw = run_raw(doc, progress, free, every_s=PROGRESS_CALL_S)
     except ScenarioError as e:
-        raise UserError(f"{_name(args.file)}: {e}") from None
+        raise UserError(f"{display_name(args.file)}: {e}") from None
     finally:
         progress.close()
     preload.join()
@@ -554,7 +459,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         args.argv = argv
         return int(args.func(args))
     except UserError as e:
-        _err(str(e))
+        print_error(str(e))
         return EXIT_USAGE
     except KeyboardInterrupt:
         print("aqmlab: interrupted", file=sys.stderr)
@@ -568,11 +473,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         # A file the command reads or writes (a full disk, no permission):
         # the commands name the ones they expect; this names the rest.
         where = f"{e.filename}: " if e.filename else ""
-        _err(f"{where}{e.strerror or e}")
+        print_error(f"{where}{e.strerror or e}")
         return 1
     except MemoryError as e:
         detail = str(e).removeprefix("out of memory: ")
-        _err(
+        print_error(
             f"out of memory{f' ({detail})' if detail else ''}; "
             "store less (raise metrics.sample_interval, trace fewer flows, "
             "lower metrics.trace_limit) or run on a machine with more memory"
@@ -587,7 +492,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             return EXIT_INTERRUPTED
         if os.environ.get("AQMLAB_TRACEBACK"):
             raise
-        _err(
+        print_error(
             f"internal error: {type(e).__name__}: {e} "
             "(run with AQMLAB_TRACEBACK=1 to see the traceback)"
         )
@@ -596,7 +501,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         # A Rust panic arrives as pyo3's PanicException (a BaseException).
         if type(e).__name__ != "PanicException" or os.environ.get("AQMLAB_TRACEBACK"):
             raise
-        _err(f"internal error: engine panic: {' '.join(str(e).split())[:300]}")
+        print_error(f"internal error: engine panic: {' '.join(str(e).split())[:300]}")
         return 1
 
 
@@ -641,7 +546,7 @@ def load_manifest(
     (with overrides applied as for a file)."""
     import json
 
-    name = _name(folder)
+    name = display_name(folder)
     try:
         man = json.loads((Path(folder) / results.MANIFEST).read_text(encoding="utf-8"))
         doc = man["scenario"]
@@ -675,9 +580,10 @@ def warn_estimate(file: str, doc: dict[str, Any], free: int | None) -> None:
         return  # the run is refused with the figures
     if e["bytes"] > e["warn"]:
         print(
-            f"warning: {_name(file)}: this run will store about {e['bytes'] / 1e9:.1f} GB of "
-            f"results (queue samples, series, flows; metrics.memory_limit is "
-            f"{e['limit'] / 1e9:.1f} GB); raise metrics.sample_interval to store less",
+            f"warning: {display_name(file)}: this run will store about "
+            f"{e['bytes'] / 1e9:.1f} GB of results (queue samples, series, flows; "
+            f"metrics.memory_limit is {e['limit'] / 1e9:.1f} GB); "
+            "raise metrics.sample_interval to store less",
             file=sys.stderr,
         )
 

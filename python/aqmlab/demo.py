@@ -69,13 +69,18 @@ def red_droptail(out: Path) -> int:
 def reproduce(preset: str, out: Path, jobs: int | None) -> int:
     """Run ``preset`` in quick form into ``out``, then print its tables (ours beside the
     paper's), the ranking check and the report's path."""
-    from aqmlab.cli import main as cli_main
+    from aqmlab._input import SET_ARGUMENT, Parser
+    from aqmlab.experiments.command import add_parsers
     from aqmlab.report.cli import report_command
 
     argv = ["reproduce", preset, "--quick", "--out", str(out), "--no-report"]
     if jobs is not None:
         argv += ["--jobs", str(jobs)]
-    status = cli_main(argv)
+    parser = Parser(prog="aqmlab")
+    add_parsers(parser.add_subparsers(dest="command", required=True), dict(SET_ARGUMENT))
+    args = parser.parse_args(argv)
+    args.argv = argv
+    status = int(args.func(args))
     if status != 0:
         return status
     return report_command([out])
@@ -99,4 +104,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    from aqmlab._input import UserError, print_error
+
+    try:
+        raise SystemExit(main())
+    except UserError as e:
+        print_error(str(e))
+        raise SystemExit(2) from None

@@ -67,7 +67,7 @@ def _user_errors(f: Callable[[argparse.Namespace], int]) -> Callable[[argparse.N
 
     @functools.wraps(f)
     def run(a: argparse.Namespace) -> int:
-        from aqmlab.cli import UserError
+        from aqmlab._input import UserError
 
         try:
             return f(a)
@@ -265,15 +265,15 @@ def _cmd_design(a: argparse.Namespace) -> int:
 
 
 def _load(file: str, sets: list[str]) -> dict[str, Any]:
-    from aqmlab.cli import load_file
+    from aqmlab._input import load_file
 
     return load_file(file, sets)
 
 
 def _resolve(file: str, doc: dict[str, Any]) -> dict[str, Any]:
-    from aqmlab.cli import _validate
+    from aqmlab._input import check_scenario
 
-    return _validate(file, doc)
+    return check_scenario(file, doc)
 
 
 def _cmd_check(a: argparse.Namespace) -> int:

@@ -19,6 +19,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from aqmlab._input import UserError
+
 __all__ = ["add_parsers"]
 
 EXIT_FAILED_POINTS = 1
@@ -121,28 +123,22 @@ def add_parsers(sub: Any, setarg: dict[str, Any]) -> None:
 # ---------------------------------------------------------------------------
 
 
-def _user_error(msg: str) -> Exception:
-    from aqmlab.cli import UserError
-
-    return UserError(msg)
-
-
 def cmd_reproduce(args: argparse.Namespace) -> int:
     from aqmlab.experiments.catalog import PRESETS_DIR, find_preset, match_presets, presets
 
     if args.list:
         if args.names or args.all:
-            raise _user_error("reproduce: --list takes no NAME or --all")
+            raise UserError("reproduce: --list takes no NAME or --all")
         return _print_list(presets())
     if args.all:
         if args.names:
-            raise _user_error("reproduce: give NAMEs or --all, not both")
+            raise UserError("reproduce: give NAMEs or --all, not both")
         files = [p.path for p in presets() if p.problem is None]
         if not files:
-            raise _user_error(f"reproduce --all: no presets in {PRESETS_DIR}")
+            raise UserError(f"reproduce --all: no presets in {PRESETS_DIR}")
     else:
         if not args.names:
-            raise _user_error("reproduce: give a preset NAME (aqmlab reproduce --list shows them)")
+            raise UserError("reproduce: give a preset NAME (aqmlab reproduce --list shows them)")
         files = []
         for n in args.names:
             found = match_presets(n) if any(c in n for c in "*?[") else []
@@ -151,10 +147,10 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
                 found = [p]
             if not found:
                 known = ", ".join(x.name for x in presets()) or "none"
-                raise _user_error(f"reproduce: unknown preset {n!r}; known: {known}")
+                raise UserError(f"reproduce: unknown preset {n!r}; known: {known}")
             for q in found:
                 if q.problem:
-                    raise _user_error(f"{q.path}: {q.problem}")
+                    raise UserError(f"{q.path}: {q.problem}")
                 if q.path not in files:
                     files.append(q.path)
     return _run_files([str(f) for f in files], args)
@@ -188,11 +184,11 @@ def _load(file: str, args: argparse.Namespace) -> Any:
     try:
         return load_experiment(file, quick=args.quick, seeds=args.seeds, extra_set=args.sets)
     except ExperimentError as e:
-        raise _user_error(f"{file}: {e}") from None
+        raise UserError(f"{file}: {e}") from None
     except UnicodeDecodeError:
-        raise _user_error(f"{file}: not a UTF-8 text file") from None
+        raise UserError(f"{file}: not a UTF-8 text file") from None
     except OSError as e:
-        raise _user_error(f"{file}: cannot read: {e.strerror or e}") from None
+        raise UserError(f"{file}: cannot read: {e.strerror or e}") from None
 
 
 def _out_dir(exp: Any, args: argparse.Namespace, several: bool) -> Path:
@@ -207,21 +203,19 @@ def _run_files(files: list[str], args: argparse.Namespace) -> int:
     from aqmlab.experiments.spec import ExperimentError
 
     if args.scheduler and args.jobs:
-        raise _user_error("--jobs is for the local pool; with --scheduler the cluster decides")
+        raise UserError("--jobs is for the local pool; with --scheduler the cluster decides")
     # Everything is loaded and resolved before anything runs.
     loaded = []
     names: dict[str, str] = {}
     for f in files:
         exp = _load(f, args)
         if exp.name in names:
-            raise _user_error(
-                f"{f}: experiment name {exp.name!r} is also that of {names[exp.name]}"
-            )
+            raise UserError(f"{f}: experiment name {exp.name!r} is also that of {names[exp.name]}")
         names[exp.name] = f
         try:
             points = resolve_points(exp)
         except ExperimentError as e:
-            raise _user_error(f"{f}: {e}") from None
+            raise UserError(f"{f}: {e}") from None
         loaded.append((f, exp, points))
     several = len(loaded) > 1
     if args.dry_run:
@@ -253,7 +247,7 @@ def _sweep_all(loaded: list[Any], args: argparse.Namespace, several: bool) -> in
             command=command,
         )
     except SweepError as e:
-        raise _user_error(str(e)) from None
+        raise UserError(str(e)) from None
     except KeyboardInterrupt:
         where = ", ".join(str(out) for _, _, out in items)
         print(

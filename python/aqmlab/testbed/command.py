@@ -38,7 +38,7 @@ def add_parser(sub: Any, setarg: dict[str, Any]) -> None:
 def cmd_testbed(args: argparse.Namespace) -> int:
     from aqmlab import results
     from aqmlab._core import ScenarioError
-    from aqmlab.cli import UserError, load_file
+    from aqmlab._input import UserError, load_file
     from aqmlab.testbed import TestbedError, cleanup, run_testbed
 
     if args.cleanup:
