@@ -784,10 +784,17 @@ flows = 10
         // 10 000 phases over the same span keep 10 001 snapshots of each
         // flow: with 100 000 flows, 200 GB; refused, naming the phases.
         let many = phases(10_000, &|_| (0.0, 20.0));
-        let e = check(&format!("{many}[[traffic]]\nkind = \"bulk\"\nflows = 100000\n"));
+        let e = check(&format!(
+            "{many}[[traffic]]\nkind = \"bulk\"\nflows = 100000\n"
+        ));
         let e = e.unwrap_err();
         assert_eq!(e.path, "metrics.phases", "{}", e.msg);
-        assert!(e.msg.contains("10000 phases (10001 measurement intervals open"), "{}", e.msg);
+        assert!(
+            e.msg
+                .contains("10000 phases (10001 measurement intervals open"),
+            "{}",
+            e.msg
+        );
         // The same count one after the other: 10 000 x 50 KB, 500 MB, fits.
         let disjoint = phases(10_000, &|i| (i as f64 * 0.002, (i + 1) as f64 * 0.002));
         let sc = check(&disjoint).unwrap();
