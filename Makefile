@@ -22,7 +22,7 @@ help:
 	@echo "make build   build the engine (profile-guided; PGO=0: without) and install aqmlab into $(VENV) (incremental)"
 	@echo "make wheel   a wheel of aqmlab in dist/ (engine built as by make build)"
 	@echo "make demo    reproduce thesis section 5.5.3 in quick form: its table beside the paper's, HTML report in demo-out/"
-	@echo "make test    cargo fmt/clippy/doc/test, ruff, mypy, pytest"
+	@echo "make test    cargo fmt/clippy/doc/test, ruff, mypy, pytest, then the cross-checks, in timed stages"
 	@echo "make browser install Debian's Chromium for the report's browser test (as root)"
 	@echo "make ns2     install Debian's ns-2.35 for the TCP cross-check (as root)"
 	@echo "make pgo-tools   install Debian's llvm-N (llvm-profdata) for the profile-guided build (as root)"
@@ -88,7 +88,10 @@ BENCH := $$(if [ "$(USE_PGO)" = yes ]; then echo env $(PGO_ENV); fi) cargo run -
 demo: build
 	$(VENV)/bin/aqmlab demo
 
-test: build test-rust test-python
+# Every check, in timed stages (tools/test_stages.sh): build, rust, lint, tools, python, then the
+# slow cross-checks (pytest -m crosscheck); the stage times are printed at the end.
+test: venv
+	MAKE="$(MAKE)" VENV="$(VENV)" tools/test_stages.sh
 
 test-rust:
 	cargo fmt --all --check

@@ -20,7 +20,10 @@ from typing import Any
 import numpy as np
 import pytest
 
-pytestmark = pytest.mark.skipif(shutil.which("ns") is None, reason="ns-2 not installed (make ns2)")
+pytestmark = [
+    pytest.mark.skipif(shutil.which("ns") is None, reason="ns-2 not installed (make ns2)"),
+    pytest.mark.crosscheck,
+]
 
 
 def _module(name: str) -> ModuleType:

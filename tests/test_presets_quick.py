@@ -9,12 +9,15 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from aqmlab.experiments.catalog import presets
 from aqmlab.report import build_index
 
 CMD = [sys.executable, "-m", "aqmlab", "reproduce", "--all", "--quick", "--jobs", "2"]
 
 
+@pytest.mark.crosscheck
 def test_every_preset_runs_quick_and_its_report_builds(tmp_path: Path) -> None:
     names = [p.name for p in presets() if not p.problem]
     assert len(names) >= 20, names

@@ -181,6 +181,7 @@ def _summary(p: Path) -> dict[str, Any]:
 
 @needs_testbed
 @pytest.mark.parametrize(("name", "rate"), [("acc10", 10e6), ("acc50", 50e6)])
+@pytest.mark.crosscheck
 def test_link_accuracy(runs: dict[str, Path], name: str, rate: float) -> None:
     s = _summary(runs[name])
     b, tb = s["bottleneck"], s["testbed"]
@@ -202,6 +203,7 @@ def test_link_accuracy(runs: dict[str, Path], name: str, rate: float) -> None:
 
 
 @needs_testbed
+@pytest.mark.crosscheck
 def test_result_folder_is_a_run_folder(runs: dict[str, Path]) -> None:
     man = json.loads((runs["pi"] / "manifest.json").read_text())
     assert man["mode"] == "testbed"
@@ -223,6 +225,7 @@ def test_result_folder_is_a_run_folder(runs: dict[str, Path]) -> None:
 
 
 @needs_testbed
+@pytest.mark.crosscheck
 def test_droptail_fills_the_buffer(runs: dict[str, Path]) -> None:
     b = _summary(runs["droptail"])["bottleneck"]
     assert b["queue_mean_pkts"] > 0.6 * 150, b
@@ -231,6 +234,7 @@ def test_droptail_fills_the_buffer(runs: dict[str, Path]) -> None:
 
 
 @needs_testbed
+@pytest.mark.crosscheck
 def test_red_and_pi_hold_their_set_points(runs: dict[str, Path]) -> None:
     red = _summary(runs["red"])["bottleneck"]
     # RED's queue sits in its early region [min_th, max_th] = [20, 60] on
@@ -245,6 +249,7 @@ def test_red_and_pi_hold_their_set_points(runs: dict[str, Path]) -> None:
 
 
 @needs_testbed
+@pytest.mark.crosscheck
 def test_ecn_marks_replace_drops(runs: dict[str, Path]) -> None:
     b = _summary(runs["pi-ecn"])["bottleneck"]
     assert b["marks"] > 100, b
@@ -261,6 +266,7 @@ def test_ecn_marks_replace_drops(runs: dict[str, Path]) -> None:
 
 @needs_testbed
 @pytest.mark.parametrize("name", ["red", "pi"])
+@pytest.mark.crosscheck
 def test_simulator_and_testbed_agree(runs: dict[str, Path], name: str) -> None:
     """The same file in the simulator: utilisation within 0.05 and mean queue
     within 35 % (+3 packets). The band covers what differs on purpose (Linux
@@ -285,6 +291,7 @@ def test_simulator_and_testbed_agree(runs: dict[str, Path], name: str) -> None:
 
 
 @needs_testbed
+@pytest.mark.crosscheck
 def test_udp_sources(runs: dict[str, Path]) -> None:
     s = _summary(runs["udp"])
     assert s["udp"]["count"] == 3
@@ -304,6 +311,7 @@ def test_udp_sources(runs: dict[str, Path]) -> None:
 
 
 @needs_testbed
+@pytest.mark.crosscheck
 def test_web_sessions_follow_the_core_model(runs: dict[str, Path]) -> None:
     import aqmlab
 

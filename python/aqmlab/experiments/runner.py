@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
-from aqmlab import _lock
+from aqmlab import results
 from aqmlab.experiments import store
 from aqmlab.experiments.points import Point, distinct
 from aqmlab.experiments.pool import Task
@@ -343,11 +343,9 @@ def sweep_many(
     with contextlib.ExitStack() as held:
         for out in outs:
             try:
-                held.enter_context(_lock.hold(out))
-            except _lock.FolderBusy as e:
+                held.enter_context(results.hold_folder(out))
+            except results.ResultsError as e:
                 raise SweepError(str(e)) from None
-            except OSError as e:
-                raise SweepError(f"{out}: cannot write there: {e.strerror or e}") from None
         return _sweep_held(
             items,
             jobs=jobs,

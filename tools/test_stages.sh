@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# `make test`: the checks in stages, each timed; the stage times are printed at the end
+# (also when a stage fails, up to it). Stages:
+#   build        the venv and the engine (make build), the wheel from that engine (make wheel)
+#   rust         cargo fmt, clippy, doc and test (make test-rust)
+#   lint         ruff and mypy (make lint)
+#   tools        Debian's chromium and ns2 for the browser test and the ns-2 cross-check
+#   python       pytest, every test but the cross-checks
+#   crosscheck   pytest -m crosscheck: ns-2.35, the testbed's real-time runs, the wheel in a
+#                fresh venv, every preset in quick form
+set -uo pipefail
+cd "$(dirname "$0")/.."
+MAKE=${MAKE:-make}
+PY=${VENV:-.venv}/bin/python
+names=()
+secs=()
+total0=$(date +%s)
+
+report() {
+    echo
+    echo "stage times:"
+    for i in "${!names[@]}"; do
+        printf '  %-11s %5d s\n' "${names[$i]}" "${secs[$i]}"
+    done
+    printf '  %-11s %5d s\n' "total" "$(($(date +%s) - total0))"
+}
+
+stage() {
+    local name=$1 t0 status
+    shift
+    echo "== stage $name: $*"
+    t0=$(date +%s)
+    "$@"
+    status=$?
+    names+=("$name")
+    secs+=("$(($(date +%s) - t0))")
+    if [ "$status" -ne 0 ]; then
+        echo "stage $name failed (status $status)" >&2
+        report
+        exit "$status"
+    fi
+}
+
+# pytest's status 5 means "no test collected": a stage whose tests were all deselected.
+pytest_stage() {
+    "$PY" -m pytest "$@"
+    local s=$?
+    [ "$s" -eq 5 ] && return 0
+    return "$s"
+}
+
+stage build $MAKE --no-print-directory wheel
+wheel=$(ls -t dist/aqmlab-*.whl 2>/dev/null | head -n 1)
+stage rust $MAKE --no-print-directory test-rust
+stage lint $MAKE --no-print-directory lint
+stage tools $MAKE --no-print-directory browser ns2
+stage python pytest_stage -q -m "not crosscheck"
+export AQMLAB_WHEEL=$wheel
+stage crosscheck pytest_stage -q -m crosscheck --durations=15
+report
