@@ -10,9 +10,9 @@ Usage (needs ``ns``, Debian's ``ns2`` package: ``make ns2``; not run in CI)::
     python tests/ns2/ns2_figures.py PRESET [PRESET ...]
     python tests/ns2/ns2_figures.py --list
 
-Each figure is rounded to the decimals docs/fidelity.md states it with. Running times on one
-core: rem-5.1 about a minute, thesis-6.4.3 a few minutes, thesis-5.5.1 and thesis-6.4.4 about
-ten minutes each (ns-2's PI with 1000 flows).
+Each figure is rounded to the decimals docs/fidelity.md states it with; every one comes out as
+the preset stores it. Running times on one core: rem-5.1 10 s, thesis-5.5.1 40 s, thesis-6.4.3
+a minute, thesis-6.4.4 ten minutes (ns-2's PI with 1000 flows).
 """
 
 from __future__ import annotations

@@ -44,6 +44,7 @@ from aqmlab.report.data import ALL, Experiment, Metric, Output, Paper
 
 __all__ = [
     "NOT_GIVEN",
+    "NS2",
     "Agg",
     "Cell",
     "Pair",
@@ -52,6 +53,8 @@ __all__ = [
     "aggregate",
     "build_tables",
     "fmt_value",
+    "ns2_sources",
+    "ref_where",
     "t975",
 ]
 
