@@ -94,6 +94,55 @@ def error_of(doc: dict[str, Any], **kw: Any) -> ExperimentError:
             "LOW <= HIGH",
         ),
         (
+            lambda d: d.update(paper=[{"scheme": "A", "metric": "loss", "value": 1, "band": True}]),
+            "paper[0].band",
+            "a band is a range",
+        ),
+        (
+            lambda d: d.update(ns2=[{"scheme": "A", "metric": "lost", "value": 1}]),
+            "ns2[0].metric",
+            '"lost" is not a metric; known: loss',
+        ),
+        (
+            lambda d: d.update(ns2=[{"scheme": "C", "metric": "loss", "value": 1}]),
+            "ns2[0].scheme",
+            '"C" is not a scheme',
+        ),
+        (
+            lambda d: d.update(ns2=[{"scheme": "A", "metric": "loss", "phase": "x", "value": 1}]),
+            "ns2[0].phase",
+            '"x" is not a phase; known: all',
+        ),
+        (
+            lambda d: d.update(ns2=[{"scheme": "A", "metric": "loss", "value": 1, "seed": 1}]),
+            "ns2[0].seed",
+            'unknown key "seed"',
+        ),
+        (
+            lambda d: d.update(
+                ns2=[{"scheme": "A", "metric": "loss", "range": [0, 1], "band": True}]
+            ),
+            "ns2[0].band",
+            'unknown key "band"',
+        ),
+        (
+            lambda d: d.update(
+                ns2=[{"scheme": "A", "metric": "loss", "factors": {"flows": 30}, "value": 1}]
+            ),
+            "ns2[0].factors.flows",
+            'not a value of factor "flows"',
+        ),
+        (
+            lambda d: d.update(ns2=[{"scheme": "A", "metric": "loss"}]),
+            "ns2[0]",
+            "exactly one",
+        ),
+        (
+            lambda d: d.update(ns2={"scheme": "A", "metric": "loss", "value": 1}),
+            "ns2",
+            "write [[ns2]]",
+        ),
+        (
             lambda d: d.update(table={"name": "T", "rows": ["schme"], "metrics": ["loss"]}),
             "table.rows[0]",
             "not a dimension",
@@ -139,6 +188,24 @@ def test_validation_names_the_field(change: Any, path: str, words: str) -> None:
     assert e.path == path, str(e)
     assert words in e.msg, str(e)
     assert str(e).startswith(f"{path}: ")
+
+
+def test_ns2_entries_are_kept_beside_the_papers() -> None:
+    """[[ns2]] selects a cell as [[paper]] does and reaches experiment.json normalised."""
+    doc = base_doc(
+        paper=[{"scheme": "A", "metric": "loss", "range": [1, 2], "band": True, "note": "fig. 7"}],
+        ns2=[{"scheme": "B", "metric": "loss", "factors": {"flows": 20}, "value": 3, "note": "n"}],
+    )
+    exp = parse_experiment(doc, DATA / "x.toml")
+    assert exp.doc["paper"] == [
+        {"scheme": "A", "phase": "all", "factors": {}, "metric": "loss", "range": [1.0, 2.0],
+         "band": True, "note": "fig. 7"}
+    ]  # fmt: skip
+    assert exp.doc["ns2"] == [
+        {"scheme": "B", "phase": "all", "factors": {"flows": 20}, "metric": "loss", "value": 3.0,
+         "note": "n"}
+    ]  # fmt: skip
+    assert parse_experiment(base_doc(), DATA / "x.toml").doc["ns2"] == []
 
 
 def test_a_valid_experiment_and_its_quick_form() -> None:

@@ -51,6 +51,7 @@ TOP_KEYS = {
     "metric",
     "table",
     "paper",
+    "ns2",
     "figure",
 }
 
@@ -117,8 +118,10 @@ def test_preset_is_consistent(path: Path) -> None:
             assert dim in ("scheme", "phase") or dim in factors, (t["name"], dim)
         for m in t["metrics"]:
             assert m in metrics, (t["name"], m)
-    for i, p in enumerate(exp.get("paper", [])):
-        where = f"paper[{i}]"
+    refs = [("paper", i, p) for i, p in enumerate(exp.get("paper", []))]
+    refs += [("ns2", i, p) for i, p in enumerate(exp.get("ns2", []))]
+    for section, i, p in refs:
+        where = f"{section}[{i}]"
         assert p["scheme"] in schemes, (where, p["scheme"])
         assert p["metric"] in metrics, (where, p["metric"])
         assert p.get("phase", "all") in phases, (where, p.get("phase"))
@@ -130,6 +133,9 @@ def test_preset_is_consistent(path: Path) -> None:
             assert name in factors, (where, name)
             assert v in factors[name].get("labels", []) or v in factors[name]["values"], (where, v)
         assert p.get("note"), where
+        if section == "ns2":
+            # Where the figure comes from: the script that made it and the seeds.
+            assert "tests/ns2/" in p["note"] and "seed" in p["note"], where
     for f in exp.get("figure", []):
         if "metric" in f:
             assert f["metric"] in metrics, (f["name"], f["metric"])

@@ -147,6 +147,71 @@ def test_ranking_ties_at_the_papers_precision() -> None:
     assert (p.a, p.b, p.kept) == ("A", "B", None)
 
 
+def test_a_band_orders_only_what_it_does_not_overlap() -> None:
+    """A paper range marked as a band (one range for several cells) gives no order with a range
+    or value it overlaps: "not given by the paper", neither kept nor compared. Disjoint ranges
+    still order a pair; overlapping ranges that are not bands are still a tie."""
+    papers = [
+        {"scheme": "A", "metric": "x", "range": [1.0, 3.0], "band": True},
+        {"scheme": "B", "metric": "x", "range": [2.0, 4.0]},
+        {"scheme": "C", "metric": "x", "range": [5.0, 6.0], "band": True},
+        {"scheme": "D", "metric": "x", "value": 2.5},
+        {"scheme": "E", "metric": "x", "range": [3.5, 4.5]},
+    ]
+    values = {"A": [1.0], "B": [2.0], "C": [9.0], "D": [0.5], "E": [9.0]}
+    tables = T.build_tables(out := _synthetic(values, papers), evaluate_all(out))
+    pairs = {(p.a, p.b): p for p in tables.pairs}
+    for ab in (("A", "B"), ("A", "D")):
+        p = pairs[ab]
+        assert (p.given, p.paper, p.kept, p.verdict) == (False, "?", None, T.NOT_GIVEN), ab
+    assert (pairs[("A", "C")].paper, pairs[("A", "C")].kept) == ("<", True)
+    assert (pairs[("B", "E")].paper, pairs[("B", "E")].kept) == ("=", False)  # not bands: a tie
+    assert tables.not_given() == {"x": 2}
+    (summary,) = tables.ranking_summary()
+    assert summary == ("x", tables.kept[0], len(pairs) - 2, 0)
+    md = T.to_markdown(tables)
+    assert "| x | all | A vs B | no order: A 1.0-3.0, B 2.0-4.0 " in md
+    assert md.count(f"| {T.NOT_GIVEN} |") == 2 and "2 pairs not given by the paper" in md
+
+
+def test_rem_5_1_bands_are_not_given_by_the_paper() -> None:
+    """rem-5.1: the REM paper gives each scheme's goodput as one band over the five periods
+    (DropTail 62-91 %, RED(10:30) 82-95 %, RED(20:80) and REM 90-96 %). Every two of them
+    overlap, so the paper orders no pair: the 30 pairs are not given by the paper, not 30 pairs
+    not kept; read as ties they would all be lost against any ordering of ours."""
+    from aqmlab.experiments import load_experiment
+    from aqmlab.experiments.catalog import find_preset
+
+    preset = find_preset("rem-5.1")
+    assert preset is not None
+    exp = parse_experiment(load_experiment(preset.path).doc)
+    assert all(p.band for p in exp.papers)
+    # aqmlab's goodput per period, seed 1 (docs/fidelity.md, item 6), in % of the link.
+    ours = {
+        "DropTail": [55.9, 97.6, 98.8, 98.8, 98.6],
+        "RED(10:30)": [82.5, 87.1, 91.4, 94.6, 97.2],
+        "RED(20:80)": [86.9, 91.4, 93.4, 97.1, 98.5],
+        "REM": [87.9, 95.9, 96.9, 97.0, 97.3],
+    }
+    out = Output(Path("/nonexistent"), exp, [], [])
+    scale = exp.metrics["goodput"].scale
+    for s, per_phase in ours.items():
+        for i, (phase, v) in enumerate(zip(exp.phases, per_phase, strict=True)):
+            values = {"flows.goodput_bps_total": v / scale}
+            out.rows.append(Row(f"{s}-{i}", s, {}, 1, phase, i, 0.0, 1.0, "ok", "", values))
+    tables = T.build_tables(out, evaluate_all(out))
+    goodput = [p for p in tables.pairs if p.metric == "goodput"]
+    assert len(goodput) == 30
+    assert all(p.verdict == T.NOT_GIVEN and p.kept is None for p in goodput)
+    assert tables.kept == (0, 0) and tables.not_given() == {"goodput": 30}
+    assert tables.ranking_summary() == [("goodput", 0, 0, 0)]
+    assert "**no**" not in T.to_markdown(tables)
+    # Read as ties (no bands), the same figures gave "0 of 30 pairs kept".
+    exp.papers = [replace(p, band=False) for p in exp.papers]
+    tables = T.build_tables(out, evaluate_all(out))
+    assert tables.kept == (0, 30) and not tables.not_given()
+
+
 def test_precision_from_the_papers_numbers() -> None:
     exp = parse_experiment({"metric": [{"name": "m", "summary": "m"}]})
     ps = parse_experiment(
@@ -359,6 +424,81 @@ def test_markdown_and_rich(bulk: Output) -> None:
     console.print(T.to_rich(tables.tables[0]))
     text = console.export_text()
     assert "paper 90.0" in text and "2-5 s" in text
+
+
+# ---- ns-2.35 beside the paper --------------------------------------------------------------
+
+NS2_NOTE = "ns-2.35, seed 1: tests/ns2/made-up.tcl, for the test"
+
+
+def _with_ns2(src: Path, dst: Path, ns2: list[dict[str, object]]) -> Path:
+    """A copy of an output folder whose experiment.json has these [[ns2]] entries."""
+    shutil.copytree(src, dst)
+    shutil.rmtree(dst / "report", ignore_errors=True)
+    ej = dst / "experiment.json"
+    doc = json.loads(ej.read_text())
+    doc["ns2"] = ns2
+    ej.write_text(json.dumps(doc))
+    return dst
+
+
+def test_ns2_figure_is_a_third_value_where_given(folders: dict[str, Path], tmp_path: Path) -> None:
+    from rich.console import Console
+
+    d = _with_ns2(
+        folders["bulk"],
+        tmp_path / "bulk-ns2",
+        [
+            {"scheme": "RED", "phase": "2-5 s", "factors": {"flows": 10},
+             "metric": "utilisation", "value": 91.5, "note": NS2_NOTE},
+            {"scheme": "ARED", "phase": "5-8 s", "metric": "queue", "value": 12.5, "note": ""},
+        ],
+    )  # fmt: skip
+    out = load_output(d)
+    tables = T.build_tables(out, evaluate_all(out))
+    t = next(t for t in tables.tables if t.title == "Table 1 (flows = 10)")
+    red = t.cells[0][0]
+    assert red is not None and (red.scheme, red.phase, red.metric.name) == (
+        "RED",
+        "2-5 s",
+        "utilisation",
+    )
+    assert red.ns2 is not None and red.text_ns2() == "91.5"
+    d_ns2 = red.ours.mean - 91.5
+    assert red.text_ns2_diff() == f"Δ {'+' if d_ns2 >= 0 else '-'}{abs(d_ns2):.1f}"
+    # The queue entry names no factor: it is ARED's at both flows; no other cell has one.
+    with_ns2 = {(c.scheme, c.phase, c.metric.name, c.factors) for c in tables.cells.values()
+                if c.ns2 is not None}  # fmt: skip
+    assert with_ns2 == {
+        ("RED", "2-5 s", "utilisation", (0,)),
+        ("ARED", "5-8 s", "queue", (0,)),
+        ("ARED", "5-8 s", "queue", (1,)),
+    }
+    # ns-2's figures take no part in the ranking.
+    plain = load_output(folders["bulk"])
+    assert tables.kept == T.build_tables(plain, evaluate_all(plain)).kept
+    # tables.md: the third line in the cell, and the figure's note.
+    md = T.to_markdown(tables)
+    assert f"paper 90.0, {red.text_diff()}<br>ns-2.35 91.5, {red.text_ns2_diff()} |" in md
+    assert f"- RED, phase 2-5 s, flows = 10, utilisation 91.5. {NS2_NOTE}" in md
+    assert md.count("<br>ns-2.35 ") == 3
+    # The terminal's table.
+    console = Console(width=250, record=True)
+    console.print(T.to_rich(t))
+    assert f"ns-2.35 91.5  {red.text_ns2_diff()}" in console.export_text()
+    # The page, its tables.md, its figure (ARED's queue as an open square) and the CLI.
+    page = build_report(d).read_text()
+    assert f'<span class="ns2">ns-2.35 91.5</span> <span class="diff">{red.text_ns2_diff()}' in page
+    assert NS2_NOTE in page
+    assert "ns-2.35 91.5" in (d / "report" / "tables.md").read_text()
+    assert "ns-2.35" in (d / "report" / "queue-phases.svg").read_text()
+    p = aqmlab_cli("report", d)
+    assert p.returncode == 0, p.stderr
+    assert "ns-2.35 91.5" in p.stdout
+    # Without [[ns2]] entries nothing of ns-2 is shown.
+    plain_page = build_report(folders["bulk"]).read_text()
+    assert "ns-2.35" not in plain_page
+    assert "ns-2.35" not in (folders["bulk"] / "report" / "tables.md").read_text()
 
 
 # ---- report folder, HTML, CLI -------------------------------------------------------------

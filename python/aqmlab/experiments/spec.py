@@ -2,10 +2,11 @@
 
 An experiment file (TOML, beside its scenario file) names a scenario, the
 schemes and factors to cross, the seeds, and what the report shows (phases,
-metrics, tables, the paper's numbers, figures). ``docs/experiments.md``
-describes every key. :func:`load_experiment` reads a file, checks every key
-(unknown keys are errors) and returns an :class:`Experiment`; every error is
-an :class:`ExperimentError` that names the field path (``scheme[2].set``).
+metrics, tables, the paper's and ns-2.35's numbers, figures).
+``docs/experiments.md`` describes every key. :func:`load_experiment` reads a
+file, checks every key (unknown keys are errors) and returns an
+:class:`Experiment`; every error is an :class:`ExperimentError` that names the
+field path (``scheme[2].set``).
 
 Nothing here runs or resolves a scenario: :mod:`aqmlab.experiments.points`
 expands the experiment into points and resolves each point's scenario.
@@ -100,8 +101,13 @@ TOP_KEYS = (
     "metric",
     "table",
     "paper",
+    "ns2",
     "figure",
 )
+
+#: Keys of a ``[[paper]]`` entry; ``[[ns2]]`` takes the same but ``band``.
+PAPER_KEYS = ("scheme", "phase", "factors", "metric", "value", "range", "band", "note")
+NS2_KEYS = tuple(k for k in PAPER_KEYS if k != "band")
 
 
 @dataclass(frozen=True)
@@ -309,7 +315,8 @@ def parse_experiment(
     metric_names = [m["name"] for m in metrics]
     dims = ["scheme", "phase", *[f.name for f in factors]]
     tables = _tables(doc.get("table"), dims, metric_names)
-    papers = _papers(doc.get("paper"), schemes, all_factors, phases, metric_names)
+    papers = _references(doc.get("paper"), "paper", schemes, all_factors, phases, metric_names)
+    ns2 = _references(doc.get("ns2"), "ns2", schemes, all_factors, phases, metric_names)
     figures = _figures(doc.get("figure"), metric_names, all_factors, phases)
 
     norm: dict[str, Any] = {
@@ -328,6 +335,7 @@ def parse_experiment(
         "metric": metrics,
         "table": tables,
         "paper": papers,
+        "ns2": ns2,
         "figure": figures,
     }
     return Experiment(
@@ -704,20 +712,23 @@ def _tables(v: Any, dims: list[str], metric_names: list[str]) -> list[dict[str, 
     return out
 
 
-def _papers(
+def _references(
     v: Any,
+    section: str,
     schemes: tuple[Scheme, ...],
     factors: tuple[Factor, ...],
     phases: tuple[str, ...],
     metric_names: list[str],
 ) -> list[dict[str, Any]]:
+    """``[[paper]]`` or ``[[ns2]]`` (``section``): figures to set beside ours, each for the
+    cell its scheme, phase, factor values and metric select."""
     if v is None:
         return []
     scheme_names = [s.name for s in schemes]
     out: list[dict[str, Any]] = []
-    for i, t in enumerate(_array_of_tables(v, "paper")):
-        path = f"paper[{i}]"
-        _only(t, path, ("scheme", "phase", "factors", "metric", "value", "range", "note"))
+    for i, t in enumerate(_array_of_tables(v, section)):
+        path = f"{section}[{i}]"
+        _only(t, path, PAPER_KEYS if section == "paper" else NS2_KEYS)
         entry: dict[str, Any] = {}
         sch = _str(t, path, "scheme", required=True)
         if sch not in scheme_names:
@@ -759,6 +770,16 @@ def _papers(
                     f"{path}.range", f"expected [LOW, HIGH] with LOW <= HIGH, found {_q(r)}"
                 )
             entry["range"] = [float(r[0]), float(r[1])]
+        if "band" in t:
+            band = t["band"]
+            if not isinstance(band, bool):
+                raise ExperimentError(f"{path}.band", f"expected true or false, found {_q(band)}")
+            if band and "range" not in t:
+                raise ExperimentError(
+                    f"{path}.band", "a band is a range: give range = [LOW, HIGH] with band = true"
+                )
+            if band:
+                entry["band"] = True
         if "note" in t:
             entry["note"] = _str(t, path, "note", default="")
         out.append(entry)

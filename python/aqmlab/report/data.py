@@ -117,6 +117,10 @@ class Metric:
 
 @dataclass(frozen=True)
 class Paper:
+    """A figure to set beside ours in one cell: the paper's (``[[paper]]``) or ns-2.35's
+    (``[[ns2]]``). ``band``: the range is one band the paper gives for several cells (read off
+    a figure or its text for every point), not this cell's own range."""
+
     scheme: str
     phase: str
     factors: dict[str, Any]
@@ -124,6 +128,7 @@ class Paper:
     value: float | None
     range: tuple[float, float] | None
     note: str
+    band: bool = False
 
     @property
     def center(self) -> float:
@@ -176,6 +181,7 @@ class Experiment:
     papers: list[Paper]
     figures: list[Figure]
     raw: dict[str, Any]
+    ns2: list[Paper] = field(default_factory=list)
 
     def factor(self, name: str) -> Factor | None:
         for f in self.factors:
@@ -238,20 +244,8 @@ def parse_experiment(doc: Mapping[str, Any]) -> Experiment:
             stat=str(m.get("stat", "mean")),
             better=str(m.get("better", "none")),
         )
-    papers = []
-    for p in _list(doc, "paper", "papers"):
-        rng = p.get("range")
-        papers.append(
-            Paper(
-                scheme=str(p["scheme"]),
-                phase=str(p.get("phase", ALL)),
-                factors=dict(p.get("factors") or {}),
-                metric=str(p["metric"]),
-                value=None if p.get("value") is None else float(p["value"]),
-                range=None if rng is None else (float(rng[0]), float(rng[1])),
-                note=str(p.get("note", "")),
-            )
-        )
+    papers = [_reference(p) for p in _list(doc, "paper", "papers")]
+    ns2 = [_reference(p) for p in _list(doc, "ns2")]
     tables = [
         TableSpec(
             name=str(t.get("name", f"Table {i + 1}")),
@@ -293,6 +287,22 @@ def parse_experiment(doc: Mapping[str, Any]) -> Experiment:
         papers=papers,
         figures=figures,
         raw=dict(doc),
+        ns2=ns2,
+    )
+
+
+def _reference(p: Mapping[str, Any]) -> Paper:
+    """A ``[[paper]]`` or ``[[ns2]]`` entry of experiment.json."""
+    rng = p.get("range")
+    return Paper(
+        scheme=str(p["scheme"]),
+        phase=str(p.get("phase", ALL)),
+        factors=dict(p.get("factors") or {}),
+        metric=str(p["metric"]),
+        value=None if p.get("value") is None else float(p["value"]),
+        range=None if rng is None else (float(rng[0]), float(rng[1])),
+        note=str(p.get("note", "")),
+        band=bool(p.get("band", False)),
     )
 
 

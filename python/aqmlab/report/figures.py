@@ -12,10 +12,11 @@ Kinds (``[[figure]] kind``):
     per-bucket min / max envelope (every peak stays visible).
 ``metric_vs_factor``
     ``metric`` against ``factor``, one line per scheme (and per value of the other factors),
-    with the seeds' 95 % CI (or min-max range) as error bars and the paper's numbers as open
-    markers; optional ``phase`` (default "all").
+    with the seeds' 95 % CI (or min-max range) as error bars, the paper's numbers as open
+    diamonds and ns-2.35's (``[[ns2]]``) as open squares; optional ``phase`` (default "all").
 ``phase_bars``
-    ``metric`` per phase, one bar per scheme, error bars and the paper's numbers as markers.
+    ``metric`` per phase, one bar per scheme, error bars, the paper's numbers and ns-2.35's as
+    markers.
 ``cdf``
     The CDF of the response times (responses.parquet) up to ``x_max`` seconds (default 2), the
     responses of every seed that ended in the measurement interval pooled, one curve per scheme
@@ -325,7 +326,7 @@ def metric_vs_factor(out: Output, fig: Figure, stem: Path, cells: dict[Any, Cell
     with _style():
         mfig, axes = _panels(len(others) if split else 1)
         styles = ["-", "--", "-.", ":"]
-        paper_shown = False
+        paper_shown = ns2_shown = False
         for (scheme, other), cs in sorted(lines.items(), key=lambda kv: order.get(kv[0][0], 99)):
             ax = axes[others.index(other)] if split else axes[0]
             cs = sorted(cs, key=lambda c: c.factors[fi] or 0)
@@ -344,8 +345,15 @@ def metric_vs_factor(out: Output, fig: Figure, stem: Path, cells: dict[Any, Cell
             if px:
                 ax.plot(px, py, ls="none", marker="D", mfc="none", mec=colour, ms=6)
                 paper_shown = True
+            nx = [float(xs[c.factors[fi] or 0]) for c in cs if c.ns2 is not None]
+            ny = [c.ns2.center for c in cs if c.ns2 is not None]
+            if nx:
+                ax.plot(nx, ny, ls="none", marker="s", mfc="none", mec=colour, ms=6)
+                ns2_shown = True
         if paper_shown:
             axes[0].plot([], [], ls="none", marker="D", mfc="none", mec="0.3", label="paper")
+        if ns2_shown:
+            axes[0].plot([], [], ls="none", marker="s", mfc="none", mec="0.3", label="ns-2.35")
         for i, ax in enumerate(axes):
             if not fac.numeric:
                 ax.set_xticks(xs, fac.labels)
@@ -388,7 +396,7 @@ def phase_bars(out: Output, fig: Figure, stem: Path, cells: dict[Any, Cell]) -> 
         ax = mfig.subplots()
         width = 0.8 / len(groups)
         hatches = ["", "//", "..", "xx", "\\\\"]
-        paper_shown = False
+        paper_shown = ns2_shown = False
         for gi, (scheme, fk) in enumerate(groups):
             x = np.arange(len(phases)) + (gi - (len(groups) - 1) / 2) * width
             cs = [cells.get((scheme, fk, ph, mname)) for ph in phases]
@@ -406,8 +414,14 @@ def phase_bars(out: Output, fig: Figure, stem: Path, cells: dict[Any, Cell]) -> 
                     ax.plot(xi, c.paper.center, ls="none", marker="D", mfc="white", mec="black",
                             ms=5, zorder=5)  # fmt: skip
                     paper_shown = True
+                if c is not None and c.ns2 is not None:
+                    ax.plot(xi, c.ns2.center, ls="none", marker="s", mfc="white", mec="#2a5d8f",
+                            ms=5, zorder=5)  # fmt: skip
+                    ns2_shown = True
         if paper_shown:
             ax.plot([], [], ls="none", marker="D", mfc="white", mec="black", label="paper")
+        if ns2_shown:
+            ax.plot([], [], ls="none", marker="s", mfc="white", mec="#2a5d8f", label="ns-2.35")
         ax.set_xticks(np.arange(len(phases)), phases)
         ax.set_xlabel("phase")
         ax.set_ylabel(m.label)

@@ -44,6 +44,7 @@ thead th{background:#f3f3f3}caption{text-align:left;font-weight:600;padding:.3em
 table.paper td{text-align:right;white-space:nowrap}
 table.paper .ours{font-weight:600}table.paper .paper{color:#555;font-size:.88em}
 table.paper .diff{color:#555;font-size:.88em}.nopaper .paper{color:#aaa}
+table.paper .ns2{color:#2a5d8f;font-size:.88em}td.notgiven{color:#777}
 td.nodata{color:#999;text-align:center}.nan{color:#b60;font-size:.85em}
 td.kept{color:#175;font-weight:600}td.partly{color:#a60;font-weight:600}td.notkept{color:#b11;font-weight:600}
 figure{margin:1em 0 2em}figure img{max-width:100%;height:auto;border:1px solid #eee}
@@ -181,6 +182,14 @@ def _ranking_html(tables: T.Tables) -> str:
         if n
         else "<p>The paper gives no pair of schemes to rank.</p>"
     ]
+    not_given = tables.not_given()
+    if not_given:
+        lines.append(
+            f"<p>{sum(not_given.values())} pairs are {T.NOT_GIVEN}: their two ranges overlap and "
+            "one is a band the paper gives for several cells (read off a figure or its text for "
+            "every point), which says where each cell lies, not how two compare. They are left "
+            "out of the counts.</p>"
+        )
     summ = tables.ranking_summary()
     if summ:
         lines.append(
@@ -188,6 +197,8 @@ def _ranking_html(tables: T.Tables) -> str:
         )
         for m, kk, nn, u in summ:
             extra = f" ({u} without data)" if u else ""
+            if not_given.get(m):
+                extra += f" ({not_given[m]} {T.NOT_GIVEN})"
             lines.append(f"<tr><th>{_e(m)}</th><td>{kk} / {nn}{extra}</td></tr>")
         lines.append("</tbody></table>")
     lines.append(f"<details><summary>Every pair</summary>{T.ranking_html(tables)}</details>")
@@ -198,6 +209,7 @@ def page(b: Built) -> str:
     exp = b.out.experiment
     title = exp.title or exp.name
     badge = '<span class="badge quick">quick</span>' if exp.quick else ""
+    ns2 = T.ns2_entries(b.tables)
     parts = [
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8">',
@@ -211,11 +223,23 @@ def page(b: Built) -> str:
         "<h2>Tables</h2>",
         "<p>In each cell: ours (mean ± 95 % confidence interval over the seeds, or min-max "
         "range), below it the paper's number and the difference ours - paper (Δ, and in % "
-        "of the paper's). Hover a cell for every seed's value.</p>",
+        "of the paper's)"
+        + (
+            f", and where the ns-2 cross-check ran the same set-up, {T.NS2}'s figure and ours "
+            f"- {T.NS2}'s"
+            if ns2
+            else ""
+        )
+        + ". Hover a cell for every seed's value.</p>",
     ]
     parts += [f'<div class="scroll">{T.to_html(t)}</div>' for t in b.tables.tables] or [
         "<p>No table.</p>"
     ]
+    if ns2:
+        parts.append(f"<h3>{T.NS2}'s figures</h3><ul>")
+        for figures, note in T.ns2_sources(b.tables):
+            parts.append(f"<li>{_e(figures)}" + (f". {_inline(note)}" if note else "") + "</li>")
+        parts.append("</ul>")
     parts.append("<h2>Figures</h2>")
     figs = {f.name: f for f in exp.figures}
     for name, files, err in b.figures:
@@ -293,8 +317,15 @@ def build(out_dir: Path) -> Built:
             "failed": len(out.failures),
             "kept": k,
             "compared": n,
+            "not_given": sum(tables.not_given().values()),
             "metrics": [
-                {"metric": m, "kept": kk, "compared": nn, "no_data": u}
+                {
+                    "metric": m,
+                    "kept": kk,
+                    "compared": nn,
+                    "no_data": u,
+                    "not_given": tables.not_given().get(m, 0),
+                }
                 for m, kk, nn, u in tables.ranking_summary()
             ],
             "figures_failed": [name for name, _, err in figures if err],
@@ -361,11 +392,13 @@ def build_index(dirs: list[Path], out_html: Path) -> Path:
             f"{_e(m['metric'])}: {m['kept']}/{m['compared']}" for m in s.get("metrics", [])
         )
         quick = '<span class="badge quick">quick</span>' if s.get("quick") else ""
+        ng = f" ({s['not_given']} {T.NOT_GIVEN})" if s.get("not_given") else ""
         body.append(
             f'<tr><td><a href="{_e(href)}">{_e(s["name"])}</a>{quick}<br>'
             f'<span class="sub">{_e(s.get("title", ""))}</span></td>'
             f"<td>{_e(s.get('source', ''))}</td>"
-            f"<td>{s['points']}</td><td>{s['failed']}</td><td>{k} / {n}</td><td>{per or '-'}</td>"
+            f"<td>{s['points']}</td><td>{s['failed']}</td><td>{k} / {n}{ng}</td>"
+            f"<td>{per or '-'}</td>"
             f'<td class="{cls}">{verdict}</td></tr>'
         )
     body += ["</tbody></table>", "</body></html>"]

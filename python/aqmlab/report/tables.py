@@ -1,4 +1,4 @@
-"""The paper's tables with our numbers beside the paper's, and the ranking check.
+"""The paper's tables with our numbers beside the paper's (and ns-2.35's), and the ranking check.
 
 Seeds combine per cell (scheme, factor values, phase) as the metric's ``stat`` says:
 
@@ -16,6 +16,15 @@ with) or, for ranges, when the ranges overlap. Ours is found the same way from t
 for a ``stat = "range"`` metric our min-max ranges over the seeds (overlapping: "="), else our
 means (equal at the paper's precision: "="). A pair is kept when the two orders are the same (a
 tie in the paper is kept only by a tie of ours).
+
+A paper range marked ``band`` is one band the paper gives for several cells (read off a figure or
+its text for every point, as the REM paper's "between 62% and 91%" for every number of sources),
+not the cell's own figure: it says where each of those cells lies, not how two of them compare.
+Two overlapping ranges of which one is a band give no order: such a pair is "not given by the
+paper" and is neither kept nor compared. Disjoint ranges order the pair, bands or not.
+
+Where the experiment has an ``[[ns2]]`` entry for a cell (ns-2.35's figure for the same set-up,
+from the cross-check), the cell shows it as a third value; it takes no part in the ranking.
 """
 
 from __future__ import annotations
@@ -34,6 +43,8 @@ from rich.table import Table
 from aqmlab.report.data import ALL, Experiment, Metric, Output, Paper
 
 __all__ = [
+    "NOT_GIVEN",
+    "NS2",
     "Agg",
     "Cell",
     "Pair",
@@ -42,6 +53,8 @@ __all__ = [
     "aggregate",
     "build_tables",
     "fmt_value",
+    "ns2_sources",
+    "ref_where",
     "t975",
 ]
 
@@ -52,6 +65,11 @@ _T975 = (
     2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042,
 )  # fmt: skip
 _T975_LARGE = ((40, 2.021), (60, 2.000), (120, 1.980))
+
+#: A ranking pair whose order the paper does not give (overlapping ranges, one a band).
+NOT_GIVEN = "not given by the paper"
+#: How ns-2.35's figure is labelled in the tables.
+NS2 = "ns-2.35"
 
 
 def t975(df: int) -> float:
@@ -149,7 +167,7 @@ def precision(metric: Metric, papers: Sequence[Paper]) -> int:
 
 @dataclass
 class Cell:
-    """One cell: our value beside the paper's."""
+    """One cell: our value beside the paper's, and ns-2.35's where the experiment gives it."""
 
     scheme: str
     factors: tuple[int | None, ...]
@@ -158,18 +176,23 @@ class Cell:
     ours: Agg
     paper: Paper | None
     values: list[float]
+    ns2: Paper | None = None
+
+    def diff_to(self, ref: Paper | None) -> float:
+        """Ours - ref; for a range the distance outside it (0 inside)."""
+        if ref is None or not self.ours.ok:
+            return math.nan
+        if ref.range is not None:
+            lo, hi = ref.range
+            m = self.ours.mean
+            return 0.0 if lo <= m <= hi else (m - lo if m < lo else m - hi)
+        assert ref.value is not None
+        return self.ours.mean - ref.value
 
     @property
     def diff(self) -> float:
         """Ours - paper; for a paper range the distance outside it (0 inside)."""
-        if self.paper is None or not self.ours.ok:
-            return math.nan
-        if self.paper.range is not None:
-            lo, hi = self.paper.range
-            m = self.ours.mean
-            return 0.0 if lo <= m <= hi else (m - lo if m < lo else m - hi)
-        assert self.paper.value is not None
-        return self.ours.mean - self.paper.value
+        return self.diff_to(self.paper)
 
     @property
     def rel(self) -> float:
@@ -187,14 +210,24 @@ class Cell:
     def text_diff(self) -> str:
         if self.paper is None:
             return ""
-        d = self.diff
+        return self._text_diff(self.paper, self.rel)
+
+    def text_ns2(self) -> str:
+        """ns-2.35's figure, "" when the experiment has none for this cell."""
+        return "" if self.ns2 is None else fmt_paper(self.ns2, self.metric.digits)
+
+    def text_ns2_diff(self) -> str:
+        """Ours - ns-2.35's (no percentage: the figure is a check, not a target)."""
+        return "" if self.ns2 is None else self._text_diff(self.ns2, math.nan)
+
+    def _text_diff(self, ref: Paper, rel: float) -> str:
+        d = self.diff_to(ref)
         if math.isnan(d):
             return "Δ ?"
         s = f"Δ {'+' if d >= 0 else '-'}{fmt_value(abs(d), self.metric.digits)}"
-        if self.paper.range is not None:
+        if ref.range is not None:
             return "in range" if d == 0 else f"{s} {'above' if d > 0 else 'below'} the range"
-        r = self.rel
-        return s if math.isnan(r) else f"{s} ({r:+.0f} %)"
+        return s if math.isnan(rel) else f"{s} ({rel:+.0f} %)"
 
 
 @dataclass
@@ -206,11 +239,21 @@ class Pair:
     factors: str
     a: str
     b: str
-    paper: str  # "<", "=", ">"
+    paper: str  # "<", "=", ">"; "?" when not given
     ours: str  # "<", "=", ">" or "?" (no data)
-    kept: bool | None  # None: no data of ours
+    kept: bool | None  # None: no data of ours, or the paper gives no order
     paper_values: tuple[str, str] = ("", "")  # the paper's numbers of a and b, as shown
     our_values: tuple[str, str] = ("", "")  # ours
+    given: bool = True  # False: overlapping ranges, one a band: the paper gives no order
+
+    @property
+    def verdict(self) -> str:
+        """ "kept", "not kept", "no data" or :data:`NOT_GIVEN`."""
+        if not self.given:
+            return NOT_GIVEN
+        if self.kept is None:
+            return "no data"
+        return "kept" if self.kept else "not kept"
 
 
 @dataclass
@@ -236,16 +279,28 @@ class Tables:
     cells: dict[tuple[str, tuple[int | None, ...], str, str], Cell] = field(default_factory=dict)
 
     def ranking_summary(self) -> list[tuple[str, int, int, int]]:
-        """Per metric: (metric, kept, compared, without data)."""
+        """Per metric: (metric, kept, compared, without data). Pairs the paper gives no order
+        for are in none of these (:meth:`not_given`)."""
         out: dict[str, list[int]] = {}
         for p in self.pairs:
             c = out.setdefault(p.metric, [0, 0, 0])
+            if not p.given:
+                continue
             if p.kept is None:
                 c[2] += 1
             else:
                 c[1] += 1
                 c[0] += int(p.kept)
         return [(m, k, n, u) for m, (k, n, u) in out.items()]
+
+    def not_given(self) -> dict[str, int]:
+        """Per metric: the pairs whose order the paper does not give (metrics without one
+        left out)."""
+        out: dict[str, int] = {}
+        for p in self.pairs:
+            if not p.given:
+                out[p.metric] = out.get(p.metric, 0) + 1
+        return out
 
     @property
     def kept(self) -> tuple[int, int]:
@@ -255,10 +310,16 @@ class Tables:
         return k, n
 
 
-def _paper_for(
-    exp: Experiment, scheme: str, fkey: tuple[int | None, ...], phase: str, metric: str
+def _entry_for(
+    exp: Experiment,
+    entries: Sequence[Paper],
+    scheme: str,
+    fkey: tuple[int | None, ...],
+    phase: str,
+    metric: str,
 ) -> Paper | None:
-    for p in exp.papers:
+    """The first of ``entries`` (the paper's or ns-2.35's) that selects this cell."""
+    for p in entries:
         if p.scheme != scheme or p.metric != metric or p.phase != phase:
             continue
         ok = True
@@ -289,8 +350,9 @@ def collect_cells(
                 phase,
                 m,
                 aggregate(vals, m.stat),
-                _paper_for(exp, scheme, fkey, phase, m.name),
+                _entry_for(exp, exp.papers, scheme, fkey, phase, m.name),
                 vals,
+                _entry_for(exp, exp.ns2, scheme, fkey, phase, m.name),
             )
     return cells
 
@@ -303,7 +365,7 @@ def _dim_values(exp: Experiment, dim: str, metrics: list[str]) -> list[tuple[Any
         return [(m, exp.metrics[m].label) for m in metrics if m in exp.metrics]
     if dim == "phase":
         named = [p for p in exp.phases if p != ALL]
-        with_all = any(p.phase == ALL and p.metric in metrics for p in exp.papers)
+        with_all = any(p.phase == ALL and p.metric in metrics for p in [*exp.papers, *exp.ns2])
         ph = ([ALL] if with_all or not named else []) + named
         return [(p, p) for p in ph]
     f = exp.factor(dim)
@@ -318,12 +380,15 @@ def _rel(a: float, b: float, d: int) -> str:
 
 
 def _paper_rel(pa: Paper, pb: Paper, d: int) -> str:
+    """The paper's order of two cells: "<", "=", ">", or "?" when it gives none (two
+    overlapping ranges, one of them a band for several cells)."""
     if pa.range is None and pb.range is None:
         assert pa.value is not None and pb.value is not None
         return _rel(pa.value, pb.value, d)
     a = pa.range if pa.range is not None else (pa.center, pa.center)
     b = pb.range if pb.range is not None else (pb.center, pb.center)
-    return _range_rel(a, b, d)
+    rel = _range_rel(a, b, d)
+    return "?" if rel == "=" and (pa.band or pb.band) else rel
 
 
 def _range_rel(a: tuple[float, float], b: tuple[float, float], d: int) -> str:
@@ -368,6 +433,8 @@ def ranking_pairs(exp: Experiment, cells: dict[Any, Cell]) -> list[Pair]:
                 kept = orel == prel
             else:
                 orel = "?"
+            if prel == "?":
+                kept = None
             pairs.append(
                 Pair(
                     mname,
@@ -380,6 +447,7 @@ def ranking_pairs(exp: Experiment, cells: dict[Any, Cell]) -> list[Pair]:
                     kept,
                     (ca.text_paper(), cb.text_paper()),
                     (fmt_value(ca.ours.mean, m.digits), fmt_value(cb.ours.mean, m.digits)),
+                    given=prel != "?",
                 )
             )
     return pairs
@@ -449,7 +517,8 @@ def _layout(
 
 
 def to_rich(t: ReportTable) -> Table:
-    """A rich table: in each cell ours, and below it the paper's number and the difference."""
+    """A rich table: in each cell ours, and below it the paper's number and the difference, and
+    ns-2.35's where the experiment gives it."""
     rt = Table(title=t.title, title_justify="left", show_lines=True)
     for d in t.row_dims:
         rt.add_column(d, style="bold")
@@ -463,6 +532,8 @@ def to_rich(t: ReportTable) -> Table:
                 texts.append("[dim]no data[/dim]")
                 continue
             sub = f"paper {c.text_paper()}" + (f"  {c.text_diff()}" if c.paper else "")
+            if c.ns2 is not None:
+                sub += f"\n{NS2} {c.text_ns2()}  {c.text_ns2_diff()}"
             texts.append(f"{c.text_ours()}\n[dim]{sub}[/dim]")
         rt.add_row(*labels, *texts)
     return rt
@@ -474,9 +545,10 @@ def ranking_rich(tables: Tables, show: int = 6) -> Table:
     rt.add_column("metric", style="bold")
     rt.add_column("kept", justify="right")
     rt.add_column("not kept")
+    not_given = tables.not_given()
     for m, k, n, u in tables.ranking_summary():
         bad = [
-            f"paper {_order(p, p.paper, p.paper_values)}, ours {_order(p, p.ours, p.our_values)}"
+            f"paper {_paper_order(p)}, ours {_order(p, p.ours, p.our_values)}"
             + (f" ({_where(p)})" if _where(p) else "")
             for p in tables.pairs
             if p.metric == m and p.kept is False
@@ -484,6 +556,8 @@ def ranking_rich(tables: Tables, show: int = 6) -> Table:
         if len(bad) > show:
             bad = [*bad[:show], f"... and {len(bad) - show} more (all in the report)"]
         extra = f" ({u} without data)" if u else ""
+        if not_given.get(m):
+            extra += f" ({not_given[m]} {NOT_GIVEN})"
         rt.add_row(m, f"{k}/{n}{extra}", "\n".join(bad) or "-")
     return rt
 
@@ -491,6 +565,44 @@ def ranking_rich(tables: Tables, show: int = 6) -> Table:
 def _order(p: Pair, rel: str, values: tuple[str, str]) -> str:
     """E.g. "RED > ARED (90.0 vs 80.0)"."""
     return f"{p.a} {rel} {p.b} ({values[0]} vs {values[1]})"
+
+
+def _paper_order(p: Pair) -> str:
+    """The paper's side of a pair: its order, or why it gives none."""
+    if p.given:
+        return _order(p, p.paper, p.paper_values)
+    return (
+        f"no order: {p.a} {p.paper_values[0]}, {p.b} {p.paper_values[1]} "
+        "(overlapping, one a band for several cells)"
+    )
+
+
+def ns2_entries(tables: Tables) -> list[tuple[Cell, Paper]]:
+    """The ns-2.35 figures shown in the tables, one cell each (in the order of the cells)."""
+    seen: set[int] = set()
+    out = []
+    for c in tables.cells.values():
+        if c.ns2 is not None and id(c.ns2) not in seen:
+            seen.add(id(c.ns2))
+            out.append((c, c.ns2))
+    return out
+
+
+def ns2_sources(tables: Tables) -> list[tuple[str, str]]:
+    """The ns-2.35 figures shown, grouped by their note: (the figures as text, the note). A
+    figure reads "ARED, phase 1: d 100 ms, utilisation 97.90"."""
+    groups: dict[str, list[str]] = {}
+    for c, ref in ns2_entries(tables):
+        text = f"{ref_where(ref)}, {c.metric.name} {fmt_paper(ref, c.metric.digits)}"
+        groups.setdefault(ref.note, []).append(text)
+    return [("; ".join(texts), note) for note, texts in groups.items()]
+
+
+def ref_where(ref: Paper) -> str:
+    """The cell an entry selects, as text: "ARED, phase 1: d 100 ms, flows = 30"."""
+    parts = [ref.scheme, f"phase {ref.phase}" if ref.phase != ALL else ""]
+    parts += [f"{k} = {v}" for k, v in ref.factors.items()]
+    return ", ".join(x for x in parts if x)
 
 
 def _where(p: Pair) -> str:
@@ -513,11 +625,19 @@ def to_markdown(tables: Tables) -> str:
             for c in line:
                 if c is None:
                     texts.append("no data")
-                elif c.paper is None:
-                    texts.append(f"**{c.text_ours()}**<br>paper -")
-                else:
-                    texts.append(f"**{c.text_ours()}**<br>paper {c.text_paper()}, {c.text_diff()}")
+                    continue
+                text = f"**{c.text_ours()}**<br>paper {c.text_paper()}"
+                if c.paper is not None:
+                    text += f", {c.text_diff()}"
+                if c.ns2 is not None:
+                    text += f"<br>{NS2} {c.text_ns2()}, {c.text_ns2_diff()}"
+                texts.append(text)
             lines.append("| " + " | ".join([*labels, *texts]) + " |")
+        lines.append("")
+    sources = ns2_sources(tables)
+    if sources:
+        lines += [f"### {NS2}'s figures", ""]
+        lines += [f"- {figures}{'. ' + note if note else ''}" for figures, note in sources]
         lines.append("")
     lines += ["### Ranking of the schemes", ""]
     if not tables.pairs:
@@ -525,14 +645,21 @@ def to_markdown(tables: Tables) -> str:
     else:
         lines += ["| metric | where | pair | paper | ours | kept |", "|---|---|---|---|---|---|"]
         for p in tables.pairs:
-            kept = "?" if p.kept is None else ("yes" if p.kept else "**no**")
+            kept = {"kept": "yes", "not kept": "**no**", "no data": "?"}.get(p.verdict, p.verdict)
             lines.append(
                 f"| {p.metric} | {_where(p) or 'all'} | {p.a} vs {p.b} "
-                f"| {_order(p, p.paper, p.paper_values)} | {_order(p, p.ours, p.our_values)} "
+                f"| {_paper_order(p)} | {_order(p, p.ours, p.our_values)} "
                 f"| {kept} |"
             )
         k, n = tables.kept
-        lines += ["", f"Kept: {k} of {n} pairs.", ""]
+        lines += ["", f"Kept: {k} of {n} pairs."]
+        ng = sum(tables.not_given().values())
+        if ng:
+            lines[-1] += (
+                f" {ng} pairs {NOT_GIVEN} (overlapping ranges, one a band the paper gives for"
+                " several cells), left out."
+            )
+        lines.append("")
     return "\n".join(lines)
 
 
@@ -579,11 +706,19 @@ def to_html(t: ReportTable) -> str:
                 else ""
             )
             title = f"seeds: {', '.join(fmt_value(v, c.metric.digits) for v in c.values)}"
+            ns2 = ""
+            if c.ns2 is not None:
+                title += f"\n{NS2}: {c.ns2.note}" if c.ns2.note else ""
+                ns2 = (
+                    f'<br><span class="ns2">{NS2} {_e(c.text_ns2())}</span>'
+                    f' <span class="diff">{_e(c.text_ns2_diff())}</span>'
+                )
             out.append(
                 f'<td class="{cls}" title="{_e(title)}"><span class="ours">{_e(c.text_ours())}'
                 f"</span>{nan}<br>"
                 f'<span class="paper">paper {_e(c.text_paper())}</span>'
                 + (f' <span class="diff">{_e(c.text_diff())}</span>' if c.paper else "")
+                + ns2
                 + "</td>"
             )
         out.append("</tr>")
@@ -597,12 +732,14 @@ def ranking_html(tables: Tables) -> str:
     out = ['<table class="ranking"><thead><tr><th>metric</th><th>where</th><th>pair</th>'
            "<th>paper</th><th>ours</th><th>kept</th></tr></thead><tbody>"]  # fmt: skip
     for p in tables.pairs:
-        kept = "no data" if p.kept is None else ("kept" if p.kept else "not kept")
-        cls = "nodata" if p.kept is None else ("kept" if p.kept else "notkept")
+        cls = {"kept": "kept", "not kept": "notkept", "no data": "nodata"}.get(
+            p.verdict, "notgiven"
+        )
         out.append(
             f"<tr><td>{_e(p.metric)}</td><td>{_e(_where(p) or 'all')}</td>"
-            f"<td>{_e(p.a)} vs {_e(p.b)}</td><td>{_e(_order(p, p.paper, p.paper_values))}</td>"
-            f'<td>{_e(_order(p, p.ours, p.our_values))}</td><td class="{cls}">{kept}</td></tr>'
+            f"<td>{_e(p.a)} vs {_e(p.b)}</td><td>{_e(_paper_order(p))}</td>"
+            f'<td>{_e(_order(p, p.ours, p.our_values))}</td><td class="{cls}">{p.verdict}</td>'
+            "</tr>"
         )
     out.append("</tbody></table>")
     return "".join(out)
