@@ -196,6 +196,18 @@ def test_a_second_sweep_into_one_folder_is_refused_and_the_first_completes(
     assert not (out.parent / ".D.lock").exists()
 
 
+def test_a_report_is_not_built_while_a_sweep_writes_the_folder(tmp_path: Path) -> None:
+    out = tmp_path / "D"
+    assert _sweep(SWEEP, "--quick", "--out", out).returncode == 0
+    first = _start_sweep(out, "--resume")
+    _wait_for_lock(out, first)
+    p = aqmlab_cli("report", out)
+    assert_clean_error(p)
+    assert f"being written by process {first.pid}" in p.stderr
+    first.kill()
+    first.wait()
+
+
 def test_a_second_run_into_one_folder_is_refused(tmp_path: Path) -> None:
     out = tmp_path / "r"
     first = subprocess.Popen(

@@ -9,6 +9,7 @@ from rich.console import Console
 from aqmlab.report import tables as T
 from aqmlab.report.data import ReportError, load_output
 from aqmlab.report.html import build, build_index
+from aqmlab.results import ResultsError, hold_folder
 
 __all__ = ["report_command"]
 
@@ -25,7 +26,12 @@ def report_command(dirs: list[Path], index: str | None = None) -> int:
         # Piped or logged: wide enough for the paper's tables (rich would use 80 columns).
         console = Console(width=180)
     for d in dirs:
-        b = build(d)
+        # One writer at a time: not while a sweep is writing the folder.
+        try:
+            with hold_folder(d):
+                b = build(d)
+        except ResultsError as e:
+            raise ReportError(str(e)) from None
         exp = b.out.experiment
         console.rule(f"[bold]{exp.name}[/bold]: {exp.title}" + (" (quick)" if exp.quick else ""))
         for t in b.tables.tables:
