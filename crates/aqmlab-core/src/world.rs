@@ -9,9 +9,10 @@ use crate::net::link::{Link, Offer, TxResult};
 use crate::net::topology::{self, Routes, ROUTE_END};
 use crate::packet::{flags, Arena, Ecn, Packet, PktId};
 use crate::rng::{Rng, Stream};
+use crate::scenario::web::{FirstPage, Http, Pages};
 use crate::scenario::{Action, Direction, LinkSel, Purpose, Scenario, TrafficSpec};
 use crate::sim::{Event, EventQueue};
-use crate::transport::web::{Assigned, FirstPage, Http, Pages, Phase, Session};
+use crate::traffic::web::{Assigned, Phase, Session};
 use crate::transport::{FlowStats, Seg, TcpConfig, TcpFlow, UdpSource};
 use crate::units::SimTime;
 use serde::Serialize;
@@ -219,7 +220,7 @@ impl WebSession {
 enum WebApp {
     /// `web-simple`.
     Simple(WebSession),
-    /// `web`: pages of objects ([`crate::transport::web`]).
+    /// `web`: pages of objects ([`crate::traffic::web`]).
     Browse(Session),
 }
 

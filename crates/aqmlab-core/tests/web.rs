@@ -3,7 +3,7 @@
 //!
 //! The object-size acceptance (mean 7.2 KB, top 15 % of objects carrying
 //! 75-85 % of the bytes) is a unit test beside the distribution
-//! (`transport/web.rs`, `object_size_sample`).
+//! (`scenario/web.rs`, `object_size_sample`).
 
 mod common;
 

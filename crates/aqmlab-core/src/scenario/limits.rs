@@ -30,8 +30,9 @@
 //!   path every existing seed draws.)
 
 use super::decode::{SpecError, SpecResult};
-use super::spec::{Scenario, TrafficSpec};
+use super::spec::Scenario;
 use super::topo::{LossSpec, Topology};
+use super::traffic::TrafficSpec;
 use crate::aqm::{Aqm, AqmSpec, LinkInfo};
 use crate::units::{BitRate, SimTime};
 
@@ -355,9 +356,11 @@ impl Scenario {
             return 0.0;
         };
         let flows = self.group_capacity(g).max(1) as f64;
-        let bps = |r: &super::spec::UdpRate| match *r {
-            super::spec::UdpRate::Rate(r) => r.bps() as f64,
-            super::spec::UdpRate::Density(d) => d * self.path_rate(g).bps() as f64 / u.flows as f64,
+        let bps = |r: &super::traffic::UdpRate| match *r {
+            super::traffic::UdpRate::Rate(r) => r.bps() as f64,
+            super::traffic::UdpRate::Density(d) => {
+                d * self.path_rate(g).bps() as f64 / u.flows as f64
+            }
         };
         let mut best = bps(&u.rate);
         for e in &self.schedule {
@@ -399,7 +402,7 @@ impl Scenario {
             if pps > 0.0 {
                 let key = match &self.traffic[g] {
                     TrafficSpec::Cbr(u) | TrafficSpec::UdpOnoff(u)
-                        if matches!(u.rate, super::spec::UdpRate::Density(_)) =>
+                        if matches!(u.rate, super::traffic::UdpRate::Density(_)) =>
                     {
                         "density"
                     }
