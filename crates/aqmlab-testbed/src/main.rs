@@ -1,4 +1,4 @@
-//! `aqmlab-router`: the testbed's user-space router (issue 13).
+//! `aqmlab-router`: the testbed's user-space router.
 //!
 //! It sits between two TUN devices, one in each router-side network
 //! namespace of the dumbbell that `aqmlab testbed` builds, and emulates the
