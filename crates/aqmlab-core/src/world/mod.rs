@@ -2,16 +2,16 @@
 //! gathers the results.
 //!
 //! A packet's path, file by file. A flow's TCP hands the engine segments,
-//! which `endpoint.rs` turns into packets (`emit`) on the first
-//! link of the flow's route; `path.rs` offers each to a link, whose AQM
-//! admits, marks or drops it, starts its transmission and fixes when it
-//! reaches the link's far end (passing it at once through the cut-through
-//! links that follow); `ahead.rs` turns that instant into an arrival event,
-//! or lets the endpoint take the packet ahead of the clock; on arrival the
-//! packet goes on to its route's next link, or reaches the other end of its
-//! flow (`endpoint.rs`), whose answer starts the next packets. The
-//! applications start flows and give them data: `apps.rs` (flow starts,
-//! UDP sources) and `web.rs` (web sessions).
+//! which `endpoint.rs` turns into packets on the first link of the flow's
+//! route; `path.rs` offers each to a link, whose AQM admits, marks or drops
+//! it, starts its transmission and fixes when it reaches the link's far end
+//! (passing it at once through the cut-through links that follow);
+//! `ahead.rs` turns that instant into an arrival event, or lets the
+//! endpoint take the packet ahead of the clock; on arrival the packet goes
+//! on to its route's next link, or reaches the other end of its flow
+//! (`endpoint.rs`), whose answer starts the next packets. The applications
+//! start flows and give them data: `apps.rs` (flow starts, UDP sources) and
+//! `web.rs` (web sessions).
 //!
 //! Around the path: `build.rs` builds the network and the flows,
 //! `warm.rs` loads the caches for large worlds, `schedule.rs` applies the
