@@ -14,8 +14,8 @@
 //! requests completed per wall second (completed in the measurement
 //! interval, scaled to the whole run like `bn_pkts/s`).
 //!
-//! `bench --scale [--events N] [--warmup W] [--reps R] FILE` prints the scaling table
-//! (issue 14): FILE (the canonical dumbbell) scaled by 1, 10, 100 and 1000
+//! `bench --scale [--events N] [--warmup W] [--reps R] FILE` prints the scaling table:
+//! FILE (the canonical dumbbell) scaled by 1, 10, 100 and 1000
 //! (bottleneck rate, flows, buffer and RED thresholds; access links 10x the
 //! bottleneck as in the canonical scenario; every flow starts in the first
 //! second, so that all of them are running when the measurement begins),
@@ -26,7 +26,7 @@
 //! each of the ten slices the measured events run in timed by its fastest
 //! repetition (a run is deterministic, so every repetition runs the same
 //! events; other load on the machine only ever slows a slice down), that
-//! figure over the first row's (issue 14's goals: at most 1.5 at 10 000
+//! figure over the first row's (the engine's goals: at most 1.5 at 10 000
 //! flows and 2 at 100 000 against 100), `sim_s/s`: simulated seconds per
 //! wall second at `best` (comparable between versions of the engine that
 //! need different numbers of events for the same traffic), `ns/pkt`: wall

@@ -7,8 +7,8 @@
 //! The measurement starts at 10 s. `KEY=VALUE` sets a key of the web
 //! group (`think=3s`, `objects=2`; numbers are read as numbers).
 
+use aqmlab_core::scenario::web::calibration_scenario;
 use aqmlab_core::scenario::Value;
-use aqmlab_core::transport::web::calibration_scenario;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {

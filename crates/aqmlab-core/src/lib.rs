@@ -2,7 +2,8 @@
 //! Active Queue Management research.
 //!
 //! Layers (data flows top to bottom): [`scenario`] (the spec and its
-//! validation), [`world`] (the run), [`transport`] (TCP), [`net`] (links and
+//! validation), [`world`] (the run), [`traffic`] (the applications: web
+//! sessions), [`transport`] (TCP, UDP), [`net`] (links and
 //! topologies), [`aqm`] (queue disciplines), [`metrics`], and the base:
 //! [`units`], [`rng`], [`sim`], [`packet`].
 //!
@@ -31,6 +32,7 @@ pub mod packet;
 pub mod rng;
 pub mod scenario;
 pub mod sim;
+pub mod traffic;
 pub mod transport;
 pub mod units;
 pub mod world;

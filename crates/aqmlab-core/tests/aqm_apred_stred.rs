@@ -219,8 +219,8 @@ start = "0s"
 /// adjustments (at 87 s and 192 s) raised them to 78.7 / 236.0, w_q to
 /// 5.08e-5 and the interval to 1.97 s (mean queue 41.9, utilisation 0.66).
 /// Since RFC 6582's careful rule is applied exactly (no fast retransmission
-/// from the duplicate ACKs go-back-N draws after a timeout, issue 10 item
-/// 20) the first adjustment at 700 ms comes later on seed 1 (after 250 s;
+/// from the duplicate ACKs go-back-N draws after a timeout, docs/fidelity.md
+/// item 20) the first adjustment at 700 ms comes later on seed 1 (after 250 s;
 /// seeds 2 and 3 before 250 s), so the 700 ms run lasts 400 s: max_th 60 ->
 /// 125.8 (seed 1), 259.1 (seed 2), 223.9 (seed 3) at 400 s.
 #[test]
@@ -363,8 +363,8 @@ fn ap_red_st_red_example_scenarios_run() {
 /// lower than at the end of the 700 ms phase. Seeds 2 and 3 (600 s): 235.3
 /// -> 86.6 and 244.0 -> 87.5.
 ///
-/// Since RFC 6582's careful rule is applied exactly (issue 10 item 20) the
-/// queue at a steady 100 ms is calmer, and on seed 1 one small-variance
+/// Since RFC 6582's careful rule is applied exactly (docs/fidelity.md item
+/// 20) the queue at a steady 100 ms is calmer, and on seed 1 one small-variance
 /// adjustment comes before the step (max_th 53.6 at 50 s; then 166.4 at
 /// 300 s and 61.6 at 550 s). The test runs seed 2, which keeps the initial
 /// thresholds until the step (550 s: 60 -> 225.8 -> 62.9, 2 up, 3 down);
@@ -407,7 +407,7 @@ fn st_red_thresholds_follow_rtt_mid_run() {
     }
 }
 
-/// Issue 10 item 4: with the default reading (`variance_queue = "average"`,
+/// docs/fidelity.md item 4: with the default reading (`variance_queue = "average"`,
 /// eq. 5.5-5.8 sampled on RED's average) and section 5.5's own h_s = 0.03 /
 /// sqrt(3), the thresholds rise when the round-trip time grows, and only
 /// then; with fig. 5.3's literal reading (the instantaneous queue) too. One run each: RTT
@@ -415,7 +415,7 @@ fn st_red_thresholds_follow_rtt_mid_run() {
 /// (the detector's time constants are 1 / (phi w_q) arrivals; section
 /// 5.5's 5e-5 makes the return take about four times longer).
 ///
-/// Measured (seed 1) before issue 10's TCP fixes and ns-2's byte count,
+/// Measured (seed 1) before the TCP fixes and ns-2's byte count,
 /// average reading: large-variance adjustments at 57-225
 /// s raise max_th 60 -> 120.3 (q_ref 80.2), the mean queue over 350-600 s
 /// is 80.5; back at 100 ms sigma^2 of the average falls from 886 to 3-5
@@ -429,7 +429,7 @@ fn st_red_thresholds_follow_rtt_mid_run() {
 /// q_ref, and the AIMD rule only keeps it within +-10 % of q_ref: seeds 2-5
 /// raise max_th to 113.8-119.8 and do not come back within 1500 s. Seed 1
 /// was the run that showed the return. Since the TCP fixes and ns-2's byte
-/// count (issue 10 items 1-3) it does not come back either: max_th 60 ->
+/// count (docs/fidelity.md items 1-3) it does not come back either: max_th 60 ->
 /// 123.5, three large-variance adjustments, none small, queue 82.2 ->
 /// 82.9; the return is the ignored test below (docs/fidelity.md, item 4).
 fn st_red_rtt_runs() -> (aqmlab_core::RunResult, aqmlab_core::RunResult) {
@@ -484,12 +484,12 @@ fn st_red_thresholds_rise_with_section_5_5_h_s() {
 }
 
 /// The return of figure 5.4 (thesis: the queue back near 60 after the
-/// round trip returns to 100 ms). It came out for seed 1 before issue 10's
-/// TCP and byte-count changes (max_th 120.3 -> 104.6, queue 80.5 -> 71.4)
+/// round trip returns to 100 ms). It came out for seed 1 before the TCP
+/// and byte-count changes of docs/fidelity.md items 1-3 (max_th 120.3 -> 104.6, queue 80.5 -> 71.4)
 /// and does not now (max_th stays at 123.5, no small-variance adjustment):
-/// issue 10 item 4 stays open (docs/fidelity.md). Run with `--ignored`.
+/// docs/fidelity.md item 4 stays open. Run with `--ignored`.
 #[test]
-#[ignore = "issue 10 item 4: the return does not come out (docs/fidelity.md)"]
+#[ignore = "the return of figure 5.4 does not come out (docs/fidelity.md item 4)"]
 fn st_red_thresholds_return_with_section_5_5_h_s() {
     let (avg, _) = st_red_rtt_runs();
     let at = |name: &str, t: f64| param_at(&avg, name, t);

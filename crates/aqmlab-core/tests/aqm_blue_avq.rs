@@ -1,4 +1,4 @@
-//! Scenario-level tests of BLUE and AVQ (issue 3): the dumbbell of
+//! Scenario-level tests of BLUE and AVQ: the dumbbell of
 //! `common::dumbbell` (10 Mb/s, base RTT 100 ms, 500-byte packets, buffer
 //! 500 packets, NewReno bulk flows), fixed seeds, relations and tolerances.
 //! Every run checks the accounting identities.
@@ -61,9 +61,10 @@ fn blue_loses_less_than_droptail() {
         "ECN on: every signal is a mark"
     );
     // Marks replace losses, so far fewer retransmissions. (This compared
-    // timeouts until issue 10: DropTail's came from a TCP defect, a timer
-    // not restarted at the fast retransmission, and are now 3; BLUE's are
-    // spurious RTOs when its queue swings by more than the RTTVAR margin.)
+    // timeouts before the TCP fixes of docs/fidelity.md item 1: DropTail's
+    // came from a TCP defect, a timer not restarted at the fast
+    // retransmission, and are now 3; BLUE's are spurious RTOs when its
+    // queue swings by more than the RTTVAR margin.)
     assert!(
         2 * bl.summary.flows.retransmits < dt.summary.flows.retransmits,
         "retransmissions {} vs {}",

@@ -1,4 +1,4 @@
-//! Scenario-level tests of the modern baselines (issue 3): PIE (RFC 8033),
+//! Scenario-level tests of the modern baselines: PIE (RFC 8033),
 //! CoDel (RFC 8289) and FQ-CoDel (RFC 8290). Fixed seeds; every run checks
 //! the accounting identities (`common::run`). Figures quoted in comments
 //! are those of seed 1 when the tests were written.

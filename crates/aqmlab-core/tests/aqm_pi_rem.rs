@@ -1,4 +1,4 @@
-//! Scenario-level tests of PI, ST-PI and REM (issue 3). Each checks a
+//! Scenario-level tests of PI, ST-PI and REM. Each checks a
 //! relation or a tolerance over fixed seeds; every run checks the
 //! accounting identities.
 
@@ -103,8 +103,8 @@ start = "80s"
 /// the round-trip time is large, where PI keeps q_ref = 150 whatever the
 /// RTT. Two RTTs run separately: 30 ms and about 780 ms (access delays
 /// uniform in 90-150 ms, as the initial d of section 6.4.1). 150 s each:
-/// since RFC 6582's careful rule is applied exactly (issue 10 item 20) the
-/// long RTT's first large-variance step comes at 123.7 s on seed 1 (q_ref
+/// since RFC 6582's careful rule is applied exactly (docs/fidelity.md item
+/// 20) the long RTT's first large-variance step comes at 123.7 s on seed 1 (q_ref
 /// 150 -> 213.6; seeds 2 and 3: at 52.3 and 85.6 s), after the 120 s this
 /// test ran before.
 #[test]
@@ -187,7 +187,7 @@ start = "{start_s}s"
 /// Run length and measurement start for the 320-flow runs started at once:
 /// the price needs about 35 s to reach its level (it grows by at most
 /// gamma alpha (120 - 20) per 2 ms period, 5 per second). Since RFC 6582's
-/// careful rule is applied exactly (issue 10 item 20) the rate form's queue
+/// careful rule is applied exactly (docs/fidelity.md item 20) the rate form's queue
 /// settles later: 28.1 packets over 40-60 s (seeds 2-5: 20.9-26.9), 21.8
 /// over 60-100 s (seeds 2, 3: 20.7, 21.3); so 100 s, measured from 60 s.
 const REM_320_TIMES: (u32, u32) = (100, 60);
@@ -262,7 +262,7 @@ fn rem_holds_the_queue_near_b_star_as_flows_grow() {
     assert_eq!(rem.len(), 16);
     for (k, (r, d)) in rem.iter().zip(&droptail).enumerate() {
         assert_eq!(r.flows, 20 * (k as u64 + 1), "period {k}");
-        // (6.0 before issue 10's TCP fixes; 26.3 at 160 flows since.)
+        // (6.0 before the TCP fixes of docs/fidelity.md items 1-2; 26.3 at 160 flows since.)
         assert!(
             (r.queue - 20.0).abs() <= 6.5,
             "REM, {} flows: mean queue {:.1}",
@@ -302,10 +302,11 @@ fn rem_rate_form_holds_the_queue_near_b_star() {
 /// with marking is nearly zero regardless of the number of sources"
 /// (section 4.1), and the utilisation is higher than DropTail's.
 ///
-/// Before issue 10 the mean queue departed from figure 2 while the load
-/// grew (up to 52.4 at 320 flows): every ECE ACK but one opened the window,
-/// so the price had to climb far higher than the flows' true answer to
-/// marks needs, and lagged. With RFC 3168's rule it holds b* throughout.
+/// Before the ECN fix of docs/fidelity.md item 2 the mean queue departed
+/// from figure 2 while the load grew (up to 52.4 at 320 flows): every ECE
+/// ACK but one opened the window, so the price had to climb far higher
+/// than the flows' true answer to marks needs, and lagged. With RFC 3168's
+/// rule it holds b* throughout.
 ///
 /// Measured (seed 1, ECT retransmissions): loss 0.0047 in the first period
 /// (the 20 flows' slow start), then 0.0015, 0.0007, ... at most 4.4e-4
@@ -324,7 +325,7 @@ fn rem_with_ecn_is_nearly_lossless() {
     // Utilisation: above 0.94 in the 40-flow period (the new flows' slow
     // start; 0.9465 here, 0.943-0.958 over seeds 1-5, where DropTail keeps
     // 0.87-0.88; 0.9578 before RFC 6582's careful rule was applied exactly,
-    // issue 10 item 20) and above 0.965 from 60 flows on (0.969-0.994).
+    // docs/fidelity.md item 20) and above 0.965 from 60 flows on (0.969-0.994).
     for p in &rem[1..] {
         assert!(p.loss < 2e-3, "{} flows: loss {}", p.flows, p.loss);
         let floor = if p.flows <= 40 { 0.94 } else { 0.965 };
@@ -332,8 +333,9 @@ fn rem_with_ecn_is_nearly_lossless() {
     }
     // From 140 flows on (windows of 4-5 packets and less) no loss at all
     // but for a few overflows when 20 new flows start. (Below 2e-4 before
-    // issue 10, when the queue lagged far above b* instead: 4.4e-4 at 140
-    // flows since ECE ACKs stopped opening the window.)
+    // the ECN fix of docs/fidelity.md item 2, when the queue lagged far
+    // above b* instead: 4.4e-4 at 140 flows since ECE ACKs stopped opening
+    // the window.)
     for p in &rem[6..] {
         assert!(p.loss < 5e-4, "{} flows: loss {}", p.flows, p.loss);
     }
@@ -347,7 +349,7 @@ fn rem_with_ecn_is_nearly_lossless() {
             p.queue
         );
     }
-    // Since ECE ACKs no longer open the window (issue 10 A2) the queue
+    // Since ECE ACKs no longer open the window (docs/fidelity.md item 2) the queue
     // holds near b* while the load grows too (20.4-27.3; before: up to
     // 52.4 at 320 flows, bounded by 60 here).
     for p in &rem {

@@ -1,4 +1,4 @@
-//! Scenario-level tests of the adaptive RED variants (issue 3): Floyd's
+//! Scenario-level tests of the adaptive RED variants: Floyd's
 //! ARED (`ared`), Feng's self-configuring RED (`ared-feng`) and Auto-Tuning
 //! RED (`autotune-red`). Fixed seeds; every run checks the accounting
 //! identities (`common::run`). Figures measured at the time of writing are
@@ -101,7 +101,7 @@ fn assert_in_ared_band(avg: f64, flows: u32) {
 
 /// ARED keeps the average in its target band with 30 flows (measured:
 /// avg 39.69, max_p 0.0129; 39.05 and 0.0117 with `byte_count = "literal"`,
-/// the count before issue 10).
+/// the count before docs/fidelity.md item 3).
 #[test]
 fn ared_avg_in_target_band_30_flows() {
     let (avg, _) = ared_20_60(30);

@@ -1,4 +1,4 @@
-//! Issue 10 (fidelity), the engine's items: 3 (RED byte mode's count and the
+//! The engine's items of docs/fidelity.md: 3 (RED byte mode's count and the
 //! reverse bottleneck's summary), 8 (HTTP/1.0 teardown), 9 (web goodput in
 //! delivered bytes), 15 (AP-RED's oracle N) and 16 (queue statistics in
 //! bytes). `docs/fidelity.md` has the figures before and after.

@@ -1,4 +1,4 @@
-//! Issue 10, section B: set-ups of the seeds the scenario format could not
+//! Set-ups of the seeds the scenario format once could not
 //! say. Per-group TCP keys (item 11), web-simple sessions added and removed
 //! by the schedule (12), the dumbbell's source and sink access delays (13),
 //! per-purpose seeds (14). Fixed seeds; every run checks the accounting
@@ -188,7 +188,7 @@ fn web_simple_sessions_added_and_removed_by_the_schedule() {
     }
     assert!(
         *s1.last().unwrap() > 95.0,
-        "session 1 is not among the two most recent"
+        "the session of flow 1 is not among the two most recent"
     );
     // Flow 1 is active across the run after 20 s: it has about as many
     // transfers per second as flow 0.
@@ -439,7 +439,7 @@ fn seeds_per_purpose_vary_one_stream_only() {
     let (a_rtt, a_start) = ft(&a);
     let (r_rtt, r_start) = ft(&rtt);
     let (s_rtt, s_start) = ft(&start);
-    // Bulk flows 0..10 and web sessions 10..15: every RTT redrawn, starts kept.
+    // Bulk flows 0..10 and the web sessions' flows 10..15: every RTT redrawn, starts kept.
     for f in 0..15 {
         assert_ne!(a_rtt[f], r_rtt[f], "flow {f}: rtt seed kept the RTT");
         assert_eq!(a_start[f].to_bits(), r_start[f].to_bits(), "flow {f}");

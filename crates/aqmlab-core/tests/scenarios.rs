@@ -1,4 +1,4 @@
-//! Scenario-level tests of the core (issue 2's acceptance list). Each
+//! Scenario-level tests of the core. Each
 //! checks a relation or a tolerance over fixed seeds, and every run checks
 //! the accounting identities.
 
@@ -143,7 +143,7 @@ fn ecn_marks_replace_drops() {
         "every early signal to an ECN flow is a mark"
     );
     // Every signal counts: with flows that answer each ECE as RFC 3168
-    // asks (issue 10 A2), RED*'s average spends more time above max_th,
+    // asks (docs/fidelity.md item 2), RED*'s average spends more time above max_th,
     // where every packet is marked (33 535 forced marks, 1931 early ones,
     // against 10 425 early and 6900 forced drops without ECN).
     assert!(
@@ -159,7 +159,8 @@ fn ecn_marks_replace_drops() {
         p.loss_rate
     );
     assert!(ecn.summary.flows.marks_seen > 0);
-    // 0.94 before issue 10, when every ECE ACK but one opened the window.
+    // 0.94 before the ECN fix of docs/fidelity.md item 2, when every ECE
+    // ACK but one opened the window.
     // Now the 100 flows (2-4 segments each) answer the marks above max_th
     // together, most of them at one segment with the RFC 3168 hold, and
     // the queue swings between empty and 170 packets: 0.68.

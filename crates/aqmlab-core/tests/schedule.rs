@@ -1,4 +1,5 @@
-//! `[[schedule]]` and `[metrics] phases` (issue 4's schedule acceptance).
+//! `[[schedule]]` and `[metrics] phases`: changes during a run and the
+//! figures of each phase.
 
 mod common;
 

@@ -1,4 +1,4 @@
-//! Issue 10 items A1, A2 and A6: TCP's loss recovery and its answer to ECN
+//! docs/fidelity.md items 1, 2 and 6: TCP's loss recovery and its answer to ECN
 //! under the seeds' loads. Each test fails on the TCP before the fixes
 //! (figures in docs/fidelity.md).
 
@@ -8,7 +8,7 @@ use aqmlab_core::RunResult;
 use common::run;
 
 /// 30 NewReno flows, ARED(20,60), 10 Mbit/s, 100 ms, 500-byte packets, no
-/// reverse traffic (the case of issue 10 A1), measured over 20-150 s.
+/// reverse traffic (the case of docs/fidelity.md item 1), measured over 20-150 s.
 fn ared30(seed: u64, tcp: &str) -> RunResult {
     ared(30, "20ms", "15ms", seed, tcp)
 }
@@ -62,8 +62,8 @@ fn recovery(r: &RunResult) -> (u64, u64, u64, u64) {
 /// Slow-but-Steady variant repairs them one per round trip.
 ///
 /// Since RFC 6582 section 3.2 step 2's careful rule is applied exactly (no
-/// fast retransmission unless the ACK covers more than `recover`; issue 10
-/// item 20) the duplicate ACKs that go-back-N's needless resends draw after
+/// fast retransmission unless the ACK covers more than `recover`;
+/// docs/fidelity.md item 20) the duplicate ACKs that go-back-N's needless resends draw after
 /// a timeout no longer start one. On this configuration (aqmlab's default
 /// RED and TCP) that makes timeouts 17-19 % of loss events (11-14 % before)
 /// and 7-8 % with Slow-but-Steady (4.6-4.9 %), with fewer retransmissions

@@ -1,4 +1,4 @@
-//! Topologies and link loss models (issue 4): the parking lot of
+//! Topologies and link loss models: the parking lot of
 //! `002_80945567bf68047d.txt` section 4.2, custom topologies, the Markov
 //! burst-loss model of its section 5.2, and their validation. Fixed seeds;
 //! every run checks the accounting identities.
@@ -471,7 +471,7 @@ start = "5s"
     assert_eq!(lost[1], 0.0);
 
     // Six flows, so that the core is busy before its rate falls (with two, since the careful
-    // rule is exact, 2 % ACK loss kept them to 4.4 Mbit/s of the 10; issue 10 item 20).
+    // rule is exact, 2 % ACK loss kept them to 4.4 Mbit/s of the 10; docs/fidelity.md item 20).
     let text = custom_dumbbell(6, |_| 5)
         .replace(
             "monitor = true",
@@ -786,7 +786,7 @@ fn group_goodput(r: &RunResult) -> Vec<f64> {
 
 const SPREAD: &str = r#"extra_delay = { uniform = ["0ms", "2ms"] }"#;
 
-/// Issue 10 item A10 (section 4.3 with DropTail): "sources that have the
+/// docs/fidelity.md item 10 (section 4.3 with DropTail): "sources that have the
 /// shortest propagation delay receive the largest bandwidth". With every
 /// flow of a group on one host link, a group's flows share one RTT to the
 /// nanosecond and DropTail drops by phase (Floyd and Jacobson's phase

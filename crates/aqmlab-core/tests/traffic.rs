@@ -1,4 +1,4 @@
-//! Traffic kinds beyond bulk TCP (issue 4): cbr, udp-onoff.
+//! Traffic kinds beyond bulk TCP: cbr, udp-onoff.
 
 mod common;
 

@@ -1,9 +1,9 @@
-//! `[[traffic]] kind = "web"` (issue 4, item 2): the web-browsing model of
+//! `[[traffic]] kind = "web"`: the web-browsing model of
 //! `000_0675317d310dd341.txt` and `001_e060da456e213f64.txt`.
 //!
 //! The object-size acceptance (mean 7.2 KB, top 15 % of objects carrying
 //! 75-85 % of the bytes) is a unit test beside the distribution
-//! (`transport/web.rs`, `object_size_sample`).
+//! (`scenario/web.rs`, `object_size_sample`).
 
 mod common;
 
@@ -215,7 +215,8 @@ objects = 4
 /// than with ECN+, whose ECN-capable SYN/ACKs are marked instead. Two
 /// seeds: at 0.5 s the gap is a few points (ECN+ flows wait out RFC 3168
 /// holds at one segment too), at 2 s, past the SYN timeout, it is the
-/// dropped share. (Run at 105 % load until issue 10: since ECE ACKs stop
+/// dropped share. (Run at 105 % load before the ECN fix of docs/fidelity.md
+/// item 2: since ECE ACKs stop
 /// opening the window both variants hold more there, and the 0.5 s gap
 /// fell to 0.027; at 90 % it is 0.046 for seed 1.)
 #[test]

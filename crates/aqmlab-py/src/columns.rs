@@ -18,8 +18,8 @@
 //! costs a fifth of the memory, and it can fail cleanly: every buffer is
 //! reserved with `try_reserve` and every `bytes` object is created with a
 //! checked allocation, so a run whose results do not fit raises
-//! `MemoryError` instead of aborting the process or panicking inside PyO3
-//! (issue 15). A column added to the core appears in Python by itself; a
+//! `MemoryError` instead of aborting the process or panicking inside PyO3.
+//! A column added to the core appears in Python by itself; a
 //! field that is not a column of scalars is an error (a bug, not user
 //! input).
 

@@ -1,4 +1,4 @@
-//! `aqmlab-router`: the testbed's user-space router (issue 13).
+//! `aqmlab-router`: the testbed's user-space router.
 //!
 //! It sits between two TUN devices, one in each router-side network
 //! namespace of the dumbbell that `aqmlab testbed` builds, and emulates the
@@ -546,7 +546,7 @@ fn apply_action(dirs: &mut [Dir; 2], at: SimTime, a: &Action, s: &Setup, errors:
 }
 
 /// One web session's script, drawn with the core's web model
-/// ([`aqmlab_core::transport::web`]): the residual think time before its
+/// ([`aqmlab_core::traffic::web`]): the residual think time before its
 /// first page (0 with `first_page = "start"`), then per page its objects' sizes and the think time after it.
 #[derive(Serialize)]
 struct WebScript {
@@ -562,8 +562,9 @@ struct WebScript {
 /// `--web-plan`: the scripts of every session of every `web` group, with
 /// pages enough to fill the run (think times alone reach its end).
 fn web_plan(path: &str) -> Result<(), String> {
+    use aqmlab_core::scenario::web::{FirstPage, Http, Pages};
     use aqmlab_core::scenario::Purpose;
-    use aqmlab_core::transport::web::{FirstPage, Http, Pages, Session};
+    use aqmlab_core::traffic::web::Session;
     let cfg = read_config(path)?;
     let s = setup(cfg.scenario)?;
     let sc = &s.sc;

@@ -31,8 +31,8 @@
 //!   direction taken to its end.
 //! - Fig. 8 runs between the update of the average and the arrival's drop
 //!   decision ([`Red::update_average`], then [`Red::arrival_verdict`]): a
-//!   step of `max_p` applies to the arrival whose average caused it. (Until
-//!   issue 10 it applied from the next arrival on.)
+//!   step of `max_p` applies to the arrival whose average caused it, not
+//!   from the next arrival on.
 //!
 //! Defaults of the RED keys that the paper does not state (thresholds, w_q,
 //! gentle, mode, ecn, above_max) are RED's ([`RedParams::default`]). The

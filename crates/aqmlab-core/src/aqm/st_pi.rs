@@ -663,7 +663,7 @@ mod tests {
         assert!(decode("variance_centre = \"median\"").is_err());
     }
 
-    /// Issue 10 item 5: a queue that stands above 2 q_ref (380 +- 14
+    /// docs/fidelity.md item 5: a queue that stands above 2 q_ref (380 +- 14
     /// packets, the level 300 ECN flows hold at 15 Mbps in section 6.4.3's
     /// setting here, where PI's p is pinned at 1) for 200 s of 170 Hz
     /// samples, section 6.4's parameters.

@@ -1,4 +1,4 @@
-//! What a run will cost, checked before it starts (issue 10, section C).
+//! What a run will cost, checked before it starts.
 //!
 //! A scenario can be valid key by key and still ask for a run that cannot
 //! finish: a queue sampled every nanosecond stores more rows than memory
@@ -30,8 +30,9 @@
 //!   path every existing seed draws.)
 
 use super::decode::{SpecError, SpecResult};
-use super::spec::{Scenario, TrafficSpec};
+use super::spec::Scenario;
 use super::topo::{LossSpec, Topology};
+use super::traffic::TrafficSpec;
 use crate::aqm::{Aqm, AqmSpec, LinkInfo};
 use crate::units::{BitRate, SimTime};
 
@@ -46,7 +47,7 @@ pub const QUEUE_ROW_BYTES: u64 = 200;
 pub const PARAM_ROW_BYTES: u64 = 60;
 /// Bytes one flow costs: its state, its access links on the dumbbell and
 /// its row in the flow table (measured 3.7 KB per flow at 1.2e5 flows by
-/// `bench --scale`, issue 14).
+/// `bench --scale`).
 pub const FLOW_BYTES: u64 = 4_000;
 /// Bytes one deviation window keeps (one f64 per window and interval).
 pub const WINDOW_BYTES: u64 = 8;
@@ -379,9 +380,11 @@ impl Scenario {
             return 0.0;
         };
         let flows = self.group_capacity(g).max(1) as f64;
-        let bps = |r: &super::spec::UdpRate| match *r {
-            super::spec::UdpRate::Rate(r) => r.bps() as f64,
-            super::spec::UdpRate::Density(d) => d * self.path_rate(g).bps() as f64 / u.flows as f64,
+        let bps = |r: &super::traffic::UdpRate| match *r {
+            super::traffic::UdpRate::Rate(r) => r.bps() as f64,
+            super::traffic::UdpRate::Density(d) => {
+                d * self.path_rate(g).bps() as f64 / u.flows as f64
+            }
         };
         let mut best = bps(&u.rate);
         for e in &self.schedule {
@@ -423,7 +426,7 @@ impl Scenario {
             if pps > 0.0 {
                 let key = match &self.traffic[g] {
                     TrafficSpec::Cbr(u) | TrafficSpec::UdpOnoff(u)
-                        if matches!(u.rate, super::spec::UdpRate::Density(_)) =>
+                        if matches!(u.rate, super::traffic::UdpRate::Density(_)) =>
                     {
                         "density"
                     }
@@ -595,7 +598,7 @@ impl Scenario {
     /// Refuse a run whose results would not fit in the `available` bytes
     /// the machine has for it (free memory, or what `ulimit -v` leaves),
     /// when that is less than `metrics.memory_limit`: the front end's check
-    /// before a run (issue 15), so that such a run stops with the figure
+    /// before a run, so that such a run stops with the figure
     /// and the key to change instead of aborting on a failed allocation.
     pub fn check_machine_memory(&self, available: u64) -> SpecResult<()> {
         if available >= self.metrics.memory_limit {

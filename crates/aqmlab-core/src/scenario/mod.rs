@@ -7,15 +7,22 @@
 
 pub mod decode;
 pub mod limits;
+pub mod metrics;
 pub mod schedule;
 pub mod seeds;
 pub mod spec;
+pub mod tcp;
 pub mod topo;
+pub mod traffic;
 pub mod value;
+pub mod web;
 
 pub use decode::{SpecError, SpecResult};
+pub use metrics::*;
 pub use schedule::{Action, LinkDir, LinkSel, ScheduleEntry};
 pub use seeds::{Purpose, Seeds, SEED_KEYS};
 pub use spec::*;
+pub use tcp::*;
 pub use topo::*;
+pub use traffic::*;
 pub use value::Value;

@@ -205,7 +205,7 @@ pub enum Action {
     Udp {
         group: u32,
         #[serde(flatten)]
-        rate: super::spec::UdpRate,
+        rate: super::traffic::UdpRate,
     },
     /// Add sessions to a `web` or `web-simple` group, each beginning at
     /// `at` + uniform in [0, `spread`] as the group's initial sessions
@@ -268,13 +268,13 @@ impl ScheduleEntry {
             "udp" => {
                 let group = t.u32("group", 0)?;
                 let rate = match (t.take("rate"), t.opt_f64("density")?) {
-                    (Some(v), None) => super::spec::UdpRate::Rate(super::decode::as_rate(
+                    (Some(v), None) => super::traffic::UdpRate::Rate(super::decode::as_rate(
                         &v,
                         &t.field_path("rate"),
                     )?),
                     (None, Some(d)) => {
                         super::decode::check_range(&t.field_path("density"), d, 0.0, false, 10.0)?;
-                        super::spec::UdpRate::Density(d)
+                        super::traffic::UdpRate::Density(d)
                     }
                     _ => {
                         return Err(SpecError::new(

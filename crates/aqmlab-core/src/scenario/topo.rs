@@ -12,7 +12,8 @@
 //! or the Markov burst model of `002_80945567bf68047d.txt` section 5.2.
 
 use super::decode::{as_f64, as_time, check_range, quote_list, SpecError, SpecResult, Table};
-use super::spec::{Buffer, Scenario, TimeDist, TrafficSpec};
+use super::spec::{Buffer, Scenario, TimeDist};
+use super::traffic::TrafficSpec;
 use super::value::Value;
 use crate::aqm::AqmSpec;
 use crate::units::{BitRate, SimTime};

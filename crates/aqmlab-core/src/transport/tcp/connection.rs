@@ -1,0 +1,597 @@
+//! Opening connections: the active open (SYN, SYN/ACK, the SYN's own
+//! timer), new connections of the same flow, and the passive ends of
+//! request/response (web) traffic: the server that answers a SYN and a
+//! request, and its client's SYN, request and timer (RFC 6298 (5.5)
+//! backoff; RFC 5562 for a CE-marked SYN/ACK), with ns-2's WebTraf pattern
+//! of a request connection and a response connection the server opens.
+
+use super::{Client, Seg, State, TcpFlow};
+use crate::packet::{flags, Ecn};
+use crate::scenario::HEADER_BYTES;
+use crate::units::SimTime;
+
+impl TcpFlow {
+    /// Open the flow: send a SYN, or start sending data at once.
+    pub fn start(&mut self, now: SimTime, out: &mut Vec<Seg>) {
+        if self.cfg.handshake {
+            self.state = State::SynSent;
+            self.send_syn(now, out);
+        } else {
+            self.state = State::Established;
+            self.send_available(now, out);
+        }
+    }
+
+    pub(super) fn send_syn(&mut self, now: SimTime, out: &mut Vec<Seg>) {
+        self.syn_sent_at = now;
+        out.push(Seg {
+            seq: 0,
+            ts: now,
+            size: HEADER_BYTES,
+            flags: flags::SYN,
+            ecn: Ecn::NotEct, // RFC 3168 section 6.1.1: a SYN is never ECT.
+            from_sender: true,
+        });
+        self.rto_deadline = Some(now + self.rto);
+    }
+
+    /// The active opener's SYN/ACK arrives: the connection is established
+    /// and the first window goes out.
+    pub(super) fn on_synack(&mut self, now: SimTime, ecn: Ecn, out: &mut Vec<Seg>) {
+        if ecn == Ecn::Ce {
+            self.stats.synack_marks += 1;
+        }
+        self.state = State::Established;
+        if !self.syn_retx {
+            self.rtt_sample(now, self.syn_sent_at);
+        }
+        self.rto = if self.has_rtt {
+            self.rto
+        } else {
+            self.cfg.tcp.initial_rto
+        };
+        self.rto_deadline = None;
+        if self.syn_retx && self.cfg.tcp.syn_loss_cut {
+            // RFC 5681 section 3.1: after a lost SYN (or
+            // SYN/ACK) the initial window is one segment, and
+            // the SYN's timeout set ssthresh by eq. (4): with no
+            // data in flight, two segments (ns-2's `timeout()`).
+            self.cwnd = 1.0;
+            self.ssthresh = 2.0;
+        }
+        if ecn == Ecn::Ce && self.cfg.tcp.ecn {
+            // RFC 5562 section 3.2: a congestion-marked SYN/ACK
+            // leaves an initial window of one segment.
+            self.cwnd = 1.0;
+            self.stats.ecn_reductions += 1;
+        }
+        self.send_available(now, out);
+    }
+
+    /// Begin a new connection of the same flow that will carry `segments`
+    /// segments: every sender and receiver variable starts afresh (initial
+    /// window, RTO and RTT estimate, as a new TCP connection does); the
+    /// statistics accumulate. The engine's pending-timer marks carry over
+    /// because the events they describe are still queued.
+    pub fn new_connection(&mut self, segments: u64) {
+        let (stats, rto_event, delack_event) = (self.stats, self.rto_event, self.delack_event);
+        *self = TcpFlow::new(self.cfg);
+        self.stats = stats;
+        self.rto_event = rto_event;
+        self.delack_event = delack_event;
+        self.app_limit = segments.max(1);
+    }
+
+    /// Begin a new connection of a passive flow: both ends start afresh
+    /// (as [`TcpFlow::new_connection`]) with nothing to send until a
+    /// request arrives; the client then opens it with
+    /// [`TcpFlow::client_connect`].
+    pub fn new_passive_connection(&mut self) {
+        let (stats, rto_event, delack_event) = (self.stats, self.rto_event, self.delack_event);
+        let short = std::mem::take(&mut self.short);
+        *self = TcpFlow::new(self.cfg);
+        self.stats = stats;
+        self.rto_event = rto_event;
+        self.delack_event = delack_event;
+        // Keep the allocation.
+        self.short = short;
+        self.short.clear();
+    }
+
+    /// ns-2's WebTraf pattern (`http = "webtraf"`), first half: a new
+    /// passive connection that carries only the request. The client opens
+    /// it with [`TcpFlow::client_connect`]; the server answers the request
+    /// with a pure ACK (not ECT, on the data route), which ends it
+    /// ([`TcpFlow::request_acked`]).
+    pub fn new_request_connection(&mut self) {
+        self.cfg.passive = true;
+        self.cfg.request_only = true;
+        self.new_passive_connection();
+    }
+
+    /// Whether the server's ACK of a request-only connection's request
+    /// has reached the client.
+    pub fn request_acked(&self) -> bool {
+        self.cfg.request_only && self.client == Client::Open
+    }
+
+    /// ns-2's WebTraf pattern, second half: the server opens a new
+    /// connection to the client (its SYN, not ECT, on the data route; the
+    /// client's SYN/ACK on the ACK route) and sends the response of
+    /// `segments` segments, the last carrying `last_payload` bytes.
+    pub fn server_open(
+        &mut self,
+        now: SimTime,
+        segments: u64,
+        last_payload: u32,
+        out: &mut Vec<Seg>,
+    ) {
+        self.cfg.passive = false;
+        self.cfg.request_only = false;
+        self.cfg.handshake = true;
+        let short = std::mem::take(&mut self.short);
+        self.new_connection(segments);
+        self.short = short;
+        self.short.clear();
+        let wire = HEADER_BYTES + last_payload;
+        if wire < self.cfg.tcp.packet_size {
+            self.short.push((self.app_limit - 1, wire));
+        }
+        self.start(now, out);
+    }
+
+    /// Client: open the connection with a SYN (on the ACK route), to ask
+    /// for an object of `segments` segments whose last carries
+    /// `last_payload` bytes. The SYN is retransmitted on the client's
+    /// timer from `initial_rto`, doubling (RFC 6298 (5.5)).
+    pub fn client_connect(
+        &mut self,
+        now: SimTime,
+        segments: u64,
+        last_payload: u32,
+        out: &mut Vec<Seg>,
+    ) {
+        self.req = (segments.max(1), last_payload);
+        self.client = Client::SynSent;
+        self.c_retx = false;
+        self.c_rto = self.cfg.tcp.initial_rto;
+        self.client_syn(now, out);
+    }
+
+    fn client_syn(&mut self, now: SimTime, out: &mut Vec<Seg>) {
+        self.c_sent_at = now;
+        out.push(Seg {
+            seq: 0,
+            ts: now,
+            size: HEADER_BYTES,
+            flags: flags::SYN,
+            ecn: Ecn::NotEct, // RFC 3168 section 6.1.1
+            from_sender: false,
+        });
+        self.client_deadline = Some(now + self.c_rto);
+    }
+
+    /// Client, on an open persistent connection whose previous response
+    /// has fully arrived: ask for the next object.
+    pub fn client_request(
+        &mut self,
+        now: SimTime,
+        segments: u64,
+        last_payload: u32,
+        out: &mut Vec<Seg>,
+    ) {
+        self.req = (segments.max(1), last_payload);
+        self.client = Client::Requested;
+        self.c_retx = false;
+        self.c_rto = self.c_rto_base;
+        self.send_request(now, out);
+    }
+
+    /// The request: the client's ACK carrying `request_bytes` of payload
+    /// (not ECT: the client's congestion response to its one-segment
+    /// requests is not modelled).
+    fn send_request(&mut self, now: SimTime, out: &mut Vec<Seg>) {
+        let mut f = flags::ACK | flags::REQ;
+        if self.c_ece || self.ece_pending {
+            f |= flags::ECE;
+        }
+        out.push(Seg {
+            seq: self.rcv_nxt,
+            ts: now,
+            size: HEADER_BYTES + self.cfg.request_bytes,
+            flags: f,
+            ecn: Ecn::NotEct,
+            from_sender: false,
+        });
+        self.client_deadline = Some(now + self.c_rto);
+    }
+
+    /// Client: a SYN/ACK arrives.
+    pub(super) fn client_synack(&mut self, now: SimTime, ecn: Ecn, out: &mut Vec<Seg>) {
+        match self.client {
+            Client::SynSent => {
+                if ecn == Ecn::Ce {
+                    self.stats.synack_marks += 1;
+                    // RFC 5562 section 3.2: echo the mark so that the
+                    // server starts with a window of one segment.
+                    self.c_ece = self.cfg.tcp.ecn;
+                }
+                // RFC 6298 (2.2) from the SYN's round trip (Karn: not after
+                // a retransmitted SYN, when (5.7) restores the initial RTO).
+                self.c_rto_base = if self.c_retx {
+                    self.cfg.tcp.initial_rto
+                } else {
+                    let r = now - self.c_sent_at;
+                    SimTime(3 * r.0).clamp(self.cfg.tcp.min_rto, self.cfg.tcp.max_rto)
+                };
+                self.c_rto = self.c_rto_base;
+                self.c_retx = false;
+                self.client = Client::Requested;
+                self.send_request(now, out);
+            }
+            Client::Requested => {
+                // A duplicate SYN/ACK: the server has not seen the request.
+                self.stats.request_retransmits += 1;
+                self.send_request(now, out);
+            }
+            Client::Idle | Client::Open => {}
+        }
+    }
+
+    /// The client's SYN or request timer expired (the engine checked the
+    /// deadline).
+    pub fn on_client_timer(&mut self, now: SimTime, out: &mut Vec<Seg>) {
+        self.client_deadline = None;
+        self.c_rto = (self.c_rto + self.c_rto).min(self.cfg.tcp.max_rto); // RFC 6298 (5.5)
+        match self.client {
+            Client::SynSent => {
+                self.c_retx = true;
+                self.stats.syn_retransmits += 1;
+                self.client_syn(now, out);
+            }
+            Client::Requested => {
+                self.c_retx = true;
+                self.stats.request_retransmits += 1;
+                self.send_request(now, out);
+            }
+            Client::Idle | Client::Open => {}
+        }
+    }
+
+    /// Server: a SYN or a request reaches a passive flow's data sender.
+    pub(super) fn server_control(
+        &mut self,
+        now: SimTime,
+        ack: u64,
+        f: u8,
+        ecn: Ecn,
+        out: &mut Vec<Seg>,
+    ) {
+        if f & flags::SYN != 0 {
+            match self.state {
+                State::Idle => {
+                    self.state = State::SynRcvd;
+                    self.synack_retx = false;
+                    self.send_synack(now, out);
+                }
+                State::SynRcvd => {
+                    // The client sent its SYN again: the SYN/ACK (or the
+                    // request) was lost or is late. Answer again.
+                    self.synack_retx = true;
+                    self.send_synack(now, out);
+                }
+                State::SynSent | State::Established => {}
+            }
+            return;
+        }
+        match self.state {
+            State::SynRcvd => {
+                self.state = State::Established;
+                if !self.synack_retx {
+                    self.rtt_sample(now, self.synack_sent_at);
+                } else if self.cfg.tcp.syn_loss_cut {
+                    // RFC 5681 section 3.1: the SYN/ACK was sent again, so
+                    // the initial window is one segment.
+                    self.cwnd = 1.0;
+                }
+                if f & flags::ECE != 0 && self.cfg.tcp.ecn {
+                    // RFC 5562 section 3.2: a CE-marked SYN/ACK leaves an
+                    // initial window of one segment.
+                    self.cwnd = 1.0;
+                    self.stats.ecn_reductions += 1;
+                }
+                self.accept_request(now, out);
+            }
+            State::Established if self.cfg.request_only => {
+                // The client sent its request again: the ACK was lost.
+                self.ack_request(now, out);
+            }
+            State::Established => {
+                if ack < self.app_limit {
+                    return; // a copy of a request already served
+                }
+                // The request also acknowledges (and may echo ECE).
+                self.on_ack(now, ack, f & !flags::REQ, ecn, out);
+                self.accept_request(now, out);
+            }
+            State::Idle | State::SynSent => {}
+        }
+    }
+
+    /// The SYN/ACK: ECT(0) with ECN+ (`000_0675317d310dd341.txt`), else
+    /// not-ECT as RFC 3168 section 6.1.1 has it.
+    fn send_synack(&mut self, now: SimTime, out: &mut Vec<Seg>) {
+        self.synack_sent_at = now;
+        self.stats.synacks_sent += 1;
+        let plus = self.cfg.tcp.ecn && self.cfg.tcp.ecn_plus;
+        out.push(Seg {
+            seq: 0,
+            ts: now,
+            size: HEADER_BYTES,
+            flags: flags::SYN | flags::ACK,
+            ecn: if plus { Ecn::Ect0 } else { Ecn::NotEct },
+            from_sender: true,
+        });
+    }
+
+    /// Server: the request arrived; queue its response and send what the
+    /// window allows. The client's timer stops here (the server's ACK of
+    /// the request rides on the response and is not modelled apart).
+    fn accept_request(&mut self, now: SimTime, out: &mut Vec<Seg>) {
+        if self.cfg.request_only {
+            self.ack_request(now, out);
+            return;
+        }
+        self.client = Client::Open;
+        self.client_deadline = None;
+        self.c_ece = false;
+        let (n, last) = self.req;
+        self.app_limit += n;
+        let una = self.snd_una;
+        self.short.retain(|&(s, _)| s >= una);
+        let wire = HEADER_BYTES + last;
+        if wire < self.cfg.tcp.packet_size {
+            self.short.push((self.app_limit - 1, wire));
+        }
+        self.send_available(now, out);
+    }
+
+    /// Server of a request-only connection: acknowledge the request with a
+    /// pure ACK (flagged `REQ` so that the client can tell it from data;
+    /// not ECT, RFC 3168 section 6.1.4).
+    fn ack_request(&mut self, now: SimTime, out: &mut Vec<Seg>) {
+        out.push(Seg {
+            seq: 0,
+            ts: now,
+            size: HEADER_BYTES,
+            flags: flags::ACK | flags::REQ,
+            ecn: Ecn::NotEct,
+            from_sender: true,
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::testing::{deliver, ecn_plus_spec};
+    use super::super::TcpConfig;
+    use super::*;
+    use crate::scenario::TcpSpec;
+
+    /// RFC 5681 section 3.1: a lost SYN leaves the active opener a first
+    /// window of one segment and ssthresh at two (eq. 4 with nothing in
+    /// flight, as ns-2's timeout); a SYN/ACK sent again leaves the passive
+    /// server one segment. `syn_loss_cut = false` keeps the initial window.
+    #[test]
+    fn a_lost_syn_starts_the_connection_at_one_segment() {
+        let t = |ms: u64| SimTime::from_millis(ms);
+        for (cut, lost, want) in [(true, false, 4), (true, true, 1), (false, true, 4)] {
+            let spec = TcpSpec {
+                initial_cwnd: 4,
+                syn_loss_cut: cut,
+                ..TcpSpec::default()
+            };
+            let mut tx = TcpFlow::new(TcpConfig::from_spec(&spec, true, false));
+            let mut out = Vec::new();
+            tx.start(t(0), &mut out);
+            assert_eq!(out.len(), 1);
+            assert_eq!(out[0].flags, flags::SYN);
+            let mut at = 100;
+            if lost {
+                out.clear();
+                tx.on_rto(t(3000), &mut out);
+                assert_eq!(out[0].flags, flags::SYN);
+                at = 3100;
+            }
+            out.clear();
+            tx.on_ack(t(at), 0, flags::SYN | flags::ACK, Ecn::NotEct, &mut out);
+            assert_eq!(out.len(), want, "cut {cut}, lost {lost}");
+            assert_eq!(tx.cwnd, want as f64);
+            let ssthresh = if cut && lost { 2.0 } else { f64::INFINITY };
+            assert_eq!(tx.ssthresh, ssthresh);
+        }
+        // The passive server: the client's SYN comes twice (its SYN/ACK was
+        // lost), so the response starts with one segment.
+        for (cut, want) in [(true, 1.0), (false, 4.0)] {
+            let spec = TcpSpec {
+                syn_loss_cut: cut,
+                ..ecn_plus_spec(4)
+            };
+            let mut fl = TcpFlow::new(TcpConfig::passive(&spec, false, 300));
+            let mut out = Vec::new();
+            fl.client_connect(t(0), 8, 1000, &mut out);
+            fl.on_ack(t(50), 0, flags::SYN, Ecn::NotEct, &mut out);
+            fl.on_client_timer(t(3000), &mut out);
+            out.clear();
+            fl.on_ack(t(3050), 0, flags::SYN, Ecn::NotEct, &mut out);
+            let synack = out[0];
+            out.clear();
+            fl.on_data(t(3100), 0, synack.flags, Ecn::NotEct, synack.ts, &mut out);
+            let req = out[0];
+            out.clear();
+            fl.on_ack(t(3150), req.seq, req.flags, req.ecn, &mut out);
+            assert_eq!(fl.cwnd, want, "cut {cut}");
+            assert_eq!(out.len(), want as usize);
+        }
+    }
+
+    /// Passive open: the client's SYN goes on the ACK route, the SYN/ACK
+    /// is ECT(0) only with ECN+, a CE-marked SYN/ACK is echoed and leaves
+    /// the server a window of 1 (RFC 5562), the request starts the
+    /// response (last segment short), a copy of it is ignored, and a lost
+    /// SYN is sent again after `initial_rto`.
+    #[test]
+    fn passive_open_request_response() {
+        let spec = ecn_plus_spec(4);
+        let mut fl = TcpFlow::new(TcpConfig::passive(&spec, true, 300));
+        let mut out = Vec::new();
+        let t = |ms: u64| SimTime::from_millis(ms);
+        // A 2500-byte object: segments of 1000, 1000 and 500 bytes.
+        fl.client_connect(t(0), 3, 500, &mut out);
+        assert_eq!(out.len(), 1);
+        assert!(!out[0].from_sender && out[0].flags == flags::SYN);
+        assert_eq!(fl.client_deadline, Some(t(3000)));
+        // The SYN is lost: the client's timer sends it again, doubling.
+        out.clear();
+        fl.on_client_timer(t(3000), &mut out);
+        assert_eq!(out[0].flags, flags::SYN);
+        assert_eq!(fl.client_deadline, Some(t(9000)));
+        assert_eq!(fl.stats.syn_retransmits, 1);
+        // The server answers with an ECN-capable SYN/ACK on the data route.
+        out.clear();
+        fl.on_ack(t(3050), 0, flags::SYN, Ecn::NotEct, &mut out);
+        assert_eq!(out.len(), 1);
+        let synack = out[0];
+        assert!(synack.from_sender && synack.flags == flags::SYN | flags::ACK);
+        assert_eq!(synack.ecn, Ecn::Ect0);
+        // It arrives CE-marked: the request echoes ECE.
+        out.clear();
+        fl.on_data(t(3100), 0, synack.flags, Ecn::Ce, synack.ts, &mut out);
+        assert_eq!(fl.stats.synack_marks, 1);
+        let req = out[0];
+        assert_eq!(req.flags, flags::ACK | flags::REQ | flags::ECE);
+        assert_eq!(req.size, 340);
+        assert!(!req.from_sender);
+        // After a retransmitted SYN the request timer is the initial RTO.
+        assert_eq!(fl.client_deadline, Some(t(6100)));
+        // The server gets the request: a window of one segment, full size.
+        out.clear();
+        fl.on_ack(t(3150), req.seq, req.flags, req.ecn, &mut out);
+        assert_eq!(fl.client_deadline, None);
+        assert_eq!(fl.cwnd, 1.0);
+        assert_eq!(out.len(), 1);
+        assert_eq!((out[0].seq, out[0].size), (0, 1040));
+        // A copy of the request changes nothing.
+        out.clear();
+        fl.on_ack(t(3160), req.seq, req.flags, req.ecn, &mut out);
+        assert!(out.is_empty());
+        // The rest of the response: the last segment is 540 bytes.
+        let mut acks = Vec::new();
+        fl.on_data(t(3200), 0, flags::DATA, Ecn::Ect0, t(3150), &mut acks);
+        fl.on_ack(t(3250), acks[0].seq, acks[0].flags, acks[0].ecn, &mut out);
+        let sizes: Vec<(u64, u32)> = out.iter().map(|s| (s.seq, s.size)).collect();
+        assert_eq!(sizes, vec![(1, 1040), (2, 540)]);
+        // Plain ECN: the SYN/ACK is not ECN-capable.
+        let plain = TcpSpec {
+            ecn_plus: false,
+            ..spec
+        };
+        let mut fl = TcpFlow::new(TcpConfig::passive(&plain, true, 300));
+        out.clear();
+        fl.on_ack(t(0), 0, flags::SYN, Ecn::NotEct, &mut out);
+        assert_eq!(out[0].ecn, Ecn::NotEct);
+    }
+
+    /// ns-2's WebTraf pattern (`http = "webtraf"`): a request-only
+    /// connection ends with the server's pure ACK (not ECT, lost and sent
+    /// again on the client's timer), then the server opens the response
+    /// connection with a SYN that is not ECT, even with ECN+.
+    #[test]
+    fn webtraf_request_connection_then_server_open() {
+        let mut fl = TcpFlow::new(TcpConfig::passive(&ecn_plus_spec(1), true, 300));
+        let mut out = Vec::new();
+        let t = |ms: u64| SimTime::from_millis(ms);
+        fl.new_request_connection();
+        fl.client_connect(t(0), 3, 500, &mut out);
+        assert_eq!(out[0].flags, flags::SYN);
+        out.clear();
+        fl.on_ack(t(50), 0, flags::SYN, Ecn::NotEct, &mut out);
+        let synack = out[0];
+        assert_eq!(synack.ecn, Ecn::Ect0); // ECN+
+        out.clear();
+        fl.on_data(t(100), 0, synack.flags, synack.ecn, synack.ts, &mut out);
+        let req = out[0];
+        assert_eq!(req.flags, flags::ACK | flags::REQ);
+        // The server answers the request with a pure ACK, not with data.
+        out.clear();
+        fl.on_ack(t(150), req.seq, req.flags, req.ecn, &mut out);
+        assert_eq!(out.len(), 1);
+        let ack = out[0];
+        assert!(ack.from_sender);
+        assert_eq!(
+            (ack.flags, ack.size, ack.ecn),
+            (flags::ACK | flags::REQ, 40, Ecn::NotEct)
+        );
+        assert_eq!(fl.stats.data_sent, 0);
+        // The ACK is lost: the client's request timer sends the request
+        // again, and the server acknowledges it again.
+        assert!(!fl.request_acked());
+        let deadline = fl.client_deadline.expect("request timer");
+        out.clear();
+        fl.on_client_timer(deadline, &mut out);
+        assert_eq!(out[0].flags, flags::ACK | flags::REQ);
+        assert_eq!(fl.stats.request_retransmits, 1);
+        let again = out[0];
+        out.clear();
+        fl.on_ack(
+            deadline + t(50),
+            again.seq,
+            again.flags,
+            again.ecn,
+            &mut out,
+        );
+        assert_eq!(out[0].flags, flags::ACK | flags::REQ);
+        let ack = out[0];
+        out.clear();
+        fl.on_data(deadline + t(100), 0, ack.flags, ack.ecn, ack.ts, &mut out);
+        assert!(out.is_empty());
+        assert!(fl.request_acked());
+        assert_eq!(fl.client_deadline, None);
+        // The server opens the response connection: a SYN on the data
+        // route, not ECN-capable.
+        let t0 = deadline + t(100);
+        fl.server_open(t0, 3, 500, &mut out);
+        assert_eq!(out.len(), 1);
+        let syn = out[0];
+        assert!(syn.from_sender);
+        assert_eq!((syn.flags, syn.ecn), (flags::SYN, Ecn::NotEct));
+        assert!(!fl.request_acked());
+        // The client answers with a SYN/ACK on the ACK route; the server
+        // then sends the response, whose last segment is short.
+        out.clear();
+        fl.on_data(t0 + t(50), 0, syn.flags, syn.ecn, syn.ts, &mut out);
+        let synack = out[0];
+        assert!(!synack.from_sender);
+        assert_eq!(synack.flags, flags::SYN | flags::ACK);
+        out.clear();
+        fl.on_ack(t0 + t(100), 0, synack.flags, synack.ecn, &mut out);
+        assert_eq!((out[0].seq, out[0].size, out[0].ecn), (0, 1040, Ecn::Ect0));
+        let mut sent: Vec<Seg> = out.clone();
+        for k in 0..4 {
+            let acks = deliver(&mut fl, &sent, &[]);
+            if acks.is_empty() {
+                break;
+            }
+            out.clear();
+            for a in &acks {
+                fl.on_ack(t0 + t(200 + 100 * k), a.seq, a.flags, a.ecn, &mut out);
+            }
+            sent = out.clone();
+            if fl.delivered() >= 3 {
+                break;
+            }
+        }
+        assert_eq!(fl.delivered(), 3);
+        assert_eq!(fl.seg_size(2), 540);
+    }
+}

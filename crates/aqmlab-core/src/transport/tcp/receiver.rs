@@ -1,0 +1,124 @@
+//! The data receiver: in-order delivery with out-of-order segments kept,
+//! cumulative ACKs (immediate for out-of-order data or a filled hole,
+//! else delayed if asked), the ECN-Echo until CWR, and the client's side
+//! of a SYN/ACK or of a request's acknowledgement.
+
+use super::{Client, Seg, TcpFlow};
+use crate::packet::{flags, Ecn};
+use crate::scenario::HEADER_BYTES;
+use crate::units::SimTime;
+
+impl TcpFlow {
+    /// A data packet (or SYN) reaches the receiver.
+    pub fn on_data(
+        &mut self,
+        now: SimTime,
+        seq: u64,
+        f: u8,
+        ecn: Ecn,
+        ts: SimTime,
+        out: &mut Vec<Seg>,
+    ) {
+        if f & flags::REQ != 0 {
+            // The server's ACK of a request-only connection's request.
+            if self.client == Client::Requested {
+                self.client = Client::Open;
+                self.client_deadline = None;
+            }
+            return;
+        }
+        if f & flags::SYN != 0 {
+            if self.cfg.passive {
+                self.client_synack(now, ecn, out);
+                return;
+            }
+            let plus = self.cfg.tcp.ecn && self.cfg.tcp.ecn_plus;
+            self.stats.synacks_sent += 1;
+            out.push(Seg {
+                seq: 0,
+                ts,
+                size: HEADER_BYTES,
+                flags: flags::SYN | flags::ACK,
+                ecn: if plus { Ecn::Ect0 } else { Ecn::NotEct },
+                from_sender: false,
+            });
+            return;
+        }
+        self.stats.data_arrived += 1;
+        if f & flags::CWR != 0 {
+            self.ece_pending = false;
+        }
+        if ecn == Ecn::Ce {
+            self.stats.marks_seen += 1;
+            if self.cfg.tcp.ecn {
+                self.ece_pending = true;
+            }
+        }
+        let retx = f & flags::RETX != 0;
+        let mut immediate = !self.cfg.tcp.delayed_ack;
+        if seq == self.rcv_nxt {
+            self.ooo.pop_front();
+            self.rcv_nxt += 1;
+            let mut n = 1;
+            while self.ooo.front() == Some(&true) {
+                self.ooo.pop_front();
+                self.rcv_nxt += 1;
+                n += 1;
+            }
+            self.stats.segments_delivered += n;
+            if n > 1 || !self.ooo.is_empty() {
+                immediate = true; // filled (part of) a hole: RFC 5681 section 4.2
+            }
+        } else {
+            immediate = true; // out of order or duplicate
+            if seq > self.rcv_nxt {
+                let idx = (seq - self.rcv_nxt) as usize;
+                if self.ooo.len() <= idx {
+                    self.ooo.resize(idx + 1, false);
+                }
+                self.ooo[idx] = true;
+            }
+        }
+        self.last_ts = ts;
+        self.last_retx = retx;
+        if !immediate {
+            self.delack_count += 1;
+            if self.delack_count >= 2 {
+                immediate = true;
+            } else if self.delack_deadline.is_none() {
+                self.delack_deadline = Some(now + self.cfg.tcp.delack_timeout);
+            }
+        }
+        if immediate {
+            self.send_ack(out);
+        }
+    }
+
+    fn send_ack(&mut self, out: &mut Vec<Seg>) {
+        self.delack_count = 0;
+        self.delack_deadline = None;
+        let mut f = flags::ACK;
+        if self.ece_pending {
+            f |= flags::ECE;
+        }
+        if self.last_retx {
+            f |= flags::RETX;
+        }
+        out.push(Seg {
+            seq: self.rcv_nxt,
+            ts: self.last_ts,
+            size: HEADER_BYTES,
+            flags: f,
+            ecn: Ecn::NotEct, // RFC 3168 section 6.1.4: pure ACKs are not ECT
+            from_sender: false,
+        });
+    }
+
+    /// The delayed-ACK timer expired.
+    pub fn on_delack(&mut self, _now: SimTime, out: &mut Vec<Seg>) {
+        if self.delack_count > 0 {
+            self.send_ack(out);
+        }
+        self.delack_deadline = None;
+    }
+}

@@ -1,0 +1,128 @@
+//! A flow's two ends: a packet that reaches the receiver (data) or the
+//! sender (ACKs) is handed to the flow's TCP, whose answer becomes
+//! packets on the flow's routes; the TCP timers' events (retransmission,
+//! delayed ACK) and their re-arming.
+
+use super::World;
+use crate::packet::{flags, Packet, PktId};
+use crate::sim::Event;
+use crate::transport::Seg;
+
+impl World {
+    /// Packet `id` (`p`) has reached its flow's endpoint: the receiver (data,
+    /// even routes) or the sender (ACKs, odd routes) takes it now.
+    #[inline]
+    pub(super) fn at_endpoint(&mut self, id: PktId, p: Packet) {
+        self.arena.free(id);
+        let f = p.flow as usize;
+        let tag = self.tag[f];
+        if tag.udp {
+            let s = &mut self.flows[f].stats;
+            s.data_arrived += 1;
+            s.segments_delivered += 1;
+            return;
+        }
+        if p.has(flags::FIN) && !p.has(flags::DATA) {
+            // Connection teardown: the server answers the client's FIN
+            // with its FIN/ACK on the FIN's own connection; that ends the
+            // exchange. Before the straggler test: with HTTP/1.0 the
+            // client's FIN is usually still on its way when the page's
+            // next object opens a new connection.
+            if p.dir == 1 {
+                self.send_teardown(f, false, p.conn);
+            }
+            return;
+        }
+        if p.conn != tag.conn {
+            // A straggler of an earlier connection of this flow.
+            if p.has(flags::DATA) {
+                self.flows[f].stats.data_arrived += 1;
+            }
+            return;
+        }
+        let mut out = std::mem::take(&mut self.out);
+        if p.dir == 0 {
+            self.flows[f].on_data(self.now, p.seq, p.flags, p.ecn, p.ts, &mut out);
+        } else {
+            self.flows[f].on_ack(self.now, p.seq, p.flags, p.ecn, &mut out);
+        }
+        self.emit(f, &mut out);
+        self.out = out;
+        if tag.web {
+            self.web_progress(f);
+        }
+    }
+
+    /// Turn a flow's segments into packets, send them, and re-arm its timers.
+    #[inline]
+    pub(super) fn emit(&mut self, f: usize, out: &mut Vec<Seg>) {
+        for s in out.drain(..) {
+            let dir = u8::from(!s.from_sender);
+            let pos = self.routes.first(2 * f + dir as usize);
+            let id = self.arena.alloc(Packet {
+                size: s.size,
+                flow: f as u32,
+                seq: s.seq,
+                ts: s.ts,
+                enq_time: self.now,
+                pos,
+                dir,
+                conn: self.tag[f].conn,
+                flags: s.flags,
+                ecn: s.ecn,
+            });
+            self.send_on(self.routes.link_at(pos) as usize, id);
+        }
+        let fl = &mut self.flows[f];
+        if let Some(d) = fl.rto_deadline {
+            if fl.rto_event.is_none_or(|e| e > d) {
+                fl.rto_event = Some(d);
+                self.events.schedule(d, Event::RtoTimer(f as u32));
+            }
+        }
+        // A web client's SYN or request timer shares the timer event.
+        if let Some(d) = fl.client_deadline {
+            if fl.rto_event.is_none_or(|e| e > d) {
+                fl.rto_event = Some(d);
+                self.events.schedule(d, Event::RtoTimer(f as u32));
+            }
+        }
+        if let Some(d) = fl.delack_deadline {
+            if fl.delack_event.is_none_or(|e| e > d) {
+                fl.delack_event = Some(d);
+                self.events.schedule(d, Event::DelAckTimer(f as u32));
+            }
+        }
+    }
+
+    pub(super) fn rto_timer(&mut self, f: usize) {
+        let now = self.now;
+        let fl = &mut self.flows[f];
+        if fl.rto_event == Some(now) {
+            fl.rto_event = None;
+        }
+        let mut out = std::mem::take(&mut self.out);
+        if fl.rto_deadline.is_some_and(|d| d <= now) {
+            fl.on_rto(now, &mut out);
+        }
+        if fl.client_deadline.is_some_and(|d| d <= now) {
+            fl.on_client_timer(now, &mut out);
+        }
+        self.emit(f, &mut out);
+        self.out = out;
+    }
+
+    pub(super) fn delack_timer(&mut self, f: usize) {
+        let now = self.now;
+        let fl = &mut self.flows[f];
+        if fl.delack_event == Some(now) {
+            fl.delack_event = None;
+        }
+        let mut out = std::mem::take(&mut self.out);
+        if fl.delack_deadline.is_some_and(|d| d <= now) {
+            fl.on_delack(now, &mut out);
+        }
+        self.emit(f, &mut out);
+        self.out = out;
+    }
+}

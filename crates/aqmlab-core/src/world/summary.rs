@@ -1,0 +1,475 @@
+//! The figures of a measurement interval (the main one and each
+//! `[metrics] phases` interval): the counters taken at its start, then at
+//! its end the monitored links' figures, the flows' goodput, fairness and
+//! TCP events, UDP loss, web response times and connection set-up, and
+//! (main interval) the per-flow table.
+
+use super::results::ResponseTable;
+use super::World;
+use crate::metrics::{jain, LinkStats, QueueFigures};
+use crate::scenario::Direction;
+use crate::transport::FlowStats;
+use crate::units::SimTime;
+use serde::Serialize;
+
+/// Every scalar figure of a run.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Summary {
+    pub duration_s: f64,
+    pub seed: u64,
+    pub measure_start_s: f64,
+    pub wall_time_s: f64,
+    pub events: u64,
+    /// The first monitored link (the dumbbell's R1 -> R2).
+    pub bottleneck: BottleneckSummary,
+    /// Every monitored link.
+    pub links: Vec<LinkSummary>,
+    /// Forward flows active during the measurement interval.
+    pub flows: FlowsSummary,
+    /// UDP flows (cbr, udp-onoff), when the scenario has any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub udp: Option<UdpSummary>,
+    /// Web transfers completed in the interval, when there are any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub web: Option<WebSummary>,
+    /// One entry per `[metrics] phases` interval.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub phases: Vec<PhaseSummary>,
+    /// Scheduled changes that could not be applied as written.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
+}
+
+/// The figures of one `[metrics] phases` interval.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct PhaseSummary {
+    pub start_s: f64,
+    pub end_s: f64,
+    pub bottleneck: BottleneckSummary,
+    pub links: Vec<LinkSummary>,
+    pub flows: FlowsSummary,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub udp: Option<UdpSummary>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub web: Option<WebSummary>,
+}
+
+/// Figures of the monitored link over the measurement interval.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct BottleneckSummary {
+    pub utilization: f64,
+    pub throughput_bps: f64,
+    pub loss_rate: f64,
+    /// Dropped data segments / data segments offered: the loss of data,
+    /// without the pure ACKs among the arrivals.
+    pub data_loss_rate: f64,
+    pub arrivals: u64,
+    pub departures: u64,
+    pub drops_early: u64,
+    pub drops_forced: u64,
+    pub drops_overflow: u64,
+    pub marks: u64,
+    pub marks_early: u64,
+    pub marks_forced: u64,
+    pub lost_on_link: u64,
+    /// Time-weighted queue in packets: mean, standard deviation, and the
+    /// mean over `metrics.window` windows of each window's deviation.
+    pub queue_mean_pkts: f64,
+    pub queue_std_pkts: f64,
+    pub queue_window_std_mean_pkts: f64,
+    /// The same in bytes (the unit of a byte-mode scheme's queue).
+    pub queue_mean_bytes: f64,
+    pub queue_std_bytes: f64,
+    pub queue_window_std_mean_bytes: f64,
+    /// Mean size of the packets that arrived in the interval, bytes (NaN
+    /// without arrivals).
+    pub arrival_mean_size_bytes: f64,
+    /// The byte figures in packets of that mean size (bytes /
+    /// `arrival_mean_size_bytes`): a byte-mode queue in packets of the
+    /// traffic's own mean size (NaN without arrivals).
+    pub queue_mean_meanpkts: f64,
+    pub queue_std_meanpkts: f64,
+    pub queue_window_std_mean_meanpkts: f64,
+    pub queue_windows: u64,
+    pub queuing_delay_mean_s: f64,
+    /// Quantiles and maximum of the queueing delays of the packets that
+    /// left the queue in the interval (log-binned: within 3.2 %; the
+    /// maximum exact), seconds.
+    pub queuing_delay_p50_s: f64,
+    pub queuing_delay_p90_s: f64,
+    pub queuing_delay_p99_s: f64,
+    pub queuing_delay_max_s: f64,
+}
+
+/// A monitored link's figures with its name.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct LinkSummary {
+    pub name: String,
+    #[serde(flatten)]
+    pub figures: BottleneckSummary,
+}
+
+/// Figures of the flows whose data crosses the monitored link.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct FlowsSummary {
+    pub count: u64,
+    pub goodput_bps_total: f64,
+    pub jain_fairness: f64,
+    pub retransmits: u64,
+    pub timeouts: u64,
+    /// Fast retransmissions (loss recoveries entered on three duplicate ACKs).
+    pub fast_retransmits: u64,
+    /// Window reductions in answer to ECN-Echo.
+    pub ecn_reductions: u64,
+    pub marks_seen: u64,
+    /// Mean of the flows' RTT samples (their measured round-trip times,
+    /// queueing included), seconds; NaN without samples.
+    pub rtt_mean_s: f64,
+}
+
+/// Figures of the UDP flows over an interval.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct UdpSummary {
+    pub count: u64,
+    /// Bits per second sent by the sources (packets on the wire).
+    pub sent_bps: f64,
+    /// Bits per second that reached the receivers.
+    pub delivered_bps: f64,
+    /// Share of the packets sent that were lost.
+    pub loss_rate: f64,
+}
+
+/// Response times of the transfers completed in an interval.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct WebSummary {
+    pub completed: u64,
+    pub response_time_mean_s: f64,
+    pub response_time_p50_s: f64,
+    pub response_time_p90_s: f64,
+    pub response_time_p99_s: f64,
+    /// Connection set-up of every TCP flow in the interval: SYNs dropped
+    /// in the network, SYN/ACKs sent, dropped and arrived CE-marked, SYNs
+    /// and requests sent again.
+    pub syn_drops: u64,
+    pub synacks_sent: u64,
+    pub synack_drops: u64,
+    pub synack_marks: u64,
+    pub syn_retransmits: u64,
+    pub request_retransmits: u64,
+    /// Connection teardown: client FINs and server FIN/ACKs sent.
+    pub fins_sent: u64,
+    pub fin_acks_sent: u64,
+    /// Open pages (`pages = "open"`) that waited for a free lane.
+    pub pages_waited: u64,
+}
+
+impl WebSummary {
+    /// Over the responses that ended in [from, to].
+    fn of(r: &ResponseTable, from: f64, to: f64) -> Option<WebSummary> {
+        let mut t: Vec<f64> = (0..r.end_s.len())
+            .filter(|&i| r.end_s[i] >= from && r.end_s[i] <= to)
+            .map(|i| r.response_time_s[i])
+            .collect();
+        if t.is_empty() {
+            return None;
+        }
+        t.sort_by(f64::total_cmp);
+        let q = |p: f64| t[((p * t.len() as f64).ceil() as usize).clamp(1, t.len()) - 1];
+        Some(WebSummary {
+            completed: t.len() as u64,
+            response_time_mean_s: t.iter().sum::<f64>() / t.len() as f64,
+            response_time_p50_s: q(0.5),
+            response_time_p90_s: q(0.9),
+            response_time_p99_s: q(0.99),
+            ..WebSummary::default()
+        })
+    }
+}
+
+/// One row per flow, over the measurement interval.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct FlowTable {
+    pub flow: Vec<u32>,
+    pub group: Vec<u32>,
+    /// The traffic kind of the flow's group.
+    pub kind: Vec<&'static str>,
+    pub direction: Vec<&'static str>,
+    pub start_s: Vec<f64>,
+    pub base_rtt_s: Vec<f64>,
+    pub bytes_delivered: Vec<u64>,
+    pub goodput_bps: Vec<f64>,
+    pub data_sent: Vec<u64>,
+    pub retransmits: Vec<u64>,
+    pub timeouts: Vec<u64>,
+    pub fast_retransmits: Vec<u64>,
+    pub marks_seen: Vec<u64>,
+    pub ecn_reductions: Vec<u64>,
+    pub drops: Vec<u64>,
+    pub rtt_mean_s: Vec<f64>,
+    pub cwnd_final: Vec<f64>,
+}
+
+/// Counters at the start of a measurement interval.
+#[derive(Clone, Debug, Default)]
+pub(super) struct Snapshot {
+    links: Vec<LinkStats>,
+    /// Bits each monitored link could have sent by then.
+    capacity_bits: Vec<f64>,
+    /// Bits of the packet each monitored link was sending then, still to go.
+    pending_bits: Vec<f64>,
+    flows: Vec<FlowStats>,
+    /// [`World::short_bytes`] then.
+    short_bytes: Vec<u64>,
+}
+
+impl World {
+    /// Measurement interval `i` begins: start its queue integrals and take
+    /// the counters it will be measured against.
+    pub(super) fn interval_start(&mut self, i: usize) {
+        self.settle_all(self.now);
+        let now = self.now;
+        let window = self.sc.metrics.window;
+        let mut links = Vec::with_capacity(self.monitored.len());
+        let mut capacity_bits = Vec::with_capacity(self.monitored.len());
+        let mut pending_bits = Vec::with_capacity(self.monitored.len());
+        for (l, _) in &self.monitored {
+            let link = &mut self.links[*l];
+            if let Some(m) = link.monitor.as_mut() {
+                m.begin(i, now, window);
+            }
+            links.push(link.stats);
+            capacity_bits.push(link.capacity_bits(now));
+            pending_bits.push(link.pending_tx_bits(now));
+        }
+        self.snaps[i] = Snapshot {
+            links,
+            capacity_bits,
+            pending_bits,
+            flows: self.flows.iter().map(|f| f.stats).collect(),
+            short_bytes: self.short_bytes.clone(),
+        };
+    }
+
+    /// The figures of interval `i` from its start to `end`, and (for the
+    /// main interval) the per-flow table.
+    pub(super) fn interval_summary(&mut self, i: usize, end: SimTime) -> (PhaseSummary, FlowTable) {
+        let start = self.intervals[i].0;
+        let interval = (end - start).as_secs_f64();
+        let snap = std::mem::take(&mut self.snaps[i]);
+        let mut links = Vec::with_capacity(self.monitored.len());
+        for (k, (l, name)) in self.monitored.iter().enumerate() {
+            let link = &mut self.links[*l];
+            let q = link
+                .monitor
+                .as_mut()
+                .map(|m| m.end(i, end))
+                .unwrap_or_default();
+            let base = snap.links.get(k).copied().unwrap_or_default();
+            let capacity =
+                link.capacity_bits(end) - snap.capacity_bits.get(k).copied().unwrap_or(0.0);
+            // Bits on the wire within the interval: a packet counts from the
+            // start of its transmission, so take off what the one in
+            // transmission at the end still has to send, and add what the
+            // one at the start still had.
+            let sent_bits = link.stats.since(&base).departure_bytes as f64 * 8.0
+                + snap.pending_bits.get(k).copied().unwrap_or(0.0)
+                - link.pending_tx_bits(end);
+            links.push(LinkSummary {
+                name: name.clone(),
+                figures: link_figures(&link.stats.since(&base), &q, capacity, interval, sent_bits),
+            });
+        }
+        let mut table = FlowTable::default();
+        let mut fwd_goodput = Vec::new();
+        let mut fs = FlowsSummary::default();
+        let zero = FlowStats::default();
+        let (mut rtt_sum, mut rtt_n) = (0.0, 0u64);
+        let mut udp = UdpSummary::default();
+        let (mut udp_sent, mut udp_arrived) = (0u64, 0u64);
+        let mut setup = WebSummary::default();
+        for (f, (fl, m)) in self.flows.iter().zip(&self.meta).enumerate() {
+            let s = &fl.stats;
+            let b = snap.flows.get(f).unwrap_or(&zero);
+            // Delivered payload: whole segments less the short last ones.
+            let short = self.short_bytes[f] - snap.short_bytes.get(f).copied().unwrap_or(0);
+            // In-order payload, but no more segments than reached the
+            // receiver in the interval: data buffered out of order before
+            // it and released by a retransmission counts no more than the
+            // wire carried.
+            let segs =
+                (s.segments_delivered - b.segments_delivered).min(s.data_arrived - b.data_arrived);
+            let bytes = (segs * fl.mss() as u64).saturating_sub(short);
+            let goodput = bytes as f64 * 8.0 / interval;
+            let tcp = self.udp[f].is_none();
+            setup.syn_drops += s.syn_drops - b.syn_drops;
+            setup.synacks_sent += s.synacks_sent - b.synacks_sent;
+            setup.synack_drops += s.synack_drops - b.synack_drops;
+            setup.synack_marks += s.synack_marks - b.synack_marks;
+            setup.syn_retransmits += s.syn_retransmits - b.syn_retransmits;
+            setup.request_retransmits += s.request_retransmits - b.request_retransmits;
+            setup.fins_sent += s.fins_sent - b.fins_sent;
+            setup.fin_acks_sent += s.fin_acks_sent - b.fin_acks_sent;
+            setup.pages_waited += s.pages_waited - b.pages_waited;
+            if let Some(u) = &self.udp[f] {
+                if m.active_in(start, end) {
+                    udp.count += 1;
+                    let sent = s.data_sent - b.data_sent;
+                    let arrived = s.data_arrived - b.data_arrived;
+                    udp_sent += sent;
+                    udp_arrived += arrived;
+                    udp.sent_bps += (sent * u.size as u64) as f64 * 8.0 / interval;
+                    udp.delivered_bps += (arrived * u.size as u64) as f64 * 8.0 / interval;
+                }
+            }
+            if tcp && m.direction == Direction::Forward && m.active_in(start, end) {
+                fwd_goodput.push(goodput);
+                fs.count += 1;
+                fs.goodput_bps_total += goodput;
+                fs.retransmits += s.retransmits - b.retransmits;
+                fs.timeouts += s.timeouts - b.timeouts;
+                fs.fast_retransmits += s.fast_retransmits - b.fast_retransmits;
+                fs.ecn_reductions += s.ecn_reductions - b.ecn_reductions;
+                fs.marks_seen += s.marks_seen - b.marks_seen;
+                rtt_sum += s.rtt_sum_s - b.rtt_sum_s;
+                rtt_n += s.rtt_samples - b.rtt_samples;
+            }
+            if i != 0 {
+                continue;
+            }
+            table.flow.push(f as u32);
+            table.group.push(m.group);
+            table.kind.push(self.sc.traffic[m.group as usize].kind());
+            table.direction.push(match m.direction {
+                Direction::Forward => "forward",
+                Direction::Reverse => "reverse",
+            });
+            table.start_s.push(if m.start == SimTime::MAX {
+                f64::NAN
+            } else {
+                m.start.as_secs_f64()
+            });
+            table.base_rtt_s.push(m.base_rtt.as_secs_f64());
+            table.bytes_delivered.push(bytes);
+            table.goodput_bps.push(goodput);
+            table.data_sent.push(s.data_sent - b.data_sent);
+            table.retransmits.push(s.retransmits - b.retransmits);
+            table.timeouts.push(s.timeouts - b.timeouts);
+            table
+                .fast_retransmits
+                .push(s.fast_retransmits - b.fast_retransmits);
+            table.marks_seen.push(s.marks_seen - b.marks_seen);
+            table
+                .ecn_reductions
+                .push(s.ecn_reductions - b.ecn_reductions);
+            table.drops.push(s.data_dropped - b.data_dropped);
+            let n = s.rtt_samples - b.rtt_samples;
+            table.rtt_mean_s.push(if n == 0 {
+                f64::NAN
+            } else {
+                (s.rtt_sum_s - b.rtt_sum_s) / n as f64
+            });
+            table.cwnd_final.push(fl.cwnd);
+        }
+        fs.jain_fairness = jain(&fwd_goodput);
+        fs.rtt_mean_s = if rtt_n == 0 {
+            f64::NAN
+        } else {
+            rtt_sum / rtt_n as f64
+        };
+        // Packets still in flight at the end count as neither.
+        udp.loss_rate = if udp_sent == 0 {
+            0.0
+        } else {
+            1.0 - (udp_arrived as f64 / udp_sent as f64).min(1.0)
+        };
+        let phase = PhaseSummary {
+            start_s: secs(start),
+            end_s: secs(end),
+            bottleneck: links.first().map(|l| l.figures.clone()).unwrap_or_default(),
+            links,
+            flows: fs,
+            udp: (udp.count > 0).then_some(udp),
+            web: WebSummary::of(&self.responses, start.as_secs_f64(), end.as_secs_f64()).map(|w| {
+                WebSummary {
+                    syn_drops: setup.syn_drops,
+                    synacks_sent: setup.synacks_sent,
+                    synack_drops: setup.synack_drops,
+                    synack_marks: setup.synack_marks,
+                    syn_retransmits: setup.syn_retransmits,
+                    request_retransmits: setup.request_retransmits,
+                    fins_sent: setup.fins_sent,
+                    fin_acks_sent: setup.fin_acks_sent,
+                    pages_waited: setup.pages_waited,
+                    ..w
+                }
+            }),
+        };
+        (phase, table)
+    }
+}
+
+/// A link's figures over an interval of `interval` seconds from its
+/// counter differences `d`, queue figures `q` and the bits it could have
+/// sent in the interval (∫ rate dt, exact across scheduled rate changes).
+fn link_figures(
+    d: &LinkStats,
+    q: &QueueFigures,
+    capacity_bits: f64,
+    interval: f64,
+    sent_bits: f64,
+) -> BottleneckSummary {
+    let mean_size = if d.arrivals == 0 {
+        f64::NAN
+    } else {
+        d.arrival_bytes as f64 / d.arrivals as f64
+    };
+    BottleneckSummary {
+        utilization: sent_bits / capacity_bits,
+        throughput_bps: sent_bits / interval,
+        loss_rate: if d.arrivals == 0 {
+            0.0
+        } else {
+            d.drops() as f64 / d.arrivals as f64
+        },
+        data_loss_rate: if d.data_arrivals == 0 {
+            0.0
+        } else {
+            d.data_drops as f64 / d.data_arrivals as f64
+        },
+        arrivals: d.arrivals,
+        departures: d.departures,
+        drops_early: d.drops_early,
+        drops_forced: d.drops_forced,
+        drops_overflow: d.drops_overflow,
+        marks: d.marks(),
+        marks_early: d.marks_early,
+        marks_forced: d.marks_forced,
+        lost_on_link: d.lost,
+        queue_mean_pkts: q.mean_pkts,
+        queue_std_pkts: q.std_pkts,
+        queue_window_std_mean_pkts: q.window_std_mean_pkts,
+        queue_mean_bytes: q.mean_bytes,
+        queue_std_bytes: q.std_bytes,
+        queue_window_std_mean_bytes: q.window_std_mean_bytes,
+        arrival_mean_size_bytes: mean_size,
+        queue_mean_meanpkts: q.mean_bytes / mean_size,
+        queue_std_meanpkts: q.std_bytes / mean_size,
+        queue_window_std_mean_meanpkts: q.window_std_mean_bytes / mean_size,
+        queue_windows: q.windows,
+        queuing_delay_mean_s: if d.departures == 0 {
+            0.0
+        } else {
+            d.sojourn_ns as f64 * 1e-9 / d.departures as f64
+        },
+        queuing_delay_p50_s: q.delay_p50_s,
+        queuing_delay_p90_s: q.delay_p90_s,
+        queuing_delay_p99_s: q.delay_p99_s,
+        queuing_delay_max_s: q.delay_max_s,
+    }
+}
+
+/// A time in seconds as the nearest f64 (`60s` is 60.0, where `ns * 1e-9`
+/// gives 60.00000000000001): for the figures a user reads.
+pub(super) fn secs(t: SimTime) -> f64 {
+    t.0 as f64 / 1e9
+}
