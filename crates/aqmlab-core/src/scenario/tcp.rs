@@ -16,6 +16,29 @@ pub enum TcpVariant {
     Reno,
     /// RFC 6582: fast recovery ends when all data outstanding at its start is acknowledged.
     NewReno,
+    /// RFC 9438's window (cubic in the time since the last congestion
+    /// event, beta 0.7, fast convergence, the Reno-friendly region) with
+    /// NewReno's loss recovery.
+    Cubic,
+}
+
+impl TcpVariant {
+    /// The names `variant` takes, in the order the errors list them.
+    pub const NAMES: &'static [&'static str] = &["newreno", "reno", "cubic"];
+
+    fn from_name(name: &str) -> TcpVariant {
+        match name {
+            "reno" => TcpVariant::Reno,
+            "cubic" => TcpVariant::Cubic,
+            _ => TcpVariant::NewReno,
+        }
+    }
+
+    /// Fast recovery ends at the first new ACK (Reno) rather than when all
+    /// data outstanding at its start is acknowledged (RFC 6582).
+    pub fn reno_recovery(self) -> bool {
+        self == TcpVariant::Reno
+    }
 }
 
 /// `[tcp]`: the TCP of every flow.
@@ -182,10 +205,11 @@ impl TcpSpec {
         let Some(v) = v else { return Ok(d) };
         let mut t = Table::new(v, path)?;
         let s = TcpSpec {
-            variant: match t.choice("variant", &["newreno", "reno"], Some("newreno"))? {
-                "reno" => TcpVariant::Reno,
-                _ => TcpVariant::NewReno,
-            },
+            variant: TcpVariant::from_name(t.choice(
+                "variant",
+                TcpVariant::NAMES,
+                Some("newreno"),
+            )?),
             packet_size: t.u32("packet_size", d.packet_size)?,
             ecn: t.bool("ecn", d.ecn)?,
             ecn_plus: t.bool("ecn_plus", d.ecn_plus)?,
@@ -322,10 +346,11 @@ pub const GROUP_TCP_KEYS: &[&str] = &["variant", "packet_size", "delayed_ack", "
 impl TcpOverrides {
     pub(super) fn decode(t: &mut Table) -> SpecResult<TcpOverrides> {
         let variant = if t.has("variant") {
-            Some(match t.choice("variant", &["newreno", "reno"], None)? {
-                "reno" => TcpVariant::Reno,
-                _ => TcpVariant::NewReno,
-            })
+            Some(TcpVariant::from_name(t.choice(
+                "variant",
+                TcpVariant::NAMES,
+                None,
+            )?))
         } else {
             t.allow("variant");
             None

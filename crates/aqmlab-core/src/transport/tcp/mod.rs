@@ -6,7 +6,8 @@
 //! - Reno and NewReno congestion control (RFC 5681, RFC 6582): slow start
 //!   (+1 segment per new ACK), congestion avoidance (+1/cwnd per new ACK),
 //!   fast retransmit on the third duplicate ACK, fast recovery with window
-//!   inflation; NewReno's partial ACKs and `recover`.
+//!   inflation; NewReno's partial ACKs and `recover`. CUBIC's window (RFC
+//!   9438) with NewReno's recovery.
 //! - The retransmission timer of RFC 6298: SRTT/RTTVAR, RTO bounds,
 //!   exponential backoff; go-back-N after a timeout as ns-2's Reno does. RTT
 //!   is timed on one segment per round trip (as BSD and ns-2 do; sampling
@@ -57,7 +58,7 @@ mod testing;
 pub use config::TcpConfig;
 
 use crate::packet::Ecn;
-use crate::scenario::HEADER_BYTES;
+use crate::scenario::{TcpVariant, HEADER_BYTES};
 use crate::units::SimTime;
 use std::collections::VecDeque;
 
@@ -254,6 +255,9 @@ pub struct TcpFlow {
     c_retx: bool,
     /// The SYN/ACK arrived CE-marked: echo ECE on the request (RFC 5562).
     c_ece: bool,
+    /// CUBIC's state (`tcp.variant = "cubic"`; None otherwise). Read only
+    /// when the configuration names CUBIC, so Reno's ACKs never touch it.
+    cubic: Option<Box<cc::Cubic>>,
 }
 
 impl TcpFlow {
@@ -336,6 +340,7 @@ impl TcpFlow {
             last_ts: SimTime::ZERO,
             last_retx: false,
             stats: FlowStats::default(),
+            cubic: (cfg.tcp.variant == TcpVariant::Cubic).then(Box::default),
         }
     }
 

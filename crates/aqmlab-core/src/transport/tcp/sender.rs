@@ -63,7 +63,7 @@ impl TcpFlow {
             // RFC 3168 section 6.1.2: an ACK carrying ECN-Echo does not
             // open the window (ns-2 and Linux refuse too).
             if !ece {
-                self.grow_window();
+                self.grow_window(now, newly);
             }
         }
         self.rearm_after_ack(now);

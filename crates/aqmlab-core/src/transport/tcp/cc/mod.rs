@@ -3,4 +3,17 @@
 //! detection and recovery, which decide what is sent next, are apart
 //! (`recovery.rs`).
 
+//! The algorithm is chosen per flow by `tcp.variant`: Reno's rules
+//! (`reno.rs`) for `reno` and `newreno`, RFC 9438's for `cubic`
+//! (`cubic.rs`), whose state a flow holds in [`TcpFlow::cubic`] (none for
+//! Reno and NewReno, so their flows carry nothing more). Every algorithm
+//! answers the same events: a new ACK outside recovery (the window grows),
+//! a congestion event by loss or by ECN-Echo (ssthresh is set, the window
+//! cut), and a retransmission timeout (ssthresh set, one segment).
+//!
+//! [`TcpFlow::cubic`]: super::TcpFlow
+
+pub mod cubic;
 mod reno;
+
+pub use cubic::Cubic;

@@ -5,7 +5,7 @@
 //! 3168's answer to ECN-Echo: halve once per window, down to one segment,
 //! then hold new data until the retransmission timer expires.
 
-use crate::scenario::LossSsthresh;
+use crate::scenario::{LossSsthresh, TcpVariant};
 use crate::transport::tcp::{Cut, TcpFlow};
 use crate::units::SimTime;
 
@@ -13,13 +13,41 @@ impl TcpFlow {
     /// A new ACK outside fast recovery and without ECN-Echo opens the
     /// window: +1 segment in slow start, +1/cwnd in congestion avoidance
     /// (RFC 5681 section 3.1).
+    ///
+    /// CUBIC (`tcp.variant = "cubic"`) shares slow start and answers
+    /// congestion avoidance with RFC 9438's window, for the `acked`
+    /// segments this ACK covers.
     #[inline]
-    pub(in crate::transport::tcp) fn grow_window(&mut self) {
+    pub(in crate::transport::tcp) fn grow_window(&mut self, now: SimTime, acked: u64) {
         if self.cwnd < self.ssthresh {
             self.cwnd += 1.0; // slow start
+        } else if self.cfg.tcp.variant == TcpVariant::Cubic {
+            self.cubic_avoidance(now, acked);
         } else {
             self.cwnd += 1.0 / self.cwnd; // congestion avoidance
         }
+    }
+
+    #[cold]
+    fn cubic_avoidance(&mut self, now: SimTime, acked: u64) {
+        let rtt = self.srtt_s();
+        if let Some(c) = self.cubic.as_deref_mut() {
+            self.cwnd = c.congestion_avoidance(self.cwnd, acked, now, rtt);
+        }
+    }
+
+    /// ssthresh after a congestion event by loss or ECN-Echo: Reno's rule's
+    /// value `reno` (RFC 5681 eq. (4), or RFC 3168's halving), or CUBIC's
+    /// from the window before the event (RFC 9438 section 4.6).
+    #[inline]
+    fn event_ssthresh(&mut self, reno: f64) -> f64 {
+        if self.cfg.tcp.variant != TcpVariant::Cubic {
+            return reno;
+        }
+        let w = self.uninflated();
+        self.cubic
+            .as_deref_mut()
+            .map_or(reno, |c| c.on_congestion(w))
     }
 
     /// The answer to an ACK's ECN-Echo (`ece`: echoed, and the flow is
@@ -42,7 +70,8 @@ impl TcpFlow {
             } else {
                 self.ecn_backoff_on = false;
             }
-            self.ssthresh = (self.outstanding() as f64 / 2.0).max(1.0);
+            let half = (self.outstanding() as f64 / 2.0).max(1.0);
+            self.ssthresh = self.event_ssthresh(half);
             self.cwnd = self.ssthresh;
             self.ecn_recover = self.snd_max;
             self.recover = self.snd_max;
@@ -66,9 +95,10 @@ impl TcpFlow {
             // ns-2 sets `cwnd_` to half its window, unrounded,
             // when it retransmits; recovery leaves with that.
             let half = self.ns2_window() / 2.0;
-            self.ssthresh = self.halve();
+            let reno = self.halve();
+            self.ssthresh = self.event_ssthresh(reno);
             self.exit_cwnd = match self.cfg.tcp.loss_ssthresh {
-                LossSsthresh::Ns2 => half.max(1.0),
+                LossSsthresh::Ns2 if self.cfg.tcp.variant != TcpVariant::Cubic => half.max(1.0),
                 _ => self.ssthresh,
             };
             // RFC 3168 section 6.1.2: CWR after any reduction.
@@ -86,7 +116,24 @@ impl TcpFlow {
         if !(self.last_cut == Cut::Ecn && self.snd_una < self.recover) {
             // After an ECN reduction in this window ssthresh was
             // already halved for it (RFC 3168 section 6.1.2).
-            self.ssthresh = self.halve();
+            let reno = self.halve();
+            self.ssthresh = if self.cfg.tcp.variant == TcpVariant::Cubic {
+                // RFC 9438 section 4.8: beta, and K = 0 in the next stage.
+                // A timeout in fast recovery keeps the cut the loss made
+                // (as Linux's tcp_enter_loss does in Recovery).
+                let (w, again) = (self.uninflated(), !self.in_recovery);
+                let kept = self.ssthresh;
+                self.cubic.as_deref_mut().map_or(reno, |c| {
+                    if again {
+                        c.on_timeout(w)
+                    } else {
+                        c.restart_after_timeout();
+                        kept
+                    }
+                })
+            } else {
+                reno
+            };
         }
         self.cwnd = 1.0;
     }

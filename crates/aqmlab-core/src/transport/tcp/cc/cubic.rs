@@ -1,0 +1,263 @@
+//! CUBIC (RFC 9438): after a congestion event the window follows a cubic
+//! function of the time since the event,
+//!
+//! ```text
+//! W_cubic(t) = C (t - K)^3 + W_max,     K = cbrt((W_max - cwnd_epoch) / C)
+//! ```
+//!
+//! concave up to the window at the last event (`W_max`, reached after `K`
+//! seconds) and convex beyond it, independent of the round-trip time; a
+//! congestion event multiplies the window by `beta` (0.7, not Reno's 0.5).
+//! Where Reno would be faster (short round trips, small windows) CUBIC
+//! follows an estimate of Reno's window instead (the Reno-friendly region,
+//! `W_est`). Parameters, in segments and seconds:
+//!
+//! - `C = 0.4` segments/s^3 (section 5.1), `beta = 0.7` (section 4.6);
+//! - fast convergence (section 4.7): a flow whose window at an event is
+//!   below the previous `W_max` gives up bandwidth, `W_max = cwnd (1 +
+//!   beta) / 2`;
+//! - the Reno-friendly region (section 4.3): `W_est` grows by `alpha =
+//!   3 (1 - beta) / (1 + beta)` segments per window of ACKed segments,
+//!   and by 1 once it has reached the window of the last event.
+//!
+//! Slow start is Reno's (RFC 5681; HyStart++ is not modelled). Units: the
+//! window in segments (f64), times as [`SimTime`], the RTT in seconds.
+
+use crate::units::SimTime;
+
+/// `C` (RFC 9438 section 5.1), segments per second cubed.
+pub const C: f64 = 0.4;
+/// `beta_cubic` (RFC 9438 section 4.6): the window after an event, as a
+/// share of the window before it.
+pub const BETA: f64 = 0.7;
+
+/// One connection's CUBIC state (RFC 9438 section 4.1's variables).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Cubic {
+    /// `W_max`: the window just before the last reduction (less with fast
+    /// convergence), segments.
+    w_max: f64,
+    /// `cwnd_prior`: the window when ssthresh was last set, segments.
+    cwnd_prior: f64,
+    /// `K`, seconds.
+    k: f64,
+    /// `t_epoch`: when the current congestion avoidance stage began (None:
+    /// not begun since the last event or since start).
+    epoch: Option<SimTime>,
+    /// `W_est`: Reno's window as it would be, segments.
+    w_est: f64,
+    /// After a timeout: the first congestion avoidance stage starts with
+    /// `K = 0` and `W_max` = the window then (section 4.8).
+    after_timeout: bool,
+}
+
+impl Default for Cubic {
+    fn default() -> Self {
+        Cubic {
+            w_max: 0.0,
+            cwnd_prior: 0.0,
+            k: 0.0,
+            epoch: None,
+            w_est: 0.0,
+            after_timeout: false,
+        }
+    }
+}
+
+impl Cubic {
+    /// `W_cubic(t)`, `t` seconds into the stage (RFC 9438 eq. 1).
+    pub fn w_cubic(&self, t: f64) -> f64 {
+        C * (t - self.k).powi(3) + self.w_max
+    }
+
+    /// A new ACK of `acked` segments in congestion avoidance, at `now`
+    /// with the smoothed RTT `rtt_s`: the new window (sections 4.2-4.5).
+    pub fn congestion_avoidance(&mut self, cwnd: f64, acked: u64, now: SimTime, rtt_s: f64) -> f64 {
+        let epoch = match self.epoch {
+            Some(e) => e,
+            None => {
+                // The stage begins (section 4.2): t_epoch, cwnd_epoch.
+                self.epoch = Some(now);
+                if self.after_timeout || self.w_max <= cwnd {
+                    // After a timeout, or above the last event's window
+                    // (no event yet): the plateau is here (section 4.8).
+                    self.w_max = cwnd;
+                    self.k = 0.0;
+                } else {
+                    self.k = ((self.w_max - cwnd) / C).cbrt();
+                }
+                self.after_timeout = false;
+                self.w_est = cwnd;
+                now
+            }
+        };
+        let acked = acked as f64;
+        let t = now.saturating_sub(epoch).as_secs_f64();
+        // Section 4.3: Reno's window, grown by alpha per window of ACKs.
+        let alpha = if self.w_est >= self.cwnd_prior {
+            1.0
+        } else {
+            3.0 * (1.0 - BETA) / (1.0 + BETA)
+        };
+        self.w_est += alpha * acked / cwnd;
+        let w = self.w_cubic(t);
+        if w < self.w_est {
+            return self.w_est.max(cwnd); // the Reno-friendly region
+        }
+        // Sections 4.4 and 4.5: towards W_cubic one RTT ahead, at most
+        // half the window more per RTT.
+        let target = self.w_cubic(t + rtt_s).clamp(cwnd, 1.5 * cwnd);
+        cwnd + (target - cwnd) / cwnd * acked
+    }
+
+    /// A congestion event (a loss detected by duplicate ACKs, or an
+    /// ECN-Echo) that found the window `cwnd`: the new ssthresh (section
+    /// 4.6, with fast convergence, section 4.7). The window after it is
+    /// ssthresh; the next congestion avoidance stage starts afresh.
+    pub fn on_congestion(&mut self, cwnd: f64) -> f64 {
+        self.w_max = if cwnd < self.w_max {
+            cwnd * (1.0 + BETA) / 2.0
+        } else {
+            cwnd
+        };
+        self.cwnd_prior = cwnd;
+        self.epoch = None;
+        (cwnd * BETA).max(2.0)
+    }
+
+    /// A retransmission timeout that found the window `cwnd`: ssthresh as
+    /// for an event, then slow start from one segment; the next stage
+    /// starts with `K = 0` (section 4.8).
+    pub fn on_timeout(&mut self, cwnd: f64) -> f64 {
+        let ssthresh = self.on_congestion(cwnd);
+        self.restart_after_timeout();
+        ssthresh
+    }
+
+    /// A timeout whose window was already cut (in fast recovery): only the
+    /// next stage's start changes (`K = 0`, section 4.8).
+    pub fn restart_after_timeout(&mut self) {
+        self.epoch = None;
+        self.after_timeout = true;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ms(x: u64) -> SimTime {
+        SimTime::from_millis(x)
+    }
+
+    #[test]
+    fn an_event_cuts_by_beta_and_sets_w_max() {
+        let mut c = Cubic::default();
+        // First event at 100 segments: ssthresh 70, W_max 100.
+        assert!((c.on_congestion(100.0) - 70.0).abs() < 1e-12);
+        assert_eq!(c.w_max, 100.0);
+        // K = cbrt((100 - 70) / 0.4) = cbrt(75) = 4.2172 s.
+        c.congestion_avoidance(70.0, 1, ms(0), 0.1);
+        assert!((c.k - 75f64.cbrt()).abs() < 1e-12);
+        // Fast convergence: the next event at 80 < 100 gives W_max 80 x 0.85 = 68.
+        let s = c.on_congestion(80.0);
+        assert!((s - 56.0).abs() < 1e-12);
+        assert!((c.w_max - 68.0).abs() < 1e-12);
+        // A small window still keeps ssthresh at two segments.
+        assert_eq!(Cubic::default().on_congestion(2.0), 2.0);
+    }
+
+    #[test]
+    fn the_window_follows_the_cubic_function() {
+        // After an event at W_max = 200 with a 100 ms RTT, ACKs one segment at a
+        // time: the window stays within one segment of W_cubic(t) (the
+        // Reno-friendly estimate grows by 0.53 segment per RTT, far slower).
+        let mut c = Cubic::default();
+        let mut cwnd = c.on_congestion(200.0);
+        let (rtt, mut now) = (0.1, SimTime::ZERO);
+        c.congestion_avoidance(cwnd, 0, now, rtt);
+        let mut worst: f64 = 0.0;
+        while now < SimTime::from_secs(10) {
+            // One window of ACKs per RTT, spread evenly.
+            let gap = SimTime::from_secs_f64(rtt / cwnd.floor());
+            now = now + gap;
+            cwnd = c.congestion_avoidance(cwnd, 1, now, rtt);
+            worst = worst.max((cwnd - c.w_cubic(now.as_secs_f64())).abs());
+        }
+        assert!(worst < 1.0, "{worst}");
+        // Past K = cbrt(60 / 0.4) = 5.31 s the window is above W_max.
+        assert!(cwnd > 200.0);
+    }
+
+    #[test]
+    fn short_round_trips_follow_renos_estimate() {
+        // With a 1 ms RTT W_est grows by 0.53 segment per window of ACKs,
+        // faster in time than the cubic curve: the window is W_est.
+        let mut c = Cubic::default();
+        let mut cwnd = c.on_congestion(100.0);
+        let mut now = SimTime::ZERO;
+        c.congestion_avoidance(cwnd, 0, now, 0.001);
+        for _ in 0..10_000 {
+            now = now + SimTime::from_micros(10);
+            cwnd = c.congestion_avoidance(cwnd, 1, now, 0.001);
+        }
+        // 10 000 ACKs (0.1 s) over windows of 70-120 segments: ~100 windows x
+        // 0.53 = ~50 segments of growth, while W_cubic(0.1 s) = 0.4 (0.1 -
+        // cbrt(75))^3 + 100 = 72.1.
+        assert!((c.w_cubic(0.1) - 72.1).abs() < 0.05);
+        assert!(cwnd > 120.0, "{cwnd}");
+    }
+
+    /// A CUBIC flow (the TCP sender, not the state alone): the third
+    /// duplicate ACK finds 20 segments in flight and leaves ssthresh 14
+    /// (20 x 0.7, where NewReno leaves 10); the recovery's end returns
+    /// to 14; ECN-Echo cuts by the same beta; a timeout too, to one
+    /// segment.
+    #[test]
+    fn a_cubic_flow_cuts_by_beta_on_loss_ecn_and_timeout() {
+        use crate::scenario::{RecoveryExit, TcpSpec, TcpVariant};
+        use crate::transport::tcp::testing::{ack, sender};
+        let spec = |variant| TcpSpec {
+            variant,
+            ecn: true,
+            limited_transmit: false,
+            // Recovery returns to ssthresh (not FlightSize + 1).
+            recovery_exit: RecoveryExit::Ssthresh,
+            ..TcpSpec::default()
+        };
+        for (variant, want) in [(TcpVariant::Cubic, 14.0), (TcpVariant::NewReno, 10.0)] {
+            let (mut tx, _) = sender(20.0, spec(variant));
+            for _ in 0..3 {
+                ack(&mut tx, 100, 0, false);
+            }
+            assert!(tx.in_recovery);
+            assert!(
+                (tx.ssthresh - want).abs() < 1e-9,
+                "{variant:?}: {}",
+                tx.ssthresh
+            );
+            ack(&mut tx, 200, 20, false);
+            assert!(!tx.in_recovery);
+            assert!((tx.cwnd - want).abs() < 1e-9, "{variant:?}: {}", tx.cwnd);
+        }
+        let (mut tx, _) = sender(20.0, spec(TcpVariant::Cubic));
+        ack(&mut tx, 100, 1, true);
+        assert!((tx.ssthresh - 14.0).abs() < 1e-9, "{}", tx.ssthresh);
+        assert_eq!(tx.cwnd, tx.ssthresh);
+        let (mut tx, _) = sender(20.0, spec(TcpVariant::Cubic));
+        let mut out = Vec::new();
+        tx.on_rto(SimTime::from_millis(300), &mut out);
+        assert!((tx.ssthresh - 14.0).abs() < 1e-9, "{}", tx.ssthresh);
+        assert_eq!(tx.cwnd, 1.0);
+    }
+
+    #[test]
+    fn after_a_timeout_the_plateau_is_where_the_stage_begins() {
+        let mut c = Cubic::default();
+        let ssthresh = c.on_timeout(100.0);
+        assert!((ssthresh - 70.0).abs() < 1e-12);
+        // Slow start to 70, then the stage: K = 0, W_max = 70.
+        c.congestion_avoidance(70.0, 1, ms(5_000), 0.1);
+        assert_eq!((c.k, c.w_max), (0.0, 70.0));
+    }
+}

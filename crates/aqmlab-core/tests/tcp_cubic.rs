@@ -1,0 +1,72 @@
+//! CUBIC (RFC 9438, `tcp.variant = "cubic"`) in whole runs: a loss cuts the
+//! window by beta = 0.7 where NewReno halves it, and the same scenario and
+//! seed give the same run. The window's cubic shape over time is checked
+//! with hand-worked numbers in `transport/tcp/cc/cubic.rs`.
+
+mod common;
+
+use aqmlab_core::RunResult;
+use common::run;
+
+/// One flow, 10 Mbit/s, 42 ms base RTT, a 60-packet DropTail buffer, the
+/// flow's window sampled every millisecond.
+fn one_flow(variant: &str) -> RunResult {
+    run(&format!(
+        r#"
+duration = "60s"
+[topology]
+bottleneck_rate = "10Mbps"
+bottleneck_delay = "20ms"
+access_delay = "1ms"
+buffer = 60
+[aqm]
+kind = "droptail"
+[tcp]
+variant = "{variant}"
+packet_size = 1500
+[[traffic]]
+kind = "bulk"
+flows = 1
+[metrics]
+sample_interval = "1ms"
+flow_series = [0]
+start = "0s"
+"#
+    ))
+}
+
+/// ssthresh after each congestion event over the window just before it
+/// (events with more than four segments in the window).
+fn cuts(r: &RunResult) -> Vec<f64> {
+    let s = &r.flow_series;
+    (1..s.cwnd.len())
+        .filter(|&i| s.ssthresh[i] != s.ssthresh[i - 1] && s.ssthresh[i].is_finite())
+        .filter(|&i| s.cwnd[i - 1] > 4.0)
+        .map(|i| s.ssthresh[i] / s.cwnd[i - 1])
+        .collect()
+}
+
+#[test]
+fn cubic_cuts_by_beta_where_newreno_halves() {
+    let cubic = one_flow("cubic");
+    let c = cuts(&cubic);
+    assert!(c.len() >= 10, "{c:?}");
+    assert!(c.iter().all(|x| (x - 0.7).abs() < 1e-9), "{c:?}");
+    let newreno = cuts(&one_flow("newreno"));
+    assert!(newreno.len() >= 10, "{newreno:?}");
+    // FlightSize / 2 with the flight a segment or so off the window.
+    assert!(
+        newreno.iter().all(|x| (x - 0.5).abs() < 0.01),
+        "{newreno:?}"
+    );
+    // The link stays busy.
+    let u = |r: &RunResult| r.summary.bottleneck.utilization;
+    assert!(u(&cubic) > 0.9, "{}", u(&cubic));
+}
+
+#[test]
+fn a_cubic_run_is_the_same_run_again() {
+    let (a, b) = (one_flow("cubic"), one_flow("cubic"));
+    assert_eq!(a.flow_series.cwnd, b.flow_series.cwnd);
+    assert_eq!(a.summary.events, b.summary.events);
+}
