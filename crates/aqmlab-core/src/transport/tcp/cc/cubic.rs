@@ -180,7 +180,7 @@ mod tests {
         while now < SimTime::from_secs(10) {
             // One window of ACKs per RTT, spread evenly.
             let gap = SimTime::from_secs_f64(rtt / cwnd.floor());
-            now = now + gap;
+            now += gap;
             cwnd = c.congestion_avoidance(cwnd, 1, now, rtt);
             worst = worst.max((cwnd - c.w_cubic(now.as_secs_f64())).abs());
         }
@@ -198,7 +198,7 @@ mod tests {
         let mut now = SimTime::ZERO;
         c.congestion_avoidance(cwnd, 0, now, 0.001);
         for _ in 0..10_000 {
-            now = now + SimTime::from_micros(10);
+            now += SimTime::from_micros(10);
             cwnd = c.congestion_avoidance(cwnd, 1, now, 0.001);
         }
         // 10 000 ACKs (0.1 s) over windows of 70-120 segments: ~100 windows x
