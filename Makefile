@@ -21,7 +21,7 @@ help:
 	@echo "make venv    create $(VENV) with the build and test tools"
 	@echo "make build   build the engine (profile-guided; PGO=0: without) and install aqmlab into $(VENV) (incremental)"
 	@echo "make wheel   a wheel of aqmlab in dist/ (engine built as by make build)"
-	@echo "make demo    reproduce thesis section 5.5.3 in quick form: its table beside the paper's, HTML report in demo-out/"
+	@echo "make demo    reproduce thesis section 5.5.3 (about 15 s on 2 cores): its table beside the paper's, HTML report in demo-out/"
 	@echo "make test    cargo fmt/clippy/doc/test, ruff, mypy, pytest, then the cross-checks, in timed stages"
 	@echo "make browser install Debian's Chromium for the report's browser test (as root)"
 	@echo "make ns2     install Debian's ns-2.35 for the TCP cross-check (as root)"
