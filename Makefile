@@ -65,14 +65,16 @@ $(PGO_DATA): $(ENGINE_SOURCES) | venv
 # maturin builds the extension (cargo is incremental, so this is quick when
 # nothing changed), installs the package's dependencies and links python/
 # into the venv, so edits to python/aqmlab take effect without rebuilding.
+# PIP_QUIET: the pip that maturin runs prints only problems, not a line per
+# dependency already installed ("Requirement already satisfied: ...").
 build: venv pgo-tools
 	@if [ "$(USE_PGO)" = yes ]; then \
 	  $(MAKE) --no-print-directory $(PGO_DATA); \
 	  echo "$(VENV)/bin/maturin develop --release (with the profile $(PGO_DATA))"; \
-	  $(PGO_ENV) $(VENV)/bin/maturin develop --release --quiet --extras dask; \
+	  PIP_QUIET=1 $(PGO_ENV) $(VENV)/bin/maturin develop --release --quiet --extras dask; \
 	else \
 	  echo "$(VENV)/bin/maturin develop --release"; \
-	  $(VENV)/bin/maturin develop --release --quiet --extras dask; \
+	  PIP_QUIET=1 $(VENV)/bin/maturin develop --release --quiet --extras dask; \
 	fi
 	cargo build --release --quiet -p aqmlab-testbed
 
@@ -197,7 +199,7 @@ BENCH_EXPERIMENTS ?= thesis-*
 BENCH_JOBS ?= 2
 
 bench-experiments: build
-	$(VPY) -m aqmlab reproduce '$(BENCH_EXPERIMENTS)' --jobs $(BENCH_JOBS) --no-report \
+	$(VPY) -m aqmlab reproduce '$(BENCH_EXPERIMENTS)' --jobs $(BENCH_JOBS) --no-report --verbose \
 	  --out bench-out/experiments
 
 clean:
