@@ -169,12 +169,18 @@ def _print_list(found: Sequence[Any]) -> int:
         print("no presets")
         return 0
     from aqmlab.experiments.catalog import PRESETS_DIR
+    from aqmlab.papers import split_source
 
     width = max(len(p.name) for p in found)
     for p in found:
         rel = p.path.relative_to(PRESETS_DIR) if p.path.is_relative_to(PRESETS_DIR) else p.path
         print(f"{p.name:<{width}}  {p.title}")
-        if p.source:
+        paper, where = split_source(p.source)
+        if paper is not None:
+            print(f"{'':<{width}}  paper:  {paper.citation}")
+            if where:
+                print(f"{'':<{width}}  where:  {where}")
+        elif p.source:
             print(f"{'':<{width}}  source: {p.source}")
         print(f"{'':<{width}}  file:   presets/{rel}")
         if p.problem:

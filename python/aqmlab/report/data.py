@@ -195,11 +195,13 @@ def full_form_command(exp: Experiment) -> str:
     preset shipped with aqmlab, else ``aqmlab sweep FILE`` (the experiment file it ran)."""
     import shlex
 
-    from aqmlab.experiments.catalog import PRESETS_DIR
+    from aqmlab.experiments.catalog import PRESETS_DIR, find_preset
 
     file = str(exp.raw.get("experiment_file") or "")
     if not file:
-        return f"aqmlab reproduce {exp.name}"
+        if find_preset(exp.name) is not None:
+            return f"aqmlab reproduce {exp.name}"
+        return "aqmlab sweep on its experiment file, without --quick"
     try:
         preset = Path(file).resolve().is_relative_to(PRESETS_DIR)
     except (OSError, ValueError):
