@@ -509,3 +509,82 @@ def test_utilisation_and_goodput_stay_within_the_wire_on_slow_links(rate: str, s
     cap = float(rate.removesuffix("Kbps").removesuffix("Mbps")) * (1e3 if "K" in rate else 1e6)
     assert b["throughput_bps"] <= cap * (1 + 1e-9)
     assert r.summary["flows"]["goodput_bps_total"] <= cap
+
+
+# ---- ECN: two switches, and a note when they disagree ----------------------------------
+
+
+def _resolved(*sets: str, file: Path = SMALL) -> dict[str, Any]:
+    doc = aqmlab.load(file)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        aqmlab.apply_overrides(doc, list(sets))
+    return aqmlab.validate(doc)
+
+
+def test_ecn_notes_name_the_queue_and_the_switch(tmp_path: Path) -> None:
+    from aqmlab.ecn import ecn_notes
+
+    short = ["--set", "duration=8s", "--set", "metrics.start=2s", "--set", "metrics.window=2s"]
+    # ECN-capable traffic, CoDel with its marking off: the run goes on, says so once, and drops.
+    p = aqmlab_cli(
+        "run", SMALL, "-o", tmp_path / "off", "--quiet", "--set", "aqm.kind=codel",
+        "--set", "tcp.ecn=true", *short,
+    )  # fmt: skip
+    assert p.returncode == 0, p.stderr
+    notes = [ln for ln in p.stderr.splitlines() if "ECN-capable traffic" in ln]
+    assert len(notes) == 1, p.stderr
+    assert notes[0].startswith(f"note: {SMALL}: ECN-capable traffic (tcp.ecn = true) meets aqm")
+    assert "--set aqm.ecn=true" in notes[0] and "codel" in notes[0]
+    off = json.loads((tmp_path / "off" / "summary.json").read_text())["bottleneck"]
+    assert off["marks"] == 0 and off["drops_early"] > 0
+    # Both switches on: no note, and marks.
+    p = aqmlab_cli(
+        "run", SMALL, "-o", tmp_path / "on", "--quiet", "--set", "aqm.kind=codel",
+        "--set", "tcp.ecn=true", "--set", "aqm.ecn=true", *short,
+    )  # fmt: skip
+    assert p.returncode == 0, p.stderr
+    assert "ECN" not in p.stderr, p.stderr
+    on = json.loads((tmp_path / "on" / "summary.json").read_text())["bottleneck"]
+    assert on["marks"] > 0
+    # A queue set to mark with no ECN-capable traffic: validate says every signal is a drop.
+    p = aqmlab_cli("validate", SMALL, "--set", "aqm.ecn=true")
+    assert p.returncode == 0, p.stderr
+    assert p.stderr.strip().splitlines() == [
+        f"note: {SMALL}: aqm: set to mark (ecn = true), but no traffic is ECN-capable "
+        "(tcp.ecn = false), so every signal is a drop; --set tcp.ecn=true makes the TCP "
+        "traffic ECN-capable"
+    ]
+    # No note where nothing can mark or nothing asks to: DropTail, and ECN off on both sides.
+    assert ecn_notes(_resolved("aqm.kind=droptail", "tcp.ecn=true")) == []
+    assert ecn_notes(_resolved()) == []
+    # One group made ECN-capable on its own; the reverse queue for a reverse group.
+    (note,) = ecn_notes(_resolved("traffic[0].ecn=true"))
+    assert "(traffic[0].ecn = true) meets aqm (red)" in note
+    (note,) = ecn_notes(
+        _resolved(
+            "tcp.ecn=true",
+            "aqm.ecn=true",
+            'reverse_aqm={kind="pi"}',
+            'traffic=[{kind="bulk",flows=2},{kind="bulk",flows=2,direction="reverse"}]',
+        )
+    )
+    assert "meets reverse_aqm (pi)" in note and "--set reverse_aqm.ecn=true" in note
+    # A custom topology: the queues on the group's path, link by link.
+    custom = ROOT / "scenarios" / "custom.toml"
+    (note,) = ecn_notes(_resolved("tcp.ecn=true", "aqm.ecn=true", file=custom))
+    # core1 takes [aqm] (marking on); core2 has its own RED (off), both ways.
+    assert "meets topology.links[1].aqm (red) with marking off: that queue drops" in note
+
+
+def test_the_api_warns_once_about_ecn_switches_that_disagree() -> None:
+    short = ["duration=4s", "metrics.start=1s", "metrics.window=1s"]
+    with warnings.catch_warnings(record=True) as got:
+        warnings.simplefilter("always")
+        aqmlab.run(SMALL, overrides=[*short, "tcp.ecn=true"])
+    ecn = [w for w in got if issubclass(w.category, aqmlab.ECNNote)]
+    assert len(ecn) == 1 and "aqm.ecn=true" in str(ecn[0].message)
+    assert ecn[0].filename == __file__  # points at the caller's line
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", aqmlab.ECNNote)
+        aqmlab.run(SMALL, overrides=[*short, "tcp.ecn=true", "aqm.ecn=true"])  # no warning

@@ -186,6 +186,13 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     return p
 
 
+def _ecn_notes(file: str, resolved: dict[str, Any]) -> list[str]:
+    """The ECN notes of a resolved scenario (:func:`aqmlab.ecn.ecn_notes`) as ``note:`` lines."""
+    from aqmlab.ecn import ecn_notes
+
+    return [f"note: {display_name(file)}: {n}" for n in ecn_notes(resolved)]
+
+
 def cmd_validate(args: argparse.Namespace) -> int:
     status = 0
     for f in args.files:
@@ -193,7 +200,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
             notes: list[str] = []
             doc = load_file(f, args.sets, args.truncate, args.unsets, notes)
             resolved = check_scenario(f, doc, [*args.sets, *args.unsets])
-            _print_notes(notes)
+            _print_notes([*notes, *_ecn_notes(f, resolved)])
         except UserError as e:
             print_error(str(e))
             status = EXIT_USAGE
@@ -338,7 +345,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         doc["seed"] = args.seed
     seed = ["seed"] if args.seed is not None else []
     resolved = check_scenario(args.file, doc, [*args.sets, *args.unsets, *seed])
-    _print_notes(notes)
+    _print_notes([*notes, *_ecn_notes(args.file, resolved)])
     try:
         with results.hold_folder(args.out):
             out, result = _run_into(args, doc, resolved)
@@ -451,9 +458,34 @@ def cmd_report(args: argparse.Namespace) -> int:
         raise UserError(f"{e.filename or 'report'}: cannot write: {e.strerror or e}") from None
 
 
+def _notes_as_lines() -> None:
+    """Show aqmlab's own warnings (:class:`aqmlab.ecn.ECNNote`, the overrides' and the
+    truncation's notes) raised inside a command as one ``note:`` line each, not as Python's
+    two-line warning with a file and a line of code."""
+    import warnings
+
+    default = warnings.showwarning
+
+    def show(
+        message: Warning | str,
+        category: type[Warning],
+        filename: str,
+        lineno: int,
+        file: Any = None,
+        line: str | None = None,
+    ) -> None:
+        if category.__module__.startswith("aqmlab"):
+            print(f"note: {message}", file=sys.stderr)
+        else:
+            default(message, category, filename, lineno, file, line)
+
+    warnings.showwarning = show
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; return the exit status."""
     argv = list(sys.argv[1:] if argv is None else argv)
+    _notes_as_lines()
     try:
         for a in argv:
             try:
