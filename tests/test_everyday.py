@@ -8,6 +8,7 @@ import csv
 import io
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -588,3 +589,97 @@ def test_the_api_warns_once_about_ecn_switches_that_disagree() -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("error", aqmlab.ECNNote)
         aqmlab.run(SMALL, overrides=[*short, "tcp.ecn=true", "aqm.ecn=true"])  # no warning
+
+
+# ---- plot and compare on sweep folders ---------------------------------------------------
+
+TINY_SWEEP = ROOT / "tests" / "data" / "experiments" / "tiny-sweep.toml"
+
+
+@pytest.fixture(scope="module")
+def swept(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The tiny sweep in full: RED and RED hi x flows 10, 20 x seeds 1, 2 (8 points)."""
+    out = tmp_path_factory.mktemp("sweep") / "tiny"
+    p = aqmlab_cli("sweep", TINY_SWEEP, "--out", out, "--no-report", "--jobs", "2")
+    assert p.returncode == 0, p.stderr
+    return out
+
+
+def _csv_header(p: subprocess.CompletedProcess[str]) -> list[str]:
+    assert p.returncode == 0, p.stderr
+    return next(csv.reader(io.StringIO(p.stdout)))
+
+
+def test_compare_a_sweep_folder_labels_points_by_scheme_and_factors(
+    swept: Path, tmp_path: Path
+) -> None:
+    # Every point, in the experiment's order; the seeds differ, so they are named.
+    head = _csv_header(aqmlab_cli("compare", swept, "--format", "csv"))
+    assert head[2:-1] == [
+        f"{s}, flows={f}, seed {k}" for s in ("RED", "RED hi") for f in (10, 20) for k in (1, 2)
+    ]
+    # --where: one name twice is either value; two names are both.
+    p = aqmlab_cli(
+        "compare", swept, "--where", "scheme=RED hi", "flows=20", "--where", "seed=1",
+        "--format", "csv",
+    )  # fmt: skip
+    assert _csv_header(p)[2:-1] == ["RED hi, flows=20"]
+    p = aqmlab_cli(
+        "compare", swept, "--where", "seed=2", "--where", "flows=10", "flows=20", "--format", "csv"
+    )
+    assert _csv_header(p)[2:-1] == ["RED, flows=10", "RED, flows=20", "RED hi, flows=10",
+                                    "RED hi, flows=20"]  # fmt: skip
+    # A point folder given alone is named by its point.json, not by its id.
+    info = json.loads(next((swept / "points").glob("*/point.json")).read_text())
+    p = aqmlab_cli("compare", swept / "points" / info["id"], "--format", "csv")
+    flows = info["factors"]["flows"]
+    assert _csv_header(p)[2:-1] == [f"{info['scheme']}, flows={flows}"]
+    # Two sweeps with the same points (a copy), beside a run folder: the points are told apart
+    # by their sweep folder's name, the run folder is named by its own.
+    copy = tmp_path / "tiny-copy"
+    shutil.copytree(swept, copy)
+    run = next((swept / "points").iterdir())
+    plain = tmp_path / "plain-run"
+    shutil.copytree(run, plain)
+    (plain / "point.json").unlink()
+    p = aqmlab_cli("compare", swept, copy, plain, "--where", "scheme=RED", "flows=10", "seed=1",
+                   "--format", "csv")  # fmt: skip
+    assert _csv_header(p)[2:-1] == ["tiny: RED, flows=10", "tiny-copy: RED, flows=10", "plain-run"]
+
+
+def test_plot_a_sweep_folder_and_its_mistakes(swept: Path, tmp_path: Path) -> None:
+    out = tmp_path / "red-hi.png"
+    p = aqmlab_cli("plot", swept, "--where", "scheme=RED hi", "seed=1", "-o", out)
+    assert p.returncode == 0, p.stderr
+    assert out.read_bytes()[:4] == b"\x89PNG"
+    p = aqmlab_cli("plot", swept, "--what", "cdf", "-o", tmp_path / "cdf.png")
+    assert p.returncode == 0, p.stderr
+    # The labels the figure shows.
+    from aqmlab.folders import expand
+
+    chosen, notes = expand([swept], ["scheme=RED", "flows=10"])
+    assert [s.label for s in chosen] == ["RED, flows=10, seed 1", "RED, flows=10, seed 2"]
+    assert notes == []
+    # Mistakes: one error line naming the term and what is allowed.
+    for where, words in (
+        (["buffer=200"], "has no 'buffer' to choose by; its names: scheme, seed, flows"),
+        (["scheme=PI"], "--where scheme=PI: no point of"),
+        (["flows=30"], "flows is one of: 10, 20"),
+        (["scheme"], "--where 'scheme': expected NAME=VALUE"),
+    ):
+        p = aqmlab_cli("plot", swept, "--where", *where, "-o", tmp_path / "x.png")
+        assert_clean_error(p)
+        assert words in p.stderr, p.stderr
+    p = aqmlab_cli("compare", tmp_path, "--where", "seed=1")
+    assert_clean_error(p)
+    assert "nor a sweep folder (no experiment.json)" in p.stderr
+    p = aqmlab_cli("compare", swept / "points", "--format", "csv")
+    assert_clean_error(p)
+    # A failed or missing point is left out, with a note.
+    broken = tmp_path / "broken"
+    shutil.copytree(swept, broken)
+    gone = sorted((broken / "points").iterdir())[0]
+    shutil.rmtree(gone)
+    p = aqmlab_cli("compare", broken, "--format", "csv")
+    assert len(_csv_header(p)) == 2 + 7 + 1
+    assert "note: " in p.stderr and "1 of 8 point(s) left out" in p.stderr

@@ -2,8 +2,8 @@
 
     aqmlab validate FILE [FILE ...] [--set KEY=VALUE ...] [--unset KEY ...] [--truncate]
     aqmlab run FILE|DIR -o DIR [--seed N] [--set KEY=VALUE ...] [--unset KEY ...] [--truncate]
-    aqmlab plot DIR [DIR ...] [--what queue|queue-bytes|delay|throughput|cdf|params|flows] [-o PNG]
-    aqmlab compare DIR [DIR ...] [--format table|markdown|csv] [-o FILE]
+    aqmlab plot DIR [DIR ...] [--where NAME=VALUE ...] [--what queue|queue-bytes|delay|...] [-o PNG]
+    aqmlab compare DIR [DIR ...] [--where NAME=VALUE ...] [--format table|markdown|csv] [-o FILE]
     aqmlab compare --responses A B [A2 B2 ...] [--within S[,S...]] [--from S] [--format ...]
     aqmlab examples [-o DIR]
     aqmlab report DIR [DIR ...] [--index OUT.html]
@@ -82,6 +82,17 @@ class _Version(argparse.Action):
         parser.exit()
 
 
+#: ``--where NAME=VALUE``: the points of sweep folders that ``plot`` and ``compare`` show.
+WHERE_ARGUMENT: dict[str, Any] = {
+    "action": "extend",
+    "nargs": "+",
+    "default": [],
+    "metavar": "NAME=VALUE",
+    "help": "with a sweep folder: only its points whose scheme, factor or seed has this value "
+    "(e.g. --where scheme=PI buffer=200; one name given twice: either value)",
+}
+
+
 #: Commands whose parser is built alone when they are the one run (the
 #: others' registration imports their packages): ``aqmlab run`` starts fast.
 _ALONE = ("validate", "run")
@@ -136,7 +147,10 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     r.set_defaults(func=cmd_run)
 
     pl = sub.add_parser("plot", help="plot queues, delays, parameters or flows of result folders")
-    pl.add_argument("dirs", nargs="+", metavar="DIR", help="result folder")
+    pl.add_argument(
+        "dirs", nargs="+", metavar="DIR", help="result folder, sweep point or whole sweep folder"
+    )
+    pl.add_argument("--where", **WHERE_ARGUMENT)
     pl.add_argument(
         "-o",
         "--out",
@@ -401,18 +415,39 @@ def _run_into(
     return out, result
 
 
+#: Most runs one plot draws (a panel each, or a curve each for ``--what cdf``).
+MAX_PLOTTED = 24
+
+
+def _selected(args: argparse.Namespace) -> list[Any]:
+    """The folders the arguments name: run folders, sweep points, whole sweeps narrowed by
+    ``--where`` (:func:`aqmlab.folders.expand`); notes (points left out) on stderr."""
+    from aqmlab.folders import SelectionError, expand
+
+    try:
+        chosen, notes = expand(args.dirs, args.where)
+    except SelectionError as e:
+        raise UserError(str(e)) from None
+    for n in notes:
+        print(f"note: {n}", file=sys.stderr)
+    return chosen
+
+
 def cmd_plot(args: argparse.Namespace) -> int:
     from aqmlab.plot import plot_series
 
-    dirs = [Path(d) for d in args.dirs]
-    for d in dirs:
-        if not results.is_run_dir(d):
-            raise UserError(f"{d}: not an aqmlab result folder (no {results.MANIFEST})")
+    chosen = _selected(args)
+    if len(chosen) > MAX_PLOTTED:
+        raise UserError(
+            f"{len(chosen)} runs to plot, more than one figure shows ({MAX_PLOTTED}); choose "
+            "fewer points with --where (scheme=NAME, a factor's NAME=VALUE, seed=N)"
+        )
     name = f"{args.what}.png"
-    output = args.output or (dirs[0] / name if len(dirs) == 1 else name)
+    one = len(args.dirs) == 1 and len(chosen) == 1 and Path(args.dirs[0]) == chosen[0].path
+    output = args.output or (chosen[0].path / name if one else name)
     try:
         path = plot_series(
-            [(d.resolve().name or str(d), d) for d in dirs],
+            [(s.label, s.path) for s in chosen],
             output,
             what=args.what,
             link=args.link,
@@ -666,7 +701,10 @@ def add_everyday_parsers(sub: Any) -> None:
     from aqmlab.compare import FORMATS
 
     c = sub.add_parser("compare", help="the summaries of result folders side by side")
-    c.add_argument("dirs", nargs="+", metavar="DIR", help="result folder")
+    c.add_argument(
+        "dirs", nargs="+", metavar="DIR", help="result folder, sweep point or whole sweep folder"
+    )
+    c.add_argument("--where", **WHERE_ARGUMENT)
     c.add_argument(
         "--format",
         choices=FORMATS,
@@ -724,8 +762,9 @@ def cmd_compare(args: argparse.Namespace) -> int:
         return _compare_responses(args, fmt)
     if args.within != "0.5,1,2" or args.from_s is not None:
         raise UserError("--within and --from go with --responses")
+    chosen = _selected(args)
     try:
-        cmp = compare(args.dirs)
+        cmp = compare([s.path for s in chosen], [s.label for s in chosen])
     except results.ResultsError as e:
         raise UserError(str(e)) from None
     if fmt == "table":
@@ -756,8 +795,9 @@ def _compare_responses(args: argparse.Namespace, fmt: str) -> int:
     if any(t == 0 for t in within):
         raise UserError(f"--within {args.within!r}: each time must be more than 0 s")
     start = None if args.from_s is None else _seconds_arg("--from", args.from_s)
+    chosen = _selected(args)
     try:
-        labels, a, b = load_pairs(args.dirs)
+        labels, a, b = load_pairs([s.path for s in chosen], [s.label for s in chosen])
     except results.ResultsError as e:
         raise UserError(f"--responses: {e}") from None
     from aqmlab.web import compare_responses
