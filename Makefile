@@ -21,7 +21,7 @@ help:
 	@echo "make venv    create $(VENV) with the build and test tools"
 	@echo "make build   build the engine (profile-guided; PGO=0: without) and install aqmlab into $(VENV) (incremental)"
 	@echo "make wheel   a wheel of aqmlab in dist/ (engine built as by make build)"
-	@echo "make demo    reproduce thesis section 5.5.3 in quick form: its table beside the paper's, HTML report in demo-out/"
+	@echo "make demo    reproduce thesis section 5.5.3 (about 15 s on 2 cores): its table beside the paper's, HTML report in demo-out/"
 	@echo "make test    cargo fmt/clippy/doc/test, ruff, mypy, pytest, then the cross-checks, in timed stages"
 	@echo "make browser install Debian's Chromium for the report's browser test (as root)"
 	@echo "make ns2     install Debian's ns-2.35 for the TCP cross-check (as root)"
@@ -65,14 +65,16 @@ $(PGO_DATA): $(ENGINE_SOURCES) | venv
 # maturin builds the extension (cargo is incremental, so this is quick when
 # nothing changed), installs the package's dependencies and links python/
 # into the venv, so edits to python/aqmlab take effect without rebuilding.
+# PIP_QUIET: the pip that maturin runs prints only problems, not a line per
+# dependency already installed ("Requirement already satisfied: ...").
 build: venv pgo-tools
 	@if [ "$(USE_PGO)" = yes ]; then \
 	  $(MAKE) --no-print-directory $(PGO_DATA); \
 	  echo "$(VENV)/bin/maturin develop --release (with the profile $(PGO_DATA))"; \
-	  $(PGO_ENV) $(VENV)/bin/maturin develop --release --quiet --extras dask; \
+	  PIP_QUIET=1 $(PGO_ENV) $(VENV)/bin/maturin develop --release --quiet --extras dask; \
 	else \
 	  echo "$(VENV)/bin/maturin develop --release"; \
-	  $(VENV)/bin/maturin develop --release --quiet --extras dask; \
+	  PIP_QUIET=1 $(VENV)/bin/maturin develop --release --quiet --extras dask; \
 	fi
 	cargo build --release --quiet -p aqmlab-testbed
 
@@ -197,7 +199,7 @@ BENCH_EXPERIMENTS ?= thesis-*
 BENCH_JOBS ?= 2
 
 bench-experiments: build
-	$(VPY) -m aqmlab reproduce '$(BENCH_EXPERIMENTS)' --jobs $(BENCH_JOBS) --no-report \
+	$(VPY) -m aqmlab reproduce '$(BENCH_EXPERIMENTS)' --jobs $(BENCH_JOBS) --no-report --verbose \
 	  --out bench-out/experiments
 
 clean:

@@ -11,9 +11,11 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from aqmlab import results
 
-from conftest import ROOT, SMALL, aqmlab_cli
+from conftest import ROOT, SMALL, aqmlab_cli, assert_clean_error
 
 
 def test_run_writes_a_result_folder_and_prints_a_summary(tmp_path: Path) -> None:
@@ -131,3 +133,66 @@ def test_parser_imports_no_heavy_module() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     ).stdout
     assert out.strip() == "[]", out
+
+
+def test_quick_demo_says_before_its_table_that_it_is_not_meant_to_match(tmp_path: Path) -> None:
+    p = aqmlab_cli("demo", "--quick", "--jobs", "2", "-o", tmp_path, timeout=300)
+    assert p.returncode == 0, p.stderr
+    out = p.stdout
+    # What is about to run, with the paper named (not its seed file).
+    assert out.startswith("demo: thesis-5.5.3 (quick form)"), out[:300]
+    assert "Chen 2010, section 5.5.3" in out.splitlines()[1]
+    assert "003_b277268f444f7691" not in out
+    note = out.index("note: this is the quick form")
+    table = out.index("\nTable 5-3")  # the table's title line
+    assert note < table
+    said = out[note:table]
+    assert "not meant to match the paper's" in said
+    assert "`aqmlab reproduce thesis-5.5.3`" in said
+    assert "40.6" in said and "39.4" in said
+    # The demo's own note, not the report's generic one as well.
+    assert out.count("note: this is the quick form") == 1
+    assert (tmp_path / "thesis-5.5.3-quick" / "report" / "index.html").is_file()
+
+
+def test_demo_runs_the_full_form_by_default_and_checks_its_flags(tmp_path: Path) -> None:
+    from aqmlab import demo
+
+    # The full form by default: its folder has no "-quick" and its scenario the full length.
+    from aqmlab.experiments.catalog import find_preset
+    from aqmlab.experiments.spec import load_experiment
+
+    preset = find_preset(demo.DEMO_PRESET)
+    assert preset is not None
+    full = load_experiment(preset.path)
+    assert not full.quick
+    for bad, flag in (("0", "--jobs"), ("two", "--jobs")):
+        p = aqmlab_cli("demo", flag, bad, "-o", tmp_path)
+        assert_clean_error(p)
+        assert "--jobs" in p.stderr and repr(bad) in p.stderr
+    p = aqmlab_cli("demo", "--preset", "no-such-preset", "-o", tmp_path)
+    assert_clean_error(p)
+    assert "no-such-preset" in p.stderr and "reproduce --list" in p.stderr
+    assert not any(tmp_path.iterdir())
+
+
+@pytest.mark.crosscheck
+def test_the_demos_full_form_gives_the_figure_its_quick_form_quotes() -> None:
+    """The quick demo's note quotes the full form's PI-40 queue; this runs that point in full
+    (2000 simulated seconds) and checks the quote."""
+    import numpy as np
+
+    import aqmlab
+    from aqmlab import demo
+    from aqmlab.experiments.catalog import find_preset
+    from aqmlab.experiments.points import resolve_points
+    from aqmlab.experiments.spec import load_experiment
+
+    preset = find_preset(demo.DEMO_PRESET)
+    assert preset is not None
+    point = next(p for p in resolve_points(load_experiment(preset.path)) if p.scheme == "PI-40")
+    assert point.scenario is not None
+    r = aqmlab.run(point.scenario)
+    # The metric of Table 5-3: the queue in 500-byte (mean-size) packets over the whole run.
+    queue = float(np.mean(r.queue.column("queue_bytes").to_numpy())) / 500
+    assert f"mean queue is {queue:.1f} packets" in demo.FULL_FORM_FIGURES, queue

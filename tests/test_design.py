@@ -1,7 +1,9 @@
 """aqmlab.design without the engine: the seeds' worked numbers, the loop
 analysis, the propositions, the fluid model and the tuning rules."""
 
+import json
 import math
+import sys
 
 import numpy as np
 import pytest
@@ -27,6 +29,11 @@ from aqmlab.design import (
     red_proposition,
 )
 from aqmlab.design.tune import to_toml
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
 
 # Thesis section 4.5: the three networks (N, C packets/s, R s) and AP-RED's
 # printed parameter sets (max_p, min_th, max_th, w_q).
@@ -263,3 +270,116 @@ def test_bad_input_names_the_argument():
     assert e.value.arg == "aqm.kind"
     with pytest.raises(DesignError, match="--rate"):
         design.model.parse_rate_bps("-5Mbps", "--rate")
+
+
+# ---- the packet size, and a design written into a scenario -----------------------------
+
+
+def test_design_states_its_packet_size_and_takes_another():
+    from conftest import aqmlab_cli
+
+    base = ["design", "pi", "--rate", "10Mbps", "--rtt", "120ms", "--flows", "60", "--q-ref", "100"]
+    p = aqmlab_cli(*base)
+    assert p.returncode == 0, p.stderr
+    assert "C = 10 Mbit/s = 2500.0 packets/s" in p.stdout
+    assert "packets: 500 bytes (the default; give --packet-size" in p.stdout
+    assert "# for 500-byte packets at 10 Mbit/s: q_ref = 100 packets = 40.0 ms of queue" in p.stdout
+    # The same q_ref in 1500-byte packets is three times the delay, and C a third.
+    p = aqmlab_cli(*base, "--packet-size", "1500")
+    assert p.returncode == 0, p.stderr
+    assert "C = 10 Mbit/s = 833.3 packets/s" in p.stdout
+    assert "packets: 1500 bytes (--packet-size)" in p.stdout
+    assert "q_ref = 100 packets = 120.0 ms of queue" in p.stdout
+    js = json.loads(aqmlab_cli(*base, "--packet-size", "1500", "--json").stdout)
+    assert js["network"]["packet_size_bytes"] == 1500
+    assert js["network"]["capacity_pkts"] == pytest.approx(10e6 / 8 / 1500)
+
+
+def test_design_reads_a_scenario_and_applies_the_design_to_it(tmp_path):
+    import aqmlab
+
+    from conftest import ROOT, aqmlab_cli
+
+    canonical = ROOT / "scenarios" / "canonical.toml"
+    # The network and the packet size come from the scenario (1500-byte packets here).
+    big = tmp_path / "big.toml"
+    big.write_text(canonical.read_text().replace("packet_size = 500", "packet_size = 1500"))
+    p = aqmlab_cli("design", "pi", "--scenario", big)
+    assert p.returncode == 0, p.stderr
+    assert "network: N = 100, Tp = 100.0 ms, C = 10 Mbit/s = 833.3 packets/s" in p.stdout
+    assert f"packets: 1500 bytes (tcp.packet_size of {big})" in p.stdout
+    # --apply writes the scenario with the designed [aqm]: everything else as it was.
+    new = tmp_path / "pi.toml"
+    p = aqmlab_cli("design", "pi", "--apply", big, "--q-ref", "50", "-o", new)
+    assert p.returncode == 0, p.stderr
+    printed = p.stdout[p.stdout.index("[aqm]") : p.stdout.index("\nwrote ")]
+    written = aqmlab.load(new)
+    before = aqmlab.load(big)
+    assert {k: v for k, v in written.items() if k != "aqm"} == {
+        k: v for k, v in before.items() if k != "aqm"
+    }
+    assert written["aqm"] == tomllib.loads(printed)["aqm"]
+    assert written["aqm"]["q_ref"] == 50 and written["aqm"]["kind"] == "pi"
+    text = new.read_text()
+    assert text.startswith(big.read_text().split("[aqm]")[0])  # the head, comments included
+    assert "# designed by `aqmlab design pi --apply" in text
+    assert "dropped min_th, max_th, max_p, w_q, gentle" in p.stdout
+    assert f"aqmlab design check {new}" in p.stdout
+    aqmlab.validate(written)
+    # The same scheme again keeps the keys the design does not set.
+    marked = tmp_path / "marked.toml"
+    text = new.read_text().replace("sampling_freq = 160", "sampling_freq = 160\necn = true")
+    new.write_text(text)
+    p = aqmlab_cli("design", "pi", "--apply", new, "--q-ref", "80", "-o", marked)
+    assert p.returncode == 0, p.stderr
+    assert "kept from its [aqm]: ecn" in p.stdout
+    got = aqmlab.load(marked)["aqm"]
+    assert got["ecn"] is True and got["q_ref"] == 80
+
+
+@pytest.mark.parametrize(
+    ("args", "words"),
+    [
+        (["--rtt", "100ms"], "--rate: required: give --rate, --flows, or read the network"),
+        (["--apply", "{canonical}"], "--apply: '{canonical}': give the new scenario to write"),
+        (["--apply", "{canonical}", "-o", "x.png"], "(not 'x.png')"),
+        (["--scenario", "{canonical}", "-o", "x.toml"], "-o: 'x.toml': a scenario is written"),
+        (["--scenario", "{canonical}", "--apply", "{canonical}", "-o", "x.toml"], "not both"),
+        (["--apply", "no-such.toml", "-o", "x.toml"], "no-such.toml: cannot read"),
+        (["--apply", "{inline}", "-o", "x.toml"], "written inline or as dotted keys"),
+        (["--scenario", "{canonical}", "--packet-size", "0"], "--packet-size"),
+    ],
+)
+def test_design_apply_mistakes_are_one_line(tmp_path, args, words):
+    from conftest import ROOT, aqmlab_cli, assert_clean_error
+
+    canonical = ROOT / "scenarios" / "canonical.toml"
+    inline = tmp_path / "inline.toml"
+    inline.write_text(
+        canonical.read_text()
+        .replace("seed = 1\n", 'seed = 1\naqm = { kind = "red" }\n')
+        .replace('[aqm]\nkind = "red"\n', "")
+        .replace("min_th = 20\nmax_th = 60\nmax_p = 0.1\nw_q = 0.002\ngentle = true\n", "")
+    )
+    paths = {"canonical": str(canonical), "inline": str(inline)}
+    argv = [a.format(**paths) for a in args]
+    p = aqmlab_cli("design", "pi", *argv, cwd=tmp_path)
+    assert_clean_error(p)
+    assert words.format(**paths) in p.stderr, p.stderr
+    assert not (tmp_path / "x.toml").exists()
+
+
+def test_apply_rewrites_only_the_aqm_table():
+    from aqmlab.design.apply import apply_aqm, toml_value
+
+    text = (
+        '# head\nduration = "1s"\n\n[aqm]\nkind = "red" # old\nmin_th = 5\n\n[aqm.extra]\n'
+        "x = 1\n\n# the TCP\n[tcp]\npacket_size = 500\n"
+    )
+    doc = tomllib.loads(text)
+    out = apply_aqm(text, doc, {"kind": "pi", "q_ref": 20, "tag": 'a"b'}, "designed", "f")
+    assert out == (
+        '# head\nduration = "1s"\n\n# designed\n[aqm]\nkind = "pi"\nq_ref = 20\n'
+        'tag = "a\\"b"\n\n# the TCP\n[tcp]\npacket_size = 500\n'
+    )
+    assert toml_value({"a": [1, 2.5, True], "b c": "x"}) == '{ a = [1, 2.5, true], "b c" = "x" }'

@@ -8,6 +8,7 @@ import csv
 import io
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -509,3 +510,176 @@ def test_utilisation_and_goodput_stay_within_the_wire_on_slow_links(rate: str, s
     cap = float(rate.removesuffix("Kbps").removesuffix("Mbps")) * (1e3 if "K" in rate else 1e6)
     assert b["throughput_bps"] <= cap * (1 + 1e-9)
     assert r.summary["flows"]["goodput_bps_total"] <= cap
+
+
+# ---- ECN: two switches, and a note when they disagree ----------------------------------
+
+
+def _resolved(*sets: str, file: Path = SMALL) -> dict[str, Any]:
+    doc = aqmlab.load(file)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        aqmlab.apply_overrides(doc, list(sets))
+    return aqmlab.validate(doc)
+
+
+def test_ecn_notes_name_the_queue_and_the_switch(tmp_path: Path) -> None:
+    from aqmlab.ecn import ecn_notes
+
+    short = ["--set", "duration=8s", "--set", "metrics.start=2s", "--set", "metrics.window=2s"]
+    # ECN-capable traffic, CoDel with its marking off: the run goes on, says so once, and drops.
+    p = aqmlab_cli(
+        "run", SMALL, "-o", tmp_path / "off", "--quiet", "--set", "aqm.kind=codel",
+        "--set", "tcp.ecn=true", *short,
+    )  # fmt: skip
+    assert p.returncode == 0, p.stderr
+    notes = [ln for ln in p.stderr.splitlines() if "ECN-capable traffic" in ln]
+    assert len(notes) == 1, p.stderr
+    assert notes[0].startswith(f"note: {SMALL}: ECN-capable traffic (tcp.ecn = true) meets aqm")
+    assert "--set aqm.ecn=true" in notes[0] and "codel" in notes[0]
+    off = json.loads((tmp_path / "off" / "summary.json").read_text())["bottleneck"]
+    assert off["marks"] == 0 and off["drops_early"] > 0
+    # Both switches on: no note, and marks.
+    p = aqmlab_cli(
+        "run", SMALL, "-o", tmp_path / "on", "--quiet", "--set", "aqm.kind=codel",
+        "--set", "tcp.ecn=true", "--set", "aqm.ecn=true", *short,
+    )  # fmt: skip
+    assert p.returncode == 0, p.stderr
+    assert "ECN" not in p.stderr, p.stderr
+    on = json.loads((tmp_path / "on" / "summary.json").read_text())["bottleneck"]
+    assert on["marks"] > 0
+    # A queue set to mark with no ECN-capable traffic: validate says every signal is a drop.
+    p = aqmlab_cli("validate", SMALL, "--set", "aqm.ecn=true")
+    assert p.returncode == 0, p.stderr
+    assert p.stderr.strip().splitlines() == [
+        f"note: {SMALL}: aqm: set to mark (ecn = true), but no traffic is ECN-capable "
+        "(tcp.ecn = false), so every signal is a drop; --set tcp.ecn=true makes the TCP "
+        "traffic ECN-capable"
+    ]
+    # No note where nothing can mark or nothing asks to: DropTail, and ECN off on both sides.
+    assert ecn_notes(_resolved("aqm.kind=droptail", "tcp.ecn=true")) == []
+    assert ecn_notes(_resolved()) == []
+    # One group made ECN-capable on its own; the reverse queue for a reverse group.
+    (note,) = ecn_notes(_resolved("traffic[0].ecn=true"))
+    assert "(traffic[0].ecn = true) meets aqm (red)" in note
+    (note,) = ecn_notes(
+        _resolved(
+            "tcp.ecn=true",
+            "aqm.ecn=true",
+            'reverse_aqm={kind="pi"}',
+            'traffic=[{kind="bulk",flows=2},{kind="bulk",flows=2,direction="reverse"}]',
+        )
+    )
+    assert "meets reverse_aqm (pi)" in note and "--set reverse_aqm.ecn=true" in note
+    # A custom topology: the queues on the group's path, link by link.
+    custom = ROOT / "scenarios" / "custom.toml"
+    (note,) = ecn_notes(_resolved("tcp.ecn=true", "aqm.ecn=true", file=custom))
+    # core1 takes [aqm] (marking on); core2 has its own RED (off), both ways.
+    assert "meets topology.links[1].aqm (red) with marking off: that queue drops" in note
+
+
+def test_the_api_warns_once_about_ecn_switches_that_disagree() -> None:
+    short = ["duration=4s", "metrics.start=1s", "metrics.window=1s"]
+    with warnings.catch_warnings(record=True) as got:
+        warnings.simplefilter("always")
+        aqmlab.run(SMALL, overrides=[*short, "tcp.ecn=true"])
+    ecn = [w for w in got if issubclass(w.category, aqmlab.ECNNote)]
+    assert len(ecn) == 1 and "aqm.ecn=true" in str(ecn[0].message)
+    assert ecn[0].filename == __file__  # points at the caller's line
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", aqmlab.ECNNote)
+        aqmlab.run(SMALL, overrides=[*short, "tcp.ecn=true", "aqm.ecn=true"])  # no warning
+
+
+# ---- plot and compare on sweep folders ---------------------------------------------------
+
+TINY_SWEEP = ROOT / "tests" / "data" / "experiments" / "tiny-sweep.toml"
+
+
+@pytest.fixture(scope="module")
+def swept(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The tiny sweep in full: RED and RED hi x flows 10, 20 x seeds 1, 2 (8 points)."""
+    out = tmp_path_factory.mktemp("sweep") / "tiny"
+    p = aqmlab_cli("sweep", TINY_SWEEP, "--out", out, "--no-report", "--jobs", "2")
+    assert p.returncode == 0, p.stderr
+    return out
+
+
+def _csv_header(p: subprocess.CompletedProcess[str]) -> list[str]:
+    assert p.returncode == 0, p.stderr
+    return next(csv.reader(io.StringIO(p.stdout)))
+
+
+def test_compare_a_sweep_folder_labels_points_by_scheme_and_factors(
+    swept: Path, tmp_path: Path
+) -> None:
+    # Every point, in the experiment's order; the seeds differ, so they are named.
+    head = _csv_header(aqmlab_cli("compare", swept, "--format", "csv"))
+    assert head[2:-1] == [
+        f"{s}, flows={f}, seed {k}" for s in ("RED", "RED hi") for f in (10, 20) for k in (1, 2)
+    ]
+    # --where: one name twice is either value; two names are both.
+    p = aqmlab_cli(
+        "compare", swept, "--where", "scheme=RED hi", "flows=20", "--where", "seed=1",
+        "--format", "csv",
+    )  # fmt: skip
+    assert _csv_header(p)[2:-1] == ["RED hi, flows=20"]
+    p = aqmlab_cli(
+        "compare", swept, "--where", "seed=2", "--where", "flows=10", "flows=20", "--format", "csv"
+    )
+    assert _csv_header(p)[2:-1] == ["RED, flows=10", "RED, flows=20", "RED hi, flows=10",
+                                    "RED hi, flows=20"]  # fmt: skip
+    # A point folder given alone is named by its point.json, not by its id.
+    info = json.loads(next((swept / "points").glob("*/point.json")).read_text())
+    p = aqmlab_cli("compare", swept / "points" / info["id"], "--format", "csv")
+    flows = info["factors"]["flows"]
+    assert _csv_header(p)[2:-1] == [f"{info['scheme']}, flows={flows}"]
+    # Two sweeps with the same points (a copy), beside a run folder: the points are told apart
+    # by their sweep folder's name, the run folder is named by its own.
+    copy = tmp_path / "tiny-copy"
+    shutil.copytree(swept, copy)
+    run = next((swept / "points").iterdir())
+    plain = tmp_path / "plain-run"
+    shutil.copytree(run, plain)
+    (plain / "point.json").unlink()
+    p = aqmlab_cli("compare", swept, copy, plain, "--where", "scheme=RED", "flows=10", "seed=1",
+                   "--format", "csv")  # fmt: skip
+    assert _csv_header(p)[2:-1] == ["tiny: RED, flows=10", "tiny-copy: RED, flows=10", "plain-run"]
+
+
+def test_plot_a_sweep_folder_and_its_mistakes(swept: Path, tmp_path: Path) -> None:
+    out = tmp_path / "red-hi.png"
+    p = aqmlab_cli("plot", swept, "--where", "scheme=RED hi", "seed=1", "-o", out)
+    assert p.returncode == 0, p.stderr
+    assert out.read_bytes()[:4] == b"\x89PNG"
+    p = aqmlab_cli("plot", swept, "--what", "cdf", "-o", tmp_path / "cdf.png")
+    assert p.returncode == 0, p.stderr
+    # The labels the figure shows.
+    from aqmlab.folders import expand
+
+    chosen, notes = expand([swept], ["scheme=RED", "flows=10"])
+    assert [s.label for s in chosen] == ["RED, flows=10, seed 1", "RED, flows=10, seed 2"]
+    assert notes == []
+    # Mistakes: one error line naming the term and what is allowed.
+    for where, words in (
+        (["buffer=200"], "has no 'buffer' to choose by; its names: scheme, seed, flows"),
+        (["scheme=PI"], "--where scheme=PI: no point of"),
+        (["flows=30"], "flows is one of: 10, 20"),
+        (["scheme"], "--where 'scheme': expected NAME=VALUE"),
+    ):
+        p = aqmlab_cli("plot", swept, "--where", *where, "-o", tmp_path / "x.png")
+        assert_clean_error(p)
+        assert words in p.stderr, p.stderr
+    p = aqmlab_cli("compare", tmp_path, "--where", "seed=1")
+    assert_clean_error(p)
+    assert "nor a sweep folder (no experiment.json)" in p.stderr
+    p = aqmlab_cli("compare", swept / "points", "--format", "csv")
+    assert_clean_error(p)
+    # A failed or missing point is left out, with a note.
+    broken = tmp_path / "broken"
+    shutil.copytree(swept, broken)
+    gone = sorted((broken / "points").iterdir())[0]
+    shutil.rmtree(gone)
+    p = aqmlab_cli("compare", broken, "--format", "csv")
+    assert len(_csv_header(p)) == 2 + 7 + 1
+    assert "note: " in p.stderr and "1 of 8 point(s) left out" in p.stderr

@@ -444,7 +444,14 @@ def test_several_experiments_share_one_sweep(tmp_path: Path) -> None:
         t = pq.read_table(tmp_path / name / "summary.parquet")
         assert t.num_rows == n * 3 and set(t.column("status").to_pylist()) == {"ok"}
     assert "example-schemes: DropTail, seed 1" in p.stderr  # labels name the experiment
-    assert "sweep: " in p.stdout and "beyond the engine" in p.stdout
+    # The time line in words; where the time went only with --verbose.
+    assert "sweep: 6 run(s) in " in p.stdout and " on " in p.stdout
+    assert "simulating" not in p.stdout and "time:" not in p.stdout
+    p = aqmlab_cli("sweep", SWEEP, "--quick", "--out", tmp_path / "v", "--no-report", "--verbose")
+    assert p.returncode == 0, p.stderr
+    assert "  time:    simulating " in p.stdout and "saving each run's results added" in p.stdout
+    last = p.stdout.strip().splitlines()[-1]
+    assert last.startswith("sweep: 2 run(s) in ") and "went to starting them" in last, last
 
 
 def test_a_folder_of_another_experiment_is_not_touched(tmp_path: Path) -> None:

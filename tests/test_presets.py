@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from aqmlab.experiments import Point, load_experiment, resolve_points
+from aqmlab.papers import by_seed, split_source
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -87,7 +88,12 @@ def test_there_are_presets() -> None:
     for seed, want in seeds.items():
         for n in want:
             assert n in by_name, n
-            assert by_name[n]["source"].startswith(seed), (n, by_name[n]["source"])
+            # The source names the paper (its citation), then the place in it.
+            paper = by_seed(seed)
+            assert paper is not None, seed
+            source = by_name[n]["source"]
+            assert source.startswith(paper.citation + ": "), (n, source)
+            assert split_source(source) == (paper, source[len(paper.citation) + 2 :])
 
 
 @pytest.mark.parametrize("path", FILES, ids=lambda p: p.stem)

@@ -607,3 +607,64 @@ def test_cdf_splits_into_one_panel_per_setting(tmp_path: Path) -> None:
     assert "load 90 %" in svg and "load 105 %" in svg  # one panel title per setting
     # Side by side, sharing the y axis: its label once, at the left.
     assert svg.count("P(response time &gt; x)") == 1
+
+
+def test_a_reports_header_names_the_paper_and_a_quick_forms_full_form(
+    folders: dict[str, Path], tmp_path: Path
+) -> None:
+    """A folder whose source cites a seed by its file name (as folders made before the presets
+    named their papers do) is shown with the paper's name; a quick form's report says that its
+    figures are not meant to match and gives the full form's command."""
+    d = tmp_path / "old"
+    shutil.copytree(folders["bulk"], d)
+    doc = json.loads((d / "experiment.json").read_text())
+    doc["experiment"]["source"] = "003_b277268f444f7691.txt, section 5.5.3, Table 5-3"
+    doc["quick"] = True
+    doc["experiment_file"] = str(tmp_path / "my exp.toml")
+    (d / "experiment.json").write_text(json.dumps(doc))
+    p = aqmlab_cli("report", d)
+    assert p.returncode == 0, p.stderr
+    cited = (
+        'W. Chen, "Parameter Self-Tuning in Internet Congestion Control", PhD thesis, '
+        "Loughborough University, 2010: section 5.5.3, Table 5-3"
+    )
+    assert f"source: {cited}" in " ".join(p.stdout.split())
+    note = p.stdout.index("note: this is the quick form")
+    assert note < p.stdout.index("Table 1")
+    assert "not meant to match the paper's" in p.stdout
+    flat = " ".join(p.stdout.split())  # rich wraps long lines
+    assert f"the full form: aqmlab sweep '{tmp_path / 'my exp.toml'}'" in flat
+    page = (d / "report" / "index.html").read_text()
+    assert cited.replace('"', "&quot;") in page
+    assert "003_b277268f444f7691" not in page
+    assert "<b>quick form</b>" in page
+    index = build_index([d], tmp_path / "i.html").read_text()
+    assert cited.replace('"', "&quot;") in index
+
+
+def test_papers_are_named_everywhere_a_reader_meets_them() -> None:
+    from aqmlab.papers import PAPERS, by_seed, cite_source, split_source
+
+    root = Path(__file__).resolve().parent.parent
+    bib = " ".join((root / "docs" / "papers.md").read_text().split())
+    readme = (root / "README.md").read_text()
+    assert "docs/papers.md" in readme
+    for paper in PAPERS:
+        assert paper.title in bib and paper.seed in bib and str(paper.year) in bib
+        assert paper.title in " ".join(readme.split()), paper.title
+        assert by_seed(paper.seed) is paper and by_seed(paper.seed[:4]) is paper
+        # Either spelling of a source reads the same.
+        for head in (paper.seed + ", ", paper.citation + ": "):
+            assert split_source(head + "figure 2") == (paper, "figure 2")
+            assert cite_source(head + "figure 2") == paper.citation + ": figure 2"
+    assert split_source("example (no paper)") == (None, "example (no paper)")
+    assert cite_source("tests/expfolder.py") == "tests/expfolder.py"
+    # The listing shows each paper by name, not its seed file.
+    p = aqmlab_cli("reproduce", "--list")
+    assert p.returncode == 0, p.stderr
+    assert not re.search(r"\b00[0-4]_[0-9a-f]{16}\.txt", p.stdout)
+    block = p.stdout[p.stdout.index("thesis-5.5.3 ") :].splitlines()[:4]
+    chen = by_seed("003_")
+    assert chen is not None
+    assert block[1].strip() == f"paper:  {chen.citation}"
+    assert block[2].strip() == "where:  section 5.5.3, Table 5-3, figure 5.6"

@@ -61,7 +61,7 @@ def test_wheel_installs_and_runs_outside_the_source_tree(tmp_path: Path) -> None
     p = _run(venv / "bin" / "python", "-c", "import aqmlab; print(aqmlab.__file__)", cwd=elsewhere)
     assert str(venv) in p.stdout, p.stdout
     # Both demos, from a folder that is not the source tree.
-    p = _run(aqmlab, "demo", "--jobs", "1", "-o", "demo", cwd=elsewhere)
+    p = _run(aqmlab, "demo", "--quick", "--jobs", "1", "-o", "demo", cwd=elsewhere)
     assert p.returncode == 0, p.stderr[-3000:]
     assert (elsewhere / "demo" / "thesis-5.5.3-quick" / "report" / "index.html").is_file()
     p = _run(aqmlab, "demo", "--red-droptail", "-o", "rd", cwd=elsewhere)

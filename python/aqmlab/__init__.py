@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from aqmlab import web
     from aqmlab._core import ENGINE_VERSION, ScenarioError
     from aqmlab.api import RunResult, run
+    from aqmlab.ecn import ECNNote
     from aqmlab.results import ResultsError, load_run
     from aqmlab.scenario import apply_overrides, load, validate
 
@@ -29,6 +30,7 @@ if TYPE_CHECKING:
 _LAZY = {
     "ENGINE_VERSION": "aqmlab._core",
     "ScenarioError": "aqmlab._core",
+    "ECNNote": "aqmlab.ecn",
     "RunResult": "aqmlab.api",
     "run": "aqmlab.api",
     "ResultsError": "aqmlab.results",
@@ -40,6 +42,7 @@ _LAZY = {
 
 __all__ = [
     "ENGINE_VERSION",
+    "ECNNote",
     "ResultsError",
     "RunResult",
     "ScenarioError",

@@ -178,8 +178,11 @@ def run(
     With ``truncate``, schedule entries and phases past the end of the run
     are dropped (``--set duration=...`` shorter than the scenario; see
     :func:`prepare`). Raises :class:`aqmlab.ScenarioError` on a bad scenario.
+    ECN-capable traffic that meets a queue whose marking is off (or a queue set to mark that
+    no ECN-capable traffic reaches) is an :class:`aqmlab.ECNNote` warning (:mod:`aqmlab.ecn`).
     """
     doc = prepare(spec, seed, overrides, truncate, unset)
+    _warn_ecn(doc)
     if out is None:
         return from_core(run_raw(doc, progress))
     from aqmlab.results import check_target, hold_folder
@@ -189,6 +192,23 @@ def run(
         result = from_core(run_raw(doc, progress))
         result.save(out)
     return result
+
+
+def _warn_ecn(doc: Mapping[str, Any]) -> None:
+    """Issue an :class:`aqmlab.ecn.ECNNote` for each disagreement between the traffic's and
+    the queues' ECN switches (:func:`aqmlab.ecn.ecn_notes`). A document that does not
+    validate is left for the run to report."""
+    import warnings
+
+    from aqmlab.ecn import ECNNote, ecn_notes
+    from aqmlab.scenario import validate
+
+    try:
+        resolved = validate(doc)
+    except _core.ScenarioError:
+        return
+    for note in ecn_notes(resolved):
+        warnings.warn(note, ECNNote, stacklevel=3)
 
 
 def from_core(raw: Mapping[str, Any]) -> RunResult:

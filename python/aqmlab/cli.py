@@ -2,12 +2,12 @@
 
     aqmlab validate FILE [FILE ...] [--set KEY=VALUE ...] [--unset KEY ...] [--truncate]
     aqmlab run FILE|DIR -o DIR [--seed N] [--set KEY=VALUE ...] [--unset KEY ...] [--truncate]
-    aqmlab plot DIR [DIR ...] [--what queue|queue-bytes|delay|throughput|cdf|params|flows] [-o PNG]
-    aqmlab compare DIR [DIR ...] [--format table|markdown|csv] [-o FILE]
+    aqmlab plot DIR [DIR ...] [--where NAME=VALUE ...] [--what queue|queue-bytes|delay|...] [-o PNG]
+    aqmlab compare DIR [DIR ...] [--where NAME=VALUE ...] [--format table|markdown|csv] [-o FILE]
     aqmlab compare --responses A B [A2 B2 ...] [--within S[,S...]] [--from S] [--format ...]
     aqmlab examples [-o DIR]
     aqmlab report DIR [DIR ...] [--index OUT.html]
-    aqmlab demo [--out DIR]
+    aqmlab demo [--quick] [--out DIR]
     aqmlab sweep FILE [FILE ...] [--quick] [--jobs J] [--resume] [--dry-run] ...
     aqmlab reproduce NAME | --all | --list [...]   (see aqmlab.experiments.command)
     aqmlab design red|pi|rem|ap-red|check|fluid|grid ...   (see aqmlab.design.cli)
@@ -82,6 +82,17 @@ class _Version(argparse.Action):
         parser.exit()
 
 
+#: ``--where NAME=VALUE``: the points of sweep folders that ``plot`` and ``compare`` show.
+WHERE_ARGUMENT: dict[str, Any] = {
+    "action": "extend",
+    "nargs": "+",
+    "default": [],
+    "metavar": "NAME=VALUE",
+    "help": "with a sweep folder: only its points whose scheme, factor or seed has this value "
+    "(e.g. --where scheme=PI buffer=200; one name given twice: either value)",
+}
+
+
 #: Commands whose parser is built alone when they are the one run (the
 #: others' registration imports their packages): ``aqmlab run`` starts fast.
 _ALONE = ("validate", "run")
@@ -136,7 +147,10 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     r.set_defaults(func=cmd_run)
 
     pl = sub.add_parser("plot", help="plot queues, delays, parameters or flows of result folders")
-    pl.add_argument("dirs", nargs="+", metavar="DIR", help="result folder")
+    pl.add_argument(
+        "dirs", nargs="+", metavar="DIR", help="result folder, sweep point or whole sweep folder"
+    )
+    pl.add_argument("--where", **WHERE_ARGUMENT)
     pl.add_argument(
         "-o",
         "--out",
@@ -154,11 +168,16 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     rp.set_defaults(func=cmd_report)
 
     d = sub.add_parser(
-        "demo", help="reproduce a thesis experiment in quick form (or --red-droptail)"
+        "demo", help="reproduce a thesis experiment beside the paper's table (or --red-droptail)"
     )
     d.add_argument("--out", "-o", default="demo-out", metavar="DIR", help="where to write results")
     d.add_argument("--preset", default=None, metavar="NAME", help="the preset to reproduce")
-    d.add_argument("--jobs", type=int, default=None, metavar="J", help="worker processes")
+    d.add_argument(
+        "--quick",
+        action="store_true",
+        help="the shortened form: seconds instead of half a minute, not meant to match the paper",
+    )
+    d.add_argument("--jobs", default=None, metavar="J", help="worker processes")
     d.add_argument("--red-droptail", action="store_true", help="RED vs DropTail instead")
     d.set_defaults(func=cmd_demo)
 
@@ -181,6 +200,13 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     return p
 
 
+def _ecn_notes(file: str, resolved: dict[str, Any]) -> list[str]:
+    """The ECN notes of a resolved scenario (:func:`aqmlab.ecn.ecn_notes`) as ``note:`` lines."""
+    from aqmlab.ecn import ecn_notes
+
+    return [f"note: {display_name(file)}: {n}" for n in ecn_notes(resolved)]
+
+
 def cmd_validate(args: argparse.Namespace) -> int:
     status = 0
     for f in args.files:
@@ -188,7 +214,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
             notes: list[str] = []
             doc = load_file(f, args.sets, args.truncate, args.unsets, notes)
             resolved = check_scenario(f, doc, [*args.sets, *args.unsets])
-            _print_notes(notes)
+            _print_notes([*notes, *_ecn_notes(f, resolved)])
         except UserError as e:
             print_error(str(e))
             status = EXIT_USAGE
@@ -333,7 +359,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         doc["seed"] = args.seed
     seed = ["seed"] if args.seed is not None else []
     resolved = check_scenario(args.file, doc, [*args.sets, *args.unsets, *seed])
-    _print_notes(notes)
+    _print_notes([*notes, *_ecn_notes(args.file, resolved)])
     try:
         with results.hold_folder(args.out):
             out, result = _run_into(args, doc, resolved)
@@ -389,18 +415,39 @@ def _run_into(
     return out, result
 
 
+#: Most runs one plot draws (a panel each, or a curve each for ``--what cdf``).
+MAX_PLOTTED = 24
+
+
+def _selected(args: argparse.Namespace) -> list[Any]:
+    """The folders the arguments name: run folders, sweep points, whole sweeps narrowed by
+    ``--where`` (:func:`aqmlab.folders.expand`); notes (points left out) on stderr."""
+    from aqmlab.folders import SelectionError, expand
+
+    try:
+        chosen, notes = expand(args.dirs, args.where)
+    except SelectionError as e:
+        raise UserError(str(e)) from None
+    for n in notes:
+        print(f"note: {n}", file=sys.stderr)
+    return chosen
+
+
 def cmd_plot(args: argparse.Namespace) -> int:
     from aqmlab.plot import plot_series
 
-    dirs = [Path(d) for d in args.dirs]
-    for d in dirs:
-        if not results.is_run_dir(d):
-            raise UserError(f"{d}: not an aqmlab result folder (no {results.MANIFEST})")
+    chosen = _selected(args)
+    if len(chosen) > MAX_PLOTTED:
+        raise UserError(
+            f"{len(chosen)} runs to plot, more than one figure shows ({MAX_PLOTTED}); choose "
+            "fewer points with --where (scheme=NAME, a factor's NAME=VALUE, seed=N)"
+        )
     name = f"{args.what}.png"
-    output = args.output or (dirs[0] / name if len(dirs) == 1 else name)
+    one = len(args.dirs) == 1 and len(chosen) == 1 and Path(args.dirs[0]) == chosen[0].path
+    output = args.output or (chosen[0].path / name if one else name)
     try:
         path = plot_series(
-            [(d.resolve().name or str(d), d) for d in dirs],
+            [(s.label, s.path) for s in chosen],
             output,
             what=args.what,
             link=args.link,
@@ -425,6 +472,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
         argv += ["--preset", args.preset]
     if args.jobs is not None:
         argv += ["--jobs", str(args.jobs)]
+    if args.quick:
+        argv.append("--quick")
     if args.red_droptail:
         argv.append("--red-droptail")
     return demo.main(argv)
@@ -444,9 +493,34 @@ def cmd_report(args: argparse.Namespace) -> int:
         raise UserError(f"{e.filename or 'report'}: cannot write: {e.strerror or e}") from None
 
 
+def _notes_as_lines() -> None:
+    """Show aqmlab's own warnings (:class:`aqmlab.ecn.ECNNote`, the overrides' and the
+    truncation's notes) raised inside a command as one ``note:`` line each, not as Python's
+    two-line warning with a file and a line of code."""
+    import warnings
+
+    default = warnings.showwarning
+
+    def show(
+        message: Warning | str,
+        category: type[Warning],
+        filename: str,
+        lineno: int,
+        file: Any = None,
+        line: str | None = None,
+    ) -> None:
+        if category.__module__.startswith("aqmlab"):
+            print(f"note: {message}", file=sys.stderr)
+        else:
+            default(message, category, filename, lineno, file, line)
+
+    warnings.showwarning = show
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; return the exit status."""
     argv = list(sys.argv[1:] if argv is None else argv)
+    _notes_as_lines()
     try:
         for a in argv:
             try:
@@ -627,7 +701,10 @@ def add_everyday_parsers(sub: Any) -> None:
     from aqmlab.compare import FORMATS
 
     c = sub.add_parser("compare", help="the summaries of result folders side by side")
-    c.add_argument("dirs", nargs="+", metavar="DIR", help="result folder")
+    c.add_argument(
+        "dirs", nargs="+", metavar="DIR", help="result folder, sweep point or whole sweep folder"
+    )
+    c.add_argument("--where", **WHERE_ARGUMENT)
     c.add_argument(
         "--format",
         choices=FORMATS,
@@ -685,8 +762,9 @@ def cmd_compare(args: argparse.Namespace) -> int:
         return _compare_responses(args, fmt)
     if args.within != "0.5,1,2" or args.from_s is not None:
         raise UserError("--within and --from go with --responses")
+    chosen = _selected(args)
     try:
-        cmp = compare(args.dirs)
+        cmp = compare([s.path for s in chosen], [s.label for s in chosen])
     except results.ResultsError as e:
         raise UserError(str(e)) from None
     if fmt == "table":
@@ -717,8 +795,9 @@ def _compare_responses(args: argparse.Namespace, fmt: str) -> int:
     if any(t == 0 for t in within):
         raise UserError(f"--within {args.within!r}: each time must be more than 0 s")
     start = None if args.from_s is None else _seconds_arg("--from", args.from_s)
+    chosen = _selected(args)
     try:
-        labels, a, b = load_pairs(args.dirs)
+        labels, a, b = load_pairs([s.path for s in chosen], [s.label for s in chosen])
     except results.ResultsError as e:
         raise UserError(f"--responses: {e}") from None
     from aqmlab.web import compare_responses

@@ -141,12 +141,18 @@ def _labels(dirs: Sequence[Path]) -> list[str]:
     return [str(d) for d in dirs]
 
 
-def compare(dirs: Sequence[str | os.PathLike[str]]) -> Comparison:
+def compare(
+    dirs: Sequence[str | os.PathLike[str]], labels: Sequence[str] | None = None
+) -> Comparison:
     """Load the result folders ``dirs`` and compare them (ResultsError when
-    one is not a result folder)."""
+    one is not a result folder). ``labels`` names the columns (default: the
+    folders' names; ``aqmlab compare`` gives a sweep's points their scheme and
+    factors, :func:`aqmlab.folders.expand`)."""
     paths = [Path(d) for d in dirs]
+    if labels is not None and len(labels) != len(paths):
+        raise ValueError(f"{len(labels)} labels for {len(paths)} folders")
     runs = []
-    for d, label in zip(paths, _labels(paths), strict=True):
+    for d, label in zip(paths, list(labels) if labels is not None else _labels(paths), strict=True):
         if not is_run_dir(d):
             raise ResultsError(f"{d}: not an aqmlab result folder (no manifest.json)")
         r = load_run(d)
@@ -155,11 +161,12 @@ def compare(dirs: Sequence[str | os.PathLike[str]]) -> Comparison:
 
 
 def load_pairs(
-    dirs: Sequence[str | os.PathLike[str]],
+    dirs: Sequence[str | os.PathLike[str]], labels: Sequence[str] | None = None
 ) -> tuple[list[str], list[RunResult], list[RunResult]]:
     """The labels (a, b) and runs of result folders of web runs given in pairs, a then b (one
-    pair per seed). ResultsError when the count is odd or under two, or when a folder is not a
-    result folder or has no web responses."""
+    pair per seed; ``labels``: each folder's name, by default the folder's). ResultsError when
+    the count is odd or under two, or when a folder is not a result folder or has no web
+    responses."""
     paths = [Path(d) for d in dirs]
     if len(paths) < 2 or len(paths) % 2:
         raise ResultsError(
@@ -174,9 +181,8 @@ def load_pairs(
         if r.responses.num_rows == 0:
             raise ResultsError(f"{d}: the run has no web responses (responses.parquet is empty)")
         runs.append(r)
-    names = _labels(paths)
-    labels = [_joined(names[0::2]), _joined(names[1::2])]
-    return labels, runs[0::2], runs[1::2]
+    names = list(labels) if labels is not None else _labels(paths)
+    return [_joined(names[0::2]), _joined(names[1::2])], runs[0::2], runs[1::2]
 
 
 def _joined(names: Sequence[str], most: int = 3) -> str:

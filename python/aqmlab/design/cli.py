@@ -1,7 +1,9 @@
 """``aqmlab design ...``: parameter design, stability checks and the fluid
 model from the command line.
 
-    aqmlab design red|pi|rem|ap-red --rate R --rtt T --flows N [options] [-o FIG]
+    aqmlab design red|pi|rem|ap-red --rate R --rtt T --flows N [--packet-size B] [-o FIG]
+    aqmlab design red|pi|rem|ap-red --scenario FILE [flags replacing its figures] [-o FIG]
+    aqmlab design red|pi|rem|ap-red --apply FILE -o NEW.toml   (FILE with the designed [aqm])
     aqmlab design check SCENARIO.toml [--set K=V ...] [-o FIG] [--json]
     aqmlab design fluid SCENARIO.toml [--result DIR | --no-run] [--set K=V ...] [-o FIG]
     aqmlab design grid [--quick] [--jobs J] [-o FIG] [--json OUT]
@@ -12,10 +14,13 @@ Bad input is a one-line error naming the argument (exit status 2).
 from __future__ import annotations
 
 import argparse
+import copy
 import functools
 import json
 import math
+import sys
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -25,14 +30,49 @@ from aqmlab.design.model import ApRedInitial, DesignError, Network, parse_rate_b
 __all__ = ["add_parser"]
 
 
+#: Packet size of a design given neither --packet-size nor a scenario (ns-2's and the thesis').
+DEFAULT_PACKET_SIZE = 500
+
+
 def _net_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--rate", required=True, help='bottleneck rate, e.g. "10Mbps"')
-    p.add_argument("--rtt", required=True, help='base (propagation) round-trip time, e.g. "120ms"')
-    p.add_argument("--flows", required=True, help="number of long-lived TCP flows N (>= 1)")
-    p.add_argument("--packet-size", default="500", help="packet size in bytes (default 500)")
+    p.add_argument(
+        "--rate", help='bottleneck rate, e.g. "10Mbps" (required without --scenario/--apply)'
+    )
+    p.add_argument(
+        "--rtt",
+        help='base (propagation) round-trip time, e.g. "120ms" (required without '
+        "--scenario/--apply)",
+    )
+    p.add_argument(
+        "--flows",
+        help="number of long-lived TCP flows N >= 1 (required without --scenario/--apply)",
+    )
+    p.add_argument(
+        "--packet-size",
+        default=None,
+        metavar="BYTES",
+        help=f"packet size in bytes, the unit of C, the queue and the thresholds (default: the "
+        f"scenario's tcp.packet_size with --scenario/--apply, else {DEFAULT_PACKET_SIZE})",
+    )
     p.add_argument("--buffer", default=None, help="buffer in packets (default unbounded)")
     p.add_argument("--target-delay", default=None, help='queueing delay to aim for, e.g. "20ms"')
-    p.add_argument("-o", "--output", metavar="FIG", help="Bode and Nyquist plot (.png, .svg, .pdf)")
+    p.add_argument(
+        "--scenario",
+        metavar="FILE",
+        help="design for this scenario's network: N, Tp, rate, buffer and tcp.packet_size of its "
+        "first AQM link at the start (a flag given as well replaces the scenario's figure)",
+    )
+    p.add_argument(
+        "--apply",
+        metavar="FILE",
+        help="as --scenario, and write the scenario with the designed [aqm] table to -o NEW.toml",
+    )
+    p.add_argument(
+        "-o",
+        "--output",
+        metavar="FILE",
+        help="Bode and Nyquist plot (.png, .svg, .pdf), or with --apply the new scenario (.toml)",
+    )
     p.add_argument("--json", action="store_true", help="print the design as JSON")
 
 
@@ -48,18 +88,100 @@ def _number(text: str | None, arg: str, lo: float = 0.0, integer: bool = False) 
     return v
 
 
-def _network(a: argparse.Namespace) -> Network:
-    rate = parse_rate_bps(a.rate, "--rate")
-    rtt = parse_time_s(a.rtt, "--rtt")
+@dataclass
+class _Facts:
+    """The network a design is made for, and where its packet size came from."""
+
+    net: Network
+    packet_size: int
+    rate_bps: float
+    #: "--packet-size", "tcp.packet_size of FILE" or "the default".
+    size_from: str
+    notes: list[str]
+    #: With --scenario/--apply: the file, its text and its document (before any --set).
+    file: str | None = None
+    text: str = ""
+    doc: dict[str, Any] | None = None
+
+
+def _flows(text: str) -> float:
     try:
-        flows = float(a.flows)
+        flows = float(text)
     except ValueError:
-        raise DesignError("--flows", f"{a.flows!r} is not a number") from None
+        raise DesignError("--flows", f"{text!r} is not a number") from None
     if not (math.isfinite(flows) and flows >= 1):
-        raise DesignError("--flows", f"{a.flows!r} is not allowed; give N >= 1")
-    size = _number(a.packet_size, "--packet-size", integer=True)
-    buf = math.inf if a.buffer is None else _number(a.buffer, "--buffer")
-    return Network.from_rate(flows, rtt, rate, int(size), buf)
+        raise DesignError("--flows", f"{text!r} is not allowed; give N >= 1")
+    return flows
+
+
+def _network(a: argparse.Namespace) -> _Facts:
+    """The network of the design: from the flags, or from a scenario (--scenario, --apply)
+    with the flags given replacing its figures."""
+    if a.scenario and a.apply:
+        raise DesignError("--apply", "give --scenario FILE or --apply FILE, not both")
+    file = a.apply or a.scenario
+    size_given = a.packet_size is not None
+    size = int(_number(a.packet_size, "--packet-size", integer=True)) if size_given else None
+    if file is None:
+        flags = (("--rate", a.rate), ("--rtt", a.rtt), ("--flows", a.flows))
+        missing = [f for f, v in flags if v is None]
+        if missing:
+            raise DesignError(
+                missing[0],
+                f"required: give {', '.join(missing)}, or read the network from a scenario "
+                "with --scenario FILE (or --apply FILE -o NEW.toml)",
+            )
+        rate = parse_rate_bps(a.rate, "--rate")
+        rtt = parse_time_s(a.rtt, "--rtt")
+        flows = _flows(a.flows)
+        buf = math.inf if a.buffer is None else _number(a.buffer, "--buffer")
+        used = size if size is not None else DEFAULT_PACKET_SIZE
+        net = Network.from_rate(flows, rtt, rate, used, buf)
+        where = "--packet-size" if size_given else "the default"
+        return _Facts(net, used, rate, where, [])
+    from aqmlab._input import check_scenario, display_name, load_file
+    from aqmlab.design.apply import network_of
+
+    try:
+        text = Path(file).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        text = ""  # load_file reports it
+    doc = load_file(file)
+    resolved = check_scenario(file, copy.deepcopy(doc))
+    sn = network_of(resolved, a.design_command, display_name(file))
+    notes = list(sn.notes)
+    flows, rtt, rate = sn.net.flows, sn.net.rtt, sn.rate_bps
+    buf = sn.net.buffer
+    given = []
+    if a.flows is not None:
+        flows = _flows(a.flows)
+        given.append(f"N = {flows:g} (--flows)")
+    if a.rtt is not None:
+        rtt = parse_time_s(a.rtt, "--rtt")
+        given.append(f"Tp = {rtt * 1e3:g} ms (--rtt)")
+    if a.rate is not None:
+        rate = parse_rate_bps(a.rate, "--rate")
+        given.append(f"C = {_rate_text(rate)} (--rate)")
+    if a.buffer is not None:
+        buf = _number(a.buffer, "--buffer")
+        given.append(f"buffer {buf:g} packets (--buffer)")
+    used = size if size is not None else sn.packet_size
+    if size is not None and size != sn.packet_size:
+        given.append(f"{size}-byte packets (--packet-size; tcp.packet_size is {sn.packet_size})")
+    if given:
+        notes.append(
+            f"{display_name(file)}: designed with {', '.join(given)} in place of the scenario's"
+        )
+    net = Network.from_rate(flows, rtt, rate, used, buf)
+    where = "--packet-size" if size_given else f"tcp.packet_size of {display_name(file)}"
+    return _Facts(net, used, rate, where, notes, file, text, doc)
+
+
+def _rate_text(bps: float) -> str:
+    for scale, unit in ((1e9, "Gbit/s"), (1e6, "Mbit/s"), (1e3, "kbit/s")):
+        if bps >= scale:
+            return f"{bps / scale:.4g} {unit}"
+    return f"{bps:.4g} bit/s"
 
 
 def _user_errors(f: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
@@ -158,16 +280,46 @@ def add_parser(sub: Any) -> None:
     g.set_defaults(func=_user_errors(_cmd_grid))
 
 
-def _print_design(d: Any, as_json: bool) -> None:
+#: The keys of each design's [aqm] table that are queue sizes, in packets.
+_QUEUE_KEYS = ("q_ref", "min_th", "max_th", "b_star")
+
+
+def _sizes_comment(aqm: dict[str, Any], facts: _Facts) -> str:
+    """``for 500-byte packets at 10 Mbit/s: q_ref = 30 packets = 12.0 ms of queue``."""
+    per_packet_s = facts.packet_size * 8 / facts.rate_bps
+    sizes = [
+        f"{k} = {aqm[k]:g} packets = {aqm[k] * per_packet_s * 1e3:.1f} ms"
+        for k in _QUEUE_KEYS
+        if isinstance(aqm.get(k), (int, float))
+    ]
+    head = f"for {facts.packet_size}-byte packets at {_rate_text(facts.rate_bps)}"
+    return f"{head}: {', '.join(sizes)} of queue" if sizes else head
+
+
+def _print_design(d: Any, facts: _Facts, as_json: bool) -> None:
     from aqmlab.design.tune import to_toml
 
     if as_json:
-        print(json.dumps(d.as_dict(), indent=1, default=_json_default))
+        doc = d.as_dict()
+        doc["network"]["packet_size_bytes"] = facts.packet_size
+        doc["network"]["packet_size_from"] = facts.size_from
+        doc["network"]["rate_bps"] = facts.rate_bps
+        print(json.dumps(doc, indent=1, default=_json_default))
         return
     n = d.net
     print(
-        f"network: N = {n.flows:g}, Tp = {n.rtt * 1e3:.1f} ms, C = {n.capacity:.1f} packets/s "
-        f"(RC = {n.bdp:.1f} packets)"
+        f"network: N = {n.flows:g}, Tp = {n.rtt * 1e3:.1f} ms, C = {_rate_text(facts.rate_bps)}"
+        f" = {n.capacity:.1f} packets/s (RC = {n.bdp:.1f} packets)"
+    )
+    per_packet_ms = facts.packet_size * 8 / facts.rate_bps * 1e3
+    hint = (
+        "; give --packet-size, or --scenario FILE for its tcp.packet_size"
+        if facts.size_from == "the default"
+        else ""
+    )
+    print(
+        f"packets: {facts.packet_size} bytes ({facts.size_from}{hint}): C, q0, q_ref and the "
+        f"thresholds count them; one packet is {per_packet_ms:.3g} ms of queue at C"
     )
     op = d.op
     print(
@@ -196,6 +348,7 @@ def _print_design(d: Any, as_json: bool) -> None:
     for note in d.notes:
         print(f"note: {note}")
     print()
+    print(f"# {_sizes_comment(d.aqm(), facts)}")
     print(to_toml(d.aqm()), end="")
 
 
@@ -210,9 +363,25 @@ def _cmd_design(a: argparse.Namespace) -> int:
     from aqmlab.design.linear import loop
     from aqmlab.design.plots import check_figure_path, plot_loops
 
-    if a.output:
+    scenario_out = a.output is not None and Path(a.output).suffix.lower() == ".toml"
+    if scenario_out and not a.apply:
+        raise DesignError(
+            "-o",
+            f"{a.output!r}: a scenario is written with --apply FILE (the scenario to put the "
+            "design in); a figure ends in .png, .svg or .pdf",
+        )
+    if a.apply and not scenario_out:
+        raise DesignError(
+            "--apply",
+            f"{a.apply!r}: give the new scenario to write with -o NEW.toml"
+            + (f" (not {a.output!r})" if a.output else ""),
+        )
+    if a.output and not scenario_out:
         check_figure_path(a.output)
-    net = _network(a)
+    facts = _network(a)
+    for n in facts.notes:
+        print(f"note: {n}", file=sys.stderr)
+    net = facts.net
     td = None if a.target_delay is None else parse_time_s(a.target_delay, "--target-delay")
     what = a.design_command
     if what == "red":
@@ -256,12 +425,68 @@ def _cmd_design(a: argparse.Namespace) -> int:
             parse_time_s(a.r0, "--r0"),
         )
         d = tune.design_ap_red(net, init)
-    _print_design(d, a.json)
-    if a.output:
+    _print_design(d, facts, a.json)
+    if scenario_out:
+        _write_applied(a, d, facts)
+    elif a.output:
         lp = loop(d.law, d.net, d.op)
         path = plot_loops([(what, lp, d.margins)], a.output, title=f"aqmlab design {what}")
         print(f"wrote {path}")
     return 0
+
+
+#: Keys of a scheme's table that a design replaces by other means (PI's ``design`` computes
+#: a and b, which the design gives).
+_REPLACED = {"pi": ("design",)}
+
+
+def _write_applied(a: argparse.Namespace, d: Any, facts: _Facts) -> None:
+    """Write ``a.output``: the scenario ``a.apply`` with the designed [aqm] table."""
+    import shlex
+
+    from aqmlab import scenario
+    from aqmlab._atomic import write_text
+    from aqmlab._input import check_scenario, display_name
+    from aqmlab.design.apply import apply_aqm
+    from aqmlab.design.tune import to_toml
+
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover
+        import tomli as tomllib
+
+    assert facts.doc is not None and facts.file is not None
+    file = display_name(facts.file)
+    designed: dict[str, Any] = tomllib.loads(to_toml(d.aqm()))["aqm"]  # the numbers as printed
+    old = facts.doc.get("aqm")
+    old_table: dict[str, Any] = dict(old) if isinstance(old, dict) else {}
+    kind = designed["kind"]
+    if old_table.get("kind") == kind:
+        drop = _REPLACED.get(kind, ())
+        kept = {k: v for k, v in old_table.items() if k not in designed and k not in drop}
+        new_table = {**designed, **kept}
+        said = f"kept from its [aqm]: {', '.join(kept)}" if kept else ""
+    else:
+        new_table = designed
+        gone = [k for k in old_table if k != "kind"]
+        said = (
+            f"its [aqm] was {old_table.get('kind', 'droptail')}; the design starts from {kind}'s "
+            f"defaults" + (f" (dropped {', '.join(gone)})" if gone else "")
+        )
+    command = shlex.join(["aqmlab", "design", *[str(x) for x in getattr(a, "argv", [])[1:]]])
+    comment = (
+        f"designed by `{command}`\n"
+        f"for N = {facts.net.flows:g}, Tp = {facts.net.rtt * 1e3:.1f} ms, "
+        f"C = {facts.net.capacity:.1f} packets/s; {_sizes_comment(designed, facts)}"
+    )
+    text = apply_aqm(facts.text, facts.doc, new_table, comment, file)
+    check_scenario(str(a.output), scenario.load(text))
+    try:
+        write_text(a.output, text)
+    except OSError as e:
+        raise DesignError("-o", f"{a.output!r}: cannot write: {e.strerror or e}") from None
+    print(f"wrote {a.output}: {file} with the designed [aqm]" + (f"; {said}" if said else ""))
+    print(f"check every phase of it: aqmlab design check {shlex.quote(str(a.output))}")
 
 
 def _load(file: str, sets: list[str]) -> dict[str, Any]:

@@ -1,7 +1,8 @@
 """The ``aqmlab sweep`` and ``aqmlab reproduce`` commands.
 
     aqmlab sweep FILE [FILE ...] [--quick] [--seeds K] [--jobs J] [--scheduler ADDR]
-                 [--out DIR] [--resume] [--dry-run] [--timeout S] [--set KEY=VALUE ...]
+                 [--out DIR] [--resume] [--dry-run] [--timeout S] [--verbose]
+                 [--set KEY=VALUE ...]
     aqmlab reproduce NAME [NAME ...] [same options]
     aqmlab reproduce --all [same options]
     aqmlab reproduce --list
@@ -94,6 +95,13 @@ def _common(p: argparse.ArgumentParser, setarg: dict[str, Any]) -> None:
     p.add_argument(
         "--no-report", action="store_true", help="do not build the report after the sweep"
     )
+    p.add_argument(
+        "--verbose",
+        "-v",
+        action="store_true",
+        help="also say where the time went: simulating, and what came on top of it (starting "
+        "the workers, saving each run, waiting for the last one)",
+    )
     p.add_argument("--set", dest="sets", **setarg)
 
 
@@ -161,12 +169,18 @@ def _print_list(found: Sequence[Any]) -> int:
         print("no presets")
         return 0
     from aqmlab.experiments.catalog import PRESETS_DIR
+    from aqmlab.papers import split_source
 
     width = max(len(p.name) for p in found)
     for p in found:
         rel = p.path.relative_to(PRESETS_DIR) if p.path.is_relative_to(PRESETS_DIR) else p.path
         print(f"{p.name:<{width}}  {p.title}")
-        if p.source:
+        paper, where = split_source(p.source)
+        if paper is not None:
+            print(f"{'':<{width}}  paper:  {paper.citation}")
+            if where:
+                print(f"{'':<{width}}  where:  {where}")
+        elif p.source:
             print(f"{'':<{width}}  source: {p.source}")
         print(f"{'':<{width}}  file:   presets/{rel}")
         if p.problem:
@@ -232,7 +246,6 @@ def _run_files(files: list[str], args: argparse.Namespace) -> int:
 
 
 def _sweep_all(loaded: list[Any], args: argparse.Namespace, several: bool) -> int:
-    from aqmlab.experiments.progress import format_duration
     from aqmlab.experiments.runner import SweepError, sweep_many
 
     command = ["aqmlab", *args.argv]
@@ -269,11 +282,11 @@ def _sweep_all(loaded: list[Any], args: argparse.Namespace, several: bool) -> in
                 f"  removed {outcome.removed_stale} point(s) of an earlier version of the "
                 "experiment"
             )
-        if outcome.engine_s > 0:
+        if args.verbose and outcome.engine_s > 0:
             per_point = (outcome.busy_s - outcome.engine_s) / outcome.engine_s
             print(
-                f"  time:    engine {outcome.engine_s:.1f} s; per point beyond the engine "
-                f"(results to tables, folder written) {100 * per_point:.1f} %"
+                f"  time:    simulating {outcome.engine_s:.1f} s (summed over the runs); "
+                f"saving each run's results added {100 * per_point:.1f} % to that"
             )
         print(f"  results: {outcome.out}")
         print(f"  table:   {outcome.summary_path}")
@@ -291,18 +304,31 @@ def _sweep_all(loaded: list[Any], args: argparse.Namespace, several: bool) -> in
             )
             status = EXIT_FAILED_POINTS
     if outcomes:
-        first = outcomes[0]
-        engine = sum(o.engine_s for o in outcomes)
-        line = f"sweep: {format_duration(first.wall_s)} in all"
-        if engine > 0 and first.workers:
-            whole = (first.run_s * first.workers - engine) / engine
-            line += (
-                f"; points ran for {format_duration(first.run_s)} on {first.workers} worker(s) "
-                f"for {engine:.1f} s of engine time: {100 * whole:.1f} % beyond the engine "
-                "(start-up, results, writing, idle workers)"
-            )
-        print(line)
+        print(_time_line(outcomes, args.verbose))
     return status
+
+
+def _time_line(outcomes: Sequence[Any], verbose: bool) -> str:
+    """``sweep: 5 runs in 15.3 s on 2 workers``; with ``verbose``, where the workers' time
+    went: simulating, and the share on top of it (starting the workers, turning each run's
+    results into tables and writing its folder, workers waiting for the last run)."""
+    from aqmlab.experiments.progress import format_duration
+
+    first = outcomes[0]
+    ran = sum(o.ran for o in outcomes)
+    line = f"sweep: {ran} run(s) in {format_duration(first.wall_s)}"
+    if first.workers:
+        line += f" on {first.workers} worker(s)"
+    engine = sum(o.engine_s for o in outcomes)
+    capacity = first.run_s * first.workers
+    if verbose and engine > 0 and capacity > 0:
+        other = max(0.0, capacity - engine) / capacity
+        line += (
+            f"; simulating took {engine:.1f} s of the workers' {capacity:.1f} s "
+            f"({first.workers} x {first.run_s:.1f} s), the other {100 * other:.1f} % went to "
+            "starting them, saving each run's results and waiting for the last run"
+        )
+    return line
 
 
 def _fmt_value(v: Any) -> str:

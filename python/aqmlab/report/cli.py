@@ -6,17 +6,28 @@ from pathlib import Path
 
 from rich.console import Console
 
+from aqmlab.papers import cite_source
 from aqmlab.report import tables as T
-from aqmlab.report.data import ReportError, load_output
+from aqmlab.report.data import Experiment, ReportError, full_form_command, load_output
 from aqmlab.report.html import build, build_index
 from aqmlab.results import ResultsError, hold_folder
 
-__all__ = ["report_command"]
+__all__ = ["full_form_note", "report_command"]
 
 
-def report_command(dirs: list[Path], index: str | None = None) -> int:
+def full_form_note(exp: Experiment) -> str:
+    """Why a quick form's numbers differ from the paper's, and the command of the full form."""
+    return (
+        "note: this is the quick form, shortened (see the experiment's notes), so its figures "
+        f"are not meant to match the paper's; the full form: {full_form_command(exp)}"
+    )
+
+
+def report_command(dirs: list[Path], index: str | None = None, quick_note: bool = True) -> int:
     """Build each folder's report, print its tables and ranking check, and the index page if
-    asked. Every folder is checked before anything is written."""
+    asked. Every folder is checked before anything is written. Each report opens with its
+    paper, named (:func:`aqmlab.papers.cite_source`), and, for a quick form, with
+    :func:`full_form_note` unless ``quick_note`` is false (the demo prints its own)."""
     for d in dirs:
         if not d.is_dir():
             raise ReportError(f"{d}: no such directory")
@@ -34,6 +45,10 @@ def report_command(dirs: list[Path], index: str | None = None) -> int:
             raise ReportError(str(e)) from None
         exp = b.out.experiment
         console.rule(f"[bold]{exp.name}[/bold]: {exp.title}" + (" (quick)" if exp.quick else ""))
+        if exp.source:
+            console.print(f"source: {cite_source(exp.source)}", highlight=False)
+        if exp.quick and quick_note:
+            console.print(full_form_note(exp), highlight=False)
         for t in b.tables.tables:
             console.print(T.to_rich(t))
         if b.tables.pairs:

@@ -34,6 +34,7 @@ __all__ = [
     "ReportError",
     "Row",
     "TableSpec",
+    "full_form_command",
     "load_output",
     "same_value",
 ]
@@ -193,6 +194,27 @@ class Experiment:
     def all_phases(self) -> list[str]:
         """``"all"`` then the named phases."""
         return [ALL, *[p for p in self.phases if p != ALL]]
+
+
+def full_form_command(exp: Experiment) -> str:
+    """The command that runs an experiment's full form: ``aqmlab reproduce NAME`` for a
+    preset shipped with aqmlab, else ``aqmlab sweep FILE`` (the experiment file it ran)."""
+    import shlex
+
+    from aqmlab.experiments.catalog import PRESETS_DIR, find_preset
+
+    file = str(exp.raw.get("experiment_file") or "")
+    if not file:
+        if find_preset(exp.name) is not None:
+            return f"aqmlab reproduce {exp.name}"
+        return "aqmlab sweep on its experiment file, without --quick"
+    try:
+        preset = Path(file).resolve().is_relative_to(PRESETS_DIR)
+    except (OSError, ValueError):
+        preset = False
+    if preset:
+        return f"aqmlab reproduce {exp.name}"
+    return f"aqmlab sweep {shlex.quote(file)}"
 
 
 def _list(doc: Mapping[str, Any], *keys: str) -> list[Any]:

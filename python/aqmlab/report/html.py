@@ -19,8 +19,9 @@ from pathlib import Path
 from typing import Any
 
 from aqmlab._atomic import write_text
+from aqmlab.papers import cite_source
 from aqmlab.report import tables as T
-from aqmlab.report.data import Experiment, Output, ReportError, load_output
+from aqmlab.report.data import Experiment, Output, ReportError, full_form_command, load_output
 from aqmlab.report.figures import FigureError, draw
 from aqmlab.report.metrics import evaluate_all
 
@@ -120,7 +121,7 @@ def _meta(exp: Experiment, out: Output) -> str:
     n_failed = len(out.failures)
     rows = [
         ("name", f"<code>{_e(exp.name)}</code>"),
-        ("source", _e(exp.source)),
+        ("source", _e(cite_source(exp.source))),
         ("scenario", f"<code>{_e(exp.scenario)}</code>"),
         ("command", f"<pre>{_e(_command(exp.command))}</pre>"),
         ("created", _e(exp.created)),
@@ -205,6 +206,17 @@ def _ranking_html(tables: T.Tables) -> str:
     return "".join(lines)
 
 
+def _quick_html(exp: Experiment) -> str:
+    """For a quick form: why its numbers differ from the paper's, and the full form's command."""
+    if not exp.quick:
+        return ""
+    return (
+        '<p class="notes">This is the <b>quick form</b>, shortened (see the notes below), so its '
+        "figures are not meant to match the paper's. The full form: "
+        f"<code>{_e(full_form_command(exp))}</code></p>"
+    )
+
+
 def page(b: Built) -> str:
     exp = b.out.experiment
     title = exp.title or exp.name
@@ -217,7 +229,8 @@ def page(b: Built) -> str:
         f"<title>{_e(exp.name)}: {_e(title)}</title>",
         f"<style>{CSS}</style></head><body>",
         f"<h1>{_e(title)}{badge}</h1>",
-        f'<p class="sub">{_e(exp.name)} · {_e(exp.source)}</p>',
+        f'<p class="sub">{_e(exp.name)} · {_e(cite_source(exp.source))}</p>',
+        _quick_html(exp),
         "<h2>Ranking of the schemes</h2>",
         _ranking_html(b.tables),
         "<h2>Tables</h2>",
@@ -311,7 +324,7 @@ def build(out_dir: Path) -> Built:
         summary = {
             "name": out.experiment.name,
             "title": out.experiment.title,
-            "source": out.experiment.source,
+            "source": cite_source(out.experiment.source),
             "quick": out.experiment.quick,
             "points": len({r.id for r in out.rows}),
             "failed": len(out.failures),
@@ -396,7 +409,7 @@ def build_index(dirs: list[Path], out_html: Path) -> Path:
         body.append(
             f'<tr><td><a href="{_e(href)}">{_e(s["name"])}</a>{quick}<br>'
             f'<span class="sub">{_e(s.get("title", ""))}</span></td>'
-            f"<td>{_e(s.get('source', ''))}</td>"
+            f"<td>{_e(cite_source(str(s.get('source', ''))))}</td>"
             f"<td>{s['points']}</td><td>{s['failed']}</td><td>{k} / {n}{ng}</td>"
             f"<td>{per or '-'}</td>"
             f'<td class="{cls}">{verdict}</td></tr>'
