@@ -2,7 +2,7 @@
 //! chapters 4 and 5). Fixed seeds; every run checks the accounting
 //! identities. The figures each test measured are in its doc comment.
 
-mod common;
+use crate::common;
 
 use aqmlab_core::scenario::{Scenario, Value};
 use common::{param_at, param_mean, queue_mean, run, scenario};

@@ -3,7 +3,7 @@
 //! 500 packets, NewReno bulk flows), fixed seeds, relations and tolerances.
 //! Every run checks the accounting identities.
 
-mod common;
+use crate::common;
 
 use aqmlab_core::scenario::{Scenario, Value};
 use aqmlab_core::RunResult;

@@ -3,7 +3,7 @@
 //! the accounting identities (`common::run`). Figures quoted in comments
 //! are those of seed 1 when the tests were written.
 
-mod common;
+use crate::common;
 
 use aqmlab_core::scenario::{Scenario, Value};
 use aqmlab_core::RunResult;

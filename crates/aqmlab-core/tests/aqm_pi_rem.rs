@@ -2,7 +2,7 @@
 //! relation or a tolerance over fixed seeds; every run checks the
 //! accounting identities.
 
-mod common;
+use crate::common;
 
 use aqmlab_core::scenario::{Scenario, Value};
 use aqmlab_core::RunResult;

@@ -4,7 +4,7 @@
 //! identities (`common::run`). Figures measured at the time of writing are
 //! given next to each assertion.
 
-mod common;
+use crate::common;
 
 use aqmlab_core::RunResult;
 use common::{param_at, param_mean, run};

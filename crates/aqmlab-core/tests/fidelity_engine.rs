@@ -3,7 +3,7 @@
 //! delivered bytes), 15 (AP-RED's oracle N) and 16 (queue statistics in
 //! bytes). `docs/fidelity.md` has the figures before and after.
 
-mod common;
+use crate::common;
 
 use aqmlab_core::RunResult;
 use common::{param_at, run};

@@ -4,7 +4,7 @@
 //! per-purpose seeds (14). Fixed seeds; every run checks the accounting
 //! identities.
 
-mod common;
+use crate::common;
 
 use aqmlab_core::scenario::{Scenario, Value};
 use aqmlab_core::world::World;
@@ -106,7 +106,7 @@ fn group_tcp_keys_resolve_and_validate() {
     let (p, m) = bad("packet_size = 40");
     assert_eq!(p, "traffic[0].packet_size");
     assert!(m.contains("[41, 65535]"), "{m}");
-    let (p, m) = bad("variant = \"cubic\"");
+    let (p, m) = bad("variant = \"vegas\"");
     assert_eq!(p, "traffic[0].variant");
     assert!(m.contains("newreno"), "{m}");
     let (p, m) = bad("initial_cwnd = 0");

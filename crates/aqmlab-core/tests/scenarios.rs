@@ -2,7 +2,7 @@
 //! checks a relation or a tolerance over fixed seeds, and every run checks
 //! the accounting identities.
 
-mod common;
+use crate::common;
 
 use aqmlab_core::scenario::{Scenario, Value};
 use aqmlab_core::world::{Options, World};

@@ -1,7 +1,7 @@
 //! `[[schedule]]` and `[metrics] phases`: changes during a run and the
 //! figures of each phase.
 
-mod common;
+use crate::common;
 
 use common::{param_at, run, RED};
 

@@ -3,7 +3,7 @@
 //! seed give the same run. The window's cubic shape over time is checked
 //! with hand-worked numbers in `transport/tcp/cc/cubic.rs`.
 
-mod common;
+use crate::common;
 
 use aqmlab_core::RunResult;
 use common::run;

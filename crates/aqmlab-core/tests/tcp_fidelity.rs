@@ -2,7 +2,7 @@
 //! under the seeds' loads. Each test fails on the TCP before the fixes
 //! (figures in docs/fidelity.md).
 
-mod common;
+use crate::common;
 
 use aqmlab_core::RunResult;
 use common::run;

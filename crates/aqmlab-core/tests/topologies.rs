@@ -3,7 +3,7 @@
 //! burst-loss model of its section 5.2, and their validation. Fixed seeds;
 //! every run checks the accounting identities.
 
-mod common;
+use crate::common;
 
 use aqmlab_core::scenario::{LossSpec, Scenario, Topology, Value};
 use aqmlab_core::RunResult;

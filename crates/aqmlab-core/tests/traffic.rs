@@ -1,6 +1,6 @@
 //! Traffic kinds beyond bulk TCP: cbr, udp-onoff.
 
-mod common;
+use crate::common;
 
 use common::run;
 

@@ -5,7 +5,7 @@
 //! 75-85 % of the bytes) is a unit test beside the distribution
 //! (`scenario/web.rs`, `object_size_sample`).
 
-mod common;
+use crate::common;
 
 use aqmlab_core::scenario::{Scenario, Value};
 use aqmlab_core::RunResult;

@@ -1,4 +1,4 @@
-//! Helpers shared by the scenario-level test files (`mod common;`).
+//! Helpers shared by the scenario-level test files (`use crate::common;`).
 #![allow(dead_code)]
 
 use aqmlab_core::scenario::{Scenario, Value};

@@ -1,0 +1,36 @@
+//! The engine's scenario-level tests, one test binary (linked once) whose
+//! modules are the files beside this one, one concern each; `common` holds
+//! their helpers (building and running a scenario, reading its series).
+
+#[path = "aqm_apred_stred.rs"]
+mod aqm_apred_stred;
+#[path = "aqm_blue_avq.rs"]
+mod aqm_blue_avq;
+#[path = "aqm_modern.rs"]
+mod aqm_modern;
+#[path = "aqm_pi_rem.rs"]
+mod aqm_pi_rem;
+#[path = "aqm_red_adaptive.rs"]
+mod aqm_red_adaptive;
+#[path = "aqm_set_param.rs"]
+mod aqm_set_param;
+#[path = "common/mod.rs"]
+mod common;
+#[path = "fidelity_engine.rs"]
+mod fidelity_engine;
+#[path = "scenario_setups.rs"]
+mod scenario_setups;
+#[path = "scenarios.rs"]
+mod scenarios;
+#[path = "schedule.rs"]
+mod schedule;
+#[path = "tcp_cubic.rs"]
+mod tcp_cubic;
+#[path = "tcp_fidelity.rs"]
+mod tcp_fidelity;
+#[path = "topologies.rs"]
+mod topologies;
+#[path = "traffic.rs"]
+mod traffic;
+#[path = "web.rs"]
+mod web;
