@@ -26,6 +26,7 @@ __all__ = [
     "SET_ARGUMENT",
     "Parser",
     "UserError",
+    "apply_changes",
     "bound_quotes",
     "check_scenario",
     "display_name",
@@ -86,6 +87,26 @@ def display_name(file: str) -> str:
     return str(Path(file))
 
 
+def apply_changes(
+    doc: dict[str, Any],
+    name: str,
+    sets: Sequence[str],
+    truncate: bool,
+    unset: Sequence[str],
+    notes: list[str] | None,
+) -> None:
+    """Remove the ``unset`` keys of ``doc`` (read from ``name``) and apply the
+    overrides, each AQM kind switch noted in ``notes``; then, with
+    ``truncate``, drop what lies past the end, noting each change on stderr.
+    Raises ``ScenarioError``."""
+    for note in scenario.apply_overrides_noted(doc, sets, unset):
+        if notes is not None:
+            notes.append(f"note: {name}: {note}")
+    if truncate:
+        for note in scenario.truncate(doc):
+            print(f"note: {name}: {note}", file=sys.stderr)
+
+
 def load_file(
     file: str,
     sets: Sequence[str] = (),
@@ -101,12 +122,7 @@ def load_file(
     name = display_name(file)
     try:
         doc = scenario.load(Path(file))
-        for note in scenario.apply_overrides_noted(doc, sets, unset):
-            if notes is not None:
-                notes.append(f"note: {name}: {note}")
-        if truncate:
-            for note in scenario.truncate(doc):
-                print(f"note: {name}: {note}", file=sys.stderr)
+        apply_changes(doc, name, sets, truncate, unset, notes)
     except ScenarioError as e:
         text = str(e)
         raise UserError(text if text.startswith(f"{name}:") else f"{name}: {text}") from None

@@ -38,6 +38,7 @@ from aqmlab._input import (
     SET_ARGUMENT,
     Parser,
     UserError,
+    apply_changes,
     bound_quotes,
     check_scenario,
     display_name,
@@ -629,12 +630,7 @@ def load_manifest(
     except (OSError, ValueError, KeyError, TypeError) as e:
         raise UserError(f"{name}: cannot read the scenario of its manifest: {e}") from None
     try:
-        for note in scenario.apply_overrides_noted(doc, sets, unset):
-            if notes is not None:
-                notes.append(f"note: {name}: {note}")
-        if truncate:
-            for note in scenario.truncate(doc):
-                print(f"note: {name}: {note}", file=sys.stderr)
+        apply_changes(doc, name, sets, truncate, unset, notes)
     except ScenarioError as e:
         raise UserError(f"{name}: {e}") from None
     return doc
