@@ -34,6 +34,13 @@
 //!   flow sends 3 or 4 packets per round (3.03 on average), with
 //!   1000-byte packets 1 or 2 (1.51); fairness is in bytes either way.
 //!   `quantum = 500` gives one 500-byte packet per round.
+//! - MAXPACKET (RFC 8289 section 5.5): CoDel sends no signal while at
+//!   most `maxpacket` bytes remain queued. By default the bytes are the
+//!   whole scheduler's, as Linux's `fq_codel` passes the qdisc's backlog
+//!   to CoDel (`maxpacket_backlog = "all"`); `"flow"` reads the flow
+//!   queue's own bytes, each queue's CoDel taken as a CoDel of its own.
+//!   With many flows each holding one or two packets the difference is
+//!   large: under `"flow"` such flows are never signalled.
 //! - ECN (section 5.2.6): with `ecn` on, CoDel marks ECN-capable packets
 //!   instead of dropping them. CoDel signals have cause [`Cause::Early`](crate::aqm::Cause::Early).
 //!
@@ -75,7 +82,28 @@ pub struct FqCodelParams {
     /// `maxpacket` (`tcp.packet_size`), `ecn` (sections 5.2.1, 5.2.2, 5.2.6).
     #[serde(flatten)]
     pub codel: CodelParams,
+    /// Whose backlog CoDel's MAXPACKET test reads (RFC 8289 section 5.5:
+    /// no signal while at most `maxpacket` bytes remain queued).
+    pub maxpacket_backlog: Backlog,
 }
+
+/// The bytes CoDel's MAXPACKET test compares with `maxpacket`
+/// (`aqm.maxpacket_backlog`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Backlog {
+    /// Every flow queue's bytes together, as Linux's `fq_codel` does (it
+    /// hands CoDel the qdisc's backlog): a flow with one packet behind its
+    /// head is still signalled while other flows hold packets. The default.
+    All,
+    /// The flow queue's own bytes: each queue's CoDel read as a CoDel of
+    /// its own (RFC 8290 section 4.2 does not say which), so a flow with
+    /// at most `maxpacket` bytes behind its head is never signalled.
+    Flow,
+}
+
+/// The names `maxpacket_backlog` takes.
+pub const BACKLOG_NAMES: &[&str] = &["all", "flow"];
 
 impl Default for FqCodelParams {
     fn default() -> Self {
@@ -83,6 +111,7 @@ impl Default for FqCodelParams {
             flows: FLOWS,
             quantum: QUANTUM,
             codel: CodelParams::default(),
+            maxpacket_backlog: Backlog::All,
         }
     }
 }
@@ -93,10 +122,15 @@ impl FqCodelParams {
         let flows = t.u32("flows", FLOWS)?;
         let quantum = t.u32("quantum", QUANTUM)?;
         let codel = CodelParams::decode(t, default_pkt_size)?;
+        let maxpacket_backlog = match t.choice("maxpacket_backlog", BACKLOG_NAMES, Some("all"))? {
+            "flow" => Backlog::Flow,
+            _ => Backlog::All,
+        };
         let p = FqCodelParams {
             flows,
             quantum,
             codel,
+            maxpacket_backlog,
         };
         p.validate(t.path())?;
         Ok(p)
@@ -338,9 +372,13 @@ impl FqCodel {
             self.pkts -= 1;
             self.bytes -= pkt.size as u64;
             let sojourn = now.saturating_sub(pkt.enq_time);
+            let backlog = match self.p.maxpacket_backlog {
+                Backlog::All => self.bytes,
+                Backlog::Flow => f.bytes,
+            };
             let v = f
                 .codel
-                .on_packet(&self.p.codel, now, sojourn, f.bytes, pkt.ect);
+                .on_packet(&self.p.codel, now, sojourn, backlog, pkt.ect);
             if !matches!(v, Verdict::Drop(_)) {
                 f.deficit -= pkt.size as i64;
             }
@@ -652,6 +690,40 @@ mod tests {
         // Expected distinct: 1024 (1 - (1 - 1/1024)^1000) = 637.
         let n = used.iter().filter(|u| **u).count();
         assert!((580..=700).contains(&n), "{n}");
+    }
+
+    /// MAXPACKET's backlog: two flows, each with one 500-byte packet
+    /// behind its head, all sojourns above target for over an interval.
+    /// Reading the whole scheduler's bytes (Linux) the heads are
+    /// signalled; reading each queue's own (at most `maxpacket` = 500
+    /// left behind) they never are.
+    #[test]
+    fn maxpacket_reads_the_whole_backlog_or_the_flows() {
+        for (backlog, signalled) in [(Backlog::All, true), (Backlog::Flow, false)] {
+            let (mut s, mut rng) = sched(1514);
+            s.p.codel.target = ms(5);
+            s.p.maxpacket_backlog = backlog;
+            let mut any = false;
+            for round in 0..40u64 {
+                let t = ms(10 * round);
+                for flow in 0..2 {
+                    while s.queues[s.bucket(flow)].q.len() < 2 {
+                        let pkt = Queued {
+                            id: 0,
+                            size: 500,
+                            enq_time: t.saturating_sub(ms(50)),
+                            ect: false,
+                        };
+                        let mut evicted = Vec::new();
+                        s.enqueue(pkt, flow, Buffer::Packets(100), &mut rng, &mut evicted);
+                    }
+                }
+                if let Some((_, v)) = s.dequeue(t) {
+                    any |= matches!(v, Verdict::Drop(_));
+                }
+            }
+            assert_eq!(any, signalled, "{backlog:?}");
+        }
     }
 
     #[test]
