@@ -123,6 +123,12 @@ pub struct TcpSpec {
     /// `timeout()` does. Off: `initial_cwnd` and ssthresh as if nothing
     /// was lost.
     pub syn_loss_cut: bool,
+    /// RFC 3168 section 6.1.2's floor under ECN (the default): an ECN-Echo
+    /// halves the window down to one segment, and one that finds a
+    /// one-segment window holds new data until the retransmission timer
+    /// expires. Off: as Linux (`tcp_init_cwnd_reduction` with Reno's
+    /// ssthresh), ssthresh and the window at least two segments, no hold.
+    pub ecn_hold: bool,
 }
 
 /// The segment limited transmit sends (`tcp.limited_transmit_sends`).
@@ -195,6 +201,7 @@ impl Default for TcpSpec {
             recovery_exit: RecoveryExit::Flight,
             limited_transmit_sends: LimitedTransmitSends::New,
             syn_loss_cut: true,
+            ecn_hold: true,
         }
     }
 }
@@ -260,6 +267,7 @@ impl TcpSpec {
                 _ => LimitedTransmitSends::New,
             },
             syn_loss_cut: t.bool("syn_loss_cut", d.syn_loss_cut)?,
+            ecn_hold: t.bool("ecn_hold", d.ecn_hold)?,
         };
         t.finish()?;
         if !(HEADER_BYTES + 1..=65_535).contains(&s.packet_size) {

@@ -56,11 +56,16 @@ impl TcpFlow {
     /// one-segment window (cwnd in [1, 2)) resets the retransmission
     /// timer, and new data waits for it to expire; with `ecn_backoff`
     /// (ns-2's `ecn_backoff_`) a second such ECE in a row doubles the timer
-    /// first.
+    /// first. With `ecn_hold` off the floor is two segments and there is
+    /// no hold, as in Linux.
     #[inline]
     pub(in crate::transport::tcp) fn ecn_echo(&mut self, now: SimTime, ece: bool) {
         if ece && !self.in_recovery && self.snd_una >= self.ecn_recover {
-            if self.cwnd < 2.0 {
+            // Without `ecn_hold` (Linux: `tcp_init_cwnd_reduction` with
+            // Reno's ssthresh, max(cwnd / 2, 2)) the window stops at two
+            // segments and nothing waits for the timer.
+            let floor = if self.cfg.tcp.ecn_hold { 1.0 } else { 2.0 };
+            if self.cwnd < 2.0 && self.cfg.tcp.ecn_hold {
                 if self.cfg.tcp.ecn_backoff && self.ecn_backoff_on {
                     self.rto = (self.rto + self.rto).min(self.cfg.tcp.max_rto);
                 }
@@ -70,7 +75,7 @@ impl TcpFlow {
             } else {
                 self.ecn_backoff_on = false;
             }
-            let half = (self.outstanding() as f64 / 2.0).max(1.0);
+            let half = (self.outstanding() as f64 / 2.0).max(floor);
             self.ssthresh = self.event_ssthresh(half);
             self.cwnd = self.ssthresh;
             self.ecn_recover = self.snd_max;
@@ -280,6 +285,22 @@ mod tests {
         assert!(out.is_empty(), "no new data during the hold");
         assert_eq!(tx.cwnd, 1.0);
         assert_eq!(tx.rto_deadline, Some(SimTime::from_millis(100 + 300)));
+    }
+
+    /// `ecn_hold = false` (Linux): an ECE at a window of 1.5 leaves
+    /// ssthresh and the window at two segments, and the next segment goes
+    /// at once (no hold); 3 in flight halve to 2 too.
+    #[test]
+    fn without_the_hold_the_window_stops_at_two_segments() {
+        let tcp = TcpSpec {
+            ecn_hold: false,
+            ..spec()
+        };
+        let (mut tx, _) = sender(1.5, tcp);
+        let out = ack(&mut tx, 100, 1, true);
+        assert_eq!((tx.cwnd, tx.ssthresh), (2.0, 2.0));
+        assert_eq!(out.len(), 2, "segments 1 and 2 go: no hold");
+        assert!(!tx.ecn_hold);
     }
 
     /// ns-2's `ecn_backoff_` (`tcp.ecn_backoff`, on by default): a second
