@@ -461,3 +461,16 @@ def test_a_full_disk_leaves_no_short_file(full_disk: Path, tmp_path: Path) -> No
     (full_disk / "filler2").unlink(missing_ok=True)
     p = _sweep(SWEEP, "--quick", "--resume", "--out", out)
     assert p.returncode == 0, p.stderr
+
+
+def test_a_writer_killed_before_its_experiment_json_leaves_a_folder_a_sweep_takes(
+    tmp_path: Path,
+) -> None:
+    # Killed while experiment.json was still its temporary sibling: the folder holds only that.
+    out = tmp_path / "D"
+    out.mkdir()
+    (out / ".experiment.json.tmp-4242").write_text("{")
+    p = _sweep(SWEEP, "--out", out, "--resume", "--set", "duration=300s", "--jobs", "2")
+    assert p.returncode == 0, p.stderr
+    assert len(_points(out)) == 8
+    assert not (out / ".experiment.json.tmp-4242").exists()

@@ -194,6 +194,9 @@ w_q = 2e-4
 variance_queue = "{variance_queue}"
 [tcp]
 packet_size = 500
+# As ns-2 (the thesis' simulator) does, a timeout in fast recovery cuts
+# ssthresh again; the figures below were measured so.
+timeout_in_recovery = "cut"
 [[traffic]]
 kind = "bulk"
 flows = 100

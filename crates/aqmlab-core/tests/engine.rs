@@ -28,6 +28,8 @@ mod schedule;
 mod tcp_cubic;
 #[path = "tcp_fidelity.rs"]
 mod tcp_fidelity;
+#[path = "tcp_profiles.rs"]
+mod tcp_profiles;
 #[path = "topologies.rs"]
 mod topologies;
 #[path = "traffic.rs"]

@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import datetime as _dt
 import os
+import re
 import sys
 import tempfile
 import time
@@ -132,7 +133,11 @@ def check_dir(out: Path, name: str | None = None) -> None:
     the sweep of another experiment."""
     if out.exists() and not out.is_dir():
         raise SweepError(f"{out}: exists and is not a directory")
-    if out.is_dir() and any(out.iterdir()) and not store.is_sweep_dir(out):
+    if (
+        out.is_dir()
+        and any(not _leftover(e) for e in out.iterdir())
+        and not store.is_sweep_dir(out)
+    ):
         raise SweepError(
             f"{out}: exists and is not an aqmlab sweep folder (no {store.EXPERIMENT_JSON}); "
             "refusing to write into it"
@@ -146,6 +151,12 @@ def check_dir(out: Path, name: str | None = None) -> None:
             )
 
 
+def _leftover(entry: Path) -> bool:
+    """Whether ``entry`` is the temporary file of a write that a killed
+    writer left (``aqmlab._atomic.tmp_name``: ``.NAME.tmp-PID``)."""
+    return re.fullmatch(r"\..+\.tmp-\d+", entry.name) is not None and entry.is_file()
+
+
 def prepare_dir(out: Path, resume: bool, name: str | None = None) -> str:
     """Make ``out`` ready (after :func:`check_dir`); return what was done
     ("new", "replaced", "resumed")."""
@@ -157,6 +168,10 @@ def prepare_dir(out: Path, resume: bool, name: str | None = None) -> str:
         store.clear(out)
         return "replaced"
     out.mkdir(parents=True, exist_ok=True)
+    for e in out.iterdir():
+        if _leftover(e):
+            # A writer killed before its experiment.json was in place.
+            e.unlink()
     return "new"
 
 

@@ -26,6 +26,14 @@ impl TcpVariant {
     /// The names `variant` takes, in the order the errors list them.
     pub const NAMES: &'static [&'static str] = &["newreno", "reno", "cubic"];
 
+    pub fn name(self) -> &'static str {
+        match self {
+            TcpVariant::Reno => "reno",
+            TcpVariant::NewReno => "newreno",
+            TcpVariant::Cubic => "cubic",
+        }
+    }
+
     fn from_name(name: &str) -> TcpVariant {
         match name {
             "reno" => TcpVariant::Reno,
@@ -41,9 +49,105 @@ impl TcpVariant {
     }
 }
 
+/// `tcp.profile`: a named set of defaults for the `[tcp]` keys, which
+/// the keys a scenario gives then refine. `docs/tcp.md` lists each.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub enum TcpProfile {
+    /// aqmlab's own defaults (the RFCs' rules, NewReno, one segment at the start).
+    #[serde(rename = "aqmlab")]
+    Aqmlab,
+    /// What a Linux 6.x host does by default.
+    #[serde(rename = "linux")]
+    Linux,
+    /// ns-2's one-way TCP agents as the REM paper's simulations (2001) ran them.
+    #[serde(rename = "ns2-2001")]
+    Ns2001,
+    /// ns-2.35's one-way TCP agents as the thesis' simulations (2009) ran them.
+    #[serde(rename = "ns2-2009")]
+    Ns2009,
+}
+
+impl TcpProfile {
+    /// The names `profile` takes.
+    pub const NAMES: &'static [&'static str] = &["aqmlab", "linux", "ns2-2001", "ns2-2009"];
+
+    fn from_name(name: &str) -> TcpProfile {
+        match name {
+            "linux" => TcpProfile::Linux,
+            "ns2-2001" => TcpProfile::Ns2001,
+            "ns2-2009" => TcpProfile::Ns2009,
+            _ => TcpProfile::Aqmlab,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            TcpProfile::Aqmlab => "aqmlab",
+            TcpProfile::Linux => "linux",
+            TcpProfile::Ns2001 => "ns2-2001",
+            TcpProfile::Ns2009 => "ns2-2009",
+        }
+    }
+
+    /// The `[tcp]` defaults of this profile.
+    pub fn defaults(self) -> TcpSpec {
+        let d = TcpSpec::default();
+        match self {
+            TcpProfile::Aqmlab => d,
+            // Linux 6.x (net/ipv4): CUBIC (`tcp_congestion_control`), an
+            // initial window of 10 (`TCP_INIT_CWND`, RFC 6928), delayed
+            // ACKs with the 40 ms minimum timer (`TCP_DELACK_MIN`), an
+            // initial RTO of 1 s (`TCP_TIMEOUT_INIT`, RFC 6298), a maximum
+            // of 120 s (`TCP_RTO_MAX`), ssthresh at least two segments
+            // under ECN, 1500-byte packets (an Ethernet MTU).
+            TcpProfile::Linux => TcpSpec {
+                profile: self,
+                variant: TcpVariant::Cubic,
+                packet_size: 1500,
+                delayed_ack: true,
+                delack_timeout: SimTime::from_millis(40),
+                initial_rto: SimTime::from_secs(1),
+                max_rto: SimTime::from_secs(120),
+                initial_cwnd: 10,
+                loss_ssthresh: LossSsthresh::Window,
+                recovery_exit: RecoveryExit::Ssthresh,
+                ecn_hold: false,
+                ..d
+            },
+            // ns-2 before its 2003 changes: no limited transmit
+            // (`singledup_` off), NewReno's timer re-armed on every partial
+            // ACK (`newreno_changes1_ = 0`), retransmissions ECN-capable.
+            TcpProfile::Ns2001 => TcpSpec {
+                profile: self,
+                limited_transmit: false,
+                partial_ack_timer: PartialAckTimer::Every,
+                ect_retransmits: true,
+                timeout_in_recovery: TimeoutInRecovery::Cut,
+                ..d
+            },
+            // ns-2.35: a 10 ms TCP clock (`tcpTick_`), its own window cut
+            // (`slowdown()`), recovery left at ssthresh
+            // (`exit_recovery_fix_ = 0`), limited transmit sending the
+            // next segment (`singledup_`), retransmissions ECN-capable.
+            TcpProfile::Ns2009 => TcpSpec {
+                profile: self,
+                ect_retransmits: true,
+                clock_tick: SimTime::from_millis(10),
+                loss_ssthresh: LossSsthresh::Ns2,
+                recovery_exit: RecoveryExit::Ssthresh,
+                limited_transmit_sends: LimitedTransmitSends::Next,
+                timeout_in_recovery: TimeoutInRecovery::Cut,
+                ..d
+            },
+        }
+    }
+}
+
 /// `[tcp]`: the TCP of every flow.
 #[derive(Clone, Copy, Debug, Serialize)]
 pub struct TcpSpec {
+    /// The profile whose defaults the other keys refine.
+    pub profile: TcpProfile,
     pub variant: TcpVariant,
     /// Bytes on the wire of a full data packet (payload MSS = packet_size - 40).
     pub packet_size: u32,
@@ -129,6 +233,23 @@ pub struct TcpSpec {
     /// expires. Off: as Linux (`tcp_init_cwnd_reduction` with Reno's
     /// ssthresh), ssthresh and the window at least two segments, no hold.
     pub ecn_hold: bool,
+    /// What a retransmission timeout during fast recovery does to ssthresh:
+    /// `"keep"` (the default) keeps the value the recovery set, as Linux's
+    /// `tcp_enter_loss` does; `"cut"` cuts again by `loss_ssthresh`'s rule,
+    /// as ns-2 does (with `"flight"` the FlightSize then counts what the
+    /// inflated window let out: one NewReno flow through a 60-packet
+    /// DropTail queue at 10 Mb/s collapses to 0.66 of the link).
+    pub timeout_in_recovery: TimeoutInRecovery,
+}
+
+/// ssthresh at a timeout during fast recovery (`tcp.timeout_in_recovery`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TimeoutInRecovery {
+    /// Keep the recovery's ssthresh (Linux).
+    Keep,
+    /// Cut again by the loss rule (ns-2).
+    Cut,
 }
 
 /// The segment limited transmit sends (`tcp.limited_transmit_sends`).
@@ -179,6 +300,7 @@ pub enum PartialAckTimer {
 impl Default for TcpSpec {
     fn default() -> Self {
         TcpSpec {
+            profile: TcpProfile::Aqmlab,
             variant: TcpVariant::NewReno,
             packet_size: 1000,
             ecn: false,
@@ -202,20 +324,26 @@ impl Default for TcpSpec {
             limited_transmit_sends: LimitedTransmitSends::New,
             syn_loss_cut: true,
             ecn_hold: true,
+            timeout_in_recovery: TimeoutInRecovery::Keep,
         }
     }
 }
 
 impl TcpSpec {
     pub(super) fn decode(v: Option<Value>, path: &str) -> SpecResult<TcpSpec> {
-        let d = TcpSpec::default();
-        let Some(v) = v else { return Ok(d) };
+        let Some(v) = v else {
+            return Ok(TcpSpec::default());
+        };
         let mut t = Table::new(v, path)?;
+        let profile =
+            TcpProfile::from_name(t.choice("profile", TcpProfile::NAMES, Some("aqmlab"))?);
+        let d = profile.defaults();
         let s = TcpSpec {
+            profile,
             variant: TcpVariant::from_name(t.choice(
                 "variant",
                 TcpVariant::NAMES,
-                Some("newreno"),
+                Some(d.variant.name()),
             )?),
             packet_size: t.u32("packet_size", d.packet_size)?,
             ecn: t.bool("ecn", d.ecn)?,
@@ -235,7 +363,10 @@ impl TcpSpec {
             partial_ack_timer: match t.choice(
                 "partial_ack_timer",
                 &["first", "every"],
-                Some("first"),
+                Some(match d.partial_ack_timer {
+                    PartialAckTimer::First => "first",
+                    PartialAckTimer::Every => "every",
+                }),
             )? {
                 "every" => PartialAckTimer::Every,
                 _ => PartialAckTimer::First,
@@ -244,7 +375,11 @@ impl TcpSpec {
             loss_ssthresh: match t.choice(
                 "loss_ssthresh",
                 &["flight", "window", "ns2"],
-                Some("flight"),
+                Some(match d.loss_ssthresh {
+                    LossSsthresh::Flight => "flight",
+                    LossSsthresh::Window => "window",
+                    LossSsthresh::Ns2 => "ns2",
+                }),
             )? {
                 "window" => LossSsthresh::Window,
                 "ns2" => LossSsthresh::Ns2,
@@ -253,7 +388,10 @@ impl TcpSpec {
             recovery_exit: match t.choice(
                 "recovery_exit",
                 &["flight", "ssthresh"],
-                Some("flight"),
+                Some(match d.recovery_exit {
+                    RecoveryExit::Flight => "flight",
+                    RecoveryExit::Ssthresh => "ssthresh",
+                }),
             )? {
                 "ssthresh" => RecoveryExit::Ssthresh,
                 _ => RecoveryExit::Flight,
@@ -261,15 +399,41 @@ impl TcpSpec {
             limited_transmit_sends: match t.choice(
                 "limited_transmit_sends",
                 &["new", "next"],
-                Some("new"),
+                Some(match d.limited_transmit_sends {
+                    LimitedTransmitSends::New => "new",
+                    LimitedTransmitSends::Next => "next",
+                }),
             )? {
                 "next" => LimitedTransmitSends::Next,
                 _ => LimitedTransmitSends::New,
             },
             syn_loss_cut: t.bool("syn_loss_cut", d.syn_loss_cut)?,
             ecn_hold: t.bool("ecn_hold", d.ecn_hold)?,
+            timeout_in_recovery: match t.choice(
+                "timeout_in_recovery",
+                &["keep", "cut"],
+                Some(match d.timeout_in_recovery {
+                    TimeoutInRecovery::Keep => "keep",
+                    TimeoutInRecovery::Cut => "cut",
+                }),
+            )? {
+                "cut" => TimeoutInRecovery::Cut,
+                _ => TimeoutInRecovery::Keep,
+            },
         };
         t.finish()?;
+        if matches!(profile, TcpProfile::Ns2001 | TcpProfile::Ns2009)
+            && !matches!(s.variant, TcpVariant::Reno | TcpVariant::NewReno)
+        {
+            return Err(SpecError::new(
+                join(path, "variant"),
+                format!(
+                    "\"{}\" contradicts profile = \"{}\" (ns-2's one-way agents of the seeds: \"reno\" or \"newreno\"); choose one of those, or profile \"aqmlab\" or \"linux\"",
+                    s.variant.name(),
+                    profile.name()
+                ),
+            ));
+        }
         if !(HEADER_BYTES + 1..=65_535).contains(&s.packet_size) {
             return Err(SpecError::new(
                 join(path, "packet_size"),

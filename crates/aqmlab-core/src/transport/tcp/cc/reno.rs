@@ -5,7 +5,7 @@
 //! 3168's answer to ECN-Echo: halve once per window, down to one segment,
 //! then hold new data until the retransmission timer expires.
 
-use crate::scenario::{LossSsthresh, TcpVariant};
+use crate::scenario::{LossSsthresh, TcpVariant, TimeoutInRecovery};
 use crate::transport::tcp::{Cut, TcpFlow};
 use crate::units::SimTime;
 
@@ -118,7 +118,14 @@ impl TcpFlow {
     /// 6.1.2) and a window of one segment (RFC 5681 section 3.1).
     #[inline]
     pub(in crate::transport::tcp) fn timeout_cut(&mut self) {
-        if !(self.last_cut == Cut::Ecn && self.snd_una < self.recover) {
+        // A timeout during fast recovery keeps the cut the recovery made,
+        // as Linux's `tcp_enter_loss` does (`timeout_in_recovery =
+        // "keep"`); ns-2 cuts again.
+        let kept = self.in_recovery
+            && self.cfg.tcp.timeout_in_recovery == TimeoutInRecovery::Keep
+            && self.cfg.tcp.variant != TcpVariant::Cubic;
+        let ecn_cut = self.last_cut == Cut::Ecn && self.snd_una < self.recover;
+        if !kept && !ecn_cut {
             // After an ECN reduction in this window ssthresh was
             // already halved for it (RFC 3168 section 6.1.2).
             let reno = self.halve();
@@ -181,7 +188,7 @@ mod tests {
     use super::super::super::{Seg, TcpConfig};
     use super::*;
     use crate::packet::{flags, Ecn};
-    use crate::scenario::{RecoveryExit, TcpSpec, TcpVariant};
+    use crate::scenario::{RecoveryExit, TcpSpec, TcpVariant, TimeoutInRecovery};
 
     #[test]
     fn slow_start_doubles_per_round() {
@@ -384,15 +391,23 @@ mod tests {
         assert_eq!(tx.stats.ecn_reductions, 1);
     }
 
-    /// `tcp.loss_ssthresh`: a timeout that ends a fast recovery halves the
-    /// flight (which the inflated window let grow) with `"flight"`, and the
-    /// window the recovery started from with `"window"` (ns-2's `cwnd_`).
+    /// `tcp.loss_ssthresh` with `timeout_in_recovery = "cut"`: a timeout
+    /// that ends a fast recovery halves the flight (which the inflated
+    /// window let grow) with `"flight"`, and the window the recovery
+    /// started from with `"window"` (ns-2's `cwnd_`). With `"keep"` (the
+    /// default, Linux) ssthresh stays at the recovery's 10.
     #[test]
     fn loss_ssthresh_flight_or_window_after_a_timeout_in_recovery() {
         let mut got = Vec::new();
-        for how in [LossSsthresh::Flight, LossSsthresh::Window] {
+        for (how, when) in [
+            (LossSsthresh::Flight, TimeoutInRecovery::Cut),
+            (LossSsthresh::Window, TimeoutInRecovery::Cut),
+            (LossSsthresh::Flight, TimeoutInRecovery::Keep),
+            (LossSsthresh::Window, TimeoutInRecovery::Keep),
+        ] {
             let tcp = TcpSpec {
                 loss_ssthresh: how,
+                timeout_in_recovery: when,
                 limited_transmit: false,
                 ..TcpSpec::default()
             };
@@ -414,7 +429,9 @@ mod tests {
         }
         let ((ss_flight, flight), (ss_window, _)) = (got[0], got[1]);
         assert_eq!(ss_flight, flight / 2.0);
+        assert!(ss_flight > 10.0);
         assert_eq!(ss_window, 5.0, "half the window of 10 the recovery left");
+        assert_eq!((got[2].0, got[3].0), (10.0, 10.0), "kept");
     }
 
     /// `tcp.loss_ssthresh = "ns2"`: ns-2.35's cut of a window of 21.5
@@ -427,6 +444,7 @@ mod tests {
         let run = |how: LossSsthresh, timeout: bool| {
             let tcp = TcpSpec {
                 loss_ssthresh: how,
+                timeout_in_recovery: TimeoutInRecovery::Cut,
                 recovery_exit: RecoveryExit::Ssthresh,
                 limited_transmit: false,
                 ..TcpSpec::default()
