@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import importlib.metadata
 import importlib.util
 import json
 import math
@@ -80,9 +81,19 @@ FIGURES = (
 )
 
 
+def ns3_prefix() -> Path | None:
+    """Where the ``ns3`` wheel keeps ns-3 (its ``lib64`` and ``include``), or None. Found through
+    the installed distribution: ``import ns3`` would also see this folder, tests/ns3."""
+    try:
+        root = Path(str(importlib.metadata.distribution("ns3").locate_file("ns3")))
+    except importlib.metadata.PackageNotFoundError:
+        return None
+    return root if (root / "lib64").is_dir() else None
+
+
 def available() -> bool:
-    """Whether the ``ns3`` wheel is installed in this Python (without loading it)."""
-    return importlib.util.find_spec("ns3") is not None and importlib.util.find_spec("cppyy") is not None
+    """Whether the ``ns3`` wheel and its cppyy are installed in this Python (not loaded)."""
+    return ns3_prefix() is not None and importlib.util.find_spec("cppyy") is not None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -231,13 +242,17 @@ def run_aqmlab(case: Case, seed: int) -> tuple[dict[str, float], list[int], list
     flows = r.flows.to_pylist()
     starts = [round(x["start_s"] * 1e9) for x in flows]
     # base RTT = 2 (bottleneck delay + 2 d): d is each of the flow's two access links' delay.
-    delays = [round((x["base_rtt_s"] * 1e9 / 2 - case.bottleneck_delay_ms * 1e6) / 2) for x in flows]
+    delays = [
+        round((x["base_rtt_s"] * 1e9 / 2 - case.bottleneck_delay_ms * 1e6) / 2) for x in flows
+    ]
     figs = {
         "utilisation": b["utilization"],
         "queue_pkts": b["queue_mean_pkts"],
         "delay_ms": b["queuing_delay_mean_s"] * 1e3,
         "drop_pct": 100 * drops / b["arrivals"],
         "mark_pct": 100 * b["marks"] / b["arrivals"],
+        "drops": drops,
+        "marks": b["marks"],
         "jain": f["jain_fairness"],
         "goodput_mbps": f["goodput_bps_total"] / 1e6,
         "fast_rtx": f["fast_retransmits"],
@@ -264,9 +279,8 @@ def load_ns3() -> Any:
     import cppyy
     import libcppyy  # the module cppyy's package installs beside itself
 
-    spec = importlib.util.find_spec("ns3")
-    assert spec is not None and spec.submodule_search_locations is not None
-    prefix = Path(next(iter(spec.submodule_search_locations)))
+    prefix = ns3_prefix()
+    assert prefix is not None
     version = next((prefix / "lib64").glob("libns3.*-core.so")).name.split("-")[0]
     libcppyy.AddSmartPtrType("Ptr")
     cppyy.add_library_path(str(prefix / "lib64"))
@@ -303,6 +317,8 @@ def run_ns3(config: dict[str, Any]) -> dict[str, float]:
         "sojourn_ms": r.sojourn_mean_s * 1e3,
         "drop_pct": 100 * int(r.drops) / arrivals,
         "mark_pct": 100 * int(r.marks) / arrivals,
+        "drops": int(r.drops),
+        "marks": int(r.marks),
         "jain": jain(goodputs),
         "goodput_mbps": sum(goodputs) / 1e6,
         "fast_rtx": int(r.fast_recoveries),

@@ -146,6 +146,14 @@ class FlowTrace
         }
     }
 
+    void InFlight(uint32_t, uint32_t now)
+    {
+        if (On())
+        {
+            std::cout << Simulator::Now().GetSeconds() << " inflight " << now << "\n";
+        }
+    }
+
     void Rto(Time, Time now)
     {
         if (On())
@@ -547,6 +555,8 @@ Run(const Setup& c)
                 s->TraceConnectWithoutContext("CongestionWindow",
                                               MakeCallback(&FlowTrace::Cwnd, &ft));
                 s->TraceConnectWithoutContext("RTO", MakeCallback(&FlowTrace::Rto, &ft));
+                s->TraceConnectWithoutContext("BytesInFlight",
+                                              MakeCallback(&FlowTrace::InFlight, &ft));
             }
         });
     }
