@@ -124,7 +124,7 @@ def test_dctcp_step_marking_pair() -> None:
 
 
 def test_bbr_pair() -> None:
-    pytest.skip("aqmlab has no tcp.variant = 'bbr' yet (ns-3: TcpBbr, paced)")
+    pytest.skip("aqmlab has no tcp.variant = 'bbr' yet (ns-3: TcpBbr, paced, SACK on)")
 
 
 def test_sack_pair() -> None:
