@@ -25,6 +25,7 @@ help:
 	@echo "make test    cargo fmt/clippy/doc/test, ruff, mypy, pytest, then the cross-checks, in timed stages"
 	@echo "make browser install Debian's Chromium for the report's browser test (as root)"
 	@echo "make ns2     install Debian's ns-2.35 for the TCP cross-check (as root)"
+	@echo "make ns3     install ns-3 (PyPI's ns3 wheel, the ns3 extra) into $(VENV) for the cross-check of tests/ns3/"
 	@echo "make pgo-tools   install Debian's llvm-N (llvm-profdata) for the profile-guided build (as root)"
 	@echo "make bench   speed of the canonical scenario per scheme, the scaling table (100 ... 100 000 flows), the testbed router, then the thesis' experiments in full"
 	@echo "make bench-scale   the scaling table alone (100 ... 100 000 flows)"
@@ -101,10 +102,10 @@ test-rust:
 	RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --quiet
 	cargo test --workspace --release
 
-test-python: build lint browser ns2
+test-python: build lint browser ns2 ns3
 	$(VPY) -m pytest -q
 
-.PHONY: browser ns2 pgo-tools
+.PHONY: browser ns2 ns3 pgo-tools
 
 # The report's HTML test loads the pages in a real headless browser (tests/test_report_browser.py).
 # Installed only when missing and we are root; otherwise the test is skipped and says why.
@@ -129,6 +130,20 @@ ns2:
 	    || { apt-get update -q >/dev/null && apt-get install -y -q --no-install-recommends ns2 >/dev/null; } \
 	    || echo "warning: could not install ns2; the ns-2 cross-check will be skipped" >&2; \
 	else echo "note: ns2 is missing (install it as root: apt-get install ns2); the ns-2 cross-check will be skipped" >&2; fi
+
+# ns-3.44 (PyPI's ns3 wheel and its cppyy) for the cross-check of tests/ns3/: the `ns3` extra of
+# pyproject.toml, installed into the venv when missing. Its wheel exists for CPython 3.11 only;
+# a failed install leaves a warning, and the cross-check is skipped naming this target.
+NS3_REQ = $$($(VPY) -c 'import sys; t = __import__("tomllib" if sys.version_info >= (3, 11) else "tomli"); \
+  print(" ".join(t.load(open("pyproject.toml", "rb"))["project"]["optional-dependencies"]["ns3"]))')
+
+ns3: venv
+	@if $(VPY) -c 'import importlib.util as u, sys; sys.exit(not (u.find_spec("ns3") and u.find_spec("cppyy")))'; then :; \
+	else \
+	  echo "installing $(NS3_REQ) for the ns-3 cross-check"; \
+	  $(VPY) -m pip install --quiet $(NS3_REQ) \
+	    || echo "warning: could not install $(NS3_REQ); the ns-3 cross-check will be skipped" >&2; \
+	fi
 
 # llvm-profdata for the engine's profile-guided build (`build`): Debian's llvm-N, N being the
 # major version of rustc's LLVM. Same rules as browser; with PGO=0, nothing is installed.

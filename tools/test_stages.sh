@@ -4,9 +4,10 @@
 #   build        the venv and the engine (make build), the wheel from that engine (make wheel)
 #   rust         cargo fmt, clippy, doc and test (make test-rust)
 #   lint         ruff and mypy (make lint)
-#   tools        Debian's chromium and ns2 for the browser test and the ns-2 cross-check
+#   tools        Debian's chromium and ns2 for the browser test and the ns-2 cross-check, and
+#                PyPI's ns3 wheel for the ns-3 cross-check
 #   python       pytest, every test but the cross-checks
-#   crosscheck   pytest -m crosscheck: ns-2.35, the testbed's real-time runs, the wheel in a
+#   crosscheck   pytest -m crosscheck: ns-2.35, ns-3.44, the testbed's real-time runs, the wheel in a
 #                fresh venv, every preset in quick form
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -53,7 +54,7 @@ stage build $MAKE --no-print-directory wheel
 wheel=$(ls -t dist/aqmlab-*.whl 2>/dev/null | head -n 1)
 stage rust $MAKE --no-print-directory test-rust
 stage lint $MAKE --no-print-directory lint
-stage tools $MAKE --no-print-directory browser ns2
+stage tools $MAKE --no-print-directory browser ns2 ns3
 stage python pytest_stage -q -m "not crosscheck"
 export AQMLAB_WHEEL=$wheel
 stage crosscheck pytest_stage -q -m crosscheck --durations=15

@@ -1,0 +1,419 @@
+"""aqmlab beside ns-3 (3.44, PyPI's ``ns3`` wheel) on the same dumbbell: one description, two
+simulators.
+
+A :class:`Case` is written once and rendered twice: as an aqmlab scenario (run through
+:func:`aqmlab.run`) and as a ``Setup`` of ``dumbbell.cc``, a C++ dumbbell that cppyy (the
+wheel's bindings) compiles and runs. The aqmlab run goes first; its flows' start times and base
+RTTs (``flows.parquet``) are handed to ns-3, so both simulators start the same flows at the same
+instants over the same paths. Each pair prints bottleneck utilisation, mean queue (packets) and
+queuing delay, drop and mark rates, Jain's fairness index, and the senders' fast recoveries,
+timeouts, ECN cuts and retransmissions over the measurement window. tests/ns3/README.md says what
+each side models and where they differ.
+
+Usage (needs the ``ns3`` wheel in this Python: ``make ns3``)::
+
+    python tests/ns3/crosscheck.py [--seeds 1 2] [--case NAME ...] [--jobs 2] [--json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import importlib.metadata
+import importlib.util
+import json
+import math
+import multiprocessing
+import sys
+import time
+from collections.abc import Iterable, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+INSTALL = "make ns3 (pip install 'ns3==3.44.post0')"
+
+# The ns-3 modules the dumbbell uses, libraries in link order (each after those it links to).
+NS3_LIBRARIES = (
+    "core",
+    "network",
+    "stats",
+    "bridge",
+    "mobility",
+    "traffic-control",
+    "internet",
+    "point-to-point",
+    "applications",
+)
+NS3_HEADERS = ("core", "network", "internet", "point-to-point", "traffic-control", "applications")
+
+# aqmlab's TCP keys that give ns-3's TcpSocketBase with TcpClassicRecovery (README.md, "TCP").
+AQMLAB_TCP = {
+    "initial_cwnd": "10",
+    "min_rto": '"200ms"',
+    "delayed_ack": "false",
+    "recovery_exit": '"ssthresh"',
+    "loss_ssthresh": '"window"',
+    # ns-3.44's limited transmit without SACK leaves stale Reno SACKs on its scoreboard
+    # (README.md, "Limited transmit without SACK"): off on both sides.
+    "limited_transmit": "false",
+}
+
+NS3_CC = {
+    "newreno": "ns3::TcpNewReno",
+    "cubic": "ns3::TcpCubic",
+    "dctcp": "ns3::TcpDctcp",
+    "bbr": "ns3::TcpBbr",
+}
+
+FIGURES = (
+    "utilisation",
+    "queue_pkts",
+    "delay_ms",
+    "drop_pct",
+    "mark_pct",
+    "jain",
+    "fast_rtx",
+    "timeouts",
+    "ecn_cuts",
+    "retransmits",
+)
+
+
+def ns3_prefix() -> Path | None:
+    """Where the ``ns3`` wheel keeps ns-3 (its ``lib64`` and ``include``), or None. Found through
+    the installed distribution: ``import ns3`` would also see this folder, tests/ns3."""
+    try:
+        root = Path(str(importlib.metadata.distribution("ns3").locate_file("ns3")))
+    except importlib.metadata.PackageNotFoundError:
+        return None
+    return root if (root / "lib64").is_dir() else None
+
+
+def available() -> bool:
+    """Whether the ``ns3`` wheel and its cppyy are installed in this Python (not loaded)."""
+    return ns3_prefix() is not None and importlib.util.find_spec("cppyy") is not None
+
+
+@dataclasses.dataclass(frozen=True)
+class Case:
+    variant: str  # "newreno", "cubic" (and "dctcp", "bbr" once aqmlab has them)
+    aqm: str  # "red", "pie", "codel" ("step": DCTCP's marking)
+    flows: int
+    ecn: bool = False
+    sack: bool = False
+    rate_mbps: float = 10.0
+    bottleneck_delay_ms: float = 25.0
+    # Each flow's access delay, drawn in aqmlab (uniform, ms); base RTT 2 (25 + 2 d): 70-130 ms.
+    access_delay_ms: tuple[float, float] = (5.0, 20.0)
+    access_rate_mbps: float = 100.0
+    packet_size: int = 1500  # bytes on the wire (IP), 40 of them headers
+    buffer: int = 500  # packets
+    start_spread_s: float = 2.0
+    duration_s: float = 40.0
+    measure_s: float = 10.0  # the measurement window is [measure_s, duration_s]
+    # RED (packet mode, ns-3's RedQueueDisc with ns-2's rules)
+    min_th: float = 20.0
+    max_th: float = 60.0
+    max_p: float = 0.1
+    w_q: float = 0.002
+    # PIE (RFC 8033's defaults)
+    pie_target_ms: float = 15.0
+    pie_t_update_ms: float = 15.0
+    # CoDel (RFC 8289's defaults)
+    codel_target_ms: float = 5.0
+    codel_interval_ms: float = 100.0
+    # step marking threshold, packets
+    step_k: float = 20.0
+
+    @property
+    def name(self) -> str:
+        tail = ("-ecn" if self.ecn else "") + ("-sack" if self.sack else "")
+        return f"{self.variant}-{self.aqm}-{self.flows}{tail}"
+
+    def aqm_table(self) -> str:
+        ecn = "true" if self.ecn else "false"
+        if self.aqm == "red":
+            # ns-3's RED: ns-2's wait_, qlen > 1 gate and idle rule; the gentle region marks
+            # (UseHardDrop false), as aqmlab's above_max = "mark".
+            return (
+                f'kind = "red"\nmin_th = {self.min_th}\nmax_th = {self.max_th}\n'
+                f"max_p = {self.max_p}\nw_q = {self.w_q}\ngentle = true\nwait = true\n"
+                f'empty_gate = true\nidle_decay = "ns2"\nabove_max = "mark"\necn = {ecn}\n'
+            )
+        if self.aqm == "pie":
+            return (
+                f'kind = "pie"\ntarget = "{self.pie_target_ms}ms"\n'
+                f't_update = "{self.pie_t_update_ms}ms"\nalpha = 0.125\nbeta = 1.25\n'
+                f'max_burst = "150ms"\nmark_ecnth = 0.1\necn = {ecn}\n'
+            )
+        if self.aqm == "codel":
+            # ns-3 counts a packet above target when at least MinBytes stay queued behind it;
+            # aqmlab when more than maxpacket do.
+            return (
+                f'kind = "codel"\ntarget = "{self.codel_target_ms}ms"\n'
+                f'interval = "{self.codel_interval_ms}ms"\nmaxpacket = {self.packet_size - 1}\n'
+                f"ecn = {ecn}\n"
+            )
+        raise ValueError(f"no aqmlab scheme for {self.aqm!r} yet")
+
+    def toml(self, seed: int) -> str:
+        tcp = "".join(f"{k} = {v}\n" for k, v in AQMLAB_TCP.items())
+        if self.sack:
+            tcp += "sack = true\n"
+        lo, hi = self.access_delay_ms
+        return f"""duration = "{self.duration_s}s"
+seed = {seed}
+[topology]
+kind = "dumbbell"
+bottleneck_rate = "{self.rate_mbps}Mbps"
+bottleneck_delay = "{self.bottleneck_delay_ms}ms"
+access_rate = "{self.access_rate_mbps}Mbps"
+access_delay = {{ uniform = ["{lo}ms", "{hi}ms"] }}
+buffer = {self.buffer}
+access_buffer = 10000
+[aqm]
+{self.aqm_table()}[tcp]
+variant = "{self.variant}"
+packet_size = {self.packet_size}
+ecn = {"true" if self.ecn else "false"}
+{tcp}[[traffic]]
+kind = "bulk"
+flows = {self.flows}
+handshake = true
+start = {{ uniform = ["0s", "{self.start_spread_s}s"] }}
+[metrics]
+sample_interval = "100ms"
+start = "{self.measure_s}s"
+"""
+
+    def ns3_config(
+        self, seed: int, starts_ns: Sequence[int], access_delays_ns: Sequence[int]
+    ) -> dict[str, Any]:
+        """The fields of dumbbell.cc's ``Setup`` for this case."""
+        return {
+            "cc": NS3_CC[self.variant],
+            "aqm": self.aqm,
+            "ecn": self.ecn,
+            "sack": self.sack,
+            "limited_transmit": self.sack,
+            "rate_bps": self.rate_mbps * 1e6,
+            "bottleneck_delay_ns": round(self.bottleneck_delay_ms * 1e6),
+            "access_rate_bps": self.access_rate_mbps * 1e6,
+            "access_delay_ns": list(access_delays_ns),
+            "start_ns": list(starts_ns),
+            "packet_size": self.packet_size,
+            "buffer": self.buffer,
+            "initial_cwnd": int(AQMLAB_TCP["initial_cwnd"]),
+            "min_rto_ns": 200_000_000,
+            "del_ack_count": 1,
+            "duration_ns": round(self.duration_s * 1e9),
+            "measure_start_ns": round(self.measure_s * 1e9),
+            "run": seed,
+            "red_min_th": self.min_th,
+            "red_max_th": self.max_th,
+            "red_max_p": self.max_p,
+            "red_w_q": self.w_q,
+            "pie_target_ns": round(self.pie_target_ms * 1e6),
+            "pie_t_update_ns": round(self.pie_t_update_ms * 1e6),
+            "codel_target_ns": round(self.codel_target_ms * 1e6),
+            "codel_interval_ns": round(self.codel_interval_ms * 1e6),
+            "step_k": self.step_k,
+        }
+
+
+def jain(xs: Sequence[float]) -> float:
+    s = sum(xs)
+    q = sum(x * x for x in xs)
+    return s * s / (len(xs) * q) if q > 0 else math.nan
+
+
+def run_aqmlab(case: Case, seed: int) -> tuple[dict[str, float], list[int], list[int]]:
+    """aqmlab's figures, and its flows' start times and per-link access delays (ns)."""
+    import aqmlab
+
+    t0 = time.perf_counter()
+    r = aqmlab.run(case.toml(seed))
+    wall = time.perf_counter() - t0
+    s = r.summary
+    b, f = s["bottleneck"], s["flows"]
+    drops = b["drops_early"] + b["drops_forced"] + b["drops_overflow"]
+    flows = r.flows.to_pylist()
+    starts = [round(x["start_s"] * 1e9) for x in flows]
+    # base RTT = 2 (bottleneck delay + 2 d): d is each of the flow's two access links' delay.
+    delays = [
+        round((x["base_rtt_s"] * 1e9 / 2 - case.bottleneck_delay_ms * 1e6) / 2) for x in flows
+    ]
+    figs = {
+        "utilisation": b["utilization"],
+        "queue_pkts": b["queue_mean_pkts"],
+        "delay_ms": b["queuing_delay_mean_s"] * 1e3,
+        "drop_pct": 100 * drops / b["arrivals"],
+        "mark_pct": 100 * b["marks"] / b["arrivals"],
+        "drops": drops,
+        "marks": b["marks"],
+        "jain": f["jain_fairness"],
+        "goodput_mbps": f["goodput_bps_total"] / 1e6,
+        "fast_rtx": f["fast_retransmits"],
+        "timeouts": f["timeouts"],
+        "ecn_cuts": f["ecn_reductions"],
+        "retransmits": f["retransmits"],
+        "wall_s": wall,
+    }
+    return figs, starts, delays
+
+
+_NS3: Any = None
+
+
+def load_ns3() -> Any:
+    """Load ns-3's libraries into cppyy and compile dumbbell.cc (once per process): the
+    namespace ``aqmlab_ns3``. Loads only the modules the dumbbell needs (about 2 s; the
+    wheel's ``from ns import ns`` loads all 45, about 25 s)."""
+    global _NS3
+    if _NS3 is not None:
+        return _NS3
+    if not available():
+        raise RuntimeError(f"ns-3 not found: install the ns3 wheel ({INSTALL})")
+    import cppyy
+    import libcppyy  # the module cppyy's package installs beside itself
+
+    prefix = ns3_prefix()
+    assert prefix is not None
+    version = next((prefix / "lib64").glob("libns3.*-core.so")).name.split("-")[0]
+    libcppyy.AddSmartPtrType("Ptr")
+    cppyy.add_library_path(str(prefix / "lib64"))
+    cppyy.add_include_path(str(prefix / "include"))
+    # Libraries before headers: the headers' static initialisers need the symbols.
+    for lib in NS3_LIBRARIES:
+        cppyy.load_library(f"{version}-{lib}.so")
+    for module in NS3_HEADERS:
+        cppyy.include(f"ns3/{module}-module.h")
+    cppyy.cppdef((HERE / "dumbbell.cc").read_text())
+    _NS3 = cppyy.gbl.aqmlab_ns3
+    return _NS3
+
+
+def run_ns3(config: dict[str, Any]) -> dict[str, float]:
+    """ns-3's figures for one ``Setup`` (see :meth:`Case.ns3_config`)."""
+    ns = load_ns3()
+    c = ns.Setup()
+    for key, value in config.items():
+        if isinstance(value, list):
+            vec = getattr(c, key)
+            for v in value:
+                vec.push_back(v)
+        else:
+            setattr(c, key, value)
+    r = ns.Run(c)
+    arrivals = max(int(r.arrivals), 1)
+    goodputs = [float(x) for x in r.goodput_bps]
+    return {
+        "utilisation": r.utilisation,
+        "queue_pkts": r.queue_mean_pkts,
+        "qdisc_pkts": r.qdisc_mean_pkts,
+        "delay_ms": r.wait_mean_s * 1e3,
+        "sojourn_ms": r.sojourn_mean_s * 1e3,
+        "drop_pct": 100 * int(r.drops) / arrivals,
+        "mark_pct": 100 * int(r.marks) / arrivals,
+        "drops": int(r.drops),
+        "marks": int(r.marks),
+        "jain": jain(goodputs),
+        "goodput_mbps": sum(goodputs) / 1e6,
+        "fast_rtx": int(r.fast_recoveries),
+        "timeouts": int(r.loss_entries),
+        "ecn_cuts": int(r.ecn_cuts),
+        "retransmits": int(r.retransmits),
+        "events": int(r.events),
+        "reasons": {str(k): int(v) for k, v in r.reasons},
+        "wall_s": r.wall_s,
+    }
+
+
+def run_pair(case: Case, seed: int) -> dict[str, Any]:
+    ours, starts, delays = run_aqmlab(case, seed)
+    theirs = run_ns3(case.ns3_config(seed, starts, delays))
+    return {"case": case.name, "seed": seed, "aqmlab": ours, "ns3": theirs}
+
+
+def _run_pair_args(args: tuple[Case, int]) -> dict[str, Any]:
+    return run_pair(*args)
+
+
+def run_pairs(jobs: Iterable[tuple[Case, int]], workers: int = 2) -> list[dict[str, Any]]:
+    """Every (case, seed) pair in a pool of worker processes, each loading ns-3 once; results
+    in the order given."""
+    todo = list(jobs)
+    if workers <= 1 or len(todo) <= 1:
+        return [run_pair(c, s) for c, s in todo]
+    ctx = multiprocessing.get_context("fork")
+    with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
+        return list(pool.map(_run_pair_args, todo))
+
+
+def mean_over_seeds(rows: Sequence[dict[str, Any]], side: str, key: str) -> float:
+    return sum(float(r[side][key]) for r in rows) / len(rows)
+
+
+def table(rows: Sequence[dict[str, Any]]) -> str:
+    """The pairs as a Markdown table: one line per case and simulator, seeds separated by /."""
+    by_case: dict[str, list[dict[str, Any]]] = {}
+    for r in rows:
+        by_case.setdefault(r["case"], []).append(r)
+    out = ["| case | engine | " + " | ".join(FIGURES) + " |", "|---|---|" + "---:|" * len(FIGURES)]
+    for name, runs in by_case.items():
+        for side in ("aqmlab", "ns3"):
+            cells = []
+            for k in FIGURES:
+                vals = [r[side][k] for r in runs]
+                if k in ("utilisation", "jain"):
+                    fmt = "{:.3f}"
+                elif k in ("queue_pkts", "delay_ms", "drop_pct", "mark_pct"):
+                    fmt = "{:.2f}"
+                else:
+                    fmt = "{:.0f}"
+                cells.append(" / ".join(fmt.format(v) for v in vals))
+            label = "ns-3.44" if side == "ns3" else "aqmlab"
+            out.append(f"| {name} | {label} | " + " | ".join(cells) + " |")
+    return "\n".join(out)
+
+
+def cases(variants: Sequence[str] = ("newreno", "cubic")) -> list[Case]:
+    """The cross-check's pairs: each variant through RED, PIE and CoDel, 5 and 20 flows, with
+    and without ECN."""
+    return [
+        Case(v, a, n, ecn=e)
+        for v in variants
+        for a in ("red", "pie", "codel")
+        for n in (5, 20)
+        for e in (False, True)
+    ]
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--seeds", type=int, nargs="+", default=[1])
+    ap.add_argument("--case", nargs="+", help="case names (default: all)")
+    ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--duration", type=float, help="simulated seconds (default 40)")
+    ap.add_argument("--json", action="store_true", help="print the figures as JSON")
+    args = ap.parse_args(argv)
+    if not available():
+        print(f"error: ns-3 not found: install the ns3 wheel ({INSTALL})", file=sys.stderr)
+        return 2
+    chosen = [c for c in cases() if not args.case or c.name in args.case]
+    if args.duration:
+        chosen = [dataclasses.replace(c, duration_s=args.duration) for c in chosen]
+    t0 = time.perf_counter()
+    rows = run_pairs([(c, s) for c in chosen for s in args.seeds], args.jobs)
+    if args.json:
+        print(json.dumps(rows, indent=1))
+    else:
+        print(table(rows))
+        print(f"\n{len(rows)} pairs in {time.perf_counter() - t0:.1f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

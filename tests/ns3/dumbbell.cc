@@ -1,0 +1,628 @@
+// aqmlab's dumbbell in ns-3 (3.44, the PyPI wheel `ns3`), for the cross-check of tests/ns3/.
+//
+// Loaded by tests/ns3/crosscheck.py through cppyy (the wheel's bindings): the wheel's shared
+// libraries are loaded, this file is compiled by cling, and `aqmlab_ns3::Run` is called with a
+// `Setup` filled in from the same numbers as the aqmlab scenario. Written here from ns-3's
+// documented C++ API; every mapping choice is in tests/ns3/README.md.
+//
+// N senders S_i -> R1 -> bottleneck -> R2 -> N receivers D_i, one host pair per flow, each with
+// its own access links (both of a flow's access links have the flow's delay, as aqmlab's
+// `access_delay` draw). The bottleneck's two devices each have a queue disc (the scheme under
+// test, as aqmlab's `[aqm]` and `[reverse_aqm]`) above a device queue of one packet; the access
+// links have no queue disc and a device queue of `access_buffer` packets (aqmlab's DropTail
+// access queues). Every point-to-point device adds a 2-byte PPP header, so each link runs
+// (packet_size + 2) / packet_size times faster than its nominal rate: a full data packet takes
+// the same time on the wire as in aqmlab.
+//
+// Figures over [measure_start, duration], on R1's bottleneck device (the forward direction):
+// utilisation (IP bytes that start transmission), the time-weighted mean of the queue disc's
+// packets and of the queue disc's plus the device queue's (aqmlab's queue: every packet waiting,
+// the one in transmission excluded), the mean sojourn in the queue disc (what CoDel and PIE
+// see) and the mean wait from the queue disc's enqueue to the start of transmission (aqmlab's
+// queuing delay), the queue disc's arrivals, drops and marks, each flow's goodput (bytes its
+// PacketSink received), and the senders' fast recoveries, loss-state entries, ECN window cuts
+// and retransmitted segments.
+
+#include "ns3/applications-module.h"
+#include "ns3/core-module.h"
+#include "ns3/internet-module.h"
+#include "ns3/network-module.h"
+#include "ns3/point-to-point-module.h"
+#include "ns3/traffic-control-module.h"
+
+#include <chrono>
+#include <map>
+#include <cstdint>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace aqmlab_ns3
+{
+
+using namespace ns3;
+
+// One run's set-up. Times in nanoseconds, rates in bit/s, sizes in packets unless named bytes.
+struct Setup
+{
+    // "ns3::TcpNewReno", "ns3::TcpCubic", "ns3::TcpDctcp", "ns3::TcpBbr".
+    std::string cc = "ns3::TcpNewReno";
+    // "red", "pie", "codel", or "step" (RED as a step marker: instantaneous queue, one threshold).
+    std::string aqm = "red";
+    bool ecn = false;
+    bool sack = false;
+    // "ns3::TcpClassicRecovery" (NewReno's window inflation) or "ns3::TcpPrrRecovery"
+    std::string recovery = "ns3::TcpClassicRecovery";
+    bool limited_transmit = true;
+    double rate_bps = 10e6;
+    int64_t bottleneck_delay_ns = 25000000;
+    double access_rate_bps = 100e6;
+    // Per flow: the one-way delay of each of its two access links, and its start time.
+    std::vector<int64_t> access_delay_ns;
+    std::vector<int64_t> start_ns;
+    uint32_t packet_size = 1500; // IP bytes of a full data packet (aqmlab's packet_size)
+    uint32_t buffer = 500;       // queue disc limit
+    uint32_t device_queue = 1;   // bottleneck devices' own queue
+    uint32_t access_buffer = 10000;
+    uint32_t initial_cwnd = 10;
+    int64_t min_rto_ns = 200000000;
+    uint32_t del_ack_count = 1;
+    int64_t duration_ns = 40000000000;
+    int64_t measure_start_ns = 10000000000;
+    uint32_t run = 1; // ns-3's run number (RngSeedManager::SetRun)
+    // RED (packet mode)
+    double red_min_th = 20;
+    double red_max_th = 60;
+    double red_max_p = 0.1;
+    double red_w_q = 0.002;
+    bool red_gentle = true;
+    bool red_wait = true;
+    // PIE
+    int64_t pie_target_ns = 15000000;
+    int64_t pie_t_update_ns = 15000000;
+    int64_t pie_max_burst_ns = 150000000;
+    double pie_alpha = 0.125;
+    double pie_beta = 1.25;
+    double pie_mark_ecnth = 0.1;
+    // CoDel
+    int64_t codel_target_ns = 5000000;
+    int64_t codel_interval_ns = 100000000;
+    // step marking (DCTCP's K), packets
+    double step_k = 20;
+    // Diagnosis: print every segment sent and ACK received by this flow's sender, and its
+    // congestion states and window, over [trace_from_ns, trace_to_ns] (-1: none).
+    int32_t trace_flow = -1;
+    int64_t trace_from_ns = 0;
+    int64_t trace_to_ns = 0;
+};
+
+// One flow's sender, event by event, on stdout (Setup::trace_flow).
+class FlowTrace
+{
+  public:
+    FlowTrace(int64_t from, int64_t to)
+        : m_from(from),
+          m_to(to)
+    {
+    }
+
+    bool On() const
+    {
+        int64_t t = Simulator::Now().GetNanoSeconds();
+        return t >= m_from && t < m_to;
+    }
+
+    void Tx(Ptr<const Packet> p, const TcpHeader& h, Ptr<const TcpSocketBase>)
+    {
+        if (On() && p->GetSize() > 0)
+        {
+            std::cout << Simulator::Now().GetSeconds() << " tx " << h.GetSequenceNumber() << "\n";
+        }
+    }
+
+    void Rx(Ptr<const Packet>, const TcpHeader& h, Ptr<const TcpSocketBase>)
+    {
+        if (On())
+        {
+            std::cout << Simulator::Now().GetSeconds() << " ack " << h.GetAckNumber()
+                      << ((h.GetFlags() & TcpHeader::ECE) ? " ece" : "") << "\n";
+        }
+    }
+
+    void State(TcpSocketState::TcpCongState_t, TcpSocketState::TcpCongState_t now)
+    {
+        if (On())
+        {
+            std::cout << Simulator::Now().GetSeconds() << " state "
+                      << TcpSocketState::TcpCongStateName[now] << "\n";
+        }
+    }
+
+    void Cwnd(uint32_t, uint32_t now)
+    {
+        if (On())
+        {
+            std::cout << Simulator::Now().GetSeconds() << " cwnd " << now << "\n";
+        }
+    }
+
+    void InFlight(uint32_t, uint32_t now)
+    {
+        if (On())
+        {
+            std::cout << Simulator::Now().GetSeconds() << " inflight " << now << "\n";
+        }
+    }
+
+    void Rto(Time, Time now)
+    {
+        if (On())
+        {
+            std::cout << Simulator::Now().GetSeconds() << " rto " << now.GetSeconds() << "\n";
+        }
+    }
+
+    int64_t m_from;
+    int64_t m_to;
+};
+
+struct Result
+{
+    double utilisation = 0;
+    double queue_mean_pkts = 0; // queue disc + device queue
+    double qdisc_mean_pkts = 0;
+    double sojourn_mean_s = 0; // in the queue disc
+    double wait_mean_s = 0;    // queue disc enqueue to start of transmission
+    uint64_t arrivals = 0;
+    uint64_t drops = 0;
+    uint64_t marks = 0;
+    uint64_t departures = 0;
+    // drops and marks by ns-3's reason string (e.g. "Unforced drop", "Forced drop")
+    std::map<std::string, uint64_t> reasons;
+    std::vector<double> goodput_bps;
+    uint64_t fast_recoveries = 0;
+    uint64_t loss_entries = 0;
+    uint64_t ecn_cuts = 0;
+    uint64_t retransmits = 0;
+    uint64_t events = 0;
+    double wall_s = 0;
+};
+
+// The trace sinks: every figure is taken in C++, nothing calls back into Python.
+class Monitor
+{
+  public:
+    Monitor(int64_t start, int64_t end)
+        : m_start(start),
+          m_end(end)
+    {
+    }
+
+    bool Measuring() const
+    {
+        int64_t t = Simulator::Now().GetNanoSeconds();
+        return t >= m_start && t < m_end;
+    }
+
+    // Time-weighted integrals of the queue disc's and the device queue's packets.
+    void Advance()
+    {
+        int64_t now = std::min(Simulator::Now().GetNanoSeconds(), m_end);
+        int64_t from = std::max(m_last, m_start);
+        if (now > from)
+        {
+            m_qdiscArea += double(m_qdisc) * double(now - from);
+            m_deviceArea += double(m_device) * double(now - from);
+        }
+        m_last = std::max(m_last, now);
+    }
+
+    void QdiscPackets(uint32_t, uint32_t n)
+    {
+        Advance();
+        m_qdisc = n;
+    }
+
+    void DevicePackets(uint32_t, uint32_t n)
+    {
+        Advance();
+        m_device = n;
+    }
+
+    void Sojourn(Time t)
+    {
+        if (Measuring())
+        {
+            m_sojournSum += t.GetSeconds();
+            ++m_sojournCount;
+        }
+    }
+
+    void Enqueue(Ptr<const QueueDiscItem> item)
+    {
+        m_enqueued[item->GetPacket()->GetUid()] = Simulator::Now().GetNanoSeconds();
+    }
+
+    void DropAfterDequeue(Ptr<const QueueDiscItem> item, const char*)
+    {
+        m_enqueued.erase(item->GetPacket()->GetUid());
+    }
+
+    void TxBegin(Ptr<const Packet> p)
+    {
+        auto it = m_enqueued.find(p->GetUid());
+        int64_t now = Simulator::Now().GetNanoSeconds();
+        if (it != m_enqueued.end())
+        {
+            if (Measuring())
+            {
+                m_waitSum += double(now - it->second) * 1e-9;
+                ++m_waitCount;
+            }
+            m_enqueued.erase(it);
+        }
+        if (Measuring())
+        {
+            m_txBytes += p->GetSize() - 2; // without the PPP header
+            ++m_departures;
+        }
+    }
+
+    void CongState(TcpSocketState::TcpCongState_t, TcpSocketState::TcpCongState_t now)
+    {
+        if (!Measuring())
+        {
+            return;
+        }
+        if (now == TcpSocketState::CA_RECOVERY)
+        {
+            ++m_fastRecoveries;
+        }
+        else if (now == TcpSocketState::CA_LOSS)
+        {
+            ++m_lossEntries;
+        }
+        else if (now == TcpSocketState::CA_CWR)
+        {
+            ++m_ecnCuts;
+        }
+    }
+
+    void Retransmission(Ptr<const Packet>,
+                        const TcpHeader&,
+                        const Address&,
+                        const Address&,
+                        Ptr<const TcpSocketBase>)
+    {
+        if (Measuring())
+        {
+            ++m_retransmits;
+        }
+    }
+
+    int64_t m_start;
+    int64_t m_end;
+    int64_t m_last = 0;
+    uint32_t m_qdisc = 0;
+    uint32_t m_device = 0;
+    double m_qdiscArea = 0;
+    double m_deviceArea = 0;
+    double m_sojournSum = 0;
+    uint64_t m_sojournCount = 0;
+    double m_waitSum = 0;
+    uint64_t m_waitCount = 0;
+    uint64_t m_txBytes = 0;
+    uint64_t m_departures = 0;
+    uint64_t m_fastRecoveries = 0;
+    uint64_t m_lossEntries = 0;
+    uint64_t m_ecnCuts = 0;
+    uint64_t m_retransmits = 0;
+    std::unordered_map<uint64_t, int64_t> m_enqueued;
+};
+
+// A rate that sends packet_size + 2 bytes (PPP) in the time `bps` sends packet_size bytes.
+inline DataRate
+WireRate(double bps, uint32_t packetSize)
+{
+    return DataRate(uint64_t(bps * double(packetSize + 2) / double(packetSize) + 0.5));
+}
+
+inline TrafficControlHelper
+QueueDiscFor(const Setup& c)
+{
+    TrafficControlHelper tch;
+    std::string limit = std::to_string(c.buffer) + "p";
+    if (c.aqm == "red" || c.aqm == "step")
+    {
+        bool step = c.aqm == "step";
+        tch.SetRootQueueDisc("ns3::RedQueueDisc",
+                             "MaxSize",
+                             QueueSizeValue(QueueSize(limit)),
+                             "MeanPktSize",
+                             UintegerValue(c.packet_size),
+                             "MinTh",
+                             DoubleValue(step ? c.step_k : c.red_min_th),
+                             "MaxTh",
+                             DoubleValue(step ? c.step_k : c.red_max_th),
+                             "QW",
+                             DoubleValue(step ? 1.0 : c.red_w_q),
+                             "LInterm",
+                             DoubleValue(1.0 / c.red_max_p),
+                             "Gentle",
+                             BooleanValue(step ? false : c.red_gentle),
+                             "Wait",
+                             BooleanValue(c.red_wait),
+                             "LinkBandwidth",
+                             DataRateValue(DataRate(uint64_t(c.rate_bps))),
+                             "LinkDelay",
+                             TimeValue(NanoSeconds(c.bottleneck_delay_ns)),
+                             "UseEcn",
+                             BooleanValue(c.ecn),
+                             "UseHardDrop",
+                             BooleanValue(false));
+    }
+    else if (c.aqm == "pie")
+    {
+        tch.SetRootQueueDisc("ns3::PieQueueDisc",
+                             "MaxSize",
+                             QueueSizeValue(QueueSize(limit)),
+                             "MeanPktSize",
+                             UintegerValue(c.packet_size),
+                             "A",
+                             DoubleValue(c.pie_alpha),
+                             "B",
+                             DoubleValue(c.pie_beta),
+                             "Tupdate",
+                             TimeValue(NanoSeconds(c.pie_t_update_ns)),
+                             "QueueDelayReference",
+                             TimeValue(NanoSeconds(c.pie_target_ns)),
+                             "MaxBurstAllowance",
+                             TimeValue(NanoSeconds(c.pie_max_burst_ns)),
+                             "UseDequeueRateEstimator",
+                             BooleanValue(false),
+                             "UseCapDropAdjustment",
+                             BooleanValue(true),
+                             "UseDerandomization",
+                             BooleanValue(false),
+                             "UseEcn",
+                             BooleanValue(c.ecn),
+                             "MarkEcnThreshold",
+                             DoubleValue(c.pie_mark_ecnth));
+    }
+    else if (c.aqm == "codel")
+    {
+        tch.SetRootQueueDisc("ns3::CoDelQueueDisc",
+                             "MaxSize",
+                             QueueSizeValue(QueueSize(limit)),
+                             "MinBytes",
+                             UintegerValue(c.packet_size),
+                             "Target",
+                             TimeValue(NanoSeconds(c.codel_target_ns)),
+                             "Interval",
+                             TimeValue(NanoSeconds(c.codel_interval_ns)),
+                             "UseEcn",
+                             BooleanValue(c.ecn));
+    }
+    else
+    {
+        NS_FATAL_ERROR("unknown aqm " << c.aqm);
+    }
+    return tch;
+}
+
+inline void
+SetTcpDefaults(const Setup& c)
+{
+    TypeId cc;
+    if (!TypeId::LookupByNameFailSafe(c.cc, &cc))
+    {
+        NS_FATAL_ERROR("unknown congestion control " << c.cc);
+    }
+    Config::SetDefault("ns3::TcpL4Protocol::SocketType", TypeIdValue(cc));
+    Config::SetDefault("ns3::TcpL4Protocol::RecoveryType",
+                       TypeIdValue(TypeId::LookupByName(c.recovery)));
+    Config::SetDefault("ns3::TcpSocketBase::LimitedTransmit", BooleanValue(c.limited_transmit));
+    Config::SetDefault("ns3::TcpSocket::SegmentSize", UintegerValue(c.packet_size - 40));
+    Config::SetDefault("ns3::TcpSocket::InitialCwnd", UintegerValue(c.initial_cwnd));
+    Config::SetDefault("ns3::TcpSocket::DelAckCount", UintegerValue(c.del_ack_count));
+    Config::SetDefault("ns3::TcpSocket::SndBufSize", UintegerValue(1 << 22));
+    Config::SetDefault("ns3::TcpSocket::RcvBufSize", UintegerValue(1 << 22));
+    Config::SetDefault("ns3::TcpSocket::DataRetries", UintegerValue(1000));
+    Config::SetDefault("ns3::TcpSocketBase::Sack", BooleanValue(c.sack));
+    Config::SetDefault("ns3::TcpSocketBase::Timestamp", BooleanValue(false));
+    Config::SetDefault("ns3::TcpSocketBase::MinRto", TimeValue(NanoSeconds(c.min_rto_ns)));
+    Config::SetDefault("ns3::TcpSocketBase::UseEcn",
+                       EnumValue(c.ecn ? TcpSocketState::On : TcpSocketState::Off));
+    Config::SetDefault("ns3::TcpSocketState::EnablePacing", BooleanValue(false));
+    Config::SetDefault("ns3::TcpCubic::HyStart", BooleanValue(false));
+}
+
+inline Result
+Run(const Setup& c)
+{
+    auto wall0 = std::chrono::steady_clock::now();
+    Config::Reset();
+    Ipv4AddressGenerator::Reset();
+    RngSeedManager::SetSeed(1);
+    RngSeedManager::SetRun(c.run);
+    SetTcpDefaults(c);
+
+    const uint32_t n = c.start_ns.size();
+    NodeContainer routers;
+    routers.Create(2);
+    NodeContainer senders;
+    senders.Create(n);
+    NodeContainer receivers;
+    receivers.Create(n);
+    InternetStackHelper stack;
+    stack.InstallAll();
+
+    PointToPointHelper bottleneck;
+    bottleneck.SetDeviceAttribute("DataRate",
+                                  DataRateValue(WireRate(c.rate_bps, c.packet_size)));
+    bottleneck.SetChannelAttribute("Delay", TimeValue(NanoSeconds(c.bottleneck_delay_ns)));
+    bottleneck.SetQueue("ns3::DropTailQueue<Packet>",
+                        "MaxSize",
+                        QueueSizeValue(QueueSize(std::to_string(c.device_queue) + "p")));
+    NetDeviceContainer core = bottleneck.Install(routers.Get(0), routers.Get(1));
+    TrafficControlHelper tch = QueueDiscFor(c);
+    QueueDiscContainer qdiscs = tch.Install(core);
+
+    Ipv4AddressHelper address;
+    address.SetBase("10.0.0.0", "255.255.255.252");
+    address.Assign(core);
+
+    PointToPointHelper access;
+    access.SetDeviceAttribute("DataRate",
+                              DataRateValue(WireRate(c.access_rate_bps, c.packet_size)));
+    access.SetQueue("ns3::DropTailQueue<Packet>",
+                    "MaxSize",
+                    QueueSizeValue(QueueSize(std::to_string(c.access_buffer) + "p")));
+    TrafficControlHelper none;
+    std::vector<Ipv4Address> sinkAddress;
+    for (uint32_t i = 0; i < n; ++i)
+    {
+        access.SetChannelAttribute("Delay", TimeValue(NanoSeconds(c.access_delay_ns[i])));
+        NetDeviceContainer left = access.Install(senders.Get(i), routers.Get(0));
+        NetDeviceContainer right = access.Install(routers.Get(1), receivers.Get(i));
+        address.NewNetwork();
+        address.Assign(left);
+        address.NewNetwork();
+        Ipv4InterfaceContainer r = address.Assign(right);
+        sinkAddress.push_back(r.GetAddress(1));
+        // Ipv4AddressHelper installs ns-3's default queue disc (FqCoDel): the access links
+        // keep only their device queue, as aqmlab's DropTail access queues.
+        none.Uninstall(left);
+        none.Uninstall(right);
+    }
+    Ipv4GlobalRoutingHelper::PopulateRoutingTables();
+
+    // RED's and PIE's random streams, fixed whatever ran before in this process.
+    int64_t stream = 0;
+    for (uint32_t k = 0; k < qdiscs.GetN(); ++k)
+    {
+        if (auto red = DynamicCast<RedQueueDisc>(qdiscs.Get(k)))
+        {
+            stream += red->AssignStreams(stream);
+        }
+        else if (auto pie = DynamicCast<PieQueueDisc>(qdiscs.Get(k)))
+        {
+            stream += pie->AssignStreams(stream);
+        }
+    }
+
+    Monitor mon(c.measure_start_ns, c.duration_ns);
+    Ptr<QueueDisc> q = qdiscs.Get(0);
+    q->TraceConnectWithoutContext("PacketsInQueue", MakeCallback(&Monitor::QdiscPackets, &mon));
+    q->TraceConnectWithoutContext("SojournTime", MakeCallback(&Monitor::Sojourn, &mon));
+    q->TraceConnectWithoutContext("Enqueue", MakeCallback(&Monitor::Enqueue, &mon));
+    q->TraceConnectWithoutContext("DropAfterDequeue",
+                                  MakeCallback(&Monitor::DropAfterDequeue, &mon));
+    Ptr<PointToPointNetDevice> dev = DynamicCast<PointToPointNetDevice>(core.Get(0));
+    dev->GetQueue()->TraceConnectWithoutContext("PacketsInQueue",
+                                                 MakeCallback(&Monitor::DevicePackets, &mon));
+    dev->TraceConnectWithoutContext("PhyTxBegin", MakeCallback(&Monitor::TxBegin, &mon));
+
+    FlowTrace ft(c.trace_from_ns, c.trace_to_ns);
+    const uint16_t port = 5000;
+    std::vector<Ptr<PacketSink>> sinks;
+    for (uint32_t i = 0; i < n; ++i)
+    {
+        PacketSinkHelper sinkHelper("ns3::TcpSocketFactory",
+                                    InetSocketAddress(Ipv4Address::GetAny(), port));
+        ApplicationContainer sinkApp = sinkHelper.Install(receivers.Get(i));
+        sinkApp.Start(Seconds(0));
+        sinks.push_back(DynamicCast<PacketSink>(sinkApp.Get(0)));
+
+        BulkSendHelper source("ns3::TcpSocketFactory", InetSocketAddress(sinkAddress[i], port));
+        source.SetAttribute("MaxBytes", UintegerValue(0));
+        source.SetAttribute("SendSize", UintegerValue(c.packet_size - 40));
+        ApplicationContainer app = source.Install(senders.Get(i));
+        app.Start(NanoSeconds(c.start_ns[i]));
+        Ptr<BulkSendApplication> bulk = DynamicCast<BulkSendApplication>(app.Get(0));
+        bulk->TraceConnectWithoutContext("TcpRetransmission",
+                                         MakeCallback(&Monitor::Retransmission, &mon));
+        // The socket exists once the application has started.
+        bool traced = int32_t(i) == c.trace_flow;
+        Simulator::Schedule(NanoSeconds(c.start_ns[i] + 1), [bulk, &mon, &ft, traced]() {
+            Ptr<Socket> s = bulk->GetSocket();
+            s->TraceConnectWithoutContext("CongState", MakeCallback(&Monitor::CongState, &mon));
+            if (traced)
+            {
+                s->TraceConnectWithoutContext("Tx", MakeCallback(&FlowTrace::Tx, &ft));
+                s->TraceConnectWithoutContext("Rx", MakeCallback(&FlowTrace::Rx, &ft));
+                s->TraceConnectWithoutContext("CongState", MakeCallback(&FlowTrace::State, &ft));
+                s->TraceConnectWithoutContext("CongestionWindow",
+                                              MakeCallback(&FlowTrace::Cwnd, &ft));
+                s->TraceConnectWithoutContext("RTO", MakeCallback(&FlowTrace::Rto, &ft));
+                s->TraceConnectWithoutContext("BytesInFlight",
+                                              MakeCallback(&FlowTrace::InFlight, &ft));
+            }
+        });
+    }
+
+    std::vector<uint64_t> rx0(n, 0);
+    QueueDisc::Stats s0;
+    Simulator::Schedule(NanoSeconds(c.measure_start_ns), [&]() {
+        mon.Advance();
+        s0 = q->GetStats();
+        for (uint32_t i = 0; i < n; ++i)
+        {
+            rx0[i] = sinks[i]->GetTotalRx();
+        }
+    });
+
+    Result r;
+    Simulator::Stop(NanoSeconds(c.duration_ns));
+    Simulator::Run();
+    mon.Advance();
+
+    const double window = double(c.duration_ns - c.measure_start_ns);
+    QueueDisc::Stats s1 = q->GetStats();
+    r.arrivals = s1.nTotalReceivedPackets - s0.nTotalReceivedPackets;
+    r.drops = s1.nTotalDroppedPackets - s0.nTotalDroppedPackets;
+    r.marks = s1.nTotalMarkedPackets - s0.nTotalMarkedPackets;
+    r.departures = mon.m_departures;
+    for (const auto* m : {&s1.nDroppedPacketsBeforeEnqueue, &s1.nDroppedPacketsAfterDequeue})
+    {
+        for (const auto& [reason, count] : *m)
+        {
+            r.reasons[reason] += count;
+        }
+    }
+    for (const auto& [reason, count] : s1.nMarkedPackets)
+    {
+        r.reasons[reason] += count;
+    }
+    for (const auto* m : {&s0.nDroppedPacketsBeforeEnqueue, &s0.nDroppedPacketsAfterDequeue})
+    {
+        for (const auto& [reason, count] : *m)
+        {
+            r.reasons[reason] -= count;
+        }
+    }
+    for (const auto& [reason, count] : s0.nMarkedPackets)
+    {
+        r.reasons[reason] -= count;
+    }
+    r.utilisation = double(mon.m_txBytes) * 8.0 / (c.rate_bps * window * 1e-9);
+    r.qdisc_mean_pkts = mon.m_qdiscArea / window;
+    r.queue_mean_pkts = (mon.m_qdiscArea + mon.m_deviceArea) / window;
+    r.sojourn_mean_s = mon.m_sojournCount ? mon.m_sojournSum / double(mon.m_sojournCount) : 0.0;
+    r.wait_mean_s = mon.m_waitCount ? mon.m_waitSum / double(mon.m_waitCount) : 0.0;
+    for (uint32_t i = 0; i < n; ++i)
+    {
+        r.goodput_bps.push_back(double(sinks[i]->GetTotalRx() - rx0[i]) * 8.0 /
+                                (window * 1e-9));
+    }
+    r.fast_recoveries = mon.m_fastRecoveries;
+    r.loss_entries = mon.m_lossEntries;
+    r.ecn_cuts = mon.m_ecnCuts;
+    r.retransmits = mon.m_retransmits;
+    r.events = Simulator::GetEventCount();
+    Simulator::Destroy();
+    r.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
+    return r;
+}
+
+} // namespace aqmlab_ns3
