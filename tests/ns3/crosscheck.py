@@ -55,6 +55,9 @@ AQMLAB_TCP = {
     "delayed_ack": "false",
     "recovery_exit": '"ssthresh"',
     "loss_ssthresh": '"window"',
+    # ns-3's ReTxTimeout sets ssthresh again from the bytes in flight unless it is already in
+    # its loss state, so a timeout during fast recovery cuts again, as ns-2 does.
+    "timeout_in_recovery": '"cut"',
     # ns-3.44's limited transmit without SACK leaves stale Reno SACKs on its scoreboard
     # (README.md, "Limited transmit without SACK"): off on both sides.
     "limited_transmit": "false",
