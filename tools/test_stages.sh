@@ -6,9 +6,9 @@
 #   lint         ruff and mypy (make lint)
 #   tools        Debian's chromium and ns2 for the browser test and the ns-2 cross-check, and
 #                PyPI's ns3 wheel for the ns-3 cross-check
-#   python       pytest, every test but the cross-checks
-#   crosscheck   pytest -m crosscheck: ns-2.35, ns-3.44, the testbed's real-time runs, the wheel in a
-#                fresh venv, every preset in quick form
+#   python+ns2   pytest, every test but the cross-checks, beside the ns-2.35 cross-check
+#   crosscheck   pytest -m crosscheck, the rest: ns-3.44, the testbed's real-time runs, the wheel
+#                in a fresh venv, every preset in quick form
 set -uo pipefail
 cd "$(dirname "$0")/.."
 MAKE=${MAKE:-make}
@@ -21,9 +21,9 @@ report() {
     echo
     echo "stage times:"
     for i in "${!names[@]}"; do
-        printf '  %-11s %5d s\n' "${names[$i]}" "${secs[$i]}"
+        printf '  %-12s %5d s\n' "${names[$i]}" "${secs[$i]}"
     done
-    printf '  %-11s %5d s\n' "total" "$(($(date +%s) - total0))"
+    printf '  %-12s %5d s\n' "total" "$(($(date +%s) - total0))"
 }
 
 stage() {
@@ -55,7 +55,28 @@ wheel=$(ls -t dist/aqmlab-*.whl 2>/dev/null | head -n 1)
 stage rust $MAKE --no-print-directory test-rust
 stage lint $MAKE --no-print-directory lint
 stage tools $MAKE --no-print-directory browser ns2 ns3
-stage python pytest_stage -q -m "not crosscheck"
+# The tests but the cross-checks run beside the ns-2.35 cross-check: each is mostly one process
+# at a time, and the machine has two cores. Their outputs follow each other when both are done.
+both() {
+    local dir status_a status_b
+    dir=$(mktemp -d)
+    pytest_stage -q -p no:cacheprovider -m "not crosscheck" >"$dir/python.log" 2>&1 &
+    local a=$!
+    pytest_stage -q -p no:cacheprovider -m crosscheck --durations=10 \
+        tests/test_ns2_crosscheck.py >"$dir/ns2.log" 2>&1 &
+    local b=$!
+    wait "$a"
+    status_a=$?
+    wait "$b"
+    status_b=$?
+    echo "-- pytest -m 'not crosscheck'"
+    cat "$dir/python.log"
+    echo "-- pytest -m crosscheck tests/test_ns2_crosscheck.py"
+    cat "$dir/ns2.log"
+    rm -rf "$dir"
+    [ "$status_a" -eq 0 ] && [ "$status_b" -eq 0 ]
+}
+stage python+ns2 both
 export AQMLAB_WHEEL=$wheel
-stage crosscheck pytest_stage -q -m crosscheck --durations=15
+stage crosscheck pytest_stage -q -m crosscheck --durations=15 --ignore=tests/test_ns2_crosscheck.py
 report
