@@ -1,11 +1,13 @@
 //! The data receiver: in-order delivery with out-of-order segments kept,
 //! cumulative ACKs (immediate for out-of-order data or a filled hole,
-//! else delayed if asked), the ECN-Echo until CWR, and the client's side
-//! of a SYN/ACK or of a request's acknowledgement.
+//! else delayed if asked), the ECN-Echo until CWR (RFC 3168) or, for
+//! DCTCP, per CE state with an immediate ACK when it changes (RFC 8257
+//! section 3.2), and the client's side of a SYN/ACK or of a request's
+//! acknowledgement.
 
 use super::{Client, Seg, TcpFlow};
 use crate::packet::{flags, Ecn};
-use crate::scenario::HEADER_BYTES;
+use crate::scenario::{TcpVariant, HEADER_BYTES};
 use crate::units::SimTime;
 
 impl TcpFlow {
@@ -45,17 +47,30 @@ impl TcpFlow {
             return;
         }
         self.stats.data_arrived += 1;
-        if f & flags::CWR != 0 {
+        // RFC 3168 section 6.1.3: echo until CWR (not DCTCP's receiver).
+        if f & flags::CWR != 0 && self.cfg.tcp.variant != TcpVariant::Dctcp {
             self.ece_pending = false;
         }
-        if ecn == Ecn::Ce {
+        let ce = ecn == Ecn::Ce;
+        if ce {
             self.stats.marks_seen += 1;
-            if self.cfg.tcp.ecn {
+        }
+        let mut immediate = !self.cfg.tcp.delayed_ack;
+        if ce != self.ece_pending && self.cfg.tcp.ecn {
+            if self.cfg.tcp.variant == TcpVariant::Dctcp {
+                // RFC 8257 section 3.2: the CE state changed. An ACK held
+                // back goes out first with the old state (Linux's
+                // dctcp_ece_ack_update), then this packet's at once.
+                if self.delack_count > 0 {
+                    self.send_ack(out);
+                }
+                self.ece_pending = ce;
+                immediate = true;
+            } else if ce {
                 self.ece_pending = true;
             }
         }
         let retx = f & flags::RETX != 0;
-        let mut immediate = !self.cfg.tcp.delayed_ack;
         if seq == self.rcv_nxt {
             self.ooo.pop_front();
             self.rcv_nxt += 1;
@@ -109,7 +124,9 @@ impl TcpFlow {
             ts: self.last_ts,
             size: HEADER_BYTES,
             flags: f,
-            ecn: Ecn::NotEct, // RFC 3168 section 6.1.4: pure ACKs are not ECT
+            // RFC 3168 section 6.1.4: pure ACKs are not ECT (DCTCP's are,
+            // as a Linux DCTCP socket sends every packet ECT).
+            ecn: self.ack_ecn,
             from_sender: false,
         });
     }
