@@ -105,7 +105,8 @@ impl TcpProfile {
             // ACKs with the 40 ms minimum timer (`TCP_DELACK_MIN`), an
             // initial RTO of 1 s (`TCP_TIMEOUT_INIT`, RFC 6298), a maximum
             // of 120 s (`TCP_RTO_MAX`), ssthresh at least two segments
-            // under ECN, 1500-byte packets (an Ethernet MTU).
+            // under ECN, 1500-byte packets (an Ethernet MTU), byte counting
+            // (`tcp_slow_start`, `tcp_cong_avoid_ai`).
             TcpProfile::Linux => TcpSpec {
                 profile: self,
                 variant: TcpVariant::Cubic,
@@ -118,6 +119,7 @@ impl TcpProfile {
                 loss_ssthresh: LossSsthresh::Window,
                 recovery_exit: RecoveryExit::Ssthresh,
                 ecn_hold: false,
+                byte_counting: true,
                 ..d
             },
             // ns-2 before its 2003 changes: no limited transmit
@@ -252,10 +254,7 @@ pub struct TcpSpec {
     /// segment per window of segments acknowledged (Linux's integer
     /// counter), so delayed ACKs no longer halve the growth. Off (the
     /// default): one segment per new ACK in slow start, 1/cwnd in
-    /// congestion avoidance. Left out of the resolved scenario when off, so
-    /// that a scenario without it resolves (and a sweep's points hash) as
-    /// before the key existed.
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    /// congestion avoidance.
     pub byte_counting: bool,
 }
 
