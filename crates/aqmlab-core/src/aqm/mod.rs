@@ -484,7 +484,9 @@ impl Aqm for AqmImpl {
     ) -> Verdict {
         dispatch!(self, a => a.on_enqueue(now, pkt, q, rng))
     }
-    #[inline]
+    // Always inlined: the dispatch is a jump table the link's dequeue
+    // path would otherwise call out to for every packet.
+    #[inline(always)]
     fn on_dequeue(
         &mut self,
         now: SimTime,

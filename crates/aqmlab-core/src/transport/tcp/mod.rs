@@ -143,6 +143,19 @@ enum State {
     Established,
 }
 
+/// The receiver's ECN-Echo state: which rule set ECE, so that the data
+/// path tells them apart without reading the variant.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Echo {
+    /// No ECE.
+    None,
+    /// RFC 3168 section 6.1.3: a CE mark arrived; ECE until CWR.
+    UntilCwr,
+    /// DCTCP (RFC 8257 section 3.2): `DCTCP.CE` is true, the last data
+    /// packet was CE-marked; ECE until an unmarked one.
+    Ce,
+}
+
 /// The client end of a passive flow.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Client {
@@ -239,9 +252,8 @@ pub struct TcpFlow {
     last_ts: SimTime,
     /// Saw a SYN (handshake) or data.
     delack_count: u32,
-    /// RFC 3168: echo ECE until CWR arrives. DCTCP (RFC 8257 section
-    /// 3.2): `DCTCP.CE`, whether the last data packet was CE-marked.
-    ece_pending: bool,
+    /// What the receiver's ACKs echo (ECE or not).
+    ece_pending: Echo,
     last_retx: bool,
     /// The ECN field of pure ACKs: not ECT (RFC 3168 section 6.1.4), or
     /// ECT(0) for DCTCP, whose Linux sockets send every packet ECT.
@@ -346,7 +358,7 @@ impl TcpFlow {
             req: (0, 0),
             rcv_nxt: 0,
             ooo: VecDeque::new(),
-            ece_pending: false,
+            ece_pending: Echo::None,
             delack_count: 0,
             delack_deadline: None,
             delack_event: None,

@@ -5,7 +5,7 @@
 //! section 3.2), and the client's side of a SYN/ACK or of a request's
 //! acknowledgement.
 
-use super::{Client, Seg, TcpFlow};
+use super::{Client, Echo, Seg, TcpFlow};
 use crate::packet::{flags, Ecn};
 use crate::scenario::{TcpVariant, HEADER_BYTES};
 use crate::units::SimTime;
@@ -47,28 +47,17 @@ impl TcpFlow {
             return;
         }
         self.stats.data_arrived += 1;
-        // RFC 3168 section 6.1.3: echo until CWR (not DCTCP's receiver).
-        if f & flags::CWR != 0 && self.cfg.tcp.variant != TcpVariant::Dctcp {
-            self.ece_pending = false;
-        }
-        let ce = ecn == Ecn::Ce;
-        if ce {
-            self.stats.marks_seen += 1;
+        if f & flags::CWR != 0 {
+            self.cwr_arrives();
         }
         let mut immediate = !self.cfg.tcp.delayed_ack;
-        if ce != self.ece_pending && self.cfg.tcp.ecn {
-            if self.cfg.tcp.variant == TcpVariant::Dctcp {
-                // RFC 8257 section 3.2: the CE state changed. An ACK held
-                // back goes out first with the old state (Linux's
-                // dctcp_ece_ack_update), then this packet's at once.
-                if self.delack_count > 0 {
-                    self.send_ack(out);
-                }
-                self.ece_pending = ce;
-                immediate = true;
-            } else if ce {
-                self.ece_pending = true;
+        if ecn == Ecn::Ce {
+            self.stats.marks_seen += 1;
+            if self.cfg.tcp.ecn && self.ece_pending == Echo::None {
+                immediate |= self.ce_state_changes(true, out);
             }
+        } else if self.ece_pending == Echo::Ce {
+            immediate |= self.ce_state_changes(false, out);
         }
         let retx = f & flags::RETX != 0;
         if seq == self.rcv_nxt {
@@ -109,11 +98,41 @@ impl TcpFlow {
         }
     }
 
+    /// RFC 3168 section 6.1.3: CWR ends the echo (DCTCP's follows the CE
+    /// state instead). Out of line: CWR comes once per window reduction.
+    #[inline(never)]
+    fn cwr_arrives(&mut self) {
+        if self.ece_pending == Echo::UntilCwr {
+            self.ece_pending = Echo::None;
+        }
+    }
+
+    /// A data packet's CE mark (`ce`) starts an echo, or ends DCTCP's;
+    /// returns whether the packet must be acknowledged at once. RFC 3168
+    /// section 6.1.3: a mark starts the echo, which lasts until CWR. DCTCP
+    /// (RFC 8257 section 3.2): the echo follows the CE state of each
+    /// packet; when it changes, an ACK held back goes out first with the
+    /// old state (Linux's `dctcp_ece_ack_update`), then this packet's at
+    /// once.
+    #[cold]
+    #[inline(never)]
+    fn ce_state_changes(&mut self, ce: bool, out: &mut Vec<Seg>) -> bool {
+        if self.cfg.tcp.variant != TcpVariant::Dctcp {
+            self.ece_pending = Echo::UntilCwr;
+            return false;
+        }
+        if self.delack_count > 0 {
+            self.send_ack(out);
+        }
+        self.ece_pending = if ce { Echo::Ce } else { Echo::None };
+        true
+    }
+
     fn send_ack(&mut self, out: &mut Vec<Seg>) {
         self.delack_count = 0;
         self.delack_deadline = None;
         let mut f = flags::ACK;
-        if self.ece_pending {
+        if self.ece_pending != Echo::None {
             f |= flags::ECE;
         }
         if self.last_retx {

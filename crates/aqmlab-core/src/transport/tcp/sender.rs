@@ -120,16 +120,25 @@ impl TcpFlow {
             flags: f,
             // RFC 3168 section 6.1.5: a retransmission is not ECT (ns-2
             // sends it ECT: `tcp.ect_retransmits`; Linux's DCTCP too).
-            ecn: if self.cfg.tcp.ecn
-                && (!retx
-                    || self.cfg.tcp.ect_retransmits
-                    || self.cfg.tcp.variant == TcpVariant::Dctcp)
-            {
+            ecn: if !self.cfg.tcp.ecn {
+                Ecn::NotEct
+            } else if !retx {
                 Ecn::Ect0
             } else {
-                Ecn::NotEct
+                self.retransmission_ecn()
             },
             from_sender: true,
+        }
+    }
+
+    /// The ECN field of a retransmission of an ECN-capable flow.
+    #[cold]
+    #[inline(never)]
+    fn retransmission_ecn(&self) -> Ecn {
+        if self.cfg.tcp.ect_retransmits || self.cfg.tcp.variant == TcpVariant::Dctcp {
+            Ecn::Ect0
+        } else {
+            Ecn::NotEct
         }
     }
 

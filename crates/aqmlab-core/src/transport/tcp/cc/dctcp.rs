@@ -141,6 +141,10 @@ impl TcpFlow {
     /// A DCTCP flow's work on an arriving ACK, before the new-ACK and
     /// duplicate-ACK rules (`ece`: echoed, and the flow is ECN-capable):
     /// the observation window's counts and alpha, then the answer to ECE.
+    /// (Marked cold to keep it out of the path of the other variants'
+    /// ACKs; it is called on every ACK of a DCTCP flow.)
+    #[cold]
+    #[inline(never)]
     pub(in crate::transport::tcp) fn dctcp_ack(&mut self, ack: u64, ece: bool) {
         if ack < self.snd_una {
             return; // an old ACK: nothing acknowledged, nothing echoed

@@ -47,22 +47,14 @@ impl TcpFlow {
     /// [`TcpFlow::grow_counted`].
     #[inline]
     pub(in crate::transport::tcp) fn grow_window(&mut self, now: SimTime, acked: u64) {
-        match self.cfg.growth {
-            Growth::Reno => {
-                if self.cwnd < self.ssthresh {
-                    self.cwnd += 1.0; // slow start
-                } else {
-                    self.cwnd += 1.0 / self.cwnd; // congestion avoidance
-                }
-            }
-            Growth::Cubic => {
-                if self.cwnd < self.ssthresh {
-                    self.cwnd += 1.0; // slow start
-                } else {
-                    self.cubic_avoidance(now, acked);
-                }
-            }
-            Growth::Counted => self.grow_counted(now, acked),
+        if self.cfg.growth == Growth::Counted {
+            self.grow_counted(now, acked);
+        } else if self.cwnd < self.ssthresh {
+            self.cwnd += 1.0; // slow start
+        } else if self.cfg.growth == Growth::Cubic {
+            self.cubic_avoidance(now, acked);
+        } else {
+            self.cwnd += 1.0 / self.cwnd; // congestion avoidance
         }
     }
 
@@ -70,6 +62,7 @@ impl TcpFlow {
     /// still acknowledges the window its last ECN cut answered (Linux's CWR
     /// state); then RFC 3465's byte counting if asked (module head), else
     /// Reno's rules.
+    #[inline(never)]
     fn grow_counted(&mut self, now: SimTime, acked: u64) {
         if self.cfg.tcp.variant == TcpVariant::Dctcp && self.dctcp_in_cwr() {
             return;
