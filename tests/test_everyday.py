@@ -44,6 +44,7 @@ KINDS = [
     "pie",
     "codel",
     "fq-codel",
+    "step",
 ]
 
 

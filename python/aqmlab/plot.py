@@ -244,7 +244,7 @@ def plot_series(
     the link's configured rate, ms), ``throughput`` (bits that started
     transmission per sample interval, Mb/s), ``params`` (the AQM's adapted
     parameters, ``params`` names or all) or ``flows`` (``series`` of the
-    flow series: cwnd, ssthresh, srtt_s, rto_s or delivery_rate_bps, for
+    flow series: cwnd, ssthresh, srtt_s, rto_s, delivery_rate_bps or alpha, for
     ``flows`` or every traced flow). ``cdf`` draws :func:`delay_cdf`."""
     if what == "cdf":
         return delay_cdf(runs, path, link, title)

@@ -24,8 +24,12 @@ mod scenario_setups;
 mod scenarios;
 #[path = "schedule.rs"]
 mod schedule;
+#[path = "tcp_byte_counting.rs"]
+mod tcp_byte_counting;
 #[path = "tcp_cubic.rs"]
 mod tcp_cubic;
+#[path = "tcp_dctcp.rs"]
+mod tcp_dctcp;
 #[path = "tcp_fidelity.rs"]
 mod tcp_fidelity;
 #[path = "tcp_profiles.rs"]

@@ -28,7 +28,7 @@ fn linux_profile_sets_the_kernels_defaults_and_keys_refine_it() {
     assert_eq!(t.profile, TcpProfile::Linux);
     assert_eq!(t.variant, TcpVariant::Cubic);
     assert_eq!((t.initial_cwnd, t.packet_size), (10, 1500));
-    assert!(t.delayed_ack && !t.ecn_hold);
+    assert!(t.delayed_ack && !t.ecn_hold && t.byte_counting);
     assert_eq!(t.delack_timeout, SimTime::from_millis(40));
     assert_eq!(t.initial_rto, SimTime::from_secs(1));
     assert_eq!(t.min_rto, SimTime::from_millis(200));

@@ -22,6 +22,7 @@ pub mod red;
 pub mod rem;
 pub mod st_pi;
 pub mod st_red;
+pub mod step;
 
 use crate::rng::Rng;
 use crate::scenario::decode::{SpecResult, Table};
@@ -44,6 +45,7 @@ pub use red::{Red, RedParams};
 pub use rem::{Rem, RemParams};
 pub use st_pi::{StPi, StPiParams};
 pub use st_red::{StRed, StRedParams};
+pub use step::{Step, StepParams, Threshold};
 
 /// What the AQM sees of a packet.
 #[derive(Clone, Copy, Debug, Default)]
@@ -231,6 +233,7 @@ pub enum AqmSpec {
     Pie(PieParams),
     Codel(CodelParams),
     FqCodel(FqCodelParams),
+    Step(StepParams),
 }
 
 /// Every `aqm.kind` the scenario format accepts.
@@ -265,6 +268,7 @@ pub const AQM_KINDS: &[&str] = &[
     "pie",
     "codel",
     "fq-codel",
+    "step",
 ];
 
 impl AqmSpec {
@@ -289,6 +293,7 @@ impl AqmSpec {
             "pie" => AqmSpec::Pie(PieParams::decode(&mut t, default_pkt_size)?),
             "codel" => AqmSpec::Codel(CodelParams::decode(&mut t, default_pkt_size)?),
             "fq-codel" => AqmSpec::FqCodel(FqCodelParams::decode(&mut t, default_pkt_size)?),
+            "step" => AqmSpec::Step(StepParams::decode(&mut t, default_pkt_size)?),
             _ => unreachable!("choice() returns one of AQM_KINDS"),
         };
         t.finish()?;
@@ -312,6 +317,7 @@ impl AqmSpec {
             AqmSpec::Pie(_) => "pie",
             AqmSpec::Codel(_) => "codel",
             AqmSpec::FqCodel(_) => "fq-codel",
+            AqmSpec::Step(_) => "step",
         }
     }
 
@@ -335,6 +341,7 @@ impl AqmSpec {
             AqmSpec::Pie(p) => AqmImpl::Pie(Pie::new(p.clone(), link)),
             AqmSpec::Codel(p) => AqmImpl::Codel(Codel::new(p.clone(), link)),
             AqmSpec::FqCodel(p) => AqmImpl::FqCodel(Box::new(FqCodel::new(p.clone(), link))),
+            AqmSpec::Step(p) => AqmImpl::Step(Step::new(p.clone(), link)),
         }
     }
 }
@@ -410,6 +417,7 @@ pub enum AqmImpl {
     Pie(Pie),
     Codel(Codel),
     FqCodel(Box<FqCodel>),
+    Step(Step),
 }
 
 macro_rules! dispatch {
@@ -430,6 +438,7 @@ macro_rules! dispatch {
             AqmImpl::Pie($a) => $e,
             AqmImpl::Codel($a) => $e,
             AqmImpl::FqCodel($a) => $e,
+            AqmImpl::Step($a) => $e,
         }
     };
 }
@@ -457,6 +466,9 @@ impl AqmImpl {
             | AqmImpl::Pie(_) => true,
             // Drop or mark at the head of the queue.
             AqmImpl::Codel(_) | AqmImpl::FqCodel(_) => false,
+            // A threshold on the queue's length acts at enqueue, one on
+            // the sojourn time at dequeue.
+            AqmImpl::Step(s) => s.decides_at_enqueue(),
         }
     }
 }
@@ -472,7 +484,9 @@ impl Aqm for AqmImpl {
     ) -> Verdict {
         dispatch!(self, a => a.on_enqueue(now, pkt, q, rng))
     }
-    #[inline]
+    // Always inlined: the dispatch is a jump table the link's dequeue
+    // path would otherwise call out to for every packet.
+    #[inline(always)]
     fn on_dequeue(
         &mut self,
         now: SimTime,
@@ -615,6 +629,7 @@ mod time_keys_tests {
             include_str!("rem.rs"),
             include_str!("st_pi.rs"),
             include_str!("st_red.rs"),
+            include_str!("step.rs"),
         ];
         let mut found: Vec<&str> = Vec::new();
         for src in sources {

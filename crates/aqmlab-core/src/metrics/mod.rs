@@ -191,6 +191,9 @@ pub struct FlowSeries {
     pub rto_s: Vec<f64>,
     /// Payload delivered in order since the previous sample, bit/s.
     pub delivery_rate_bps: Vec<f64>,
+    /// DCTCP's alpha (RFC 8257 section 3.3), in [0, 1]; NaN for the
+    /// other variants.
+    pub alpha: Vec<f64>,
 }
 
 /// The queueing delay histogram of the measurement interval, per monitored

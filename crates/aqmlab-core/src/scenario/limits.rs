@@ -51,8 +51,8 @@ pub const PARAM_ROW_BYTES: u64 = 60;
 pub const FLOW_BYTES: u64 = 4_000;
 /// Bytes one deviation window keeps (one f64 per window and interval).
 pub const WINDOW_BYTES: u64 = 8;
-/// Bytes one row of the flow series costs (7 numeric columns through the
-/// engine and Arrow: measured 98 B/row from 3e5 to 1.2e6 rows).
+/// Bytes one row of the flow series costs (8 numeric columns through the
+/// engine and Arrow: measured 98 B/row from 3e5 to 1.2e6 rows with 7).
 pub const FLOW_SERIES_ROW_BYTES: u64 = 120;
 /// Bytes one traced drop or mark costs (5 columns, one a link name).
 pub const TRACE_ROW_BYTES: u64 = 240;

@@ -20,17 +20,22 @@ pub enum TcpVariant {
     /// event, beta 0.7, fast convergence, the Reno-friendly region) with
     /// NewReno's loss recovery.
     Cubic,
+    /// RFC 8257 DCTCP: the window cut by alpha / 2 on ECN-Echo, alpha the
+    /// moving average of the fraction of segments whose ACKs echoed CE;
+    /// Reno's growth and NewReno's recovery. Needs `ecn`.
+    Dctcp,
 }
 
 impl TcpVariant {
     /// The names `variant` takes, in the order the errors list them.
-    pub const NAMES: &'static [&'static str] = &["newreno", "reno", "cubic"];
+    pub const NAMES: &'static [&'static str] = &["newreno", "reno", "cubic", "dctcp"];
 
     pub fn name(self) -> &'static str {
         match self {
             TcpVariant::Reno => "reno",
             TcpVariant::NewReno => "newreno",
             TcpVariant::Cubic => "cubic",
+            TcpVariant::Dctcp => "dctcp",
         }
     }
 
@@ -38,6 +43,7 @@ impl TcpVariant {
         match name {
             "reno" => TcpVariant::Reno,
             "cubic" => TcpVariant::Cubic,
+            "dctcp" => TcpVariant::Dctcp,
             _ => TcpVariant::NewReno,
         }
     }
@@ -99,7 +105,8 @@ impl TcpProfile {
             // ACKs with the 40 ms minimum timer (`TCP_DELACK_MIN`), an
             // initial RTO of 1 s (`TCP_TIMEOUT_INIT`, RFC 6298), a maximum
             // of 120 s (`TCP_RTO_MAX`), ssthresh at least two segments
-            // under ECN, 1500-byte packets (an Ethernet MTU).
+            // under ECN, 1500-byte packets (an Ethernet MTU), byte counting
+            // (`tcp_slow_start`, `tcp_cong_avoid_ai`).
             TcpProfile::Linux => TcpSpec {
                 profile: self,
                 variant: TcpVariant::Cubic,
@@ -112,6 +119,7 @@ impl TcpProfile {
                 loss_ssthresh: LossSsthresh::Window,
                 recovery_exit: RecoveryExit::Ssthresh,
                 ecn_hold: false,
+                byte_counting: true,
                 ..d
             },
             // ns-2 before its 2003 changes: no limited transmit
@@ -240,6 +248,14 @@ pub struct TcpSpec {
     /// inflated window let out: one NewReno flow through a 60-packet
     /// DropTail queue at 10 Mb/s collapses to 0.66 of the link).
     pub timeout_in_recovery: TimeoutInRecovery,
+    /// RFC 3465 appropriate byte counting as Linux grows the window: slow
+    /// start by the segments an ACK newly acknowledges (up to ssthresh, the
+    /// rest carried into congestion avoidance), congestion avoidance by one
+    /// segment per window of segments acknowledged (Linux's integer
+    /// counter), so delayed ACKs no longer halve the growth. Off (the
+    /// default): one segment per new ACK in slow start, 1/cwnd in
+    /// congestion avoidance.
+    pub byte_counting: bool,
 }
 
 /// ssthresh at a timeout during fast recovery (`tcp.timeout_in_recovery`).
@@ -251,6 +267,10 @@ pub enum TimeoutInRecovery {
     /// Cut again by the loss rule (ns-2).
     Cut,
 }
+
+/// The error for DCTCP without ECN (`{where}` names the switch to turn on).
+/// Linux falls back to Reno silently; aqmlab refuses instead.
+pub(super) const DCTCP_NEEDS_ECN: &str = "false is not allowed with variant = \"dctcp\": DCTCP reacts to ECN marks and needs ECN-capable transport (RFC 8257 section 3); set {where} = true";
 
 /// The segment limited transmit sends (`tcp.limited_transmit_sends`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -325,6 +345,7 @@ impl Default for TcpSpec {
             syn_loss_cut: true,
             ecn_hold: true,
             timeout_in_recovery: TimeoutInRecovery::Keep,
+            byte_counting: false,
         }
     }
 }
@@ -420,6 +441,7 @@ impl TcpSpec {
                 "cut" => TimeoutInRecovery::Cut,
                 _ => TimeoutInRecovery::Keep,
             },
+            byte_counting: t.bool("byte_counting", d.byte_counting)?,
         };
         t.finish()?;
         if matches!(profile, TcpProfile::Ns2001 | TcpProfile::Ns2009)
@@ -477,6 +499,12 @@ impl TcpSpec {
                     "{} is outside the allowed range [1, 1000] segments",
                     s.initial_cwnd
                 ),
+            ));
+        }
+        if s.variant == TcpVariant::Dctcp && !s.ecn {
+            return Err(SpecError::new(
+                join(path, "ecn"),
+                DCTCP_NEEDS_ECN.replace("{where}", "tcp.ecn"),
             ));
         }
         if s.rwnd == 0 {
@@ -567,6 +595,29 @@ impl TcpOverrides {
             delayed_ack,
             initial_cwnd,
         })
+    }
+
+    /// A TCP group runs DCTCP only with ECN (`ecn`: the group's own key;
+    /// `tcp`: `[tcp]`, already checked on its own). The error names the
+    /// group's `ecn` if it turned ECN off, else its `variant`.
+    pub(super) fn check_ecn(&self, t: &Table, tcp: &TcpSpec, ecn: Option<bool>) -> SpecResult<()> {
+        let variant = self.variant.unwrap_or(tcp.variant);
+        if variant != TcpVariant::Dctcp || ecn.unwrap_or(tcp.ecn) {
+            return Ok(());
+        }
+        let ecn_key = t.field_path("ecn");
+        if ecn == Some(false) {
+            return Err(SpecError::new(
+                ecn_key.clone(),
+                DCTCP_NEEDS_ECN.replace("{where}", &ecn_key),
+            ));
+        }
+        Err(SpecError::new(
+            t.field_path("variant"),
+            format!(
+                "\"dctcp\" is not allowed while tcp.ecn is false: DCTCP reacts to ECN marks and needs ECN-capable transport (RFC 8257 section 3); set {ecn_key} = true or tcp.ecn = true"
+            ),
+        ))
     }
 
     /// `tcp` with these overrides applied.

@@ -179,21 +179,25 @@ impl TrafficSpec {
         };
         let path = PathSpec::decode_opt(&mut t)?;
         let spec = match kind {
-            "bulk" => TrafficSpec::Bulk(BulkSpec {
-                flows,
-                direction,
-                start,
-                handshake: t.bool("handshake", false)?,
-                ecn: if t.has("ecn") {
-                    Some(t.bool("ecn", false)?)
-                } else {
-                    t.allow("ecn");
-                    None
-                },
-                tcp: TcpOverrides::decode(&mut t)?,
-                path,
-                extra_delay,
-            }),
+            "bulk" => {
+                let b = BulkSpec {
+                    flows,
+                    direction,
+                    start,
+                    handshake: t.bool("handshake", false)?,
+                    ecn: if t.has("ecn") {
+                        Some(t.bool("ecn", false)?)
+                    } else {
+                        t.allow("ecn");
+                        None
+                    },
+                    tcp: TcpOverrides::decode(&mut t)?,
+                    path,
+                    extra_delay,
+                };
+                b.tcp.check_ecn(&t, tcp, b.ecn)?;
+                TrafficSpec::Bulk(b)
+            }
             "web-simple" => {
                 let w = WebSimpleSpec {
                     sessions: flows,
@@ -219,6 +223,7 @@ impl TrafficSpec {
                     true,
                     1e9,
                 )?;
+                w.tcp.check_ecn(&t, tcp, w.ecn)?;
                 TrafficSpec::WebSimple(w)
             }
             _ => {
@@ -630,6 +635,7 @@ impl WebSpec {
             None
         };
         let group_tcp = TcpOverrides::decode(t)?;
+        group_tcp.check_ecn(t, tcp, ecn)?;
         let params = WebParams {
             sizes,
             objects,

@@ -92,6 +92,7 @@ impl World {
             let bits = segs as f64 * fl.mss() as f64 * 8.0;
             fs.delivery_rate_bps
                 .push(if dt > 0.0 { bits / dt } else { 0.0 });
+            fs.alpha.push(fl.dctcp_alpha().unwrap_or(f64::NAN));
             x.last_delivered[k] = now;
         }
         x.last_sample = self.now;

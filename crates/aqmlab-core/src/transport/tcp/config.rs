@@ -2,7 +2,7 @@
 //! traffic group's keys applied, and how the flow opens (at once, with a
 //! handshake, or passively as a web server).
 
-use crate::scenario::TcpSpec;
+use crate::scenario::{TcpSpec, TcpVariant};
 
 /// Per-flow configuration: the scenario's `[tcp]` with the traffic group's
 /// `ecn` override applied, and whether the flow opens with a handshake.
@@ -20,27 +20,57 @@ pub struct TcpConfig {
     /// connection the server opens ([`super::TcpFlow::server_open`]; ns-2's
     /// WebTraf pattern, `http = "webtraf"`).
     pub request_only: bool,
+    /// How new ACKs open the window (from `variant` and `byte_counting`):
+    /// one branch per ACK picks the rule.
+    pub growth: Growth,
+}
+
+/// The window's growth on a new ACK outside recovery (see
+/// `cc/reno.rs`, `TcpFlow::grow_window`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Growth {
+    /// Reno and NewReno: +1 segment per new ACK in slow start, +1/cwnd in
+    /// congestion avoidance (RFC 5681 section 3.1).
+    Reno,
+    /// CUBIC: Reno's slow start, RFC 9438's congestion avoidance.
+    Cubic,
+    /// Byte counting (RFC 3465, any variant) or DCTCP (no growth in the
+    /// window after an ECN cut, as Linux's CWR state): the rules of
+    /// `TcpFlow::grow_counted`.
+    Counted,
+}
+
+impl Growth {
+    fn of(s: &TcpSpec) -> Growth {
+        match s.variant {
+            _ if s.byte_counting => Growth::Counted,
+            TcpVariant::Dctcp => Growth::Counted,
+            TcpVariant::Cubic => Growth::Cubic,
+            TcpVariant::Reno | TcpVariant::NewReno => Growth::Reno,
+        }
+    }
 }
 
 impl TcpConfig {
     pub fn from_spec(s: &TcpSpec, handshake: bool, ecn: bool) -> TcpConfig {
+        let tcp = TcpSpec { ecn, ..*s };
         TcpConfig {
-            tcp: TcpSpec { ecn, ..*s },
+            tcp,
             handshake,
             passive: false,
             request_bytes: 0,
             request_only: false,
+            growth: Growth::of(&tcp),
         }
     }
 
     /// A request/response flow: the client opens, the server answers.
     pub fn passive(s: &TcpSpec, ecn: bool, request_bytes: u32) -> TcpConfig {
         TcpConfig {
-            tcp: TcpSpec { ecn, ..*s },
-            handshake: true,
             passive: true,
+            handshake: true,
             request_bytes,
-            request_only: false,
+            ..TcpConfig::from_spec(s, true, ecn)
         }
     }
 }

@@ -5,7 +5,7 @@
 //! backoff; RFC 5562 for a CE-marked SYN/ACK), with ns-2's WebTraf pattern
 //! of a request connection and a response connection the server opens.
 
-use super::{Client, Seg, State, TcpFlow};
+use super::{Client, Echo, Seg, State, TcpFlow};
 use crate::packet::{flags, Ecn};
 use crate::scenario::HEADER_BYTES;
 use crate::units::SimTime;
@@ -192,7 +192,7 @@ impl TcpFlow {
     /// requests is not modelled).
     fn send_request(&mut self, now: SimTime, out: &mut Vec<Seg>) {
         let mut f = flags::ACK | flags::REQ;
-        if self.c_ece || self.ece_pending {
+        if self.c_ece || self.ece_pending != Echo::None {
             f |= flags::ECE;
         }
         out.push(Seg {

@@ -7,7 +7,8 @@
 //!   (+1 segment per new ACK), congestion avoidance (+1/cwnd per new ACK),
 //!   fast retransmit on the third duplicate ACK, fast recovery with window
 //!   inflation; NewReno's partial ACKs and `recover`. CUBIC's window (RFC
-//!   9438) with NewReno's recovery.
+//!   9438) and DCTCP's (RFC 8257) with NewReno's recovery; RFC 3465 byte
+//!   counting as a switch.
 //! - The retransmission timer of RFC 6298: SRTT/RTTVAR, RTO bounds,
 //!   exponential backoff; go-back-N after a timeout as ns-2's Reno does. RTT
 //!   is timed on one segment per round trip (as BSD and ns-2 do; sampling
@@ -15,7 +16,9 @@
 //!   Karn's rule: a timing is abandoned when its segment is retransmitted,
 //!   and a backed-off RTO is kept until the next valid sample.
 //! - ECN (RFC 3168): ECT(0) data, ECE echoed until CWR, one reduction per
-//!   window, CWR on the next new segment; pure ACKs are never ECT.
+//!   window, CWR on the next new segment; pure ACKs are never ECT. DCTCP
+//!   (RFC 8257): ECE echoed per CE state, every packet ECT(0) but the
+//!   connection set-up.
 //! - Optional SYN / SYN-ACK set-up with the SYN retransmitted on its own
 //!   timer (initial RTO, doubling); ECN-capable SYN/ACK as a switch (ECN+).
 //! - Passive open for request/response traffic (web): the receiver end
@@ -43,7 +46,8 @@
 //! - `recovery.rs`: fast retransmit, NewReno's fast recovery, limited
 //!   transmit;
 //! - `cc/`: congestion control, the window's growth and cuts, one file per
-//!   algorithm (`reno.rs`: Reno's rules, shared by Reno and NewReno).
+//!   algorithm (`reno.rs`: Reno's rules, shared by Reno and NewReno, and
+//!   byte counting; `cubic.rs`; `dctcp.rs`).
 
 mod cc;
 mod config;
@@ -55,7 +59,7 @@ mod sender;
 #[cfg(test)]
 mod testing;
 
-pub use config::TcpConfig;
+pub use config::{Growth, TcpConfig};
 
 use crate::packet::Ecn;
 use crate::scenario::{TcpVariant, HEADER_BYTES};
@@ -137,6 +141,19 @@ enum State {
     /// A passive server answered a SYN and waits for the request.
     SynRcvd,
     Established,
+}
+
+/// The receiver's ECN-Echo state: which rule set ECE, so that the data
+/// path tells them apart without reading the variant.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Echo {
+    /// No ECE.
+    None,
+    /// RFC 3168 section 6.1.3: a CE mark arrived; ECE until CWR.
+    UntilCwr,
+    /// DCTCP (RFC 8257 section 3.2): `DCTCP.CE` is true, the last data
+    /// packet was CE-marked; ECE until an unmarked one.
+    Ce,
 }
 
 /// The client end of a passive flow.
@@ -223,6 +240,9 @@ pub struct TcpFlow {
     /// retransmission timer expires (RFC 3168 section 6.1.2).
     ecn_hold: bool,
     has_rtt: bool,
+    /// Byte counting's congestion-avoidance counter (Linux's
+    /// `snd_cwnd_cnt`): segments acknowledged towards the next +1.
+    cwnd_cnt: u32,
     // --- receiver, read on every data packet ---
     rcv_nxt: u64,
     /// `ooo[i]`: segment `rcv_nxt + i` received.
@@ -232,8 +252,12 @@ pub struct TcpFlow {
     last_ts: SimTime,
     /// Saw a SYN (handshake) or data.
     delack_count: u32,
-    ece_pending: bool,
+    /// What the receiver's ACKs echo (ECE or not).
+    ece_pending: Echo,
     last_retx: bool,
+    /// The ECN field of pure ACKs: not ECT (RFC 3168 section 6.1.4), or
+    /// ECT(0) for DCTCP, whose Linux sockets send every packet ECT.
+    ack_ecn: Ecn,
     // --- both ends ---
     pub cfg: TcpConfig,
     pub stats: FlowStats,
@@ -255,9 +279,10 @@ pub struct TcpFlow {
     c_retx: bool,
     /// The SYN/ACK arrived CE-marked: echo ECE on the request (RFC 5562).
     c_ece: bool,
-    /// CUBIC's state (`tcp.variant = "cubic"`; None otherwise). Read only
-    /// when the configuration names CUBIC, so Reno's ACKs never touch it.
-    cubic: Option<Box<cc::Cubic>>,
+    /// CUBIC's or DCTCP's state (`tcp.variant = "cubic"` or `"dctcp"`;
+    /// None otherwise). Read only when the configuration names one of
+    /// them, so Reno's ACKs never touch it.
+    cc: Option<Box<cc::State>>,
 }
 
 impl TcpFlow {
@@ -333,14 +358,20 @@ impl TcpFlow {
             req: (0, 0),
             rcv_nxt: 0,
             ooo: VecDeque::new(),
-            ece_pending: false,
+            ece_pending: Echo::None,
             delack_count: 0,
             delack_deadline: None,
             delack_event: None,
             last_ts: SimTime::ZERO,
             last_retx: false,
+            ack_ecn: if cfg.tcp.variant == TcpVariant::Dctcp && cfg.tcp.ecn {
+                Ecn::Ect0
+            } else {
+                Ecn::NotEct
+            },
             stats: FlowStats::default(),
-            cubic: (cfg.tcp.variant == TcpVariant::Cubic).then(Box::default),
+            cwnd_cnt: 0,
+            cc: cc::State::of(cfg.tcp.variant).map(Box::new),
         }
     }
 
@@ -396,5 +427,7 @@ mod layout {
         assert!(offset_of!(TcpFlow, rcv_nxt) < 256);
         assert!(offset_of!(FlowStats, rtt_samples) < 40);
         assert!(offset_of!(TcpFlow, stats) + 40 <= 7 * 64);
+        // Ten cache lines a flow: an algorithm's own state is boxed.
+        assert_eq!(std::mem::size_of::<TcpFlow>(), 10 * 64);
     }
 }

@@ -1,11 +1,13 @@
 //! The data receiver: in-order delivery with out-of-order segments kept,
 //! cumulative ACKs (immediate for out-of-order data or a filled hole,
-//! else delayed if asked), the ECN-Echo until CWR, and the client's side
-//! of a SYN/ACK or of a request's acknowledgement.
+//! else delayed if asked), the ECN-Echo until CWR (RFC 3168) or, for
+//! DCTCP, per CE state with an immediate ACK when it changes (RFC 8257
+//! section 3.2), and the client's side of a SYN/ACK or of a request's
+//! acknowledgement.
 
-use super::{Client, Seg, TcpFlow};
+use super::{Client, Echo, Seg, TcpFlow};
 use crate::packet::{flags, Ecn};
-use crate::scenario::HEADER_BYTES;
+use crate::scenario::{TcpVariant, HEADER_BYTES};
 use crate::units::SimTime;
 
 impl TcpFlow {
@@ -46,16 +48,18 @@ impl TcpFlow {
         }
         self.stats.data_arrived += 1;
         if f & flags::CWR != 0 {
-            self.ece_pending = false;
+            self.cwr_arrives();
         }
+        let mut immediate = !self.cfg.tcp.delayed_ack;
         if ecn == Ecn::Ce {
             self.stats.marks_seen += 1;
-            if self.cfg.tcp.ecn {
-                self.ece_pending = true;
+            if self.cfg.tcp.ecn && self.ece_pending == Echo::None {
+                immediate |= self.ce_state_changes(true, out);
             }
+        } else if self.ece_pending == Echo::Ce {
+            immediate |= self.ce_state_changes(false, out);
         }
         let retx = f & flags::RETX != 0;
-        let mut immediate = !self.cfg.tcp.delayed_ack;
         if seq == self.rcv_nxt {
             self.ooo.pop_front();
             self.rcv_nxt += 1;
@@ -94,11 +98,41 @@ impl TcpFlow {
         }
     }
 
+    /// RFC 3168 section 6.1.3: CWR ends the echo (DCTCP's follows the CE
+    /// state instead). Out of line: CWR comes once per window reduction.
+    #[inline(never)]
+    fn cwr_arrives(&mut self) {
+        if self.ece_pending == Echo::UntilCwr {
+            self.ece_pending = Echo::None;
+        }
+    }
+
+    /// A data packet's CE mark (`ce`) starts an echo, or ends DCTCP's;
+    /// returns whether the packet must be acknowledged at once. RFC 3168
+    /// section 6.1.3: a mark starts the echo, which lasts until CWR. DCTCP
+    /// (RFC 8257 section 3.2): the echo follows the CE state of each
+    /// packet; when it changes, an ACK held back goes out first with the
+    /// old state (Linux's `dctcp_ece_ack_update`), then this packet's at
+    /// once.
+    #[cold]
+    #[inline(never)]
+    fn ce_state_changes(&mut self, ce: bool, out: &mut Vec<Seg>) -> bool {
+        if self.cfg.tcp.variant != TcpVariant::Dctcp {
+            self.ece_pending = Echo::UntilCwr;
+            return false;
+        }
+        if self.delack_count > 0 {
+            self.send_ack(out);
+        }
+        self.ece_pending = if ce { Echo::Ce } else { Echo::None };
+        true
+    }
+
     fn send_ack(&mut self, out: &mut Vec<Seg>) {
         self.delack_count = 0;
         self.delack_deadline = None;
         let mut f = flags::ACK;
-        if self.ece_pending {
+        if self.ece_pending != Echo::None {
             f |= flags::ECE;
         }
         if self.last_retx {
@@ -109,7 +143,9 @@ impl TcpFlow {
             ts: self.last_ts,
             size: HEADER_BYTES,
             flags: f,
-            ecn: Ecn::NotEct, // RFC 3168 section 6.1.4: pure ACKs are not ECT
+            // RFC 3168 section 6.1.4: pure ACKs are not ECT (DCTCP's are,
+            // as a Linux DCTCP socket sends every packet ECT).
+            ecn: self.ack_ecn,
             from_sender: false,
         });
     }

@@ -5,6 +5,7 @@
 
 use super::{Seg, State, TcpFlow};
 use crate::packet::{flags, Ecn};
+use crate::scenario::TcpVariant;
 use crate::units::SimTime;
 
 impl TcpFlow {
@@ -32,7 +33,11 @@ impl TcpFlow {
             }
         }
         let ece = f & flags::ECE != 0 && self.cfg.tcp.ecn;
-        self.ecn_echo(now, ece);
+        if self.cfg.tcp.variant == TcpVariant::Dctcp {
+            self.dctcp_ack(ack, ece); // RFC 8257 section 3.3
+        } else {
+            self.ecn_echo(now, ece); // RFC 3168 section 6.1.2
+        }
         if ack > self.snd_una {
             self.on_new_ack(now, ack, ece, out);
         } else if ack == self.snd_una && self.snd_max > self.snd_una {
@@ -114,13 +119,26 @@ impl TcpFlow {
             },
             flags: f,
             // RFC 3168 section 6.1.5: a retransmission is not ECT (ns-2
-            // sends it ECT: `tcp.ect_retransmits`).
-            ecn: if self.cfg.tcp.ecn && (!retx || self.cfg.tcp.ect_retransmits) {
+            // sends it ECT: `tcp.ect_retransmits`; Linux's DCTCP too).
+            ecn: if !self.cfg.tcp.ecn {
+                Ecn::NotEct
+            } else if !retx {
                 Ecn::Ect0
             } else {
-                Ecn::NotEct
+                self.retransmission_ecn()
             },
             from_sender: true,
+        }
+    }
+
+    /// The ECN field of a retransmission of an ECN-capable flow.
+    #[cold]
+    #[inline(never)]
+    fn retransmission_ecn(&self) -> Ecn {
+        if self.cfg.tcp.ect_retransmits || self.cfg.tcp.variant == TcpVariant::Dctcp {
+            Ecn::Ect0
+        } else {
+            Ecn::NotEct
         }
     }
 

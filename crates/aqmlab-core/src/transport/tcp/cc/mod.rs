@@ -5,15 +5,38 @@
 
 //! The algorithm is chosen per flow by `tcp.variant`: Reno's rules
 //! (`reno.rs`) for `reno` and `newreno`, RFC 9438's for `cubic`
-//! (`cubic.rs`), whose state a flow holds in [`TcpFlow::cubic`] (none for
-//! Reno and NewReno, so their flows carry nothing more). Every algorithm
+//! (`cubic.rs`) and RFC 8257's for `dctcp` (`dctcp.rs`), whose state a
+//! flow holds boxed in `TcpFlow::cc` ([`State`]; none for Reno and
+//! NewReno, so their flows carry nothing more). `tcp.byte_counting` (RFC
+//! 3465) changes how any of them counts ACKs (`reno.rs`). Every algorithm
 //! answers the same events: a new ACK outside recovery (the window grows),
 //! a congestion event by loss or by ECN-Echo (ssthresh is set, the window
 //! cut), and a retransmission timeout (ssthresh set, one segment).
-//!
-//! [`TcpFlow::cubic`]: super::TcpFlow
 
 pub mod cubic;
+pub mod dctcp;
 mod reno;
 
 pub use cubic::Cubic;
+pub use dctcp::Dctcp;
+
+use crate::scenario::TcpVariant;
+
+/// The state an algorithm keeps beyond Reno's variables (one box per flow
+/// that needs one).
+#[derive(Clone, Debug)]
+pub enum State {
+    Cubic(Cubic),
+    Dctcp(Dctcp),
+}
+
+impl State {
+    /// The state a flow of `variant` starts with.
+    pub fn of(variant: TcpVariant) -> Option<State> {
+        match variant {
+            TcpVariant::Reno | TcpVariant::NewReno => None,
+            TcpVariant::Cubic => Some(State::Cubic(Cubic::default())),
+            TcpVariant::Dctcp => Some(State::Dctcp(Dctcp::default())),
+        }
+    }
+}

@@ -4,9 +4,36 @@
 //! inflation, or ns-2.35's cut); one segment after a timeout; and RFC
 //! 3168's answer to ECN-Echo: halve once per window, down to one segment,
 //! then hold new data until the retransmission timer expires.
+//!
+//! Byte counting (`tcp.byte_counting`, RFC 3465, as Linux's
+//! `tcp_slow_start` and `tcp_cong_avoid_ai` count), for an ACK that newly
+//! acknowledges `acked` segments:
+//!
+//! ```text
+//! slow start (cwnd < ssthresh):  cwnd = min(cwnd + acked, ssthresh)
+//!                                the segments left over go on below
+//! congestion avoidance:          cnt += acked;  w = floor(cwnd)
+//!                                while cnt >= w: cnt -= w, cwnd += 1
+//! ```
+//!
+//! so an ACK for two segments (a delayed ACK) grows the window as two ACKs
+//! of one would: two segments per round trip in slow start (doubling) and
+//! one per window in congestion avoidance, where counting ACKs gives 1.5
+//! and 1/2. Where Linux and RFC 3465 differ, Linux: no limit L on the
+//! segments one ACK may count (RFC 3465 section 2.2 suggests L = 2
+//! segments in slow start); the congestion-avoidance counter is Linux's
+//! integer `snd_cwnd_cnt` against the whole window (a counter reaching the
+//! window at the start of an ACK first adds its segment, as
+//! `tcp_cong_avoid_ai`), set to zero at every cut (`tcp_init_cwnd_reduction`,
+//! `tcp_enter_loss`). Segments slow start uses to reach a fractional
+//! ssthresh count whole (ceil) before the rest goes on. CUBIC's congestion
+//! avoidance already counts the segments each ACK acknowledges (RFC 9438
+//! section 4.4's per-ACK increment and `W_est`, section 4.3); byte counting
+//! changes its slow start and hands it the left-over segments.
 
 use crate::scenario::{LossSsthresh, TcpVariant, TimeoutInRecovery};
-use crate::transport::tcp::{Cut, TcpFlow};
+use crate::transport::tcp::cc::{dctcp, State};
+use crate::transport::tcp::{Cut, Growth, TcpFlow};
 use crate::units::SimTime;
 
 impl TcpFlow {
@@ -16,22 +43,78 @@ impl TcpFlow {
     ///
     /// CUBIC (`tcp.variant = "cubic"`) shares slow start and answers
     /// congestion avoidance with RFC 9438's window, for the `acked`
-    /// segments this ACK covers.
+    /// segments this ACK covers. Byte counting and DCTCP:
+    /// [`TcpFlow::grow_counted`].
     #[inline]
     pub(in crate::transport::tcp) fn grow_window(&mut self, now: SimTime, acked: u64) {
-        if self.cwnd < self.ssthresh {
+        if self.cfg.growth == Growth::Counted {
+            self.grow_counted(now, acked);
+        } else if self.cwnd < self.ssthresh {
             self.cwnd += 1.0; // slow start
-        } else if self.cfg.tcp.variant == TcpVariant::Cubic {
+        } else if self.cfg.growth == Growth::Cubic {
             self.cubic_avoidance(now, acked);
         } else {
             self.cwnd += 1.0 / self.cwnd; // congestion avoidance
         }
     }
 
+    /// The growth of a DCTCP flow or with byte counting: none while DCTCP
+    /// still acknowledges the window its last ECN cut answered (Linux's CWR
+    /// state); then RFC 3465's byte counting if asked (module head), else
+    /// Reno's rules.
+    #[inline(never)]
+    fn grow_counted(&mut self, now: SimTime, acked: u64) {
+        if self.cfg.tcp.variant == TcpVariant::Dctcp && self.dctcp_in_cwr() {
+            return;
+        }
+        if !self.cfg.tcp.byte_counting {
+            if self.cwnd < self.ssthresh {
+                self.cwnd += 1.0;
+            } else {
+                self.cwnd += 1.0 / self.cwnd;
+            }
+            return;
+        }
+        let mut acked = acked;
+        if self.cwnd < self.ssthresh {
+            // RFC 3465 section 2.2 (Linux's tcp_slow_start): by the
+            // segments acknowledged, up to ssthresh.
+            let room = self.ssthresh - self.cwnd;
+            if acked as f64 <= room {
+                self.cwnd += acked as f64;
+                return;
+            }
+            self.cwnd = self.ssthresh;
+            acked -= room.ceil() as u64;
+            if acked == 0 {
+                return;
+            }
+        }
+        if self.cfg.tcp.variant == TcpVariant::Cubic {
+            self.cubic_avoidance(now, acked);
+            return;
+        }
+        // RFC 3465 section 2.1 (Linux's tcp_cong_avoid_ai): one segment per
+        // window of segments acknowledged.
+        let w = (self.cwnd as u32).max(1);
+        if self.cwnd_cnt >= w {
+            self.cwnd_cnt = 0;
+            self.cwnd += 1.0;
+        }
+        self.cwnd_cnt = self
+            .cwnd_cnt
+            .saturating_add(u32::try_from(acked).unwrap_or(u32::MAX));
+        if self.cwnd_cnt >= w {
+            let more = self.cwnd_cnt / w;
+            self.cwnd_cnt -= more * w;
+            self.cwnd += f64::from(more);
+        }
+    }
+
     #[cold]
     fn cubic_avoidance(&mut self, now: SimTime, acked: u64) {
         let rtt = self.srtt_s();
-        if let Some(c) = self.cubic.as_deref_mut() {
+        if let Some(State::Cubic(c)) = self.cc.as_deref_mut() {
             self.cwnd = c.congestion_avoidance(self.cwnd, acked, now, rtt);
         }
     }
@@ -39,15 +122,22 @@ impl TcpFlow {
     /// ssthresh after a congestion event by loss or ECN-Echo: Reno's rule's
     /// value `reno` (RFC 5681 eq. (4), or RFC 3168's halving), or CUBIC's
     /// from the window before the event (RFC 9438 section 4.6).
+    ///
+    /// DCTCP halves the window on a loss (Linux's `dctcp_react_to_loss`);
+    /// its answer to ECN-Echo is in `dctcp.rs`.
     #[inline]
     fn event_ssthresh(&mut self, reno: f64) -> f64 {
-        if self.cfg.tcp.variant != TcpVariant::Cubic {
-            return reno;
+        match self.cfg.tcp.variant {
+            TcpVariant::Reno | TcpVariant::NewReno => reno,
+            TcpVariant::Dctcp => dctcp::loss_ssthresh(self.uninflated()),
+            TcpVariant::Cubic => {
+                let w = self.uninflated();
+                match self.cc.as_deref_mut() {
+                    Some(State::Cubic(c)) => c.on_congestion(w),
+                    _ => reno,
+                }
+            }
         }
-        let w = self.uninflated();
-        self.cubic
-            .as_deref_mut()
-            .map_or(reno, |c| c.on_congestion(w))
     }
 
     /// The answer to an ACK's ECN-Echo (`ece`: echoed, and the flow is
@@ -82,6 +172,7 @@ impl TcpFlow {
             self.recover = self.snd_max;
             self.last_cut = Cut::Ecn;
             self.cwr_pending = true;
+            self.cwnd_cnt = 0;
             self.stats.ecn_reductions += 1;
         } else if !ece {
             self.ecn_backoff_on = false;
@@ -92,10 +183,13 @@ impl TcpFlow {
     /// ([`TcpFlow::halve`]) and the window fast recovery returns to
     /// (`exit_cwnd`), or no cut at all without `dupack_halving` (the
     /// wireless TCP) or for a loss in a window an ECN reduction already
-    /// answered (`after_ecn`).
+    /// answered (`after_ecn`; DCTCP cuts again, as Linux enters recovery
+    /// with a new ssthresh after CWR).
     #[inline]
     pub(in crate::transport::tcp) fn loss_cut(&mut self, after_ecn: bool) {
-        let halve = self.cfg.tcp.dupack_halving && !after_ecn;
+        let halve = self.cfg.tcp.dupack_halving
+            && (!after_ecn || self.cfg.tcp.variant == TcpVariant::Dctcp);
+        self.cwnd_cnt = 0;
         if halve {
             // ns-2 sets `cwnd_` to half its window, unrounded,
             // when it retransmits; recovery leaves with that.
@@ -129,25 +223,39 @@ impl TcpFlow {
             // After an ECN reduction in this window ssthresh was
             // already halved for it (RFC 3168 section 6.1.2).
             let reno = self.halve();
-            self.ssthresh = if self.cfg.tcp.variant == TcpVariant::Cubic {
-                // RFC 9438 section 4.8: beta, and K = 0 in the next stage.
-                // A timeout in fast recovery keeps the cut the loss made
-                // (as Linux's tcp_enter_loss does in Recovery).
-                let (w, again) = (self.uninflated(), !self.in_recovery);
-                let kept = self.ssthresh;
-                self.cubic.as_deref_mut().map_or(reno, |c| {
-                    if again {
-                        c.on_timeout(w)
-                    } else {
-                        c.restart_after_timeout();
-                        kept
+            self.ssthresh = match self.cfg.tcp.variant {
+                TcpVariant::Reno | TcpVariant::NewReno => reno,
+                TcpVariant::Cubic => {
+                    // RFC 9438 section 4.8: beta, and K = 0 in the next
+                    // stage. A timeout in fast recovery keeps the cut the
+                    // loss made (as Linux's tcp_enter_loss does in Recovery).
+                    let (w, again) = (self.uninflated(), !self.in_recovery);
+                    let kept = self.ssthresh;
+                    match self.cc.as_deref_mut() {
+                        Some(State::Cubic(c)) if again => c.on_timeout(w),
+                        Some(State::Cubic(c)) => {
+                            c.restart_after_timeout();
+                            kept
+                        }
+                        _ => reno,
                     }
-                })
-            } else {
-                reno
+                }
+                TcpVariant::Dctcp => {
+                    // DCTCP's CA_EVENT_LOSS halves the window; Linux's
+                    // tcp_enter_loss sets ssthresh only outside recovery
+                    // (`timeout_in_recovery`, above) and outside the
+                    // window of an earlier timeout.
+                    let again = self.last_cut == Cut::Timeout && self.snd_una < self.recover;
+                    if again {
+                        self.ssthresh
+                    } else {
+                        dctcp::loss_ssthresh(self.uninflated())
+                    }
+                }
             };
         }
         self.cwnd = 1.0;
+        self.cwnd_cnt = 0;
     }
 
     pub(in crate::transport::tcp) fn halve(&mut self) -> f64 {
@@ -510,5 +618,87 @@ mod tests {
         let (mut tx, _) = sender(10.0, tcp);
         tx.on_rto(SimTime::from_millis(300), &mut Vec::new());
         assert_eq!((tx.cwnd, tx.ssthresh), (1.0, 5.0));
+    }
+
+    /// RFC 3465 (`tcp.byte_counting`) as Linux counts, in congestion
+    /// avoidance at cwnd 10 with ACKs of two segments each (delayed ACKs):
+    /// the counter reaches 10 at the fifth ACK (cwnd 11, counter 0), then
+    /// 12 at the eleventh, one window of 11 and one over (cwnd 12, counter
+    /// 1): one segment per window of segments. Counting ACKs, the same 11
+    /// ACKs give 10 + 1/10 + 1/10.1 + ... = 11.0499, half the growth.
+    #[test]
+    fn byte_counting_in_congestion_avoidance() {
+        let tcp = TcpSpec {
+            byte_counting: true,
+            limited_transmit: false,
+            ..TcpSpec::default()
+        };
+        let (mut tx, _) = sender(10.0, tcp);
+        for k in 1..=11 {
+            ack(&mut tx, 100 + k, 2 * k, false);
+            if k == 5 {
+                assert_eq!((tx.cwnd, tx.cwnd_cnt), (11.0, 0));
+            }
+        }
+        assert_eq!((tx.cwnd, tx.cwnd_cnt), (12.0, 1));
+        let (mut tx, _) = sender(10.0, TcpSpec::default());
+        for k in 1..=11 {
+            ack(&mut tx, 100 + k, 2 * k, false);
+        }
+        assert!((tx.cwnd - 11.0499).abs() < 1e-4, "{}", tx.cwnd);
+    }
+
+    /// Slow start with byte counting (Linux's tcp_slow_start): cwnd 2,
+    /// ssthresh 5, ACKs of two segments: 2 -> 4, then min(4 + 2, 5) = 5
+    /// and the segment left over goes to congestion avoidance (counter 1);
+    /// counting ACKs: 2 -> 3 -> 4. A cut clears the counter.
+    #[test]
+    fn byte_counting_in_slow_start() {
+        let tcp = TcpSpec {
+            byte_counting: true,
+            limited_transmit: false,
+            ..spec()
+        };
+        for (counted, want) in [(true, [4.0, 5.0]), (false, [3.0, 4.0])] {
+            let (mut tx, _) = sender(
+                2.0,
+                TcpSpec {
+                    byte_counting: counted,
+                    ..tcp
+                },
+            );
+            tx.ssthresh = 5.0;
+            ack(&mut tx, 100, 2, false);
+            assert_eq!(tx.cwnd, want[0], "byte_counting = {counted}");
+            ack(&mut tx, 101, 4, false);
+            assert_eq!(tx.cwnd, want[1], "byte_counting = {counted}");
+            if counted {
+                assert_eq!(tx.cwnd_cnt, 1);
+                ack(&mut tx, 102, 5, true); // an ECN cut
+                assert_eq!(tx.cwnd_cnt, 0);
+            }
+        }
+    }
+
+    /// The growth rule is chosen once per flow: Reno's per-ACK rules
+    /// unless byte counting or DCTCP asks for the counted ones.
+    #[test]
+    fn growth_follows_variant_and_byte_counting() {
+        use crate::transport::tcp::Growth;
+        let g = |variant, byte_counting| {
+            let tcp = TcpSpec {
+                variant,
+                byte_counting,
+                ecn: true,
+                ..TcpSpec::default()
+            };
+            TcpConfig::from_spec(&tcp, false, true).growth
+        };
+        assert_eq!(g(TcpVariant::NewReno, false), Growth::Reno);
+        assert_eq!(g(TcpVariant::Reno, false), Growth::Reno);
+        assert_eq!(g(TcpVariant::Cubic, false), Growth::Cubic);
+        assert_eq!(g(TcpVariant::Dctcp, false), Growth::Counted);
+        assert_eq!(g(TcpVariant::NewReno, true), Growth::Counted);
+        assert_eq!(g(TcpVariant::Cubic, true), Growth::Counted);
     }
 }
