@@ -129,6 +129,18 @@ pub struct TcpSpec {
     /// expires. Off: as Linux (`tcp_init_cwnd_reduction` with Reno's
     /// ssthresh), ssthresh and the window at least two segments, no hold.
     pub ecn_hold: bool,
+    /// Selective acknowledgements (RFC 2018) and the loss recovery that
+    /// uses them (RFC 6675, with Linux's choices where the RFC leaves
+    /// them open). Off (the default): NewReno's recovery without SACK.
+    pub sack: bool,
+    /// RACK-TLP (RFC 8985) as Linux runs it: a loss is found by the time
+    /// its segment was sent, not by the duplicate-ACK threshold, and a
+    /// tail loss probe. Needs `sack`.
+    pub rack: bool,
+    /// Proportional Rate Reduction (RFC 6937; PRR-SSRB as Linux computes
+    /// it) during fast recovery, with or without SACK; recovery ends with
+    /// cwnd = ssthresh.
+    pub prr: bool,
 }
 
 /// The segment limited transmit sends (`tcp.limited_transmit_sends`).
@@ -202,6 +214,9 @@ impl Default for TcpSpec {
             limited_transmit_sends: LimitedTransmitSends::New,
             syn_loss_cut: true,
             ecn_hold: true,
+            sack: false,
+            rack: false,
+            prr: false,
         }
     }
 }
@@ -268,6 +283,9 @@ impl TcpSpec {
             },
             syn_loss_cut: t.bool("syn_loss_cut", d.syn_loss_cut)?,
             ecn_hold: t.bool("ecn_hold", d.ecn_hold)?,
+            sack: t.bool("sack", d.sack)?,
+            rack: t.bool("rack", d.rack)?,
+            prr: t.bool("prr", d.prr)?,
         };
         t.finish()?;
         if !(HEADER_BYTES + 1..=65_535).contains(&s.packet_size) {
@@ -313,6 +331,13 @@ impl TcpSpec {
                     "{} is outside the allowed range [1, 1000] segments",
                     s.initial_cwnd
                 ),
+            ));
+        }
+        if s.rack && !s.sack {
+            return Err(SpecError::new(
+                join(path, "rack"),
+                "true is not allowed with sack = false: RACK-TLP finds losses from SACK \
+                 blocks; set tcp.sack = true as well",
             ));
         }
         if s.rwnd == 0 {

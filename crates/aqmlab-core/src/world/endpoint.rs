@@ -6,7 +6,7 @@
 use super::World;
 use crate::packet::{flags, Packet, PktId};
 use crate::sim::Event;
-use crate::transport::Seg;
+use crate::transport::{SackBlocks, Seg};
 
 impl World {
     /// Packet `id` (`p`) has reached its flow's endpoint: the receiver (data,
@@ -43,6 +43,11 @@ impl World {
         let mut out = std::mem::take(&mut self.out);
         if p.dir == 0 {
             self.flows[f].on_data(self.now, p.seq, p.flags, p.ecn, p.ts, &mut out);
+        } else if tag.sack {
+            // The slot may be taken again by what this ACK sends: its
+            // blocks are read first.
+            let b = self.sack.get(id as usize).copied().unwrap_or_default();
+            self.flows[f].on_ack_sack(self.now, p.seq, p.flags, p.ecn, &b, &mut out);
         } else {
             self.flows[f].on_ack(self.now, p.seq, p.flags, p.ecn, &mut out);
         }
@@ -56,6 +61,7 @@ impl World {
     /// Turn a flow's segments into packets, send them, and re-arm its timers.
     #[inline]
     pub(super) fn emit(&mut self, f: usize, out: &mut Vec<Seg>) {
+        let sack = self.tag[f].sack;
         for s in out.drain(..) {
             let dir = u8::from(!s.from_sender);
             let pos = self.routes.first(2 * f + dir as usize);
@@ -71,6 +77,9 @@ impl World {
                 flags: s.flags,
                 ecn: s.ecn,
             });
+            if sack && dir == 1 {
+                self.put_sack(f, id, &s);
+            }
             self.send_on(self.routes.link_at(pos) as usize, id);
         }
         let fl = &mut self.flows[f];
@@ -93,6 +102,23 @@ impl World {
                 self.events.schedule(d, Event::DelAckTimer(f as u32));
             }
         }
+    }
+
+    /// The SACK blocks of packet `id`, a SACK flow's segment on the ACK
+    /// route: those of its receiver's last ACK for an ACK, none for a SYN
+    /// or a request.
+    #[cold]
+    fn put_sack(&mut self, f: usize, id: PktId, s: &Seg) {
+        let i = id as usize;
+        if self.sack.len() <= i {
+            self.sack
+                .resize((i + 1).max(2 * self.sack.len()), SackBlocks::NONE);
+        }
+        self.sack[i] = if s.flags & (flags::SYN | flags::REQ) == 0 {
+            self.flows[f].sack_blocks()
+        } else {
+            SackBlocks::NONE
+        };
     }
 
     pub(super) fn rto_timer(&mut self, f: usize) {

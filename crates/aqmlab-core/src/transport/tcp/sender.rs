@@ -3,7 +3,7 @@
 //! marked (retransmission, CWR, ECT), and the dispatch of an arriving ACK
 //! to the handshake, the ECN answer, the new-ACK and duplicate-ACK rules.
 
-use super::{Seg, State, TcpFlow};
+use super::{SackBlocks, Seg, State, TcpFlow};
 use crate::packet::{flags, Ecn};
 use crate::units::SimTime;
 
@@ -11,8 +11,35 @@ impl TcpFlow {
     /// An ACK (or SYN/ACK) reaches the sender: the handshake's, or the
     /// cumulative ACK of data, new or duplicate (fast retransmit and
     /// recovery), after the answer to its ECN-Echo; then what the window
-    /// allows goes out.
+    /// allows goes out. A SACK flow's ACK without SACK blocks.
     pub fn on_ack(&mut self, now: SimTime, ack: u64, f: u8, ecn: Ecn, out: &mut Vec<Seg>) {
+        self.on_ack_with(now, ack, f, ecn, &SackBlocks::NONE, out);
+    }
+
+    /// [`TcpFlow::on_ack`] for an ACK that carries SACK blocks (flows with
+    /// `tcp.sack`).
+    pub fn on_ack_sack(
+        &mut self,
+        now: SimTime,
+        ack: u64,
+        f: u8,
+        ecn: Ecn,
+        blocks: &SackBlocks,
+        out: &mut Vec<Seg>,
+    ) {
+        self.on_ack_with(now, ack, f, ecn, blocks, out);
+    }
+
+    #[inline(always)]
+    fn on_ack_with(
+        &mut self,
+        now: SimTime,
+        ack: u64,
+        f: u8,
+        ecn: Ecn,
+        blocks: &SackBlocks,
+        out: &mut Vec<Seg>,
+    ) {
         if self.cfg.passive && f & (flags::SYN | flags::REQ) != 0 {
             self.server_control(now, ack, f, ecn, out);
             return;
@@ -33,6 +60,10 @@ impl TcpFlow {
         }
         let ece = f & flags::ECE != 0 && self.cfg.tcp.ecn;
         self.ecn_echo(now, ece);
+        if self.cfg.tcp.sack {
+            self.sack_ack(now, ack, ece, blocks, out);
+            return;
+        }
         if ack > self.snd_una {
             self.on_new_ack(now, ack, ece, out);
         } else if ack == self.snd_una && self.snd_max > self.snd_una {
@@ -124,9 +155,18 @@ impl TcpFlow {
         }
     }
 
-    /// Send what the window allows.
+    /// Send what the window allows (SACK flows: what the pipe allows, lost
+    /// segments first; PRR's recovery without SACK: what PRR allows).
     pub(super) fn send_available(&mut self, now: SimTime, out: &mut Vec<Seg>) {
         if self.ecn_hold {
+            return;
+        }
+        if self.cfg.tcp.sack {
+            self.sack_send(now, out);
+            return;
+        }
+        if self.in_recovery && self.cfg.tcp.prr {
+            self.reno_prr_send(now, out);
             return;
         }
         let limit = (self.snd_una + self.window()).min(self.app_limit);
