@@ -28,6 +28,8 @@ mod schedule;
 mod tcp_cubic;
 #[path = "tcp_fidelity.rs"]
 mod tcp_fidelity;
+#[path = "tcp_sack.rs"]
+mod tcp_sack;
 #[path = "topologies.rs"]
 mod topologies;
 #[path = "traffic.rs"]

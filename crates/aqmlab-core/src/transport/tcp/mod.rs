@@ -401,6 +401,16 @@ impl TcpFlow {
         self.rcv_nxt
     }
 
+    /// Whether the sender is in fast recovery (NewReno's or SACK's).
+    pub fn in_recovery(&self) -> bool {
+        self.in_recovery
+    }
+
+    /// Oldest unacknowledged segment, and one past the highest sent.
+    pub fn snd_una(&self) -> u64 {
+        self.snd_una
+    }
+
     /// Whether the application stopped and everything it sent is acknowledged.
     pub fn finished(&self) -> bool {
         self.app_limit != u64::MAX && self.snd_una >= self.app_limit

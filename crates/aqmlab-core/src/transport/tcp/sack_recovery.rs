@@ -265,6 +265,15 @@ impl TcpFlow {
         let mut sent = self.lr_send(lr, now, out);
         sent.head |= first.head;
         self.arm_timers(lr, now, advanced, sent, reo, was_empty);
+        debug_assert!(lr.sb.una() == self.snd_una && lr.sb.end() == self.snd_max);
+        debug_assert!(lr.sb.sacked_out + lr.sb.lost_out <= lr.sb.outstanding());
+        #[cfg(debug_assertions)]
+        if self.stats.data_arrived % 64 == 0 || ack % 61 == 0 {
+            // A recount now and then (every ACK would cost O(window)).
+            if let Err(e) = lr.sb.check() {
+                panic!("scoreboard at ACK {ack}: {e}");
+            }
+        }
     }
 
     /// RFC 6675 section 5 step (4.3): on entering recovery the first lost
