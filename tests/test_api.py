@@ -318,6 +318,8 @@ def test_sack_rack_prr_counters() -> None:
     assert r.scenario["tcp"]["sack"] is True
     plain = aqmlab.run(doc, overrides=["tcp.rack=false", "tcp.sack=false", "tcp.prr=false"])
     assert plain.summary["flows"]["sack_recoveries"] == 0
+    # Off, the switches stay out of the resolved scenario (a sweep's point ids as before).
+    assert not {"sack", "rack", "prr"} & set(plain.scenario["tcp"])
 
     def text(runs: list[tuple[str, Any]]) -> str:
         c = Console(width=200, record=True)

@@ -132,15 +132,25 @@ pub struct TcpSpec {
     /// Selective acknowledgements (RFC 2018) and the loss recovery that
     /// uses them (RFC 6675, with Linux's choices where the RFC leaves
     /// them open). Off (the default): NewReno's recovery without SACK.
+    /// The three switches below appear in the resolved scenario only when
+    /// on, so that a scenario without them resolves (and a sweep's point is
+    /// named) as before they existed.
+    #[serde(skip_serializing_if = "is_false")]
     pub sack: bool,
     /// RACK-TLP (RFC 8985) as Linux runs it: a loss is found by the time
     /// its segment was sent, not by the duplicate-ACK threshold, and a
     /// tail loss probe. Needs `sack`.
+    #[serde(skip_serializing_if = "is_false")]
     pub rack: bool,
     /// Proportional Rate Reduction (RFC 6937; PRR-SSRB as Linux computes
     /// it) during fast recovery, with or without SACK; recovery ends with
     /// cwnd = ssthresh.
+    #[serde(skip_serializing_if = "is_false")]
     pub prr: bool,
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
 }
 
 /// The segment limited transmit sends (`tcp.limited_transmit_sends`).

@@ -17,7 +17,8 @@ impl TcpFlow {
     }
 
     /// [`TcpFlow::on_ack`] for an ACK that carries SACK blocks (flows with
-    /// `tcp.sack`).
+    /// `tcp.sack`). Out of line: NewReno's ACKs keep their own copy.
+    #[inline(never)]
     pub fn on_ack_sack(
         &mut self,
         now: SimTime,
