@@ -51,7 +51,7 @@ impl World {
         } else {
             self.flows[f].on_ack(self.now, p.seq, p.flags, p.ecn, &mut out);
         }
-        self.emit(f, &mut out);
+        self.emit_tagged(f, &mut out, tag.sack);
         self.out = out;
         if tag.web {
             self.web_progress(f);
@@ -61,26 +61,18 @@ impl World {
     /// Turn a flow's segments into packets, send them, and re-arm its timers.
     #[inline]
     pub(super) fn emit(&mut self, f: usize, out: &mut Vec<Seg>) {
-        let sack = self.tag[f].sack;
-        for s in out.drain(..) {
-            let dir = u8::from(!s.from_sender);
-            let pos = self.routes.first(2 * f + dir as usize);
-            let id = self.arena.alloc(Packet {
-                size: s.size,
-                flow: f as u32,
-                seq: s.seq,
-                ts: s.ts,
-                enq_time: self.now,
-                pos,
-                dir,
-                conn: self.tag[f].conn,
-                flags: s.flags,
-                ecn: s.ecn,
-            });
-            if sack && dir == 1 {
-                self.put_sack(f, id, &s);
+        self.emit_tagged(f, out, self.tag[f].sack);
+    }
+
+    /// [`World::emit`] with the flow's `FlowTag::sack` at hand.
+    #[inline(always)]
+    fn emit_tagged(&mut self, f: usize, out: &mut Vec<Seg>, sack: bool) {
+        if sack {
+            self.emit_sack(f, out);
+        } else {
+            for s in out.drain(..) {
+                self.emit_seg(f, &s, false);
             }
-            self.send_on(self.routes.link_at(pos) as usize, id);
         }
         let fl = &mut self.flows[f];
         if let Some(d) = fl.rto_deadline {
@@ -102,6 +94,38 @@ impl World {
                 self.events.schedule(d, Event::DelAckTimer(f as u32));
             }
         }
+    }
+
+    /// [`World::emit`]'s segments of a SACK flow.
+    #[cold]
+    fn emit_sack(&mut self, f: usize, out: &mut Vec<Seg>) {
+        for s in out.drain(..) {
+            self.emit_seg(f, &s, true);
+        }
+    }
+
+    /// Segment `s` of flow `f` as a packet on its route's first link
+    /// (`sack`: a SACK flow, whose ACKs' blocks go beside the arena first).
+    #[inline(always)]
+    fn emit_seg(&mut self, f: usize, s: &Seg, sack: bool) {
+        let dir = u8::from(!s.from_sender);
+        let pos = self.routes.first(2 * f + dir as usize);
+        let id = self.arena.alloc(Packet {
+            size: s.size,
+            flow: f as u32,
+            seq: s.seq,
+            ts: s.ts,
+            enq_time: self.now,
+            pos,
+            dir,
+            conn: self.tag[f].conn,
+            flags: s.flags,
+            ecn: s.ecn,
+        });
+        if sack && dir == 1 {
+            self.put_sack(f, id, s);
+        }
+        self.send_on(self.routes.link_at(pos) as usize, id);
     }
 
     /// The SACK blocks of packet `id`, a SACK flow's segment on the ACK

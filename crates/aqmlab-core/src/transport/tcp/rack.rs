@@ -221,7 +221,8 @@ pub(super) fn pto(
             } else {
                 TIMEOUT_MIN
             };
-            SimTime::from_nanos((2.0 * s).round() as u64) + extra
+            // Whole nanoseconds (`as` truncates; no call into libm per ACK).
+            SimTime::from_nanos((2.0 * s) as u64) + extra
         }
         None => initial,
     }

@@ -57,8 +57,9 @@ pub(super) struct SackRx {
     /// A segment of each of the first blocks of the last ACKs, latest
     /// first, one per range (RFC 2018 section 4: "the most recently
     /// reported SACK blocks (based on first SACK blocks in previous SACK
-    /// options)").
-    recent: Vec<u64>,
+    /// options)"): the first `nrecent`.
+    recent: [u64; RECENT],
+    nrecent: usize,
     /// The blocks of the last ACK built.
     last: SackBlocks,
 }
@@ -152,28 +153,28 @@ impl SackRx {
             push(&mut out, i, &self.ranges);
         }
         // Then the blocks reported most recently, still held.
-        let recent = std::mem::take(&mut self.recent);
-        for &seq in &recent {
+        let (recent, nrecent) = (self.recent, self.nrecent);
+        for &seq in &recent[..nrecent] {
             if let Some(i) = self.range_of(seq) {
                 push(&mut out, i, &self.ranges);
             }
         }
         // Remember this ACK's first block, latest first, one entry per
         // range still held.
-        let mut next: Vec<u64> = Vec::with_capacity(RECENT);
         let mut seen = [usize::MAX; RECENT];
-        for seq in first.into_iter().chain(recent) {
-            if next.len() == RECENT {
+        self.nrecent = 0;
+        for seq in first.into_iter().chain(recent[..nrecent].iter().copied()) {
+            if self.nrecent == RECENT {
                 break;
             }
             if let Some(i) = self.range_of(seq) {
-                if !seen[..next.len()].contains(&i) {
-                    seen[next.len()] = i;
-                    next.push(seq);
+                if !seen[..self.nrecent].contains(&i) {
+                    seen[self.nrecent] = i;
+                    self.recent[self.nrecent] = seq;
+                    self.nrecent += 1;
                 }
             }
         }
-        self.recent = next;
         self.last = out;
     }
 }

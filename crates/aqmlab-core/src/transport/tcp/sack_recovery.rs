@@ -187,10 +187,15 @@ impl TcpFlow {
         //    cumulative ACK; RACK sees each segment delivered.
         let mut ranges = [(0u64, 0u64); super::sack::MAX_BLOCKS];
         let n = blocks.n as usize;
-        for (r, b) in ranges.iter_mut().zip(blocks.ranges(ack)) {
-            *r = b;
+        for (k, b) in blocks.ranges(ack).enumerate() {
+            // Insertion by start: three blocks at most.
+            let mut j = k;
+            while j > 0 && ranges[j - 1].0 > b.0 {
+                ranges[j] = ranges[j - 1];
+                j -= 1;
+            }
+            ranges[j] = b;
         }
-        ranges[..n].sort_unstable();
         let Lr { sb, rack, .. } = lr;
         let mut newly_sacked = 0;
         for &(s, e) in &ranges[..n] {

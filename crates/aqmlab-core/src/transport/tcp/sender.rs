@@ -70,13 +70,17 @@ impl TcpFlow {
         } else if ack == self.snd_una && self.snd_max > self.snd_una {
             self.on_dupack(now, ack, out);
         }
-        self.send_available(now, out);
+        if self.in_recovery && self.cfg.tcp.prr {
+            self.reno_prr_send(now, out);
+        } else {
+            self.send_window(now, out);
+        }
     }
 
     /// A cumulative ACK for new data: the RTT timing, `snd_una` moves on,
     /// then fast recovery's rules (`recovery_ack`) or the
     /// window's growth, and the retransmission timer.
-    #[inline]
+    #[inline(always)]
     fn on_new_ack(&mut self, now: SimTime, ack: u64, ece: bool, out: &mut Vec<Seg>) {
         let newly = ack - self.snd_una;
         self.time_ack(now, ack, ece);
@@ -168,6 +172,15 @@ impl TcpFlow {
         }
         if self.in_recovery && self.cfg.tcp.prr {
             self.reno_prr_send(now, out);
+            return;
+        }
+        self.send_window(now, out);
+    }
+
+    /// Send what the window allows (NewReno's ACKs, ECN's hold aside).
+    #[inline]
+    fn send_window(&mut self, now: SimTime, out: &mut Vec<Seg>) {
+        if self.ecn_hold {
             return;
         }
         let limit = (self.snd_una + self.window()).min(self.app_limit);
