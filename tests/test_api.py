@@ -290,3 +290,44 @@ def test_schedule_and_phases_through_the_api() -> None:
     assert r.scenario["metrics"]["phases"] == [["2s", "10s"], ["10500ms", "20s"]]
     assert r.params.column_names == ["time_s", "name", "value"]
     assert r.summary["links"][0]["name"] == "bottleneck"
+
+
+def test_sack_rack_prr_counters() -> None:
+    """``tcp.sack``, ``tcp.rack`` and ``tcp.prr``: their counters travel to the summary, the
+    flows table and the terminal's summary (rows shown only when a run has them)."""
+    from aqmlab.report import summary_table
+    from rich.console import Console
+
+    doc = {
+        "duration": "20s",
+        "seed": 1,
+        "topology": {"bottleneck_rate": "10Mbps", "buffer": 30},
+        "aqm": {"kind": "droptail"},
+        "tcp": {"packet_size": 1000, "sack": True, "rack": True, "prr": True},
+        "traffic": [{"kind": "bulk", "flows": 4}],
+        "metrics": {"start": "2s"},
+    }
+    r = aqmlab.run(doc)
+    f = r.summary["flows"]
+    assert f["sack_recoveries"] > 0 and f["rack_detections"] > 0
+    assert f["sack_recoveries"] == f["fast_retransmits"]
+    cols = r.flows.column_names
+    for c in ("sack_recoveries", "rack_detections", "tlp_probes"):
+        assert c in cols
+        assert sum(r.flows.column(c).to_pylist()) == f[c]
+    assert r.scenario["tcp"]["sack"] is True
+    plain = aqmlab.run(doc, overrides=["tcp.rack=false", "tcp.sack=false", "tcp.prr=false"])
+    assert plain.summary["flows"]["sack_recoveries"] == 0
+    # Off, the switches stay out of the resolved scenario (a sweep's point ids as before).
+    assert not {"sack", "rack", "prr"} & set(plain.scenario["tcp"])
+
+    def text(runs: list[tuple[str, Any]]) -> str:
+        c = Console(width=200, record=True)
+        c.print(summary_table(runs))
+        return c.export_text()
+
+    assert "SACK recoveries" not in text([("plain", plain.summary)])
+    assert "SACK recoveries" in text([("plain", plain.summary), ("sack", r.summary)])
+    with pytest.raises(aqmlab.ScenarioError) as e:
+        aqmlab.validate({**doc, "tcp": {"rack": True}})
+    assert e.value.path == "tcp.rack"

@@ -10,6 +10,12 @@ values. A refactor is checked by taking a digest before and after and comparing 
 
 ``diff`` prints every run whose summary or table differs and exits 1 if any does. Usage from
 the project root with aqmlab installed (``make build``).
+
+A change that adds figures (a summary key, a table column) and should change no other compares
+with ``take --drop NAME`` (repeatable): NAME is left out of every summary, at any depth, and of
+every table, so the digest taken after the change matches the one taken before it::
+
+    python tools/figures_digest.py take after.json --drop sack_recoveries --drop tlp_probes
 """
 
 from __future__ import annotations
@@ -32,9 +38,17 @@ import pyarrow.parquet as pq
 TIMING_KEYS = ("wall_time_s", "events_per_s", "sim_s_per_s")
 
 
+#: Keys and columns left out of the digests (``take --drop``).
+DROPPED: set[str] = set()
+
+
 def _strip(d: Any) -> Any:
     if isinstance(d, dict):
-        return {k: _strip(v) for k, v in sorted(d.items()) if k not in TIMING_KEYS}
+        return {
+            k: _strip(v)
+            for k, v in sorted(d.items())
+            if k not in TIMING_KEYS and k not in DROPPED
+        }
     if isinstance(d, list):
         return [_strip(v) for v in d]
     return d
@@ -49,24 +63,27 @@ def digest_folder(d: Path) -> dict[str, str]:
     """The digest of one run folder: its summary and each parquet table."""
     out = {"summary": _hash(_strip(json.loads((d / "summary.json").read_text())))}
     for f in sorted(d.glob("*.parquet")):
-        out[f.stem] = _hash(pq.read_table(f).to_pydict())
+        table = pq.read_table(f).to_pydict()
+        out[f.stem] = _hash({k: v for k, v in table.items() if k not in DROPPED})
     return out
 
 
-def _run_scenario(path: str) -> tuple[str, dict[str, str]]:
+def _run_scenario(path: str, dropped: frozenset[str] = frozenset()) -> tuple[str, dict[str, str]]:
     import aqmlab
 
+    DROPPED.update(dropped)
     warnings.simplefilter("ignore")
     with tempfile.TemporaryDirectory() as tmp:
         aqmlab.run(path, out=Path(tmp) / "run")
         return path, digest_folder(Path(tmp) / "run")
 
 
-def take(out: Path, jobs: int, presets: bool) -> None:
+def take(out: Path, jobs: int, presets: bool, dropped: frozenset[str] = frozenset()) -> None:
+    DROPPED.update(dropped)
     files = sorted(str(p) for p in Path("scenarios").rglob("*.toml"))
     digests: dict[str, Any] = {}
     with ProcessPoolExecutor(jobs) as pool:
-        for path, d in pool.map(_run_scenario, files):
+        for path, d in pool.map(_run_scenario, files, [dropped] * len(files)):
             digests[path] = d
             print(f"{path}: {d['summary']}", flush=True)
     if presets:
@@ -105,12 +122,19 @@ def main() -> int:
     t.add_argument("out", type=Path)
     t.add_argument("--jobs", type=int, default=2)
     t.add_argument("--no-presets", action="store_true", help="scenario files only")
+    t.add_argument(
+        "--drop",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="leave this summary key or table column out (repeatable)",
+    )
     d = sub.add_parser("diff", help="compare two digest files")
     d.add_argument("a", type=Path)
     d.add_argument("b", type=Path)
     args = ap.parse_args()
     if args.cmd == "take":
-        take(args.out, args.jobs, not args.no_presets)
+        take(args.out, args.jobs, not args.no_presets, frozenset(args.drop))
         return 0
     return diff(json.loads(args.a.read_text()), json.loads(args.b.read_text()))
 

@@ -34,6 +34,8 @@ mod tcp_dctcp;
 mod tcp_fidelity;
 #[path = "tcp_profiles.rs"]
 mod tcp_profiles;
+#[path = "tcp_sack.rs"]
+mod tcp_sack;
 #[path = "topologies.rs"]
 mod topologies;
 #[path = "traffic.rs"]

@@ -7,7 +7,7 @@ from typing import Any
 
 from rich.table import Table
 
-__all__ = ["ROWS", "summary_table"]
+__all__ = ["OPTIONAL_ROWS", "ROWS", "summary_table"]
 
 Fmt = Callable[[Any], str]
 
@@ -62,6 +62,14 @@ ROWS: list[tuple[str, str | None, str, Fmt]] = [
     ("timeouts", "flows", "timeouts", _int),
 ]
 
+#: Rows shown only when a run has a figure other than 0: the loss recovery's
+#: counters of ``tcp.sack`` and ``tcp.rack``.
+OPTIONAL_ROWS: list[tuple[str, str | None, str, Fmt]] = [
+    ("SACK recoveries", "flows", "sack_recoveries", _int),
+    ("RACK detections", "flows", "rack_detections", _int),
+    ("TLP probes", "flows", "tlp_probes", _int),
+]
+
 
 def _get(summary: Mapping[str, Any], section: str | None, key: str) -> Any:
     node = summary if section is None else summary.get(section, {})
@@ -75,7 +83,8 @@ def summary_table(runs: Sequence[tuple[str, Mapping[str, Any]]], title: str = ""
     for label, _ in runs:
         t.add_column(label, justify="right")
     section_seen: str | None = ""
-    for label, section, key, fmt in ROWS:
+    shown = [r for r in OPTIONAL_ROWS if any(_get(s, r[1], r[2]) for _, s in runs)]
+    for label, section, key, fmt in ROWS + shown:
         if section != section_seen:
             section_seen = section
             if section is not None:

@@ -56,7 +56,9 @@ impl TcpVariant {
 }
 
 /// `tcp.profile`: a named set of defaults for the `[tcp]` keys, which
-/// the keys a scenario gives then refine. `docs/tcp.md` lists each.
+/// the keys a scenario gives then refine. `docs/tcp.md` lists each. The
+/// resolved scenario lists every key's value, not the profile (which a
+/// flow does not carry: its `TcpSpec` stays within its cache lines).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub enum TcpProfile {
     /// aqmlab's own defaults (the RFCs' rules, NewReno, one segment at the start).
@@ -108,7 +110,6 @@ impl TcpProfile {
             // under ECN, 1500-byte packets (an Ethernet MTU), byte counting
             // (`tcp_slow_start`, `tcp_cong_avoid_ai`).
             TcpProfile::Linux => TcpSpec {
-                profile: self,
                 variant: TcpVariant::Cubic,
                 packet_size: 1500,
                 delayed_ack: true,
@@ -120,13 +121,17 @@ impl TcpProfile {
                 recovery_exit: RecoveryExit::Ssthresh,
                 ecn_hold: false,
                 byte_counting: true,
+                // SACK (`net.ipv4.tcp_sack = 1`), RACK-TLP as its loss
+                // detection (`net.ipv4.tcp_recovery = 1`), PRR in recovery.
+                sack: true,
+                rack: true,
+                prr: true,
                 ..d
             },
             // ns-2 before its 2003 changes: no limited transmit
             // (`singledup_` off), NewReno's timer re-armed on every partial
             // ACK (`newreno_changes1_ = 0`), retransmissions ECN-capable.
             TcpProfile::Ns2001 => TcpSpec {
-                profile: self,
                 limited_transmit: false,
                 partial_ack_timer: PartialAckTimer::Every,
                 ect_retransmits: true,
@@ -138,7 +143,6 @@ impl TcpProfile {
             // (`exit_recovery_fix_ = 0`), limited transmit sending the
             // next segment (`singledup_`), retransmissions ECN-capable.
             TcpProfile::Ns2009 => TcpSpec {
-                profile: self,
                 ect_retransmits: true,
                 clock_tick: SimTime::from_millis(10),
                 loss_ssthresh: LossSsthresh::Ns2,
@@ -154,8 +158,6 @@ impl TcpProfile {
 /// `[tcp]`: the TCP of every flow.
 #[derive(Clone, Copy, Debug, Serialize)]
 pub struct TcpSpec {
-    /// The profile whose defaults the other keys refine.
-    pub profile: TcpProfile,
     pub variant: TcpVariant,
     /// Bytes on the wire of a full data packet (payload MSS = packet_size - 40).
     pub packet_size: u32,
@@ -256,6 +258,28 @@ pub struct TcpSpec {
     /// default): one segment per new ACK in slow start, 1/cwnd in
     /// congestion avoidance.
     pub byte_counting: bool,
+    /// Selective acknowledgements (RFC 2018) and the loss recovery that
+    /// uses them (RFC 6675, with Linux's choices where the RFC leaves
+    /// them open). Off (the default): NewReno's recovery without SACK.
+    /// The three switches below appear in the resolved scenario only when
+    /// on, so that a scenario without them resolves (and a sweep's point is
+    /// named) as before they existed.
+    #[serde(skip_serializing_if = "is_false")]
+    pub sack: bool,
+    /// RACK-TLP (RFC 8985) as Linux runs it: a loss is found by the time
+    /// its segment was sent, not by the duplicate-ACK threshold, and a
+    /// tail loss probe. Needs `sack`.
+    #[serde(skip_serializing_if = "is_false")]
+    pub rack: bool,
+    /// Proportional Rate Reduction (RFC 6937; PRR-SSRB as Linux computes
+    /// it) during fast recovery, with or without SACK; recovery ends with
+    /// cwnd = ssthresh.
+    #[serde(skip_serializing_if = "is_false")]
+    pub prr: bool,
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
 }
 
 /// ssthresh at a timeout during fast recovery (`tcp.timeout_in_recovery`).
@@ -320,7 +344,6 @@ pub enum PartialAckTimer {
 impl Default for TcpSpec {
     fn default() -> Self {
         TcpSpec {
-            profile: TcpProfile::Aqmlab,
             variant: TcpVariant::NewReno,
             packet_size: 1000,
             ecn: false,
@@ -346,6 +369,9 @@ impl Default for TcpSpec {
             ecn_hold: true,
             timeout_in_recovery: TimeoutInRecovery::Keep,
             byte_counting: false,
+            sack: false,
+            rack: false,
+            prr: false,
         }
     }
 }
@@ -360,7 +386,6 @@ impl TcpSpec {
             TcpProfile::from_name(t.choice("profile", TcpProfile::NAMES, Some("aqmlab"))?);
         let d = profile.defaults();
         let s = TcpSpec {
-            profile,
             variant: TcpVariant::from_name(t.choice(
                 "variant",
                 TcpVariant::NAMES,
@@ -442,6 +467,9 @@ impl TcpSpec {
                 _ => TimeoutInRecovery::Keep,
             },
             byte_counting: t.bool("byte_counting", d.byte_counting)?,
+            sack: t.bool("sack", d.sack)?,
+            rack: t.bool("rack", d.rack)?,
+            prr: t.bool("prr", d.prr)?,
         };
         t.finish()?;
         if matches!(profile, TcpProfile::Ns2001 | TcpProfile::Ns2009)
@@ -505,6 +533,13 @@ impl TcpSpec {
             return Err(SpecError::new(
                 join(path, "ecn"),
                 DCTCP_NEEDS_ECN.replace("{where}", "tcp.ecn"),
+            ));
+        }
+        if s.rack && !s.sack {
+            return Err(SpecError::new(
+                join(path, "rack"),
+                "true is not allowed with sack = false: RACK-TLP finds losses from SACK \
+                 blocks; set tcp.sack = true as well",
             ));
         }
         if s.rwnd == 0 {

@@ -4,5 +4,5 @@
 pub mod tcp;
 pub mod udp;
 
-pub use tcp::{FlowStats, Seg, TcpConfig, TcpFlow};
+pub use tcp::{FlowStats, SackBlocks, Seg, TcpConfig, TcpFlow};
 pub use udp::UdpSource;

@@ -252,8 +252,10 @@ impl World {
                     conn: 0,
                     udp: udp[f].is_some(),
                     web: web[f].is_some(),
+                    sack: udp[f].is_none() && flows[f].cfg.tcp.sack,
                 })
                 .collect(),
+            sack: Vec::new(),
             short_bytes: vec![0; flows.len()],
             flows,
             udp,

@@ -6,7 +6,7 @@
 use super::World;
 use crate::packet::{flags, Packet, PktId};
 use crate::sim::Event;
-use crate::transport::Seg;
+use crate::transport::{SackBlocks, Seg};
 
 impl World {
     /// Packet `id` (`p`) has reached its flow's endpoint: the receiver (data,
@@ -43,10 +43,15 @@ impl World {
         let mut out = std::mem::take(&mut self.out);
         if p.dir == 0 {
             self.flows[f].on_data(self.now, p.seq, p.flags, p.ecn, p.ts, &mut out);
+        } else if tag.sack {
+            // The slot may be taken again by what this ACK sends: its
+            // blocks are read first.
+            let b = self.sack.get(id as usize).copied().unwrap_or_default();
+            self.flows[f].on_ack_sack(self.now, p.seq, p.flags, p.ecn, &b, &mut out);
         } else {
             self.flows[f].on_ack(self.now, p.seq, p.flags, p.ecn, &mut out);
         }
-        self.emit(f, &mut out);
+        self.emit_tagged(f, &mut out, tag.sack);
         self.out = out;
         if tag.web {
             self.web_progress(f);
@@ -56,22 +61,18 @@ impl World {
     /// Turn a flow's segments into packets, send them, and re-arm its timers.
     #[inline]
     pub(super) fn emit(&mut self, f: usize, out: &mut Vec<Seg>) {
-        for s in out.drain(..) {
-            let dir = u8::from(!s.from_sender);
-            let pos = self.routes.first(2 * f + dir as usize);
-            let id = self.arena.alloc(Packet {
-                size: s.size,
-                flow: f as u32,
-                seq: s.seq,
-                ts: s.ts,
-                enq_time: self.now,
-                pos,
-                dir,
-                conn: self.tag[f].conn,
-                flags: s.flags,
-                ecn: s.ecn,
-            });
-            self.send_on(self.routes.link_at(pos) as usize, id);
+        self.emit_tagged(f, out, self.tag[f].sack);
+    }
+
+    /// [`World::emit`] with the flow's `FlowTag::sack` at hand.
+    #[inline(always)]
+    fn emit_tagged(&mut self, f: usize, out: &mut Vec<Seg>, sack: bool) {
+        if sack {
+            self.emit_sack(f, out);
+        } else {
+            for s in out.drain(..) {
+                self.emit_seg(f, &s, false);
+            }
         }
         let fl = &mut self.flows[f];
         if let Some(d) = fl.rto_deadline {
@@ -93,6 +94,55 @@ impl World {
                 self.events.schedule(d, Event::DelAckTimer(f as u32));
             }
         }
+    }
+
+    /// [`World::emit`]'s segments of a SACK flow.
+    #[cold]
+    fn emit_sack(&mut self, f: usize, out: &mut Vec<Seg>) {
+        for s in out.drain(..) {
+            self.emit_seg(f, &s, true);
+        }
+    }
+
+    /// Segment `s` of flow `f` as a packet on its route's first link
+    /// (`sack`: a SACK flow, whose ACKs' blocks go beside the arena first).
+    #[inline(always)]
+    fn emit_seg(&mut self, f: usize, s: &Seg, sack: bool) {
+        let dir = u8::from(!s.from_sender);
+        let pos = self.routes.first(2 * f + dir as usize);
+        let id = self.arena.alloc(Packet {
+            size: s.size,
+            flow: f as u32,
+            seq: s.seq,
+            ts: s.ts,
+            enq_time: self.now,
+            pos,
+            dir,
+            conn: self.tag[f].conn,
+            flags: s.flags,
+            ecn: s.ecn,
+        });
+        if sack && dir == 1 {
+            self.put_sack(f, id, s);
+        }
+        self.send_on(self.routes.link_at(pos) as usize, id);
+    }
+
+    /// The SACK blocks of packet `id`, a SACK flow's segment on the ACK
+    /// route: those of its receiver's last ACK for an ACK, none for a SYN
+    /// or a request.
+    #[cold]
+    fn put_sack(&mut self, f: usize, id: PktId, s: &Seg) {
+        let i = id as usize;
+        if self.sack.len() <= i {
+            self.sack
+                .resize((i + 1).max(2 * self.sack.len()), SackBlocks::NONE);
+        }
+        self.sack[i] = if s.flags & (flags::SYN | flags::REQ) == 0 {
+            self.flows[f].sack_blocks()
+        } else {
+            SackBlocks::NONE
+        };
     }
 
     pub(super) fn rto_timer(&mut self, f: usize) {

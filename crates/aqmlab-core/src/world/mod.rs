@@ -44,7 +44,7 @@ use crate::net::topology::Routes;
 use crate::packet::{Arena, PktId};
 use crate::scenario::{Direction, Scenario};
 use crate::sim::{Event, EventQueue};
-use crate::transport::{Seg, TcpFlow, UdpSource};
+use crate::transport::{SackBlocks, Seg, TcpFlow, UdpSource};
 use crate::units::SimTime;
 use sample::Extras;
 use std::cmp::Reverse;
@@ -108,6 +108,8 @@ struct FlowTag {
     udp: bool,
     /// A web session (`World::web` holds it).
     web: bool,
+    /// Its ACKs carry SACK blocks (`tcp.sack`; `World::sack` holds them).
+    sack: bool,
 }
 
 /// A traffic group's flows and which of them run.
@@ -187,6 +189,10 @@ pub struct World {
     /// Connection number and application kind of each flow, densely (read
     /// on every packet's arrival).
     tag: Vec<FlowTag>,
+    /// The SACK blocks of the ACKs in flight of SACK flows, indexed by
+    /// packet id beside the arena (a packet stays 40 bytes): written when
+    /// the ACK is sent, read when it arrives. Empty without SACK flows.
+    sack: Vec<SackBlocks>,
     /// Per flow, payload bytes by which the delivered segments fall short
     /// of full ones (each `web` response's last segment carries
     /// `last_payload` <= mss bytes): delivered bytes = segments x mss - this.

@@ -134,6 +134,8 @@ impl World {
                     s.data_sent, s.data_arrived, s.data_dropped, in_flight[f]
                 ));
             }
+            // The SACK scoreboard's counters against a recount.
+            fl.check_recovery().map_err(|e| format!("flow {f}: {e}"))?;
         }
         Ok(())
     }

@@ -122,6 +122,12 @@ pub struct FlowsSummary {
     /// Window reductions in answer to ECN-Echo.
     pub ecn_reductions: u64,
     pub marks_seen: u64,
+    /// Loss recoveries run with SACK (`tcp.sack`; also in
+    /// `fast_retransmits`), segments RACK marked lost and tail loss probes
+    /// sent (`tcp.rack`).
+    pub sack_recoveries: u64,
+    pub rack_detections: u64,
+    pub tlp_probes: u64,
     /// Mean of the flows' RTT samples (their measured round-trip times,
     /// queueing included), seconds; NaN without samples.
     pub rtt_mean_s: f64,
@@ -204,6 +210,9 @@ pub struct FlowTable {
     pub fast_retransmits: Vec<u64>,
     pub marks_seen: Vec<u64>,
     pub ecn_reductions: Vec<u64>,
+    pub sack_recoveries: Vec<u64>,
+    pub rack_detections: Vec<u64>,
+    pub tlp_probes: Vec<u64>,
     pub drops: Vec<u64>,
     pub rtt_mean_s: Vec<f64>,
     pub cwnd_final: Vec<f64>,
@@ -330,6 +339,9 @@ impl World {
                 fs.fast_retransmits += s.fast_retransmits - b.fast_retransmits;
                 fs.ecn_reductions += s.ecn_reductions - b.ecn_reductions;
                 fs.marks_seen += s.marks_seen - b.marks_seen;
+                fs.sack_recoveries += s.sack_recoveries - b.sack_recoveries;
+                fs.rack_detections += s.rack_detections - b.rack_detections;
+                fs.tlp_probes += s.tlp_probes - b.tlp_probes;
                 rtt_sum += s.rtt_sum_s - b.rtt_sum_s;
                 rtt_n += s.rtt_samples - b.rtt_samples;
             }
@@ -361,6 +373,13 @@ impl World {
             table
                 .ecn_reductions
                 .push(s.ecn_reductions - b.ecn_reductions);
+            table
+                .sack_recoveries
+                .push(s.sack_recoveries - b.sack_recoveries);
+            table
+                .rack_detections
+                .push(s.rack_detections - b.rack_detections);
+            table.tlp_probes.push(s.tlp_probes - b.tlp_probes);
             table.drops.push(s.data_dropped - b.data_dropped);
             let n = s.rtt_samples - b.rtt_samples;
             table.rtt_mean_s.push(if n == 0 {

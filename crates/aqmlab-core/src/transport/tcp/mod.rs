@@ -30,8 +30,12 @@
 //!   than a full packet. `docs/tcp.md` lists what is modelled.
 //! - Receiver: cumulative ACKs, out-of-order segments kept, an immediate ACK
 //!   for out-of-order data or a filled hole, optional delayed ACKs.
+//! - Switches, off by default: SACK (RFC 2018) with RFC 6675's loss
+//!   recovery as Linux runs it (`tcp.sack`), RACK-TLP (RFC 8985,
+//!   `tcp.rack`), PRR (RFC 6937, `tcp.prr`). Their state is boxed (a
+//!   flow's `lr`) and read only when the configuration names them.
 //!
-//! Not modelled: SACK, timestamps on the wire (the echoed send time stands
+//! Not modelled: DSACK, timestamps on the wire (the echoed send time stands
 //! in for RTT measurement), Nagle, window scaling, the close handshake's
 //! state (the engine sends the teardown's FIN/ACK packets, see `docs/tcp.md`).
 //!
@@ -44,7 +48,14 @@
 //! - `receiver.rs`: taking data and sending ACKs;
 //! - `rto.rs`: RTT estimation and the retransmission timer;
 //! - `recovery.rs`: fast retransmit, NewReno's fast recovery, limited
-//!   transmit;
+//!   transmit, and PRR in it without SACK;
+//! - `sack.rs`: SACK blocks on the wire and at the receiver (RFC 2018);
+//! - `scoreboard.rs`: the SACK sender's scoreboard (RFC 6675 section 3);
+//! - `sack_recovery.rs`: loss recovery with SACK (RFC 6675, Linux's
+//!   `tcp_fastretrans_alert`), the flow's timer shared by RTO, probe and
+//!   reordering timeouts;
+//! - `rack.rs`: RACK-TLP (RFC 8985);
+//! - `prr.rs`: Proportional Rate Reduction (RFC 6937);
 //! - `cc/`: congestion control, the window's growth and cuts, one file per
 //!   algorithm (`reno.rs`: Reno's rules, shared by Reno and NewReno, and
 //!   byte counting; `cubic.rs`; `dctcp.rs`).
@@ -52,14 +63,20 @@
 mod cc;
 mod config;
 mod connection;
+mod prr;
+mod rack;
 mod receiver;
 mod recovery;
 mod rto;
+mod sack;
+mod sack_recovery;
+mod scoreboard;
 mod sender;
 #[cfg(test)]
 mod testing;
 
 pub use config::{Growth, TcpConfig};
+pub use sack::SackBlocks;
 
 use crate::packet::Ecn;
 use crate::scenario::{TcpVariant, HEADER_BYTES};
@@ -120,6 +137,14 @@ pub struct FlowStats {
     /// the session was busy and waited for one (counted on the session's
     /// first lane, by the engine).
     pub pages_waited: u64,
+    /// Loss recoveries run with SACK (RFC 6675; also counted in
+    /// `fast_retransmits`).
+    pub sack_recoveries: u64,
+    /// Segments RACK marked lost (RFC 8985; a retransmission lost again
+    /// counts again).
+    pub rack_detections: u64,
+    /// Tail loss probes sent (RFC 8985 section 7).
+    pub tlp_probes: u64,
 }
 
 /// The sender's last window reduction (ns-2's `last_cwnd_action_`).
@@ -283,6 +308,9 @@ pub struct TcpFlow {
     /// None otherwise). Read only when the configuration names one of
     /// them, so Reno's ACKs never touch it.
     cc: Option<Box<cc::State>>,
+    /// Loss recovery with SACK, RACK-TLP and PRR (`tcp.sack`, `tcp.prr`;
+    /// None otherwise). Read only when the configuration names them.
+    lr: Option<Box<sack_recovery::Lr>>,
 }
 
 impl TcpFlow {
@@ -372,6 +400,8 @@ impl TcpFlow {
             stats: FlowStats::default(),
             cwnd_cnt: 0,
             cc: cc::State::of(cfg.tcp.variant).map(Box::new),
+            lr: (cfg.tcp.sack || cfg.tcp.prr)
+                .then(|| Box::new(sack_recovery::Lr::new(cfg.tcp.rack))),
         }
     }
 
@@ -402,6 +432,16 @@ impl TcpFlow {
         self.rcv_nxt
     }
 
+    /// Whether the sender is in fast recovery (NewReno's or SACK's).
+    pub fn in_recovery(&self) -> bool {
+        self.in_recovery
+    }
+
+    /// Oldest unacknowledged segment, and one past the highest sent.
+    pub fn snd_una(&self) -> u64 {
+        self.snd_una
+    }
+
     /// Whether the application stopped and everything it sent is acknowledged.
     pub fn finished(&self) -> bool {
         self.app_limit != u64::MAX && self.snd_una >= self.app_limit
@@ -427,7 +467,9 @@ mod layout {
         assert!(offset_of!(TcpFlow, rcv_nxt) < 256);
         assert!(offset_of!(FlowStats, rtt_samples) < 40);
         assert!(offset_of!(TcpFlow, stats) + 40 <= 7 * 64);
-        // Ten cache lines a flow: an algorithm's own state is boxed.
-        assert_eq!(std::mem::size_of::<TcpFlow>(), 10 * 64);
+        // Eleven cache lines a flow (the last two read only at connection
+        // set-up and by the counters SACK adds): an algorithm's own state,
+        // and SACK's, are boxed.
+        assert_eq!(std::mem::size_of::<TcpFlow>(), 11 * 64);
     }
 }

@@ -1,9 +1,9 @@
 //! The data receiver: in-order delivery with out-of-order segments kept,
 //! cumulative ACKs (immediate for out-of-order data or a filled hole,
-//! else delayed if asked), the ECN-Echo until CWR (RFC 3168) or, for
-//! DCTCP, per CE state with an immediate ACK when it changes (RFC 8257
-//! section 3.2), and the client's side of a SYN/ACK or of a request's
-//! acknowledgement.
+//! else delayed if asked; with SACK, the blocks of `sack.rs`), the
+//! ECN-Echo until CWR (RFC 3168) or, for DCTCP, per CE state with an
+//! immediate ACK when it changes (RFC 8257 section 3.2), and the client's
+//! side of a SYN/ACK or of a request's acknowledgement.
 
 use super::{Client, Echo, Seg, TcpFlow};
 use crate::packet::{flags, Ecn};
@@ -72,6 +72,9 @@ impl TcpFlow {
             self.stats.segments_delivered += n;
             if n > 1 || !self.ooo.is_empty() {
                 immediate = true; // filled (part of) a hole: RFC 5681 section 4.2
+                if self.cfg.tcp.sack {
+                    self.sack_rx(seq);
+                }
             }
         } else {
             immediate = true; // out of order or duplicate
@@ -81,6 +84,9 @@ impl TcpFlow {
                     self.ooo.resize(idx + 1, false);
                 }
                 self.ooo[idx] = true;
+            }
+            if self.cfg.tcp.sack {
+                self.sack_rx(seq);
             }
         }
         self.last_ts = ts;

@@ -4,7 +4,11 @@
 //! fast recovery with window inflation, NewReno's partial ACKs and its
 //! exit (RFC 6582 section 3.2 steps 3 and 5), Reno's exit at the first
 //! new ACK, and limited transmit (RFC 3042). The window cut itself is the
-//! congestion control's (`cc/`).
+//! congestion control's (`cc/`). With `tcp.prr` the window in recovery is
+//! PRR's (RFC 6937, `prr.rs`) instead of inflation and deflation, with
+//! DeliveredData estimated from the duplicate ACKs (RFC 6937 section 3)
+//! and the pipe as the segments outstanding less those duplicate ACKs and
+//! the hole not yet sent again (as Linux counts a flow without SACK).
 
 use super::{Cut, Seg, TcpFlow};
 use crate::scenario::{LimitedTransmitSends, PartialAckTimer, RecoveryExit, TcpVariant};
@@ -18,7 +22,11 @@ impl TcpFlow {
     pub(super) fn on_dupack(&mut self, now: SimTime, ack: u64, out: &mut Vec<Seg>) {
         self.dupacks += 1;
         if self.in_recovery {
-            self.cwnd += 1.0; // inflate
+            if self.cfg.tcp.prr {
+                self.reno_prr_ack(0, false);
+            } else {
+                self.cwnd += 1.0; // inflate
+            }
         } else if self.dupacks == 3 {
             // A loss in the window an ECN reduction already answered
             // is repaired without halving again (RFC 3168 section
@@ -62,6 +70,7 @@ impl TcpFlow {
     /// segments that left the network.
     #[inline]
     fn fast_retransmit(&mut self, now: SimTime, after_ecn: bool, out: &mut Vec<Seg>) {
+        let prior = self.window();
         self.loss_cut(after_ecn);
         self.recover = self.snd_max;
         self.ecn_recover = self.snd_max;
@@ -71,13 +80,115 @@ impl TcpFlow {
         self.partial_seen = false;
         self.rtt_seq = None;
         self.stats.fast_retransmits += 1;
-        self.retransmit_una(now, out);
+        if self.cfg.tcp.prr {
+            // RFC 6937: PRR sets the window from this ACK on (at least the
+            // retransmission goes).
+            self.reno_prr_start(prior);
+            self.reno_prr_send(now, out);
+        } else {
+            self.retransmit_una(now, out);
+            self.cwnd = self.exit_cwnd + 3.0;
+        }
         // The timer restarts with the fast retransmission (as
         // 4.4BSD, ns-2 and Linux do): its ACK needs a round
         // trip, and a timer armed for an earlier segment would
         // fire before it could come back.
         self.rto_deadline = Some(now + self.rto);
-        self.cwnd = self.exit_cwnd + 3.0;
+    }
+
+    /// PRR without SACK (RFC 6937 section 3; Linux's flows without SACK):
+    /// recovery begins with the window `prior` before the cut; the three
+    /// duplicate ACKs stand for three segments that left the network, the
+    /// oldest segment is lost and not yet sent again, and this ACK
+    /// delivered one.
+    fn reno_prr_start(&mut self, prior: u64) {
+        let outstanding = self.outstanding();
+        let Some(lr) = self.lr.as_deref_mut() else {
+            return;
+        };
+        lr.prr = super::prr::Prr::start(prior);
+        lr.reno_sacked = u64::from(self.dupacks).min(outstanding.saturating_sub(1));
+        lr.head_pending = true;
+        self.reno_prr_cwnd(1, false, false);
+    }
+
+    /// PRR without SACK, an ACK in recovery: `acked` segments newly
+    /// acknowledged cumulatively (0: a duplicate ACK). DeliveredData is
+    /// estimated from the duplicate ACKs (RFC 6937 section 3, as Linux's
+    /// `tcp_add_reno_sack` and `tcp_remove_reno_sacks`): a duplicate ACK
+    /// delivered one segment (at most all but the hole); a cumulative ACK
+    /// the segments it covers beyond those already counted, at least one.
+    /// A partial ACK (`partial`) leaves its next hole lost, to be sent again
+    /// when PRR allows (RFC 6582 section 3.2 step 5 under PRR).
+    pub(super) fn reno_prr_ack(&mut self, acked: u64, partial: bool) {
+        let outstanding = self.outstanding();
+        let Some(lr) = self.lr.as_deref_mut() else {
+            return;
+        };
+        let delivered = if acked == 0 {
+            let before = lr.reno_sacked;
+            lr.reno_sacked = (before + 1).min(outstanding.saturating_sub(1));
+            lr.reno_sacked.saturating_sub(before)
+        } else {
+            let d = acked.saturating_sub(lr.reno_sacked).max(1);
+            lr.reno_sacked = lr.reno_sacked.saturating_sub(acked - 1);
+            d
+        };
+        if partial {
+            lr.head_pending = true;
+        }
+        self.reno_prr_cwnd(delivered, acked > 0, partial);
+    }
+
+    /// PRR's window for an ACK that delivered `delivered` segments, with the
+    /// pipe estimated as the segments outstanding less those the duplicate
+    /// ACKs counted and the hole not yet sent again.
+    fn reno_prr_cwnd(&mut self, delivered: u64, una_advanced: bool, newly_lost: bool) {
+        let target = self.prr_target();
+        let pipe = self.reno_pipe();
+        let Some(lr) = self.lr.as_deref_mut() else {
+            return;
+        };
+        if let Some(c) = lr
+            .prr
+            .on_ack(target, pipe, delivered, una_advanced, newly_lost)
+        {
+            self.cwnd = c as f64;
+        }
+    }
+
+    /// PRR without SACK: the segments in the network, estimated.
+    fn reno_pipe(&self) -> u64 {
+        let (sacked, hole) = self
+            .lr
+            .as_deref()
+            .map_or((0, 0), |l| (l.reno_sacked, u64::from(l.head_pending)));
+        self.outstanding().saturating_sub(sacked + hole)
+    }
+
+    /// PRR without SACK, what goes out in recovery: the hole first, then new
+    /// data, while the estimated pipe is below cwnd.
+    pub(super) fn reno_prr_send(&mut self, now: SimTime, out: &mut Vec<Seg>) {
+        let w = self.window();
+        if self.lr.as_deref().is_some_and(|l| l.head_pending) && self.reno_pipe() < w {
+            self.retransmit_una(now, out);
+            if let Some(lr) = self.lr.as_deref_mut() {
+                lr.head_pending = false;
+                lr.prr.out += 1;
+            }
+        }
+        let limit = (self.snd_una + u64::from(self.cfg.tcp.rwnd)).min(self.app_limit);
+        while self.snd_nxt < limit && self.reno_pipe() < w {
+            let s = self.data_seg(self.snd_nxt, now);
+            out.push(s);
+            self.snd_nxt += 1;
+            if self.snd_nxt > self.snd_max {
+                self.snd_max = self.snd_nxt;
+            }
+            if let Some(lr) = self.lr.as_deref_mut() {
+                lr.prr.out += 1;
+            }
+        }
     }
 
     /// A new ACK during fast recovery. Reno leaves recovery at the first;
@@ -102,9 +213,11 @@ impl TcpFlow {
             }
             TcpVariant::NewReno | TcpVariant::Cubic | TcpVariant::Dctcp => {
                 if ack >= self.recover {
-                    // RFC 6582 3.2 step 3, option (1) or (2).
+                    // RFC 6582 3.2 step 3, option (1) or (2); with PRR,
+                    // ssthresh (RFC 6937 section 3).
                     let flight = self.outstanding() as f64;
                     self.cwnd = match self.cfg.tcp.recovery_exit {
+                        _ if self.cfg.tcp.prr => self.exit_cwnd,
                         RecoveryExit::Flight => self.exit_cwnd.min(flight.max(1.0) + 1.0),
                         RecoveryExit::Ssthresh => self.exit_cwnd,
                     };
@@ -121,8 +234,13 @@ impl TcpFlow {
                     // one hole repaired per round trip for minutes;
                     // `partial_ack_timer = "every"` re-arms it on
                     // each ("Slow-but-Steady").
-                    self.retransmit_una(now, out);
-                    self.cwnd = (self.cwnd - newly as f64 + 1.0).max(1.0);
+                    if self.cfg.tcp.prr {
+                        // PRR lets the hole go when the pipe allows.
+                        self.reno_prr_ack(newly, true);
+                    } else {
+                        self.retransmit_una(now, out);
+                        self.cwnd = (self.cwnd - newly as f64 + 1.0).max(1.0);
+                    }
                     if !self.partial_seen
                         || self.cfg.tcp.partial_ack_timer == PartialAckTimer::Every
                     {

@@ -2,7 +2,9 @@
 //! per round trip, Karn's rule; on an exact clock in floating point, or in
 //! whole ticks with Jacobson's integer estimator), SRTT, RTTVAR and the
 //! RTO with its bounds, the timer's re-arming after an ACK, and what a
-//! timeout does: exponential backoff, the window cut and go-back-N.
+//! timeout does: exponential backoff, the window cut and go-back-N (with
+//! SACK: the lost segments only, `sack_recovery.rs`, which also handles the
+//! flow's timer when it stands for a probe or reordering timeout).
 
 use super::{Cut, Seg, State, TcpFlow};
 use crate::units::SimTime;
@@ -51,7 +53,7 @@ impl TcpFlow {
 
     /// A new ACK that covers the timed segment gives an RTT sample (one
     /// timing per round trip, Karn's rule: see the module's head).
-    #[inline]
+    #[inline(always)]
     pub(super) fn time_ack(&mut self, now: SimTime, ack: u64, ece: bool) {
         if self.rtt_seq.is_some_and(|s| ack > s) {
             self.rtt_seq = None;
@@ -90,6 +92,9 @@ impl TcpFlow {
                 return;
             }
         }
+        if self.cfg.tcp.sack && self.state == State::Established && self.lr_timer(now, out) {
+            return; // a probe or reordering timeout (RACK-TLP)
+        }
         self.rto = (self.rto + self.rto).min(self.cfg.tcp.max_rto); // RFC 6298 (5.5)
         match self.state {
             State::Idle | State::SynRcvd => {}
@@ -112,6 +117,11 @@ impl TcpFlow {
                 self.ecn_recover = self.snd_max;
                 self.in_recovery = false;
                 self.dupacks = 0;
+                if self.cfg.tcp.sack {
+                    // The SACK information is kept: no go-back-N.
+                    self.sack_timeout(now, out);
+                    return;
+                }
                 self.snd_nxt = self.snd_una; // go back N
                 self.send_available(now, out);
                 self.rto_deadline = Some(now + self.rto);

@@ -3,7 +3,7 @@
 //! marked (retransmission, CWR, ECT), and the dispatch of an arriving ACK
 //! to the handshake, the ECN answer, the new-ACK and duplicate-ACK rules.
 
-use super::{Seg, State, TcpFlow};
+use super::{SackBlocks, Seg, State, TcpFlow};
 use crate::packet::{flags, Ecn};
 use crate::scenario::TcpVariant;
 use crate::units::SimTime;
@@ -12,8 +12,36 @@ impl TcpFlow {
     /// An ACK (or SYN/ACK) reaches the sender: the handshake's, or the
     /// cumulative ACK of data, new or duplicate (fast retransmit and
     /// recovery), after the answer to its ECN-Echo; then what the window
-    /// allows goes out.
+    /// allows goes out. A SACK flow's ACK without SACK blocks.
     pub fn on_ack(&mut self, now: SimTime, ack: u64, f: u8, ecn: Ecn, out: &mut Vec<Seg>) {
+        self.on_ack_with(now, ack, f, ecn, &SackBlocks::NONE, out);
+    }
+
+    /// [`TcpFlow::on_ack`] for an ACK that carries SACK blocks (flows with
+    /// `tcp.sack`). Out of line: NewReno's ACKs keep their own copy.
+    #[inline(never)]
+    pub fn on_ack_sack(
+        &mut self,
+        now: SimTime,
+        ack: u64,
+        f: u8,
+        ecn: Ecn,
+        blocks: &SackBlocks,
+        out: &mut Vec<Seg>,
+    ) {
+        self.on_ack_with(now, ack, f, ecn, blocks, out);
+    }
+
+    #[inline(always)]
+    fn on_ack_with(
+        &mut self,
+        now: SimTime,
+        ack: u64,
+        f: u8,
+        ecn: Ecn,
+        blocks: &SackBlocks,
+        out: &mut Vec<Seg>,
+    ) {
         if self.cfg.passive && f & (flags::SYN | flags::REQ) != 0 {
             self.server_control(now, ack, f, ecn, out);
             return;
@@ -38,18 +66,26 @@ impl TcpFlow {
         } else {
             self.ecn_echo(now, ece); // RFC 3168 section 6.1.2
         }
+        if self.cfg.tcp.sack {
+            self.sack_ack(now, ack, ece, blocks, out);
+            return;
+        }
         if ack > self.snd_una {
             self.on_new_ack(now, ack, ece, out);
         } else if ack == self.snd_una && self.snd_max > self.snd_una {
             self.on_dupack(now, ack, out);
         }
-        self.send_available(now, out);
+        if self.in_recovery && self.cfg.tcp.prr {
+            self.reno_prr_send(now, out);
+        } else {
+            self.send_window(now, out);
+        }
     }
 
     /// A cumulative ACK for new data: the RTT timing, `snd_una` moves on,
     /// then fast recovery's rules (`recovery_ack`) or the
     /// window's growth, and the retransmission timer.
-    #[inline]
+    #[inline(always)]
     fn on_new_ack(&mut self, now: SimTime, ack: u64, ece: bool, out: &mut Vec<Seg>) {
         let newly = ack - self.snd_una;
         self.time_ack(now, ack, ece);
@@ -142,8 +178,26 @@ impl TcpFlow {
         }
     }
 
-    /// Send what the window allows.
+    /// Send what the window allows (SACK flows: what the pipe allows, lost
+    /// segments first; PRR's recovery without SACK: what PRR allows).
     pub(super) fn send_available(&mut self, now: SimTime, out: &mut Vec<Seg>) {
+        if self.ecn_hold {
+            return;
+        }
+        if self.cfg.tcp.sack {
+            self.sack_send(now, out);
+            return;
+        }
+        if self.in_recovery && self.cfg.tcp.prr {
+            self.reno_prr_send(now, out);
+            return;
+        }
+        self.send_window(now, out);
+    }
+
+    /// Send what the window allows (NewReno's ACKs, ECN's hold aside).
+    #[inline]
+    fn send_window(&mut self, now: SimTime, out: &mut Vec<Seg>) {
         if self.ecn_hold {
             return;
         }

@@ -78,3 +78,155 @@ pub(super) fn ack(tx: &mut TcpFlow, t_ms: u64, a: u64, ece: bool) -> Vec<Seg> {
     tx.on_ack(SimTime(t_ms * MS), a, f, Ecn::NotEct, &mut out);
     out
 }
+
+/// A two-host path for the recovery tests: data segments leave the
+/// sender through a bottleneck that sends one every `gap` (FIFO), then take
+/// `owd` to the receiver; ACKs take `owd` back. The data segments in
+/// `drops` ((segment, transmission: 1 for the first)) are lost at the
+/// bottleneck.
+pub(super) struct Net {
+    pub tx: TcpFlow,
+    pub rx: TcpFlow,
+    owd: SimTime,
+    gap: SimTime,
+    drops: Vec<(u64, u32)>,
+    sends: std::collections::HashMap<u64, u32>,
+    link_free: SimTime,
+    /// Pending arrivals: (time, order, index into `items`).
+    q: std::collections::BinaryHeap<std::cmp::Reverse<(SimTime, u64, usize)>>,
+    /// (segment, its SACK blocks, to the receiver).
+    items: Vec<(Seg, super::SackBlocks, bool)>,
+    order: u64,
+    pub now: SimTime,
+    /// Every data segment sent: (time, segment, a retransmission).
+    pub sent: Vec<(SimTime, u64, bool)>,
+    /// The data segments lost: (time, segment).
+    pub lost: Vec<(SimTime, u64)>,
+    /// When the sender entered and left fast recovery: (time, in recovery).
+    pub recovery: Vec<(SimTime, bool)>,
+    /// The sender's window after each event: (time, cwnd).
+    pub cwnd: Vec<(SimTime, f64)>,
+}
+
+impl Net {
+    /// Both ends of a flow of `tcp` with `segments` segments to send
+    /// (`u64::MAX`: unlimited), `owd_ms` one way, a bottleneck gap of
+    /// `gap_us`.
+    pub fn new(tcp: TcpSpec, segments: u64, owd_ms: u64, gap_us: u64, drops: &[(u64, u32)]) -> Net {
+        let cfg = TcpConfig::from_spec(&tcp, false, tcp.ecn);
+        let mut tx = TcpFlow::new(cfg);
+        if segments != u64::MAX {
+            tx.new_connection(segments);
+        }
+        Net {
+            tx,
+            rx: TcpFlow::new(cfg),
+            owd: SimTime::from_millis(owd_ms),
+            gap: SimTime::from_micros(gap_us),
+            drops: drops.to_vec(),
+            sends: Default::default(),
+            link_free: SimTime::ZERO,
+            q: Default::default(),
+            items: Vec::new(),
+            order: 0,
+            now: SimTime::ZERO,
+            sent: Vec::new(),
+            lost: Vec::new(),
+            recovery: Vec::new(),
+            cwnd: Vec::new(),
+        }
+    }
+
+    fn push(&mut self, at: SimTime, s: Seg, b: super::SackBlocks, to_rx: bool) {
+        self.items.push((s, b, to_rx));
+        self.order += 1;
+        self.q
+            .push(std::cmp::Reverse((at, self.order, self.items.len() - 1)));
+    }
+
+    fn sender_sent(&mut self, out: Vec<Seg>) {
+        for s in out {
+            let n = self.sends.entry(s.seq).or_insert(0);
+            *n += 1;
+            let nth = *n;
+            self.sent
+                .push((self.now, s.seq, s.flags & flags::RETX != 0));
+            let depart = self.now.max(self.link_free) + self.gap;
+            self.link_free = depart;
+            if self.drops.contains(&(s.seq, nth)) {
+                self.lost.push((self.now, s.seq));
+                continue;
+            }
+            self.push(depart + self.owd, s, super::SackBlocks::NONE, true);
+        }
+    }
+
+    fn note(&mut self) {
+        if self.recovery.last().map(|r| r.1) != Some(self.tx.in_recovery) {
+            self.recovery.push((self.now, self.tx.in_recovery));
+        }
+        self.cwnd.push((self.now, self.tx.cwnd));
+    }
+
+    /// Open the flow and run until nothing is left to do, or `until_ms`.
+    pub fn run(&mut self, until_ms: u64) {
+        let until = SimTime::from_millis(until_ms);
+        if !self.tx.started() {
+            let mut out = Vec::new();
+            self.tx.start(self.now, &mut out);
+            self.sender_sent(out);
+            self.recovery.push((self.now, false));
+        }
+        loop {
+            let next_q = self.q.peek().map(|r| r.0 .0);
+            let timers = [self.tx.rto_deadline, self.rx.delack_deadline];
+            let next_t = timers.iter().flatten().min().copied();
+            let t = match (next_q, next_t) {
+                (Some(a), Some(b)) => a.min(b),
+                (a, b) => match a.or(b) {
+                    Some(t) => t,
+                    None => break,
+                },
+            };
+            if t > until || self.tx.finished() && self.q.is_empty() {
+                break;
+            }
+            self.now = t;
+            let mut out = Vec::new();
+            if next_q == Some(t) {
+                let std::cmp::Reverse((_, _, i)) = self.q.pop().unwrap();
+                let (s, b, to_rx) = self.items[i];
+                if to_rx {
+                    self.rx.on_data(t, s.seq, s.flags, s.ecn, s.ts, &mut out);
+                    let b = self.rx.sack_blocks();
+                    for a in out.drain(..) {
+                        self.push(t + self.owd, a, b, false);
+                    }
+                } else {
+                    self.tx.on_ack_sack(t, s.seq, s.flags, s.ecn, &b, &mut out);
+                    self.sender_sent(out);
+                }
+            } else if self.tx.rto_deadline == Some(t) {
+                self.tx.on_rto(t, &mut out);
+                self.sender_sent(out);
+            } else {
+                self.rx.on_delack(t, &mut out);
+                let b = self.rx.sack_blocks();
+                for a in out.drain(..) {
+                    self.push(t + self.owd, a, b, false);
+                }
+            }
+            self.note();
+            self.tx.check_recovery().unwrap();
+        }
+    }
+
+    /// The retransmissions: (time, segment).
+    pub fn resent(&self) -> Vec<(SimTime, u64)> {
+        self.sent
+            .iter()
+            .filter(|s| s.2)
+            .map(|&(t, s, _)| (t, s))
+            .collect()
+    }
+}

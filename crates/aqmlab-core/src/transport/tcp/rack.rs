@@ -1,0 +1,329 @@
+//! RACK-TLP loss detection (RFC 8985) as Linux runs it
+//! (`net/ipv4/tcp_recovery.c`, `tcp_send_loss_probe` and
+//! `tcp_schedule_loss_probe` in `tcp_output.c`, `tcp_process_tlp_ack` in
+//! `tcp_input.c`), with `tcp.rack`.
+//!
+//! RACK (section 6): of the segments delivered (cumulatively or by SACK),
+//! the most recently sent one gives `RACK.xmit_ts`, `RACK.end_seq` and
+//! `RACK.rtt = now - RACK.xmit_ts` (section 6.2, step 3; a retransmitted
+//! segment delivered sooner than `min_rtt` after its last transmission is
+//! ambiguous and left out). A segment sent before it (by time, then by
+//! sequence) and not delivered is lost once
+//!
+//! ```text
+//! now >= Segment.xmit_ts + RACK.rtt + reo_wnd          (section 6.2, step 5)
+//! ```
+//!
+//! and a reordering timer fires at the latest such time of the segments
+//! not yet lost (section 6.3). `reo_wnd` as Linux's `tcp_rack_reo_wnd`
+//! without reordering seen: 0 in recovery and after a timeout, and 0 once
+//! three segments are SACKed (the duplicate threshold); else `min_rtt / 4`,
+//! at most SRTT. The paths of aqmlab do not reorder a flow's packets, so
+//! the reordering extensions (DSACK-driven growth of `reo_wnd`) are not
+//! modelled. `min_rtt` is the least RTT of a segment delivered without
+//! retransmission, restarted from the current sample when 300 s old (Linux's
+//! `tcp_min_rtt_wlen`; the kernel keeps a three-sample windowed filter).
+//!
+//! The segments are kept in the order they were sent (Linux's
+//! `tsorted_sent_queue`): a retransmission enters again at the back and its
+//! earlier entry goes stale, as do entries of delivered segments; stale
+//! entries at the front are dropped as the walk meets them. The walk stops
+//! at the first segment not sent before `RACK.xmit_ts`; with `reo_wnd` = 0
+//! every segment before that is lost at once, so a walk costs the entries
+//! it drops, O(1) amortised per segment.
+//!
+//! TLP (section 7): with nothing SACKed, lost or retransmitted (Linux's
+//! Open state) and data outstanding, a probe timeout
+//!
+//! ```text
+//! PTO = 2 SRTT + (one segment outstanding ? min_rto (the delayed-ACK allowance) : 2 ms)
+//! ```
+//!
+//! (before any RTT sample, `initial_rto`), at most the time left to the
+//! retransmission timeout. Its probe is a new segment if the receiver's
+//! window and the application allow one, else the last segment sent again;
+//! at most one probe is outstanding (`tlp_high`, the highest segment sent
+//! then). Loss detection for the probe (section 7.4, without DSACK, as
+//! Linux without a DSACK): an ACK beyond `tlp_high` after a probe that was a
+//! retransmission means the probe repaired a loss, and the window is cut
+//! once; a pure duplicate ACK at `tlp_high` means the original and the probe
+//! both arrived; an ACK for a probe of new data ends the episode. Linux's
+//! third case, a DSACK for the probe, is left out: aqmlab's receiver sends
+//! no DSACK, so such an episode ends only at that duplicate ACK.
+
+use super::scoreboard::{Marked, Scoreboard, Slot, EVER, LOST, RETRANS, SACKED};
+use crate::units::SimTime;
+use std::collections::VecDeque;
+
+/// How long a minimum RTT holds before a new sample replaces it (Linux's
+/// `net.ipv4.tcp_min_rtt_wlen`, 300 s).
+const MIN_RTT_WINDOW: SimTime = SimTime::from_secs(300);
+/// Linux's `TCP_TIMEOUT_MIN_US`: added to the reordering timer and to the
+/// PTO of more than one segment.
+pub(super) const TIMEOUT_MIN: SimTime = SimTime::from_millis(2);
+
+/// RACK-TLP's state of one flow.
+#[derive(Clone, Debug, Default)]
+pub(super) struct Rack {
+    /// RACK.xmit_ts and RACK.end_seq: the most recently sent segment
+    /// delivered (`seq` its number; `None` before the first).
+    last: Option<(SimTime, u64)>,
+    /// RACK.rtt, ns.
+    rtt: u64,
+    /// RACK moved since the last walk (Linux's `rack.advanced`).
+    pub advanced: bool,
+    /// The minimum RTT and when it was taken.
+    min_rtt: Option<(u64, SimTime)>,
+    /// Transmissions in the order sent: (segment, when).
+    sent: VecDeque<(u64, SimTime)>,
+    /// TLP: one past the highest segment sent when the outstanding probe
+    /// went, and whether it was a retransmission.
+    pub tlp_high: Option<u64>,
+    pub tlp_retrans: bool,
+}
+
+/// RACK_sent_after (RFC 8985 section 6.2): `(t1, s1)` was sent after
+/// `(t2, s2)`, by time, then by sequence for the same instant.
+fn sent_after(t1: SimTime, s1: u64, t2: SimTime, s2: u64) -> bool {
+    t1 > t2 || (t1 == t2 && s1 > s2)
+}
+
+impl Rack {
+    /// Segment `seq` is sent (first time or again) at `now`.
+    #[inline]
+    pub fn on_send(&mut self, seq: u64, now: SimTime) {
+        self.sent.push_back((seq, now));
+    }
+
+    /// RACK.rtt, ns (0 before a segment was delivered).
+    pub fn rtt_ns(&self) -> u64 {
+        self.rtt
+    }
+
+    /// The minimum RTT, ns, if any sample was taken.
+    pub fn min_rtt(&self) -> Option<u64> {
+        self.min_rtt.map(|(r, _)| r)
+    }
+
+    /// RFC 8985 section 6.2, steps 2 and 3, for segment `seq` (its slot
+    /// before this ACK) delivered at `now`.
+    pub fn delivered(&mut self, seq: u64, slot: Slot, now: SimTime) {
+        let rtt = (now - slot.xmit).0;
+        let ever = slot.bits & EVER != 0;
+        if ever && self.min_rtt().is_some_and(|m| rtt < m) {
+            // Delivered sooner than any round trip after it was sent again:
+            // the original, not the retransmission, was delivered.
+            return;
+        }
+        if !ever {
+            self.min_rtt = match self.min_rtt {
+                Some((m, at)) if m <= rtt && now - at < MIN_RTT_WINDOW => Some((m, at)),
+                _ => Some((rtt, now)),
+            };
+        }
+        self.advanced = true;
+        if self
+            .last
+            .is_none_or(|(t, s)| sent_after(slot.xmit, seq, t, s))
+        {
+            self.last = Some((slot.xmit, seq));
+            self.rtt = rtt;
+        }
+    }
+
+    /// Linux's `tcp_rack_reo_wnd` without reordering seen: 0 in recovery
+    /// (or after a timeout) and once `DUP_THRESH` segments are SACKed; else
+    /// min_rtt / 4, at most SRTT (`srtt_ns`; 0 before any sample).
+    pub fn reo_wnd(&self, recovering: bool, sacked_out: u64, srtt_ns: f64) -> u64 {
+        if recovering || sacked_out >= super::scoreboard::DUP_THRESH as u64 {
+            return 0;
+        }
+        let srtt = srtt_ns.max(0.0) as u64;
+        self.min_rtt().map_or(srtt, |m| (m / 4).min(srtt))
+    }
+
+    /// RFC 8985 section 6.2 step 5 (RACK_detect_loss): marks lost every
+    /// segment sent before RACK.xmit_ts whose time is up; returns how many
+    /// it marked and, if some are still waiting, the longest time left, ns
+    /// (section 6.3: the reordering timer).
+    pub fn detect(
+        &mut self,
+        sb: &mut Scoreboard,
+        now: SimTime,
+        reo_wnd: u64,
+    ) -> (u64, Option<u64>) {
+        self.advanced = false;
+        let Some((rt, rs)) = self.last else {
+            return (0, None);
+        };
+        let stale = |sb: &Scoreboard, seq: u64, at: SimTime| {
+            if seq < sb.una() || seq >= sb.end() {
+                return true;
+            }
+            let s = sb.slot(seq);
+            // Delivered, sent again since, or lost and not yet sent again.
+            s.xmit != at || s.bits & SACKED != 0 || s.bits & (LOST | RETRANS) == LOST
+        };
+        let (mut lost, mut wait) = (0, None);
+        let mut i = 0;
+        while let Some(&(seq, at)) = self.sent.get(i) {
+            if stale(sb, seq, at) {
+                if i == 0 {
+                    self.sent.pop_front();
+                } else {
+                    i += 1;
+                }
+                continue;
+            }
+            if !sent_after(rt, rs, at, seq) {
+                break;
+            }
+            let age = (now - at).0;
+            let limit = self.rtt + reo_wnd;
+            if age >= limit {
+                if sb.mark_lost(seq) != Marked::No {
+                    lost += 1;
+                }
+                if i == 0 {
+                    self.sent.pop_front();
+                } else {
+                    i += 1;
+                }
+            } else {
+                // Sent later than those before it: the longest wait so far.
+                wait = Some(limit - age);
+                i += 1;
+            }
+        }
+        (lost, wait)
+    }
+
+    /// Entries kept (for tests).
+    #[cfg(test)]
+    pub fn queued(&self) -> usize {
+        self.sent.len()
+    }
+}
+
+/// RFC 8985 section 7.2 (Linux's `tcp_schedule_loss_probe`): the probe
+/// timeout for `outstanding` segments with smoothed RTT `srtt_ns` (none
+/// before a sample: `initial`), and `min_rto` as the delayed-ACK allowance.
+pub(super) fn pto(
+    srtt_ns: Option<f64>,
+    outstanding: u64,
+    min_rto: SimTime,
+    initial: SimTime,
+) -> SimTime {
+    match srtt_ns {
+        Some(s) => {
+            let extra = if outstanding == 1 {
+                min_rto
+            } else {
+                TIMEOUT_MIN
+            };
+            // Whole nanoseconds (`as` truncates; no call into libm per ACK).
+            SimTime::from_nanos((2.0 * s) as u64) + extra
+        }
+        None => initial,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn t(ms: u64) -> SimTime {
+        SimTime::from_millis(ms)
+    }
+
+    /// Segments 0..n sent at the given times, tracked by both.
+    fn sent(times: &[u64]) -> (Scoreboard, Rack) {
+        let (mut sb, mut r) = (Scoreboard::default(), Rack::default());
+        for (s, &ms) in times.iter().enumerate() {
+            sb.sent_new(s as u64, t(ms));
+            r.on_send(s as u64, t(ms));
+        }
+        (sb, r)
+    }
+
+    fn sack(sb: &mut Scoreboard, r: &mut Rack, s: u64, now: SimTime) {
+        let mut got = Vec::new();
+        sb.sack(s, s + 1, |q, slot| got.push((q, slot)));
+        for (q, slot) in got {
+            r.delivered(q, slot, now);
+        }
+    }
+
+    /// RACK by hand: segments 0-3 sent at 0, 1, 2, 3 ms; 1 and 3 are SACKed
+    /// at 100 ms, 0 and 2 are missing. RACK.xmit_ts = 3 ms (segment 3),
+    /// RACK.rtt = 97 ms, min_rtt 97 ms. With reo_wnd = min_rtt / 4 = 24.25
+    /// ms, a segment is lost at xmit + 97 + 24.25 ms: none yet at 100 ms,
+    /// and the timer waits for segment 2's time (2 + 121.25 - 100 = 23.25
+    /// ms). At 122 ms segment 0 (due at 121.25) is lost, 2 (123.25) not yet;
+    /// with reo_wnd = 0 (three SACKed) both are lost at once.
+    #[test]
+    fn marks_by_time_sent() {
+        let (mut sb, mut r) = sent(&[0, 1, 2, 3]);
+        sack(&mut sb, &mut r, 1, t(100));
+        sack(&mut sb, &mut r, 3, t(100));
+        assert_eq!(r.last, Some((t(3), 3)));
+        assert_eq!(r.rtt, 97_000_000);
+        assert_eq!(r.min_rtt(), Some(97_000_000));
+        let reo = r.reo_wnd(false, sb.sacked_out, 100e6);
+        assert_eq!(reo, 24_250_000);
+        assert_eq!(r.detect(&mut sb, t(100), reo), (0, Some(23_250_000)));
+        assert_eq!(r.detect(&mut sb, t(122), reo), (1, Some(1_250_000)));
+        assert_eq!(sb.slot(0).bits & LOST, LOST);
+        assert_eq!(sb.slot(2).bits & LOST, 0);
+        assert_eq!(r.detect(&mut sb, t(122), 0), (1, None));
+        assert_eq!(sb.lost_out, 2);
+        sb.check().unwrap();
+    }
+
+    /// The walk drops what it passes: 100 segments sent at once, 0..49
+    /// acknowledged and 99 SACKed: one walk drops the 50 delivered entries,
+    /// marks 50..98 lost (sent before 99 at the same instant, RACK orders by
+    /// sequence), and drops them and 99's: nothing is left to walk again.
+    #[test]
+    fn the_walk_drops_what_it_passes() {
+        let times = vec![0; 100];
+        let (mut sb, mut r) = sent(&times);
+        let mut got = Vec::new();
+        sb.ack(50, |q, slot| got.push((q, slot)));
+        for (q, slot) in got {
+            r.delivered(q, slot, t(50));
+        }
+        sack(&mut sb, &mut r, 99, t(50));
+        // Same instant: RACK_sent_after orders by sequence; 50..98 lost.
+        assert_eq!(r.detect(&mut sb, t(50), 0), (49, None));
+        assert_eq!(r.queued(), 0);
+        sb.check().unwrap();
+    }
+
+    /// A retransmission delivered sooner than min_rtt after it was sent is
+    /// ambiguous and does not move RACK (RFC 8985 section 6.2 step 3).
+    #[test]
+    fn an_ambiguous_retransmission_is_ignored() {
+        let (mut sb, mut r) = sent(&[0, 0]);
+        sack(&mut sb, &mut r, 1, t(100)); // min_rtt 100 ms
+        sb.mark_lost(0);
+        sb.sent_again(0, t(150));
+        r.on_send(0, t(150));
+        let mut got = Vec::new();
+        sb.ack(1, |q, slot| got.push((q, slot)));
+        r.advanced = false;
+        r.delivered(got[0].0, got[0].1, t(160)); // 10 ms after the resend
+        assert!(!r.advanced);
+        assert_eq!(r.last, Some((t(0), 1)));
+    }
+
+    /// PTO (RFC 8985 section 7.2, Linux): 2 SRTT + 2 ms, or + min_rto with
+    /// one segment outstanding; initial_rto before an RTT sample.
+    #[test]
+    fn probe_timeout() {
+        let (min_rto, init) = (t(200), t(1000));
+        assert_eq!(pto(Some(50e6), 10, min_rto, init), t(102));
+        assert_eq!(pto(Some(50e6), 1, min_rto, init), t(300));
+        assert_eq!(pto(None, 3, min_rto, init), t(1000));
+    }
+}

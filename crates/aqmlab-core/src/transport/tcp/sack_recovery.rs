@@ -1,0 +1,936 @@
+//! Loss recovery with SACK (`tcp.sack`): RFC 6675 with Linux's
+//! `tcp_fastretrans_alert` (`net/ipv4/tcp_input.c`) for what the RFC leaves
+//! open; RACK-TLP (`tcp.rack`, [`super::rack`]) and PRR (`tcp.prr`,
+//! [`super::prr`]) plug in here.
+//!
+//! Each ACK, in the order Linux takes it (`tcp_ack`):
+//! 1. its SACK blocks mark the scoreboard ([`super::scoreboard`]; RFC 6675
+//!    section 3), then its cumulative ACK removes what it covers; RACK
+//!    (with `tcp.rack`) learns the most recently sent segment delivered;
+//! 2. TLP's loss detection for an outstanding probe (RFC 8985 section
+//!    7.4);
+//! 3. a recovery ends when the cumulative ACK reaches `recover` (RFC 6675
+//!    section 5: RecoveryPoint; aqmlab's `recover` is one past the highest
+//!    segment sent at the event), with cwnd = the window recovery returns
+//!    to (ssthresh after a halving; RFC 6937 and Linux's
+//!    `tcp_end_cwnd_reduction`); so do a timeout's retransmissions;
+//! 4. losses are marked: by RACK with `tcp.rack` (as Linux with
+//!    `tcp_recovery = 1`, RACK replaces the duplicate threshold), else by
+//!    RFC 6675's IsLost (three SACKed segments above);
+//! 5. recovery begins (not during a timeout's retransmissions, RFC 6675
+//!    section 5.1) when a segment is deemed lost, or without RACK on the
+//!    third duplicate ACK (RFC 6675 section 5 steps 1 and 2: an ACK that
+//!    SACKs data not SACKed before, section 2). The window cut is the
+//!    congestion control's (`cc/`), once per window as NewReno's (none in a
+//!    window an ECN reduction already answered); without PRR cwnd =
+//!    ssthresh at once (section 5 step 4.2), with PRR it falls by RFC 6937;
+//!    without RACK the oldest segment is marked lost (step 4.3);
+//! 6. outside recovery, a new ACK without ECN-Echo opens the window
+//!    (`cc/`); in recovery PRR sets it;
+//! 7. what goes out, while pipe < cwnd (Linux's `tcp_cwnd_test` with
+//!    `tcp_packets_in_flight`, in every state): first the lost segments not
+//!    yet sent again, lowest first (NextSeg rule 1), then new data (rule 2;
+//!    out of recovery this is limited transmit's generalisation, as in
+//!    Linux); NextSeg's rules 3 and 4 are not used, as in Linux;
+//! 8. the flow's one timer (Linux's `icsk_pending`): the reordering timer
+//!    if RACK set one; else, for an ACK of new data, a probe if TLP may
+//!    send one, or the retransmission timer (RFC 6298 (5.3)); a
+//!    retransmission of the oldest segment restarts the retransmission
+//!    timer; new data schedules a probe.
+//!
+//! A retransmission timeout (Linux's `tcp_enter_loss`) keeps the SACK
+//! information and marks every other segment lost (with RACK, not those
+//! sent within RACK.rtt, except the oldest), sets cwnd by the congestion
+//! control (one segment; at least the pipe + 1 as Linux), and the lost
+//! segments are sent again as the window allows, then new data; there is
+//! no go-back-N. No new recovery begins until the cumulative ACK reaches
+//! `recover` (RFC 6675 section 5.1).
+//!
+//! Not modelled: DSACK (RFC 2883) and with it the undo of a window cut
+//! (Linux's `tcp_try_undo_*`), F-RTO (RFC 5682), SACK reneging (aqmlab's
+//! receiver never discards what it reported), and a recovery begun from a
+//! timeout's retransmissions when RACK finds one of them lost again
+//! (Linux's `FLAG_LOST_RETRANS`): the segment is sent again within the
+//! timeout's retransmissions.
+
+use super::prr::Prr;
+use super::rack::{self, Rack, TIMEOUT_MIN};
+use super::sack::{SackBlocks, SackRx};
+use super::scoreboard::{Scoreboard, DUP_THRESH, SACKED};
+use super::{Cut, Seg, TcpFlow};
+use crate::units::SimTime;
+
+/// What the flow's one timer event stands for (Linux's `icsk_pending`):
+/// the retransmission timer, TLP's probe timeout, or RACK's reordering
+/// timer (RFC 8985 sections 6.3 and 7.2).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(super) enum Timer {
+    #[default]
+    Rto,
+    Probe,
+    Reorder,
+}
+
+/// The loss-recovery state of a flow with `tcp.sack` or `tcp.prr`, boxed
+/// so that flows without them carry one null pointer.
+#[derive(Clone, Debug, Default)]
+pub(super) struct Lr {
+    /// The sender's scoreboard (SACK).
+    pub sb: Scoreboard,
+    /// The receiver's SACK blocks.
+    pub rx: SackRx,
+    /// RACK-TLP's state (`tcp.rack`).
+    pub rack: Option<Rack>,
+    /// PRR's state in the current recovery (`tcp.prr`).
+    pub prr: Prr,
+    /// A timeout's retransmissions are under way (Linux's `TCP_CA_Loss`),
+    /// until the cumulative ACK reaches `recover`.
+    pub loss: bool,
+    pub timer: Timer,
+    /// PRR without SACK: segments deemed delivered by duplicate ACKs and
+    /// not yet cumulatively acknowledged (RFC 6937 section 3; Linux's
+    /// `sacked_out` of a flow without SACK).
+    pub reno_sacked: u64,
+    /// PRR without SACK: the oldest segment is deemed lost (NewReno's
+    /// partial ACK) and waits for PRR to let its retransmission go.
+    pub head_pending: bool,
+}
+
+impl Lr {
+    pub fn new(rack: bool) -> Lr {
+        Lr {
+            rack: rack.then(Rack::default),
+            ..Lr::default()
+        }
+    }
+}
+
+/// What one round of sending did.
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct Sent {
+    /// New data went out.
+    pub new: bool,
+    /// The oldest unacknowledged segment was sent again.
+    pub head: bool,
+}
+
+impl TcpFlow {
+    /// The SACK blocks of the last ACK this flow's receiver built (none
+    /// for flows without SACK).
+    pub fn sack_blocks(&self) -> SackBlocks {
+        self.lr.as_deref().map_or(SackBlocks::NONE, |l| l.rx.last())
+    }
+
+    /// The receiver took segment `seq` and the cumulative ACK is now
+    /// `rcv_nxt`: the blocks of the ACK it triggers (SACK flows with
+    /// segments held out of order, or that just held some).
+    pub(super) fn sack_rx(&mut self, seq: u64) {
+        let rcv_nxt = self.rcv_nxt;
+        if let Some(lr) = self.lr.as_deref_mut() {
+            lr.rx.on_segment(seq, rcv_nxt);
+        }
+    }
+
+    /// Recount the scoreboard (tests and `World::check_accounting`).
+    pub fn check_recovery(&self) -> Result<(), String> {
+        let Some(lr) = self.lr.as_deref() else {
+            return Ok(());
+        };
+        if !self.cfg.tcp.sack {
+            return Ok(());
+        }
+        if lr.sb.end() != self.snd_max || lr.sb.una() != self.snd_una {
+            return Err(format!(
+                "scoreboard [{}, {}) != [snd_una {}, snd_max {})",
+                lr.sb.una(),
+                lr.sb.end(),
+                self.snd_una,
+                self.snd_max
+            ));
+        }
+        lr.sb.check()
+    }
+
+    /// An ACK reaches a SACK flow's sender (after the handshake's and the
+    /// ECN-Echo's rules, [`TcpFlow::on_ack`]).
+    pub(super) fn sack_ack(
+        &mut self,
+        now: SimTime,
+        ack: u64,
+        ece: bool,
+        blocks: &SackBlocks,
+        out: &mut Vec<Seg>,
+    ) {
+        let mut lr = self.lr.take().expect("a SACK flow has its recovery state");
+        self.sack_ack_in(&mut lr, now, ack, ece, blocks, out);
+        self.lr = Some(lr);
+    }
+
+    fn sack_ack_in(
+        &mut self,
+        lr: &mut Lr,
+        now: SimTime,
+        ack: u64,
+        ece: bool,
+        blocks: &SackBlocks,
+        out: &mut Vec<Seg>,
+    ) {
+        if ack < self.snd_una || ack > self.snd_max {
+            // An ACK older than one already taken: nothing to learn.
+            let sent = self.lr_send(lr, now, out);
+            self.arm_timers(lr, now, false, sent, None, false);
+            return;
+        }
+        let was_empty = self.snd_max == self.snd_una;
+        let prior_una = self.snd_una;
+        // 1. The SACK blocks (ascending, as Linux sorts them), then the
+        //    cumulative ACK; RACK sees each segment delivered.
+        let mut ranges = [(0u64, 0u64); super::sack::MAX_BLOCKS];
+        let n = blocks.n as usize;
+        for (k, b) in blocks.ranges(ack).enumerate() {
+            // Insertion by start: three blocks at most.
+            let mut j = k;
+            while j > 0 && ranges[j - 1].0 > b.0 {
+                ranges[j] = ranges[j - 1];
+                j -= 1;
+            }
+            ranges[j] = b;
+        }
+        let Lr { sb, rack, .. } = lr;
+        let mut newly_sacked = 0;
+        for &(s, e) in &ranges[..n] {
+            newly_sacked += sb.sack(s, e, |q, slot| {
+                if let Some(r) = rack.as_mut() {
+                    r.delivered(q, slot, now);
+                }
+            });
+        }
+        let advanced = ack > self.snd_una;
+        let mut newly_acked = 0;
+        if advanced {
+            self.time_ack(now, ack, ece);
+            self.prev_una = self.snd_una;
+            self.lt_sent = 0;
+            newly_acked = sb.ack(ack, |q, slot| {
+                if let Some(r) = rack.as_mut() {
+                    r.delivered(q, slot, now);
+                }
+            });
+            self.snd_una = ack;
+            self.snd_nxt = self.snd_nxt.max(ack);
+            self.dupacks = 0;
+        } else if newly_sacked > 0 && self.snd_max > self.snd_una {
+            // RFC 6675 section 2: a duplicate ACK SACKs data not SACKed before.
+            self.dupacks += 1;
+        }
+        let delivered = newly_acked + newly_sacked;
+        // 2. TLP's loss detection.
+        if lr.rack.as_ref().is_some_and(|r| r.tlp_high.is_some()) {
+            self.tlp_ack(lr, ack, advanced, newly_sacked > 0);
+        }
+        // 3. The end of a timeout's retransmissions, of a recovery.
+        if lr.loss && self.snd_una >= self.recover {
+            lr.loss = false;
+        }
+        if self.in_recovery && self.snd_una >= self.recover {
+            self.in_recovery = false;
+            self.cwnd = self.exit_cwnd;
+        }
+        // 4. Losses.
+        let (mut newly_lost, reo) = self.detect_losses(lr, now);
+        // 5. A new recovery.
+        let mut force = false;
+        if !self.in_recovery
+            && !lr.loss
+            && (lr.sb.lost_out > 0 || (lr.rack.is_none() && self.dupacks >= DUP_THRESH as u32))
+        {
+            newly_lost += self.sack_enter_recovery(lr);
+            force = true;
+        }
+        // 6. The window.
+        if self.in_recovery {
+            if self.cfg.tcp.prr {
+                let target = self.prr_target();
+                if let Some(c) =
+                    lr.prr
+                        .on_ack(target, lr.sb.pipe(), delivered, advanced, newly_lost > 0)
+                {
+                    self.cwnd = c as f64;
+                }
+            }
+        } else if advanced && !ece {
+            self.grow_window(now, ack - prior_una);
+        }
+        // 7. and 8.
+        let first = if force {
+            self.force_first(lr, now, out)
+        } else {
+            Sent::default()
+        };
+        let mut sent = self.lr_send(lr, now, out);
+        sent.head |= first.head;
+        self.arm_timers(lr, now, advanced, sent, reo, was_empty);
+        debug_assert!(lr.sb.una() == self.snd_una && lr.sb.end() == self.snd_max);
+        debug_assert!(lr.sb.sacked_out + lr.sb.lost_out <= lr.sb.outstanding());
+        #[cfg(debug_assertions)]
+        if self.stats.data_arrived % 64 == 0 || ack % 61 == 0 {
+            // A recount now and then (every ACK would cost O(window)).
+            if let Err(e) = lr.sb.check() {
+                panic!("scoreboard at ACK {ack}: {e}");
+            }
+        }
+    }
+
+    /// RFC 6675 section 5 step (4.3): on entering recovery the first lost
+    /// segment goes at once, whatever the pipe (with PRR its first ACK lets
+    /// it go anyway, as Linux forces it).
+    fn force_first(&mut self, lr: &mut Lr, now: SimTime, out: &mut Vec<Seg>) -> Sent {
+        let mut sent = Sent::default();
+        if self.ecn_hold || self.cfg.tcp.prr || lr.sb.pipe() < self.window() {
+            return sent;
+        }
+        if let Some(seq) = lr.sb.next_lost() {
+            self.lr_resend(lr, seq, now, out);
+            sent.head = seq == self.snd_una;
+        }
+        sent
+    }
+
+    /// The window PRR brings the flight to: the one recovery returns to
+    /// (ssthresh after a halving), in whole segments.
+    pub(super) fn prr_target(&self) -> u64 {
+        (self.exit_cwnd.max(1.0) as u64).min(u64::from(self.cfg.tcp.rwnd))
+    }
+
+    /// Step 4: RACK (when it moved) or IsLost marks the losses; returns how
+    /// many, and RACK's wait for the segments not yet due.
+    fn detect_losses(&mut self, lr: &mut Lr, now: SimTime) -> (u64, Option<u64>) {
+        let recovering = self.in_recovery || lr.loss;
+        match lr.rack.as_mut() {
+            Some(r) => {
+                if !r.advanced {
+                    return (0, None);
+                }
+                let reo = r.reo_wnd(recovering, lr.sb.sacked_out, self.srtt_ns);
+                let (n, wait) = r.detect(&mut lr.sb, now, reo);
+                self.stats.rack_detections += n;
+                (n, wait)
+            }
+            None => (lr.sb.mark_is_lost(), None),
+        }
+    }
+
+    /// Step 5: enter recovery (RFC 6675 section 5 step 4; Linux's
+    /// `tcp_enter_recovery`). Returns how many segments it marked lost.
+    fn sack_enter_recovery(&mut self, lr: &mut Lr) -> u64 {
+        // One reduction per window for marks and losses (RFC 3168 section
+        // 6.1.2), as NewReno's fast retransmission.
+        let after_ecn = self.last_cut == Cut::Ecn && self.snd_una < self.recover;
+        let prior = self.window();
+        self.loss_cut(after_ecn);
+        self.recover = self.snd_max;
+        self.ecn_recover = self.snd_max;
+        self.last_cut = Cut::Loss;
+        self.in_recovery = true;
+        self.ecn_hold = false;
+        self.rtt_seq = None;
+        self.stats.fast_retransmits += 1;
+        self.stats.sack_recoveries += 1;
+        lr.prr = Prr::start(prior);
+        if !self.cfg.tcp.prr {
+            // RFC 6675 section 5 step (4.2): cwnd = ssthresh.
+            self.cwnd = self.exit_cwnd;
+        }
+        if let Some(r) = lr.rack.as_mut() {
+            // Linux's `tcp_init_cwnd_reduction`: the TLP episode ends.
+            r.tlp_high = None;
+            0
+        } else if lr.sb.outstanding() > 0 && lr.sb.slot(self.snd_una).bits & SACKED == 0 {
+            // Step (4.3): the first segment not acknowledged goes first.
+            u64::from(lr.sb.mark_lost(self.snd_una) == super::scoreboard::Marked::Lost)
+        } else {
+            0
+        }
+    }
+
+    /// Step 7: the lost segments not yet sent again, lowest first, then new
+    /// data, while pipe < cwnd.
+    pub(super) fn lr_send(&mut self, lr: &mut Lr, now: SimTime, out: &mut Vec<Seg>) -> Sent {
+        let mut sent = Sent::default();
+        if self.ecn_hold {
+            return sent;
+        }
+        let w = self.window();
+        while lr.sb.pipe() < w {
+            if let Some(seq) = lr.sb.next_lost() {
+                sent.head |= seq == self.snd_una;
+                self.lr_resend(lr, seq, now, out);
+                continue;
+            }
+            if self.snd_nxt < self.app_limit
+                && self.snd_nxt < self.snd_una + u64::from(self.cfg.tcp.rwnd)
+            {
+                if !self.in_recovery && !lr.loss && self.snd_nxt >= self.snd_una + w {
+                    // Beyond the window on SACKed segments: limited
+                    // transmit's generalisation, left out of the FlightSize
+                    // that sets ssthresh (RFC 3042).
+                    self.lt_sent += 1;
+                }
+                self.lr_new(lr, now, out);
+                sent.new = true;
+                continue;
+            }
+            break;
+        }
+        sent
+    }
+
+    /// Send new segment `snd_nxt`.
+    fn lr_new(&mut self, lr: &mut Lr, now: SimTime, out: &mut Vec<Seg>) {
+        let seq = self.snd_nxt;
+        let s = self.data_seg(seq, now);
+        out.push(s);
+        lr.sb.sent_new(seq, now);
+        if let Some(r) = lr.rack.as_mut() {
+            r.on_send(seq, now);
+        }
+        self.snd_nxt += 1;
+        self.snd_max = self.snd_max.max(self.snd_nxt);
+        if self.in_recovery {
+            lr.prr.out += 1;
+        }
+    }
+
+    /// Send segment `seq` again.
+    fn lr_resend(&mut self, lr: &mut Lr, seq: u64, now: SimTime, out: &mut Vec<Seg>) {
+        let s = self.data_seg(seq, now);
+        out.push(s);
+        lr.sb.sent_again(seq, now);
+        if let Some(r) = lr.rack.as_mut() {
+            r.on_send(seq, now);
+        }
+        if self.in_recovery {
+            lr.prr.out += 1;
+        }
+    }
+
+    /// Step 8: the flow's one timer after an event (see the module's head):
+    /// `acked`, the event acknowledged new data; `sent`, what went out;
+    /// `reo`, RACK's wait; `was_empty`, nothing was outstanding before.
+    fn arm_timers(
+        &mut self,
+        lr: &mut Lr,
+        now: SimTime,
+        acked: bool,
+        sent: Sent,
+        reo: Option<u64>,
+        was_empty: bool,
+    ) {
+        if self.ecn_hold {
+            // RFC 3168 section 6.1.2's hold keeps its retransmission timer.
+            lr.timer = Timer::Rto;
+            return;
+        }
+        if self.snd_max == self.snd_una {
+            self.rto_deadline = None; // RFC 6298 (5.2)
+            lr.timer = Timer::Rto;
+            return;
+        }
+        if let Some(wait) = reo {
+            // RFC 8985 section 6.3; Linux adds TCP_TIMEOUT_MIN and keeps it
+            // within an RTO.
+            let d = (SimTime::from_nanos(wait) + TIMEOUT_MIN).min(self.rto);
+            self.rto_deadline = Some(now + d);
+            lr.timer = Timer::Reorder;
+            return;
+        }
+        if acked && !self.schedule_probe(lr, now, true) {
+            self.rearm_rto(lr, now);
+        }
+        if sent.head && lr.timer != Timer::Reorder {
+            self.rto_deadline = Some(now + self.rto);
+            lr.timer = Timer::Rto;
+        }
+        if sent.new {
+            if was_empty || lr.timer == Timer::Probe {
+                self.rearm_rto(lr, now);
+            }
+            self.schedule_probe(lr, now, false);
+        }
+        if self.rto_deadline.is_none() {
+            self.rto_deadline = Some(now + self.rto); // RFC 6298 (5.1)
+            lr.timer = Timer::Rto;
+        }
+    }
+
+    /// Linux's `tcp_rearm_rto`: the retransmission timer, from now, or from
+    /// the oldest segment's last transmission when it replaces a probe or
+    /// reordering timer.
+    fn rearm_rto(&mut self, lr: &mut Lr, now: SimTime) {
+        if self.snd_max == self.snd_una {
+            self.rto_deadline = None;
+        } else if lr.timer == Timer::Rto {
+            self.rto_deadline = Some(now + self.rto);
+        } else {
+            let from_head = lr.sb.slot(self.snd_una).xmit + self.rto;
+            self.rto_deadline = Some(from_head.max(now + SimTime(1)));
+        }
+        lr.timer = Timer::Rto;
+    }
+
+    /// TLP's probe timeout (RFC 8985 section 7.2; Linux's
+    /// `tcp_schedule_loss_probe`) when a probe may go: RACK-TLP on, data
+    /// outstanding, nothing SACKed, lost or sent again (Linux's Open
+    /// state), not in recovery. `advancing`: an ACK of new data re-arms
+    /// (the bound is a whole RTO); else the bound is the time left to the
+    /// retransmission timeout of the oldest segment. Returns whether it
+    /// armed one.
+    fn schedule_probe(&mut self, lr: &mut Lr, now: SimTime, advancing: bool) -> bool {
+        let open = !self.in_recovery
+            && !lr.loss
+            && lr.sb.sacked_out == 0
+            && lr.sb.lost_out == 0
+            && lr.sb.retrans_out == 0;
+        if lr.rack.is_none() || !open || self.snd_max == self.snd_una {
+            return false;
+        }
+        if lr.sb.slot(self.snd_una).bits & super::scoreboard::EVER != 0 {
+            return false; // the oldest was sent again: Linux's Disorder
+        }
+        let outstanding = self.snd_max - self.snd_una;
+        let srtt = self.has_rtt.then_some(self.srtt_ns);
+        let mut d = rack::pto(
+            srtt,
+            outstanding,
+            self.cfg.tcp.min_rto,
+            self.cfg.tcp.initial_rto,
+        );
+        let bound = if advancing {
+            Some(self.rto)
+        } else {
+            let due = lr.sb.slot(self.snd_una).xmit + self.rto;
+            (due > now).then(|| due - now)
+        };
+        if let Some(b) = bound {
+            d = d.min(b);
+        }
+        self.rto_deadline = Some(now + d);
+        lr.timer = Timer::Probe;
+        true
+    }
+
+    /// RFC 8985 section 7.4 (Linux's `tcp_process_tlp_ack`) for an ACK at
+    /// or beyond the outstanding probe's `tlp_high`.
+    fn tlp_ack(&mut self, lr: &mut Lr, ack: u64, advanced: bool, new_sacked: bool) {
+        let Some(r) = lr.rack.as_mut() else {
+            return;
+        };
+        let Some(high) = r.tlp_high else {
+            return;
+        };
+        if ack < high {
+            return;
+        }
+        if !r.tlp_retrans {
+            r.tlp_high = None; // a probe of new data was delivered
+        } else if ack > high {
+            // The probe repaired a loss: cut the window once (Linux:
+            // `tcp_init_cwnd_reduction`, then cwnd = ssthresh).
+            r.tlp_high = None;
+            let after_ecn = self.last_cut == Cut::Ecn && self.snd_una < self.recover;
+            self.loss_cut(after_ecn);
+            self.cwnd = self.exit_cwnd;
+            self.ecn_recover = self.snd_max;
+            self.last_cut = Cut::Loss;
+        } else if !advanced && !new_sacked {
+            // A pure duplicate ACK: the original and the probe both arrived.
+            r.tlp_high = None;
+        }
+    }
+
+    /// The flow's timer fired as a probe or reordering timer (SACK flows):
+    /// returns false for the retransmission timer, which
+    /// [`TcpFlow::on_rto`] handles.
+    pub(super) fn lr_timer(&mut self, now: SimTime, out: &mut Vec<Seg>) -> bool {
+        let kind = self.lr.as_deref().map_or(Timer::Rto, |l| l.timer);
+        if kind == Timer::Rto {
+            return false;
+        }
+        let mut lr = self.lr.take().expect("checked above");
+        match kind {
+            Timer::Probe => self.tlp_fire(&mut lr, now, out),
+            Timer::Reorder => self.reo_fire(&mut lr, now, out),
+            Timer::Rto => {}
+        }
+        self.lr = Some(lr);
+        true
+    }
+
+    /// TLP's probe (RFC 8985 section 7.3; Linux's `tcp_send_loss_probe`):
+    /// a new segment if the receiver's window and the application allow,
+    /// else the last segment again; at most one probe outstanding. The
+    /// retransmission timer restarts from now.
+    fn tlp_fire(&mut self, lr: &mut Lr, now: SimTime, out: &mut Vec<Seg>) {
+        if self.snd_max == self.snd_una {
+            lr.timer = Timer::Rto;
+            return;
+        }
+        if lr.rack.as_ref().is_some_and(|r| r.tlp_high.is_some()) {
+            self.rearm_rto(lr, now);
+            return;
+        }
+        let can_new = self.snd_nxt < self.app_limit
+            && self.snd_nxt < self.snd_una + u64::from(self.cfg.tcp.rwnd);
+        let retrans = if can_new {
+            self.lr_new(lr, now, out);
+            false
+        } else {
+            let last = self.snd_max - 1;
+            if lr.sb.slot(last).bits & SACKED != 0 {
+                self.rearm_rto(lr, now);
+                return;
+            }
+            self.lr_resend(lr, last, now, out);
+            true
+        };
+        if let Some(r) = lr.rack.as_mut() {
+            r.tlp_high = Some(self.snd_max);
+            r.tlp_retrans = retrans;
+        }
+        self.stats.tlp_probes += 1;
+        self.rto_deadline = Some(now + self.rto);
+        lr.timer = Timer::Rto;
+    }
+
+    /// RACK's reordering timer (RFC 8985 section 6.3; Linux's
+    /// `tcp_rack_reo_timeout`): the segments whose time is up are lost; if
+    /// any, recovery begins (if not under way) and they are sent again as
+    /// the window allows. Then the retransmission timer, from the oldest
+    /// segment's last transmission.
+    fn reo_fire(&mut self, lr: &mut Lr, now: SimTime, out: &mut Vec<Seg>) {
+        let prior_pipe = lr.sb.pipe();
+        let recovering = self.in_recovery || lr.loss;
+        let mut lost = 0;
+        if let Some(r) = lr.rack.as_mut() {
+            let reo = r.reo_wnd(recovering, lr.sb.sacked_out, self.srtt_ns);
+            lost = r.detect(&mut lr.sb, now, reo).0;
+            self.stats.rack_detections += lost;
+        }
+        if lr.sb.pipe() != prior_pipe {
+            if !self.in_recovery {
+                self.sack_enter_recovery(lr);
+                self.force_first(lr, now, out);
+                if self.cfg.tcp.prr {
+                    let target = self.prr_target();
+                    if let Some(c) = lr.prr.on_ack(target, lr.sb.pipe(), 1, false, lost > 0) {
+                        self.cwnd = c as f64;
+                    }
+                }
+            }
+            let w = self.window();
+            while lr.sb.pipe() < w {
+                let Some(seq) = lr.sb.next_lost() else {
+                    break;
+                };
+                self.lr_resend(lr, seq, now, out);
+            }
+        }
+        self.rearm_rto(lr, now);
+    }
+
+    /// A retransmission timeout of a SACK flow, after the window cut and
+    /// the bookkeeping every timeout does ([`TcpFlow::on_rto`]): see the
+    /// module's head.
+    pub(super) fn sack_timeout(&mut self, now: SimTime, out: &mut Vec<Seg>) {
+        let mut lr = self.lr.take().expect("a SACK flow has its recovery state");
+        lr.loss = true;
+        let rack_rtt = lr.rack.as_ref().map(|r| r.rtt_ns());
+        if let Some(r) = lr.rack.as_mut() {
+            r.tlp_high = None;
+        }
+        lr.sb.mark_all_lost(|_, slot| {
+            // Linux with RACK: not those sent within RACK.rtt.
+            rack_rtt.is_some_and(|rtt| now.0 < slot.xmit.0.saturating_add(rtt))
+        });
+        self.cwnd = self.cwnd.max((lr.sb.pipe() + 1) as f64);
+        self.lr_send(&mut lr, now, out);
+        self.rto_deadline = Some(now + self.rto);
+        lr.timer = Timer::Rto;
+        self.lr = Some(lr);
+    }
+
+    /// A flow that stops before its data is acknowledged, or whose next
+    /// segments are to be sent: the SACK flows' sending (from
+    /// [`TcpFlow::send_available`]).
+    pub(super) fn sack_send(&mut self, now: SimTime, out: &mut Vec<Seg>) {
+        let mut lr = self.lr.take().expect("a SACK flow has its recovery state");
+        let was_empty = self.snd_max == self.snd_una;
+        let sent = self.lr_send(&mut lr, now, out);
+        if sent.new || sent.head {
+            self.arm_timers(&mut lr, now, false, sent, None, was_empty);
+        }
+        self.lr = Some(lr);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::testing::Net;
+    use crate::scenario::TcpSpec;
+    use crate::units::SimTime;
+
+    fn spec(sack: bool, rack: bool, prr: bool) -> TcpSpec {
+        TcpSpec {
+            sack,
+            rack,
+            prr,
+            initial_cwnd: 20,
+            ..TcpSpec::default()
+        }
+    }
+
+    fn ms(t: SimTime) -> f64 {
+        t.as_secs_f64() * 1e3
+    }
+
+    /// How long the first recovery lasted, ms.
+    fn first_recovery_ms(n: &Net) -> f64 {
+        let on = n.recovery.iter().find(|r| r.1).expect("a recovery").0;
+        let off = n
+            .recovery
+            .iter()
+            .find(|r| !r.1 && r.0 > on)
+            .expect("its end")
+            .0;
+        ms(off) - ms(on)
+    }
+
+    /// A flow in congestion avoidance with a window of 20 segments over a
+    /// path of 105 ms (50 ms each way, a bottleneck of 5 ms per segment,
+    /// so the window just fills it), segments 5, 8 and 11 lost.
+    fn three_losses(sack: bool, prr: bool) -> Net {
+        let mut n = Net::new(
+            spec(sack, false, prr),
+            u64::MAX,
+            50,
+            5000,
+            &[(5, 1), (8, 1), (11, 1)],
+        );
+        n.tx.ssthresh = 20.0;
+        n.run(800);
+        n
+    }
+
+    /// RFC 6675 against NewReno, three losses in one window. Segment k's ACK
+    /// returns at 5 (k + 1) + 100 ms. SACK: 6, 7 and 9 are SACKed by 150 ms,
+    /// so 5 is lost (three SACKed above it) and goes at once (section 5 step
+    /// 4.3); 8 is lost at 165 ms (9, 10, 12 SACKed), 11 at 175 ms; both go
+    /// when the pipe falls below cwnd = ssthresh = 10 (FlightSize 20 / 2),
+    /// within half a round trip; the recovery ends when their ACKs return,
+    /// 1.5 round trips after it began. NewReno repairs one hole per round
+    /// trip (partial ACKs at 255 and 360 ms): three round trips.
+    #[test]
+    fn three_losses_in_one_window_sack_against_newreno() {
+        let s = three_losses(true, false);
+        let resent: Vec<(f64, u64)> = s.resent().iter().map(|&(t, q)| (ms(t), q)).collect();
+        assert_eq!(
+            resent.iter().map(|r| r.1).collect::<Vec<_>>(),
+            vec![5, 8, 11]
+        );
+        assert!((resent[0].0 - 150.0).abs() < 1e-6, "{resent:?}");
+        assert!(resent[2].0 < 150.0 + 52.5, "{resent:?}");
+        assert_eq!(s.tx.stats.timeouts, 0);
+        assert_eq!(
+            (s.tx.stats.sack_recoveries, s.tx.stats.fast_retransmits),
+            (1, 1)
+        );
+        assert_eq!(s.tx.ssthresh, 10.0);
+        let d = first_recovery_ms(&s);
+        assert!((150.0..=160.0).contains(&d), "SACK recovery {d} ms");
+
+        let nr = three_losses(false, false);
+        let resent: Vec<(f64, u64)> = nr.resent().iter().map(|&(t, q)| (ms(t), q)).collect();
+        assert_eq!(
+            resent,
+            vec![
+                (150.00000000000003, 5),
+                (255.0, 8),
+                (360.00000000000006, 11)
+            ]
+        );
+        assert_eq!(nr.tx.stats.timeouts, 0);
+        assert_eq!(nr.tx.stats.sack_recoveries, 0);
+        let d = first_recovery_ms(&nr);
+        assert!(
+            (d - 315.0).abs() < 1e-6,
+            "NewReno recovery {d} ms: three round trips"
+        );
+    }
+
+    /// With PRR (RFC 6937) the holes go as soon as they are found (PRR lets
+    /// one segment go for every two delivered, from the first): 8 at 165 ms
+    /// and 11 at 175 ms; the recovery ends with cwnd = ssthresh, before the
+    /// window grows again on the same ACK.
+    #[test]
+    fn prr_sends_the_holes_as_they_are_found() {
+        let p = three_losses(true, true);
+        let resent: Vec<(f64, u64)> = p.resent().iter().map(|&(t, q)| (ms(t), q)).collect();
+        assert_eq!(
+            resent.iter().map(|r| r.1).collect::<Vec<_>>(),
+            vec![5, 8, 11]
+        );
+        assert!((resent[1].0 - 165.0).abs() < 1e-6 && (resent[2].0 - 175.0).abs() < 1e-6);
+        let end = p
+            .recovery
+            .iter()
+            .find(|r| !r.1 && r.0 > SimTime::ZERO)
+            .unwrap()
+            .0;
+        // After the last event at that instant (a segment reaches the
+        // receiver at the same time).
+        let at_end = p.cwnd.iter().rev().find(|c| c.0 == end).unwrap().1;
+        // cwnd = ssthresh = 10, then one ACK's growth in congestion avoidance.
+        assert!((at_end - 10.1).abs() < 1e-9, "{at_end}");
+        // In recovery the window never exceeds the one before the loss.
+        let on = p.recovery.iter().find(|r| r.1).unwrap().0;
+        assert!(p
+            .cwnd
+            .iter()
+            .filter(|c| c.0 >= on && c.0 < end)
+            .all(|c| c.1 <= 21.0));
+    }
+
+    /// PRR without SACK: NewReno's recovery (one hole per partial ACK) with
+    /// PRR's window instead of inflation; it ends with cwnd = ssthresh.
+    #[test]
+    fn prr_without_sack_ends_at_ssthresh() {
+        let p = three_losses(false, true);
+        assert_eq!(
+            p.resent().iter().map(|r| r.1).collect::<Vec<_>>(),
+            vec![5, 8, 11]
+        );
+        let on = p.recovery.iter().find(|r| r.1).unwrap().0;
+        let end = p.recovery.iter().find(|r| !r.1 && r.0 > on).unwrap().0;
+        let at_end = p.cwnd.iter().rev().find(|c| c.0 == end).unwrap().1;
+        assert_eq!(at_end, 10.0);
+        // PRR's window stays at most the window before the loss; NewReno's
+        // inflation takes it beyond (ssthresh + the duplicate ACKs).
+        assert!(p
+            .cwnd
+            .iter()
+            .filter(|c| c.0 >= on && c.0 < end)
+            .all(|c| c.1 <= 21.0));
+        let nr = three_losses(false, false);
+        assert!(nr.cwnd.iter().any(|c| c.1 > 21.0));
+    }
+
+    /// A retransmission lost again: RFC 6675 alone marks a segment lost
+    /// once, so only the retransmission timer repairs it; RACK sees that a
+    /// segment sent after the retransmission was delivered and sends it
+    /// again (RFC 8985 section 3.3).
+    #[test]
+    fn rack_finds_a_lost_retransmission() {
+        let drops = [(5, 1), (5, 2)];
+        for (rack, timeouts) in [(false, 1), (true, 0)] {
+            let mut n = Net::new(spec(true, rack, false), u64::MAX, 50, 5000, &drops);
+            n.tx.ssthresh = 20.0;
+            n.run(1500);
+            assert_eq!(n.tx.stats.timeouts, timeouts, "rack {rack}");
+            let fives = n.resent().iter().filter(|r| r.1 == 5).count();
+            assert_eq!(fives, 2, "rack {rack}");
+            if rack {
+                assert!(n.tx.stats.rack_detections >= 2);
+            }
+        }
+    }
+
+    /// A tail loss (RFC 8985 section 7): ten segments, the last two lost.
+    /// The ACK of segment 7 returns at 100.8 ms and arms the probe timeout
+    /// 2 SRTT + 2 ms = 2 x 100.1 + 2 ms later (two segments outstanding):
+    /// at 303.0 ms segment 9 goes again (no new data); its SACK shows 8
+    /// lost (sent earlier, RACK) and recovery sends it. No timeout. Without
+    /// RACK-TLP the retransmission timer fires at 100.8 + 300.3 ms.
+    #[test]
+    fn tail_loss_probe_instead_of_a_timeout() {
+        let mk = |rack| {
+            let tcp = TcpSpec {
+                initial_cwnd: 10,
+                ..spec(true, rack, false)
+            };
+            let mut n = Net::new(tcp, 10, 50, 100, &[(8, 1), (9, 1)]);
+            n.run(5000);
+            n
+        };
+        let r = mk(true);
+        let resent: Vec<(f64, u64)> = r.resent().iter().map(|&(t, q)| (ms(t), q)).collect();
+        assert_eq!(resent.len(), 2, "{resent:?}");
+        assert_eq!(resent[0].1, 9);
+        assert!((resent[0].0 - 303.0).abs() < 1e-6, "{resent:?}");
+        assert_eq!(resent[1].1, 8);
+        assert_eq!(
+            (
+                r.tx.stats.tlp_probes,
+                r.tx.stats.rack_detections,
+                r.tx.stats.timeouts
+            ),
+            (1, 1, 0)
+        );
+        assert_eq!(r.rx.delivered(), 10);
+        let s = mk(false);
+        assert_eq!((s.tx.stats.tlp_probes, s.tx.stats.timeouts), (0, 1));
+        assert!(
+            (ms(s.resent()[0].0) - 401.1).abs() < 1e-6,
+            "{:?}",
+            s.resent()
+        );
+        assert_eq!(s.rx.delivered(), 10);
+    }
+
+    /// RACK's reordering timer (RFC 8985 section 6.3): ten segments,
+    /// segment 7 lost. Only 8 and 9 are SACKed (101.0 ms), fewer than three,
+    /// so RACK waits reo_wnd = min_rtt / 4 = 100.1 / 4 ms past RACK.rtt; the
+    /// timer (+ 2 ms, as Linux) fires at 101.0 + 25.025 + 2 = 128.025 ms and
+    /// 7 goes then. RFC 6675 alone never sees three duplicate ACKs: the
+    /// retransmission timer repairs it.
+    #[test]
+    fn reordering_timer_finds_a_loss_with_few_sacks() {
+        let mk = |rack| {
+            let tcp = TcpSpec {
+                initial_cwnd: 10,
+                ..spec(true, rack, false)
+            };
+            let mut n = Net::new(tcp, 10, 50, 100, &[(7, 1)]);
+            n.run(5000);
+            n
+        };
+        let r = mk(true);
+        let resent: Vec<(f64, u64)> = r.resent().iter().map(|&(t, q)| (ms(t), q)).collect();
+        assert_eq!(resent.len(), 1);
+        assert_eq!(resent[0].1, 7);
+        assert!((resent[0].0 - 128.025).abs() < 1e-6, "{resent:?}");
+        assert_eq!(
+            (
+                r.tx.stats.rack_detections,
+                r.tx.stats.tlp_probes,
+                r.tx.stats.timeouts
+            ),
+            (1, 0, 0)
+        );
+        let s = mk(false);
+        assert_eq!(s.tx.stats.timeouts, 1);
+    }
+
+    /// A timeout keeps the SACK information (as Linux): with 0 and 1 lost
+    /// twice, recovery's retransmissions are lost too and the timer fires;
+    /// then only 0 and 1 go again (the SACKed 2..19 do not: no go-back-N).
+    #[test]
+    fn a_timeout_resends_only_what_is_not_sacked() {
+        let drops = [(0, 1), (0, 2), (1, 1), (1, 2)];
+        let mut n = Net::new(spec(true, false, false), 20, 50, 5000, &drops);
+        n.run(5000);
+        assert_eq!(n.tx.stats.timeouts, 1);
+        let resent: Vec<u64> = n.resent().iter().map(|r| r.1).collect();
+        assert_eq!(resent, vec![0, 1, 0, 1]);
+        assert_eq!(n.rx.delivered(), 20);
+    }
+}
