@@ -218,6 +218,25 @@ def test_plot_errors_name_the_choice(three_runs: list[Path], tmp_path: Path) -> 
     assert_clean_error(p)
 
 
+def test_dctcp_alpha_in_the_flow_series(tmp_path: Path) -> None:
+    """DCTCP's alpha per traced flow (NaN for the other variants), saved and read back; the
+    step example runs and DCTCP without ECN is refused naming the field."""
+    step = ROOT / "scenarios" / "aqm" / "step.toml"
+    sets = ["duration=0.3s", "metrics.start=0.1s", "metrics.flow_series=[0]"]
+    r = aqmlab.run(step, overrides=sets)
+    alpha = np.asarray(r.flow_series.column("alpha").to_numpy())
+    assert ((alpha >= 0) & (alpha <= 1)).all() and alpha.min() < 1
+    assert r.summary["bottleneck"]["marks_forced"] > 0
+    r.save(tmp_path / "run")
+    back = aqmlab.load_run(tmp_path / "run").flow_series.column("alpha").to_pylist()
+    assert back == alpha.tolist()
+    reno = aqmlab.run(step, overrides=[*sets, "tcp.variant=newreno"])
+    assert np.isnan(np.asarray(reno.flow_series.column("alpha").to_numpy())).all()
+    p = aqmlab_cli("validate", step, "--set", "tcp.ecn=false")
+    assert_clean_error(p)
+    assert 'tcp.ecn: false is not allowed with variant = "dctcp"' in p.stderr
+
+
 def test_flow_series_and_event_trace_are_off_by_default_and_bounded(tmp_path: Path) -> None:
     r = aqmlab.run(SMALL)
     assert r.flow_series.num_rows == 0 and r.events.num_rows == 0
