@@ -295,8 +295,9 @@ def test_schedule_and_phases_through_the_api() -> None:
 def test_sack_rack_prr_counters() -> None:
     """``tcp.sack``, ``tcp.rack`` and ``tcp.prr``: their counters travel to the summary, the
     flows table and the terminal's summary (rows shown only when a run has them)."""
-    from aqmlab.report import summary_table
     from rich.console import Console
+
+    from aqmlab.report import summary_table
 
     doc = {
         "duration": "20s",

@@ -45,9 +45,7 @@ DROPPED: set[str] = set()
 def _strip(d: Any) -> Any:
     if isinstance(d, dict):
         return {
-            k: _strip(v)
-            for k, v in sorted(d.items())
-            if k not in TIMING_KEYS and k not in DROPPED
+            k: _strip(v) for k, v in sorted(d.items()) if k not in TIMING_KEYS and k not in DROPPED
         }
     if isinstance(d, list):
         return [_strip(v) for v in d]
