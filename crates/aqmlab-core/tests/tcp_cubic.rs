@@ -11,27 +11,9 @@ use common::run;
 /// One flow, 10 Mbit/s, 42 ms base RTT, a 60-packet DropTail buffer, the
 /// flow's window sampled every millisecond.
 fn one_flow(variant: &str) -> RunResult {
-    run(&format!(
-        r#"
-duration = "60s"
-[topology]
-bottleneck_rate = "10Mbps"
-bottleneck_delay = "20ms"
-access_delay = "1ms"
-buffer = 60
-[aqm]
-kind = "droptail"
-[tcp]
-variant = "{variant}"
-packet_size = 1500
-[[traffic]]
-kind = "bulk"
-flows = 1
-[metrics]
-sample_interval = "1ms"
-flow_series = [0]
-start = "0s"
-"#
+    run(&common::one_flow_droptail(
+        &format!("variant = \"{variant}\""),
+        "sample_interval = \"1ms\"\nflow_series = [0]\nstart = \"0s\"",
     ))
 }
 

@@ -301,29 +301,9 @@ fn wireless_marking_beats_droptail() {
     assert!(red > dt + 0.1, "RED(20:80) {red} vs DropTail {dt}");
 }
 
-/// One NewReno flow, 10 Mb/s, 42 ms base RTT, 1500-byte packets, a
-/// 60-packet DropTail queue, 60 s (measured from 10 s).
+/// One NewReno flow (`common::one_flow_droptail`), measured from 10 s.
 fn one_flow_droptail(tcp: &str) -> RunResult {
-    common::run(&format!(
-        r#"
-duration = "60s"
-[topology]
-bottleneck_rate = "10Mbps"
-bottleneck_delay = "20ms"
-access_delay = "1ms"
-buffer = 60
-[aqm]
-kind = "droptail"
-[tcp]
-packet_size = 1500
-{tcp}
-[[traffic]]
-kind = "bulk"
-flows = 1
-[metrics]
-start = "10s"
-"#
-    ))
+    common::run(&common::one_flow_droptail(tcp, "start = \"10s\""))
 }
 
 /// A timeout during fast recovery keeps the recovery's ssthresh by

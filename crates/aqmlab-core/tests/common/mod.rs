@@ -40,6 +40,32 @@ start = "40s"
     )
 }
 
+/// One bulk flow, 10 Mbit/s, 42 ms base RTT, 1500-byte packets, a
+/// 60-packet DropTail queue, 60 s; `tcp` and `metrics` are the bodies of
+/// the `[tcp]` and `[metrics]` tables beside `packet_size`.
+pub fn one_flow_droptail(tcp: &str, metrics: &str) -> String {
+    format!(
+        r#"
+duration = "60s"
+[topology]
+bottleneck_rate = "10Mbps"
+bottleneck_delay = "20ms"
+access_delay = "1ms"
+buffer = 60
+[aqm]
+kind = "droptail"
+[tcp]
+packet_size = 1500
+{tcp}
+[[traffic]]
+kind = "bulk"
+flows = 1
+[metrics]
+{metrics}
+"#
+    )
+}
+
 pub const RED: &str = r#"[aqm]
 kind = "red"
 min_th = 20
