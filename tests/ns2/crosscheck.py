@@ -32,13 +32,15 @@ from typing import Any
 
 import numpy as np
 
-# ns-2's TCP as the thesis' presets configure aqmlab's (docs/tcp.md, "Defaults and ns-2").
+# ns-2's TCP as the thesis' presets configure aqmlab's (`tcp.profile = "ns2-2009"`; docs/tcp.md,
+# "Defaults and ns-2").
 NS2_TCP = [
     'clock_tick="10ms"',
     'loss_ssthresh="ns2"',
     'recovery_exit="ssthresh"',
     'limited_transmit_sends="next"',
     "ect_retransmits=true",
+    'timeout_in_recovery="cut"',
 ]
 
 # ns-2's adaptive RED (red.cc): the gentle line fixed from the initial max_p (1 / linterm_),
