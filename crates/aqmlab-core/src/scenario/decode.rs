@@ -178,6 +178,16 @@ impl Table {
         u32::try_from(v)
             .map_err(|_| SpecError::new(p, format!("{v} is too large (at most {})", u32::MAX)))
     }
+    /// A boolean that may be absent (a traffic group's override).
+    pub fn opt_bool(&mut self, key: &'static str) -> SpecResult<Option<bool>> {
+        if self.has(key) {
+            self.bool(key, false).map(Some)
+        } else {
+            self.allow(key);
+            Ok(None)
+        }
+    }
+
     pub fn bool(&mut self, key: &'static str, default: bool) -> SpecResult<bool> {
         match self.take(key) {
             None => Ok(default),

@@ -604,12 +604,7 @@ impl TcpOverrides {
             }
             None => None,
         };
-        let delayed_ack = if t.has("delayed_ack") {
-            Some(t.bool("delayed_ack", false)?)
-        } else {
-            t.allow("delayed_ack");
-            None
-        };
+        let delayed_ack = t.opt_bool("delayed_ack")?;
         let initial_cwnd = match t.take("initial_cwnd") {
             Some(v) => {
                 let p = t.field_path("initial_cwnd");

@@ -185,12 +185,7 @@ impl TrafficSpec {
                     direction,
                     start,
                     handshake: t.bool("handshake", false)?,
-                    ecn: if t.has("ecn") {
-                        Some(t.bool("ecn", false)?)
-                    } else {
-                        t.allow("ecn");
-                        None
-                    },
+                    ecn: t.opt_bool("ecn")?,
                     tcp: TcpOverrides::decode(&mut t)?,
                     path,
                     extra_delay,
@@ -206,12 +201,7 @@ impl TrafficSpec {
                     mean_packets: t.f64("mean_packets", 12.0)?,
                     think: t.time("think", SimTime::from_millis(500))?,
                     handshake: t.bool("handshake", true)?,
-                    ecn: if t.has("ecn") {
-                        Some(t.bool("ecn", false)?)
-                    } else {
-                        t.allow("ecn");
-                        None
-                    },
+                    ecn: t.opt_bool("ecn")?,
                     tcp: TcpOverrides::decode(&mut t)?,
                     path,
                     extra_delay,
@@ -628,12 +618,7 @@ impl WebSpec {
         }
         let sizes = SizeDist::new(size_median as f64, size_sigma, size_tail, size_max as f64)
             .map_err(|(key, msg)| SpecError::new(t.field_path(key), msg))?;
-        let ecn = if t.has("ecn") {
-            Some(t.bool("ecn", false)?)
-        } else {
-            t.allow("ecn");
-            None
-        };
+        let ecn = t.opt_bool("ecn")?;
         let group_tcp = TcpOverrides::decode(t)?;
         group_tcp.check_ecn(t, tcp, ecn)?;
         let params = WebParams {
