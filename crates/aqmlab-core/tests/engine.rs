@@ -24,6 +24,8 @@ mod scenario_setups;
 mod scenarios;
 #[path = "schedule.rs"]
 mod schedule;
+#[path = "tcp_bbr.rs"]
+mod tcp_bbr;
 #[path = "tcp_cubic.rs"]
 mod tcp_cubic;
 #[path = "tcp_fidelity.rs"]

@@ -52,8 +52,10 @@ pub const FLOW_BYTES: u64 = 4_000;
 /// Bytes one deviation window keeps (one f64 per window and interval).
 pub const WINDOW_BYTES: u64 = 8;
 /// Bytes one row of the flow series costs (7 numeric columns through the
-/// engine and Arrow: measured 98 B/row from 3e5 to 1.2e6 rows).
-pub const FLOW_SERIES_ROW_BYTES: u64 = 120;
+/// engine and Arrow: measured 98 B/row from 3e5 to 1.2e6 rows; 10 numeric
+/// and a short string since the pacing columns: 14 B a numeric column
+/// and ~20 B for the string, with the same margin).
+pub const FLOW_SERIES_ROW_BYTES: u64 = 190;
 /// Bytes one traced drop or mark costs (5 columns, one a link name).
 pub const TRACE_ROW_BYTES: u64 = 240;
 /// Bytes one `[metrics] phases` interval costs whatever the flows: its

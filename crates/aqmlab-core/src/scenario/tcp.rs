@@ -20,16 +20,22 @@ pub enum TcpVariant {
     /// event, beta 0.7, fast convergence, the Reno-friendly region) with
     /// NewReno's loss recovery.
     Cubic,
+    /// BBR version 1 as Linux's `tcp_bbr.c` runs it: a model of the path
+    /// (the windowed maximum of the delivery rate, the windowed minimum of
+    /// the RTT) sets the pacing rate and the window; NewReno's loss
+    /// recovery decides what is retransmitted. Always paces.
+    Bbr,
 }
 
 impl TcpVariant {
     /// The names `variant` takes, in the order the errors list them.
-    pub const NAMES: &'static [&'static str] = &["newreno", "reno", "cubic"];
+    pub const NAMES: &'static [&'static str] = &["newreno", "reno", "cubic", "bbr"];
 
     fn from_name(name: &str) -> TcpVariant {
         match name {
             "reno" => TcpVariant::Reno,
             "cubic" => TcpVariant::Cubic,
+            "bbr" => TcpVariant::Bbr,
             _ => TcpVariant::NewReno,
         }
     }
@@ -123,6 +129,22 @@ pub struct TcpSpec {
     /// `timeout()` does. Off: `initial_cwnd` and ssthresh as if nothing
     /// was lost.
     pub syn_loss_cut: bool,
+    /// Pace data segments at a rate (`tcp.pacing`): Linux's rates for
+    /// window-based algorithms (`tcp_update_pacing_rate`: 2 or 1.2 x cwnd
+    /// x MSS / SRTT), BBR's own for `variant = "bbr"`, which always paces.
+    /// Off (the default): segments leave as soon as the window allows.
+    /// Left out of the resolved scenario when off, so that a file written
+    /// before the key existed resolves as it did.
+    #[serde(skip_serializing_if = "is_false")]
+    pub pacing: bool,
+    /// `pacing = false` was written in the file: refused with BBR (also
+    /// with a traffic group's `variant = "bbr"`).
+    #[serde(skip)]
+    pub pacing_off_given: bool,
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
 }
 
 /// The segment limited transmit sends (`tcp.limited_transmit_sends`).
@@ -195,6 +217,8 @@ impl Default for TcpSpec {
             recovery_exit: RecoveryExit::Flight,
             limited_transmit_sends: LimitedTransmitSends::New,
             syn_loss_cut: true,
+            pacing: false,
+            pacing_off_given: false,
         }
     }
 }
@@ -204,7 +228,8 @@ impl TcpSpec {
         let d = TcpSpec::default();
         let Some(v) = v else { return Ok(d) };
         let mut t = Table::new(v, path)?;
-        let s = TcpSpec {
+        let pacing_given = t.has("pacing");
+        let mut s = TcpSpec {
             variant: TcpVariant::from_name(t.choice(
                 "variant",
                 TcpVariant::NAMES,
@@ -260,8 +285,21 @@ impl TcpSpec {
                 _ => LimitedTransmitSends::New,
             },
             syn_loss_cut: t.bool("syn_loss_cut", d.syn_loss_cut)?,
+            pacing: t.bool("pacing", d.pacing)?,
+            pacing_off_given: false,
         };
         t.finish()?;
+        s.pacing_off_given = pacing_given && !s.pacing;
+        if s.variant == TcpVariant::Bbr {
+            if s.pacing_off_given {
+                return Err(SpecError::new(
+                    join(path, "pacing"),
+                    "false is not allowed with variant = \"bbr\": BBR sends at its pacing \
+                     rate; give true or leave the key out",
+                ));
+            }
+            s.pacing = true;
+        }
         if !(HEADER_BYTES + 1..=65_535).contains(&s.packet_size) {
             return Err(SpecError::new(
                 join(path, "packet_size"),
@@ -344,7 +382,9 @@ pub struct TcpOverrides {
 pub const GROUP_TCP_KEYS: &[&str] = &["variant", "packet_size", "delayed_ack", "initial_cwnd"];
 
 impl TcpOverrides {
-    pub(super) fn decode(t: &mut Table) -> SpecResult<TcpOverrides> {
+    /// The group's keys from `t`; `tcp` is the run's `[tcp]` (a group's
+    /// BBR needs the pacing `[tcp]` may have turned off).
+    pub(super) fn decode(t: &mut Table, tcp: &TcpSpec) -> SpecResult<TcpOverrides> {
         let variant = if t.has("variant") {
             Some(TcpVariant::from_name(t.choice(
                 "variant",
@@ -355,6 +395,13 @@ impl TcpOverrides {
             t.allow("variant");
             None
         };
+        if variant == Some(TcpVariant::Bbr) && tcp.pacing_off_given {
+            return Err(SpecError::new(
+                t.field_path("variant"),
+                "\"bbr\" is not allowed with tcp.pacing = false: BBR sends at its pacing \
+                 rate; remove tcp.pacing = false or choose another variant",
+            ));
+        }
         let packet_size = match t.take("packet_size") {
             Some(v) => {
                 let p = t.field_path("packet_size");
@@ -402,6 +449,8 @@ impl TcpOverrides {
         let mut s = *tcp;
         if let Some(v) = self.variant {
             s.variant = v;
+            // BBR always paces.
+            s.pacing |= v == TcpVariant::Bbr;
         }
         if let Some(v) = self.packet_size {
             s.packet_size = v;

@@ -190,7 +190,7 @@ impl TrafficSpec {
                     t.allow("ecn");
                     None
                 },
-                tcp: TcpOverrides::decode(&mut t)?,
+                tcp: TcpOverrides::decode(&mut t, tcp)?,
                 path,
                 extra_delay,
             }),
@@ -208,7 +208,7 @@ impl TrafficSpec {
                         t.allow("ecn");
                         None
                     },
-                    tcp: TcpOverrides::decode(&mut t)?,
+                    tcp: TcpOverrides::decode(&mut t, tcp)?,
                     path,
                     extra_delay,
                 };
@@ -629,7 +629,7 @@ impl WebSpec {
             t.allow("ecn");
             None
         };
-        let group_tcp = TcpOverrides::decode(t)?;
+        let group_tcp = TcpOverrides::decode(t, tcp)?;
         let params = WebParams {
             sizes,
             objects,

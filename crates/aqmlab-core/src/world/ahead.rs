@@ -27,15 +27,25 @@ impl World {
     /// end of a `run*` call) bound how far ahead it may go. A packet due
     /// past such an instant (or sent to an endpoint while another runs
     /// ahead) gets an arrival event; while one is pending, the route's
-    /// later packets are held and taken when it has been processed
-    /// ([`World::release_held`]), so the endpoint takes its packets in
-    /// order.
+    /// later packets are held (once one is held, every later one, even one
+    /// due past the next such instant) and taken when the pending events
+    /// have been processed ([`World::release_held`]), so the endpoint takes
+    /// its packets in order, also when the queue before it holds a packet
+    /// longer than the time between two such instants.
     #[inline]
     pub(super) fn deliver(&mut self, id: PktId, t: SimTime) {
         if !self.ahead.is_empty() {
             let p = self.arena.get(id);
             let r = p.route();
             if self.ahead[r] == p.pos {
+                if !self.ahead_held[r].is_empty() {
+                    // Behind packets already held: in order, even one due
+                    // past the next barrier (an event of its own would be
+                    // taken before them when the queue's delay to the
+                    // endpoint exceeds the time between barriers).
+                    self.ahead_held[r].push_back((id, t));
+                    return;
+                }
                 if !self.in_ahead && t < self.ahead_until() {
                     if self.ahead_pending[r] == 0 {
                         self.arrive_ahead(id, t);
@@ -90,7 +100,7 @@ impl World {
     /// The endpoint of packet `id`'s route takes it at `t`, ahead of the
     /// clock ([`World::deliver`]): first the endpoint's own timers due
     /// before `t` (the receiver's delayed ACK, the sender's retransmission
-    /// timer), each at its time, as their events would have come first,
+    /// and pacing timers), each at its time, as their events would have come first,
     /// and one due at `t` itself in the order the two events would have
     /// had; then the packet, as [`World::arrive`] would at `t`. The timers'
     /// pending events stay in the queue and find nothing due.
@@ -102,22 +112,38 @@ impl World {
         self.in_ahead = true;
         loop {
             let fl = &self.flows[f];
-            let (due, event) = if p.dir == 0 {
-                (fl.delack_deadline, fl.delack_event)
-            } else {
-                (fl.rto_deadline, fl.rto_event)
-            };
             // A timer due at `t` itself comes first if its event is
             // already queued for `t` (scheduled before the packet's
             // arrival was); one that an earlier, stale event will queue
             // comes after, as their events' order would have it.
-            let Some(d) = due.filter(|&d| d < t || (d == t && event == Some(t))) else {
+            let first = |due: Option<SimTime>, event: Option<SimTime>| {
+                due.filter(|&d| d < t || (d == t && event == Some(t)))
+            };
+            let (due, pace) = if p.dir == 0 {
+                (first(fl.delack_deadline, fl.delack_event), false)
+            } else {
+                let rto = first(fl.rto_deadline, fl.rto_event);
+                // A pacing sender's release time is its own timer too.
+                let pace = if fl.cfg.tcp.pacing {
+                    first(fl.pace_deadline(), fl.pace_event())
+                } else {
+                    None
+                };
+                match (rto, pace) {
+                    (Some(r), Some(q)) if q < r => (Some(q), true),
+                    (None, Some(q)) => (Some(q), true),
+                    (r, _) => (r, false),
+                }
+            };
+            let Some(d) = due else {
                 break;
             };
             self.now = d;
             let mut out = std::mem::take(&mut self.out);
             if p.dir == 0 {
                 self.flows[f].on_delack(d, &mut out);
+            } else if pace {
+                self.flows[f].on_pace_timer(d, &mut out);
             } else {
                 self.flows[f].on_rto(d, &mut out);
             }

@@ -7,7 +7,10 @@
 //!   (+1 segment per new ACK), congestion avoidance (+1/cwnd per new ACK),
 //!   fast retransmit on the third duplicate ACK, fast recovery with window
 //!   inflation; NewReno's partial ACKs and `recover`. CUBIC's window (RFC
-//!   9438) with NewReno's recovery.
+//!   9438) with NewReno's recovery. BBR v1 (Linux's `tcp_bbr.c`) with
+//!   NewReno's recovery; pacing at the sender (Linux's internal pacing and
+//!   its default rates) and delivery-rate estimation
+//!   (draft-cheng-iccrg-delivery-rate-estimation).
 //! - The retransmission timer of RFC 6298: SRTT/RTTVAR, RTO bounds,
 //!   exponential backoff; go-back-N after a timeout as ns-2's Reno does. RTT
 //!   is timed on one segment per round trip (as BSD and ns-2 do; sampling
@@ -43,11 +46,18 @@
 //! - `recovery.rs`: fast retransmit, NewReno's fast recovery, limited
 //!   transmit;
 //! - `cc/`: congestion control, the window's growth and cuts, one file per
-//!   algorithm (`reno.rs`: Reno's rules, shared by Reno and NewReno).
+//!   algorithm (`reno.rs`: Reno's rules, shared by Reno and NewReno;
+//!   `cubic.rs`; `bbr.rs`: BBR v1's model, window and pacing rate);
+//! - `pacing.rs`: the release clock of pacing flows (`tcp.pacing`, BBR)
+//!   and their ACK path;
+//! - `rate.rs`: delivery-rate estimation (per-segment send records, a rate
+//!   sample per ACK), for pacing flows.
 
 mod cc;
 mod config;
 mod connection;
+mod pacing;
+mod rate;
 mod receiver;
 mod recovery;
 mod rto;
@@ -258,6 +268,10 @@ pub struct TcpFlow {
     /// CUBIC's state (`tcp.variant = "cubic"`; None otherwise). Read only
     /// when the configuration names CUBIC, so Reno's ACKs never touch it.
     cubic: Option<Box<cc::Cubic>>,
+    /// A pacing flow's state (`tcp.pacing`, BBR; None otherwise): the
+    /// release clock, the delivery-rate estimator, BBR. Read only when the
+    /// configuration says the flow paces.
+    pace: Option<Box<pacing::Paced>>,
 }
 
 impl TcpFlow {
@@ -287,6 +301,12 @@ impl TcpFlow {
     }
 
     pub fn new(cfg: TcpConfig) -> TcpFlow {
+        TcpFlow::fresh(cfg, None)
+    }
+
+    /// A flow's state at the start of a connection; a pacing flow reuses
+    /// `pace`, the box of its previous connection, if given.
+    fn fresh(cfg: TcpConfig, pace: Option<Box<pacing::Paced>>) -> TcpFlow {
         TcpFlow {
             cfg,
             state: State::Idle,
@@ -341,6 +361,10 @@ impl TcpFlow {
             last_retx: false,
             stats: FlowStats::default(),
             cubic: (cfg.tcp.variant == TcpVariant::Cubic).then(Box::default),
+            pace: cfg
+                .tcp
+                .pacing
+                .then(|| TcpFlow::paced_state(cfg.tcp.variant, pace)),
         }
     }
 

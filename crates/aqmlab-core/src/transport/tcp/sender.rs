@@ -32,13 +32,22 @@ impl TcpFlow {
             }
         }
         let ece = f & flags::ECE != 0 && self.cfg.tcp.ecn;
+        let (una0, nxt0) = (self.snd_una, self.snd_nxt);
         self.ecn_echo(now, ece);
+        let mut dup = false;
         if ack > self.snd_una {
             self.on_new_ack(now, ack, ece, out);
         } else if ack == self.snd_una && self.snd_max > self.snd_una {
+            dup = true;
             self.on_dupack(now, ack, out);
         }
-        self.send_available(now, out);
+        if self.cfg.tcp.pacing {
+            // The rate sample, BBR's model or the pacing rate, then what
+            // the window and the release clock allow (`pacing.rs`).
+            self.paced_ack(now, una0, nxt0, dup, out);
+            return;
+        }
+        self.send_window(now, out);
     }
 
     /// A cumulative ACK for new data: the RTT timing, `snd_una` moves on,
@@ -124,8 +133,18 @@ impl TcpFlow {
         }
     }
 
-    /// Send what the window allows.
+    /// Send what the window allows (and, for a pacing flow, the release
+    /// clock).
     pub(super) fn send_available(&mut self, now: SimTime, out: &mut Vec<Seg>) {
+        if self.cfg.tcp.pacing {
+            return self.send_paced(now, out);
+        }
+        self.send_window(now, out);
+    }
+
+    /// Send what the window allows, at once.
+    #[inline]
+    fn send_window(&mut self, now: SimTime, out: &mut Vec<Seg>) {
         if self.ecn_hold {
             return;
         }
@@ -142,6 +161,9 @@ impl TcpFlow {
 
     pub(super) fn retransmit_una(&mut self, now: SimTime, out: &mut Vec<Seg>) {
         let s = self.data_seg(self.snd_una, now);
+        if self.cfg.tcp.pacing {
+            self.paced_sent_at_once(&s, true, now);
+        }
         out.push(s);
     }
 

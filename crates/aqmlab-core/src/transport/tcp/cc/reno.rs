@@ -60,6 +60,9 @@ impl TcpFlow {
     #[inline]
     pub(in crate::transport::tcp) fn ecn_echo(&mut self, now: SimTime, ece: bool) {
         if ece && !self.in_recovery && self.snd_una >= self.ecn_recover {
+            if self.cfg.tcp.variant == TcpVariant::Bbr {
+                return self.bbr_ecn_echo();
+            }
             if self.cwnd < 2.0 {
                 if self.cfg.tcp.ecn_backoff && self.ecn_backoff_on {
                     self.rto = (self.rto + self.rto).min(self.cfg.tcp.max_rto);
@@ -90,6 +93,9 @@ impl TcpFlow {
     /// answered (`after_ecn`).
     #[inline]
     pub(in crate::transport::tcp) fn loss_cut(&mut self, after_ecn: bool) {
+        if self.cfg.tcp.variant == TcpVariant::Bbr {
+            return self.bbr_loss_event();
+        }
         let halve = self.cfg.tcp.dupack_halving && !after_ecn;
         if halve {
             // ns-2 sets `cwnd_` to half its window, unrounded,
@@ -113,6 +119,9 @@ impl TcpFlow {
     /// 6.1.2) and a window of one segment (RFC 5681 section 3.1).
     #[inline]
     pub(in crate::transport::tcp) fn timeout_cut(&mut self) {
+        if self.cfg.tcp.variant == TcpVariant::Bbr {
+            return self.bbr_timeout();
+        }
         if !(self.last_cut == Cut::Ecn && self.snd_una < self.recover) {
             // After an ECN reduction in this window ssthresh was
             // already halved for it (RFC 3168 section 6.1.2).
