@@ -231,8 +231,12 @@ impl TcpFlow {
             for seq in una0..self.snd_una {
                 p.rate.on_delivered(seq, now);
             }
-            let open = !self.in_recovery;
-            p.rate.reno_cum_ack(self.snd_una - una0, open);
+            let state = self.ca_state();
+            p.rate.reno_cum_ack(
+                self.snd_una - una0,
+                state == CaState::Recovery,
+                state == CaState::Open,
+            );
         } else if dup {
             p.rate.on_dupack(self.outstanding());
         }

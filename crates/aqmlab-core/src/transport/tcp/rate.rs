@@ -143,9 +143,15 @@ pub struct RateEstimator {
     app_limited: u64,
     /// Segments deemed lost so far (Linux's `tp->lost`).
     pub lost: u64,
-    /// Without SACK: duplicate ACKs counted as delivered segments not yet
-    /// covered by the cumulative ACK (Linux's `sacked_out` for Reno).
+    /// Without SACK: segments duplicate ACKs say have left the network,
+    /// for the sender's window (Linux's `sacked_out` for Reno: forgotten
+    /// at a timeout and when the cumulative ACK advances outside a fast
+    /// recovery).
     pub sacked_out: u64,
+    /// Without SACK: duplicate ACKs counted as delivered and not yet
+    /// covered by the cumulative ACK (kept across a timeout, unlike Linux:
+    /// see [`RateEstimator::reno_cum_ack`]).
+    dup_delivered: u64,
     /// The smallest RTT seen (Linux windows it over 5 minutes).
     pub min_rtt: Option<SimTime>,
     ring: Vec<SendRecord>,
@@ -166,6 +172,7 @@ impl Default for RateEstimator {
             app_limited: 0,
             lost: 0,
             sacked_out: 0,
+            dup_delivered: 0,
             min_rtt: None,
             ring: Vec::new(),
             acc: Acc::default(),
@@ -293,8 +300,12 @@ impl RateEstimator {
     /// `outstanding - 1` (one is the hole; Linux's `tcp_add_reno_sack` and
     /// `tcp_limit_reno_sacked`).
     pub fn on_dupack(&mut self, outstanding: u64) {
-        if self.sacked_out + 1 < outstanding {
+        let most = outstanding.saturating_sub(1);
+        if self.sacked_out < most {
             self.sacked_out += 1;
+        }
+        if self.dup_delivered < most {
+            self.dup_delivered += 1;
             self.delivered += 1;
             self.acc.acked += 1;
         }
@@ -304,18 +315,40 @@ impl RateEstimator {
     /// [`RateEstimator::on_delivered`] counted one by one. One of them was
     /// the hole; the others stand for duplicate ACKs already counted, so
     /// they are taken back (Linux's `tcp_remove_reno_sacks`: `delivered +=
-    /// max(newly - sacked_out, 1)`). `open`: no recovery is under way, the
-    /// count of duplicates starts afresh (`tcp_reset_reno_sack`).
-    pub fn reno_cum_ack(&mut self, newly: u64, open: bool) {
+    /// max(newly - sacked_out, 1)`). `recovery`: a fast recovery goes on;
+    /// otherwise the window's count of duplicates starts afresh (Linux's
+    /// `tcp_reset_reno_sack`). `open`: no loss recovery of any kind is under
+    /// way (neither fast recovery nor the one after a timeout): the
+    /// delivered count's duplicates start afresh too.
+    ///
+    /// Where this departs from Linux: Linux forgets the duplicates at a
+    /// timeout, so when the timeout's retransmission fills the hole, the
+    /// segments the receiver held beyond it count as delivered a second
+    /// time, in one ACK (hundreds of segments in one round trip after a
+    /// loss in a large window: a bandwidth sample many times the link's,
+    /// which BBR's max filter keeps for 10 rounds). Here the delivered
+    /// count keeps them until the timeout's recovery ends.
+    pub fn reno_cum_ack(&mut self, newly: u64, recovery: bool, open: bool) {
         if newly > 0 {
-            let eaten = self.sacked_out.min(newly - 1);
+            let eaten = self.dup_delivered.min(newly - 1);
             self.delivered -= eaten;
             self.acc.acked -= eaten.min(self.acc.acked);
-            self.sacked_out -= eaten;
+            self.dup_delivered -= eaten;
+            self.sacked_out -= self.sacked_out.min(newly - 1);
         }
-        if open {
+        if !recovery {
             self.sacked_out = 0;
         }
+        if open {
+            self.dup_delivered = 0;
+        }
+    }
+
+    /// A retransmission timeout: the window forgets the duplicate ACKs
+    /// (every segment outstanding is deemed lost and resent; Linux's
+    /// `tcp_enter_loss`).
+    pub fn on_timeout(&mut self) {
+        self.sacked_out = 0;
     }
 
     /// `n` segments are deemed lost by the ACK (or timeout) being processed.
@@ -542,11 +575,11 @@ mod tests {
         for s in 0..6 {
             r.on_delivered(s, ms(150));
         }
-        r.reno_cum_ack(6, false);
+        r.reno_cum_ack(6, true, false);
         let a = r.sample(ms(150));
         assert_eq!(r.delivered, 6);
         assert_eq!(a.acked, 2);
-        assert_eq!(r.sacked_out, 0);
+        assert_eq!((r.sacked_out, r.dup_delivered), (0, 0));
         // Never more than outstanding - 1.
         let mut r = RateEstimator::default();
         for _ in 0..5 {

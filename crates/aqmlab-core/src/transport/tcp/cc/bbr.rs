@@ -856,7 +856,7 @@ impl TcpFlow {
         let (outstanding, mss) = (self.outstanding(), self.mss());
         if let Some((b, rate)) = self.bbr_parts() {
             rate.lost += outstanding.saturating_sub(rate.sacked_out);
-            rate.sacked_out = 0;
+            rate.on_timeout();
             b.on_timeout(
                 was_open,
                 rate.delivered,
