@@ -464,3 +464,46 @@ impl TcpOverrides {
         s
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scenario::Scenario;
+
+    fn doc(tcp: &str, group: &str) -> String {
+        format!(
+            "duration = \"10s\"\n[topology]\nbottleneck_rate = \"10Mbps\"\n\
+             [tcp]\n{tcp}\n[[traffic]]\nkind = \"bulk\"\nflows = 1\n{group}\n"
+        )
+    }
+
+    fn parse(text: &str) -> Result<Scenario, SpecError> {
+        Scenario::from_value(toml::from_str(text).expect("TOML"))
+    }
+
+    /// `pacing` is off by default and left out of the resolved scenario
+    /// (files written before it resolve as they did); BBR turns it on, in
+    /// `[tcp]` or for a group's flows; `pacing = false` written beside BBR
+    /// is refused, naming the key that asks for BBR.
+    #[test]
+    fn bbr_paces_and_refuses_pacing_off() {
+        let sc = parse(&doc("", "")).unwrap();
+        assert!(!sc.tcp.pacing);
+        let json = serde_json::to_string(&sc.tcp).unwrap();
+        assert!(!json.contains("pacing"), "{json}");
+        let sc = parse(&doc("variant = \"bbr\"", "")).unwrap();
+        assert!(sc.tcp.pacing);
+        assert!(serde_json::to_string(&sc.tcp).unwrap().contains("\"pacing\":true"));
+        let sc = parse(&doc("pacing = true", "")).unwrap();
+        assert_eq!((sc.tcp.variant, sc.tcp.pacing), (TcpVariant::NewReno, true));
+        let sc = parse(&doc("", "variant = \"bbr\"")).unwrap();
+        assert!(!sc.tcp.pacing);
+        assert!(sc.traffic[0].tcp(&sc.tcp).pacing);
+        let e = parse(&doc("variant = \"bbr\"\npacing = false", "")).unwrap_err();
+        assert_eq!(e.path, "tcp.pacing");
+        let e = parse(&doc("pacing = false", "variant = \"bbr\"")).unwrap_err();
+        assert_eq!(e.path, "traffic[0].variant");
+        // Written true, or left out, beside a group's BBR: accepted.
+        assert!(parse(&doc("pacing = true", "variant = \"bbr\"")).is_ok());
+    }
+}
