@@ -162,9 +162,11 @@ fn bbr_against_cubic_in_a_deep_buffer() {
     let one = mean(&bbr_shares(2, 1));
     let four = mean(&bbr_shares(2, 4));
     let eight = mean(&bbr_shares(2, 8));
+    // Above half one against one; at least 0.3, twice the fair share and
+    // more, against 4 and 8.
     assert!(one > 0.5, "{one}");
-    assert!(four >= 0.3 && four > 2.0 * 0.2, "{four}");
-    assert!(eight >= 0.3 && eight > 2.5 / 9.0, "{eight}");
+    assert!(four > 2.0 / 5.0, "{four}");
+    assert!(eight >= 0.3, "{eight} (fair share 1/9)");
     let deep = mean(&bbr_shares(5, 1));
     assert!(deep < one - 0.15, "2 BDP {one}, 5 BDP {deep}");
 }

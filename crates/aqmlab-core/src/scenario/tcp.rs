@@ -493,7 +493,9 @@ mod tests {
         assert!(!json.contains("pacing"), "{json}");
         let sc = parse(&doc("variant = \"bbr\"", "")).unwrap();
         assert!(sc.tcp.pacing);
-        assert!(serde_json::to_string(&sc.tcp).unwrap().contains("\"pacing\":true"));
+        assert!(serde_json::to_string(&sc.tcp)
+            .unwrap()
+            .contains("\"pacing\":true"));
         let sc = parse(&doc("pacing = true", "")).unwrap();
         assert_eq!((sc.tcp.variant, sc.tcp.pacing), (TcpVariant::NewReno, true));
         let sc = parse(&doc("", "variant = \"bbr\"")).unwrap();

@@ -124,11 +124,11 @@ pub struct Paced {
 }
 
 impl Paced {
-    fn new(variant: TcpVariant, rng: Option<Rng>) -> Paced {
+    fn new(variant: TcpVariant, rng: Option<Rng>, rate: RateEstimator) -> Paced {
         let rng = rng.unwrap_or_else(|| Rng::new(0, crate::rng::Stream::Tcp(0)));
         Paced {
             pacer: Pacer::default(),
-            rate: RateEstimator::fresh(),
+            rate,
             bbr: (variant == TcpVariant::Bbr).then(|| Bbr::new(rng)),
             retx_now: 0,
         }
@@ -144,11 +144,12 @@ impl TcpFlow {
             Some(mut b) => {
                 let event = b.pacer.event;
                 let rng = b.bbr.take().map(Bbr::take_rng);
-                *b = Paced::new(cfg_variant, rng);
+                let rate = RateEstimator::fresh_from(std::mem::take(&mut b.rate));
+                *b = Paced::new(cfg_variant, rng, rate);
                 b.pacer.event = event;
                 b
             }
-            None => Box::new(Paced::new(cfg_variant, None)),
+            None => Box::new(Paced::new(cfg_variant, None, RateEstimator::fresh())),
         }
     }
 
@@ -374,7 +375,8 @@ impl TcpFlow {
         self.pace.as_deref().and_then(|p| p.pacer.deadline)
     }
 
-    /// The engine's pending pacing-timer event (see [`Pacer::event`]).
+    /// The engine's pending pacing-timer event: the earliest time it holds
+    /// a `PaceTimer` event of this flow for.
     pub fn pace_event(&self) -> Option<SimTime> {
         self.pace.as_deref().and_then(|p| p.pacer.event)
     }
@@ -468,53 +470,55 @@ mod tests {
         assert_eq!(p.next, SimTime::from_nanos(15_500_000 + 2_083_333));
     }
 
-    /// A Reno sender with pacing: 4 segments in flight go at once (the
-    /// first 10 are not paced), then the first ACK (SRTT 100 ms, cwnd 5 in
-    /// slow start) sets the rate 2 x 960 x 5 / 0.1 = 96 000 B/s: a window
-    /// of 20 sent over 200 ms spaces segments 10 ms apart after the tenth,
-    /// each waiting for the pacing timer.
+    /// A NewReno sender with pacing, cwnd 20 and an SRTT of 100 ms before
+    /// it starts (as after a handshake): the rate is 2 x 960 x 20 / 0.1 s
+    /// = 384 000 B/s, a segment every 2.5 ms. The first 10 segments leave at
+    /// once; the 11th to the 20th wait for the pacing timer, at 2.5, 5.0,
+    /// ..., 25 ms: half the window spread over a quarter of the RTT (slow
+    /// start's 2x), and the timer stops when the window is full. The ACK
+    /// of segment 0 at 100 ms: cwnd 21, 19 outstanding, 2 x 960 x 21 / 0.1
+    /// = 403 200 B/s, a gap of 2.380952 ms; segment 20 leaves at once, 72.5
+    /// ms after the release time (the credit takes half a gap off), so
+    /// segment 21 leaves at 100 + 1.190476 ms, and the next release is a
+    /// full gap later, 103.571428 ms.
     #[test]
-    fn a_paced_reno_sender_spaces_its_window() {
+    fn a_paced_newreno_sender_spreads_its_window() {
         let tcp = TcpSpec {
             pacing: true,
-            initial_cwnd: 4,
+            initial_cwnd: 20,
             ..spec()
         };
         let mut tx = TcpFlow::new(TcpConfig::from_spec(&tcp, false, false));
+        tx.rtt_sample(ms(100), SimTime::ZERO);
         let mut out = Vec::new();
         tx.start(SimTime::ZERO, &mut out);
-        assert_eq!(out.len(), 4, "not paced before an RTT sample");
-        assert_eq!(tx.pacing_rate_bps(), None);
+        assert_eq!(tx.pacing_rate_bps(), Some(384_000.0 * 8.0));
+        assert_eq!(out.len(), 10);
+        let mut times = Vec::new();
+        while let Some(d) = tx.pace_deadline() {
+            out.clear();
+            tx.on_pace_timer(d, &mut out);
+            assert_eq!(out.len(), 1);
+            times.push((out[0].seq, d));
+        }
+        let want: Vec<(u64, SimTime)> = (10..20)
+            .map(|s| (s, SimTime::from_micros(2500 * (s - 9))))
+            .collect();
+        assert_eq!(times, want);
         out.clear();
         tx.on_ack(ms(100), 1, flags::ACK, Ecn::NotEct, &mut out);
-        assert_eq!(tx.pacing_rate_bps(), Some(96_000.0 * 8.0));
-        // cwnd 5, 3 outstanding: 2 new segments (5 and 6 sent: 6 so far).
-        assert_eq!(out.iter().map(|s| s.seq).collect::<Vec<_>>(), vec![4, 5]);
-        let mut t = 100;
-        let mut sent = 6;
-        let mut times = Vec::new();
-        for a in 2..=6 {
-            out.clear();
-            tx.on_ack(ms(t), a, flags::ACK, Ecn::NotEct, &mut out);
-            sent += out.len();
-            // The pacing timer: each wake-up sends one segment.
-            while let Some(d) = tx.pace_deadline() {
-                out.clear();
-                tx.on_pace_timer(d, &mut out);
-                times.push(d);
-                sent += out.len();
-                if out.is_empty() {
-                    break;
-                }
-            }
-            t += 1;
-        }
-        assert!(sent >= 12);
-        // After the 10th segment, releases 10 ms apart (at the rate after
-        // those ACKs: cwnd grows, so the gap shrinks: 960 / (2 x 960 x w /
-        // 0.1 s)).
-        assert!(times.windows(2).all(|w| w[1] > w[0]), "{times:?}");
-        let gap = times[1] - times[0];
-        assert!(gap >= ms(4) && gap <= ms(10), "{gap:?}");
+        assert_eq!(tx.pacing_rate_bps(), Some(403_200.0 * 8.0));
+        assert_eq!(out.iter().map(|s| s.seq).collect::<Vec<_>>(), vec![20]);
+        let d = tx.pace_deadline().expect("segment 21 waits");
+        assert_eq!(d, SimTime::from_nanos(100_000_000 + 1_190_476));
+        out.clear();
+        tx.on_pace_timer(d, &mut out);
+        assert_eq!(out[0].seq, 21);
+        assert_eq!(tx.pace_deadline(), None, "the window is full");
+        let next = tx.pace.as_deref().unwrap().pacer.next;
+        assert_eq!(
+            next,
+            SimTime::from_nanos(100_000_000 + 1_190_476 + 2_380_952)
+        );
     }
 }

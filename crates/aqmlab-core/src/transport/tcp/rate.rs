@@ -196,6 +196,16 @@ impl RateEstimator {
         }
     }
 
+    /// A new connection's estimator that keeps `old`'s storage.
+    pub fn fresh_from(old: RateEstimator) -> RateEstimator {
+        let mut ring = old.ring;
+        ring.fill(EMPTY);
+        RateEstimator {
+            ring,
+            ..RateEstimator::fresh()
+        }
+    }
+
     /// The handshake's last ACK was processed (Linux runs its ACK path on
     /// it, which ends the initial application-limited period).
     pub fn handshake_done(&mut self) {
@@ -538,8 +548,10 @@ mod tests {
     /// mark; the mark clears when delivered passes 7.
     #[test]
     fn application_limited_until_the_bubble_is_delivered() {
-        let mut r = RateEstimator::default();
-        r.min_rtt = Some(ms(1));
+        let mut r = RateEstimator {
+            min_rtt: Some(ms(1)),
+            ..RateEstimator::default()
+        };
         r.on_sent(0, 0, true, false, ms(0));
         r.on_delivered(0, ms(10));
         r.sample(ms(10));

@@ -602,7 +602,7 @@ impl Bbr {
     /// ProbeRTT's end once its time and a round have passed
     /// (`bbr_check_probe_rtt_done`).
     fn check_probe_rtt_done(&mut self, now: SimTime) {
-        if !self.probe_rtt_done.is_some_and(|d| now > d) {
+        if self.probe_rtt_done.is_none_or(|d| now <= d) {
             return;
         }
         self.min_rtt_stamp = now; // RTprop holds for another 10 s
