@@ -51,7 +51,7 @@ impl TcpFlow {
 
     /// A new ACK that covers the timed segment gives an RTT sample (one
     /// timing per round trip, Karn's rule: see the module's head).
-    #[inline]
+    #[inline(always)]
     pub(super) fn time_ack(&mut self, now: SimTime, ack: u64, ece: bool) {
         if self.rtt_seq.is_some_and(|s| ack > s) {
             self.rtt_seq = None;

@@ -32,6 +32,23 @@ impl TcpFlow {
             }
         }
         let ece = f & flags::ECE != 0 && self.cfg.tcp.ecn;
+        if self.cfg.tcp.pacing {
+            return self.on_paced_ack(now, ack, ece, out);
+        }
+        self.ecn_echo(now, ece);
+        if ack > self.snd_una {
+            self.on_new_ack(now, ack, ece, out);
+        } else if ack == self.snd_una && self.snd_max > self.snd_una {
+            self.on_dupack(now, ack, out);
+        }
+        self.send_window(now, out);
+    }
+
+    /// [`TcpFlow::on_ack`]'s data ACK for a pacing flow: the same rules,
+    /// then the rate sample, BBR's model or the pacing rate, and what the
+    /// window and the release clock allow (`pacing.rs`).
+    #[inline(never)]
+    fn on_paced_ack(&mut self, now: SimTime, ack: u64, ece: bool, out: &mut Vec<Seg>) {
         let (una0, nxt0) = (self.snd_una, self.snd_nxt);
         self.ecn_echo(now, ece);
         let mut dup = false;
@@ -41,19 +58,13 @@ impl TcpFlow {
             dup = true;
             self.on_dupack(now, ack, out);
         }
-        if self.cfg.tcp.pacing {
-            // The rate sample, BBR's model or the pacing rate, then what
-            // the window and the release clock allow (`pacing.rs`).
-            self.paced_ack(now, una0, nxt0, dup, out);
-            return;
-        }
-        self.send_window(now, out);
+        self.paced_ack(now, una0, nxt0, dup, out);
     }
 
     /// A cumulative ACK for new data: the RTT timing, `snd_una` moves on,
     /// then fast recovery's rules (`recovery_ack`) or the
     /// window's growth, and the retransmission timer.
-    #[inline]
+    #[inline(always)]
     fn on_new_ack(&mut self, now: SimTime, ack: u64, ece: bool, out: &mut Vec<Seg>) {
         let newly = ack - self.snd_una;
         self.time_ack(now, ack, ece);
