@@ -343,6 +343,18 @@ impl TcpFlow {
         }
     }
 
+    /// A retransmission timeout: every segment outstanding and not known to
+    /// have arrived is deemed lost, and the window forgets the duplicate
+    /// ACKs (Linux's `tcp_enter_loss`).
+    #[cold]
+    pub(super) fn paced_timeout(&mut self) {
+        let outstanding = self.outstanding();
+        if let Some(p) = self.pace.as_deref_mut() {
+            p.rate.lost += outstanding.saturating_sub(p.rate.sacked_out);
+            p.rate.on_timeout();
+        }
+    }
+
     /// The application hands over more data (a persistent connection's
     /// next response): if the sender had nothing left to send and room in
     /// its window, the samples until what is in flight is delivered are

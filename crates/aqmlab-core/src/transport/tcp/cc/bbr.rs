@@ -853,10 +853,10 @@ impl TcpFlow {
     #[cold]
     pub(in crate::transport::tcp) fn bbr_timeout(&mut self) {
         let was_open = self.ca_state() == CaState::Open;
-        let (outstanding, mss) = (self.outstanding(), self.mss());
+        let mss = self.mss();
         if let Some((b, rate)) = self.bbr_parts() {
-            rate.lost += outstanding.saturating_sub(rate.sacked_out);
-            rate.on_timeout();
+            // The rate estimator has counted the timeout's losses
+            // (`paced_timeout`).
             b.on_timeout(
                 was_open,
                 rate.delivered,
