@@ -277,6 +277,39 @@ def test_flow_series_and_event_trace_are_off_by_default_and_bounded(tmp_path: Pa
     assert aqmlab.load_run(out).events.num_rows == r.events.num_rows
 
 
+def test_flow_series_of_pacing_and_bbr_flows(tmp_path: Path) -> None:
+    """The pacing columns: NaN and an empty state for a flow that does not pace; a BBR flow's
+    state names, bandwidth estimate and pacing rate; a folder keeps them."""
+    over = ["metrics.flow_series=[0]", "traffic[0].flows=1", "duration=10s", "metrics.start=1s"]
+    fs = aqmlab.run(SMALL, overrides=over).flow_series
+    assert np.isnan(np.asarray(fs.column("pacing_rate_bps").to_numpy())).all()
+    assert set(fs.column("bbr_state").to_pylist()) == {""}
+    r = aqmlab.run(SMALL, overrides=[*over, "tcp.variant=bbr"])
+    fs = r.flow_series
+    states = fs.column("bbr_state").to_pylist()
+    assert states[0] == "startup" and "probe_bw" in states
+    assert set(states) <= {"startup", "drain", "probe_bw", "probe_rtt"}
+    bw = np.asarray(fs.column("bbr_bw_bps").to_numpy())
+    pace = np.asarray(fs.column("pacing_rate_bps").to_numpy())
+    # The link carries 10 Mb/s of 500-byte packets: 9.2 Mb/s of payload.
+    assert 0 < bw.max() <= 9.2e6 * 1.01
+    assert np.nanmax(pace) > bw.max()  # Startup's gain
+    assert r.scenario["tcp"]["pacing"] is True
+    back = aqmlab.load_run(r.save(tmp_path / "bbr")).flow_series
+    assert back.column("bbr_state").to_pylist() == states
+    p = aqmlab_cli(
+        "plot",
+        tmp_path / "bbr",
+        "--what",
+        "flows",
+        "--series",
+        "bbr_bw_bps",
+        "-o",
+        tmp_path / "bw.png",
+    )
+    assert p.returncode == 0, p.stderr
+
+
 def test_flow_series_refusals() -> None:
     with pytest.raises(aqmlab.ScenarioError, match=r"metrics.flow_series\[0\].*20 flows"):
         aqmlab.run(SMALL, overrides=["metrics.flow_series=[20]"])

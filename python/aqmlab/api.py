@@ -57,7 +57,9 @@ class RunResult:
     row per non-empty log-spaced bin), ``flow_series`` the TCP state of the
     flows listed in ``metrics.flow_series`` (``time_s``, ``flow``, ``cwnd``,
     ``ssthresh``, ``srtt_s``, ``rto_s``, ``delivery_rate_bps``, DCTCP's
-    ``alpha``) and ``events`` the drops and marks on the monitored links with
+    ``alpha``; for pacing flows ``pacing_rate_bps`` and ``rate_sample_bps``,
+    for BBR ``bbr_state`` and ``bbr_bw_bps``) and
+    ``events`` the drops and marks on the monitored links with
     ``metrics.trace = true`` (``time_s``, ``link``, ``flow``, ``event``, ``packet``),
     all ``pyarrow.Table``; see ``docs/results.md`` for every column.
     """
@@ -263,6 +265,10 @@ FLOW_SERIES_COLUMNS: tuple[tuple[str, pa.DataType], ...] = (
     ("rto_s", pa.float64()),
     ("delivery_rate_bps", pa.float64()),
     ("alpha", pa.float64()),
+    ("pacing_rate_bps", pa.float64()),
+    ("rate_sample_bps", pa.float64()),
+    ("bbr_state", pa.string()),
+    ("bbr_bw_bps", pa.float64()),
 )
 
 #: Columns of the event trace.

@@ -689,8 +689,8 @@ def add_plot_arguments(pl: argparse.ArgumentParser) -> None:
         "--series",
         default="cwnd",
         metavar="NAME",
-        help="with --what flows: cwnd (default), ssthresh, srtt_s, rto_s, delivery_rate_bps "
-        "or alpha (DCTCP)",
+        help="with --what flows: cwnd (default), ssthresh, srtt_s, rto_s, delivery_rate_bps, "
+        "alpha (DCTCP), pacing_rate_bps, rate_sample_bps or bbr_bw_bps",
     )
 
 

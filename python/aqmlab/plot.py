@@ -244,8 +244,9 @@ def plot_series(
     the link's configured rate, ms), ``throughput`` (bits that started
     transmission per sample interval, Mb/s), ``params`` (the AQM's adapted
     parameters, ``params`` names or all) or ``flows`` (``series`` of the
-    flow series: cwnd, ssthresh, srtt_s, rto_s, delivery_rate_bps or alpha, for
-    ``flows`` or every traced flow). ``cdf`` draws :func:`delay_cdf`."""
+    flow series: cwnd, ssthresh, srtt_s, rto_s, delivery_rate_bps, alpha,
+    pacing_rate_bps, rate_sample_bps or bbr_bw_bps, for ``flows`` or every
+    traced flow). ``cdf`` draws :func:`delay_cdf`."""
     if what == "cdf":
         return delay_cdf(runs, path, link, title)
     if what == "queue" and link is None and not params and not flows:
@@ -310,8 +311,8 @@ def plot_series(
                 raise ValueError(
                     f"{label}: no flow series; run with --set 'metrics.flow_series=[0, 1]'"
                 )
-            if series not in fs.column_names or series in ("time_s", "flow"):
-                cols = [c for c in fs.column_names if c not in ("time_s", "flow")]
+            if series not in fs.column_names or series in ("time_s", "flow", "bbr_state"):
+                cols = [c for c in fs.column_names if c not in ("time_s", "flow", "bbr_state")]
                 raise ValueError(f"series must be one of {', '.join(cols)}, not {series!r}")
             ids = list(flows) or list(dict.fromkeys(fs.column("flow").to_pylist()))
             for f in ids:

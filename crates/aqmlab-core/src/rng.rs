@@ -48,6 +48,8 @@ pub enum Stream {
     /// Web session `session` of traffic group `group` whose pages run on
     /// lanes: its RTT and page clock, the same whatever the number of lanes.
     Session(u32, u32),
+    /// The TCP sender of flow `flow` (BBR's random start of its gain cycle).
+    Tcp(u32),
 }
 
 impl Stream {
@@ -60,6 +62,7 @@ impl Stream {
             Stream::Topology => 5 << 32,
             Stream::Schedule(i) => (6 << 32) | i as u64,
             Stream::App(i) => (7 << 32) | i as u64,
+            Stream::Tcp(i) => (8 << 32) | i as u64,
             // Bit 63 set: apart from the kinds above (under 2^35).
             Stream::Session(g, i) => (1 << 63) | (u64::from(g) << 32) | u64::from(i),
         }

@@ -18,6 +18,8 @@ pub enum Event {
     RtoTimer(u32),
     /// A flow receiver's delayed-ACK timer may have expired.
     DelAckTimer(u32),
+    /// A pacing flow's sender may send its next segment (`tcp.pacing`).
+    PaceTimer(u32),
     /// A flow starts.
     FlowStart(u32),
     /// A UDP source's timer (next packet or ON/OFF switch).

@@ -24,6 +24,8 @@ mod scenario_setups;
 mod scenarios;
 #[path = "schedule.rs"]
 mod schedule;
+#[path = "tcp_bbr.rs"]
+mod tcp_bbr;
 #[path = "tcp_byte_counting.rs"]
 mod tcp_byte_counting;
 #[path = "tcp_cubic.rs"]

@@ -194,6 +194,18 @@ pub struct FlowSeries {
     /// DCTCP's alpha (RFC 8257 section 3.3), in [0, 1]; NaN for the
     /// other variants.
     pub alpha: Vec<f64>,
+    /// Pacing flows (`tcp.pacing`, BBR): the pacing rate, payload bit/s
+    /// (NaN: not pacing, or no rate yet).
+    pub pacing_rate_bps: Vec<f64>,
+    /// Pacing flows: the delivery rate of the last rate sample that was
+    /// not application-limited (or of a faster one that was), payload bit/s
+    /// (Linux's `tcpi_delivery_rate`; NaN: none yet, or not pacing).
+    pub rate_sample_bps: Vec<f64>,
+    /// BBR: its state (`startup`, `drain`, `probe_bw`, `probe_rtt`; empty
+    /// for other algorithms) and its bandwidth estimate, payload bit/s
+    /// (NaN for other algorithms).
+    pub bbr_state: Vec<&'static str>,
+    pub bbr_bw_bps: Vec<f64>,
 }
 
 /// The queueing delay histogram of the measurement interval, per monitored

@@ -8,7 +8,7 @@
 use super::decode::{as_bytes, as_time, as_u64, SpecError, SpecResult, Table};
 use super::metrics::MetricsSpec;
 use super::seeds::Seeds;
-use super::tcp::TcpSpec;
+use super::tcp::{TcpSpec, TcpVariant};
 use super::topo::{Dumbbell, Topology};
 use super::traffic::TrafficSpec;
 use super::value::Value;
@@ -203,7 +203,13 @@ impl Scenario {
         }
         let seed = t.u64("seed", 1)?;
         let seeds = Seeds::decode(t.take("seeds"), "seeds")?;
-        let tcp = TcpSpec::decode(t.take("tcp"), "tcp")?;
+        let tcp_table = t.take("tcp");
+        // `pacing = false` written in [tcp]: a traffic group's BBR refuses it.
+        let pacing_off_given = tcp_table
+            .as_ref()
+            .and_then(|v| v.get("pacing"))
+            .is_some_and(|v| matches!(v, Value::Bool(false)));
+        let tcp = TcpSpec::decode(tcp_table, "tcp")?;
         let topology = match t.take("topology") {
             Some(v) => Topology::decode(v, "topology", tcp.packet_size)?,
             None => {
@@ -226,6 +232,18 @@ impl Scenario {
             .into_iter()
             .map(|g| TrafficSpec::decode(g, &tcp, &topology))
             .collect::<SpecResult<_>>()?;
+        if pacing_off_given {
+            if let Some(i) = traffic
+                .iter()
+                .position(|g| g.tcp(&tcp).variant == TcpVariant::Bbr)
+            {
+                return Err(SpecError::new(
+                    format!("traffic[{i}].variant"),
+                    "\"bbr\" is not allowed with tcp.pacing = false: BBR sends at its pacing \
+                     rate; remove tcp.pacing = false or choose another variant",
+                ));
+            }
+        }
         if traffic.is_empty() {
             return Err(SpecError::new(
                 "traffic",

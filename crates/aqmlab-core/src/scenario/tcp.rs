@@ -24,11 +24,17 @@ pub enum TcpVariant {
     /// moving average of the fraction of segments whose ACKs echoed CE;
     /// Reno's growth and NewReno's recovery. Needs `ecn`.
     Dctcp,
+    /// BBR version 1 as Linux's `tcp_bbr.c` runs it: a model of the path
+    /// (the windowed maximum of the delivery rate, the windowed minimum of
+    /// the RTT) sets the pacing rate and the window; NewReno's loss
+    /// recovery (SACK's with `sack`) decides what is retransmitted. Always
+    /// paces.
+    Bbr,
 }
 
 impl TcpVariant {
     /// The names `variant` takes, in the order the errors list them.
-    pub const NAMES: &'static [&'static str] = &["newreno", "reno", "cubic", "dctcp"];
+    pub const NAMES: &'static [&'static str] = &["newreno", "reno", "cubic", "dctcp", "bbr"];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -36,6 +42,7 @@ impl TcpVariant {
             TcpVariant::NewReno => "newreno",
             TcpVariant::Cubic => "cubic",
             TcpVariant::Dctcp => "dctcp",
+            TcpVariant::Bbr => "bbr",
         }
     }
 
@@ -44,6 +51,7 @@ impl TcpVariant {
             "reno" => TcpVariant::Reno,
             "cubic" => TcpVariant::Cubic,
             "dctcp" => TcpVariant::Dctcp,
+            "bbr" => TcpVariant::Bbr,
             _ => TcpVariant::NewReno,
         }
     }
@@ -175,7 +183,7 @@ pub struct TcpSpec {
     /// Retransmission timeout before the first RTT sample (also the SYN timer's first value).
     pub initial_rto: SimTime,
     /// Initial congestion window, segments.
-    pub initial_cwnd: u32,
+    pub initial_cwnd: u16,
     /// Receiver window, segments.
     pub rwnd: u32,
     /// RFC 3042 limited transmit: a new segment on each of the first two
@@ -276,6 +284,14 @@ pub struct TcpSpec {
     /// cwnd = ssthresh.
     #[serde(skip_serializing_if = "is_false")]
     pub prr: bool,
+    /// Pace data segments at a rate (`tcp.pacing`): Linux's rates for
+    /// window-based algorithms (`tcp_update_pacing_rate`: 2 or 1.2 x cwnd
+    /// x MSS / SRTT), BBR's own for `variant = "bbr"`, which always paces.
+    /// Off (the default): segments leave as soon as the window allows.
+    /// Left out of the resolved scenario when off, so that a file written
+    /// before the key existed resolves as it did.
+    #[serde(skip_serializing_if = "is_false")]
+    pub pacing: bool,
 }
 
 fn is_false(b: &bool) -> bool {
@@ -372,6 +388,7 @@ impl Default for TcpSpec {
             sack: false,
             rack: false,
             prr: false,
+            pacing: false,
         }
     }
 }
@@ -382,10 +399,21 @@ impl TcpSpec {
             return Ok(TcpSpec::default());
         };
         let mut t = Table::new(v, path)?;
+        let pacing_given = t.has("pacing");
         let profile =
             TcpProfile::from_name(t.choice("profile", TcpProfile::NAMES, Some("aqmlab"))?);
         let d = profile.defaults();
-        let s = TcpSpec {
+        let initial_cwnd = t.u32("initial_cwnd", u32::from(d.initial_cwnd))?;
+        if initial_cwnd == 0 || initial_cwnd > 1000 {
+            return Err(SpecError::new(
+                join(path, "initial_cwnd"),
+                format!(
+                    "{} is outside the allowed range [1, 1000] segments",
+                    initial_cwnd
+                ),
+            ));
+        }
+        let mut s = TcpSpec {
             variant: TcpVariant::from_name(t.choice(
                 "variant",
                 TcpVariant::NAMES,
@@ -399,7 +427,7 @@ impl TcpSpec {
             min_rto: t.time("min_rto", d.min_rto)?,
             max_rto: t.time("max_rto", d.max_rto)?,
             initial_rto: t.time("initial_rto", d.initial_rto)?,
-            initial_cwnd: t.u32("initial_cwnd", d.initial_cwnd)?,
+            initial_cwnd: initial_cwnd as u16,
             rwnd: t.u32("rwnd", d.rwnd)?,
             limited_transmit: t.bool("limited_transmit", d.limited_transmit)?,
             ack_heuristic: t.bool("ack_heuristic", d.ack_heuristic)?,
@@ -470,8 +498,10 @@ impl TcpSpec {
             sack: t.bool("sack", d.sack)?,
             rack: t.bool("rack", d.rack)?,
             prr: t.bool("prr", d.prr)?,
+            pacing: t.bool("pacing", d.pacing)?,
         };
         t.finish()?;
+        let pacing_off_given = pacing_given && !s.pacing;
         if matches!(profile, TcpProfile::Ns2001 | TcpProfile::Ns2009)
             && !matches!(s.variant, TcpVariant::Reno | TcpVariant::NewReno)
         {
@@ -483,6 +513,16 @@ impl TcpSpec {
                     profile.name()
                 ),
             ));
+        }
+        if s.variant == TcpVariant::Bbr {
+            if pacing_off_given {
+                return Err(SpecError::new(
+                    join(path, "pacing"),
+                    "false is not allowed with variant = \"bbr\": BBR sends at its pacing \
+                     rate; give true or leave the key out",
+                ));
+            }
+            s.pacing = true;
         }
         if !(HEADER_BYTES + 1..=65_535).contains(&s.packet_size) {
             return Err(SpecError::new(
@@ -520,15 +560,6 @@ impl TcpSpec {
                 format!("{} is below min_rto ({})", s.max_rto, s.min_rto),
             ));
         }
-        if s.initial_cwnd == 0 || s.initial_cwnd > 1000 {
-            return Err(SpecError::new(
-                join(path, "initial_cwnd"),
-                format!(
-                    "{} is outside the allowed range [1, 1000] segments",
-                    s.initial_cwnd
-                ),
-            ));
-        }
         if s.variant == TcpVariant::Dctcp && !s.ecn {
             return Err(SpecError::new(
                 join(path, "ecn"),
@@ -540,6 +571,20 @@ impl TcpSpec {
                 join(path, "rack"),
                 "true is not allowed with sack = false: RACK-TLP finds losses from SACK \
                  blocks; set tcp.sack = true as well",
+            ));
+        }
+        if s.pacing && s.prr && !s.sack {
+            let (key, value) = if s.variant == TcpVariant::Bbr {
+                ("variant", "\"bbr\"")
+            } else {
+                ("pacing", "true")
+            };
+            return Err(SpecError::new(
+                join(path, key),
+                format!(
+                    "{value} is not allowed with prr = true and sack = false: a pacing flow \
+                     runs PRR only with SACK's recovery; set tcp.sack = true or tcp.prr = false"
+                ),
             ));
         }
         if s.rwnd == 0 {
@@ -579,7 +624,10 @@ pub struct TcpOverrides {
 pub const GROUP_TCP_KEYS: &[&str] = &["variant", "packet_size", "delayed_ack", "initial_cwnd"];
 
 impl TcpOverrides {
-    pub(super) fn decode(t: &mut Table) -> SpecResult<TcpOverrides> {
+    /// The group's keys from `t`; `tcp` is the run's `[tcp]` (a group's
+    /// BBR runs PRR only with SACK; whether `[tcp]` wrote `pacing = false`
+    /// is checked with the whole scenario).
+    pub(super) fn decode(t: &mut Table, tcp: &TcpSpec) -> SpecResult<TcpOverrides> {
         let variant = if t.has("variant") {
             Some(TcpVariant::from_name(t.choice(
                 "variant",
@@ -590,6 +638,13 @@ impl TcpOverrides {
             t.allow("variant");
             None
         };
+        if variant == Some(TcpVariant::Bbr) && tcp.prr && !tcp.sack {
+            return Err(SpecError::new(
+                t.field_path("variant"),
+                "\"bbr\" is not allowed with tcp.prr = true and tcp.sack = false: a pacing \
+                 flow runs PRR only with SACK's recovery; set tcp.sack = true or tcp.prr = false",
+            ));
+        }
         let packet_size = match t.take("packet_size") {
             Some(v) => {
                 let p = t.field_path("packet_size");
@@ -655,6 +710,8 @@ impl TcpOverrides {
         let mut s = *tcp;
         if let Some(v) = self.variant {
             s.variant = v;
+            // BBR always paces.
+            s.pacing |= v == TcpVariant::Bbr;
         }
         if let Some(v) = self.packet_size {
             s.packet_size = v;
@@ -663,8 +720,54 @@ impl TcpOverrides {
             s.delayed_ack = v;
         }
         if let Some(v) = self.initial_cwnd {
-            s.initial_cwnd = v;
+            // At most 1000 (checked when decoded).
+            s.initial_cwnd = v as u16;
         }
         s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scenario::Scenario;
+
+    fn doc(tcp: &str, group: &str) -> String {
+        format!(
+            "duration = \"10s\"\n[topology]\nbottleneck_rate = \"10Mbps\"\n\
+             [tcp]\n{tcp}\n[[traffic]]\nkind = \"bulk\"\nflows = 1\n{group}\n"
+        )
+    }
+
+    fn parse(text: &str) -> Result<Scenario, SpecError> {
+        Scenario::from_value(toml::from_str(text).expect("TOML"))
+    }
+
+    /// `pacing` is off by default and left out of the resolved scenario
+    /// (files written before it resolve as they did); BBR turns it on, in
+    /// `[tcp]` or for a group's flows; `pacing = false` written beside BBR
+    /// is refused, naming the key that asks for BBR.
+    #[test]
+    fn bbr_paces_and_refuses_pacing_off() {
+        let sc = parse(&doc("", "")).unwrap();
+        assert!(!sc.tcp.pacing);
+        let json = serde_json::to_string(&sc.tcp).unwrap();
+        assert!(!json.contains("pacing"), "{json}");
+        let sc = parse(&doc("variant = \"bbr\"", "")).unwrap();
+        assert!(sc.tcp.pacing);
+        assert!(serde_json::to_string(&sc.tcp)
+            .unwrap()
+            .contains("\"pacing\":true"));
+        let sc = parse(&doc("pacing = true", "")).unwrap();
+        assert_eq!((sc.tcp.variant, sc.tcp.pacing), (TcpVariant::NewReno, true));
+        let sc = parse(&doc("", "variant = \"bbr\"")).unwrap();
+        assert!(!sc.tcp.pacing);
+        assert!(sc.traffic[0].tcp(&sc.tcp).pacing);
+        let e = parse(&doc("variant = \"bbr\"\npacing = false", "")).unwrap_err();
+        assert_eq!(e.path, "tcp.pacing");
+        let e = parse(&doc("pacing = false", "variant = \"bbr\"")).unwrap_err();
+        assert_eq!(e.path, "traffic[0].variant");
+        // Written true, or left out, beside a group's BBR: accepted.
+        assert!(parse(&doc("pacing = true", "variant = \"bbr\"")).is_ok());
     }
 }

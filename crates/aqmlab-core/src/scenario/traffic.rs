@@ -186,7 +186,7 @@ impl TrafficSpec {
                     start,
                     handshake: t.bool("handshake", false)?,
                     ecn: t.opt_bool("ecn")?,
-                    tcp: TcpOverrides::decode(&mut t)?,
+                    tcp: TcpOverrides::decode(&mut t, tcp)?,
                     path,
                     extra_delay,
                 };
@@ -202,7 +202,7 @@ impl TrafficSpec {
                     think: t.time("think", SimTime::from_millis(500))?,
                     handshake: t.bool("handshake", true)?,
                     ecn: t.opt_bool("ecn")?,
-                    tcp: TcpOverrides::decode(&mut t)?,
+                    tcp: TcpOverrides::decode(&mut t, tcp)?,
                     path,
                     extra_delay,
                 };
@@ -619,7 +619,7 @@ impl WebSpec {
         let sizes = SizeDist::new(size_median as f64, size_sigma, size_tail, size_max as f64)
             .map_err(|(key, msg)| SpecError::new(t.field_path(key), msg))?;
         let ecn = t.opt_bool("ecn")?;
-        let group_tcp = TcpOverrides::decode(t)?;
+        let group_tcp = TcpOverrides::decode(t, tcp)?;
         group_tcp.check_ecn(t, tcp, ecn)?;
         let params = WebParams {
             sizes,

@@ -27,9 +27,11 @@ impl World {
     /// end of a `run*` call) bound how far ahead it may go. A packet due
     /// past such an instant (or sent to an endpoint while another runs
     /// ahead) gets an arrival event; while one is pending, the route's
-    /// later packets are held and taken when it has been processed
-    /// ([`World::release_held`]), so the endpoint takes its packets in
-    /// order.
+    /// later packets are held (once one is held, every later one, even one
+    /// due past the next such instant) and taken when the pending events
+    /// have been processed ([`World::release_held`]), so the endpoint takes
+    /// its packets in order, also when the queue before it holds a packet
+    /// longer than the time between two such instants.
     #[inline]
     pub(super) fn deliver(&mut self, id: PktId, t: SimTime) {
         if !self.ahead.is_empty() {
@@ -37,11 +39,20 @@ impl World {
             let r = p.route();
             if self.ahead[r] == p.pos {
                 if !self.in_ahead && t < self.ahead_until() {
+                    // (Packets are held only while an event is pending.)
                     if self.ahead_pending[r] == 0 {
                         self.arrive_ahead(id, t);
                     } else {
                         self.ahead_held[r].push_back((id, t));
                     }
+                    return;
+                }
+                if self.ahead_pending[r] > 0 && !self.ahead_held[r].is_empty() {
+                    // Behind packets already held: in order, even one due
+                    // past the next barrier (an event of its own would be
+                    // taken before them when the queue's delay to the
+                    // endpoint exceeds the time between barriers).
+                    self.ahead_held[r].push_back((id, t));
                     return;
                 }
                 self.ahead_pending[r] += 1;
@@ -90,9 +101,11 @@ impl World {
     /// The endpoint of packet `id`'s route takes it at `t`, ahead of the
     /// clock ([`World::deliver`]): first the endpoint's own timers due
     /// before `t` (the receiver's delayed ACK, the sender's retransmission
-    /// timer), each at its time, as their events would have come first,
-    /// and one due at `t` itself in the order the two events would have
-    /// had; then the packet, as [`World::arrive`] would at `t`. The timers'
+    /// and pacing timers), each at its time, as their events would have
+    /// come first, and one due at `t` itself in the order the two events
+    /// would have had (a retransmission and a pacing timer due at one
+    /// instant: the pacing timer first only if strictly earlier); then the
+    /// packet, as [`World::arrive`] would at `t`. The timers'
     /// pending events stay in the queue and find nothing due.
     #[inline(never)]
     pub(super) fn arrive_ahead(&mut self, id: PktId, t: SimTime) {
@@ -104,6 +117,10 @@ impl World {
             let fl = &self.flows[f];
             let (due, event) = if p.dir == 0 {
                 (fl.delack_deadline, fl.delack_event)
+            } else if fl.cfg.tcp.pacing {
+                // A pacing sender: its release time is its own timer too.
+                self.sender_timers_ahead(f, t);
+                break;
             } else {
                 (fl.rto_deadline, fl.rto_event)
             };
@@ -128,6 +145,37 @@ impl World {
         self.at_endpoint(id, p);
         self.now = now;
         self.in_ahead = false;
+    }
+
+    /// [`World::arrive_ahead`]'s timers for a pacing sender: the
+    /// retransmission timer and the pacing timer due before `t` (or at `t`
+    /// with their events queued), in time order, the pacing timer first
+    /// only if strictly earlier.
+    #[cold]
+    fn sender_timers_ahead(&mut self, f: usize, t: SimTime) {
+        let first = |due: Option<SimTime>, event: Option<SimTime>| {
+            due.filter(|&d| d < t || (d == t && event == Some(t)))
+        };
+        loop {
+            let fl = &self.flows[f];
+            let rto = first(fl.rto_deadline, fl.rto_event);
+            let pace = first(fl.pace_deadline(), fl.pace_event());
+            let (d, pacing) = match (rto, pace) {
+                (Some(r), Some(q)) if q < r => (q, true),
+                (None, Some(q)) => (q, true),
+                (Some(r), _) => (r, false),
+                (None, None) => break,
+            };
+            self.now = d;
+            let mut out = std::mem::take(&mut self.out);
+            if pacing {
+                self.flows[f].on_pace_timer(d, &mut out);
+            } else {
+                self.flows[f].on_rto(d, &mut out);
+            }
+            self.emit(f, &mut out);
+            self.out = out;
+        }
     }
 
     /// Which routes' endpoints may take packets ahead of time

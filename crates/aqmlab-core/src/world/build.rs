@@ -98,7 +98,10 @@ impl World {
                     live: initial,
                     stopped: None,
                 });
-                flows.push(TcpFlow::new(tcp_cfg));
+                let mut flow = TcpFlow::new(tcp_cfg);
+                // BBR's random stream: the run's seed and the flow's id.
+                flow.seed_tcp(seed, f);
+                flows.push(flow);
                 web.push(match group {
                     TrafficSpec::WebSimple(w) => Some(Box::new(WebApp::Simple(WebSession::new(
                         w.mean_packets,

@@ -1,7 +1,7 @@
 //! A flow's two ends: a packet that reaches the receiver (data) or the
 //! sender (ACKs) is handed to the flow's TCP, whose answer becomes
 //! packets on the flow's routes; the TCP timers' events (retransmission,
-//! delayed ACK) and their re-arming.
+//! delayed ACK, a pacing flow's release time) and their re-arming.
 
 use super::World;
 use crate::packet::{flags, Packet, PktId};
@@ -94,6 +94,36 @@ impl World {
                 self.events.schedule(d, Event::DelAckTimer(f as u32));
             }
         }
+        if fl.cfg.tcp.pacing {
+            self.arm_pacer(f);
+        }
+    }
+
+    /// A pacing flow's sender waits for its release time: one timer event
+    /// at the earliest (as the retransmission timer's).
+    #[inline(never)]
+    fn arm_pacer(&mut self, f: usize) {
+        let fl = &mut self.flows[f];
+        if let Some(d) = fl.pace_deadline() {
+            if fl.pace_event().is_none_or(|e| e > d) {
+                fl.set_pace_event(Some(d));
+                self.events.schedule(d, Event::PaceTimer(f as u32));
+            }
+        }
+    }
+
+    pub(super) fn pace_timer(&mut self, f: usize) {
+        let now = self.now;
+        let fl = &mut self.flows[f];
+        if fl.pace_event() == Some(now) {
+            fl.set_pace_event(None);
+        }
+        let mut out = std::mem::take(&mut self.out);
+        if fl.pace_deadline().is_some_and(|d| d <= now) {
+            fl.on_pace_timer(now, &mut out);
+        }
+        self.emit(f, &mut out);
+        self.out = out;
     }
 
     /// [`World::emit`]'s segments of a SACK flow.

@@ -367,6 +367,7 @@ impl World {
         match ev {
             Event::Arrive(_) | Event::TxDone(_) | Event::RtoTimer(_) => self.dispatch(ev),
             Event::DelAckTimer(f) => self.delack_timer(f as usize),
+            Event::PaceTimer(f) => self.pace_timer(f as usize),
             Event::FlowStart(f) => self.start_flow(f),
             Event::UdpSend(f) => self.udp_send(f as usize),
             Event::AqmTick(l) => {

@@ -93,6 +93,13 @@ impl World {
             fs.delivery_rate_bps
                 .push(if dt > 0.0 { bits / dt } else { 0.0 });
             fs.alpha.push(fl.dctcp_alpha().unwrap_or(f64::NAN));
+            fs.pacing_rate_bps
+                .push(fl.pacing_rate_bps().unwrap_or(f64::NAN));
+            fs.rate_sample_bps
+                .push(fl.rate_sample_bps().unwrap_or(f64::NAN));
+            let (state, bw) = fl.bbr_status().unwrap_or(("", f64::NAN));
+            fs.bbr_state.push(state);
+            fs.bbr_bw_bps.push(bw);
             x.last_delivered[k] = now;
         }
         x.last_sample = self.now;

@@ -66,6 +66,8 @@ impl World {
                     prefetch(&fl.rto_event);
                     prefetch(&fl.delack_event);
                 }
+                // A pacing flow's sender sends.
+                Event::PaceTimer(f) => self.flows[f as usize].prefetch_sender(),
                 _ => {}
             }
         }

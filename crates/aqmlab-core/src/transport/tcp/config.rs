@@ -47,6 +47,8 @@ impl Growth {
             TcpVariant::Dctcp => Growth::Counted,
             TcpVariant::Cubic => Growth::Cubic,
             TcpVariant::Reno | TcpVariant::NewReno => Growth::Reno,
+            // BBR sets the window itself after every ACK (`pacing.rs`).
+            TcpVariant::Bbr => Growth::Reno,
         }
     }
 }

@@ -18,6 +18,9 @@ impl TcpFlow {
             self.send_syn(now, out);
         } else {
             self.state = State::Established;
+            if self.cfg.tcp.pacing {
+                self.paced_init(now, false);
+            }
             self.send_available(now, out);
         }
     }
@@ -65,6 +68,9 @@ impl TcpFlow {
             self.cwnd = 1.0;
             self.stats.ecn_reductions += 1;
         }
+        if self.cfg.tcp.pacing {
+            self.paced_init(now, true);
+        }
         self.send_available(now, out);
     }
 
@@ -75,7 +81,7 @@ impl TcpFlow {
     /// because the events they describe are still queued.
     pub fn new_connection(&mut self, segments: u64) {
         let (stats, rto_event, delack_event) = (self.stats, self.rto_event, self.delack_event);
-        *self = TcpFlow::new(self.cfg);
+        *self = TcpFlow::fresh(self.cfg, self.pace.take());
         self.stats = stats;
         self.rto_event = rto_event;
         self.delack_event = delack_event;
@@ -89,7 +95,7 @@ impl TcpFlow {
     pub fn new_passive_connection(&mut self) {
         let (stats, rto_event, delack_event) = (self.stats, self.rto_event, self.delack_event);
         let short = std::mem::take(&mut self.short);
-        *self = TcpFlow::new(self.cfg);
+        *self = TcpFlow::fresh(self.cfg, self.pace.take());
         self.stats = stats;
         self.rto_event = rto_event;
         self.delack_event = delack_event;
@@ -300,6 +306,9 @@ impl TcpFlow {
                     self.cwnd = 1.0;
                     self.stats.ecn_reductions += 1;
                 }
+                if self.cfg.tcp.pacing {
+                    self.paced_init(now, true);
+                }
                 self.accept_request(now, out);
             }
             State::Established if self.cfg.request_only => {
@@ -345,6 +354,9 @@ impl TcpFlow {
         self.client = Client::Open;
         self.client_deadline = None;
         self.c_ece = false;
+        if self.cfg.tcp.pacing {
+            self.paced_app_write();
+        }
         let (n, last) = self.req;
         self.app_limit += n;
         let una = self.snd_una;

@@ -8,7 +8,9 @@
 //!   fast retransmit on the third duplicate ACK, fast recovery with window
 //!   inflation; NewReno's partial ACKs and `recover`. CUBIC's window (RFC
 //!   9438) and DCTCP's (RFC 8257) with NewReno's recovery; RFC 3465 byte
-//!   counting as a switch.
+//!   counting as a switch. BBR v1 (Linux's `tcp_bbr.c`); pacing at the
+//!   sender (Linux's internal pacing and its default rates) and
+//!   delivery-rate estimation (draft-cheng-iccrg-delivery-rate-estimation).
 //! - The retransmission timer of RFC 6298: SRTT/RTTVAR, RTO bounds,
 //!   exponential backoff; go-back-N after a timeout as ns-2's Reno does. RTT
 //!   is timed on one segment per round trip (as BSD and ns-2 do; sampling
@@ -58,13 +60,20 @@
 //! - `prr.rs`: Proportional Rate Reduction (RFC 6937);
 //! - `cc/`: congestion control, the window's growth and cuts, one file per
 //!   algorithm (`reno.rs`: Reno's rules, shared by Reno and NewReno, and
-//!   byte counting; `cubic.rs`; `dctcp.rs`).
+//!   byte counting; `cubic.rs`; `dctcp.rs`; `bbr.rs`: BBR v1's model,
+//!   window and pacing rate);
+//! - `pacing.rs`: the release clock of pacing flows (`tcp.pacing`, BBR)
+//!   and their ACK path;
+//! - `rate.rs`: delivery-rate estimation (per-segment send records, a rate
+//!   sample per ACK), for pacing flows.
 
 mod cc;
 mod config;
 mod connection;
+mod pacing;
 mod prr;
 mod rack;
+mod rate;
 mod receiver;
 mod recovery;
 mod rto;
@@ -311,6 +320,10 @@ pub struct TcpFlow {
     /// Loss recovery with SACK, RACK-TLP and PRR (`tcp.sack`, `tcp.prr`;
     /// None otherwise). Read only when the configuration names them.
     lr: Option<Box<sack_recovery::Lr>>,
+    /// A pacing flow's state (`tcp.pacing`, BBR; None otherwise): the
+    /// release clock, the delivery-rate estimator, BBR. Read only when the
+    /// configuration says the flow paces.
+    pace: Option<Box<pacing::Paced>>,
 }
 
 impl TcpFlow {
@@ -340,6 +353,12 @@ impl TcpFlow {
     }
 
     pub fn new(cfg: TcpConfig) -> TcpFlow {
+        TcpFlow::fresh(cfg, None)
+    }
+
+    /// A flow's state at the start of a connection; a pacing flow reuses
+    /// `pace`, the box of its previous connection, if given.
+    fn fresh(cfg: TcpConfig, pace: Option<Box<pacing::Paced>>) -> TcpFlow {
         TcpFlow {
             cfg,
             state: State::Idle,
@@ -402,6 +421,10 @@ impl TcpFlow {
             cc: cc::State::of(cfg.tcp.variant).map(Box::new),
             lr: (cfg.tcp.sack || cfg.tcp.prr)
                 .then(|| Box::new(sack_recovery::Lr::new(cfg.tcp.rack))),
+            pace: cfg
+                .tcp
+                .pacing
+                .then(|| TcpFlow::paced_state(cfg.tcp.variant, pace)),
         }
     }
 

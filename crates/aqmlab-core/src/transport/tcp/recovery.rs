@@ -46,7 +46,7 @@ impl TcpFlow {
                 // 6582's initial send sequence) a loss of the first
                 // segment is retransmitted too, as ns-2's `bugfix_ss_`
                 // does. Section 4.2's ACK heuristic as a switch.
-                TcpVariant::NewReno | TcpVariant::Cubic | TcpVariant::Dctcp => {
+                TcpVariant::NewReno | TcpVariant::Cubic | TcpVariant::Dctcp | TcpVariant::Bbr => {
                     ack > self.recover
                         || (self.last_cut == Cut::Ecn && ack == self.recover)
                         || self.recover == 0
@@ -211,7 +211,7 @@ impl TcpFlow {
                 self.dupacks = 0;
                 false
             }
-            TcpVariant::NewReno | TcpVariant::Cubic | TcpVariant::Dctcp => {
+            TcpVariant::NewReno | TcpVariant::Cubic | TcpVariant::Dctcp | TcpVariant::Bbr => {
                 if ack >= self.recover {
                     // RFC 6582 3.2 step 3, option (1) or (2); with PRR,
                     // ssthresh (RFC 6937 section 3).
@@ -257,6 +257,12 @@ impl TcpFlow {
     /// one new segment if the receiver's window and the data allow and the
     /// flight stays within cwnd + 2 segments.
     pub(super) fn limited_transmit(&mut self, now: SimTime, out: &mut Vec<Seg>) {
+        if self.cfg.tcp.variant == TcpVariant::Bbr {
+            // BBR's window counts the segments duplicate ACKs took out of
+            // the network (as Linux's in-flight count does), which lets
+            // new data out already.
+            return;
+        }
         // RFC 3042 sends new data only; ns-2 (`"next"`) the next segment in
         // sequence, which after a timeout's go-back-N was sent before.
         let old_too = self.cfg.tcp.limited_transmit_sends == LimitedTransmitSends::Next;
@@ -271,6 +277,9 @@ impl TcpFlow {
             .min(self.app_limit);
         if self.snd_nxt < cap {
             let s = self.data_seg(self.snd_nxt, now);
+            if self.cfg.tcp.pacing {
+                self.paced_sent_at_once(&s, false, now);
+            }
             out.push(s);
             self.snd_nxt += 1;
             self.snd_max = self.snd_max.max(self.snd_nxt);

@@ -110,6 +110,14 @@ impl TcpFlow {
                 self.stats.timeouts += 1;
                 self.rtt_seq = None; // everything outstanding is sent again
                 self.lt_sent = 0;
+                if self.cfg.tcp.sack {
+                    let lost = self.sack_timeout_marks(now);
+                    if self.cfg.tcp.pacing {
+                        self.paced_lost(lost);
+                    }
+                } else if self.cfg.tcp.pacing {
+                    self.paced_timeout();
+                }
                 self.timeout_cut();
                 self.last_cut = Cut::Timeout;
                 self.cwr_pending = self.cfg.tcp.ecn;

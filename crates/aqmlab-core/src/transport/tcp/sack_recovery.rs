@@ -183,6 +183,9 @@ impl TcpFlow {
         }
         let was_empty = self.snd_max == self.snd_una;
         let prior_una = self.snd_una;
+        let prior_pipe = lr.sb.pipe();
+        // A pacing flow's rate estimator sees each segment delivered.
+        let mut pace = self.pace.take();
         // 1. The SACK blocks (ascending, as Linux sorts them), then the
         //    cumulative ACK; RACK sees each segment delivered.
         let mut ranges = [(0u64, 0u64); super::sack::MAX_BLOCKS];
@@ -203,6 +206,9 @@ impl TcpFlow {
                 if let Some(r) = rack.as_mut() {
                     r.delivered(q, slot, now);
                 }
+                if let Some(p) = pace.as_deref_mut() {
+                    p.rate.on_delivered(q, now);
+                }
             });
         }
         let advanced = ack > self.snd_una;
@@ -215,6 +221,9 @@ impl TcpFlow {
                 if let Some(r) = rack.as_mut() {
                     r.delivered(q, slot, now);
                 }
+                if let Some(p) = pace.as_deref_mut() {
+                    p.rate.on_delivered(q, now);
+                }
             });
             self.snd_una = ack;
             self.snd_nxt = self.snd_nxt.max(ack);
@@ -223,6 +232,7 @@ impl TcpFlow {
             // RFC 6675 section 2: a duplicate ACK SACKs data not SACKed before.
             self.dupacks += 1;
         }
+        self.pace = pace;
         let delivered = newly_acked + newly_sacked;
         // 2. TLP's loss detection.
         if lr.rack.as_ref().is_some_and(|r| r.tlp_high.is_some()) {
@@ -260,6 +270,12 @@ impl TcpFlow {
             }
         } else if advanced && !ece {
             self.grow_window(now, ack - prior_una);
+        }
+        if self.cfg.tcp.pacing {
+            // The rate sample, then BBR's window and pacing rate or the
+            // default pacing rate, before anything is sent (Linux's
+            // congestion control runs before its retransmissions).
+            self.paced_sack_ack(now, prior_pipe, lr.sb.pipe(), newly_lost);
         }
         // 7. and 8.
         let first = if force {
@@ -362,6 +378,9 @@ impl TcpFlow {
         }
         let w = self.window();
         while lr.sb.pipe() < w {
+            if !self.pace_allows(now, lr.sb.pipe() == 0) {
+                break;
+            }
             if let Some(seq) = lr.sb.next_lost() {
                 sent.head |= seq == self.snd_una;
                 self.lr_resend(lr, seq, now, out);
@@ -389,6 +408,9 @@ impl TcpFlow {
     fn lr_new(&mut self, lr: &mut Lr, now: SimTime, out: &mut Vec<Seg>) {
         let seq = self.snd_nxt;
         let s = self.data_seg(seq, now);
+        if self.cfg.tcp.pacing {
+            self.paced_sent_at_once(&s, false, now);
+        }
         out.push(s);
         lr.sb.sent_new(seq, now);
         if let Some(r) = lr.rack.as_mut() {
@@ -404,6 +426,9 @@ impl TcpFlow {
     /// Send segment `seq` again.
     fn lr_resend(&mut self, lr: &mut Lr, seq: u64, now: SimTime, out: &mut Vec<Seg>) {
         let s = self.data_seg(seq, now);
+        if self.cfg.tcp.pacing {
+            self.paced_sent_at_once(&s, false, now);
+        }
         out.push(s);
         lr.sb.sent_again(seq, now);
         if let Some(r) = lr.rack.as_mut() {
@@ -616,6 +641,9 @@ impl TcpFlow {
             lost = r.detect(&mut lr.sb, now, reo).0;
             self.stats.rack_detections += lost;
         }
+        if self.cfg.tcp.pacing {
+            self.paced_lost(lost);
+        }
         if lr.sb.pipe() != prior_pipe {
             if !self.in_recovery {
                 self.sack_enter_recovery(lr);
@@ -628,7 +656,7 @@ impl TcpFlow {
                 }
             }
             let w = self.window();
-            while lr.sb.pipe() < w {
+            while lr.sb.pipe() < w && self.pace_allows(now, lr.sb.pipe() == 0) {
                 let Some(seq) = lr.sb.next_lost() else {
                     break;
                 };
@@ -638,11 +666,13 @@ impl TcpFlow {
         self.rearm_rto(lr, now);
     }
 
-    /// A retransmission timeout of a SACK flow, after the window cut and
-    /// the bookkeeping every timeout does ([`TcpFlow::on_rto`]): see the
-    /// module's head.
-    pub(super) fn sack_timeout(&mut self, now: SimTime, out: &mut Vec<Seg>) {
-        let mut lr = self.lr.take().expect("a SACK flow has its recovery state");
+    /// A retransmission timeout of a SACK flow, before the window cut:
+    /// every segment not SACKed is deemed lost (see the module's head).
+    /// Returns how many were newly marked.
+    pub(super) fn sack_timeout_marks(&mut self, now: SimTime) -> u64 {
+        let Some(lr) = self.lr.as_deref_mut() else {
+            return 0;
+        };
         lr.loss = true;
         let rack_rtt = lr.rack.as_ref().map(|r| r.rtt_ns());
         if let Some(r) = lr.rack.as_mut() {
@@ -651,7 +681,15 @@ impl TcpFlow {
         lr.sb.mark_all_lost(|_, slot| {
             // Linux with RACK: not those sent within RACK.rtt.
             rack_rtt.is_some_and(|rtt| now.0 < slot.xmit.0.saturating_add(rtt))
-        });
+        })
+    }
+
+    /// A retransmission timeout of a SACK flow, after the marks
+    /// ([`TcpFlow::sack_timeout_marks`]), the window cut and the
+    /// bookkeeping every timeout does ([`TcpFlow::on_rto`]): the lost
+    /// segments go again as the window allows.
+    pub(super) fn sack_timeout(&mut self, now: SimTime, out: &mut Vec<Seg>) {
+        let mut lr = self.lr.take().expect("a SACK flow has its recovery state");
         self.cwnd = self.cwnd.max((lr.sb.pipe() + 1) as f64);
         self.lr_send(&mut lr, now, out);
         self.rto_deadline = Some(now + self.rto);

@@ -61,11 +61,10 @@ impl TcpFlow {
             }
         }
         let ece = f & flags::ECE != 0 && self.cfg.tcp.ecn;
-        if self.cfg.tcp.variant == TcpVariant::Dctcp {
-            self.dctcp_ack(ack, ece); // RFC 8257 section 3.3
-        } else {
-            self.ecn_echo(now, ece); // RFC 3168 section 6.1.2
+        if self.cfg.tcp.pacing {
+            return self.on_paced_ack(now, ack, ece, blocks, out);
         }
+        self.echo_rules(now, ack, ece);
         if self.cfg.tcp.sack {
             self.sack_ack(now, ack, ece, blocks, out);
             return;
@@ -80,6 +79,47 @@ impl TcpFlow {
         } else {
             self.send_window(now, out);
         }
+    }
+
+    /// The ECN-Echo's rules: DCTCP's (RFC 8257 section 3.3) or RFC 3168's
+    /// (section 6.1.2).
+    #[inline(always)]
+    fn echo_rules(&mut self, now: SimTime, ack: u64, ece: bool) {
+        if self.cfg.tcp.variant == TcpVariant::Dctcp {
+            self.dctcp_ack(ack, ece);
+        } else {
+            self.ecn_echo(now, ece);
+        }
+    }
+
+    /// [`TcpFlow::on_ack`]'s data ACK for a pacing flow: the same rules,
+    /// then the rate sample, BBR's model or the pacing rate, and what the
+    /// window and the release clock allow (`pacing.rs`).
+    #[inline(never)]
+    fn on_paced_ack(
+        &mut self,
+        now: SimTime,
+        ack: u64,
+        ece: bool,
+        blocks: &SackBlocks,
+        out: &mut Vec<Seg>,
+    ) {
+        let (una0, nxt0) = (self.snd_una, self.snd_nxt);
+        self.echo_rules(now, ack, ece);
+        if self.cfg.tcp.sack {
+            // SACK's recovery, which feeds the estimator and the model
+            // (`TcpFlow::paced_sack_ack`) and sends through the clock.
+            self.sack_ack(now, ack, ece, blocks, out);
+            return;
+        }
+        let mut dup = false;
+        if ack > self.snd_una {
+            self.on_new_ack(now, ack, ece, out);
+        } else if ack == self.snd_una && self.snd_max > self.snd_una {
+            dup = true;
+            self.on_dupack(now, ack, out);
+        }
+        self.paced_ack(now, una0, nxt0, dup, out);
     }
 
     /// A cumulative ACK for new data: the RTT timing, `snd_una` moves on,
@@ -178,9 +218,13 @@ impl TcpFlow {
         }
     }
 
-    /// Send what the window allows (SACK flows: what the pipe allows, lost
-    /// segments first; PRR's recovery without SACK: what PRR allows).
+    /// Send what the window allows (a pacing flow: what the release clock
+    /// allows too; SACK flows: what the pipe allows, lost segments first;
+    /// PRR's recovery without SACK: what PRR allows).
     pub(super) fn send_available(&mut self, now: SimTime, out: &mut Vec<Seg>) {
+        if self.cfg.tcp.pacing {
+            return self.send_paced(now, out);
+        }
         if self.ecn_hold {
             return;
         }
@@ -195,7 +239,8 @@ impl TcpFlow {
         self.send_window(now, out);
     }
 
-    /// Send what the window allows (NewReno's ACKs, ECN's hold aside).
+    /// Send what the window allows, at once (NewReno's ACKs, ECN's hold
+    /// aside).
     #[inline]
     fn send_window(&mut self, now: SimTime, out: &mut Vec<Seg>) {
         if self.ecn_hold {
@@ -214,6 +259,9 @@ impl TcpFlow {
 
     pub(super) fn retransmit_una(&mut self, now: SimTime, out: &mut Vec<Seg>) {
         let s = self.data_seg(self.snd_una, now);
+        if self.cfg.tcp.pacing {
+            self.paced_sent_at_once(&s, true, now);
+        }
         out.push(s);
     }
 

@@ -7,16 +7,21 @@
 //! (`reno.rs`) for `reno` and `newreno`, RFC 9438's for `cubic`
 //! (`cubic.rs`) and RFC 8257's for `dctcp` (`dctcp.rs`), whose state a
 //! flow holds boxed in `TcpFlow::cc` ([`State`]; none for Reno and
-//! NewReno, so their flows carry nothing more). `tcp.byte_counting` (RFC
-//! 3465) changes how any of them counts ACKs (`reno.rs`). Every algorithm
+//! NewReno, so their flows carry nothing more), and BBR v1's for `bbr`
+//! (`bbr.rs`), whose state lives in the pacing flow's cold box and which
+//! sets the window after every ACK (`pacing.rs`). `tcp.byte_counting`
+//! (RFC 3465) changes how Reno, CUBIC and DCTCP count ACKs (`reno.rs`).
+//! Every algorithm
 //! answers the same events: a new ACK outside recovery (the window grows),
 //! a congestion event by loss or by ECN-Echo (ssthresh is set, the window
 //! cut), and a retransmission timeout (ssthresh set, one segment).
 
+pub mod bbr;
 pub mod cubic;
 pub mod dctcp;
 mod reno;
 
+pub use bbr::{AckInfo, Bbr, CaState};
 pub use cubic::Cubic;
 pub use dctcp::Dctcp;
 
@@ -34,7 +39,7 @@ impl State {
     /// The state a flow of `variant` starts with.
     pub fn of(variant: TcpVariant) -> Option<State> {
         match variant {
-            TcpVariant::Reno | TcpVariant::NewReno => None,
+            TcpVariant::Reno | TcpVariant::NewReno | TcpVariant::Bbr => None,
             TcpVariant::Cubic => Some(State::Cubic(Cubic::default())),
             TcpVariant::Dctcp => Some(State::Dctcp(Dctcp::default())),
         }

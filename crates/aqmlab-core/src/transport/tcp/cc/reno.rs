@@ -128,7 +128,7 @@ impl TcpFlow {
     #[inline]
     fn event_ssthresh(&mut self, reno: f64) -> f64 {
         match self.cfg.tcp.variant {
-            TcpVariant::Reno | TcpVariant::NewReno => reno,
+            TcpVariant::Reno | TcpVariant::NewReno | TcpVariant::Bbr => reno,
             TcpVariant::Dctcp => dctcp::loss_ssthresh(self.uninflated()),
             TcpVariant::Cubic => {
                 let w = self.uninflated();
@@ -151,6 +151,9 @@ impl TcpFlow {
     #[inline]
     pub(in crate::transport::tcp) fn ecn_echo(&mut self, now: SimTime, ece: bool) {
         if ece && !self.in_recovery && self.snd_una >= self.ecn_recover {
+            if self.cfg.tcp.variant == TcpVariant::Bbr {
+                return self.bbr_ecn_echo();
+            }
             // Without `ecn_hold` (Linux: `tcp_init_cwnd_reduction` with
             // Reno's ssthresh, max(cwnd / 2, 2)) the window stops at two
             // segments and nothing waits for the timer.
@@ -187,6 +190,9 @@ impl TcpFlow {
     /// with a new ssthresh after CWR).
     #[inline]
     pub(in crate::transport::tcp) fn loss_cut(&mut self, after_ecn: bool) {
+        if self.cfg.tcp.variant == TcpVariant::Bbr {
+            return self.bbr_loss_event();
+        }
         let halve = self.cfg.tcp.dupack_halving
             && (!after_ecn || self.cfg.tcp.variant == TcpVariant::Dctcp);
         self.cwnd_cnt = 0;
@@ -212,6 +218,9 @@ impl TcpFlow {
     /// 6.1.2) and a window of one segment (RFC 5681 section 3.1).
     #[inline]
     pub(in crate::transport::tcp) fn timeout_cut(&mut self) {
+        if self.cfg.tcp.variant == TcpVariant::Bbr {
+            return self.bbr_timeout();
+        }
         // A timeout during fast recovery keeps the cut the recovery made,
         // as Linux's `tcp_enter_loss` does (`timeout_in_recovery =
         // "keep"`); ns-2 cuts again.
@@ -224,7 +233,7 @@ impl TcpFlow {
             // already halved for it (RFC 3168 section 6.1.2).
             let reno = self.halve();
             self.ssthresh = match self.cfg.tcp.variant {
-                TcpVariant::Reno | TcpVariant::NewReno => reno,
+                TcpVariant::Reno | TcpVariant::NewReno | TcpVariant::Bbr => reno,
                 TcpVariant::Cubic => {
                     // RFC 9438 section 4.8: beta, and K = 0 in the next
                     // stage. A timeout in fast recovery keeps the cut the

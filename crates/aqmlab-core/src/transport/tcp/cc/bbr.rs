@@ -1,0 +1,1266 @@
+//! BBR version 1 (Cardwell, Cheng, Gunn, Hassas Yeganeh, Jacobson, "BBR:
+//! Congestion-Based Congestion Control", ACM Queue 14(5), 2016), as Linux's
+//! `net/ipv4/tcp_bbr.c` runs it. The sender keeps a model of the path and
+//! sets its pacing rate and window from it, not from losses:
+//!
+//! ```text
+//! BtlBw   = max over the last 10 rounds of the delivery rate samples
+//! RTprop  = min over the last 10 s of the RTT samples
+//! pacing_rate = pacing_gain x BtlBw x (1 - 1 %)          (bytes/s: x MSS)
+//! cwnd        = cwnd_gain x BtlBw x RTprop + 3 x tso_segs (+ 2 in phase 0)
+//! ```
+//!
+//! (the delivery-rate samples are `rate.rs`'s; a round ends when a segment
+//! sent after the round's start is delivered). The state machine:
+//!
+//! - Startup: pacing and cwnd gain 2/ln 2 = 2.885, the smallest gain that
+//!   doubles the delivery rate every round. The pipe is full when three
+//!   rounds in a row (not application-limited) raise BtlBw by less than
+//!   25 %; then ssthresh = the BDP's inflight and
+//! - Drain: pacing gain 1/2.885 (the queue Startup built drains in about
+//!   one round), cwnd gain 2.885, until the data in the network at the next
+//!   departure is at most one BDP's inflight; then
+//! - ProbeBW: cwnd gain 2 (the 2 BDP inflight cap), pacing gain cycling
+//!   through 1.25, 0.75, 1, 1, 1, 1, 1, 1, one phase per RTprop (1.25 until
+//!   inflight reaches 1.25 BDP or a loss, 0.75 until it falls to 1 BDP),
+//!   starting at a random phase other than 0.75.
+//! - ProbeRTT: when RTprop has not been refreshed for 10 s, cwnd 4 for at
+//!   least 200 ms and one round, then back to ProbeBW (Startup if the pipe
+//!   was never full), RTprop's timestamp renewed.
+//!
+//! Loss: the first round of a fast recovery conserves packets (cwnd =
+//! inflight + newly delivered), then the window grows back by at most the
+//! segments delivered; leaving recovery (or a timeout's loss recovery)
+//! restores the window from before it. A retransmission timeout leaves one
+//! segment. Long-term bandwidth (a policer): two sampling intervals of 4 to
+//! 16 rounds with a loss rate of at least 50/256 and delivery rates within
+//! 1/8 (or 4 kbit/s) of each other make BBR pace at their mean, gain 1, for
+//! 48 rounds. ACK aggregation: the segments acknowledged beyond BtlBw x the
+//! time of an epoch, maximum over 5 to 10 rounds, raise the window (at most
+//! BtlBw x 100 ms). BBR v1 does not answer ECN-Echo.
+//!
+//! Linux's choices kept, where the paper is silent: the gains and
+//! thresholds above (Linux rounds 2/ln 2 to 739/256 and its inverse to
+//! 88/256 in fixed point; the exact values are used here); the pacing
+//! margin of 1 % (`bbr_pacing_margin_percent`); the quantisation budget of
+//! 3 x `bbr_tso_segs_goal` (the segments of ~1 ms at the pacing rate, at
+//! least 2 above 1.2 Mbit/s, at most 127 and 64 KB) with cwnd rounded up to
+//! an even number, though segments are paced one at a time here; the first
+//! window before any RTT sample is 10 segments (`TCP_INIT_CWND`); the
+//! pacing rate before an RTT sample assumes 1 ms. Where this model departs:
+//! the bandwidth filter is an exact maximum over the samples of the last 10
+//! rounds, kept while no sample comes (Linux's is Kathleen Nichols'
+//! three-sample approximation of it, lib/win_minmax.c); rates and times are
+//! f64 and nanoseconds, not Linux's fixed point and microseconds or
+//! jiffies; delayed ACKs are not told apart when RTprop expires.
+//!
+//! Units: windows in segments, BtlBw in segments per second, the pacing
+//! rate in payload bytes per second, times as [`SimTime`].
+
+use crate::rng::Rng;
+use crate::transport::tcp::rate::{RateEstimator, RateSample};
+use crate::transport::tcp::TcpFlow;
+use crate::units::SimTime;
+
+/// Startup's gain, 2 / ln 2 (`bbr_high_gain`).
+pub const HIGH_GAIN: f64 = 2.0 / std::f64::consts::LN_2;
+/// Drain's pacing gain, its inverse (`bbr_drain_gain`).
+pub const DRAIN_GAIN: f64 = 1.0 / HIGH_GAIN;
+/// ProbeBW's cwnd gain (`bbr_cwnd_gain`).
+pub const CWND_GAIN: f64 = 2.0;
+/// ProbeBW's pacing gains, one phase each (`bbr_pacing_gain`).
+pub const PACING_GAIN: [f64; CYCLE_LEN] = [1.25, 0.75, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0];
+/// Phases of the gain cycle.
+pub const CYCLE_LEN: usize = 8;
+/// The start phase is drawn among this many (`bbr_cycle_rand`): all but
+/// the draining 0.75.
+const CYCLE_RAND: u64 = 7;
+/// Rounds of the bandwidth filter's window (`bbr_bw_rtts`: CYCLE_LEN + 2).
+pub const BW_RTTS: u64 = CYCLE_LEN as u64 + 2;
+/// RTprop's window (`bbr_min_rtt_win_sec`).
+pub const MIN_RTT_WIN: SimTime = SimTime::from_secs(10);
+/// Least time in ProbeRTT (`bbr_probe_rtt_mode_ms`).
+pub const PROBE_RTT_TIME: SimTime = SimTime::from_millis(200);
+/// The smallest window, segments (`bbr_cwnd_min_target`; also ProbeRTT's).
+pub const CWND_MIN: u64 = 4;
+/// Startup's growth test: BtlBw grew by 25 % (`bbr_full_bw_thresh`) ...
+const FULL_BW_THRESH: f64 = 1.25;
+/// ... or the pipe is full after this many rounds without (`bbr_full_bw_cnt`).
+const FULL_BW_CNT: u32 = 3;
+/// The pacing margin (`bbr_pacing_margin_percent`): 1 % below the model.
+const PACING_MARGIN: f64 = 0.99;
+/// Below this pacing rate, bit/s, a TSO quantum is one segment, else two
+/// (`bbr_min_tso_rate`).
+const MIN_TSO_RATE_BPS: u64 = 1_200_000;
+/// The most bytes of a TSO quantum: 64 KB less Linux's `MAX_TCP_HEADER`
+/// (320 bytes on x86-64).
+const TSO_MAX_BYTES: u64 = 65_536 - 1 - 320;
+/// The window before any RTT sample (`TCP_INIT_CWND`).
+const INIT_CWND: u64 = 10;
+/// The nominal RTT of the first pacing rate before any RTT sample.
+const NOMINAL_RTT: SimTime = SimTime::from_millis(1);
+/// Long-term sampling: rounds an interval lasts at least (`bbr_lt_intvl_min_rtts`) ...
+const LT_INTVL_MIN_RTTS: u32 = 4;
+/// ... a loss rate of at least this many 256ths (`bbr_lt_loss_thresh`) ...
+const LT_LOSS_THRESH: u64 = 50;
+/// ... two intervals whose rates differ by at most 1/8 ...
+const LT_BW_RATIO: f64 = 1.0 / 8.0;
+/// ... or by 4 kbit/s (`bbr_lt_bw_diff`, bytes/s) ...
+const LT_BW_DIFF: f64 = 4000.0 / 8.0;
+/// ... then the long-term rate for this many rounds (`bbr_lt_bw_max_rtts`).
+const LT_BW_MAX_RTTS: u32 = 48;
+/// ACK aggregation: the window of its maximum, rounds (`bbr_extra_acked_win_rtts`) ...
+const EXTRA_ACKED_WIN_RTTS: u32 = 5;
+/// ... an epoch restarts past this many segments ...
+const ACK_EPOCH_RESET: u64 = 1 << 20;
+/// ... and the window it adds is at most BtlBw x this (`bbr_extra_acked_max_us`).
+const EXTRA_ACKED_MAX: SimTime = SimTime::from_millis(100);
+
+/// BBR's state.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    Startup,
+    Drain,
+    ProbeBw,
+    ProbeRtt,
+}
+
+impl Mode {
+    /// The name in the flow series.
+    pub fn name(self) -> &'static str {
+        match self {
+            Mode::Startup => "startup",
+            Mode::Drain => "drain",
+            Mode::ProbeBw => "probe_bw",
+            Mode::ProbeRtt => "probe_rtt",
+        }
+    }
+}
+
+/// The sender's loss-recovery state, as BBR sees it (Linux's
+/// `icsk_ca_state`; Disorder and CWR are `Open` here, all below Recovery).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum CaState {
+    Open,
+    /// Fast recovery.
+    Recovery,
+    /// After a retransmission timeout, until the data outstanding then is
+    /// acknowledged.
+    Loss,
+}
+
+/// What an ACK tells BBR besides its rate sample (the sender's state after
+/// the ACK's accounting, before what it sends next).
+#[derive(Clone, Copy, Debug)]
+pub struct AckInfo {
+    pub now: SimTime,
+    /// Segments delivered so far, and when that count last grew.
+    pub delivered: u64,
+    pub delivered_time: SimTime,
+    /// Segments deemed lost so far.
+    pub lost: u64,
+    /// Segments in the network before the ACK, and now.
+    pub prior_in_flight: u64,
+    pub in_flight: u64,
+    pub state: CaState,
+    /// The earliest time the next segment may leave (the pacer's).
+    pub next_send: SimTime,
+    /// Payload bytes of a full segment.
+    pub mss: u32,
+    /// The smoothed RTT, if any sample.
+    pub srtt: Option<SimTime>,
+}
+
+/// An exact windowed maximum over rounds: the largest sample of the last
+/// [`BW_RTTS`] rounds (counting the round of the newest sample).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct MaxFilter {
+    /// Per slot (round mod BW_RTTS): the round, and the largest sample in it.
+    slots: [(u64, f64); BW_RTTS as usize],
+    best: f64,
+}
+
+impl MaxFilter {
+    /// A sample `v` in round `round` (rounds never go back). Samples older
+    /// than the window leave only when a new one comes: while none comes
+    /// (application-limited), the estimate stays.
+    pub fn update(&mut self, round: u64, v: f64) {
+        let slot = &mut self.slots[(round % BW_RTTS) as usize];
+        if slot.0 != round {
+            *slot = (round, v);
+        } else if v > slot.1 {
+            slot.1 = v;
+        }
+        self.best = self
+            .slots
+            .iter()
+            .filter(|&&(r, _)| round.saturating_sub(r) < BW_RTTS)
+            .map(|&(_, x)| x)
+            .fold(0.0, f64::max);
+    }
+
+    pub fn get(&self) -> f64 {
+        self.best
+    }
+}
+
+/// One connection's BBR (Linux's `struct bbr`, with `tp->snd_cwnd`,
+/// `snd_ssthresh` and `sk_pacing_rate`).
+#[derive(Clone, Debug)]
+pub struct Bbr {
+    /// The window, segments (the sender adds the segments duplicate ACKs
+    /// say have left the network).
+    pub cwnd: u64,
+    /// ssthresh, segments (None: infinite; set when Drain begins).
+    pub ssthresh: Option<u64>,
+    /// Payload bytes per second.
+    pub pacing_rate: u64,
+    pub mode: Mode,
+    bw: MaxFilter,
+    min_rtt: Option<SimTime>,
+    min_rtt_stamp: SimTime,
+    probe_rtt_done: Option<SimTime>,
+    probe_rtt_round_done: bool,
+    /// Rounds so far, and the delivered count that ends the current one.
+    rtt_cnt: u64,
+    next_rtt_delivered: u64,
+    round_start: bool,
+    cycle_stamp: SimTime,
+    cycle_idx: usize,
+    prev_state: CaState,
+    packet_conservation: bool,
+    idle_restart: bool,
+    pub pacing_gain: f64,
+    pub cwnd_gain: f64,
+    full_bw_reached: bool,
+    full_bw: f64,
+    full_bw_cnt: u32,
+    has_seen_rtt: bool,
+    /// The window before a recovery or ProbeRTT cut it.
+    prior_cwnd: u64,
+    lt_is_sampling: bool,
+    lt_rtt_cnt: u32,
+    lt_use_bw: bool,
+    lt_bw: f64,
+    lt_last_delivered: u64,
+    lt_last_stamp: SimTime,
+    lt_last_lost: u64,
+    ack_epoch_stamp: SimTime,
+    ack_epoch_acked: u64,
+    extra_acked: [u64; 2],
+    extra_acked_win_rtts: u32,
+    extra_acked_win_idx: usize,
+    /// The random start phase of the gain cycle.
+    rng: Rng,
+}
+
+impl Bbr {
+    /// A BBR with its random stream; [`Bbr::init`] starts it.
+    pub fn new(rng: Rng) -> Bbr {
+        Bbr {
+            cwnd: INIT_CWND,
+            ssthresh: None,
+            pacing_rate: 0,
+            mode: Mode::Startup,
+            bw: MaxFilter::default(),
+            min_rtt: None,
+            min_rtt_stamp: SimTime::ZERO,
+            probe_rtt_done: None,
+            probe_rtt_round_done: false,
+            rtt_cnt: 0,
+            next_rtt_delivered: 0,
+            round_start: false,
+            cycle_stamp: SimTime::ZERO,
+            cycle_idx: 0,
+            prev_state: CaState::Open,
+            packet_conservation: false,
+            idle_restart: false,
+            pacing_gain: HIGH_GAIN,
+            cwnd_gain: HIGH_GAIN,
+            full_bw_reached: false,
+            full_bw: 0.0,
+            full_bw_cnt: 0,
+            has_seen_rtt: false,
+            prior_cwnd: 0,
+            lt_is_sampling: false,
+            lt_rtt_cnt: 0,
+            lt_use_bw: false,
+            lt_bw: 0.0,
+            lt_last_delivered: 0,
+            lt_last_stamp: SimTime::ZERO,
+            lt_last_lost: 0,
+            ack_epoch_stamp: SimTime::ZERO,
+            ack_epoch_acked: 0,
+            extra_acked: [0; 2],
+            extra_acked_win_rtts: 0,
+            extra_acked_win_idx: 0,
+            rng,
+        }
+    }
+
+    /// The connection is established at `now` with a window of `cwnd`
+    /// segments, the smoothed and minimum RTT if measured (the handshake's;
+    /// Linux's `bbr_init`). The random stream carries on.
+    pub fn init(&mut self, now: SimTime, cwnd: u64, srtt: Option<SimTime>, mss: u32) {
+        let rng = self.rng.clone();
+        *self = Bbr::new(rng);
+        self.cwnd = cwnd;
+        self.min_rtt = srtt;
+        self.min_rtt_stamp = now;
+        self.ack_epoch_stamp = now;
+        self.init_pacing_rate(srtt, mss);
+    }
+
+    /// The random stream (carried over to the next connection of a flow).
+    pub fn take_rng(self) -> Rng {
+        self.rng
+    }
+
+    /// The bandwidth estimate, segments per second (the long-term rate
+    /// while a policer is assumed; `bbr_bw`).
+    pub fn bw(&self) -> f64 {
+        if self.lt_use_bw {
+            self.lt_bw
+        } else {
+            self.bw.get()
+        }
+    }
+
+    /// Bytes per second of `bw` segments per second with `gain` and the
+    /// pacing margin (`bbr_rate_bytes_per_sec`).
+    fn bytes_per_s(bw: f64, gain: f64, mss: u32) -> f64 {
+        bw * mss as f64 * gain * PACING_MARGIN
+    }
+
+    /// The first pacing rate: Startup's gain over the window per smoothed
+    /// RTT, or per 1 ms before any sample (`bbr_init_pacing_rate_from_rtt`).
+    fn init_pacing_rate(&mut self, srtt: Option<SimTime>, mss: u32) {
+        let rtt = match srtt {
+            Some(r) => {
+                self.has_seen_rtt = true;
+                r.max(SimTime::from_micros(1))
+            }
+            None => NOMINAL_RTT,
+        };
+        let bw = self.cwnd as f64 / rtt.as_secs_f64();
+        self.pacing_rate = Self::bytes_per_s(bw, HIGH_GAIN, mss) as u64;
+    }
+
+    /// Segments of one TSO burst at the pacing rate: ~1 ms of data (the
+    /// rate / 2^10), at least 1 below 1.2 Mbit/s and 2 above, at most 127
+    /// and 64 KB (`bbr_tso_segs_goal`).
+    pub fn tso_segs_goal(&self, mss: u32) -> u64 {
+        let min = if self.pacing_rate < MIN_TSO_RATE_BPS / 8 {
+            1
+        } else {
+            2
+        };
+        let bytes = (self.pacing_rate >> 10).min(TSO_MAX_BYTES);
+        (bytes / u64::from(mss)).max(min).min(127)
+    }
+
+    /// ceil(bw x RTprop x gain), or 10 before any RTT sample (`bbr_bdp`).
+    pub fn bdp(&self, bw: f64, gain: f64) -> u64 {
+        match self.min_rtt {
+            None => INIT_CWND,
+            Some(r) => (bw * r.as_secs_f64() * gain).ceil() as u64,
+        }
+    }
+
+    /// The window budget for segments queued in the end hosts: 3 TSO
+    /// bursts, rounded up to an even number, and 2 more in ProbeBW's
+    /// probing phase (`bbr_quantization_budget`).
+    fn quantization_budget(&self, cwnd: u64, mss: u32) -> u64 {
+        let mut w = cwnd + 3 * self.tso_segs_goal(mss);
+        w = (w + 1) & !1;
+        if self.mode == Mode::ProbeBw && self.cycle_idx == 0 {
+            w += 2;
+        }
+        w
+    }
+
+    /// The inflight target at `gain` (`bbr_inflight`).
+    pub fn inflight(&self, bw: f64, gain: f64, mss: u32) -> u64 {
+        self.quantization_budget(self.bdp(bw, gain), mss)
+    }
+
+    /// The segments still in the network when the next one leaves
+    /// (`bbr_packets_in_net_at_edt`): those in flight now, with the next
+    /// burst when probing, less what BtlBw delivers until then.
+    fn in_net_at_next_send(&self, a: &AckInfo, in_flight: u64) -> u64 {
+        let wait = a.next_send.max(a.now) - a.now;
+        let delivered = (self.bw() * wait.as_secs_f64()) as u64;
+        let mut at = in_flight;
+        if self.pacing_gain > 1.0 {
+            at += self.tso_segs_goal(a.mss);
+        }
+        at.saturating_sub(delivered)
+    }
+
+    /// Save the window before a recovery or ProbeRTT cuts it (`bbr_save_cwnd`).
+    pub fn save_cwnd(&mut self) {
+        self.prior_cwnd = if self.prev_state < CaState::Recovery && self.mode != Mode::ProbeRtt {
+            self.cwnd
+        } else {
+            self.prior_cwnd.max(self.cwnd)
+        };
+    }
+
+    /// The sender starts sending with nothing in flight
+    /// (`CA_EVENT_TX_START`); `app_limited`: it had stopped for want of
+    /// data. BBR then paces at BtlBw in ProbeBW rather than probe.
+    pub fn on_tx_start(&mut self, now: SimTime, app_limited: bool, mss: u32) {
+        if !app_limited {
+            return;
+        }
+        self.idle_restart = true;
+        self.ack_epoch_stamp = now;
+        self.ack_epoch_acked = 0;
+        match self.mode {
+            Mode::ProbeBw => self.set_pacing_rate(self.bw(), 1.0, None, mss),
+            Mode::ProbeRtt => self.check_probe_rtt_done(now),
+            _ => {}
+        }
+    }
+
+    /// A retransmission timeout (Linux's `tcp_enter_loss` with BBR's
+    /// `ssthresh` and `set_state` hooks): the window before it is saved if
+    /// no recovery was under way, the window is one segment, Startup's
+    /// growth test restarts, and the long-term sampler sees a loss.
+    /// `delivered`, `delivered_time` and `lost` as after the timeout's
+    /// losses are counted.
+    pub fn on_timeout(
+        &mut self,
+        was_open: bool,
+        delivered: u64,
+        delivered_time: SimTime,
+        lost: u64,
+        mss: u32,
+    ) {
+        if was_open {
+            self.save_cwnd();
+        }
+        self.cwnd = 1;
+        self.prev_state = CaState::Loss;
+        self.full_bw = 0.0;
+        self.round_start = true; // a timeout ends a round
+        let rs = RateSample {
+            losses: 1,
+            ..RateSample::default()
+        };
+        self.lt_bw_sampling(&rs, delivered, delivered_time, lost, mss);
+    }
+
+    /// One ACK (Linux's `bbr_main`): update the model, then the pacing rate
+    /// and the window. Returns whether the connection is to be marked
+    /// application-limited (ProbeRTT's samples are not the path's).
+    pub fn on_ack(&mut self, rs: &RateSample, a: &AckInfo) -> bool {
+        self.update_bw(rs, a);
+        self.update_ack_aggregation(rs, a);
+        if self.mode == Mode::ProbeBw && self.is_next_cycle_phase(rs, a) {
+            self.advance_cycle_phase(a.delivered_time);
+        }
+        self.check_full_bw_reached(rs);
+        self.check_drain(a);
+        let app_limited = self.update_min_rtt(rs, a);
+        self.update_gains();
+        let bw = self.bw();
+        self.set_pacing_rate(bw, self.pacing_gain, a.srtt, a.mss);
+        self.set_cwnd(rs, a, bw);
+        app_limited
+    }
+
+    /// The delivery-rate sample into BtlBw's filter, and the round count
+    /// (`bbr_update_bw`).
+    fn update_bw(&mut self, rs: &RateSample, a: &AckInfo) {
+        self.round_start = false;
+        let Some(rate) = rs.segments_per_s() else {
+            return;
+        };
+        if rs.prior_delivered >= self.next_rtt_delivered {
+            self.next_rtt_delivered = a.delivered;
+            self.rtt_cnt += 1;
+            self.round_start = true;
+            self.packet_conservation = false;
+        }
+        self.lt_bw_sampling(rs, a.delivered, a.delivered_time, a.lost, a.mss);
+        // An application-limited sample says how fast the application
+        // sent; it counts only when it beats the estimate.
+        if !rs.app_limited || rate >= self.bw.get() {
+            self.bw.update(self.rtt_cnt, rate);
+        }
+    }
+
+    /// ACK aggregation (`bbr_update_ack_aggregation`): the segments
+    /// acknowledged in an epoch beyond what BtlBw would deliver in it.
+    fn update_ack_aggregation(&mut self, rs: &RateSample, a: &AckInfo) {
+        if rs.acked == 0 || rs.delivered.is_none() || rs.interval == SimTime::ZERO {
+            return;
+        }
+        if self.round_start {
+            self.extra_acked_win_rtts = (self.extra_acked_win_rtts + 1).min(31);
+            if self.extra_acked_win_rtts >= EXTRA_ACKED_WIN_RTTS {
+                self.extra_acked_win_rtts = 0;
+                self.extra_acked_win_idx ^= 1;
+                self.extra_acked[self.extra_acked_win_idx] = 0;
+            }
+        }
+        let epoch = a.delivered_time.saturating_sub(self.ack_epoch_stamp);
+        let mut expected = (self.bw() * epoch.as_secs_f64()) as u64;
+        if self.ack_epoch_acked <= expected || self.ack_epoch_acked + rs.acked >= ACK_EPOCH_RESET {
+            self.ack_epoch_acked = 0;
+            self.ack_epoch_stamp = a.delivered_time;
+            expected = 0;
+        }
+        self.ack_epoch_acked = (self.ack_epoch_acked + rs.acked).min(ACK_EPOCH_RESET - 1);
+        let extra = (self.ack_epoch_acked - expected).min(self.cwnd);
+        let slot = &mut self.extra_acked[self.extra_acked_win_idx];
+        *slot = (*slot).max(extra);
+    }
+
+    /// The window ACK aggregation adds (`bbr_ack_aggregation_cwnd`).
+    fn ack_aggregation_cwnd(&self) -> u64 {
+        if !self.full_bw_reached {
+            return 0;
+        }
+        let cap = (self.bw() * EXTRA_ACKED_MAX.as_secs_f64()) as u64;
+        self.extra_acked[0].max(self.extra_acked[1]).min(cap)
+    }
+
+    /// Whether ProbeBW's phase ends (`bbr_is_next_cycle_phase`): after
+    /// RTprop at gain 1; at 1.25 once inflight reached 1.25 BDP (or a
+    /// loss) and RTprop passed; at 0.75 when inflight fell to 1 BDP or
+    /// RTprop passed.
+    fn is_next_cycle_phase(&self, rs: &RateSample, a: &AckInfo) -> bool {
+        let full_length = self
+            .min_rtt
+            .is_some_and(|r| a.delivered_time.saturating_sub(self.cycle_stamp) > r);
+        if self.pacing_gain == 1.0 {
+            return full_length;
+        }
+        let inflight = self.in_net_at_next_send(a, a.prior_in_flight);
+        let bw = self.bw.get();
+        if self.pacing_gain > 1.0 {
+            return full_length
+                && (rs.losses > 0 || inflight >= self.inflight(bw, self.pacing_gain, a.mss));
+        }
+        full_length || inflight <= self.inflight(bw, 1.0, a.mss)
+    }
+
+    fn advance_cycle_phase(&mut self, delivered_time: SimTime) {
+        self.cycle_idx = (self.cycle_idx + 1) % CYCLE_LEN;
+        self.cycle_stamp = delivered_time;
+    }
+
+    /// ProbeBW begins at a random phase other than 0.75: one of the seven
+    /// phases before phase 0 is drawn, then the cycle advances past it
+    /// (`bbr_reset_probe_bw_mode`).
+    fn reset_probe_bw_mode(&mut self, delivered_time: SimTime) {
+        self.mode = Mode::ProbeBw;
+        self.cycle_idx = CYCLE_LEN - 1 - self.rng.uniform_u64(0, CYCLE_RAND - 1) as usize;
+        self.advance_cycle_phase(delivered_time);
+    }
+
+    fn reset_mode(&mut self, delivered_time: SimTime) {
+        if self.full_bw_reached {
+            self.reset_probe_bw_mode(delivered_time);
+        } else {
+            self.mode = Mode::Startup;
+        }
+    }
+
+    /// Startup's end (`bbr_check_full_bw_reached`): three rounds, not
+    /// application-limited, without 25 % growth of BtlBw.
+    fn check_full_bw_reached(&mut self, rs: &RateSample) {
+        if self.full_bw_reached || !self.round_start || rs.app_limited {
+            return;
+        }
+        let max = self.bw.get();
+        if max >= self.full_bw * FULL_BW_THRESH {
+            self.full_bw = max;
+            self.full_bw_cnt = 0;
+            return;
+        }
+        self.full_bw_cnt += 1;
+        self.full_bw_reached = self.full_bw_cnt >= FULL_BW_CNT;
+    }
+
+    /// Startup -> Drain -> ProbeBW (`bbr_check_drain`).
+    fn check_drain(&mut self, a: &AckInfo) {
+        let bw = self.bw.get();
+        if self.mode == Mode::Startup && self.full_bw_reached {
+            self.mode = Mode::Drain;
+            self.ssthresh = Some(self.inflight(bw, 1.0, a.mss));
+        }
+        if self.mode == Mode::Drain
+            && self.in_net_at_next_send(a, a.in_flight) <= self.inflight(bw, 1.0, a.mss)
+        {
+            self.reset_probe_bw_mode(a.delivered_time);
+        }
+    }
+
+    /// ProbeRTT's end once its time and a round have passed
+    /// (`bbr_check_probe_rtt_done`).
+    fn check_probe_rtt_done(&mut self, now: SimTime) {
+        if self.probe_rtt_done.is_none_or(|d| now <= d) {
+            return;
+        }
+        self.min_rtt_stamp = now; // RTprop holds for another 10 s
+        self.cwnd = self.cwnd.max(self.prior_cwnd);
+        // Linux passes the connection's delivered_mstamp as the new
+        // cycle's start; `now` is the ACK's time, the same instant.
+        self.reset_mode(now);
+    }
+
+    /// RTprop's filter and ProbeRTT (`bbr_update_min_rtt`). Returns whether
+    /// the connection is to be marked application-limited.
+    fn update_min_rtt(&mut self, rs: &RateSample, a: &AckInfo) -> bool {
+        let expired = a.now > self.min_rtt_stamp + MIN_RTT_WIN;
+        if let Some(r) = rs.rtt {
+            if self.min_rtt.is_none_or(|m| r <= m) || expired {
+                self.min_rtt = Some(r);
+                self.min_rtt_stamp = a.now;
+            }
+        }
+        if expired && !self.idle_restart && self.mode != Mode::ProbeRtt {
+            self.mode = Mode::ProbeRtt;
+            self.save_cwnd();
+            self.probe_rtt_done = None;
+        }
+        let mut app_limited = false;
+        if self.mode == Mode::ProbeRtt {
+            app_limited = true;
+            if self.probe_rtt_done.is_none() && a.in_flight <= CWND_MIN {
+                self.probe_rtt_done = Some(a.now + PROBE_RTT_TIME);
+                self.probe_rtt_round_done = false;
+                self.next_rtt_delivered = a.delivered;
+            } else if self.probe_rtt_done.is_some() {
+                if self.round_start {
+                    self.probe_rtt_round_done = true;
+                }
+                if self.probe_rtt_round_done {
+                    self.check_probe_rtt_done(a.now);
+                }
+            }
+        }
+        if rs.delivered.is_some_and(|d| d > 0) {
+            self.idle_restart = false;
+        }
+        app_limited
+    }
+
+    fn update_gains(&mut self) {
+        (self.pacing_gain, self.cwnd_gain) = match self.mode {
+            Mode::Startup => (HIGH_GAIN, HIGH_GAIN),
+            Mode::Drain => (DRAIN_GAIN, HIGH_GAIN),
+            Mode::ProbeBw if self.lt_use_bw => (1.0, CWND_GAIN),
+            Mode::ProbeBw => (PACING_GAIN[self.cycle_idx], CWND_GAIN),
+            Mode::ProbeRtt => (1.0, 1.0),
+        };
+    }
+
+    /// The pacing rate at `gain` (`bbr_set_pacing_rate`): in Startup it
+    /// only rises; the first RTT sample resets it from the window.
+    fn set_pacing_rate(&mut self, bw: f64, gain: f64, srtt: Option<SimTime>, mss: u32) {
+        let rate = Self::bytes_per_s(bw, gain, mss) as u64;
+        if !self.has_seen_rtt && srtt.is_some() {
+            self.init_pacing_rate(srtt, mss);
+        }
+        if self.full_bw_reached || rate > self.pacing_rate {
+            self.pacing_rate = rate;
+        }
+    }
+
+    /// Packet conservation in the first round of a recovery, and the
+    /// window restored when it ends (`bbr_set_cwnd_to_recover_or_restore`).
+    /// Returns the window and whether conservation holds it.
+    fn recover_or_restore(&mut self, rs: &RateSample, a: &AckInfo) -> (u64, bool) {
+        let mut cwnd = self.cwnd;
+        if rs.losses > 0 {
+            cwnd = cwnd.saturating_sub(rs.losses).max(1);
+        }
+        let acked = rs.acked;
+        if a.state == CaState::Recovery && self.prev_state != CaState::Recovery {
+            // The first round of a recovery: one segment out per segment
+            // delivered (the round starts now).
+            self.packet_conservation = true;
+            self.next_rtt_delivered = a.delivered;
+            cwnd = a.in_flight + acked;
+        } else if self.prev_state >= CaState::Recovery && a.state < CaState::Recovery {
+            cwnd = cwnd.max(self.prior_cwnd);
+            self.packet_conservation = false;
+        }
+        self.prev_state = a.state;
+        if self.packet_conservation {
+            return (cwnd.max(a.in_flight + acked), true);
+        }
+        (cwnd, false)
+    }
+
+    /// The window (`bbr_set_cwnd`): toward cwnd_gain x BDP + the budgets,
+    /// by at most the segments delivered; at least 4; 4 in ProbeRTT.
+    fn set_cwnd(&mut self, rs: &RateSample, a: &AckInfo, bw: f64) {
+        let acked = rs.acked;
+        let mut cwnd = self.cwnd;
+        if acked > 0 {
+            let (w, conserving) = self.recover_or_restore(rs, a);
+            cwnd = w;
+            if !conserving {
+                let target = self.quantization_budget(
+                    self.bdp(bw, self.cwnd_gain) + self.ack_aggregation_cwnd(),
+                    a.mss,
+                );
+                if self.full_bw_reached {
+                    cwnd = (cwnd + acked).min(target);
+                } else if cwnd < target || a.delivered < INIT_CWND {
+                    cwnd += acked;
+                }
+                cwnd = cwnd.max(CWND_MIN);
+            }
+        }
+        self.cwnd = cwnd;
+        if self.mode == Mode::ProbeRtt {
+            self.cwnd = self.cwnd.min(CWND_MIN);
+        }
+    }
+
+    /// A long-term interval starts (`bbr_reset_lt_bw_sampling_interval`).
+    fn reset_lt_interval(&mut self, delivered: u64, delivered_time: SimTime, lost: u64) {
+        self.lt_last_stamp = delivered_time;
+        self.lt_last_delivered = delivered;
+        self.lt_last_lost = lost;
+        self.lt_rtt_cnt = 0;
+    }
+
+    fn reset_lt_bw_sampling(&mut self, delivered: u64, delivered_time: SimTime, lost: u64) {
+        self.lt_bw = 0.0;
+        self.lt_use_bw = false;
+        self.lt_is_sampling = false;
+        self.reset_lt_interval(delivered, delivered_time, lost);
+    }
+
+    /// Policer detection (`bbr_lt_bw_sampling`): sampling starts at a
+    /// loss; an interval of 4-16 rounds that ends at a loss with a loss
+    /// rate of at least 50/256 gives a rate; two such rates that agree
+    /// make BBR use their mean for 48 rounds.
+    fn lt_bw_sampling(
+        &mut self,
+        rs: &RateSample,
+        delivered: u64,
+        delivered_time: SimTime,
+        lost: u64,
+        mss: u32,
+    ) {
+        if self.lt_use_bw {
+            if self.mode == Mode::ProbeBw && self.round_start {
+                self.lt_rtt_cnt += 1;
+                if self.lt_rtt_cnt >= LT_BW_MAX_RTTS {
+                    self.reset_lt_bw_sampling(delivered, delivered_time, lost);
+                    self.reset_probe_bw_mode(delivered_time);
+                }
+            }
+            return;
+        }
+        // Wait for a loss: the policer's tokens are spent by then.
+        if !self.lt_is_sampling {
+            if rs.losses == 0 {
+                return;
+            }
+            self.reset_lt_interval(delivered, delivered_time, lost);
+            self.lt_is_sampling = true;
+        }
+        if rs.app_limited {
+            self.reset_lt_bw_sampling(delivered, delivered_time, lost);
+            return;
+        }
+        if self.round_start {
+            self.lt_rtt_cnt += 1;
+        }
+        if self.lt_rtt_cnt < LT_INTVL_MIN_RTTS {
+            return;
+        }
+        if self.lt_rtt_cnt > 4 * LT_INTVL_MIN_RTTS {
+            self.reset_lt_bw_sampling(delivered, delivered_time, lost);
+            return;
+        }
+        // The interval ends at a loss, once the tokens are exhausted.
+        if rs.losses == 0 {
+            return;
+        }
+        let lost_n = lost - self.lt_last_lost;
+        let delivered_n = delivered - self.lt_last_delivered;
+        if delivered_n == 0 || lost_n * 256 < LT_LOSS_THRESH * delivered_n {
+            return;
+        }
+        let t = delivered_time.saturating_sub(self.lt_last_stamp);
+        if t < SimTime::from_millis(1) {
+            return;
+        }
+        let bw = delivered_n as f64 / t.as_secs_f64();
+        self.lt_interval_done(bw, delivered, delivered_time, lost, mss);
+    }
+
+    /// A long-term interval's rate `bw` (`bbr_lt_bw_interval_done`).
+    fn lt_interval_done(
+        &mut self,
+        bw: f64,
+        delivered: u64,
+        delivered_time: SimTime,
+        lost: u64,
+        mss: u32,
+    ) {
+        if self.lt_bw > 0.0 {
+            let diff = (bw - self.lt_bw).abs();
+            if diff <= LT_BW_RATIO * self.lt_bw || Self::bytes_per_s(diff, 1.0, mss) <= LT_BW_DIFF {
+                // Two consistent lossy intervals: a policer.
+                self.lt_bw = (bw + self.lt_bw) / 2.0;
+                self.lt_use_bw = true;
+                self.pacing_gain = 1.0;
+                self.lt_rtt_cnt = 0;
+                return;
+            }
+        }
+        self.lt_bw = bw;
+        self.reset_lt_interval(delivered, delivered_time, lost);
+    }
+}
+
+/// BBR's answers to the sender's congestion events (the window and the
+/// pacing rate per ACK are set in `pacing.rs`'s ACK path). NewReno's
+/// recovery (SACK's with `tcp.sack`) decides what is retransmitted; BBR
+/// decides the window.
+impl TcpFlow {
+    fn bbr_parts(&mut self) -> Option<(&mut Bbr, &mut RateEstimator)> {
+        let p = self.pace.as_deref_mut()?;
+        let b = p.bbr.as_mut()?;
+        Some((b, &mut p.rate))
+    }
+
+    /// A fast retransmission: BBR keeps ssthresh and saves the window for
+    /// the recovery's end (Linux's `bbr_ssthresh`); the window during the
+    /// recovery is set per ACK (packet conservation).
+    #[cold]
+    pub(in crate::transport::tcp) fn bbr_loss_event(&mut self) {
+        self.exit_cwnd = self.cwnd;
+        self.cwr_pending = self.cfg.tcp.ecn; // RFC 3168 section 6.1.2
+        if let Some((b, _)) = self.bbr_parts() {
+            b.save_cwnd();
+        }
+    }
+
+    /// A retransmission timeout: every segment outstanding is deemed lost,
+    /// the window is one segment, ssthresh stays (Linux's `tcp_enter_loss`
+    /// with BBR's hooks).
+    #[cold]
+    pub(in crate::transport::tcp) fn bbr_timeout(&mut self) {
+        let was_open = self.ca_state() == CaState::Open;
+        let mss = self.mss();
+        if let Some((b, rate)) = self.bbr_parts() {
+            // The rate estimator has counted the timeout's losses
+            // (`paced_timeout`).
+            b.on_timeout(
+                was_open,
+                rate.delivered,
+                rate.delivered_time,
+                rate.lost,
+                mss,
+            );
+        }
+        self.cwnd = 1.0;
+    }
+
+    /// An ECN-Echo: BBR v1 does not reduce its window (Linux enters CWR,
+    /// whose reduction BBR's own window control skips); the CWR flag goes
+    /// out once per window as RFC 3168 section 6.1.2 asks.
+    #[cold]
+    pub(in crate::transport::tcp) fn bbr_ecn_echo(&mut self) {
+        self.ecn_recover = self.snd_max;
+        self.cwr_pending = true;
+        if let Some((b, _)) = self.bbr_parts() {
+            b.save_cwnd();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rng::Stream;
+
+    fn ms(x: u64) -> SimTime {
+        SimTime::from_millis(x)
+    }
+
+    const MSS: u32 = 1000;
+
+    fn bbr() -> Bbr {
+        let mut b = Bbr::new(Rng::new(1, Stream::Tcp(0)));
+        b.init(SimTime::ZERO, 10, None, MSS);
+        b
+    }
+
+    /// The filter keeps the largest sample of the last 10 rounds: 5 in
+    /// round 1, 3 in rounds 2-10; at round 11 the 5 is 10 rounds old and
+    /// leaves, 3 remains; a larger sample replaces at once.
+    #[test]
+    fn the_max_filter_spans_ten_rounds() {
+        let mut f = MaxFilter::default();
+        f.update(1, 5.0);
+        for r in 2..=10 {
+            f.update(r, 3.0);
+            assert_eq!(f.get(), 5.0, "round {r}");
+        }
+        f.update(11, 2.0);
+        assert_eq!(f.get(), 3.0);
+        f.update(11, 7.0);
+        assert_eq!(f.get(), 7.0);
+        // A round with two samples keeps its larger.
+        f.update(12, 1.0);
+        assert_eq!(f.get(), 7.0);
+        // Rounds 12-20 without the 7 (round 11 leaves at 21).
+        for r in 13..=20 {
+            f.update(r, 1.0);
+        }
+        assert_eq!(f.get(), 7.0);
+        // At round 21 the window is rounds 12-21: round 11 leaves.
+        f.update(21, 1.0);
+        assert_eq!(f.get(), 1.0);
+    }
+
+    /// cwnd = gain x BDP + 3 x TSO quantum, rounded up to even, +2 in
+    /// ProbeBW's phase 0. BtlBw 1000 segments/s, RTprop 100 ms: BDP 100.
+    /// The pacing rate 1000 x 1000 B x 0.99 = 990 000 B/s (7.9 Mbit/s):
+    /// ~1 ms is 966 bytes, less than a segment, so the quantum is its
+    /// floor of 2 segments (above 1.2 Mbit/s): 2 x 100 + 6 = 206.
+    #[test]
+    fn the_window_is_gain_times_bdp_plus_the_quantum() {
+        let mut b = bbr();
+        b.min_rtt = Some(ms(100));
+        b.pacing_rate = Bbr::bytes_per_s(1000.0, 1.0, MSS) as u64;
+        assert_eq!(b.pacing_rate, 990_000);
+        assert_eq!(b.tso_segs_goal(MSS), 2);
+        assert_eq!(b.bdp(1000.0, 1.0), 100);
+        b.mode = Mode::ProbeBw;
+        b.cycle_idx = 2;
+        assert_eq!(b.inflight(1000.0, CWND_GAIN, MSS), 206);
+        b.cycle_idx = 0;
+        assert_eq!(b.inflight(1000.0, CWND_GAIN, MSS), 208);
+        // 25 Mbit/s of 1000-byte segments: 3125 segments/s, ~3.0 KB per
+        // ms at 0.99: 3 segments a quantum, 9 segments of budget; BDP at
+        // gain 1.25 and 20 ms = ceil(78.125) = 79 -> 88.
+        b.cycle_idx = 2;
+        b.pacing_rate = Bbr::bytes_per_s(3125.0, 1.0, MSS) as u64;
+        b.min_rtt = Some(ms(20));
+        assert_eq!(b.tso_segs_goal(MSS), 3);
+        assert_eq!(b.inflight(3125.0, 1.25, MSS), 88);
+        // A slow path: below 1.2 Mbit/s one segment a quantum.
+        b.pacing_rate = 100_000;
+        assert_eq!(b.tso_segs_goal(MSS), 1);
+    }
+
+    /// A synthetic path for one BBR sender: a bottleneck that serves
+    /// `rate` segments per second in order, `rtt` of propagation besides;
+    /// the sender sends when its window and its pacing rate allow (one
+    /// segment per `mss / pacing_rate`); one ACK per segment; the rate
+    /// samples are `rate.rs`'s.
+    struct Path {
+        b: Bbr,
+        r: RateEstimator,
+        now: SimTime,
+        gap: SimTime,
+        rtt: SimTime,
+        /// In flight, in order: (segment, when its ACK arrives).
+        flight: std::collections::VecDeque<(u64, SimTime)>,
+        next_seq: u64,
+        next_send: SimTime,
+        /// When the bottleneck finishes its last segment.
+        busy_until: SimTime,
+        /// Each change of state: (time, new state).
+        modes: Vec<(SimTime, Mode)>,
+    }
+
+    impl Path {
+        fn new(rate: f64, rtt: SimTime) -> Path {
+            // The handshake measured the path empty: propagation and one
+            // transmission.
+            let gap = SimTime::from_secs_f64(1.0 / rate);
+            let mut b = Bbr::new(Rng::new(1, Stream::Tcp(0)));
+            b.init(SimTime::ZERO, 10, Some(rtt + gap), MSS);
+            let mut r = RateEstimator::fresh();
+            r.min_rtt = Some(rtt + gap);
+            Path {
+                b,
+                r,
+                now: SimTime::ZERO,
+                gap,
+                rtt,
+                flight: Default::default(),
+                next_seq: 0,
+                next_send: SimTime::ZERO,
+                busy_until: SimTime::ZERO,
+                modes: vec![(SimTime::ZERO, Mode::Startup)],
+            }
+        }
+
+        fn run_until(&mut self, t: SimTime) {
+            loop {
+                let ack_at = self.flight.front().map(|x| x.1);
+                let send_at = ((self.flight.len() as u64) < self.b.cwnd)
+                    .then(|| self.next_send.max(self.now));
+                match (ack_at, send_at) {
+                    (Some(a), s) if s.is_none_or(|s| a <= s) => {
+                        if a > t {
+                            break;
+                        }
+                        self.now = a;
+                        self.ack();
+                    }
+                    (_, Some(s)) => {
+                        if s > t {
+                            break;
+                        }
+                        self.now = s;
+                        self.send();
+                    }
+                    _ => break,
+                }
+            }
+            self.now = t;
+        }
+
+        fn send(&mut self) {
+            let seq = self.next_seq;
+            self.next_seq += 1;
+            let idle = self.flight.is_empty();
+            if idle {
+                self.b.on_tx_start(self.now, self.r.app_limited(), MSS);
+            }
+            let una = self.flight.front().map_or(seq, |x| x.0);
+            self.r.on_sent(seq, una, idle, false, self.now);
+            self.busy_until = self.busy_until.max(self.now) + self.gap;
+            self.flight.push_back((seq, self.busy_until + self.rtt));
+            let per_segment = MSS as f64 / self.b.pacing_rate as f64;
+            self.next_send = self.now + SimTime::from_secs_f64(per_segment);
+        }
+
+        fn ack(&mut self) {
+            let prior_in_flight = self.flight.len() as u64;
+            let (seq, _) = self.flight.pop_front().expect("in flight");
+            self.r.on_delivered(seq, self.now);
+            let rs = self.r.sample(self.now);
+            let a = AckInfo {
+                now: self.now,
+                delivered: self.r.delivered,
+                delivered_time: self.r.delivered_time,
+                lost: 0,
+                prior_in_flight,
+                in_flight: self.flight.len() as u64,
+                state: CaState::Open,
+                next_send: self.next_send,
+                mss: MSS,
+                srtt: Some(self.rtt),
+            };
+            if self.b.on_ack(&rs, &a) {
+                self.r.mark_app_limited(self.flight.len() as u64);
+            }
+            if self.modes.last().unwrap().1 != self.b.mode {
+                self.modes.push((self.now, self.b.mode));
+            }
+        }
+    }
+
+    /// A path of 1000 segments/s and 100 ms (+1 ms of transmission):
+    /// Startup doubles the delivery rate per round until three rounds
+    /// bring less than 25 % more; Drain then paces at 1/2.885 with
+    /// ssthresh one BDP's inflight (ceil(1000 x 0.101) = 101, + 3 x 2 of
+    /// quantum = 107, rounded up to even: 108) and ProbeBW follows when the
+    /// flight is down to it, with cwnd gain 2. In ProbeBW the flight stays
+    /// under 1.25 BDP + the quantum and BtlBw is the path's rate.
+    #[test]
+    fn startup_drain_probe_bw_on_a_steady_path() {
+        let mut p = Path::new(1000.0, ms(100));
+        p.run_until(SimTime::from_secs(5));
+        let modes: Vec<Mode> = p.modes.iter().map(|m| m.1).collect();
+        assert_eq!(modes, [Mode::Startup, Mode::Drain, Mode::ProbeBw]);
+        // Startup lasts some 10 rounds of ~100 ms (10 -> ~200 segments in
+        // flight, then three rounds without growth), Drain about one.
+        let (drain, probe) = (p.modes[1].0, p.modes[2].0);
+        assert!(drain > ms(800) && drain < ms(2000), "{drain:?}");
+        assert!(probe > drain && probe < drain + ms(400), "{probe:?}");
+        assert!(p.b.full_bw_reached);
+        assert_eq!(p.b.ssthresh, Some(108));
+        assert!((p.b.bw() - 1000.0).abs() < 5.0, "{}", p.b.bw());
+        assert_eq!(p.b.min_rtt, Some(ms(101)));
+        assert_eq!(p.b.cwnd_gain, CWND_GAIN);
+        let mut most = 0;
+        let end = SimTime::from_secs(10);
+        while p.now < end {
+            let t = p.now + ms(1);
+            p.run_until(t);
+            most = most.max(p.flight.len());
+        }
+        assert!(most <= 127 + 8, "{most}");
+        assert!(p.r.delivered > 9_500, "{}", p.r.delivered);
+    }
+
+    /// Drain's and Startup's gains, and the pacing rate they give.
+    #[test]
+    fn gains_per_mode() {
+        let mut b = bbr();
+        b.update_gains();
+        assert!((b.pacing_gain - 2.885).abs() < 1e-3);
+        b.mode = Mode::Drain;
+        b.update_gains();
+        assert!((b.pacing_gain - 1.0 / 2.885).abs() < 1e-3);
+        assert!((b.cwnd_gain - 2.885).abs() < 1e-3);
+        b.mode = Mode::ProbeRtt;
+        b.update_gains();
+        assert_eq!((b.pacing_gain, b.cwnd_gain), (1.0, 1.0));
+        // 1000 segments/s at gain 1.25 with 1000-byte segments, less 1 %:
+        // 1 237 500 B/s.
+        b.full_bw_reached = true;
+        b.set_pacing_rate(1000.0, 1.25, Some(ms(100)), MSS);
+        assert_eq!(b.pacing_rate, 1_237_500);
+    }
+
+    /// The start phase of ProbeBW is never the draining 0.75 (index 1),
+    /// and each of the other seven comes up.
+    #[test]
+    fn probe_bw_starts_anywhere_but_the_draining_phase() {
+        let mut seen = [0u32; CYCLE_LEN];
+        for seed in 0..700 {
+            let mut b = Bbr::new(Rng::new(seed, Stream::Tcp(3)));
+            b.reset_probe_bw_mode(SimTime::ZERO);
+            seen[b.cycle_idx] += 1;
+        }
+        assert_eq!(seen[1], 0);
+        assert!(
+            seen.iter().enumerate().all(|(i, &n)| i == 1 || n > 60),
+            "{seen:?}"
+        );
+    }
+
+    /// 10 s without an RTT at or below RTprop: ProbeRTT, the window 4
+    /// (the window before saved); 200 ms after the flight fell to 4 and a
+    /// round later, back to ProbeBW with the window restored and RTprop's
+    /// clock renewed. The path's delay grows from 100 to 120 ms at 3 s, so
+    /// no later sample reaches RTprop (101 ms). (On this path ProbeBW keeps
+    /// a queue of a few segments, the quantisation budget, so RTprop's
+    /// last refresh was in Startup's first rounds, at 0.51 s.)
+    #[test]
+    fn probe_rtt_after_ten_seconds_without_a_new_minimum() {
+        let mut p = Path::new(1000.0, ms(100));
+        p.run_until(SimTime::from_secs(3));
+        assert_eq!(p.b.mode, Mode::ProbeBw);
+        p.rtt = ms(120);
+        let stamp = p.b.min_rtt_stamp;
+        assert!(stamp > ms(500) && stamp < ms(520), "{stamp:?}");
+        while p.b.mode != Mode::ProbeRtt {
+            let t = p.now + ms(1);
+            p.run_until(t);
+        }
+        let entered = p.modes.last().unwrap().0;
+        // On the first ACK after 10 s past the stamp (an ACK a ms).
+        assert!(entered > stamp + MIN_RTT_WIN);
+        assert!(entered < stamp + MIN_RTT_WIN + ms(2), "{entered:?}");
+        assert_eq!(p.b.cwnd, CWND_MIN);
+        assert!(p.b.prior_cwnd > 100, "{}", p.b.prior_cwnd);
+        // The expired filter took the first sample after it, queue and all
+        // (130 ms).
+        assert!(
+            p.b.min_rtt.is_some_and(|r| r > ms(121)),
+            "{:?}",
+            p.b.min_rtt
+        );
+        while p.b.mode == Mode::ProbeRtt {
+            let t = p.now + ms(1);
+            p.run_until(t);
+        }
+        let left = p.modes.last().unwrap().0;
+        assert!(left > entered + PROBE_RTT_TIME, "{:?}", left - entered);
+        assert!(left < entered + ms(500), "{:?}", left - entered);
+        assert_eq!(p.b.mode, Mode::ProbeBw);
+        assert!(p.b.cwnd >= p.b.prior_cwnd);
+        assert_eq!(p.b.min_rtt_stamp, left);
+        // With 4 segments in flight the queue drained: RTprop is the
+        // path's again.
+        assert_eq!(p.b.min_rtt, Some(ms(121)));
+    }
+
+    /// Fast recovery's first round conserves packets: cwnd = in flight +
+    /// delivered (20 + 1 = 21), whatever the model says; leaving the
+    /// recovery restores the window saved when it began (100).
+    #[test]
+    fn packet_conservation_then_the_window_restored() {
+        let mut b = bbr();
+        b.min_rtt = Some(ms(100));
+        b.cwnd = 100;
+        b.save_cwnd();
+        let rs = RateSample {
+            acked: 1,
+            losses: 1,
+            ..RateSample::default()
+        };
+        let mut a = AckInfo {
+            now: ms(1000),
+            delivered: 500,
+            delivered_time: ms(1000),
+            lost: 1,
+            prior_in_flight: 21,
+            in_flight: 20,
+            state: CaState::Recovery,
+            next_send: ms(1000),
+            mss: MSS,
+            srtt: Some(ms(100)),
+        };
+        b.on_ack(&rs, &a);
+        assert_eq!(b.cwnd, 21);
+        a.state = CaState::Open;
+        let rs = RateSample {
+            acked: 5,
+            ..RateSample::default()
+        };
+        b.on_ack(&rs, &a);
+        assert!(b.cwnd >= 100, "{}", b.cwnd);
+        // A timeout: one segment, and the window before kept for later.
+        b.cwnd = 80;
+        b.prev_state = CaState::Open;
+        b.on_timeout(true, 500, ms(1000), 40, MSS);
+        assert_eq!((b.cwnd, b.prior_cwnd), (1, 80));
+    }
+
+    /// Two lossy intervals (4 rounds each, 25 % lost) at 500 and 520
+    /// segments/s agree within 1/8: BBR assumes a policer and uses 510.
+    #[test]
+    fn a_policer_is_found_from_two_lossy_intervals() {
+        let mut b = bbr();
+        b.mode = Mode::ProbeBw;
+        let lossy = RateSample {
+            losses: 1,
+            acked: 1,
+            ..RateSample::default()
+        };
+        // A loss starts sampling at t = 0.
+        b.round_start = false;
+        b.lt_bw_sampling(&lossy, 0, SimTime::ZERO, 0, MSS);
+        assert!(b.lt_is_sampling);
+        // 4 rounds, 500 delivered and 125 lost in 1 s.
+        for _ in 0..4 {
+            b.round_start = true;
+            b.lt_bw_sampling(&RateSample::default(), 0, SimTime::ZERO, 0, MSS);
+        }
+        b.round_start = false;
+        b.lt_bw_sampling(&lossy, 500, SimTime::from_secs(1), 125, MSS);
+        assert_eq!(b.lt_bw, 500.0);
+        assert!(!b.lt_use_bw);
+        for _ in 0..4 {
+            b.round_start = true;
+            b.lt_bw_sampling(&RateSample::default(), 500, SimTime::from_secs(1), 125, MSS);
+        }
+        b.round_start = false;
+        b.lt_bw_sampling(&lossy, 1020, SimTime::from_secs(2), 255, MSS);
+        assert!(b.lt_use_bw);
+        assert_eq!(b.lt_bw, 510.0);
+        assert_eq!(b.bw(), 510.0);
+    }
+}

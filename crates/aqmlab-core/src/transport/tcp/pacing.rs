@@ -1,0 +1,627 @@
+//! Pacing at the sender (`tcp.pacing`, and always with BBR), as Linux's
+//! internal pacing does it (`tcp_update_skb_after_send`,
+//! `tcp_pacing_check` in net/ipv4/tcp_output.c; the same departure times
+//! as the fq qdisc's): a segment leaves no earlier than the release time
+//! the previous one set,
+//!
+//! ```text
+//! next = max(next, now) + payload / rate - min(payload / rate / 2, credit)
+//! ```
+//!
+//! in integer nanoseconds, where `credit` is how far `next` lay in the past
+//! when the segment left (a sender that was held back by its window gets
+//! up to half a gap back, Linux's allowance for timer jitter), and the
+//! first 10 data segments of a connection are not paced (as Linux and the
+//! original fq). Segments are paced one at a time: the model has no
+//! segmentation offload, so Linux's TSO bursts (2 segments and up at high
+//! rates) are not sent; BBR keeps Linux's window budget for them.
+//!
+//! The rate: BBR sets its own (`cc/bbr.rs`). Other algorithms get Linux's
+//! default (`tcp_update_pacing_rate` in net/ipv4/tcp_input.c, after every
+//! ACK and when the handshake completes):
+//!
+//! ```text
+//! rate = ratio x MSS x max(cwnd, segments outstanding) / SRTT
+//! ratio = 2 (tcp_pacing_ss_ratio = 200 %) while cwnd < ssthresh / 2,
+//!         1.2 (tcp_pacing_ca_ratio = 120 %) otherwise
+//! ```
+//!
+//! with cwnd and ssthresh in whole segments (ssthresh / 2 rounded down).
+//! Before the first RTT sample there is no rate: segments are not paced
+//! (Linux's initial `sk_pacing_rate` is unlimited). A fast retransmission,
+//! NewReno's retransmission on a partial ACK and limited transmit send at
+//! once, as before, and count toward the next release time; every other
+//! data segment waits for it. A per-flow timer (the engine's
+//! `Event::PaceTimer`) wakes the sender at the release time when the
+//! window would allow a segment earlier.
+//!
+//! The state lives in a box ([`Paced`]) that only pacing flows allocate,
+//! with the delivery-rate estimator (`rate.rs`) and BBR's state.
+
+use super::cc::{Bbr, CaState};
+use super::rate::RateEstimator;
+use super::TcpFlow;
+use super::{Cut, Seg};
+use crate::packet::flags;
+use crate::rng::Rng;
+use crate::scenario::{TcpVariant, HEADER_BYTES};
+use crate::units::SimTime;
+
+/// Linux's `tcp_pacing_ss_ratio`, per cent.
+pub const SS_RATIO: u64 = 200;
+/// Linux's `tcp_pacing_ca_ratio`, per cent.
+pub const CA_RATIO: u64 = 120;
+/// Data segments of a connection sent before pacing starts.
+pub const UNPACED_SEGMENTS: u64 = 10;
+
+/// Linux's default pacing rate, payload bytes per second: `ratio` per cent
+/// (2x in slow start, cwnd below half of ssthresh; 1.2x otherwise) of
+/// `mss` x max(`cwnd`, `outstanding`) per `srtt` (`tcp_update_pacing_rate`).
+pub fn linux_rate(mss: u32, cwnd: u64, ssthresh: u64, outstanding: u64, srtt: SimTime) -> u64 {
+    let ratio = if cwnd < ssthresh / 2 {
+        SS_RATIO
+    } else {
+        CA_RATIO
+    };
+    let w = u128::from(cwnd.max(outstanding));
+    let srtt = u128::from(srtt.0.max(1));
+    (u128::from(mss) * u128::from(ratio) * w * 1_000_000_000 / (100 * srtt)) as u64
+}
+
+/// The release clock of one connection (Linux's `sk_pacing_rate` and
+/// `tcp_wstamp_ns`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Pacer {
+    /// Payload bytes per second; 0: not paced.
+    pub rate: u64,
+    /// The earliest time the next data segment may leave.
+    pub next: SimTime,
+    /// Data segments sent on this connection.
+    sent: u64,
+    /// The pacing timer: when the sender waits for `next` (set when the
+    /// window would allow a segment earlier).
+    pub deadline: Option<SimTime>,
+    /// The earliest pending timer event the engine holds for it.
+    pub event: Option<SimTime>,
+}
+
+impl Pacer {
+    /// Whether a data segment may leave at `now`.
+    #[inline]
+    pub fn may_send(&self, now: SimTime) -> bool {
+        self.next <= now
+    }
+
+    /// A data segment of `payload` bytes leaves at `now`: the next release
+    /// time.
+    pub fn on_send(&mut self, now: SimTime, payload: u32) {
+        let prior = self.next;
+        self.next = self.next.max(now);
+        self.sent += 1;
+        if self.rate == 0 || self.sent < UNPACED_SEGMENTS {
+            return;
+        }
+        let mut gap = (u128::from(payload) * 1_000_000_000 / u128::from(self.rate)) as u64;
+        // The time `next` lay in the past: up to half a gap back.
+        let credit = self.next.0 - prior.0;
+        gap -= (gap / 2).min(credit);
+        self.next = SimTime(self.next.0 + gap);
+    }
+}
+
+/// A pacing flow's cold state: the release clock, the delivery-rate
+/// estimator, BBR (with `variant = "bbr"`), and the work of the ACK being
+/// processed.
+#[derive(Clone, Debug)]
+pub struct Paced {
+    pub pacer: Pacer,
+    pub rate: RateEstimator,
+    pub bbr: Option<Bbr>,
+    /// Retransmissions sent while the current ACK is processed (BBR sees
+    /// the flight before them, as Linux's congestion control runs before
+    /// its retransmissions).
+    retx_now: u64,
+}
+
+impl Paced {
+    fn new(variant: TcpVariant, rng: Option<Rng>, rate: RateEstimator) -> Paced {
+        let rng = rng.unwrap_or_else(|| Rng::new(0, crate::rng::Stream::Tcp(0)));
+        Paced {
+            pacer: Pacer::default(),
+            rate,
+            bbr: (variant == TcpVariant::Bbr).then(|| Bbr::new(rng)),
+            retx_now: 0,
+        }
+    }
+}
+
+impl TcpFlow {
+    /// The cold state of a new connection of a pacing flow: `old`'s box
+    /// reused if any (its pending timer event and BBR's random stream
+    /// carry over), else a new one.
+    pub(super) fn paced_state(cfg_variant: TcpVariant, old: Option<Box<Paced>>) -> Box<Paced> {
+        match old {
+            Some(mut b) => {
+                let event = b.pacer.event;
+                let rng = b.bbr.take().map(Bbr::take_rng);
+                let rate = RateEstimator::fresh_from(std::mem::take(&mut b.rate));
+                *b = Paced::new(cfg_variant, rng, rate);
+                b.pacer.event = event;
+                b
+            }
+            None => Box::new(Paced::new(cfg_variant, None, RateEstimator::fresh())),
+        }
+    }
+
+    /// Give BBR its random stream (the run's seed and the flow's id).
+    pub fn seed_tcp(&mut self, seed: u64, flow: u32) {
+        if let Some(b) = self.pace.as_deref_mut().and_then(|p| p.bbr.as_mut()) {
+            *b = Bbr::new(Rng::new(seed, crate::rng::Stream::Tcp(flow)));
+        }
+    }
+
+    /// The connection is established at `now` (at once, or when the
+    /// handshake completes, whose RTT is the first sample): BBR starts; the
+    /// default rate is set if an RTT is known.
+    #[cold]
+    pub(super) fn paced_init(&mut self, now: SimTime, handshake: bool) {
+        let srtt = self.srtt();
+        let (cwnd, mss) = (self.cwnd as u64, self.mss());
+        let Some(p) = self.pace.as_deref_mut() else {
+            return;
+        };
+        p.rate.min_rtt = srtt;
+        if handshake {
+            p.rate.handshake_done();
+        }
+        match p.bbr.as_mut() {
+            Some(b) => {
+                b.init(now, cwnd.max(1), srtt, mss);
+                p.pacer.rate = b.pacing_rate;
+            }
+            None => {
+                if let Some(s) = srtt {
+                    p.pacer.rate = linux_rate(mss, cwnd, self.ssthresh as u64, 0, s);
+                }
+            }
+        }
+    }
+
+    /// The smoothed RTT, if measured.
+    fn srtt(&self) -> Option<SimTime> {
+        self.has_rtt
+            .then(|| SimTime::from_nanos(self.srtt_ns.round() as u64))
+    }
+
+    /// Segments in the network: sent (since a timeout's go-back-N, resent)
+    /// and not acknowledged, less those duplicate ACKs say have left
+    /// (Linux's `tcp_packets_in_flight` without SACK).
+    fn pipe(&self, sacked_out: u64) -> u64 {
+        (self.snd_nxt.max(self.snd_una) - self.snd_una).saturating_sub(sacked_out)
+    }
+
+    /// BBR's view of the loss-recovery state.
+    pub(super) fn ca_state(&self) -> CaState {
+        if self.in_recovery {
+            CaState::Recovery
+        } else if self.last_cut == Cut::Timeout && self.snd_una < self.recover {
+            CaState::Loss
+        } else {
+            CaState::Open
+        }
+    }
+
+    /// The end of an ACK of a pacing flow (the segments below `una0` were
+    /// acknowledged before it, `nxt0` was the next to send; `dup`: a
+    /// duplicate ACK): the rate sample, BBR or the default pacing rate,
+    /// then what the window and the release clock allow.
+    #[inline(never)]
+    pub(super) fn paced_ack(
+        &mut self,
+        now: SimTime,
+        una0: u64,
+        nxt0: u64,
+        dup: bool,
+        out: &mut Vec<Seg>,
+    ) {
+        let Some(mut p) = self.pace.take() else {
+            return;
+        };
+        let prior_in_flight = (nxt0.max(una0) - una0).saturating_sub(p.rate.sacked_out);
+        if self.snd_una > una0 {
+            for seq in una0..self.snd_una {
+                p.rate.on_delivered(seq, now);
+            }
+            let state = self.ca_state();
+            p.rate.reno_cum_ack(
+                self.snd_una - una0,
+                state == CaState::Recovery,
+                state == CaState::Open,
+            );
+        } else if dup {
+            p.rate.on_dupack(self.outstanding());
+        }
+        let in_flight = self.pipe(p.rate.sacked_out).saturating_sub(p.retx_now);
+        let held = p.rate.sacked_out;
+        self.paced_model(&mut p, now, prior_in_flight, in_flight, held);
+        p.retx_now = 0;
+        self.pace = Some(p);
+        self.send_paced(now, out);
+    }
+
+    /// The rate sample of the ACK being processed, then BBR's model (its
+    /// window and pacing rate) or Linux's default pacing rate.
+    /// `prior_in_flight` and `in_flight`: segments in the network before the
+    /// ACK and after it (before anything it lets out); `held`: segments
+    /// duplicate ACKs took out of the network without SACK, whose places
+    /// the window frees (it counts from `snd_una`).
+    fn paced_model(
+        &mut self,
+        p: &mut Paced,
+        now: SimTime,
+        prior_in_flight: u64,
+        in_flight: u64,
+        held: u64,
+    ) {
+        let rs = p.rate.sample(now);
+        match p.bbr.as_mut() {
+            Some(b) => {
+                let a = super::cc::AckInfo {
+                    now,
+                    delivered: p.rate.delivered,
+                    delivered_time: p.rate.delivered_time,
+                    lost: p.rate.lost,
+                    prior_in_flight,
+                    in_flight,
+                    state: self.ca_state(),
+                    next_send: p.pacer.next,
+                    mss: self.mss(),
+                    srtt: self.srtt(),
+                };
+                if b.on_ack(&rs, &a) {
+                    p.rate.mark_app_limited(in_flight);
+                }
+                p.pacer.rate = b.pacing_rate;
+                self.cwnd = (b.cwnd + held) as f64;
+                self.ssthresh = b.ssthresh.map_or(f64::INFINITY, |s| s as f64);
+            }
+            None => {
+                if let Some(s) = self.srtt() {
+                    p.pacer.rate = linux_rate(
+                        self.mss(),
+                        self.cwnd as u64,
+                        self.ssthresh as u64,
+                        self.outstanding(),
+                        s,
+                    );
+                }
+            }
+        }
+    }
+
+    /// The ACK of a SACK flow that paces, after its scoreboard, loss
+    /// marks and recovery (`sack_recovery.rs`, which has fed each newly
+    /// delivered segment to the rate estimator): `newly_lost` segments
+    /// count as lost, then the model. The pipe stands for what is in
+    /// the network (RFC 6675's, Linux's `tcp_packets_in_flight`), so the
+    /// window holds no place for SACKed segments.
+    #[inline(never)]
+    pub(super) fn paced_sack_ack(
+        &mut self,
+        now: SimTime,
+        prior_pipe: u64,
+        pipe: u64,
+        newly_lost: u64,
+    ) {
+        let Some(mut p) = self.pace.take() else {
+            return;
+        };
+        p.rate.on_lost(newly_lost);
+        self.paced_model(&mut p, now, prior_pipe, pipe, 0);
+        p.retx_now = 0;
+        self.pace = Some(p);
+    }
+
+    /// `n` segments are newly deemed lost outside an ACK (a SACK flow's
+    /// timeout or RACK's reordering timer).
+    #[cold]
+    pub(super) fn paced_lost(&mut self, n: u64) {
+        if let Some(p) = self.pace.as_deref_mut() {
+            p.rate.on_lost(n);
+        }
+    }
+
+    /// Whether a data segment may leave at `now`: always for a flow that
+    /// does not pace; for one that does, when the release clock allows,
+    /// else the pacing timer waits for it. `idle`: nothing is in flight
+    /// (BBR restarts from idle, Linux's `CA_EVENT_TX_START`).
+    #[inline]
+    pub(super) fn pace_allows(&mut self, now: SimTime, idle: bool) -> bool {
+        !self.cfg.tcp.pacing || self.pace_gate(now, idle)
+    }
+
+    #[cold]
+    fn pace_gate(&mut self, now: SimTime, idle: bool) -> bool {
+        let mss = self.mss();
+        let Some(p) = self.pace.as_deref_mut() else {
+            return true;
+        };
+        if !p.pacer.may_send(now) {
+            p.pacer.deadline = Some(p.pacer.next);
+            return false;
+        }
+        if idle {
+            if let Some(b) = p.bbr.as_mut() {
+                b.on_tx_start(now, p.rate.app_limited(), mss);
+                p.pacer.rate = b.pacing_rate;
+            }
+        }
+        true
+    }
+
+    /// Send what the window, the application and the release clock allow;
+    /// wait for the pacing timer if the clock holds a segment back.
+    pub(super) fn send_paced(&mut self, now: SimTime, out: &mut Vec<Seg>) {
+        if self.cfg.tcp.sack {
+            // The scoreboard's sending, each segment through the release
+            // clock ([`TcpFlow::pace_allows`]).
+            if let Some(p) = self.pace.as_deref_mut() {
+                p.pacer.deadline = None;
+            }
+            if !self.ecn_hold {
+                self.sack_send(now, out);
+            }
+            return;
+        }
+        let Some(mut p) = self.pace.take() else {
+            return;
+        };
+        p.pacer.deadline = None;
+        if !self.ecn_hold {
+            let limit = (self.snd_una + self.window()).min(self.app_limit);
+            let mss = self.mss();
+            while self.snd_nxt < limit {
+                if !p.pacer.may_send(now) {
+                    p.pacer.deadline = Some(p.pacer.next);
+                    break;
+                }
+                let idle = self.pipe(p.rate.sacked_out) == 0;
+                if idle {
+                    if let Some(b) = p.bbr.as_mut() {
+                        // Linux's CA_EVENT_TX_START.
+                        let app_limited = p.rate.app_limited();
+                        b.on_tx_start(now, app_limited, mss);
+                        p.pacer.rate = b.pacing_rate;
+                    }
+                }
+                let seq = self.snd_nxt;
+                let s = self.data_seg(seq, now);
+                let retx = s.flags & flags::RETX != 0;
+                p.rate
+                    .on_sent(seq, self.snd_una, self.snd_max == self.snd_una, retx, now);
+                p.pacer.on_send(now, s.size - HEADER_BYTES);
+                out.push(s);
+                self.snd_nxt += 1;
+                if self.snd_nxt > self.snd_max {
+                    self.snd_max = self.snd_nxt;
+                }
+            }
+        }
+        self.pace = Some(p);
+    }
+
+    /// A segment sent outside [`TcpFlow::send_paced`] (a fast or partial-ACK
+    /// retransmission, limited transmit): it leaves at once and counts
+    /// toward the next release time; a retransmission of a lost segment
+    /// counts the loss.
+    #[cold]
+    pub(super) fn paced_sent_at_once(&mut self, s: &Seg, lost: bool, now: SimTime) {
+        let (una, none_out) = (self.snd_una, self.snd_max == self.snd_una);
+        let Some(p) = self.pace.as_deref_mut() else {
+            return;
+        };
+        let retx = s.flags & flags::RETX != 0;
+        p.rate.on_sent(s.seq, una, none_out, retx, now);
+        p.pacer.on_send(now, s.size - HEADER_BYTES);
+        if lost {
+            p.rate.on_lost(1);
+            p.retx_now += 1;
+        }
+    }
+
+    /// A retransmission timeout: every segment outstanding and not known to
+    /// have arrived is deemed lost, and the window forgets the duplicate
+    /// ACKs (Linux's `tcp_enter_loss`).
+    #[cold]
+    pub(super) fn paced_timeout(&mut self) {
+        let outstanding = self.outstanding();
+        if let Some(p) = self.pace.as_deref_mut() {
+            p.rate.lost += outstanding.saturating_sub(p.rate.sacked_out);
+            p.rate.on_timeout();
+        }
+    }
+
+    /// The application hands over more data (a persistent connection's
+    /// next response): if the sender had nothing left to send and room in
+    /// its window, the samples until what is in flight is delivered are
+    /// application-limited (draft section 3.4; Linux checks at every write).
+    #[cold]
+    pub(super) fn paced_app_write(&mut self) {
+        let (cwnd, limited) = (self.window(), self.snd_nxt >= self.app_limit);
+        let sack_pipe = self
+            .lr
+            .as_deref()
+            .filter(|_| self.cfg.tcp.sack)
+            .map(|l| l.sb.pipe());
+        let Some(mut p) = self.pace.take() else {
+            return;
+        };
+        let pipe = sack_pipe.unwrap_or_else(|| self.pipe(p.rate.sacked_out));
+        if limited && pipe < cwnd {
+            p.rate.mark_app_limited(pipe);
+        }
+        self.pace = Some(p);
+    }
+
+    /// The pacing timer expired (the engine checked the deadline).
+    pub fn on_pace_timer(&mut self, now: SimTime, out: &mut Vec<Seg>) {
+        if let Some(p) = self.pace.as_deref_mut() {
+            p.pacer.deadline = None;
+        }
+        if self.state == super::State::Established {
+            self.send_paced(now, out);
+        }
+    }
+
+    /// When the pacing timer is due (None: not waiting, or not pacing).
+    pub fn pace_deadline(&self) -> Option<SimTime> {
+        self.pace.as_deref().and_then(|p| p.pacer.deadline)
+    }
+
+    /// The engine's pending pacing-timer event: the earliest time it holds
+    /// a `PaceTimer` event of this flow for.
+    pub fn pace_event(&self) -> Option<SimTime> {
+        self.pace.as_deref().and_then(|p| p.pacer.event)
+    }
+
+    pub fn set_pace_event(&mut self, e: Option<SimTime>) {
+        if let Some(p) = self.pace.as_deref_mut() {
+            p.pacer.event = e;
+        }
+    }
+
+    /// The pacing rate, payload bit/s (None: not pacing, or no rate yet).
+    pub fn pacing_rate_bps(&self) -> Option<f64> {
+        self.pace
+            .as_deref()
+            .filter(|p| p.pacer.rate > 0)
+            .map(|p| p.pacer.rate as f64 * 8.0)
+    }
+
+    /// The delivery rate of the last rate sample not application-limited
+    /// (or a faster one that is), payload bit/s (Linux's `tcpi_delivery_rate`).
+    pub fn rate_sample_bps(&self) -> Option<f64> {
+        let mss = f64::from(self.mss());
+        self.pace
+            .as_deref()
+            .and_then(|p| p.rate.shown_rate())
+            .map(|r| r * mss * 8.0)
+    }
+
+    /// BBR's state and bandwidth estimate (payload bit/s), with BBR.
+    pub fn bbr_status(&self) -> Option<(&'static str, f64)> {
+        let mss = f64::from(self.mss());
+        self.pace
+            .as_deref()
+            .and_then(|p| p.bbr.as_ref())
+            .map(|b| (b.mode.name(), b.bw() * mss * 8.0))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::testing::spec;
+    use super::super::TcpConfig;
+    use super::*;
+    use crate::packet::Ecn;
+    use crate::scenario::TcpSpec;
+
+    fn ms(x: u64) -> SimTime {
+        SimTime::from_millis(x)
+    }
+
+    /// Linux's default rate with 1000-byte packets (MSS 960), cwnd 10,
+    /// SRTT 100 ms: in slow start 2 x 960 x 10 / 0.1 s = 192 000 B/s, one
+    /// segment every 960 / 192 000 = 5 ms; in congestion avoidance (cwnd
+    /// 10 >= ssthresh 12 / 2; also at ssthresh 21, whose half rounds down
+    /// to 10) 1.2 x: 115 200 B/s, 8.333 ms. The flight
+    /// counts when it exceeds cwnd (14 outstanding: 268 800 B/s).
+    #[test]
+    fn linux_default_rates() {
+        assert_eq!(linux_rate(960, 10, u64::MAX, 0, ms(100)), 192_000);
+        assert_eq!(linux_rate(960, 10, 12, 0, ms(100)), 115_200);
+        assert_eq!(linux_rate(960, 10, 21, 0, ms(100)), 115_200);
+        assert_eq!(linux_rate(960, 10, 22, 0, ms(100)), 192_000);
+        assert_eq!(linux_rate(960, 10, u64::MAX, 14, ms(100)), 268_800);
+    }
+
+    /// Release times at 192 000 B/s with 960-byte payloads: the first 10
+    /// segments are not paced; the 10th sets the next release 5 ms on; a
+    /// segment sent 3 ms late (the window held it) gets min(2.5, 3) ms of
+    /// credit, so the one after it may leave 2.5 ms later.
+    #[test]
+    fn release_times() {
+        let mut p = Pacer {
+            rate: 192_000,
+            ..Pacer::default()
+        };
+        for _ in 0..9 {
+            assert!(p.may_send(ms(0)));
+            p.on_send(ms(0), 960);
+        }
+        assert_eq!(p.next, ms(0));
+        p.on_send(ms(0), 960);
+        assert_eq!(p.next, ms(5));
+        assert!(!p.may_send(ms(4)));
+        assert!(p.may_send(ms(5)));
+        p.on_send(ms(5), 960);
+        assert_eq!(p.next, ms(10));
+        p.on_send(ms(13), 960);
+        assert_eq!(p.next, SimTime::from_micros(15_500));
+        // A short segment (a response's last, 400 bytes): 2.083 ms.
+        p.on_send(SimTime::from_micros(15_500), 400);
+        assert_eq!(p.next, SimTime::from_nanos(15_500_000 + 2_083_333));
+    }
+
+    /// A NewReno sender with pacing, cwnd 20 and an SRTT of 100 ms before
+    /// it starts (as after a handshake): the rate is 2 x 960 x 20 / 0.1 s
+    /// = 384 000 B/s, a segment every 2.5 ms. The first 10 segments leave at
+    /// once; the 11th to the 20th wait for the pacing timer, at 2.5, 5.0,
+    /// ..., 25 ms: half the window spread over a quarter of the RTT (slow
+    /// start's 2x), and the timer stops when the window is full. The ACK
+    /// of segment 0 at 100 ms: cwnd 21, 19 outstanding, 2 x 960 x 21 / 0.1
+    /// = 403 200 B/s, a gap of 2.380952 ms; segment 20 leaves at once, 72.5
+    /// ms after the release time (the credit takes half a gap off), so
+    /// segment 21 leaves at 100 + 1.190476 ms, and the next release is a
+    /// full gap later, 103.571428 ms.
+    #[test]
+    fn a_paced_newreno_sender_spreads_its_window() {
+        let tcp = TcpSpec {
+            pacing: true,
+            initial_cwnd: 20,
+            ..spec()
+        };
+        let mut tx = TcpFlow::new(TcpConfig::from_spec(&tcp, false, false));
+        tx.rtt_sample(ms(100), SimTime::ZERO);
+        let mut out = Vec::new();
+        tx.start(SimTime::ZERO, &mut out);
+        assert_eq!(tx.pacing_rate_bps(), Some(384_000.0 * 8.0));
+        assert_eq!(out.len(), 10);
+        let mut times = Vec::new();
+        while let Some(d) = tx.pace_deadline() {
+            out.clear();
+            tx.on_pace_timer(d, &mut out);
+            assert_eq!(out.len(), 1);
+            times.push((out[0].seq, d));
+        }
+        let want: Vec<(u64, SimTime)> = (10..20)
+            .map(|s| (s, SimTime::from_micros(2500 * (s - 9))))
+            .collect();
+        assert_eq!(times, want);
+        out.clear();
+        tx.on_ack(ms(100), 1, flags::ACK, Ecn::NotEct, &mut out);
+        assert_eq!(tx.pacing_rate_bps(), Some(403_200.0 * 8.0));
+        assert_eq!(out.iter().map(|s| s.seq).collect::<Vec<_>>(), vec![20]);
+        let d = tx.pace_deadline().expect("segment 21 waits");
+        assert_eq!(d, SimTime::from_nanos(100_000_000 + 1_190_476));
+        out.clear();
+        tx.on_pace_timer(d, &mut out);
+        assert_eq!(out[0].seq, 21);
+        assert_eq!(tx.pace_deadline(), None, "the window is full");
+        let next = tx.pace.as_deref().unwrap().pacer.next;
+        assert_eq!(
+            next,
+            SimTime::from_nanos(100_000_000 + 1_190_476 + 2_380_952)
+        );
+    }
+}
