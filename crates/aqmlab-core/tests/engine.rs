@@ -36,6 +36,8 @@ mod tcp_dctcp;
 mod tcp_fidelity;
 #[path = "tcp_profiles.rs"]
 mod tcp_profiles;
+#[path = "tcp_rtt.rs"]
+mod tcp_rtt;
 #[path = "tcp_sack.rs"]
 mod tcp_sack;
 #[path = "topologies.rs"]

@@ -134,6 +134,9 @@ impl TcpProfile {
                 sack: true,
                 rack: true,
                 prr: true,
+                // Every ACK an RTT sample (`tcp_clean_rtx_queue`), RTO =
+                // SRTT + max(deviation, `tcp_rto_min`) (`tcp_set_rto`).
+                rtt_estimator: RttEstimator::Linux,
                 ..d
             },
             // ns-2 before its 2003 changes: no limited transmit
@@ -292,10 +295,36 @@ pub struct TcpSpec {
     /// before the key existed resolves as it did.
     #[serde(skip_serializing_if = "is_false")]
     pub pacing: bool,
+    /// How RTT samples are taken and the RTO set: `"timed"` (the
+    /// default), one timed segment per round trip and RFC 6298's
+    /// estimator (BSD, ns-2); `"linux"`, a sample on every ACK that newly
+    /// acknowledges or SACKs a segment never retransmitted, from its send
+    /// time, and Linux's estimator (`tcp_rtt_estimator`, `tcp_set_rto`:
+    /// RTO = SRTT + a deviation term of at least `min_rto`). Needs `sack`
+    /// (the scoreboard keeps the send times). Left out of the resolved
+    /// scenario when `"timed"`.
+    #[serde(skip_serializing_if = "RttEstimator::is_timed")]
+    pub rtt_estimator: RttEstimator,
 }
 
 fn is_false(b: &bool) -> bool {
     !*b
+}
+
+/// How a flow takes RTT samples and sets its RTO (`tcp.rtt_estimator`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RttEstimator {
+    /// One timed segment per round trip, RFC 6298.
+    Timed,
+    /// Every ACK, from the segments' send times; Linux's estimator.
+    Linux,
+}
+
+impl RttEstimator {
+    fn is_timed(&self) -> bool {
+        *self == RttEstimator::Timed
+    }
 }
 
 /// ssthresh at a timeout during fast recovery (`tcp.timeout_in_recovery`).
@@ -389,6 +418,7 @@ impl Default for TcpSpec {
             rack: false,
             prr: false,
             pacing: false,
+            rtt_estimator: RttEstimator::Timed,
         }
     }
 }
@@ -499,6 +529,17 @@ impl TcpSpec {
             rack: t.bool("rack", d.rack)?,
             prr: t.bool("prr", d.prr)?,
             pacing: t.bool("pacing", d.pacing)?,
+            rtt_estimator: match t.choice(
+                "rtt_estimator",
+                &["timed", "linux"],
+                Some(match d.rtt_estimator {
+                    RttEstimator::Timed => "timed",
+                    RttEstimator::Linux => "linux",
+                }),
+            )? {
+                "linux" => RttEstimator::Linux,
+                _ => RttEstimator::Timed,
+            },
         };
         t.finish()?;
         let pacing_off_given = pacing_given && !s.pacing;
@@ -564,6 +605,13 @@ impl TcpSpec {
             return Err(SpecError::new(
                 join(path, "ecn"),
                 DCTCP_NEEDS_ECN.replace("{where}", "tcp.ecn"),
+            ));
+        }
+        if s.rtt_estimator == RttEstimator::Linux && !s.sack {
+            return Err(SpecError::new(
+                join(path, "rtt_estimator"),
+                "\"linux\" is not allowed with sack = false: its samples come from the send \
+                 times the SACK scoreboard keeps; set tcp.sack = true as well",
             ));
         }
         if s.rack && !s.sack {

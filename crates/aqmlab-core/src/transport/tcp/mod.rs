@@ -49,6 +49,7 @@
 //! - `sender.rs`: sending data, and the dispatch of an arriving ACK;
 //! - `receiver.rs`: taking data and sending ACKs;
 //! - `rto.rs`: RTT estimation and the retransmission timer;
+//! - `rtt_linux.rs`: Linux's RTT estimator (`tcp.rtt_estimator`);
 //! - `recovery.rs`: fast retransmit, NewReno's fast recovery, limited
 //!   transmit, and PRR in it without SACK;
 //! - `sack.rs`: SACK blocks on the wire and at the receiver (RFC 2018);
@@ -77,6 +78,7 @@ mod rate;
 mod receiver;
 mod recovery;
 mod rto;
+mod rtt_linux;
 mod sack;
 mod sack_recovery;
 mod scoreboard;

@@ -7,12 +7,21 @@
 //! flow's timer when it stands for a probe or reordering timeout).
 
 use super::{Cut, Seg, State, TcpFlow};
+use crate::scenario::RttEstimator;
 use crate::units::SimTime;
 
 impl TcpFlow {
     /// RFC 6298 section 2: update SRTT, RTTVAR and RTO from a sample.
     /// One RTT sample: a segment sent at `sent` acknowledged at `now`.
     pub(super) fn rtt_sample(&mut self, now: SimTime, sent: SimTime) {
+        if self.cfg.tcp.rtt_estimator == RttEstimator::Linux {
+            // The handshake's sample (`tcp_synack_rtt_meas`).
+            if let Some(mut lr) = self.lr.take() {
+                self.linux_rtt_sample(&mut lr, now, sent);
+                self.lr = Some(lr);
+            }
+            return;
+        }
         let r = now - sent;
         self.stats.rtt_sum_s += r.0 as f64 * 1e-9;
         self.stats.rtt_samples += 1;
@@ -49,6 +58,27 @@ impl TcpFlow {
             SimTime::from_nanos((self.srtt_ns + 4.0 * self.rttvar_ns).round() as u64)
         };
         self.rto = rto.clamp(self.cfg.tcp.min_rto, self.cfg.tcp.max_rto);
+    }
+
+    /// One sample of Linux's estimator (`rtt_linux.rs`) for a segment sent
+    /// at `sent` and acknowledged or SACKed at `now`: SRTT and the RTO,
+    /// whose backoff it ends.
+    pub(super) fn linux_rtt_sample(
+        &mut self,
+        lr: &mut super::sack_recovery::Lr,
+        now: SimTime,
+        sent: SimTime,
+    ) {
+        let r = now - sent;
+        self.stats.rtt_sum_s += r.0 as f64 * 1e-9;
+        self.stats.rtt_samples += 1;
+        let (srtt, rto) = lr
+            .rtt
+            .sample(r.0, self.snd_una, self.snd_nxt, self.cfg.tcp.min_rto.0);
+        self.srtt_ns = srtt as f64;
+        self.rttvar_ns = lr.rtt.rttvar() as f64 / 4.0;
+        self.has_rtt = true;
+        self.rto = SimTime::from_nanos(rto).min(self.cfg.tcp.max_rto);
     }
 
     /// A new ACK that covers the timed segment gives an RTT sample (one

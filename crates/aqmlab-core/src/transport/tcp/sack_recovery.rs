@@ -55,9 +55,11 @@
 
 use super::prr::Prr;
 use super::rack::{self, Rack, TIMEOUT_MIN};
+use super::rtt_linux::LinuxRtt;
 use super::sack::{SackBlocks, SackRx};
-use super::scoreboard::{Scoreboard, DUP_THRESH, SACKED};
+use super::scoreboard::{Scoreboard, DUP_THRESH, EVER, SACKED};
 use super::{Cut, Seg, TcpFlow};
+use crate::scenario::RttEstimator;
 use crate::units::SimTime;
 
 /// What the flow's one timer event stands for (Linux's `icsk_pending`):
@@ -94,6 +96,8 @@ pub(super) struct Lr {
     /// PRR without SACK: the oldest segment is deemed lost (NewReno's
     /// partial ACK) and waits for PRR to let its retransmission go.
     pub head_pending: bool,
+    /// Linux's RTT estimator (`tcp.rtt_estimator = "linux"`).
+    pub rtt: LinuxRtt,
 }
 
 impl Lr {
@@ -201,10 +205,17 @@ impl TcpFlow {
         }
         let Lr { sb, rack, .. } = lr;
         let mut newly_sacked = 0;
+        // Linux's RTT samples: the oldest segment newly SACKed, and the
+        // oldest newly acknowledged, that were never sent again.
+        let (mut first_sacked, mut first_acked, mut retx_acked) = (None, None, false);
         for &(s, e) in &ranges[..n] {
             newly_sacked += sb.sack(s, e, |q, slot| {
                 if let Some(r) = rack.as_mut() {
                     r.delivered(q, slot, now);
+                }
+                if slot.bits & EVER == 0 {
+                    first_sacked =
+                        Some(first_sacked.map_or(slot.xmit, |t: SimTime| t.min(slot.xmit)));
                 }
                 if let Some(p) = pace.as_deref_mut() {
                     p.rate.on_delivered(q, now);
@@ -214,12 +225,19 @@ impl TcpFlow {
         let advanced = ack > self.snd_una;
         let mut newly_acked = 0;
         if advanced {
-            self.time_ack(now, ack, ece);
+            if self.cfg.tcp.rtt_estimator == RttEstimator::Timed {
+                self.time_ack(now, ack, ece);
+            }
             self.prev_una = self.snd_una;
             self.lt_sent = 0;
             newly_acked = sb.ack(ack, |q, slot| {
                 if let Some(r) = rack.as_mut() {
                     r.delivered(q, slot, now);
+                }
+                if slot.bits & EVER != 0 {
+                    retx_acked = true;
+                } else if first_acked.is_none() {
+                    first_acked = Some(slot.xmit);
                 }
                 if let Some(p) = pace.as_deref_mut() {
                     p.rate.on_delivered(q, now);
@@ -233,6 +251,14 @@ impl TcpFlow {
             self.dupacks += 1;
         }
         self.pace = pace;
+        if self.cfg.tcp.rtt_estimator == RttEstimator::Linux {
+            // The cumulative ACK's sample unless it covers a retransmitted
+            // segment (Karn), else the SACK's (`tcp_ack_update_rtt`).
+            let sent = first_acked.filter(|_| !retx_acked).or(first_sacked);
+            if let Some(t) = sent {
+                self.linux_rtt_sample(lr, now, t);
+            }
+        }
         let delivered = newly_acked + newly_sacked;
         // 2. TLP's loss detection.
         if lr.rack.as_ref().is_some_and(|r| r.tlp_high.is_some()) {
