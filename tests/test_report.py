@@ -544,7 +544,7 @@ def test_index_page(folders: dict[str, Path], tmp_path: Path) -> None:
     assert compared > 0 and kept < compared
     verdict = "not kept" if kept == 0 else f"partly kept ({100 * kept / compared:.0f} %)"
     assert verdict in page
-    assert "no pair" in page  # web: the paper gives no number
+    assert "no paper values" in page  # web: the paper gives no number
     for href in re.findall(r'href="([^"]+)"', page):
         assert (out.parent / href).is_file()
 
