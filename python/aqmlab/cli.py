@@ -3,7 +3,7 @@
     aqmlab validate FILE [FILE ...] [--set KEY=VALUE ...] [--unset KEY ...] [--truncate]
     aqmlab run FILE|DIR -o DIR [--seed N] [--set KEY=VALUE ...] [--unset KEY ...] [--truncate]
     aqmlab plot DIR [DIR ...] [--where NAME=VALUE ...] [--what queue|queue-bytes|delay|...] [-o PNG]
-    aqmlab compare DIR [DIR ...] [--where NAME=VALUE ...] [--format table|markdown|csv] [-o FILE]
+    aqmlab compare DIR [DIR ...] [--where NAME=VALUE ...] [--per-run] [--format ...] [-o FILE]
     aqmlab compare --responses A B [A2 B2 ...] [--within S[,S...]] [--from S] [--format ...]
     aqmlab examples [-o DIR]
     aqmlab report DIR [DIR ...] [--index OUT.html]
@@ -750,6 +750,12 @@ def add_everyday_parsers(sub: Any) -> None:
     )
     c.add_argument("-o", "--out", metavar="FILE", help="write the table to FILE (.md or .csv)")
     c.add_argument(
+        "--per-run",
+        action="store_true",
+        help="one column per run, also where runs are seeds of one scenario (by default such "
+        "runs make one column: the mean and its 95 %% confidence interval over the seeds)",
+    )
+    c.add_argument(
         "--responses",
         action="store_true",
         help="DIRs A B (or A1 B1 A2 B2 ..., one pair per seed, pooled): runs of one web "
@@ -801,15 +807,17 @@ def cmd_compare(args: argparse.Namespace) -> int:
         raise UserError("--within and --from go with --responses")
     chosen = _selected(args)
     try:
-        cmp = compare([s.path for s in chosen], [s.label for s in chosen])
+        cmp = compare([s.path for s in chosen], [s.label for s in chosen], per_run=args.per_run)
     except results.ResultsError as e:
         raise UserError(str(e)) from None
     if fmt == "table":
         from rich.console import Console
 
         con = Console()
-        con.print(cmp.keys_text(), highlight=False)
+        con.print(cmp.headline(), highlight=False)
         con.print(cmp.rich())
+        for note in cmp.notes():
+            con.print(f"[dim]{note}[/dim]", highlight=False)
         return 0
     text = cmp.markdown() if fmt == "markdown" else cmp.csv()
     return _write_text(text, args.out)
