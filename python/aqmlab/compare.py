@@ -1,7 +1,8 @@
 """``aqmlab compare``: the summaries of several result folders side by side, like with like.
 
 One column per run, or per scenario where the inputs hold several seeds of one scenario (a
-sweep folder, or result folders whose scenarios differ only in the seed): that column gives
+sweep folder, or result folders whose scenarios differ only in the seed; copies of one run, of
+the same seed, stay apart): that column gives
 each figure's mean over the seeds ± the half-width of its 95 % confidence interval (Student's
 t, t(0.975, n - 1) s / sqrt(n), from scipy), and ``seed`` says which seeds it holds.
 ``per_run`` (``--per-run``) keeps one column per run.
@@ -263,10 +264,20 @@ def _group(runs: Sequence[_Run], per_run: bool) -> list[Column]:
     groups: dict[str, list[_Run]] = {}
     for r in runs:
         groups.setdefault(_same_but_seed(r), []).append(r)
-    if all(len(g) == 1 for g in groups.values()):
+
+    def seeds_apart(g: list[_Run]) -> bool:
+        """Whether the runs are seeds of their scenario: copies of one run (the same seed)
+        are not, and stay apart."""
+        seeds = [Column("", [r]).seeds[0] for r in g]
+        return len(set(seeds)) == len(seeds)
+
+    if all(len(g) == 1 or not seeds_apart(g) for g in groups.values()):
         return [Column(r.label, [r]) for r in runs]
     cols = []
     for g in groups.values():
+        if not seeds_apart(g):
+            cols += [Column(r.label, [r]) for r in g]
+            continue
         if len(g) == 1:
             cols.append(Column(g[0].label, g))
             continue
