@@ -317,6 +317,70 @@ def test_plot_choices(three_runs: list[Path], tmp_path: Path, what: str, extra: 
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+def test_smoothing_windows_by_hand() -> None:
+    from aqmlab.plot import default_smooth, moving_mean, window_rate
+
+    # 10 ms samples; 1000 and 1500 bytes leave in turn: 0.8 and 1.2 Mb/s between neighbours (the
+    # solid band), exactly 1 Mb/s over any whole second.
+    t = np.round(np.arange(0, 1001) * 0.01, 9)
+    b = np.concatenate(([0.0], np.cumsum(np.where(np.arange(1000) % 2 == 0, 1000.0, 1500.0))))
+    raw_t, raw = window_rate(t, b, 0.0)
+    assert set(np.round(raw / 1e6, 9)) == {0.8, 1.2} and raw_t[0] == 0.01
+    st, sm = window_rate(t, b, 1.0)
+    assert st[0] == pytest.approx(1.0) and np.allclose(sm, 1e6)
+    # The trailing mean of the samples in (t - w, t], from a whole window after the first.
+    mt, mm = moving_mean([0, 1, 2, 3, 4], [0, 2, 4, 6, 8], 2.0)
+    assert list(mt) == [2, 3, 4] and list(mm) == [3, 5, 7]
+    # Throughput's default: 1 s, a twentieth of a shorter series; none for the others.
+    assert default_smooth("throughput", t) == 0.5  # 10 s of samples
+    assert default_smooth("throughput", np.arange(0, 40.001, 0.01)) == 1.0
+    assert default_smooth("queue", t) == 0.0
+
+
+def test_plot_legends_stay_off_the_traces(
+    three_runs: list[Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import aqmlab.plot as P
+
+    figs: list[Any] = []
+    real = P._save
+    monkeypatch.setattr(P, "_save", lambda fig, path: (figs.append(fig), real(fig, path))[1])
+    P.plot_series([("red", three_runs[0]), ("pi", three_runs[1])], tmp_path / "q.png")
+    P.plot_series([("red", three_runs[0])], tmp_path / "t.png", what="throughput")
+    for fig in figs:
+        r = fig.canvas.get_renderer()
+        for ax in fig.axes:
+            leg = ax.get_legend()
+            assert leg is not None
+            box, frame = leg.get_window_extent(r), ax.get_window_extent(r)
+            assert not box.overlaps(frame), (box, frame)
+    # The throughput panel says over which window it is a mean.
+    assert figs[1].axes[0].get_title(loc="left") == "red (mean over 1 s)"
+
+
+def test_plot_smooth_and_log_x_on_the_command_line(three_runs: list[Path], tmp_path: Path) -> None:
+    for args in (
+        ["--what", "throughput", "--smooth", "200ms"],
+        ["--what", "queue", "--smooth", "0.5"],
+        ["--what", "throughput", "--smooth", "0"],
+        ["--what", "cdf", "--log-x"],
+    ):
+        out = tmp_path / "p.png"
+        p = aqmlab_cli("plot", three_runs[0], *args, "-o", out)
+        assert p.returncode == 0, (args, p.stderr)
+        assert out.read_bytes()[:4] == b"\x89PNG"
+    for args, words in (
+        (["--smooth", "fast"], "--smooth 'fast': not a time window"),
+        (["--smooth=-1s"], "--smooth '-1s': not a time window"),
+        (["--what", "params", "--smooth", "1s"], "smoothing is for --what queue"),
+        (["--what", "queue", "--log-x"], "--log-x is for --what cdf"),
+        (["--what", "queue", "--smooth", "100s"], "longer than the series"),
+    ):
+        p = aqmlab_cli("plot", *three_runs[1:], *args, "-o", tmp_path / "x.png")
+        assert_clean_error(p)
+        assert words in p.stderr, (args, p.stderr)
+
+
 def test_plot_errors_name_the_choice(three_runs: list[Path], tmp_path: Path) -> None:
     p = aqmlab_cli("plot", three_runs[0], "--link", "nope", "-o", tmp_path / "x.png")
     assert_clean_error(p)

@@ -43,13 +43,14 @@ instead (:func:`aqmlab.web.compare_responses`): :class:`ResponsesTable`.
 from __future__ import annotations
 
 import csv
+import dataclasses
 import io
 import json
 import math
 import os
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -237,7 +238,9 @@ class Row:
     shown: list[str]
     raw: list[Any]
     differs: bool
-    ci: list[float] = field(default_factory=list)  # half-widths (NaN: none), figures only
+    ci: list[float] = dataclasses.field(
+        default_factory=list
+    )  # half-widths (NaN: none), figures only
     note: str = ""  # why the row is not compared, "" when it is
 
     @property
@@ -390,7 +393,9 @@ class Comparison:
     def _figure(
         self, label: str, fld: str, section: str | None, key: str, fmt: Callable[[Any], str]
     ) -> Row:
-        shown, raw, ci = [], [], []
+        shown: list[str] = []
+        raw: list[float | None] = []
+        ci: list[float] = []
         spans: list[tuple[float, float, str] | None] = []
         integral = fmt(1234.0) == "1,234"
         for c in self.columns:

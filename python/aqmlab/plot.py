@@ -148,7 +148,14 @@ def plot_queue(
         top = max(top, float(qp.max(initial=0)))
         if smooth:
             tq, qs = moving_mean(t, qp, smooth)
-            ax.plot(tq, qs, lw=0.8, color="tab:blue", label=f"queue, mean over {_window_text(smooth)}")
+            if len(tq) == 0:
+                raise ValueError(
+                    f"{label}: the smoothing window ({_window_text(smooth)}) is longer than the "
+                    "series"
+                )
+            ax.plot(
+                tq, qs, lw=0.8, color="tab:blue", label=f"queue, mean over {_window_text(smooth)}"
+            )
         else:
             ax.plot(t, qp, lw=0.5, color="tab:blue", label="queue")
         if "avg" in q.column_names:

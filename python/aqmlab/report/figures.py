@@ -284,9 +284,7 @@ def _panels(
         return mfig, [mfig.subplots()]
     ncols = min(3, n)
     nrows = math.ceil(n / ncols)
-    mfig = MplFigure(
-        figsize=(4.0 * ncols + 1.5, panel_height * nrows + 0.8), layout="constrained"
-    )
+    mfig = MplFigure(figsize=(4.0 * ncols + 1.5, panel_height * nrows + 0.8), layout="constrained")
     FigureCanvasAgg(mfig)
     grid = mfig.subplots(nrows, ncols, sharex=True, sharey=True, squeeze=False)
     axes = list(grid.ravel())

@@ -44,7 +44,8 @@ th,td{border:1px solid #d6d6d6;padding:.25em .55em;vertical-align:top}
 thead th{background:#f3f3f3}caption{text-align:left;font-weight:600;padding:.3em 0}
 table.paper td{text-align:right;white-space:nowrap}
 table.paper .ours{font-weight:600}table.paper .paper{color:#555;font-size:.88em}
-table.paper .diff{color:#555;font-size:.88em}table.paper .spread{color:#555;font-size:.88em}.nopaper .paper{color:#aaa}
+table.paper .diff{color:#555;font-size:.88em}.nopaper .paper{color:#aaa}
+table.paper .spread{color:#555;font-size:.88em}
 table.paper .ns2{color:#2a5d8f;font-size:.88em}td.notgiven{color:#777}
 td.nodata{color:#999;text-align:center}.nan{color:#b60;font-size:.85em}
 td.kept{color:#175;font-weight:600}td.partly{color:#a60;font-weight:600}td.notkept{color:#b11;font-weight:600}
@@ -247,15 +248,15 @@ def page(b: Built) -> str:
     else:
         parts.append(
             "<p>In each cell: ours (mean ± 95 % confidence interval over the seeds, or min-max "
-        "range), below it the paper's number and the difference ours - paper (Δ, and in % "
-        "of the paper's)"
-        + (
-            f", and where the ns-2 cross-check ran the same set-up, {T.NS2}'s figure and ours "
-            f"- {T.NS2}'s"
-            if ns2
-            else ""
-        )
-        + ". Hover a cell for every seed's value.</p>"
+            "range), below it the paper's number and the difference ours - paper (Δ, and in % "
+            "of the paper's)"
+            + (
+                f", and where the ns-2 cross-check ran the same set-up, {T.NS2}'s figure and ours "
+                f"- {T.NS2}'s"
+                if ns2
+                else ""
+            )
+            + ". Hover a cell for every seed's value.</p>"
         )
     parts += [
         f'<div class="scroll">{T.to_html(part)}</div>'
