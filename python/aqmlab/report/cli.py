@@ -43,9 +43,9 @@ def print_built(b: Built, console: Console | None = None, quick_note: bool = Tru
     exp = b.out.experiment
     console.rule(f"[bold]{exp.name}[/bold]: {exp.title}" + (" (quick)" if exp.quick else ""))
     if exp.source:
-        console.print(f"source: {cite_source(exp.source)}", highlight=False)
+        console.print(f"source: {cite_source(exp.source)}", highlight=False, markup=False)
     if exp.quick and quick_note:
-        console.print(full_form_note(exp), highlight=False)
+        console.print(full_form_note(exp), highlight=False, markup=False)
     for t in b.tables.tables:
         console.print(T.to_rich(t))
     if b.tables.pairs:
