@@ -408,7 +408,7 @@ def phase_bars(out: Output, fig: Figure, stem: Path, cells: dict[Any, Cell]) -> 
     by_setting = len(phases) == 1 and len(keys) > 1
     split = not by_setting and len(groups) > MAX_CURVES and len(keys) > 1
     with _style():
-        mfig, axes = _panels(len(keys) if split else 1, panel_height=3.6)
+        mfig, axes = _panels(len(keys) if split else 1, panel_height=4.0)
         paper_shown = ns2_shown = False
         for pi, ax in enumerate(axes):
             sel = [(s, k) for s, k in groups if k == keys[pi]] if split else groups
