@@ -14,6 +14,8 @@ mod aqm_pi_rem;
 mod aqm_red_adaptive;
 #[path = "aqm_set_param.rs"]
 mod aqm_set_param;
+#[path = "base_rtt.rs"]
+mod base_rtt;
 #[path = "common/mod.rs"]
 mod common;
 #[path = "fidelity_engine.rs"]
