@@ -20,6 +20,8 @@ mod base_rtt;
 mod common;
 #[path = "fidelity_engine.rs"]
 mod fidelity_engine;
+#[path = "pcap.rs"]
+mod pcap;
 #[path = "scenario_setups.rs"]
 mod scenario_setups;
 #[path = "scenarios.rs"]

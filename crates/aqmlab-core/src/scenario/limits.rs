@@ -652,9 +652,11 @@ impl Scenario {
                 SpecError::new(
                     "metrics.pcap",
                     format!(
-                        "{} captured packets would take {}, {tail}; capture fewer",
+                        "{} captured packets would take {}, {tail}; capture at most {} \
+                         (or raise metrics.memory_limit)",
                         self.metrics.pcap,
-                        human_bytes(pc)
+                        human_bytes(pc),
+                        ((limit - (e.bytes() - pc)) / PCAP_PACKET_BYTES as f64).max(0.0) as u64
                     ),
                 )
             } else if fs * 2.0 >= s {
