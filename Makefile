@@ -25,6 +25,7 @@ help:
 	@echo "make test    cargo fmt/clippy/doc/test, ruff, mypy, pytest, then the cross-checks, in timed stages"
 	@echo "make browser install Debian's Chromium for the report's browser test (as root)"
 	@echo "make ns2     install Debian's ns-2.35 for the TCP cross-check (as root)"
+	@echo "make tshark  install Debian's tshark for the capture test (as root)"
 	@echo "make ns3     install ns-3 (PyPI's ns3 wheel, the ns3 extra) into $(VENV) for the cross-check of tests/ns3/"
 	@echo "make pgo-tools   install Debian's llvm-N (llvm-profdata) for the profile-guided build (as root)"
 	@echo "make bench   speed of the canonical scenario per scheme, the scaling table (100 ... 100 000 flows), the testbed router, then the thesis' experiments in full"
@@ -102,10 +103,10 @@ test-rust:
 	RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --quiet
 	cargo test --workspace --release
 
-test-python: build lint browser ns2 ns3
+test-python: build lint browser ns2 ns3 tshark
 	$(VPY) -m pytest -q
 
-.PHONY: browser ns2 ns3 pgo-tools
+.PHONY: browser ns2 ns3 tshark pgo-tools
 
 # The report's HTML test loads the pages in a real headless browser (tests/test_report_browser.py).
 # Installed only when missing and we are root; otherwise the test is skipped and says why.
@@ -130,6 +131,18 @@ ns2:
 	    || { apt-get update -q >/dev/null && apt-get install -y -q --no-install-recommends ns2 >/dev/null; } \
 	    || echo "warning: could not install ns2; the ns-2 cross-check will be skipped" >&2; \
 	else echo "note: ns2 is missing (install it as root: apt-get install ns2); the ns-2 cross-check will be skipped" >&2; fi
+
+# Debian's tshark reads back the capture of metrics.pcap (tests/test_pcap.py). Same rules as
+# browser.
+tshark:
+	@if command -v tshark >/dev/null; then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	  echo "installing tshark for the capture test"; \
+	  export DEBIAN_FRONTEND=noninteractive; \
+	  apt-get install -y -q --no-install-recommends tshark >/dev/null \
+	    || { apt-get update -q >/dev/null && apt-get install -y -q --no-install-recommends tshark >/dev/null; } \
+	    || echo "warning: could not install tshark; the capture test will be skipped" >&2; \
+	else echo "note: tshark is missing (install it as root: apt-get install tshark); the capture test will be skipped" >&2; fi
 
 # ns-3.44 (PyPI's ns3 wheel and its cppyy) for the cross-check of tests/ns3/: the `ns3` extra of
 # pyproject.toml, installed into the venv when missing. Its wheel exists for CPython 3.11 only;

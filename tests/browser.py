@@ -4,11 +4,15 @@ Chromium is driven over the DevTools protocol on a pipe (``--remote-debugging-pi
 browser reads JSON commands, each ended by a NUL byte, on its fd 3 and writes answers and
 events on its fd 4), with the standard library only. :func:`check_page` opens a file:// URL,
 waits for the load event, and returns the console errors, uncaught exceptions, failed loads and
-the images (each with its natural width: 0 means it was not shown).
+the images (each with its natural width: 0 means it was not shown). With ``width`` the page is
+laid out in a window that wide (px), and the check also lists what scrolls sideways there: the
+page itself, or a box (a table's scrolling frame) whose content is wider than the box; with
+``screenshot`` it saves what the window shows as a PNG.
 """
 
 from __future__ import annotations
 
+import base64
 import fcntl
 import json
 import os
@@ -38,6 +42,8 @@ class PageCheck:
     errors: list[str] = field(default_factory=list)  # console errors, exceptions, failed loads
     images: list[dict[str, Any]] = field(default_factory=list)  # alt, complete, width
     title: str = ""
+    # What scrolls sideways at the window's width: "page", or a box's tag, class and widths.
+    overflow: list[str] = field(default_factory=list)
 
 
 class _Pipe:
@@ -149,8 +155,25 @@ _IMAGES = """JSON.stringify({title: document.title, images: Array.from(document.
   {alt: i.alt, complete: i.complete, width: i.naturalWidth, height: i.naturalHeight}))})"""
 
 
-def check_page(path: Path, timeout: float = 60) -> PageCheck:
-    """Open ``path`` in headless Chromium and collect what went wrong."""
+_OVERFLOW = """JSON.stringify((() => {
+  const out = [];
+  const root = document.scrollingElement;
+  if (root.scrollWidth > root.clientWidth + 1)
+    out.push(`page ${root.scrollWidth} > ${root.clientWidth}`);
+  for (const el of document.querySelectorAll('body *')) {
+    const s = getComputedStyle(el).overflowX;
+    if ((s === 'auto' || s === 'scroll') && el.scrollWidth > el.clientWidth + 1)
+      out.push(`${el.tagName.toLowerCase()}.${el.className} ${el.scrollWidth} > ${el.clientWidth}`);
+  }
+  return out;
+})())"""
+
+
+def check_page(
+    path: Path, timeout: float = 60, width: int | None = None, screenshot: Path | None = None
+) -> PageCheck:
+    """Open ``path`` in headless Chromium and collect what went wrong (see the module's
+    documentation for ``width`` and ``screenshot``)."""
     exe = chromium()
     if exe is None:
         raise FileNotFoundError("chromium is not installed")
@@ -164,6 +187,12 @@ def check_page(path: Path, timeout: float = 60) -> PageCheck:
             )["sessionId"]
             for domain in ("Runtime", "Log", "Page"):
                 pipe.call(f"{domain}.enable", session=session)
+            if width is not None:
+                pipe.call(
+                    "Emulation.setDeviceMetricsOverride",
+                    {"width": width, "height": 900, "deviceScaleFactor": 1, "mobile": False},
+                    session=session,
+                )
             pipe.call("Page.navigate", {"url": path.resolve().as_uri()}, session=session)
             pipe.wait_event("Page.loadEventFired", timeout)
             # Let late decodes and console messages arrive.
@@ -176,6 +205,17 @@ def check_page(path: Path, timeout: float = 60) -> PageCheck:
             info = json.loads(value)
             res.title = info["title"]
             res.images = info["images"]
+            if width is not None:
+                res.overflow = json.loads(
+                    pipe.call(
+                        "Runtime.evaluate",
+                        {"expression": _OVERFLOW, "returnByValue": True},
+                        session=session,
+                    )["result"]["value"]
+                )
+            if screenshot is not None:
+                shot = pipe.call("Page.captureScreenshot", {"format": "png"}, session=session)
+                screenshot.write_bytes(base64.b64decode(shot["data"]))
         finally:
             pipe.close()
     for e in pipe.events:

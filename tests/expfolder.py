@@ -167,6 +167,43 @@ WEB_EXP: dict[str, Any] = {
 }
 
 
+#: An experiment of one's own: no paper numbers, a factor of three values, four metrics (a
+#: table of 12 columns, as a user's scheme x buffer sweep has), a queueing-delay CDF.
+OWN: dict[str, Any] = {
+    "experiment": {
+        "name": "test-own",
+        "title": "RED against ARED over three loads, my own",
+        "scenario": "small.toml",
+        "seeds": [1, 2],
+        "set": ['duration="6s"', 'metrics.start="2s"', 'metrics.window="1s"'],
+        "notes": "",
+    },
+    "scheme": [
+        {"name": "RED", "set": ['aqm.kind="red"']},
+        {"name": "ARED", "set": ['aqm.kind="ared"']},
+    ],
+    "factor": [{"name": "flows", "key": "traffic[0].flows", "values": [5, 10, 20]}],
+    "metric": [
+        {"name": "utilisation", "summary": "bottleneck.utilization", "unit": "%",
+         "scale": 100.0, "digits": 1, "better": "higher"},
+        {"name": "delay", "summary": "bottleneck.queuing_delay_mean_s", "unit": "ms",
+         "scale": 1000.0, "digits": 1, "better": "lower"},
+        {"name": "loss", "summary": "bottleneck.loss_rate", "unit": "%", "scale": 100.0,
+         "digits": 2, "better": "lower"},
+        {"name": "goodput", "summary": "flows.goodput_bps_total", "unit": "Mb/s", "scale": 1e-6,
+         "digits": 2, "better": "higher"},
+    ],
+    "table": {"name": "Results", "rows": ["scheme"], "columns": ["flows"],
+              "metrics": ["utilisation", "delay", "loss", "goodput"]},
+    "figure": [
+        {"name": "delay-cdf", "title": "Queueing delay", "kind": "cdf", "of": "delay",
+         "log_x": True},
+        {"name": "util-bars", "title": "Utilisation", "kind": "phase_bars",
+         "metric": "utilisation"},
+    ],
+}  # fmt: skip
+
+
 def point_id(resolved: dict[str, Any], seed: int) -> str:
     text = json.dumps({"scenario": resolved, "seed": seed}, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(text.encode()).hexdigest()[:16]

@@ -383,3 +383,33 @@ def test_apply_rewrites_only_the_aqm_table():
         'tag = "a\\"b"\n\n# the TCP\n[tcp]\npacket_size = 500\n'
     )
     assert toml_value({"a": [1, 2.5, True], "b c": "x"}) == '{ a = [1, 2.5, true], "b c" = "x" }'
+
+
+def test_bode_and_nyquist_leave_no_quarter_empty(tmp_path, monkeypatch):
+    """Magnitude over phase at the left, the Nyquist plot as tall as both at the right, the
+    margins as text below: three axes, none hidden, filling the figure."""
+    from aqmlab.design import plots
+
+    seen = {}
+    real = plots.save_figure
+
+    def keep(fig, p, **kw):
+        path = real(fig, p, **kw)  # drawn: the layout is done
+        seen["axes"] = [(ax.axison, ax.get_position()) for ax in fig.axes]
+        label = fig._supxlabel
+        seen["label"] = (label.get_text(), label.get_window_extent().y1 / fig.bbox.height)
+        return path
+
+    monkeypatch.setattr(plots, "save_figure", keep)
+    lp = Loop(np.array([2.0]), np.array([1.0, 0.0]), 0.3)
+    out = plots.plot_loops([("k = 2", lp, lp.margins())], tmp_path / "bode.png", title="t")
+    assert out.read_bytes()[:4] == b"\x89PNG"
+    assert len(seen["axes"]) == 3 and all(on for on, _ in seen["axes"])
+    boxes = sorted((pos for _, pos in seen["axes"]), key=lambda b: (b.x0, -b.y1))
+    mag, ph, ny = boxes
+    assert ny.x0 > mag.x1 and ny.x0 > ph.x1  # at the right
+    # As tall as magnitude and phase together (its square frame sits inside that height).
+    assert ny.y1 >= mag.y1 - 0.05 and ny.y0 <= ph.y0 + 0.05
+    # The margins are written under the plots.
+    text, top = seen["label"]
+    assert "phase margin" in text and top <= min(ph.y0, ny.y0) + 0.01

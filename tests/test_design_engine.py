@@ -240,3 +240,23 @@ def test_cli_bad_input_is_one_line(capsys, argv, names):
     assert rc == 2
     assert err.count("\n") == 1 and err.startswith("error: ") and names in err
     assert "Traceback" not in err
+
+
+def test_dumbbell_groups_with_base_rtt():
+    """A group's base_rtt is its flows' round trip (the mean of its range);
+    the others take the topology's default 1 ms access links; a later
+    bottleneck delay moves both."""
+    doc = scenario.load(EXP3)
+    doc["topology"].pop("access_delay", None)
+    doc["topology"]["bottleneck_delay"] = "10ms"
+    g = dict(doc["traffic"][0])
+    doc["traffic"] = [
+        {**g, "flows": 30, "base_rtt": {"uniform": ["20ms", "200ms"]}},
+        {**g, "flows": 10},
+    ]
+    doc["schedule"] = [{"at": "20s", "action": "link", "link": "bottleneck", "delay": "20ms"}]
+    lp = scenario_phases(scenario.validate(doc))[0]
+    first, later = (p.net for p in lp.phases)
+    assert first.flows == 40
+    assert first.rtt == pytest.approx((30 * 0.110 + 10 * 0.024) / 40)
+    assert later.rtt == pytest.approx((30 * 0.130 + 10 * 0.044) / 40)

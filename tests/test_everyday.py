@@ -7,7 +7,9 @@ from __future__ import annotations
 import csv
 import io
 import json
+import math
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -156,23 +158,131 @@ def test_compare_table_markdown_and_csv(three_runs: list[Path], tmp_path: Path) 
     p = aqmlab_cli("compare", *three_runs)
     assert p.returncode == 0, p.stderr
     assert "queuing delay p99 (ms)" in p.stdout and "codel" in p.stdout
-    assert "aqm.kind: red | pi | codel" in p.stdout
+    # What differs that matters, in one line; not a list of every key of three AQMs.
+    assert p.stdout.startswith("the columns differ in: AQM\n"), p.stdout
+    assert "more keys" not in p.stdout and "aqm.max_p" not in p.stdout
     md = tmp_path / "t.md"
     p = aqmlab_cli("compare", *three_runs, "-o", md)
     assert p.returncode == 0, p.stderr
     text = md.read_text()
-    assert text.startswith("| figure | red | pi | codel |")
-    # Differing figures are bold, equal ones are not.
+    assert text.startswith("the columns differ in: AQM.\n\n| figure | red | pi | codel |")
+    # Differing figures are bold, equal ones are not; the set-up comes first.
     assert "| seed | 1 | 1 | 1 |" in text
+    assert "| AQM | **red** | **pi** | **codel** |" in text
     assert "| utilization | **" in text
+    # What a run cost is shown, never as a difference.
+    assert re.search(r"\| events \| [0-9,]+ \| [0-9,]+ \|", text), text
     p = aqmlab_cli("compare", *three_runs, "--format", "csv")
     rows = list(csv.DictReader(io.StringIO(p.stdout)))
     util = next(r for r in rows if r["field"] == "bottleneck.utilization")
     assert util["differs"] == "1" and 0 < float(util["pi"]) <= 1
     assert next(r for r in rows if r["field"] == "seed")["differs"] == "0"
+    for fld in ("events", "wall_time_s"):
+        assert next(r for r in rows if r["field"] == fld)["differs"] == "0"
     assert_clean_error(aqmlab_cli("compare", three_runs[0], tmp_path))
     assert_clean_error(aqmlab_cli("compare", *three_runs, "-o", tmp_path / "t.txt"))
     assert compare(three_runs).labels == ["red", "pi", "codel"]
+
+
+def _as_testbed(run: Path, out: Path, cc: str = "cubic") -> Path:
+    """A copy of a simulator's run folder whose summary has the testbed's shape: its
+    ``testbed`` section (kernel congestion control), retransmissions over the whole run, no
+    delay percentiles, no timeouts, no event count."""
+    shutil.copytree(run, out)
+    s = json.loads((out / "summary.json").read_text())
+    for k in ("queuing_delay_p50_s", "queuing_delay_p90_s", "queuing_delay_p99_s",
+              "queuing_delay_max_s"):  # fmt: skip
+        del s["bottleneck"][k]
+    for k in ("timeouts", "sack_recoveries", "rack_detections", "tlp_probes"):
+        s["flows"].pop(k, None)
+    del s["events"]
+    s["flows"]["retransmits"] += 1000  # and those before the measurement interval
+    s["testbed"] = {"congestion_control": cc, "kernel": "6.1.0-18-amd64"}
+    (out / "summary.json").write_text(json.dumps(s))
+    return out
+
+
+def test_compare_a_simulated_run_and_a_testbed_run_like_with_like(
+    three_runs: list[Path], tmp_path: Path
+) -> None:
+    sim = three_runs[0]
+    tb = _as_testbed(sim, tmp_path / "tb-cubic")
+    cmp = compare([sim, tb])
+    rows = {r.field: r for r in cmp.rows}
+    # The same scenario file, but not the same scenario: the engine and TCP differ, and say so.
+    assert cmp.headline() == "the columns differ in: engine, TCP"
+    assert rows["engine"].shown == ["simulator", "testbed"] and rows["engine"].differs
+    assert rows["tcp"].shown == ["NewReno", "cubic (Linux 6.1.0)"] and rows["tcp"].differs
+    # Retransmissions: the testbed's are over the whole run, not comparable, not a difference.
+    re_row = rows["flows.retransmits"]
+    assert re_row.shown[1].endswith("(whole run)") and not re_row.differs
+    assert "not comparable" in re_row.note
+    # The testbed has no delay percentiles nor timeouts: absent, not a difference.
+    for fld in ("bottleneck.queuing_delay_p99_s", "flows.timeouts"):
+        assert rows[fld].shown[1] == "absent" and not rows[fld].differs, fld
+    # The same figure in both is the same.
+    assert not rows["bottleneck.utilization"].differs
+    p = aqmlab_cli("compare", sim, tb)
+    assert p.returncode == 0, p.stderr
+    assert "the same scenario" not in p.stdout
+    assert "retransmits: not comparable: the testbed counts it over the whole run" in " ".join(
+        p.stdout.split()
+    )
+    # Two testbed runs count alike: their retransmissions are compared.
+    tb2 = _as_testbed(three_runs[1], tmp_path / "tb-reno", cc="reno")
+    rows = {r.field: r for r in compare([tb, tb2]).rows}
+    assert rows["flows.retransmits"].note == ""
+
+
+def test_compare_seeds_of_one_scenario_as_one_column_with_a_t_interval(tmp_path: Path) -> None:
+    short = ["duration=6s", "metrics.start=2s", "metrics.window=1s"]
+    dirs = []
+    for seed in (1, 2, 3):
+        out = tmp_path / f"red-s{seed}"
+        p = aqmlab_cli("run", SMALL, "-o", out, "-q", "--seed", str(seed),
+                       *[a for s in short for a in ("--set", s)])  # fmt: skip
+        assert p.returncode == 0, p.stderr
+        dirs.append(out)
+    other = tmp_path / "pi"
+    p = aqmlab_cli("run", SMALL, "-o", other, "-q", "--set", "aqm.kind=pi",
+                   *[a for s in short for a in ("--set", s)])  # fmt: skip
+    assert p.returncode == 0, p.stderr
+    cmp = compare([*dirs, other])
+    assert cmp.labels == ["red-s1, red-s2, red-s3", "pi"]
+    rows = {r.field: r for r in cmp.rows}
+    assert rows["seed"].shown == ["1-3 (3 seeds)", "1"]
+    # The mean and the half-width of Student's 95 % interval, by hand.
+    util = [aqmlab.load_run(d).summary["bottleneck"]["utilization"] for d in dirs]
+    mean = sum(util) / 3
+    s = math.sqrt(sum((u - mean) ** 2 for u in util) / 2)
+    half = 4.302652729911275 * s / math.sqrt(3)  # t(0.975, 2)
+    u = rows["bottleneck.utilization"]
+    assert u.raw[0] == pytest.approx(mean) and u.ci[0] == pytest.approx(half)
+    assert u.shown[0] == f"{mean:.4f} ± {half:.4f}"
+    assert math.isnan(u.ci[1])
+    # A difference inside the interval is not highlighted.
+    lo, hi = mean - half, mean + half
+    assert u.differs == (not lo <= u.raw[1] <= hi and f"{mean:.4f}" != f"{u.raw[1]:.4f}")
+    text = compare([*dirs, other]).csv()
+    head = next(csv.reader(io.StringIO(text)))
+    assert head == ["figure", "field", "red-s1, red-s2, red-s3", "pi",
+                    "red-s1, red-s2, red-s3 ci95", "comparable", "differs"]  # fmt: skip
+    # --per-run keeps them apart.
+    assert compare([*dirs, other], per_run=True).labels == ["red-s1", "red-s2", "red-s3", "pi"]
+    p = aqmlab_cli("compare", *dirs, "--per-run", "--format", "csv")
+    assert _csv_header(p)[2:-2] == ["red-s1", "red-s2", "red-s3"]
+
+
+def test_compare_counts_over_intervals_of_different_lengths_are_not_compared(
+    three_runs: list[Path], tmp_path: Path
+) -> None:
+    longer = tmp_path / "longer"
+    p = aqmlab_cli("run", three_runs[0], "-o", longer, "-q", "--set", "metrics.start=2s")
+    assert p.returncode == 0, p.stderr
+    rows = {r.field: r for r in compare([three_runs[0], longer]).rows}
+    assert rows["window"].differs
+    for fld in ("bottleneck.arrivals", "bottleneck.drops_early", "flows.retransmits"):
+        assert not rows[fld].differs and "different lengths" in rows[fld].note, fld
 
 
 def test_rerun_from_a_result_folder(three_runs: list[Path], tmp_path: Path) -> None:
@@ -205,6 +315,70 @@ def test_plot_choices(three_runs: list[Path], tmp_path: Path, what: str, extra: 
     p = aqmlab_cli("plot", *runs, "--what", what, *extra, "-o", out)
     assert p.returncode == 0, p.stderr
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_smoothing_windows_by_hand() -> None:
+    from aqmlab.plot import default_smooth, moving_mean, window_rate
+
+    # 10 ms samples; 1000 and 1500 bytes leave in turn: 0.8 and 1.2 Mb/s between neighbours (the
+    # solid band), exactly 1 Mb/s over any whole second.
+    t = np.round(np.arange(0, 1001) * 0.01, 9)
+    b = np.concatenate(([0.0], np.cumsum(np.where(np.arange(1000) % 2 == 0, 1000.0, 1500.0))))
+    raw_t, raw = window_rate(t, b, 0.0)
+    assert set(np.round(raw / 1e6, 9)) == {0.8, 1.2} and raw_t[0] == 0.01
+    st, sm = window_rate(t, b, 1.0)
+    assert st[0] == pytest.approx(1.0) and np.allclose(sm, 1e6)
+    # The trailing mean of the samples in (t - w, t], from a whole window after the first.
+    mt, mm = moving_mean([0, 1, 2, 3, 4], [0, 2, 4, 6, 8], 2.0)
+    assert list(mt) == [2, 3, 4] and list(mm) == [3, 5, 7]
+    # Throughput's default: 1 s, a twentieth of a shorter series; none for the others.
+    assert default_smooth("throughput", t) == 0.5  # 10 s of samples
+    assert default_smooth("throughput", np.arange(0, 40.001, 0.01)) == 1.0
+    assert default_smooth("queue", t) == 0.0
+
+
+def test_plot_legends_stay_off_the_traces(
+    three_runs: list[Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import aqmlab.plot as P
+
+    figs: list[Any] = []
+    real = P._save
+    monkeypatch.setattr(P, "_save", lambda fig, path: (figs.append(fig), real(fig, path))[1])
+    P.plot_series([("red", three_runs[0]), ("pi", three_runs[1])], tmp_path / "q.png")
+    P.plot_series([("red", three_runs[0])], tmp_path / "t.png", what="throughput")
+    for fig in figs:
+        r = fig.canvas.get_renderer()
+        for ax in fig.axes:
+            leg = ax.get_legend()
+            assert leg is not None
+            box, frame = leg.get_window_extent(r), ax.get_window_extent(r)
+            assert not box.overlaps(frame), (box, frame)
+    # The throughput panel says over which window it is a mean.
+    assert figs[1].axes[0].get_title(loc="left") == "red (mean over 1 s)"
+
+
+def test_plot_smooth_and_log_x_on_the_command_line(three_runs: list[Path], tmp_path: Path) -> None:
+    for args in (
+        ["--what", "throughput", "--smooth", "200ms"],
+        ["--what", "queue", "--smooth", "0.5"],
+        ["--what", "throughput", "--smooth", "0"],
+        ["--what", "cdf", "--log-x"],
+    ):
+        out = tmp_path / "p.png"
+        p = aqmlab_cli("plot", three_runs[0], *args, "-o", out)
+        assert p.returncode == 0, (args, p.stderr)
+        assert out.read_bytes()[:4] == b"\x89PNG"
+    for args, words in (
+        (["--smooth", "fast"], "--smooth 'fast': not a time window"),
+        (["--smooth=-1s"], "--smooth '-1s': not a time window"),
+        (["--what", "params", "--smooth", "1s"], "smoothing is for --what queue"),
+        (["--what", "queue", "--log-x"], "--log-x is for --what cdf"),
+        (["--what", "queue", "--smooth", "100s"], "longer than the series"),
+    ):
+        p = aqmlab_cli("plot", *three_runs[1:], *args, "-o", tmp_path / "x.png")
+        assert_clean_error(p)
+        assert words in p.stderr, (args, p.stderr)
 
 
 def test_plot_errors_name_the_choice(three_runs: list[Path], tmp_path: Path) -> None:
@@ -667,26 +841,30 @@ def test_compare_a_sweep_folder_labels_points_by_scheme_and_factors(
     swept: Path, tmp_path: Path
 ) -> None:
     # Every point, in the experiment's order; the seeds differ, so they are named.
-    head = _csv_header(aqmlab_cli("compare", swept, "--format", "csv"))
-    assert head[2:-1] == [
+    head = _csv_header(aqmlab_cli("compare", swept, "--per-run", "--format", "csv"))
+    assert head[2:-2] == [
         f"{s}, flows={f}, seed {k}" for s in ("RED", "RED hi") for f in (10, 20) for k in (1, 2)
     ]
+    # By default the seeds of one point make one column, its mean and 95 % interval.
+    head = _csv_header(aqmlab_cli("compare", swept, "--format", "csv"))
+    cols = [f"{s}, flows={f}" for s in ("RED", "RED hi") for f in (10, 20)]
+    assert head[2:-2] == cols + [f"{c} ci95" for c in cols]
     # --where: one name twice is either value; two names are both.
     p = aqmlab_cli(
         "compare", swept, "--where", "scheme=RED hi", "flows=20", "--where", "seed=1",
         "--format", "csv",
     )  # fmt: skip
-    assert _csv_header(p)[2:-1] == ["RED hi, flows=20"]
+    assert _csv_header(p)[2:-2] == ["RED hi, flows=20"]
     p = aqmlab_cli(
         "compare", swept, "--where", "seed=2", "--where", "flows=10", "flows=20", "--format", "csv"
     )
-    assert _csv_header(p)[2:-1] == ["RED, flows=10", "RED, flows=20", "RED hi, flows=10",
+    assert _csv_header(p)[2:-2] == ["RED, flows=10", "RED, flows=20", "RED hi, flows=10",
                                     "RED hi, flows=20"]  # fmt: skip
     # A point folder given alone is named by its point.json, not by its id.
     info = json.loads(next((swept / "points").glob("*/point.json")).read_text())
     p = aqmlab_cli("compare", swept / "points" / info["id"], "--format", "csv")
     flows = info["factors"]["flows"]
-    assert _csv_header(p)[2:-1] == [f"{info['scheme']}, flows={flows}"]
+    assert _csv_header(p)[2:-2] == [f"{info['scheme']}, flows={flows}"]
     # Two sweeps with the same points (a copy), beside a run folder: the points are told apart
     # by their sweep folder's name, the run folder is named by its own.
     copy = tmp_path / "tiny-copy"
@@ -697,7 +875,7 @@ def test_compare_a_sweep_folder_labels_points_by_scheme_and_factors(
     (plain / "point.json").unlink()
     p = aqmlab_cli("compare", swept, copy, plain, "--where", "scheme=RED", "flows=10", "seed=1",
                    "--format", "csv")  # fmt: skip
-    assert _csv_header(p)[2:-1] == ["tiny: RED, flows=10", "tiny-copy: RED, flows=10", "plain-run"]
+    assert _csv_header(p)[2:-2] == ["tiny: RED, flows=10", "tiny-copy: RED, flows=10", "plain-run"]
 
 
 def test_plot_a_sweep_folder_and_its_mistakes(swept: Path, tmp_path: Path) -> None:
@@ -733,6 +911,6 @@ def test_plot_a_sweep_folder_and_its_mistakes(swept: Path, tmp_path: Path) -> No
     shutil.copytree(swept, broken)
     gone = sorted((broken / "points").iterdir())[0]
     shutil.rmtree(gone)
-    p = aqmlab_cli("compare", broken, "--format", "csv")
-    assert len(_csv_header(p)) == 2 + 7 + 1
+    p = aqmlab_cli("compare", broken, "--per-run", "--format", "csv")
+    assert len(_csv_header(p)) == 2 + 7 + 2
     assert "note: " in p.stderr and "1 of 8 point(s) left out" in p.stderr

@@ -553,3 +553,22 @@ def test_progress_display_counts_time_left_and_slowest() -> None:
     assert "slowest running: RED, seed 1" in text and "50 % simulated" in text
     assert "elapsed" in text and "left ~" in text
     assert format_duration(3725) == "1:02:05" and format_duration(4.25) == "4.2 s"
+
+
+def test_sweep_prints_the_reports_tables(tmp_path: Path) -> None:
+    """As docs/report.md promises: `aqmlab sweep` prints the report's tables (the experiment
+    has no paper numbers, so no ranking check), then where the results and the report are."""
+    out = tmp_path / "o"
+    p = aqmlab_cli("sweep", SWEEP, "--quick", "--out", out)
+    assert p.returncode == 0, p.stderr
+    text = p.stdout
+    assert "tiny-sweep: Test sweep (quick)" in text and "Loss" in text
+    assert "flows" in text and "RED hi" in text
+    assert "Ranking" not in text and "paper" not in text
+    # The tables come before the paths.
+    assert text.index("Loss") < text.index("  report:  ") < text.index("\nsweep: ")
+    assert f"  report:  {out / 'report' / 'index.html'}" in text
+    # --no-report: neither.
+    p = aqmlab_cli("sweep", SWEEP, "--quick", "--out", tmp_path / "n", "--no-report")
+    assert p.returncode == 0, p.stderr
+    assert "Loss" not in p.stdout and "report:" not in p.stdout

@@ -20,6 +20,8 @@ import expfolder as E
 from aqmlab.report import ROWS, build_index, build_report, summary_table
 from aqmlab.report import tables as T
 from aqmlab.report.data import Output, Row, load_output, parse_experiment
+from aqmlab.report.figures import FigureError
+from aqmlab.report.html import build
 from aqmlab.report.metrics import PointData, evaluate, evaluate_all, step_mean, window_std_mean
 
 from conftest import aqmlab_cli, assert_clean_error
@@ -32,6 +34,11 @@ def folders(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
         "bulk": E.build(root, E.BULK, E.SMALL, fail={("ARED", 2)}),
         "web": E.build(root, E.WEB_EXP, E.WEB),
     }
+
+
+@pytest.fixture(scope="module")
+def own(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return E.build(tmp_path_factory.mktemp("own"), E.OWN, E.SMALL)
 
 
 @pytest.fixture(scope="module")
@@ -544,7 +551,7 @@ def test_index_page(folders: dict[str, Path], tmp_path: Path) -> None:
     assert compared > 0 and kept < compared
     verdict = "not kept" if kept == 0 else f"partly kept ({100 * kept / compared:.0f} %)"
     assert verdict in page
-    assert "no pair" in page  # web: the paper gives no number
+    assert "no paper values" in page  # web: the paper gives no number
     for href in re.findall(r'href="([^"]+)"', page):
         assert (out.parent / href).is_file()
 
@@ -668,3 +675,119 @@ def test_papers_are_named_everywhere_a_reader_meets_them() -> None:
     assert chen is not None
     assert block[1].strip() == f"paper:  {chen.citation}"
     assert block[2].strip() == "where:  section 5.5.3, Table 5-3, figure 5.6"
+
+
+# ---- an experiment of one's own (no paper numbers) -----------------------------------------
+
+
+def test_a_spread_is_rounded_at_the_values_precision() -> None:
+    # A spread that rounds to nothing at the value's precision is no spread: the value alone.
+    same = T.aggregate([100.0, 100.0 + 4.3e-14 * 0.5, 100.0 + 4.3e-14])
+    assert T.fmt_agg(same, 1) == "100.0" and T.fmt_agg(same, None) == "100"
+    assert T.fmt_parts(same, 1) == ("100.0", "")
+    # At the metric's digits; without them at the mean's last digit, two significant at most.
+    assert T.fmt_spread(39.4, 0.44, 1) == "0.4"
+    assert T.fmt_spread(39.4, 0.04, 1) == ""
+    assert T.fmt_spread(100.0, 4.27, None) == "4"
+    assert T.fmt_spread(0.505, 0.0637, None) == "0.064"
+    assert T.fmt_spread(0.0005, 0.006353, None) == "0.0064"
+    assert T.fmt_spread(1.25e7, 6.35e6, None) == "6.35e+06"
+    assert T.fmt_spread(0.0, 0.002, None) == "0.002" and T.fmt_spread(0.0, 0.0, None) == ""
+    # Min-max ranges whose ends print the same are one value.
+    assert T.fmt_agg(T.aggregate([2.0, 2.0 + 1e-12], "range"), 1) == "2.0"
+
+
+def test_a_report_of_ones_own_experiment_shows_what_it_has(own: Path) -> None:
+    b = build(own)
+    assert not b.tables.with_paper
+    page = b.index.read_text()
+    md = (b.index.parent / "tables.md").read_text()
+    # No paper column, no ranking check.
+    for text in (page, md):
+        assert "paper -" not in text and "Ranking" not in text
+        assert "gives no pair" not in text and "No pair" not in text
+    # Factor columns say what was varied.
+    t = b.tables.tables[0]
+    assert t.col_headers[1][:3] == ["flows = 5", "flows = 10", "flows = 20"]
+    assert "flows = 10" in md and "flows = 10" in page
+    # The value, and its spread under it (a 95 % interval over the two seeds).
+    cell = t.cells[0][0]
+    assert cell is not None and cell.ours.n == 2
+    main, spread = cell.text_parts()
+    assert f'<span class="ours">{main}</span>' in page
+    if spread:
+        assert f'<span class="spread">{spread}</span>' in page
+    summary = json.loads((b.index.parent / "summary.json").read_text())
+    assert summary["with_paper"] is False
+    # The terminal: the table, no paper line, no ranking.
+    p = aqmlab_cli("report", own)
+    assert p.returncode == 0, p.stderr
+    assert "Results" in p.stdout and "paper" not in p.stdout and "Ranking" not in p.stdout
+    # Its figures: the queueing-delay CDF on a log axis, and the bars per setting.
+    assert [err for _, _, err in b.figures] == ["", ""]
+    svg = (b.index.parent / "delay-cdf.svg").read_text()
+    assert "queueing delay (ms)" in svg and "packets)" in svg
+
+
+def test_a_wide_table_is_cut_between_its_metrics_to_fit_the_page(own: Path) -> None:
+    b = build(own)
+    t = b.tables.tables[0]
+    labels, cols = T.column_widths(t)
+    assert len(cols) == 12
+    assert T.fit_width(t) == [t] or labels + sum(cols) > T.PAGE_WIDTH_PX
+    # On a narrower page it is cut between metrics (each metric's three columns together),
+    # each part repeating the rows.
+    narrow = labels + max(sum(cols[:6]), sum(cols[6:])) + 1
+    parts = T.fit_width(t, narrow)
+    assert [p.part for p in parts] == ["1 of 2", "2 of 2"]
+    assert [p.col_headers[0] for p in parts] == [t.col_headers[0][:6], t.col_headers[0][6:]]
+    assert all(p.row_labels == t.row_labels for p in parts)
+    assert parts[0].title == "Results, part 1 of 2"
+    # A metric wider than the page alone is cut between its columns.
+    room = cols[0] + cols[1] + 1
+    parts = T.fit_width(t, labels + room)
+    assert len(parts) >= 6
+    assert [h for p in parts for h in p.col_headers[1]] == t.col_headers[1]  # all, in order
+    for p in parts:
+        _, pc = T.column_widths(p)
+        assert sum(pc) <= room or len(pc) == 1
+
+
+def test_a_delay_cdf_pools_the_seeds_histograms(own: Path, tmp_path: Path) -> None:
+    from aqmlab.report.figures import _delay_samples, draw
+
+    out = load_output(own)
+    fig = out.experiment.figures[0]
+    rows = [r for r in out.rows if r.phase == "all" and r.scheme == "RED"]
+    counts = 0.0
+    for r in rows:
+        got = _delay_samples(out, fig, r)
+        assert got is not None
+        upper, count = got
+        assert np.all(np.diff(upper) > 0)
+        # Every packet that left the bottleneck in the measurement interval.
+        assert (
+            count.sum()
+            == json.loads((out.point_dir(r.id) / "summary.json").read_text())["bottleneck"][
+                "departures"
+            ]
+        )
+        counts += count.sum()
+    # Drawn with a linear axis, and refused for a link the points do not monitor.
+    linear = E.copy.deepcopy(fig)
+    linear.raw["log_x"] = False
+    assert draw(out, linear, tmp_path, {})[0].is_file()
+    bad = E.copy.deepcopy(fig)
+    bad.raw["link"] = "nope"
+    with pytest.raises(FigureError, match="'nope': not a monitored link"):
+        draw(out, bad, tmp_path, {})
+
+
+def test_phase_bars_of_many_settings_keep_a_sane_size(own: Path) -> None:
+    import struct
+
+    b = build(own)
+    png = b.index.parent / "util-bars.png"
+    w, h = struct.unpack(">II", png.read_bytes()[16:24])
+    # One phase, three settings: a group of bars per setting in one panel.
+    assert w <= 1300 and 1.2 <= w / h <= 2.5, (w, h)

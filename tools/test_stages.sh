@@ -4,8 +4,8 @@
 #   build        the venv and the engine (make build), the wheel from that engine (make wheel)
 #   rust         cargo fmt, clippy, doc and test (make test-rust)
 #   lint         ruff and mypy (make lint)
-#   tools        Debian's chromium and ns2 for the browser test and the ns-2 cross-check, and
-#                PyPI's ns3 wheel for the ns-3 cross-check
+#   tools        Debian's chromium, ns2 and tshark (the browser test, the ns-2 cross-check, the
+#                capture test), and PyPI's ns3 wheel for the ns-3 cross-check
 #   python+ns2   pytest, every test but the cross-checks, beside the ns-2.35 cross-check
 #   crosscheck   pytest -m crosscheck, the rest: ns-3.44, the testbed's real-time runs, the wheel
 #                in a fresh venv, every preset in quick form
@@ -54,7 +54,7 @@ stage build $MAKE --no-print-directory wheel
 wheel=$(ls -t dist/aqmlab-*.whl 2>/dev/null | head -n 1)
 stage rust $MAKE --no-print-directory test-rust
 stage lint $MAKE --no-print-directory lint
-stage tools $MAKE --no-print-directory browser ns2 ns3
+stage tools $MAKE --no-print-directory browser ns2 ns3 tshark
 # The tests but the cross-checks run beside the ns-2.35 cross-check: each is mostly one process
 # at a time, and the machine has two cores. Their outputs follow each other when both are done.
 both() {

@@ -31,6 +31,7 @@ class RawRun(TypedDict):
     delay: dict[str, RawColumn]
     flow_series: dict[str, RawColumn]
     events: dict[str, RawColumn]
+    pcap: bytes
     peak_packets: int
     version: str
 

@@ -62,6 +62,11 @@ class RunResult:
     ``events`` the drops and marks on the monitored links with
     ``metrics.trace = true`` (``time_s``, ``link``, ``flow``, ``event``, ``packet``),
     all ``pyarrow.Table``; see ``docs/results.md`` for every column.
+
+    ``pcap`` holds the bytes of the packet capture of ``metrics.pcap = N``
+    (empty without it), written as ``packets.pcap`` by :meth:`save`;
+    ``folder`` is the result folder the run was saved to or loaded from
+    (``None`` before), and ``pcap_path`` the capture's path in it.
     """
 
     scenario: dict[str, Any]
@@ -73,11 +78,23 @@ class RunResult:
     delay: pa.Table = field(default_factory=lambda: typed_table({}, DELAY_COLUMNS))
     flow_series: pa.Table = field(default_factory=lambda: typed_table({}, FLOW_SERIES_COLUMNS))
     events: pa.Table = field(default_factory=lambda: typed_table({}, EVENT_COLUMNS))
+    pcap: bytes = b""
     peak_packets: int = 0
     engine_version: str = _core.ENGINE_VERSION
     aqmlab_version: str = field(default_factory=_version)
     created_at: str = ""
     command: list[str] | None = None
+    folder: Path | None = None
+
+    @property
+    def pcap_path(self) -> Path | None:
+        """``packets.pcap`` in the result folder, when the run captured
+        packets (``metrics.pcap``) and was saved or loaded; else ``None``."""
+        from aqmlab.results import PCAP
+
+        if self.folder is None or not (self.folder / PCAP).is_file():
+            return None
+        return self.folder / PCAP
 
     @property
     def seed(self) -> int:
@@ -128,7 +145,8 @@ class RunResult:
 
         if command is not None:
             self.command = list(command)
-        return write_run(self, out)
+        self.folder = write_run(self, out)
+        return self.folder
 
 
 def prepare(
@@ -225,6 +243,7 @@ def from_core(raw: Mapping[str, Any]) -> RunResult:
         delay=typed_table(raw.get("delay", {}), DELAY_COLUMNS),
         flow_series=typed_table(raw.get("flow_series", {}), FLOW_SERIES_COLUMNS),
         events=typed_table(raw.get("events", {}), EVENT_COLUMNS),
+        pcap=bytes(raw.get("pcap", b"")),
         peak_packets=int(raw["peak_packets"]),
         engine_version=str(raw["version"]),
         created_at=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),

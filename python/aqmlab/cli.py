@@ -3,7 +3,7 @@
     aqmlab validate FILE [FILE ...] [--set KEY=VALUE ...] [--unset KEY ...] [--truncate]
     aqmlab run FILE|DIR -o DIR [--seed N] [--set KEY=VALUE ...] [--unset KEY ...] [--truncate]
     aqmlab plot DIR [DIR ...] [--where NAME=VALUE ...] [--what queue|queue-bytes|delay|...] [-o PNG]
-    aqmlab compare DIR [DIR ...] [--where NAME=VALUE ...] [--format table|markdown|csv] [-o FILE]
+    aqmlab compare DIR [DIR ...] [--where NAME=VALUE ...] [--per-run] [--format ...] [-o FILE]
     aqmlab compare --responses A B [A2 B2 ...] [--within S[,S...]] [--from S] [--format ...]
     aqmlab examples [-o DIR]
     aqmlab report DIR [DIR ...] [--index OUT.html]
@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import math
 import os
+import re
 import sys
 import threading
 import time
@@ -434,8 +435,24 @@ def _selected(args: argparse.Namespace) -> list[Any]:
     return chosen
 
 
+_WINDOW = re.compile(r"^\s*([0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)\s*(s|ms|us)?\s*$")
+_WINDOW_UNIT = {"s": 1.0, "ms": 1e-3, "us": 1e-6, None: 1.0}
+
+
+def _window_arg(text: str) -> float:
+    """``--smooth``'s window in seconds: "1s", "200ms", "0.5" (seconds), "0" (none)."""
+    m = _WINDOW.match(text)
+    v = float(m.group(1)) * _WINDOW_UNIT[m.group(2)] if m else math.nan
+    if not math.isfinite(v) or v < 0:
+        raise UserError(
+            f"--smooth {text!r}: not a time window; give e.g. 1s, 200ms or 0.5 (seconds), or 0 "
+            "for the raw samples"
+        )
+    return v
+
+
 def cmd_plot(args: argparse.Namespace) -> int:
-    from aqmlab.plot import plot_series
+    from aqmlab.plot import SMOOTHABLE, plot_series
 
     chosen = _selected(args)
     if len(chosen) > MAX_PLOTTED:
@@ -443,6 +460,14 @@ def cmd_plot(args: argparse.Namespace) -> int:
             f"{len(chosen)} runs to plot, more than one figure shows ({MAX_PLOTTED}); choose "
             "fewer points with --where (scheme=NAME, a factor's NAME=VALUE, seed=N)"
         )
+    smooth = None if args.smooth is None else _window_arg(args.smooth)
+    if smooth and args.what not in SMOOTHABLE:
+        raise UserError(
+            f"--smooth {args.smooth}: smoothing is for --what {', '.join(SMOOTHABLE)}, not "
+            f"{args.what}"
+        )
+    if args.log_x and args.what != "cdf":
+        raise UserError(f"--log-x is for --what cdf, not {args.what} (time axes stay linear)")
     name = f"{args.what}.png"
     one = len(args.dirs) == 1 and len(chosen) == 1 and Path(args.dirs[0]) == chosen[0].path
     output = args.output or (chosen[0].path / name if one else name)
@@ -455,6 +480,8 @@ def cmd_plot(args: argparse.Namespace) -> int:
             params=args.param,
             flows=args.flow,
             series=args.series,
+            smooth=smooth,
+            log_x=args.log_x,
         )
     except (results.ResultsError, ValueError) as e:
         raise UserError(str(e)) from None
@@ -671,6 +698,19 @@ def add_plot_arguments(pl: argparse.ArgumentParser) -> None:
     )
     pl.add_argument("--link", metavar="NAME", help="monitored link (default: the first)")
     pl.add_argument(
+        "--smooth",
+        default=None,
+        metavar="WINDOW",
+        help="draw each curve's mean over a moving time window, e.g. 1s or 200ms (0: the raw "
+        "samples); for queue, queue-bytes, delay, throughput and flows; default 1s for "
+        "throughput (a twentieth of a run shorter than 20 s), none for the others",
+    )
+    pl.add_argument(
+        "--log-x",
+        action="store_true",
+        help="with --what cdf: a logarithmic delay axis",
+    )
+    pl.add_argument(
         "--param",
         action="append",
         default=[],
@@ -709,6 +749,12 @@ def add_everyday_parsers(sub: Any) -> None:
         help="table (terminal, default), markdown or csv; with -o, from its extension",
     )
     c.add_argument("-o", "--out", metavar="FILE", help="write the table to FILE (.md or .csv)")
+    c.add_argument(
+        "--per-run",
+        action="store_true",
+        help="one column per run, also where runs are seeds of one scenario (by default such "
+        "runs make one column: the mean and its 95 %% confidence interval over the seeds)",
+    )
     c.add_argument(
         "--responses",
         action="store_true",
@@ -761,15 +807,17 @@ def cmd_compare(args: argparse.Namespace) -> int:
         raise UserError("--within and --from go with --responses")
     chosen = _selected(args)
     try:
-        cmp = compare([s.path for s in chosen], [s.label for s in chosen])
+        cmp = compare([s.path for s in chosen], [s.label for s in chosen], per_run=args.per_run)
     except results.ResultsError as e:
         raise UserError(str(e)) from None
     if fmt == "table":
         from rich.console import Console
 
         con = Console()
-        con.print(cmp.keys_text(), highlight=False)
+        con.print(cmp.headline(), highlight=False)
         con.print(cmp.rich())
+        for note in cmp.notes():
+            con.print(f"[dim]{note}[/dim]", highlight=False)
         return 0
     text = cmp.markdown() if fmt == "markdown" else cmp.csv()
     return _write_text(text, args.out)

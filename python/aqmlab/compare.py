@@ -1,26 +1,60 @@
-"""``aqmlab compare``: the summaries of several result folders side by side.
+"""``aqmlab compare``: the summaries of several result folders side by side, like with like.
 
-One row per figure (the rows of :data:`aqmlab.report.terminal.ROWS`), one
-column per run. A figure whose shown value is not the same in every run is
-highlighted (bold yellow on a terminal, **bold** in Markdown, ``differs`` =
-1 in CSV); rows the same everywhere are dimmed. Above the table, the
-scenario keys whose values differ between the runs (``aqm.kind`` ...).
+One column per run, or per scenario where the inputs hold several seeds of one scenario (a
+sweep folder, or result folders whose scenarios differ only in the seed; copies of one run, of
+the same seed, stay apart): that column gives
+each figure's mean over the seeds ± the half-width of its 95 % confidence interval (Student's
+t, t(0.975, n - 1) s / sqrt(n), from scipy), and ``seed`` says which seeds it holds.
+``per_run`` (``--per-run``) keeps one column per run.
 
-``aqmlab compare --responses A B`` compares two runs of one web workload
-response by response instead (:func:`aqmlab.web.compare_responses`):
-:class:`ResponsesTable`.
+The table opens with the set-up: what differs between the columns that matters to their
+figures, each a row (highlighted where it differs):
+
+- ``engine``: the simulator, or the testbed (real Linux TCP through the router);
+- ``TCP``: the simulator's congestion control and its switches (``CUBIC, SACK, RACK, PRR,
+  delayed ACKs, IW 10``; a traffic group's own variant too), or the testbed's kernel
+  congestion control (``cubic (Linux 6.1)``): the same scenario file run in both is not the
+  same TCP;
+- ``AQM``: ``aqm.kind`` (its parameters belong to the kind, so they are not listed when the
+  kinds differ);
+- ``measured``: the measurement interval, metrics.start to the end of the run;
+- ``seed``;
+- the other scenario keys whose values differ (at most :data:`MAX_KEYS` rows, the rest
+  counted; ``--format csv`` lists every one).
+
+Then the figures (:data:`aqmlab.report.terminal.ROWS`, without ``events`` and ``wall time``,
+which say what a run cost, not what it measured: they close the table, dimmed, never
+highlighted). A figure is highlighted (bold yellow on a terminal, **bold** in Markdown,
+``differs`` = 1 in CSV) when two columns' values differ as shown and, for columns of several
+seeds, their confidence intervals do not overlap. A cell is not compared when it cannot be:
+
+- *absent*: the run has no such figure (the testbed measures no delay percentiles and counts
+  no timeouts);
+- *not comparable*: the runs count it over different spans. The testbed counts
+  retransmissions over the whole run (the kernel's ``tcpi_total_retrans``), the simulator
+  over the measurement interval; and a count (arrivals, drops, marks, retransmissions) over
+  measurement intervals of different lengths says nothing about the network. Such a row
+  shows the values, marked, and is never highlighted.
+
+``aqmlab compare --responses A B`` compares two runs of one web workload response by response
+instead (:func:`aqmlab.web.compare_responses`): :class:`ResponsesTable`.
 """
 
 from __future__ import annotations
 
 import csv
+import dataclasses
 import io
+import json
+import math
 import os
-from collections.abc import Mapping, Sequence
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from aqmlab.report.terminal import ROWS
+from aqmlab.report.terminal import OPTIONAL_ROWS, ROWS
 from aqmlab.results import ResultsError, is_run_dir, load_run
 
 if TYPE_CHECKING:
@@ -29,28 +63,404 @@ if TYPE_CHECKING:
     from aqmlab.api import RunResult
     from aqmlab.web import ResponseComparison
 
-__all__ = ["FORMATS", "Comparison", "ResponsesTable", "compare", "differing_keys", "load_pairs"]
+__all__ = [
+    "FORMATS",
+    "Comparison",
+    "ResponsesTable",
+    "compare",
+    "differing_keys",
+    "load_pairs",
+    "student_half_width",
+]
 
 #: Output formats of ``aqmlab compare``.
 FORMATS = ("table", "markdown", "csv")
 
-#: Most differing scenario keys listed above the table.
+#: Most differing scenario keys listed as rows of their own (the rest are counted).
 MAX_KEYS = 6
+
+#: Rows that say what a run cost, not what it measured: shown last, never highlighted.
+COST_FIELDS = ("events", "wall_time_s")
+#: Rows the set-up rows replace (duration and measurement start: ``measured``; the seed).
+SETUP_FIELDS = ("duration_s", "measure_start_s", "seed")
+#: Figures that are counts over the measurement interval: not comparable between intervals of
+#: different lengths.
+COUNT_FIELDS = (
+    "bottleneck.arrivals",
+    "bottleneck.drops_early",
+    "bottleneck.drops_forced",
+    "bottleneck.drops_overflow",
+    "bottleneck.marks",
+    "flows.retransmits",
+    "flows.timeouts",
+    "flows.sack_recoveries",
+    "flows.rack_detections",
+    "flows.tlp_probes",
+)
+#: Figures the testbed counts over the whole run (the simulator: the measurement interval).
+TESTBED_WHOLE_RUN = ("flows.retransmits",)
+
+#: How a variant is written.
+VARIANTS = {"newreno": "NewReno", "reno": "Reno", "cubic": "CUBIC", "dctcp": "DCTCP", "bbr": "BBR"}
+#: ``tcp.*`` switches the TCP row names (their keys are then not listed apart).
+TCP_SWITCHES = (
+    ("sack", "SACK"),
+    ("rack", "RACK"),
+    ("prr", "PRR"),
+    ("ecn", "ECN"),
+    ("delayed_ack", "delayed ACKs"),
+    ("pacing", "pacing"),
+)
+TCP_KEYS = ("variant", "initial_cwnd", *(k for k, _ in TCP_SWITCHES))
+
+#: Marks of the cells that are not compared.
+ABSENT = "absent"
+WHOLE_RUN = "whole run"
+
+
+def student_half_width(values: Sequence[float]) -> float:
+    """The half-width of the 95 % confidence interval of the mean of ``values``:
+    t(0.975, n - 1) s / sqrt(n) (Student's t from scipy, s the sample standard deviation);
+    NaN for fewer than two values."""
+    n = len(values)
+    if n < 2:
+        return math.nan
+    from scipy.stats import t as student_t  # on first use: it takes a while to load
+
+    mean = sum(values) / n
+    s = math.sqrt(sum((v - mean) ** 2 for v in values) / (n - 1))
+    return float(student_t.ppf(0.975, n - 1)) * s / math.sqrt(n)
+
+
+@dataclass
+class _Run:
+    label: str
+    summary: Mapping[str, Any]
+    scenario: Mapping[str, Any]
+
+    @property
+    def testbed(self) -> Mapping[str, Any] | None:
+        tb = self.summary.get("testbed")
+        return tb if isinstance(tb, Mapping) else None
+
+    @property
+    def engine(self) -> str:
+        return "testbed" if self.testbed is not None else "simulator"
+
+    @property
+    def tcp(self) -> str:
+        tb = self.testbed
+        if tb is not None:
+            cc = str(tb.get("congestion_control", "?"))
+            kernel = str(tb.get("kernel", "")).split("-")[0]
+            return f"{cc} (Linux{' ' + kernel if kernel else ''})"
+        return tcp_text(self.scenario)
+
+    @property
+    def window(self) -> tuple[float, float]:
+        start = float(self.summary.get("measure_start_s") or 0.0)
+        end = float(self.summary.get("duration_s") or math.nan)
+        return start, end
+
+
+def tcp_text(scenario: Mapping[str, Any]) -> str:
+    """The simulator's TCP in a few words: the variant and its switches that are on
+    (``CUBIC, SACK, RACK, PRR, delayed ACKs, IW 10``), with the variants of traffic groups
+    that have their own (``NewReno; group 1 CUBIC``)."""
+    tcp = scenario.get("tcp") or {}
+    v = str(tcp.get("variant", "newreno"))
+    parts = [VARIANTS.get(v, v)]
+    parts += [name for key, name in TCP_SWITCHES if tcp.get(key) is True]
+    iw = tcp.get("initial_cwnd")
+    if isinstance(iw, int) and iw != 1:
+        parts.append(f"IW {iw}")
+    text = ", ".join(parts)
+    groups = [
+        f"group {i} {VARIANTS.get(str(g['variant']), str(g['variant']))}"
+        for i, g in enumerate(scenario.get("traffic") or [])
+        if isinstance(g, Mapping) and g.get("variant") not in (None, v)
+    ]
+    return "; ".join([text, *groups])
+
+
+def _flat(sc: Mapping[str, Any]) -> dict[str, Any]:
+    d: dict[str, Any] = {}
+    _flatten(sc, "", d)
+    return d
+
+
+def _canon(v: Any) -> str:
+    return json.dumps(v, sort_keys=True, separators=(",", ":"), default=str)
+
+
+def _same_but_seed(r: _Run) -> str:
+    """What runs of one scenario share: the scenario without its seed, the engine and TCP."""
+    flat = {k: v for k, v in _flat(r.scenario).items() if k != "seed"}
+    return _canon([flat, r.engine, r.tcp])
+
+
+_SEED_TAIL = re.compile(r", seed \d+$")
+
+
+@dataclass
+class Column:
+    """One column: a run, or several seeds of one scenario."""
+
+    label: str
+    runs: list[_Run]
+
+    @property
+    def first(self) -> _Run:
+        return self.runs[0]
+
+    @property
+    def seeds(self) -> list[int]:
+        return [int(r.summary.get("seed") or r.scenario.get("seed") or 0) for r in self.runs]
+
+    def values(self, section: str | None, key: str) -> list[float] | None:
+        """The figure of every run (None when a run lacks it)."""
+        out = []
+        for r in self.runs:
+            v = _get(r.summary, section, key)
+            if v is None or isinstance(v, bool) or not isinstance(v, (int, float)):
+                return None
+            out.append(float(v))
+        return out
+
+
+@dataclass
+class Row:
+    """One row of the comparison."""
+
+    label: str
+    field: str
+    section: str  # "set-up", "figures" or "run"
+    shown: list[str]
+    raw: list[Any]
+    differs: bool
+    ci: list[float] = dataclasses.field(
+        default_factory=list
+    )  # half-widths (NaN: none), figures only
+    note: str = ""  # why the row is not compared, "" when it is
+
+    @property
+    def compared(self) -> bool:
+        return not self.note
+
+
+def _seed_text(seeds: Sequence[int]) -> str:
+    s = sorted(seeds)
+    if len(s) == 1:
+        return str(s[0])
+    if s == list(range(s[0], s[-1] + 1)):
+        return f"{s[0]}-{s[-1]} ({len(s)} seeds)"
+    return f"{', '.join(map(str, s))} ({len(s)} seeds)"
+
+
+def _window_text(w: tuple[float, float]) -> str:
+    return f"{w[0]:g}-{w[1]:g} s"
+
+
+def _group(runs: Sequence[_Run], per_run: bool) -> list[Column]:
+    if per_run:
+        return [Column(r.label, [r]) for r in runs]
+    groups: dict[str, list[_Run]] = {}
+    for r in runs:
+        groups.setdefault(_same_but_seed(r), []).append(r)
+
+    def seeds_apart(g: list[_Run]) -> bool:
+        """Whether the runs are seeds of their scenario: copies of one run (the same seed)
+        are not, and stay apart."""
+        seeds = [Column("", [r]).seeds[0] for r in g]
+        return len(set(seeds)) == len(seeds)
+
+    if all(len(g) == 1 or not seeds_apart(g) for g in groups.values()):
+        return [Column(r.label, [r]) for r in runs]
+    cols = []
+    for g in groups.values():
+        if not seeds_apart(g):
+            cols += [Column(r.label, [r]) for r in g]
+            continue
+        if len(g) == 1:
+            cols.append(Column(g[0].label, g))
+            continue
+        stripped = {_SEED_TAIL.sub("", r.label) for r in g}
+        label = stripped.pop() if len(stripped) == 1 else _joined([r.label for r in g])
+        cols.append(Column(label, g))
+    return cols
 
 
 class Comparison:
-    """Runs' summaries side by side (see the module documentation)."""
+    """Runs' summaries side by side, like with like (see the module documentation)."""
 
-    def __init__(self, runs: Sequence[tuple[str, Mapping[str, Any], Mapping[str, Any]]]) -> None:
-        """``runs``: (label, summary, resolved scenario) of each run."""
-        self.labels = [label for label, _, _ in runs]
-        self.keys = differing_keys([sc for _, _, sc in runs])
-        self.rows: list[tuple[str, str, list[Any], list[str], bool]] = []
-        for label, section, key, fmt in ROWS:
-            raw = [_get(s, section, key) for _, s, _ in runs]
-            shown = ["-" if v is None else fmt(v) for v in raw]
-            field = key if section is None else f"{section}.{key}"
-            self.rows.append((label, field, raw, shown, len(set(shown)) > 1))
+    def __init__(
+        self,
+        runs: Sequence[tuple[str, Mapping[str, Any], Mapping[str, Any]]],
+        per_run: bool = False,
+    ) -> None:
+        """``runs``: (label, summary, resolved scenario) of each run; ``per_run``: one column
+        per run even where runs are seeds of one scenario."""
+        self.columns = _group([_Run(a, b, c) for a, b, c in runs], per_run)
+        self.labels = [c.label for c in self.columns]
+        firsts = [c.first for c in self.columns]
+        self.keys = differing_keys([r.scenario for r in firsts])
+        self.rows: list[Row] = []
+        self._setup(firsts)
+        self._figures()
+
+    # ---- set-up -------------------------------------------------------------------------
+
+    def _add_setup(self, label: str, fld: str, values: list[str]) -> None:
+        self.rows.append(Row(label, fld, "set-up", values, list(values), len(set(values)) > 1))
+
+    def _setup(self, firsts: list[_Run]) -> None:
+        self._add_setup("engine", "engine", [r.engine for r in firsts])
+        self._add_setup("TCP", "tcp", [r.tcp for r in firsts])
+        kinds = [str((r.scenario.get("aqm") or {}).get("kind", "?")) for r in firsts]
+        self._add_setup("AQM", "aqm.kind", kinds)
+        self._add_setup("measured", "window", [_window_text(r.window) for r in firsts])
+        self._add_setup("seed", "seed", [_seed_text(c.seeds) for c in self.columns])
+        covered = {"seed", "duration", "metrics.start", "aqm.kind"}
+        covered |= {f"tcp.{k}" for k in TCP_KEYS}
+        # A table whose kind differs (aqm, reverse_aqm...): its parameters belong to the kind.
+        by_kind = {k[: -len(".kind")] for k, _ in self.keys if k.endswith(".kind")}
+        if len(set(kinds)) > 1:
+            # The reverse path's queue follows the forward one's unless set apart.
+            rev = dict(self.keys).get("reverse_aqm.kind")
+            if rev is not None and [str(v) for v in rev] == kinds:
+                covered.add("reverse_aqm.kind")
+        self.other_keys = [
+            (k, vals)
+            for k, vals in self.keys
+            if k not in covered
+            and not any(k.startswith(f"{t}.") and k != f"{t}.kind" for t in by_kind)
+            and not re.fullmatch(r"traffic\[\d+\]\.variant", k)
+        ]
+        shown = (
+            self.other_keys if len(self.other_keys) <= MAX_KEYS else self.other_keys[: MAX_KEYS - 1]
+        )
+        for k, vals in shown:
+            self._add_setup(k, f"scenario.{k}", [_short(v) for v in vals])
+        self.rest_keys = self.other_keys[len(shown) :]
+        if self.rest_keys:
+            names = [k for k, _ in self.rest_keys]
+            listed = ", ".join(names[:8]) + (", ..." if len(names) > 8 else "")
+            n = len(self.columns)
+            note = f"{listed} (--format csv lists them with their values)"
+            self.rows.append(
+                Row(f"+{len(names)} more keys", "scenario.*", "set-up", [""] * n, [""] * n, True,
+                    note=note)
+            )  # fmt: skip
+
+    # ---- figures ------------------------------------------------------------------------
+
+    def _figures(self) -> None:
+        shown_optional = [
+            r
+            for r in OPTIONAL_ROWS
+            if any(any(_get(x.summary, r[1], r[2]) for x in c.runs) for c in self.columns)
+        ]
+        lengths = {round(c.first.window[1] - c.first.window[0], 9) for c in self.columns}
+        engines = {c.first.engine for c in self.columns}
+        cost = []
+        for label, section, key, fmt in ROWS + shown_optional:
+            fld = key if section is None else f"{section}.{key}"
+            if fld in SETUP_FIELDS:
+                continue
+            row = self._figure(label, fld, section, key, fmt)
+            if fld in COST_FIELDS:
+                row.section, row.differs = "run", False
+                cost.append(row)
+                continue
+            if fld in TESTBED_WHOLE_RUN and "testbed" in engines:
+                marks = []
+                for c, text in zip(self.columns, row.shown, strict=True):
+                    whole = c.first.engine == "testbed" and text != ABSENT
+                    marks.append(f"{text} ({WHOLE_RUN})" if whole else text)
+                row.shown = marks
+                if len(engines) > 1:
+                    row.note = (
+                        "not comparable: the testbed counts it over the whole run, the "
+                        "simulator over the measurement interval"
+                    )
+                    row.differs = False
+            if fld in COUNT_FIELDS and len(lengths) > 1 and not row.note:
+                row.note = "not comparable: counts over measurement intervals of different lengths"
+                row.differs = False
+            self.rows.append(row)
+        self.rows += cost
+
+    def _figure(
+        self, label: str, fld: str, section: str | None, key: str, fmt: Callable[[Any], str]
+    ) -> Row:
+        shown: list[str] = []
+        raw: list[float | None] = []
+        ci: list[float] = []
+        spans: list[tuple[float, float, str] | None] = []
+        integral = fmt(1234.0) == "1,234"
+        for c in self.columns:
+            vals = c.values(section, key)
+            if vals is None:
+                shown.append(ABSENT)
+                raw.append(None)
+                ci.append(math.nan)
+                spans.append(None)
+                continue
+            mean = sum(vals) / len(vals)
+            half = student_half_width(vals)
+            text = fmt(round(mean) if integral else mean)
+            if not math.isnan(half):
+                h = fmt(round(half) if integral else half)
+                if re.search(r"[1-9]", h):  # a spread that rounds to nothing is not shown
+                    text = f"{text} ± {h}"
+            shown.append(text)
+            raw.append(mean)
+            ci.append(half)
+            lo, hi = (mean, mean) if math.isnan(half) else (mean - half, mean + half)
+            spans.append((lo, hi, fmt(round(mean) if integral else mean)))
+        present = [x for x in spans if x is not None]
+        differs = any(
+            a[2] != b[2] and (a[1] < b[0] or b[1] < a[0])
+            for i, a in enumerate(present)
+            for b in present[i + 1 :]
+        )
+        return Row(label, fld, "figures", shown, raw, differs, ci)
+
+    # ---- text ---------------------------------------------------------------------------
+
+    @property
+    def several_seeds(self) -> bool:
+        return any(len(c.runs) > 1 for c in self.columns)
+
+    def headline(self) -> str:
+        """One line above the table: what differs between the columns that matters."""
+        differ = [r.label for r in self.rows if r.section == "set-up" and r.differs]
+        differ = [d for d in differ if d != "seed"] + (["seed"] if "seed" in differ else [])
+        n = len(self.columns)
+        if n == 1:
+            head = "one column"
+        elif not differ:
+            head = "the columns are the same scenario, engine and TCP"
+        elif differ == ["seed"]:
+            head = "the columns differ in their seeds only"
+        else:
+            head = "the columns differ in: " + ", ".join(
+                "other scenario keys" if d.startswith("+") else d for d in differ
+            )
+        if self.several_seeds:
+            head += "; a column of several seeds gives the mean ± the 95 % confidence interval"
+        return head
+
+    def keys_text(self) -> str:
+        """The headline (kept under its earlier name)."""
+        return self.headline()
+
+    def notes(self) -> list[str]:
+        """Why rows are not compared, one line each."""
+        out = [f"{r.label}: {r.note}" for r in self.rows if r.note]
+        if any(ABSENT in r.shown for r in self.rows):
+            out.append(f"{ABSENT}: the run has no such figure (not a difference)")
+        return out
 
     def rich(self, title: str = "") -> Table:
         from rich.table import Table
@@ -59,38 +469,57 @@ class Comparison:
         t.add_column("")
         for label in self.labels:
             t.add_column(label, justify="right")
-        for label, _, _, shown, differs in self.rows:
-            if differs:
-                t.add_row(label, *[f"[bold yellow]{c}[/]" for c in shown])
+        section = ""
+        for r in self.rows:
+            if r.section != section:
+                if section:
+                    t.add_section()
+                section = r.section
+                t.add_row(f"[dim]{section}[/dim]", *[""] * len(self.labels))
+            label = r.label + (" [dim](not compared)[/dim]" if r.note and r.section != "set-up"
+                               else "")  # fmt: skip
+            if r.differs:
+                t.add_row(label, *[f"[bold yellow]{c}[/]" for c in r.shown])
             else:
-                t.add_row(f"[dim]{label}[/]", *[f"[dim]{c}[/]" for c in shown])
+                t.add_row(f"[dim]{label}[/]", *[f"[dim]{c}[/]" for c in r.shown])
         return t
 
     def markdown(self) -> str:
         esc = [lab.replace("|", "\\|") for lab in self.labels]
-        out = ["| figure | " + " | ".join(esc) + " |"]
+        out = [self.headline() + ".", "", "| figure | " + " | ".join(esc) + " |"]
         out.append("|---|" + "---:|" * len(self.labels))
-        for label, _, _, shown, differs in self.rows:
-            cells = [f"**{c}**" if differs else c for c in shown]
-            out.append(f"| {label} | " + " | ".join(cells) + " |")
+        for r in self.rows:
+            cells = [f"**{c}**" if r.differs else c for c in r.shown]
+            label = r.label + (" (not compared)" if r.note and r.section != "set-up" else "")
+            out.append(f"| {label} | " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
+        notes = self.notes()
+        if notes:
+            out += [""] + [f"- {n}" for n in notes]
         return "\n".join(out) + "\n"
 
     def csv(self) -> str:
-        """Full-precision values; ``field`` is the summary key."""
+        """Full-precision values (a column of several seeds: their mean, and in ``LABEL ci95``
+        the half-width of its 95 % interval); ``field`` is the summary key (``scenario.KEY``
+        for a scenario key, ``scenario.*`` for none: every differing key is a row of its own
+        here); ``comparable`` 0 for a row not compared."""
         buf = io.StringIO()
         w = csv.writer(buf, lineterminator="\n")
-        w.writerow(["figure", "field", *self.labels, "differs"])
-        for label, field, raw, _, differs in self.rows:
-            w.writerow([label, field, *["" if v is None else v for v in raw], int(differs)])
+        many = [i for i, c in enumerate(self.columns) if len(c.runs) > 1]
+        w.writerow(
+            ["figure", "field", *self.labels, *[f"{self.labels[i]} ci95" for i in many],
+             "comparable", "differs"]
+        )  # fmt: skip
+        for r in self.rows:
+            if r.field == "scenario.*":
+                for k, vals in self.rest_keys:
+                    texts = ["" if v is None else v if isinstance(v, str) else _canon(v)
+                             for v in vals]  # fmt: skip
+                    w.writerow([k, f"scenario.{k}", *texts, *[""] * len(many), 1, 1])
+                continue
+            raw = ["" if v is None else v for v in r.raw]
+            cis = [("" if math.isnan(r.ci[i]) else r.ci[i]) if r.ci else "" for i in many]
+            w.writerow([r.label, r.field, *raw, *cis, int(r.compared), int(r.differs)])
         return buf.getvalue()
-
-    def keys_text(self) -> str:
-        if not self.keys:
-            return "the runs' scenarios are the same"
-        shown = self.keys[:MAX_KEYS]
-        more = f" (+{len(self.keys) - MAX_KEYS} more)" if len(self.keys) > MAX_KEYS else ""
-        parts = [f"{k}: {' | '.join(_short(v) for v in vals)}" for k, vals in shown]
-        return "scenario keys that differ: " + "; ".join(parts) + more
 
 
 def _short(v: Any, n: int = 24) -> str:
@@ -117,11 +546,7 @@ def _flatten(v: Any, prefix: str, out: dict[str, Any]) -> None:
 def differing_keys(scenarios: Sequence[Mapping[str, Any]]) -> list[tuple[str, list[Any]]]:
     """The keys (dotted paths) whose values differ between ``scenarios``, with
     each scenario's value (None where it lacks the key), in first-seen order."""
-    flat = []
-    for sc in scenarios:
-        d: dict[str, Any] = {}
-        _flatten(sc, "", d)
-        flat.append(d)
+    flat = [_flat(sc) for sc in scenarios]
     keys: dict[str, None] = {}
     for d in flat:
         keys.update(dict.fromkeys(d))
@@ -142,12 +567,15 @@ def _labels(dirs: Sequence[Path]) -> list[str]:
 
 
 def compare(
-    dirs: Sequence[str | os.PathLike[str]], labels: Sequence[str] | None = None
+    dirs: Sequence[str | os.PathLike[str]],
+    labels: Sequence[str] | None = None,
+    per_run: bool = False,
 ) -> Comparison:
     """Load the result folders ``dirs`` and compare them (ResultsError when
     one is not a result folder). ``labels`` names the columns (default: the
     folders' names; ``aqmlab compare`` gives a sweep's points their scheme and
-    factors, :func:`aqmlab.folders.expand`)."""
+    factors, :func:`aqmlab.folders.expand`). Runs that are seeds of one
+    scenario make one column (mean ± 95 % interval) unless ``per_run``."""
     paths = [Path(d) for d in dirs]
     if labels is not None and len(labels) != len(paths):
         raise ValueError(f"{len(labels)} labels for {len(paths)} folders")
@@ -157,7 +585,7 @@ def compare(
             raise ResultsError(f"{d}: not an aqmlab result folder (no manifest.json)")
         r = load_run(d)
         runs.append((label, r.summary, r.scenario))
-    return Comparison(runs)
+    return Comparison(runs, per_run=per_run)
 
 
 def load_pairs(

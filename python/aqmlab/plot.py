@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 import re
 from collections.abc import Mapping, Sequence
@@ -12,6 +13,7 @@ import numpy as np
 import pyarrow as pa
 
 from aqmlab._atomic import save_figure
+from aqmlab._legend import legend_outside
 from aqmlab.api import RunResult
 from aqmlab.plotkinds import KINDS
 from aqmlab.results import load_run
@@ -19,7 +21,24 @@ from aqmlab.results import load_run
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
-__all__ = ["KINDS", "RunLike", "delay_cdf", "plot_queue", "plot_series", "response_cdf"]
+__all__ = [
+    "KINDS",
+    "SMOOTHABLE",
+    "RunLike",
+    "default_smooth",
+    "delay_cdf",
+    "moving_mean",
+    "plot_queue",
+    "plot_series",
+    "response_cdf",
+    "window_rate",
+]
+
+#: What ``smooth`` applies to (a moving window over time); the others are refused.
+SMOOTHABLE = ("queue", "queue-bytes", "delay", "throughput", "flows")
+#: The smoothing window of ``throughput`` when none is given, s: a 10 ms sample holds a dozen
+#: packets, so the raw series jumps by a tenth of the link between samples (a solid band).
+THROUGHPUT_SMOOTH_S = 1.0
 
 #: A run in memory or the path of its folder.
 RunLike: TypeAlias = "RunResult | str | os.PathLike[str]"
@@ -55,14 +74,66 @@ def _first_link(q: pa.Table) -> pa.Table:
     return _rows(q, "link", first)
 
 
+def moving_mean(t: Any, y: Any, window: float) -> tuple[Any, Any]:
+    """The trailing mean of the samples ``y`` at times ``t`` over ``window`` seconds: at each
+    sample time t_i, the mean of the samples in (t_i - window, t_i], from the first sample a
+    whole window after the first (none before: a partial window would weigh the start
+    differently)."""
+    t = np.asarray(t, dtype=float)
+    y = np.asarray(y, dtype=float)
+    if window <= 0 or len(t) == 0:
+        return t, y
+    c = np.concatenate(([0.0], np.cumsum(y)))
+    j = np.searchsorted(t, t - window, side="right")
+    i = np.arange(len(t))
+    keep = t - t[0] >= window * (1 - 1e-9)
+    return t[keep], (c[i + 1] - c[j])[keep] / (i + 1 - j)[keep]
+
+
+def window_rate(t: Any, cum_bytes: Any, window: float) -> tuple[Any, Any]:
+    """The rate (bit/s) over the ``window`` seconds before each sample time, from a cumulative
+    byte count: (B(t_i) - B(t_j)) x 8 / (t_i - t_j), t_j the latest sample at or before
+    t_i - window; the exact mean rate over the window when the samples are evenly spaced. From
+    the first sample a whole window after the first. ``window`` 0: between neighbours."""
+    t = np.asarray(t, dtype=float)
+    b = np.asarray(cum_bytes, dtype=float)
+    if window <= 0:
+        dt = np.diff(t)
+        return t[1:], np.diff(b) * 8 / np.where(dt > 0, dt, np.nan)
+    j = np.searchsorted(t, t - window * (1 - 1e-9), side="right") - 1
+    keep = j >= 0
+    i = np.arange(len(t))[keep]
+    j = j[keep]
+    dt = t[i] - t[j]
+    return t[i], (b[i] - b[j]) * 8 / np.where(dt > 0, dt, np.nan)
+
+
+def default_smooth(what: str, t: Any) -> float:
+    """The smoothing window when none is given, s: for ``throughput`` 1 s, or a twentieth of
+    the series where it is shorter than 20 s (at least one sample interval); none for the
+    others."""
+    if what != "throughput" or len(t) < 2:
+        return 0.0
+    span = float(t[-1] - t[0])
+    step = float(np.median(np.diff(t)))
+    return max(step, min(THROUGHPUT_SMOOTH_S, span / 20))
+
+
+def _window_text(w: float) -> str:
+    return f"{w * 1e3:g} ms" if w < 1 else f"{w:g} s"
+
+
 def plot_queue(
     runs: Sequence[tuple[str, RunLike]],
     path: str | os.PathLike[str],
     title: str | None = None,
+    smooth: float | None = None,
 ) -> Path:
     """Draw the instantaneous queue and the AQM's average against time, one
     panel per run (sharing the axes), and save the figure as ``path`` (PNG,
-    or any format matplotlib knows from the extension)."""
+    or any format matplotlib knows from the extension). ``smooth``: draw the
+    queue's trailing mean over that many seconds (:func:`moving_mean`) instead
+    of its samples. The legend goes above each panel, off the traces."""
     if not runs:
         raise ValueError("plot_queue needs at least one run")
     loaded = [(label, _as_result(r)) for label, r in runs]
@@ -75,7 +146,18 @@ def plot_queue(
         t = q.column("time_s").to_numpy()
         qp = q.column("queue_pkts").to_numpy()
         top = max(top, float(qp.max(initial=0)))
-        ax.plot(t, qp, lw=0.5, color="tab:blue", label="queue")
+        if smooth:
+            tq, qs = moving_mean(t, qp, smooth)
+            if len(tq) == 0:
+                raise ValueError(
+                    f"{label}: the smoothing window ({_window_text(smooth)}) is longer than the "
+                    "series"
+                )
+            ax.plot(
+                tq, qs, lw=0.8, color="tab:blue", label=f"queue, mean over {_window_text(smooth)}"
+            )
+        else:
+            ax.plot(t, qp, lw=0.5, color="tab:blue", label="queue")
         if "avg" in q.column_names:
             avg = q.column("avg").to_numpy(zero_copy_only=False).astype(float)
             if np.isfinite(avg).any():
@@ -93,7 +175,7 @@ def plot_queue(
         )
         ax.set_ylabel("packets")
         ax.grid(True, lw=0.3)
-        ax.legend(loc="upper right", fontsize=8)
+        legend_outside(ax, fontsize=8)
     axes[-1].set_ylim(0, 1.05 * top)  # shared by every panel
     axes[-1].set_xlabel("time (s)")
     if title:
@@ -106,19 +188,23 @@ def response_cdf(
     path: str | os.PathLike[str],
     title: str | None = None,
     xmax: float = 2.0,
+    log_x: bool = False,
 ) -> Path:
     """Draw the CDFs of the web response times of several runs on one axes
     (response time in seconds up to ``xmax``, 2 s as in
     ``000_0675317d310dd341.txt``'s figures) and save the figure as ``path``.
     Each curve counts the responses that ended in its run's measurement
     interval (see :meth:`aqmlab.RunResult.response_cdf`); the legend gives
-    each run's share of responses done within 0.5 s."""
+    each run's share of responses done within 0.5 s. ``log_x``: a logarithmic
+    time axis, from the shortest response (the CDF's body and its tail both
+    show when response times span decades)."""
     if not runs:
         raise ValueError("response_cdf needs at least one run")
     if not xmax > 0:
         raise ValueError(f"xmax must be positive, not {xmax!r}")
     fig = _figure(figsize=(7, 4.5), layout="constrained")
     ax = fig.subplots()
+    lowest = math.inf
     for label, r in runs:
         t, p = _as_result(r).response_cdf()
         if len(t) == 0:
@@ -127,13 +213,20 @@ def response_cdf(
         # A step function from (0, 0), through every response, to xmax.
         x = np.concatenate(([0.0], t, [max(xmax, float(t[-1]))]))
         y = np.concatenate(([0.0], p, [1.0]))
+        if log_x:
+            pos = t[t > 0]
+            lowest = min(lowest, float(pos[0]) if len(pos) else math.inf)
         ax.step(x, y, where="post", lw=1.4, label=f"{label} (<= 0.5 s: {100 * at_half:.1f} %)")
-    ax.set_xlim(0, xmax)
+    if log_x:
+        ax.set_xscale("log")
+        ax.set_xlim(min(lowest, xmax / 10) if math.isfinite(lowest) else xmax / 1000, xmax)
+    else:
+        ax.set_xlim(0, xmax)
     ax.set_ylim(0, 1.0)
     ax.set_xlabel("response time (s)")
     ax.set_ylabel("cumulative probability")
     ax.grid(True, lw=0.3)
-    ax.legend(loc="lower right", fontsize=8)
+    ax.legend(loc="best", fontsize=8)
     if title:
         ax.set_title(title)
     return _save(fig, path)
@@ -188,15 +281,19 @@ def delay_cdf(
     path: str | os.PathLike[str],
     link: str | None = None,
     title: str | None = None,
+    log_x: bool = False,
 ) -> Path:
     """The CDFs of the queueing delay of the packets that crossed ``link``
     (default: each run's first monitored link) in the measurement interval,
     one curve per run, from the runs' delay histograms (``delay.parquet``;
-    bins within 3.2 % of the delay), with the p50/p99 in the legend."""
+    bins within 3.2 % of the delay), with the p50/p99 in the legend.
+    ``log_x``: a logarithmic delay axis from the smallest delay above 0 (the
+    packets that found the queue empty stay in the curve's first step)."""
     if not runs:
         raise ValueError("delay_cdf needs at least one run")
     fig = _figure(figsize=(7, 4.5), layout="constrained")
     ax = fig.subplots()
+    lowest = math.inf
     for label, rl in runs:
         r = _as_result(rl)
         d = r.delay
@@ -213,6 +310,16 @@ def delay_cdf(
         lower0 = float(rows.column("lower_s")[0].as_py()) * 1e3
         x = np.concatenate(([lower0], upper))
         y = np.concatenate(([0.0], p))
+        if log_x:
+            # Delays of 0 (an empty queue: the first bin, from 0) cannot be placed on a log
+            # axis: the curve starts at the lower edge of the first bin above 0, with the share
+            # of the packets below it.
+            lowers = np.asarray(rows.column("lower_s").to_numpy(), dtype=float) * 1e3
+            k = int(np.argmax(lowers > 0)) if (lowers > 0).any() else len(lowers)
+            x = np.concatenate((lowers[k : k + 1], upper[k:]))
+            y = np.concatenate(([p[k - 1] if k > 0 else 0.0], p[k:]))[: len(x)]
+            if len(x):
+                lowest = min(lowest, float(x[0]))
         figs: Mapping[str, Any] = next(
             (s for s in r.summary.get("links", []) if s.get("name") == name), {}
         )
@@ -222,9 +329,14 @@ def delay_cdf(
     ax.set_xlabel("queueing delay (ms)")
     ax.set_ylabel("cumulative probability")
     ax.set_ylim(0, 1.0)
-    ax.set_xlim(left=0)
+    if log_x:
+        ax.set_xscale("log")
+        if math.isfinite(lowest):
+            ax.set_xlim(left=lowest)
+    else:
+        ax.set_xlim(left=0)
     ax.grid(True, lw=0.3)
-    ax.legend(loc="lower right", fontsize=8)
+    ax.legend(loc="best", fontsize=8)
     ax.set_title(title or f"Queueing delay at {link or 'the bottleneck'}", loc="left")
     return _save(fig, path)
 
@@ -238,6 +350,8 @@ def plot_series(
     flows: Sequence[int] = (),
     series: str = "cwnd",
     title: str | None = None,
+    smooth: float | None = None,
+    log_x: bool = False,
 ) -> Path:
     """One panel per run, against time: ``what`` is ``queue`` (packets, with
     the AQM's average), ``queue-bytes``, ``delay`` (the queue's drain time at
@@ -246,13 +360,29 @@ def plot_series(
     parameters, ``params`` names or all) or ``flows`` (``series`` of the
     flow series: cwnd, ssthresh, srtt_s, rto_s, delivery_rate_bps, alpha,
     pacing_rate_bps, rate_sample_bps or bbr_bw_bps, for ``flows`` or every
-    traced flow). ``cdf`` draws :func:`delay_cdf`."""
-    if what == "cdf":
-        return delay_cdf(runs, path, link, title)
-    if what == "queue" and link is None and not params and not flows:
-        return plot_queue(runs, path, title)
+    traced flow). ``cdf`` draws :func:`delay_cdf` (``log_x``: a logarithmic
+    delay axis).
+
+    ``smooth``: a window in seconds; each curve becomes its trailing mean over
+    it (:func:`moving_mean`), throughput the mean rate over it
+    (:func:`window_rate`); 0 draws the samples as they are. None: the default,
+    :func:`default_smooth` (1 s for throughput, none for the others). The
+    legend goes outside the axes (:func:`aqmlab._legend.legend_outside`)."""
     if what not in KINDS:
         raise ValueError(f"what must be one of {', '.join(KINDS)}, not {what!r}")
+    if smooth is not None and (not math.isfinite(smooth) or smooth < 0):
+        raise ValueError(f"smooth must be a window of 0 s or more, not {smooth!r}")
+    if smooth and what not in SMOOTHABLE:
+        raise ValueError(
+            f"smooth is for {', '.join(SMOOTHABLE)}, not {what} (its curves are not samples "
+            "over time)"
+        )
+    if log_x and what != "cdf":
+        raise ValueError(f"log_x is for the cdf, not {what} (a time axis stays linear)")
+    if what == "cdf":
+        return delay_cdf(runs, path, link, title, log_x=log_x)
+    if what == "queue" and link is None and not params and not flows:
+        return plot_queue(runs, path, title, smooth=smooth)
     if not runs:
         raise ValueError("plot_series needs at least one run")
     loaded = [(label, _as_result(r)) for label, r in runs]
@@ -261,6 +391,7 @@ def plot_series(
     axes = fig.subplots(n, 1, sharex=True, squeeze=False)[:, 0]
     ylabel = ""
     for ax, (label, r) in zip(axes, loaded, strict=True):
+        used = 0.0  # the smoothing window drawn, s
         if what in ("queue", "queue-bytes", "delay", "throughput"):
             name, q = _link_rows(r, link, label)
             t = np.asarray(q.column("time_s").to_numpy(), dtype=float)
@@ -280,11 +411,23 @@ def plot_series(
                 if "departed_bytes" not in q.column_names:
                     raise ValueError(f"{label}: the run has no throughput series (older folder)")
                 b = np.asarray(q.column("departed_bytes").to_numpy(), dtype=float)
-                dt = np.diff(t)
-                y = np.diff(b) * 8 / np.where(dt > 0, dt, np.nan) / 1e6
-                t = t[1:]
+                w = default_smooth(what, t) if smooth is None else smooth
+                t, y = window_rate(t, b, w)
+                y = y / 1e6
                 ylabel = "throughput (Mb/s)"
-            ax.plot(t, y, lw=0.6, label=name)
+                if w > 0:
+                    used = w
+            if what != "throughput":
+                w = smooth or 0.0
+                if w > 0:
+                    t, y = moving_mean(t, y, w)
+                    used = w
+            if len(t) == 0:
+                raise ValueError(
+                    f"{label}: the smoothing window ({_window_text(used)}) is longer than the "
+                    "series"
+                )
+            ax.plot(t, y, lw=0.6 if not used else 1.0, label=name)
         elif what == "params":
             pt = r.params
             names = list(params) or list(dict.fromkeys(pt.column("name").to_pylist()))
@@ -319,17 +462,19 @@ def plot_series(
                 rows = _rows(fs, "flow", f)
                 if rows.num_rows == 0:
                     raise ValueError(f"{label}: flow {f} is not in the flow series")
-                ax.plot(
-                    rows.column("time_s").to_numpy(),
-                    rows.column(series).to_numpy(),
-                    lw=0.8,
-                    label=f"flow {f}",
-                )
+                ft = np.asarray(rows.column("time_s").to_numpy(), dtype=float)
+                fy = np.asarray(rows.column(series).to_numpy(zero_copy_only=False), dtype=float)
+                if smooth:
+                    ft, fy = moving_mean(ft, fy, smooth)
+                    used = smooth
+                ax.plot(ft, fy, lw=0.8, label=f"flow {f}")
             ylabel = series
-        ax.set_title(label, loc="left", fontsize=10)
+        ax.set_title(
+            label + (f" (mean over {_window_text(used)})" if used else ""), loc="left", fontsize=10
+        )
         ax.set_ylabel(ylabel)
         ax.grid(True, lw=0.3)
-        ax.legend(loc="upper right", fontsize=8)
+        legend_outside(ax, fontsize=8)
     axes[-1].set_xlabel("time (s)")
     if title:
         fig.suptitle(title)

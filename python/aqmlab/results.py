@@ -9,6 +9,7 @@ One folder per run::
       flows.parquet    one row per flow
       params.parquet   the bottleneck AQM's adapted parameters (time_s, name, value)
       responses.parquet  one row per completed web request/response (empty without web traffic)
+      packets.pcap     the first packets through the monitored link (``metrics.pcap``; else absent)
 
 A folder is written under the temporary sibling name ``DIR.tmp-<pid>`` and
 renamed to ``DIR`` once complete, so an interrupted run never leaves a
@@ -53,6 +54,8 @@ RESPONSES = "responses.parquet"
 DELAY = "delay.parquet"
 FLOW_SERIES = "flow_series.parquet"
 EVENTS = "events.parquet"
+#: The packet capture of ``metrics.pcap`` (only when it captured packets).
+PCAP = "packets.pcap"
 #: The optional tables: (attribute of RunResult, file).
 EXTRA_TABLES = (("delay", DELAY), ("flow_series", FLOW_SERIES), ("events", EVENTS))
 FILES = (MANIFEST, SUMMARY, QUEUE, FLOWS, PARAMS, RESPONSES, DELAY, FLOW_SERIES, EVENTS)
@@ -141,7 +144,8 @@ def manifest(result: RunResult) -> dict[str, Any]:
         "peak_packets": result.peak_packets,
         "command": result.command,
         "python": sys.version.split()[0],
-        "files": [SUMMARY, QUEUE, FLOWS, PARAMS, RESPONSES, DELAY, FLOW_SERIES, EVENTS],
+        "files": [SUMMARY, QUEUE, FLOWS, PARAMS, RESPONSES, DELAY, FLOW_SERIES, EVENTS]
+        + ([PCAP] if result.pcap else []),
         "scenario": result.scenario,
     }
 
@@ -202,6 +206,8 @@ def _write_files(result: RunResult, d: Path) -> None:
     pq.write_table(result.responses, d / RESPONSES)
     for attr, name in EXTRA_TABLES:
         pq.write_table(getattr(result, attr), d / name)
+    if result.pcap:
+        (d / PCAP).write_bytes(result.pcap)
     # The manifest last: a folder with a manifest has everything else.
     text = json.dumps(manifest(result), indent=2, allow_nan=False) + "\n"
     (d / MANIFEST).write_text(text, encoding="utf-8")
@@ -243,6 +249,7 @@ def load_run(path: str | os.PathLike[str]) -> RunResult:
         responses = pq.read_table(d / RESPONSES) if (d / RESPONSES).is_file() else None
         # Folders written before these tables existed have none of them.
         extra = {a: pq.read_table(d / f) for a, f in EXTRA_TABLES if (d / f).is_file()}
+        pcap = (d / PCAP).read_bytes() if (d / PCAP).is_file() else b""
     except (OSError, ValueError) as e:
         raise ResultsError(f"{d}: cannot read the result folder: {e}") from e
     return RunResult(
@@ -253,9 +260,11 @@ def load_run(path: str | os.PathLike[str]) -> RunResult:
         **({"params": params} if params is not None else {}),
         **({"responses": responses} if responses is not None else {}),
         **extra,
+        pcap=pcap,
         peak_packets=int(man.get("peak_packets", 0)),
         engine_version=str(man.get("engine_version", "")),
         aqmlab_version=str(man.get("aqmlab_version", "")),
         created_at=str(man.get("created_at", "")),
         command=man.get("command"),
+        folder=d,
     )

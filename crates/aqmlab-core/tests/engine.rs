@@ -14,10 +14,14 @@ mod aqm_pi_rem;
 mod aqm_red_adaptive;
 #[path = "aqm_set_param.rs"]
 mod aqm_set_param;
+#[path = "base_rtt.rs"]
+mod base_rtt;
 #[path = "common/mod.rs"]
 mod common;
 #[path = "fidelity_engine.rs"]
 mod fidelity_engine;
+#[path = "pcap.rs"]
+mod pcap;
 #[path = "scenario_setups.rs"]
 mod scenario_setups;
 #[path = "scenarios.rs"]

@@ -50,6 +50,7 @@ fn estimate<'py>(py: Python<'py>, json: &str) -> PyResult<Bound<'py, PyDict>> {
     d.set_item("flows", e.flows)?;
     d.set_item("flow_series_rows", e.flow_series_rows)?;
     d.set_item("trace_rows", e.trace_rows)?;
+    d.set_item("pcap_packets", e.pcap_packets)?;
     d.set_item("phases", e.phases)?;
     d.set_item("snapshot_flows", e.snapshot_flows)?;
     Ok(d)
@@ -68,8 +69,9 @@ fn estimate<'py>(py: Python<'py>, json: &str) -> PyResult<Bound<'py, PyDict>> {
 ///
 /// Returns a dict: `scenario` and `summary` (JSON text), `queue`, `flows`,
 /// `params`, `responses`, `delay`, `flow_series` and `events` (dicts of
-/// column name -> Arrow buffers, see [`columns`]), `peak_packets`
-/// and `version` (the engine's).
+/// column name -> Arrow buffers, see [`columns`]), `pcap` (the bytes of
+/// `packets.pcap`, empty without `metrics.pcap`), `peak_packets` and
+/// `version` (the engine's).
 ///
 /// `every_s`: the least wall time between two calls (0, the default: at
 /// every one of the engine's progress points, which fall at the same
@@ -135,6 +137,7 @@ fn hand_over(py: Python<'_>, r: aqmlab_core::RunResult) -> PyResult<Bound<'_, Py
         delay,
         flow_series,
         events,
+        pcap,
     } = r;
     let d = PyDict::new(py);
     d.set_item("scenario", to_json("scenario", &scenario)?)?;
@@ -148,6 +151,7 @@ fn hand_over(py: Python<'_>, r: aqmlab_core::RunResult) -> PyResult<Bound<'_, Py
     put(&d, "flow_series", flow_series)?;
     put(&d, "events", events)?;
     put(&d, "queue", queue)?;
+    d.set_item("pcap", pyo3::types::PyBytes::new(py, &pcap))?;
     Ok(d)
 }
 

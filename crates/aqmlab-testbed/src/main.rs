@@ -84,6 +84,12 @@ fn setup(doc: Value) -> Result<Setup, String> {
     if db.loss.is_some() || db.reverse_loss.is_some() || db.access_loss.is_some() {
         return Err("topology.loss: random link loss is not supported by the testbed".into());
     }
+    if let Some(g) = sc.traffic.iter().position(|g| g.base_rtt().is_some()) {
+        return Err(format!(
+            "traffic[{g}].base_rtt: a base RTT per group is not supported by the testbed \
+             (all flows share one emulated path); set topology.access_delay"
+        ));
+    }
     let a_src = fixed(
         &db.source_access_delay.or(db.access_delay),
         "topology.access_delay",

@@ -59,16 +59,28 @@ def _save(fig: Any, path: str | os.PathLike[str]) -> Path:
 def plot_loops(
     loops: Sequence[tuple[str, Loop, Margins | None]], path: str | os.PathLike[str], title: str = ""
 ) -> Path:
-    """Bode magnitude and phase (left) and Nyquist plot (right) of each loop,
-    with the crossover and margins marked. At most ``MAX_LOOPS`` loops are
+    """Bode magnitude and phase (left, one over the other) and Nyquist plot
+    (right, as tall as both) of each loop, with the crossover and margins marked,
+    and the margins as text below. At most ``MAX_LOOPS`` loops are
     drawn (evenly chosen; the title says so)."""
     if len(loops) > MAX_LOOPS:
         idx = sorted({round(i * (len(loops) - 1) / (MAX_LOOPS - 1)) for i in range(MAX_LOOPS)})
         title = f"{title} ({len(idx)} of {len(loops)} phases shown)".strip()
         loops = [loops[i] for i in idx]
-    fig, ax = _fig(2, 2, (12, 7))
-    mag_ax, ph_ax, ny_ax = ax[0][0], ax[1][0], ax[0][1]
-    ax[1][1].axis("off")
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    # Magnitude over phase at the left, the Nyquist plot over both rows at the right (square, as
+    # its axes are equal), the margins as lines of text under them: no quarter left empty.
+    fig = plt.figure(figsize=(12, 6.2 + 0.18 * len(loops)), layout="constrained")
+    axd = fig.subplot_mosaic(
+        [["mag", "ny"], ["ph", "ny"]], width_ratios=[1.25, 1], gridspec_kw={"hspace": 0.02}
+    )
+    mag_ax, ph_ax, ny_ax = axd["mag"], axd["ph"], axd["ny"]
+    mag_ax.sharex(ph_ax)
+    mag_ax.tick_params(labelbottom=False)
     text = []
     for label, lp, m in loops:
         w = lp.grid(2000)
@@ -103,12 +115,14 @@ def plot_loops(
     ny_ax.set_aspect("equal")
     ny_ax.set_title("Nyquist (|L| < 50 shown; -1 marked)")
     ny_ax.grid(True, lw=0.3)
-    ax[1][1].text(
-        0, 1, "\n".join(text), va="top", fontsize=8, wrap=True, transform=ax[1][1].transAxes
-    )
+    if text:
+        fig.supxlabel("\n".join(text), fontsize=8, x=0.01, ha="left")
     if title:
         fig.suptitle(title)
-    return _save(fig, path)
+    p = check_figure_path(path)
+    save_figure(fig, p, dpi=110)
+    plt.close(fig)
+    return p
 
 
 def plot_fluid_vs_packets(

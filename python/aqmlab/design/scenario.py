@@ -70,6 +70,15 @@ def _buffer_pkts(v: Any, size: int, path: str) -> float:
     raise DesignError(path, f"{v!r} is not a buffer in packets or bytes")
 
 
+def _group_access(g: Mapping[str, Any], i: int, bottleneck_delay: float) -> float | None:
+    """The one-way delay of each access link of a dumbbell group with a
+    ``base_rtt`` (its mean, less the bottleneck's round trip, over four
+    links), or None for a group that takes the topology's."""
+    if "base_rtt" not in g:
+        return None
+    return (_mean_time(g["base_rtt"], f"traffic[{i}].base_rtt") - 2 * bottleneck_delay) / 4
+
+
 def _has_aqm(aqm: Mapping[str, Any]) -> bool:
     return str(aqm.get("kind", "droptail")) != "droptail"
 
@@ -172,6 +181,13 @@ def scenario_phases(resolved: Mapping[str, Any]) -> list[LinkPhases]:
         base_ad = topo.get("access_delay", "1ms")
         src = _mean_time(topo.get("source_access_delay", base_ad), "topology.source_access_delay")
         snk = _mean_time(topo.get("sink_access_delay", base_ad), "topology.sink_access_delay")
+        # Each group's mean one-way access delays (sender's side, receiver's):
+        # a group's base_rtt leaves a quarter of what the bottleneck's round
+        # trip does not take to each of its four access links.
+        acc = [
+            [q, q] if (q := _group_access(g, i, delay["bottleneck"])) is not None else [src, snk]
+            for i, g in enumerate(traffic)
+        ]
     elif kind == "parking-lot":
         long_rtt = _mean_time(topo.get("long_rtt", "100ms"), "topology.long_rtt")
         short_rtt = _mean_time(topo.get("short_rtt", "40ms"), "topology.short_rtt")
@@ -180,12 +196,15 @@ def scenario_phases(resolved: Mapping[str, Any]) -> list[LinkPhases]:
     def flows_on(ln: str) -> tuple[float, float]:
         """(N, mean Tp) of the forward bulk flows crossing link ``ln``."""
         if kind == "dumbbell":
-            fwd = sum(
-                a
-                for a, g in zip(active, traffic, strict=True)
+            fwd = [
+                (a, x)
+                for a, g, x in zip(active, traffic, acc, strict=True)
                 if g.get("kind") == "bulk" and g.get("direction", "forward") == "forward"
-            )
-            return float(fwd), 2 * (delay[ln] + src + snk)
+            ]
+            n_f = sum(a for a, _ in fwd)
+            if n_f == 0:
+                return 0.0, 2 * (delay[ln] + src + snk)
+            return float(n_f), sum(a * 2 * (delay[ln] + x[0] + x[1]) for a, x in fwd) / n_f
         if kind == "custom":
             # A flow's base RTT: its data and ACK paths (both ways over its links).
             groups = [(a, u, x) for a, u, x in zip(active, used, extra, strict=True) if ln in u]
@@ -252,10 +271,11 @@ def scenario_phases(resolved: Mapping[str, Any]) -> list[LinkPhases]:
                 and "delay" in e
             ):
                 d = _mean_time(e["delay"], f"schedule[{i}].delay")
-                if name in ("access", "access-source"):
-                    src = d
-                if name in ("access", "access-sink"):
-                    snk = d
+                for x in acc:
+                    if name in ("access", "access-source"):
+                        x[0] = d
+                    if name in ("access", "access-sink"):
+                        x[1] = d
             else:
                 continue
         elif act == "aqm":

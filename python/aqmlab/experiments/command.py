@@ -16,7 +16,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -288,10 +288,15 @@ def _sweep_all(loaded: list[Any], args: argparse.Namespace, several: bool) -> in
                 f"  time:    simulating {outcome.engine_s:.1f} s (summed over the runs); "
                 f"saving each run's results added {100 * per_point:.1f} % to that"
             )
+        report = None
+        if not args.no_report:
+            # The tables first (as `aqmlab report` prints them), then where everything is.
+            st, report = _report(outcome.out)
+            status = max(status, st)
         print(f"  results: {outcome.out}")
         print(f"  table:   {outcome.summary_path}")
-        if not args.no_report:
-            status = max(status, _report(outcome.out))
+        if report is not None:
+            print(f"  report:  {report}")
         if outcome.failures:
             labels = {p.id: p.label for p in points}
             n = len(outcome.failures)
@@ -436,22 +441,17 @@ def _print_estimate(
     )
 
 
-def _report(out: Path) -> int:
-    """Build the report if ``aqmlab.report`` offers ``build_report``."""
-    build: Callable[[Path], Path] | None
-    try:
-        from aqmlab import report as rep
+def _report(out: Path) -> tuple[int, Path | None]:
+    """Build the report of ``out`` and print its tables (and ranking check, where the paper
+    gives numbers) as ``aqmlab report`` does: (status, the report's page or None)."""
+    from aqmlab.report.cli import print_built
+    from aqmlab.report.html import build
 
-        build = getattr(rep, "build_report", None)
-    except ImportError:
-        build = None
-    if build is None:
-        print("  report:  not built (this aqmlab has no aqmlab.report.build_report)")
-        return 0
     try:
-        path = build(out)
+        b = build(out)
     except Exception as e:
         print(f"error: the report of {out} failed: {type(e).__name__}: {e}", file=sys.stderr)
-        return EXIT_FAILED_POINTS
-    print(f"  report:  {path}")
-    return 0
+        return EXIT_FAILED_POINTS, None
+    sys.stdout.flush()
+    print_built(b)
+    return 0, b.index

@@ -79,8 +79,10 @@ FIGURE_KINDS: dict[str, tuple[str, ...]] = {
     "timeseries": ("series",),
     "metric_vs_factor": ("metric", "factor"),
     "phase_bars": ("metric",),
-    "cdf": ("x_max", "tail"),
+    "cdf": ("of", "x_max", "tail", "log_x", "link"),
 }
+#: What a ``cdf`` figure draws: web response times or the packets' queueing delay.
+CDF_OF = ("responses", "delay")
 #: Keys every figure takes: ``factors`` fixes factor values (the points drawn),
 #: ``phase`` the phase of a metric figure (default "all").
 FIGURE_COMMON = ("name", "title", "kind", "paper_ref", "factors", "phase")
@@ -892,10 +894,21 @@ def _figures(
                 if x <= 0:
                     raise ExperimentError(f"{path}.x_max", f"expected a number > 0, found {_q(x)}")
                 fig["x_max"] = x
-            tail = t.get("tail", False)
-            if not isinstance(tail, bool):
-                raise ExperimentError(f"{path}.tail", f"expected true or false, found {_q(tail)}")
-            fig["tail"] = tail
+            fig["of"] = _choice(t, path, "of", CDF_OF, "responses")
+            for key in ("tail", "log_x"):
+                flag = t.get(key, False)
+                if not isinstance(flag, bool):
+                    raise ExperimentError(
+                        f"{path}.{key}", f"expected true or false, found {_q(flag)}"
+                    )
+                fig[key] = flag
+            if "link" in t:
+                if fig["of"] != "delay":
+                    raise ExperimentError(
+                        f"{path}.link",
+                        'a link is chosen for of = "delay" only (responses are end to end)',
+                    )
+                fig["link"] = _str(t, path, "link", required=True)
         out.append(fig)
     return out
 

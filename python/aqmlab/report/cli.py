@@ -9,18 +9,54 @@ from rich.console import Console
 from aqmlab.papers import cite_source
 from aqmlab.report import tables as T
 from aqmlab.report.data import Experiment, ReportError, full_form_command, load_output
-from aqmlab.report.html import build, build_index
+from aqmlab.report.html import Built, build, build_index
 from aqmlab.results import ResultsError, hold_folder
 
-__all__ = ["full_form_note", "report_command"]
+__all__ = ["full_form_note", "print_built", "report_command", "terminal_console"]
 
 
 def full_form_note(exp: Experiment) -> str:
     """Why a quick form's numbers differ from the paper's, and the command of the full form."""
+    if not exp.papers:
+        return (
+            "note: this is the quick form, shortened (see the experiment's notes); the full "
+            f"form: {full_form_command(exp)}"
+        )
     return (
         "note: this is the quick form, shortened (see the experiment's notes), so its figures "
         f"are not meant to match the paper's; the full form: {full_form_command(exp)}"
     )
+
+
+def terminal_console() -> Console:
+    """The console the tables go to: rich's own on a terminal; piped or logged, 180 columns,
+    wide enough for the paper's tables (rich would use 80)."""
+    console = Console()
+    return console if console.is_terminal else Console(width=180)
+
+
+def print_built(b: Built, console: Console | None = None, quick_note: bool = True) -> None:
+    """A built report on the terminal: its paper, named, the quick form's note (unless
+    ``quick_note`` is false), the tables, the ranking check (where the paper gives numbers),
+    and what could not be drawn or computed."""
+    console = console or terminal_console()
+    exp = b.out.experiment
+    console.rule(f"[bold]{exp.name}[/bold]: {exp.title}" + (" (quick)" if exp.quick else ""))
+    if exp.source:
+        console.print(f"source: {cite_source(exp.source)}", highlight=False, markup=False)
+    if exp.quick and quick_note:
+        console.print(full_form_note(exp), highlight=False, markup=False)
+    for t in b.tables.tables:
+        console.print(T.to_rich(t))
+    if b.tables.pairs:
+        console.print(T.ranking_rich(b.tables))
+    for name, _, err in b.figures:
+        if err:
+            console.print(f"[yellow]figure {name} not drawn:[/yellow] {err}")
+    if b.out.failures:
+        console.print(f"[red]{len(b.out.failures)} points failed[/red] (listed in the report)")
+    if b.out.warnings:
+        console.print(f"{len(b.out.warnings)} values could not be computed (listed in the report)")
 
 
 def report_command(dirs: list[Path], index: str | None = None, quick_note: bool = True) -> int:
@@ -32,10 +68,7 @@ def report_command(dirs: list[Path], index: str | None = None, quick_note: bool 
         if not d.is_dir():
             raise ReportError(f"{d}: no such directory")
         load_output(d)  # raises ReportError for a folder that is not an experiment's
-    console = Console()
-    if not console.is_terminal:
-        # Piped or logged: wide enough for the paper's tables (rich would use 80 columns).
-        console = Console(width=180)
+    console = terminal_console()
     for d in dirs:
         # One writer at a time: not while a sweep is writing the folder.
         try:
@@ -43,25 +76,7 @@ def report_command(dirs: list[Path], index: str | None = None, quick_note: bool 
                 b = build(d)
         except ResultsError as e:
             raise ReportError(str(e)) from None
-        exp = b.out.experiment
-        console.rule(f"[bold]{exp.name}[/bold]: {exp.title}" + (" (quick)" if exp.quick else ""))
-        if exp.source:
-            console.print(f"source: {cite_source(exp.source)}", highlight=False)
-        if exp.quick and quick_note:
-            console.print(full_form_note(exp), highlight=False)
-        for t in b.tables.tables:
-            console.print(T.to_rich(t))
-        if b.tables.pairs:
-            console.print(T.ranking_rich(b.tables))
-        for name, _, err in b.figures:
-            if err:
-                console.print(f"[yellow]figure {name} not drawn:[/yellow] {err}")
-        if b.out.failures:
-            console.print(f"[red]{len(b.out.failures)} points failed[/red] (listed in the report)")
-        if b.out.warnings:
-            console.print(
-                f"{len(b.out.warnings)} values could not be computed (listed in the report)"
-            )
+        print_built(b, console, quick_note)
         print(f"report in {b.index}")
     if index is not None:
         print(f"index in {build_index(dirs, Path(index))}")

@@ -18,10 +18,14 @@ Kinds (``[[figure]] kind``):
     ``metric`` per phase, one bar per scheme, error bars, the paper's numbers and ns-2.35's as
     markers.
 ``cdf``
-    The CDF of the response times (responses.parquet) up to ``x_max`` seconds (default 2), the
-    responses of every seed that ended in the measurement interval pooled, one curve per scheme
-    (and per value of the other factors); with ``tail = true`` the complementary CDF on a log
-    scale.
+    ``of = "responses"`` (the default): the CDF of the response times (responses.parquet) up
+    to ``x_max`` seconds (default 2), the responses of every seed that ended in the
+    measurement interval pooled; ``of = "delay"``: the CDF of the queueing delay of the
+    packets that left the bottleneck (or ``link``) in the measurement interval, in ms, from
+    the points' delay histograms (delay.parquet, bins within 3.2 %) pooled over the seeds, up
+    to ``x_max`` ms (default: the largest delay). One curve per scheme (and per value of the
+    other factors); ``tail = true``: the complementary CDF on a log scale; ``log_x = true``: a
+    logarithmic x axis, from the smallest value above 0.
 """
 
 from __future__ import annotations
@@ -178,7 +182,7 @@ def timeseries(out: Output, fig: Figure, stem: Path) -> list[Path]:
         mfig = MplFigure(figsize=(9, height))
         FigureCanvasAgg(mfig)
         mfig.subplots_adjust(
-            left=0.07, right=0.92, top=1 - 0.45 / height, bottom=0.5 / height, hspace=0.35
+            left=0.07, right=0.92, top=1 - 0.55 / height, bottom=0.5 / height, hspace=0.4
         )
         axes = mfig.subplots(len(panels), 1, sharex=True, squeeze=False)[:, 0]
         for ax, (scheme, row) in zip(axes, panels, strict=True):
@@ -239,7 +243,11 @@ def timeseries(out: Output, fig: Figure, stem: Path) -> list[Path]:
             ax.set_ylabel("packets" if not series[0].endswith("bytes") else "bytes")
             ax.set_ylim(bottom=0)
             if handles:
-                ax.legend(handles=handles, loc="upper right", ncols=min(len(handles), 4))
+                # Above the panel at the right, beside its title: not over the queue.
+                ax.legend(
+                    handles=handles, loc="lower right", bbox_to_anchor=(1.0, 1.0),
+                    ncols=min(len(handles), 4), borderaxespad=0.1, columnspacing=1.0,
+                )  # fmt: skip
         axes[-1].set_xlabel("time (s)")
         mfig.suptitle(fig.title or fig.name, x=0.01, y=1 - 0.08 / height, ha="left", fontsize=11)
         return _save(mfig, stem)
@@ -265,15 +273,18 @@ def _kkey(k: tuple[int | None, ...]) -> tuple[int, ...]:
     return tuple(-1 if i is None else i for i in k)
 
 
-def _panels(n: int, width: float = 7.0, height: float = 4.2) -> tuple[MplFigure, list[Axes]]:
-    """A figure with ``n`` panels (up to three a row) sharing their axes."""
+def _panels(
+    n: int, width: float = 7.0, height: float = 4.2, panel_height: float = 3.0
+) -> tuple[MplFigure, list[Axes]]:
+    """A figure with ``n`` panels (up to three a row, each ``panel_height`` inches high)
+    sharing their axes."""
     if n <= 1:
         mfig = MplFigure(figsize=(width, height), layout="constrained")
         FigureCanvasAgg(mfig)
         return mfig, [mfig.subplots()]
     ncols = min(3, n)
     nrows = math.ceil(n / ncols)
-    mfig = MplFigure(figsize=(4.0 * ncols + 1.5, 3.0 * nrows + 0.8), layout="constrained")
+    mfig = MplFigure(figsize=(4.0 * ncols + 1.5, panel_height * nrows + 0.8), layout="constrained")
     FigureCanvasAgg(mfig)
     grid = mfig.subplots(nrows, ncols, sharex=True, sharey=True, squeeze=False)
     axes = list(grid.ravel())
@@ -389,112 +400,202 @@ def phase_bars(out: Output, fig: Figure, stem: Path, cells: dict[Any, Cell]) -> 
     groups = [(s, k) for s in exp.schemes for k in keys]
     if not groups:
         raise FigureError(f"no values of {mname!r}")
+    # More bars than a panel reads (scheme x setting): one panel per setting of the other
+    # factors, as the curve figures do; the figure stays near 7 x 4.2 inches a panel, never
+    # a strip of hundreds of bars.
+    # One phase and several settings: the settings along x (a group of bars per setting, a
+    # bar per scheme), one panel.
+    by_setting = len(phases) == 1 and len(keys) > 1
+    split = not by_setting and len(groups) > MAX_CURVES and len(keys) > 1
     with _style():
-        mfig = MplFigure(figsize=(max(6.0, 1.1 * len(phases) * max(1, len(groups)) / 2), 4.2),
-                         layout="constrained")  # fmt: skip
-        FigureCanvasAgg(mfig)
-        ax = mfig.subplots()
-        width = 0.8 / len(groups)
-        hatches = ["", "//", "..", "xx", "\\\\"]
+        mfig, axes = _panels(len(keys) if split else 1, panel_height=4.0)
         paper_shown = ns2_shown = False
-        for gi, (scheme, fk) in enumerate(groups):
-            x = np.arange(len(phases)) + (gi - (len(groups) - 1) / 2) * width
-            cs = [cells.get((scheme, fk, ph, mname)) for ph in phases]
-            y = [c.ours.mean if c is not None else math.nan for c in cs]
-            err = np.array([_errbar(c) if c is not None else (0.0, 0.0) for c in cs]).T
-            sub = _factor_text(out, fk, set())
-            ax.bar(
-                x, y, width=width * 0.92, yerr=err if err.any() else None, capsize=2,
-                color=_colour(out, scheme),
-                hatch=hatches[keys.index(fk) % len(hatches)], edgecolor="white", lw=0.3,
-                label=f"{scheme}{', ' + sub if sub else ''}",
-            )  # fmt: skip
-            for xi, c in zip(x, cs, strict=True):
-                if c is not None and c.paper is not None:
-                    ax.plot(xi, c.paper.center, ls="none", marker="D", mfc="white", mec="black",
-                            ms=5, zorder=5)  # fmt: skip
-                    paper_shown = True
-                if c is not None and c.ns2 is not None:
-                    ax.plot(xi, c.ns2.center, ls="none", marker="s", mfc="white", mec="#2a5d8f",
-                            ms=5, zorder=5)  # fmt: skip
-                    ns2_shown = True
+        for pi, ax in enumerate(axes):
+            sel = [(s, k) for s, k in groups if k == keys[pi]] if split else groups
+            if by_setting:
+                sel = [(s, None) for s in exp.schemes]
+            width = 0.8 / len(sel)
+            hatches = ["", "//", "..", "xx", "\\\\"]
+            for gi, (scheme, fk0) in enumerate(sel):
+                fk = keys[0] if fk0 is None else fk0
+                if by_setting:
+                    x = np.arange(len(keys)) + (gi - (len(sel) - 1) / 2) * width
+                    cs = [cells.get((scheme, k, phases[0], mname)) for k in keys]
+                else:
+                    x = np.arange(len(phases)) + (gi - (len(sel) - 1) / 2) * width
+                    cs = [cells.get((scheme, fk, ph, mname)) for ph in phases]
+                y = [c.ours.mean if c is not None else math.nan for c in cs]
+                err = np.array([_errbar(c) if c is not None else (0.0, 0.0) for c in cs]).T
+                sub = "" if split or by_setting else _factor_text(out, fk, set())
+                ax.bar(
+                    x, y, width=width * 0.92, yerr=err if err.any() else None, capsize=2,
+                    color=_colour(out, scheme),
+                    hatch="" if split or by_setting else hatches[keys.index(fk) % len(hatches)],
+                    edgecolor="white", lw=0.3, label=f"{scheme}{', ' + sub if sub else ''}",
+                )  # fmt: skip
+                for xi, c in zip(x, cs, strict=True):
+                    if c is not None and c.paper is not None:
+                        ax.plot(xi, c.paper.center, ls="none", marker="D", mfc="white",
+                                mec="black", ms=5, zorder=5)  # fmt: skip
+                        paper_shown = True
+                    if c is not None and c.ns2 is not None:
+                        ax.plot(xi, c.ns2.center, ls="none", marker="s", mfc="white",
+                                mec="#2a5d8f", ms=5, zorder=5)  # fmt: skip
+                        ns2_shown = True
+            if by_setting:
+                ax.set_xticks(np.arange(len(keys)), [_factor_text(out, k, set()) for k in keys])
+                ax.set_xlabel(f"phase {phases[0]}" if phases[0] != ALL else "")
+            else:
+                ax.set_xticks(np.arange(len(phases)), phases)
+                ax.set_xlabel("phase")
+            ax.set_ylabel(m.label)
+            if split:
+                ax.set_title(_factor_text(out, keys[pi], set()), fontsize=9)
         if paper_shown:
-            ax.plot([], [], ls="none", marker="D", mfc="white", mec="black", label="paper")
+            axes[0].plot([], [], ls="none", marker="D", mfc="white", mec="black", label="paper")
         if ns2_shown:
-            ax.plot([], [], ls="none", marker="s", mfc="white", mec="#2a5d8f", label="ns-2.35")
-        ax.set_xticks(np.arange(len(phases)), phases)
-        ax.set_xlabel("phase")
-        ax.set_ylabel(m.label)
-        ax.legend()
-        ax.set_title(fig.title or fig.name)
+            axes[0].plot([], [], ls="none", marker="s", mfc="white", mec="#2a5d8f",
+                         label="ns-2.35")  # fmt: skip
+        if split:
+            _legend(mfig, axes)
+            mfig.suptitle(fig.title or fig.name, x=0.01, ha="left", fontsize=11)
+        else:
+            # Beside the bars, not over them.
+            axes[0].legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0)
+            axes[0].set_title(fig.title or fig.name)
         return _save(mfig, stem)
+
+
+def _response_samples(out: Output, fig: Figure, r: Row) -> tuple[F64, F64] | None:
+    """The response times of a point that ended in its measurement interval, each counted
+    once: (values, weights)."""
+    try:
+        t = PointData(out.point_dir(r.id)).table("responses")
+    except MetricError as e:
+        out.warn(f"figure {fig.name}: point {r.id}: {e}")
+        return None
+    ends = np.asarray(t.column("end_s").to_numpy(), dtype=np.float64)
+    rt = np.asarray(t.column("response_time_s").to_numpy(), dtype=np.float64)
+    sel = (ends >= r.start_s) & (ends <= r.end_s)
+    return rt[sel], np.ones(int(sel.sum()))
+
+
+def _delay_samples(out: Output, fig: Figure, r: Row) -> tuple[F64, F64] | None:
+    """A point's queueing-delay histogram (delay.parquet: the packets that left the link in
+    the measurement interval) as (each bin's upper edge in ms, its count); the link is the
+    figure's ``link``, else the first monitored one. The bin of delay 0 keeps its upper edge
+    (1 ns)."""
+    try:
+        t = PointData(out.point_dir(r.id)).table("delay")
+    except MetricError as e:
+        out.warn(f"figure {fig.name}: point {r.id}: {e}")
+        return None
+    if t.num_rows == 0:
+        out.warn(f"figure {fig.name}: point {r.id}: no delay histogram (an older folder?)")
+        return None
+    link = str(fig.get("link") or t.column("link")[0].as_py())
+    t = t.filter(pc.equal(t.column("link"), link))
+    if t.num_rows == 0:
+        raise FigureError(f"link {link!r}: not a monitored link of point {r.id}")
+    upper = np.asarray(t.column("upper_s").to_numpy(), dtype=np.float64) * 1e3
+    count = np.asarray(t.column("count").to_numpy(), dtype=np.float64)
+    return upper, count
 
 
 def cdf(out: Output, fig: Figure, stem: Path) -> list[Path]:
     exp = out.experiment
-    x_max = float(fig.get("x_max", 2.0))
-    if not x_max > 0:
+    of = str(fig.get("of", "responses"))
+    if of not in CDF_OF:
+        raise FigureError(f"of = {of!r}; must be one of {', '.join(CDF_OF)}")
+    delay = of == "delay"
+    x_max = fig.get("x_max")
+    x_max = None if x_max is None else float(x_max)
+    if not delay and x_max is None:
+        x_max = 2.0
+    if x_max is not None and not x_max > 0:
         raise FigureError(f"x_max = {x_max!r}; must be > 0")
     tail = bool(fig.get("tail", False))
+    log_x = bool(fig.get("log_x", False))
     fixed = _fixed_factors(out, fig)
-    curves: dict[tuple[str, tuple[int | None, ...]], list[F64]] = {}
+    curves: dict[tuple[str, tuple[int | None, ...]], list[tuple[F64, F64]]] = {}
     for r in out.rows:
         if r.phase != ALL or not r.ok or not _matches(out, r, fixed):
             continue
-        try:
-            t = PointData(out.point_dir(r.id)).table("responses")
-        except MetricError as e:
-            out.warn(f"figure {fig.name}: point {r.id}: {e}")
-            continue
-        ends = np.asarray(t.column("end_s").to_numpy(), dtype=np.float64)
-        rt = np.asarray(t.column("response_time_s").to_numpy(), dtype=np.float64)
-        sel = (ends >= r.start_s) & (ends <= r.end_s)
-        curves.setdefault((r.scheme, out.factor_key(r)), []).append(rt[sel])
-    curves = {k: v for k, v in curves.items() if sum(len(x) for x in v)}
+        got = _delay_samples(out, fig, r) if delay else _response_samples(out, fig, r)
+        if got is not None:
+            curves.setdefault((r.scheme, out.factor_key(r)), []).append(got)
+    curves = {k: v for k, v in curves.items() if sum(w.sum() for _, w in v) > 0}
     if not curves:
-        raise FigureError("no web responses in any completed point")
+        what = "queueing-delay histogram" if delay else "web response"
+        raise FigureError(f"no {what} in any completed point")
     order = {s: i for i, s in enumerate(exp.schemes)}
     keys = sorted({k for _, k in curves}, key=_kkey)
+    unit = "queueing delay (ms)" if delay else "response time (s)"
     # The paper's figures: one panel per setting (load, ECN...), a curve per scheme.
     split = len(curves) > MAX_CURVES and len(keys) > 1
     with _style():
         mfig, axes = _panels(len(keys) if split else 1, height=4.5)
         styles = ["-", "--", "-.", ":"]
+        lo, hi = math.inf, 0.0
         for (scheme, fk), parts in sorted(curves.items(), key=lambda kv: order.get(kv[0][0], 99)):
             ax = axes[keys.index(fk)] if split else axes[0]
-            x = np.sort(np.concatenate(parts))
-            n = len(x)
+            # Every seed pooled: the values sorted, each with its weight (1 a response, a
+            # bin's count of packets).
+            vals = np.concatenate([v for v, _ in parts])
+            wts = np.concatenate([w for _, w in parts])
+            idx = np.argsort(vals, kind="stable")
+            x, w = vals[idx], wts[idx]
+            n = float(w.sum())
+            p = np.cumsum(w) / n
             sub = "" if split else _factor_text(out, fk, set())
-            label = f"{scheme}{', ' + sub if sub else ''}" + ("" if split else f" (n = {n})")
+            count = f"n = {n:.0f}" + (" packets" if delay else "")
+            label = f"{scheme}{', ' + sub if sub else ''}" + ("" if split else f" ({count})")
             ls = "-" if split else styles[keys.index(fk) % len(styles)]
+            colour = _colour(out, scheme)
+            if log_x:
+                # A log axis has no 0: the curve starts at the first value above 0 (delays of
+                # 0, an empty queue, sit in the bin below 1 ns).
+                keep = x > (1e-5 if delay else 0.0)
+                if keep.any():
+                    lo = min(lo, float(x[keep][0]))
+            hi = max(hi, float(x[-1]))
             if tail:
-                # P(T > x) just after each response time; the last point (0) cannot be drawn.
-                y = 1.0 - np.arange(1, n + 1) / n
-                keep = y > 0
-                ax.step(x[keep], y[keep], where="post", color=_colour(out, scheme), ls=ls,
-                        label=label)  # fmt: skip
+                # P(X > x) just after each value; the last point (0) cannot be drawn.
+                y = 1.0 - p
+                keep = y > 1e-12
+                ax.step(x[keep], y[keep], where="post", color=colour, ls=ls, label=label)
             else:
-                xs = np.concatenate(([0.0], x, [max(x_max, float(x[-1]))]))
-                ys = np.concatenate(([0.0], np.arange(1, n + 1) / n, [1.0]))
-                ax.step(xs, ys, where="post", color=_colour(out, scheme), ls=ls, label=label)
+                end = max(x_max or 0.0, float(x[-1]))
+                xs = np.concatenate(([0.0], x, [end]))
+                ys = np.concatenate(([0.0], p, [1.0]))
+                ax.step(xs, ys, where="post", color=colour, ls=ls, label=label)
+        right = x_max if x_max is not None else hi * 1.02
         for i, ax in enumerate(axes):
-            ax.set_xlim(0, x_max)
-            ax.set_xlabel("response time (s)")
+            if log_x:
+                ax.set_xscale("log")
+                left = lo if math.isfinite(lo) else right / 1000
+                ax.set_xlim(min(left, right / 10), right)
+            else:
+                ax.set_xlim(0, right)
+            ax.set_xlabel(unit)
             if tail:
                 ax.set_yscale("log")
-                ax.set_ylabel("P(response time > x)")
+                ax.set_ylabel(f"P({unit.split(' (')[0]} > x)")
             else:
                 ax.set_ylim(0, 1)
                 ax.set_ylabel("cumulative probability")
             if split:
                 ax.set_title(_factor_text(out, keys[i], set()), fontsize=9)
-        _legend(mfig, axes, "upper right" if tail else "lower right")
+        _legend(mfig, axes, "best")
         if split:
             mfig.suptitle(fig.title or fig.name, x=0.01, ha="left", fontsize=11)
         else:
             axes[0].set_title(fig.title or fig.name)
         return _save(mfig, stem)
 
+
+#: What a ``cdf`` figure draws: web response times, or the queueing delay of the packets.
+CDF_OF = ("responses", "delay")
 
 KINDS = ("timeseries", "metric_vs_factor", "phase_bars", "cdf")
 

@@ -45,6 +45,7 @@ thead th{background:#f3f3f3}caption{text-align:left;font-weight:600;padding:.3em
 table.paper td{text-align:right;white-space:nowrap}
 table.paper .ours{font-weight:600}table.paper .paper{color:#555;font-size:.88em}
 table.paper .diff{color:#555;font-size:.88em}.nopaper .paper{color:#aaa}
+table.paper .spread{color:#555;font-size:.88em}
 table.paper .ns2{color:#2a5d8f;font-size:.88em}td.notgiven{color:#777}
 td.nodata{color:#999;text-align:center}.nan{color:#b60;font-size:.85em}
 td.kept{color:#175;font-weight:600}td.partly{color:#a60;font-weight:600}td.notkept{color:#b11;font-weight:600}
@@ -207,13 +208,14 @@ def _ranking_html(tables: T.Tables) -> str:
 
 
 def _quick_html(exp: Experiment) -> str:
-    """For a quick form: why its numbers differ from the paper's, and the full form's command."""
+    """For a quick form: why its numbers differ from the paper's (or from the full form's,
+    for an experiment without the paper's numbers), and the full form's command."""
     if not exp.quick:
         return ""
+    differ = "figures are not meant to match the paper's" if exp.papers else "runs are shorter"
     return (
         '<p class="notes">This is the <b>quick form</b>, shortened (see the notes below), so its '
-        "figures are not meant to match the paper's. The full form: "
-        f"<code>{_e(full_form_command(exp))}</code></p>"
+        f"{differ}. The full form: <code>{_e(full_form_command(exp))}</code></p>"
     )
 
 
@@ -222,6 +224,7 @@ def page(b: Built) -> str:
     title = exp.title or exp.name
     badge = '<span class="badge quick">quick</span>' if exp.quick else ""
     ns2 = T.ns2_entries(b.tables)
+    source = cite_source(exp.source)
     parts = [
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8">',
@@ -229,25 +232,37 @@ def page(b: Built) -> str:
         f"<title>{_e(exp.name)}: {_e(title)}</title>",
         f"<style>{CSS}</style></head><body>",
         f"<h1>{_e(title)}{badge}</h1>",
-        f'<p class="sub">{_e(exp.name)} · {_e(cite_source(exp.source))}</p>',
+        f'<p class="sub">{_e(exp.name)}' + (f" · {_e(source)}" if source else "") + "</p>",
         _quick_html(exp),
-        "<h2>Ranking of the schemes</h2>",
-        _ranking_html(b.tables),
-        "<h2>Tables</h2>",
-        "<p>In each cell: ours (mean ± 95 % confidence interval over the seeds, or min-max "
-        "range), below it the paper's number and the difference ours - paper (Δ, and in % "
-        "of the paper's)"
-        + (
-            f", and where the ns-2 cross-check ran the same set-up, {T.NS2}'s figure and ours "
-            f"- {T.NS2}'s"
-            if ns2
-            else ""
+    ]
+    if b.tables.with_paper:
+        parts += ["<h2>Ranking of the schemes</h2>", _ranking_html(b.tables)]
+    parts += ["<h2>Tables</h2>"]
+    if not b.tables.with_paper:
+        parts.append(
+            "<p>In each cell: the mean over the seeds and below it ± the half-width of its 95 % "
+            "confidence interval (Student's t; none for one seed, or where it rounds to nothing "
+            "at the value's precision), or the min-max range. Hover a cell for every seed's "
+            "value.</p>"
         )
-        + ". Hover a cell for every seed's value.</p>",
-    ]
-    parts += [f'<div class="scroll">{T.to_html(t)}</div>' for t in b.tables.tables] or [
-        "<p>No table.</p>"
-    ]
+    else:
+        parts.append(
+            "<p>In each cell: ours (mean ± 95 % confidence interval over the seeds, or min-max "
+            "range), below it the paper's number and the difference ours - paper (Δ, and in % "
+            "of the paper's)"
+            + (
+                f", and where the ns-2 cross-check ran the same set-up, {T.NS2}'s figure and ours "
+                f"- {T.NS2}'s"
+                if ns2
+                else ""
+            )
+            + ". Hover a cell for every seed's value.</p>"
+        )
+    parts += [
+        f'<div class="scroll">{T.to_html(part)}</div>'
+        for t in b.tables.tables
+        for part in T.fit_width(t)
+    ] or ["<p>No table.</p>"]
     if ns2:
         parts.append(f"<h3>{T.NS2}'s figures</h3><ul>")
         for figures, note in T.ns2_sources(b.tables):
@@ -326,6 +341,7 @@ def build(out_dir: Path) -> Built:
             "title": out.experiment.title,
             "source": cite_source(out.experiment.source),
             "quick": out.experiment.quick,
+            "with_paper": tables.with_paper,
             "points": len({r.id for r in out.rows}),
             "failed": len(out.failures),
             "kept": k,
@@ -393,7 +409,9 @@ def build_index(dirs: list[Path], out_html: Path) -> Path:
     ]
     for s, href in rows:
         k, n = s["kept"], s["compared"]
-        if n == 0:
+        if not s.get("with_paper", True):
+            verdict, cls = "no paper values", "nodata"
+        elif n == 0:
             verdict, cls = "no pair", "nodata"
         elif k == n:
             verdict, cls = "kept", "kept"

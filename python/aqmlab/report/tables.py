@@ -52,6 +52,9 @@ __all__ = [
     "Tables",
     "aggregate",
     "build_tables",
+    "fit_width",
+    "fmt_parts",
+    "fmt_spread",
     "fmt_value",
     "ns2_sources",
     "ref_where",
@@ -129,16 +132,56 @@ def fmt_value(v: float, digits: int | None) -> str:
     return f"{v:.{digits}f}"
 
 
-def fmt_agg(a: Agg, digits: int | None) -> str:
+def _quantum(v: float, digits: int | None) -> float:
+    """The step of the last digit :func:`fmt_value` shows of ``v`` (NaN for 0 without
+    ``digits``: 0 is written "0" at any precision)."""
+    if v != 0 and (abs(v) >= 1e6 or abs(v) < 1e-4):
+        return 10.0 ** (math.floor(math.log10(abs(v))) - (2 if digits is None else digits))
+    if digits is not None:
+        return 10.0**-digits
+    if v == 0:
+        return math.nan
+    return 1.0 if abs(v) >= 1000 else 10.0 ** (math.floor(math.log10(abs(v))) - 2)
+
+
+def fmt_spread(mean: float, half: float, digits: int | None) -> str:
+    """The half-width of an interval as shown beside its mean: at the mean's precision (the
+    step of its last digit shown; without ``digits`` at most two significant figures of the
+    spread), "" when it rounds to nothing there (a spread of 4e-14 on a mean of 100.0 is no
+    spread worth a digit)."""
+    if math.isnan(half):
+        return ""
+    q = _quantum(mean, digits)
+    if math.isnan(q):  # a mean of 0: the spread at its own 3 significant figures
+        return "" if half == 0 else fmt_value(half, digits)
+    if half < q / 2:
+        return ""
+    if not (abs(mean) >= 1e6 or abs(mean) < 1e-4):
+        dec = max(0, -math.floor(math.log10(q) + 1e-9))
+        if digits is None:  # no more than two significant figures of the spread
+            dec = min(dec, max(0, 1 - math.floor(math.log10(half))))
+        return f"{round(half / q) * q:.{dec}f}"
+    return fmt_value(half, digits)
+
+
+def fmt_parts(a: Agg, digits: int | None) -> tuple[str, str]:
+    """Seeds combined as (value, spread): the mean and "± half-width" of its interval ("" when
+    it rounds to nothing at the mean's precision, or for one seed), or for ``stat = "range"``
+    the min-max range ("" spread; one value when both ends print the same)."""
     if not a.ok:
-        return "NaN"
+        return "NaN", ""
     if a.stat == "range":
-        if a.n == 1:
-            return fmt_value(a.mean, digits)
-        return f"{fmt_value(a.lo, digits)}-{fmt_value(a.hi, digits)}"
+        lo, hi = fmt_value(a.lo, digits), fmt_value(a.hi, digits)
+        return (lo, "") if a.n == 1 or lo == hi else (f"{lo}-{hi}", "")
     if math.isnan(a.lo):
-        return fmt_value(a.mean, digits)
-    return f"{fmt_value(a.mean, digits)} ± {fmt_value(a.hi - a.mean, digits)}"
+        return fmt_value(a.mean, digits), ""
+    half = fmt_spread(a.mean, a.hi - a.mean, digits)
+    return fmt_value(a.mean, digits), (f"± {half}" if half else "")
+
+
+def fmt_agg(a: Agg, digits: int | None) -> str:
+    main, spread = fmt_parts(a, digits)
+    return f"{main} {spread}" if spread else main
 
 
 def fmt_paper(p: Paper, digits: int | None) -> str:
@@ -204,6 +247,10 @@ class Cell:
     def text_ours(self) -> str:
         return fmt_agg(self.ours, self.metric.digits)
 
+    def text_parts(self) -> tuple[str, str]:
+        """Ours as (value, spread): :func:`fmt_parts`."""
+        return fmt_parts(self.ours, self.metric.digits)
+
     def text_paper(self) -> str:
         return "-" if self.paper is None else fmt_paper(self.paper, self.metric.digits)
 
@@ -266,10 +313,17 @@ class ReportTable:
     row_labels: list[list[str]]  # one entry per row: one label per row dimension
     row_dims: list[str]
     cells: list[list[Cell | None]]
+    #: Whether the experiment gives the paper's (or ns-2.35's) numbers: without any, a cell
+    #: shows ours alone, the spread below the value, and no "paper -" line.
+    with_paper: bool = True
+
+    #: "1 of 2" when the table was cut into parts to fit the page (:func:`fit_width`).
+    part: str = ""
 
     @property
     def title(self) -> str:
-        return f"{self.name} ({self.slice})" if self.slice else self.name
+        base = f"{self.name} ({self.slice})" if self.slice else self.name
+        return f"{base}, part {self.part}" if self.part else base
 
 
 @dataclass
@@ -277,6 +331,9 @@ class Tables:
     tables: list[ReportTable]
     pairs: list[Pair]
     cells: dict[tuple[str, tuple[int | None, ...], str, str], Cell] = field(default_factory=dict)
+    #: Whether the experiment gives any number of the paper's (``[[paper]]``): without one,
+    #: the report has no paper column and no ranking check (an experiment of one's own).
+    with_paper: bool = True
 
     def ranking_summary(self) -> list[tuple[str, int, int, int]]:
         """Per metric: (metric, kept, compared, without data). Pairs the paper gives no order
@@ -457,7 +514,7 @@ def build_tables(out: Output, values: dict[tuple[str, str], dict[str, float]]) -
     """Lay out every ``[table]`` of the experiment and run the ranking check."""
     exp = out.experiment
     cells = collect_cells(out, values)
-    result = Tables([], ranking_pairs(exp, cells), cells)
+    result = Tables([], ranking_pairs(exp, cells), cells, with_paper=bool(exp.papers))
     for spec in exp.tables:
         metrics = [m for m in spec.metrics if m in exp.metrics]
         for m in spec.metrics:
@@ -491,7 +548,15 @@ def _layout(
 ) -> ReportTable:
     rvals = list(itertools.product(*[_dim_values(exp, d, metrics) for d in rows]))
     cvals = list(itertools.product(*[_dim_values(exp, d, metrics) for d in cols]))
-    col_headers = [[c[level][1] for c in cvals] for level in range(len(cols))]
+    # A factor's columns are headed with its name and value ("buffer = 50"): a bare 50 says
+    # nothing of what was varied.
+    col_headers = [
+        [
+            f"{cols[level]} = {c[level][1]}" if exp.factor(cols[level]) else c[level][1]
+            for c in cvals
+        ]
+        for level in range(len(cols))
+    ]
     grid: list[list[Cell | None]] = []
     for rv in rvals:
         line: list[Cell | None] = []
@@ -510,6 +575,7 @@ def _layout(
         row_labels=[[lab for _, lab in rv] for rv in rvals],
         row_dims=rows,
         cells=grid,
+        with_paper=bool(exp.papers or exp.ns2),
     )
 
 
@@ -518,7 +584,8 @@ def _layout(
 
 def to_rich(t: ReportTable) -> Table:
     """A rich table: in each cell ours, and below it the paper's number and the difference, and
-    ns-2.35's where the experiment gives it."""
+    ns-2.35's where the experiment gives it; without the paper's numbers, ours alone (the
+    spread below the value)."""
     rt = Table(title=t.title, title_justify="left", show_lines=True)
     for d in t.row_dims:
         rt.add_column(d, style="bold")
@@ -530,6 +597,10 @@ def to_rich(t: ReportTable) -> Table:
         for c in line:
             if c is None:
                 texts.append("[dim]no data[/dim]")
+                continue
+            if not t.with_paper:
+                main, spread = c.text_parts()
+                texts.append(f"{main}\n[dim]{spread}[/dim]" if spread else main)
                 continue
             sub = f"paper {c.text_paper()}" + (f"  {c.text_diff()}" if c.paper else "")
             if c.ns2 is not None:
@@ -610,7 +681,8 @@ def _where(p: Pair) -> str:
 
 
 def to_markdown(tables: Tables) -> str:
-    """Every table and the ranking check as markdown (GitHub tables; ``<br>`` in cells)."""
+    """Every table and the ranking check as markdown (GitHub tables; ``<br>`` in cells); no
+    ranking check for an experiment without the paper's numbers."""
     lines: list[str] = []
     for t in tables.tables:
         lines += [f"### {t.title}", ""]
@@ -626,6 +698,10 @@ def to_markdown(tables: Tables) -> str:
                 if c is None:
                     texts.append("no data")
                     continue
+                if not t.with_paper:
+                    main, spread = c.text_parts()
+                    texts.append(f"**{main}**" + (f" {spread}" if spread else ""))
+                    continue
                 text = f"**{c.text_ours()}**<br>paper {c.text_paper()}"
                 if c.paper is not None:
                     text += f", {c.text_diff()}"
@@ -639,6 +715,8 @@ def to_markdown(tables: Tables) -> str:
         lines += [f"### {NS2}'s figures", ""]
         lines += [f"- {figures}{'. ' + note if note else ''}" for figures, note in sources]
         lines.append("")
+    if not tables.with_paper:
+        return "\n".join(lines)
     lines += ["### Ranking of the schemes", ""]
     if not tables.pairs:
         lines += ["No pair of schemes with both numbers in the paper.", ""]
@@ -668,7 +746,8 @@ def _e(s: str) -> str:
 
 
 def to_html(t: ReportTable) -> str:
-    """A table as HTML (header levels with colspans; ours, the paper's and Δ in each cell)."""
+    """A table as HTML (header levels with colspans; ours, the paper's and Δ in each cell; ours
+    alone, its spread below it, without the paper's numbers)."""
     out = [f'<table class="paper"><caption>{_e(t.title)}</caption><thead>']
     nrd = len(t.row_dims)
     for li, level in enumerate(t.col_headers):
@@ -699,13 +778,22 @@ def to_html(t: ReportTable) -> str:
             if c is None:
                 out.append('<td class="nodata">no data</td>')
                 continue
-            cls = "cell" if c.paper is not None else "cell nopaper"
             nan = (
                 f' <span class="nan">({c.ours.n}/{c.ours.n + c.ours.n_nan} seeds)</span>'
                 if c.ours.n_nan
                 else ""
             )
             title = f"seeds: {', '.join(fmt_value(v, c.metric.digits) for v in c.values)}"
+            if not t.with_paper:
+                main, spread = c.text_parts()
+                out.append(
+                    f'<td class="cell" title="{_e(title)}"><span class="ours">{_e(main)}</span>'
+                    + nan
+                    + (f'<br><span class="spread">{_e(spread)}</span>' if spread else "")
+                    + "</td>"
+                )
+                continue
+            cls = "cell" if c.paper is not None else "cell nopaper"
             ns2 = ""
             if c.ns2 is not None:
                 title += f"\n{NS2}: {c.ns2.note}" if c.ns2.note else ""
@@ -724,6 +812,93 @@ def to_html(t: ReportTable) -> str:
         out.append("</tr>")
     out.append("</tbody></table>")
     return "".join(out)
+
+
+#: Width the report's page gives a table (its body is 1200 px wide), px.
+PAGE_WIDTH_PX = 1150
+# What a character takes in the page's font (14 px; the widest common sans, DejaVu Sans, has
+# digits of 0.64 em), px: plain, bold (the value of ours), small (0.88 em: paper, spread).
+_CH, _CH_BOLD, _CH_SMALL = 9.0, 9.8, 8.0
+#: A cell's padding and border, px.
+_PAD = 17.0
+
+
+def _words(text: str) -> float:
+    """The width of the longest word (a header wraps between words), px, bold."""
+    return max((len(w) for w in text.split()), default=0) * _CH_BOLD + _PAD
+
+
+def _cell_px(t: ReportTable, c: Cell | None) -> float:
+    """The width of a cell on one line per line (table cells do not wrap), px."""
+    if c is None:
+        return 7 * _CH + _PAD
+    nan = len(f" ({c.ours.n}/{c.ours.n + c.ours.n_nan} seeds)") * _CH_SMALL if c.ours.n_nan else 0
+    if not t.with_paper:
+        main, spread = c.text_parts()
+        return max(len(main) * _CH_BOLD + nan, len(spread) * _CH_SMALL) + _PAD
+    lines = [len(c.text_ours()) * _CH_BOLD + nan]
+    lines.append(len(f"paper {c.text_paper()} {c.text_diff()}") * _CH_SMALL)
+    if c.ns2 is not None:
+        lines.append(len(f"{NS2} {c.text_ns2()} {c.text_ns2_diff()}") * _CH_SMALL)
+    return max(lines) + _PAD
+
+
+def column_widths(t: ReportTable) -> tuple[float, list[float]]:
+    """An estimate of the narrowest the table's columns can be drawn: (the row labels'
+    columns together, each data column), px."""
+    labels = sum(
+        max([_words(d)] + [_words(lab[i]) for lab in t.row_labels])
+        for i, d in enumerate(t.row_dims)
+    )
+    ncols = len(t.col_headers[0]) if t.col_headers else 0
+    cols = []
+    for j in range(ncols):
+        head = _words(t.col_headers[-1][j])
+        cols.append(max([head] + [_cell_px(t, line[j]) for line in t.cells]))
+    return labels, cols
+
+
+def fit_width(t: ReportTable, width_px: float = PAGE_WIDTH_PX) -> list[ReportTable]:
+    """The table as it fits the page: whole when it does, else cut into parts between the
+    groups of its outermost column level (a metric's columns stay together while they fit), each
+    part repeating the row labels and titled "part i of n"."""
+    labels, cols = column_widths(t)
+    if labels + sum(cols) <= width_px or len(cols) < 2:
+        return [t]
+    room = max(width_px - labels, 1.0)
+    groups: list[list[int]] = []
+    for j in range(len(cols)):
+        if groups and t.col_headers[0][j] == t.col_headers[0][groups[-1][-1]]:
+            groups[-1].append(j)
+        else:
+            groups.append([j])
+    parts: list[list[int]] = [[]]
+    for g in groups:
+        if parts[-1] and sum(cols[j] for j in parts[-1] + g) > room:
+            parts.append([])
+        if sum(cols[j] for j in g) <= room or not g:
+            parts[-1] += g
+            continue
+        for j in g:  # one group wider than the page: its columns as they fit
+            if parts[-1] and sum(cols[k] for k in parts[-1]) + cols[j] > room:
+                parts.append([])
+            parts[-1].append(j)
+    parts = [p for p in parts if p]
+    if len(parts) == 1:
+        return [t]
+    return [
+        ReportTable(
+            name=t.name,
+            slice=t.slice,
+            col_headers=[[level[j] for j in p] for level in t.col_headers],
+            row_labels=t.row_labels,
+            row_dims=t.row_dims,
+            cells=[[line[j] for j in p] for line in t.cells],
+            with_paper=t.with_paper,
+            part=f"{i + 1} of {len(parts)}",
+        )
+        for i, p in enumerate(parts)
+    ]
 
 
 def ranking_html(tables: Tables) -> str:

@@ -1,6 +1,8 @@
 //! Measurement: link counters, the time-weighted queue monitor, the queue
 //! time series, and summary statistics.
 
+pub mod pcap;
+
 use crate::units::SimTime;
 use serde::Serialize;
 
@@ -146,6 +148,9 @@ pub struct QueueMonitor {
     pub params: ParamSeries,
     /// Drops and marks, when `metrics.trace` is on.
     pub trace: Option<LinkTrace>,
+    /// The first packets to leave the queue, when `metrics.pcap` captures
+    /// this link.
+    pub capture: Option<Box<pcap::Capture>>,
     last: SimTime,
     pkts: u32,
     bytes: u64,

@@ -15,7 +15,7 @@
 use crate::aqm::fq_codel::Queued;
 use crate::aqm::{Aqm, AqmImpl, Cause, PacketInfo, QueueLen, Verdict};
 use crate::metrics::{LinkStats, QueueMonitor};
-use crate::packet::{flags, Arena, Ecn, PktId};
+use crate::packet::{flags, Arena, Ecn, Packet, PktId};
 use crate::rng::{Rng, Stream};
 use crate::scenario::{Buffer, LossSpec};
 use crate::units::{BitRate, SimTime};
@@ -554,7 +554,7 @@ impl Link {
         }
         p.enq_time = now;
         if self.planned {
-            return self.admit_planned(now, info);
+            return self.admit_planned(now, info, p);
         }
         self.fifo.push_back(u64::from(id));
         self.qbytes += info.size as u64;
@@ -567,7 +567,7 @@ impl Link {
     /// [`Link::offer`]'s admission on a planned link: the packet starts
     /// when the last one admitted ends (or now), and at once if that is now.
     #[inline]
-    fn admit_planned(&mut self, now: SimTime, info: PacketInfo) -> Offer {
+    fn admit_planned(&mut self, now: SimTime, info: PacketInfo, p: &Packet) -> Offer {
         let after = self.plan.back().map_or(self.busy_until, |d| d.tx_end);
         let start = after.max(now);
         let tx_end = start + self.tx_time(info.size);
@@ -579,6 +579,11 @@ impl Link {
         self.qbytes += info.size as u64;
         if let Some(m) = self.monitor.as_mut() {
             m.set(now, self.plan.len() as u32, self.qbytes);
+            // Its header as it leaves (a planned link marks at admission
+            // only), at the start its departure is planned for.
+            if let Some(c) = m.capture.as_mut() {
+                c.record(start, p);
+            }
         }
         if start == now {
             // Idle: it starts at once (none before it starts at now).
@@ -746,6 +751,9 @@ impl Link {
         self.stats.sojourn_ns += sojourn.0 as u128;
         if let Some(m) = self.monitor.as_mut() {
             m.sojourn(sojourn);
+            if let Some(c) = m.capture.as_mut() {
+                c.record(now, arena.get(id));
+            }
         }
         if let Some(l) = self.loss.as_mut() {
             if l.lose(now) {

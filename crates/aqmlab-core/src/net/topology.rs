@@ -182,18 +182,25 @@ pub fn build(sc: &Scenario, seed: u64, groups: &[u32], live: &[bool]) -> Built {
                 .monitored
                 .push((BOTTLENECK_FWD, "bottleneck".to_string()));
             for (f, &g) in groups.iter().enumerate() {
-                let (src, snk) = d.draw_access(&mut Rng::new(rtt_seed, Stream::Flow(f as u32)));
+                let mut rng = Rng::new(rtt_seed, Stream::Flow(f as u32));
                 // Links 0 and 1 are the left host's, 2 and 3 the right
                 // host's; a reverse flow's sender is on the right.
-                let (left, right) = match direction(sc, g) {
-                    Direction::Forward => (src, snk),
-                    Direction::Reverse => (snk, src),
+                let delays = match sc.traffic[g as usize].base_rtt() {
+                    Some(rtt) => split_rtt(rtt.sample(&mut rng), d.bottleneck_delay),
+                    None => {
+                        let (src, snk) = d.draw_access(&mut rng);
+                        let (left, right) = match direction(sc, g) {
+                            Direction::Forward => (src, snk),
+                            Direction::Reverse => (snk, src),
+                        };
+                        [left, left, right, right]
+                    }
                 };
                 let acc = add_access(
                     &mut layout,
                     (d.access_rate, d.access_buffer, d.access_loss.as_ref()),
                     &droptail,
-                    [left, left, right, right],
+                    delays,
                 );
                 let data = vec![acc[0], BOTTLENECK_FWD, acc[2]];
                 let ack = vec![acc[3], BOTTLENECK_REV, acc[1]];
@@ -351,6 +358,17 @@ fn parking_access(
     [SimTime(a), SimTime(a), SimTime(rest - 3 * a), SimTime(a)]
 }
 
+/// The four access delays (left up, left down, right down, right up) that
+/// give a dumbbell flow the two-way propagation delay `rtt`: its data and
+/// ACK cross the bottleneck once each (2 x `bottleneck`), and four access
+/// links share the rest, the right host's downlink taking the nanoseconds
+/// a quarter leaves over. Validation keeps `rtt` at least 2 x `bottleneck`.
+fn split_rtt(rtt: SimTime, bottleneck: SimTime) -> [SimTime; 4] {
+    let rest = rtt.0.saturating_sub(bottleneck.0.saturating_mul(2));
+    let a = rest / 4;
+    [SimTime(a), SimTime(a), SimTime(rest - 3 * a), SimTime(a)]
+}
+
 /// Build the planned links: each AQM learns the live flows whose data
 /// crosses its link and their mean base RTT; loss models get their streams;
 /// each duplex link's directions are paired for reverse observation.
@@ -496,5 +514,34 @@ pub fn mark_cut_through(links: &mut [Link], routes: &[Vec<u32>]) {
     }
     for (l, p) in links.iter_mut().zip(pred) {
         l.cut_through = p != MANY && p != NONE && l.can_cut_through();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// 40 ms over a 10 ms bottleneck: 20 ms of access delay, 5 ms a link.
+    /// 26 000 003 ns left over: 6 500 000 ns a link, the right host's
+    /// downlink 6 500 003. Exactly the bottleneck's round trip: none.
+    #[test]
+    fn split_rtt_gives_the_rtt_to_the_nanosecond() {
+        let ms = SimTime::from_millis;
+        assert_eq!(split_rtt(ms(40), ms(10)), [ms(5); 4]);
+        let a = split_rtt(SimTime(40_000_003), ms(7));
+        assert_eq!(
+            a,
+            [
+                SimTime(6_500_000),
+                SimTime(6_500_000),
+                SimTime(6_500_003),
+                SimTime(6_500_000)
+            ]
+        );
+        // Data (left up, bottleneck, right down) and ACK (right up,
+        // bottleneck, left down): 2 x 7 ms + the four links.
+        let rtt = a[0].0 + a[2].0 + a[3].0 + a[1].0 + 2 * ms(7).0;
+        assert_eq!(rtt, 40_000_003);
+        assert_eq!(split_rtt(ms(14), ms(7)), [SimTime::ZERO; 4]);
     }
 }

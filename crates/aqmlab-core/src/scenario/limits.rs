@@ -58,6 +58,10 @@ pub const WINDOW_BYTES: u64 = 8;
 pub const FLOW_SERIES_ROW_BYTES: u64 = 210;
 /// Bytes one traced drop or mark costs (5 columns, one a link name).
 pub const TRACE_ROW_BYTES: u64 = 240;
+/// Bytes one captured packet costs (`metrics.pcap`): its copy and time in
+/// the engine (48), its record in the file as the engine writes it (56)
+/// and Python's copy of the file (56).
+pub const PCAP_PACKET_BYTES: u64 = 160;
 /// Bytes one `[metrics] phases` interval costs whatever the flows: its
 /// summary through the engine, JSON and Python, its row of the sweep's
 /// table (measured 40 KB per phase: 2000 disjoint phases of
@@ -88,6 +92,8 @@ pub struct MemoryEstimate {
     pub flow_series_rows: f64,
     /// Most rows of the event trace (`metrics.trace_limit` x monitored links).
     pub trace_rows: f64,
+    /// Most packets captured (`metrics.pcap`).
+    pub pcap_packets: f64,
     /// `[metrics] phases` intervals.
     pub phases: f64,
     /// Flow records kept by the measurement intervals open at one time, at
@@ -105,10 +111,11 @@ impl MemoryEstimate {
     pub fn flow_bytes(&self) -> f64 {
         self.flows * FLOW_BYTES as f64
     }
-    /// Bytes of the optional series (flow series and event trace).
+    /// Bytes of the optional series (flow series, event trace, capture).
     pub fn series_bytes(&self) -> f64 {
         self.flow_series_rows * FLOW_SERIES_ROW_BYTES as f64
             + self.trace_rows * TRACE_ROW_BYTES as f64
+            + self.pcap_packets * PCAP_PACKET_BYTES as f64
     }
     /// Bytes of the phases: their summaries and the flow records of the
     /// intervals open at once.
@@ -568,6 +575,7 @@ impl Scenario {
             } else {
                 0.0
             },
+            pcap_packets: self.metrics.pcap as f64,
         }
     }
 
@@ -641,7 +649,19 @@ impl Scenario {
         let s = e.series_bytes();
         if s >= q && s >= w && s >= f {
             let fs = e.flow_series_rows * FLOW_SERIES_ROW_BYTES as f64;
-            return Err(if fs * 2.0 >= s {
+            let pc = e.pcap_packets * PCAP_PACKET_BYTES as f64;
+            return Err(if pc * 2.0 >= s {
+                SpecError::new(
+                    "metrics.pcap",
+                    format!(
+                        "{} captured packets would take {}, {tail}; capture at most {} \
+                         (or raise metrics.memory_limit)",
+                        self.metrics.pcap,
+                        human_bytes(pc),
+                        ((limit - (e.bytes() - pc)) / PCAP_PACKET_BYTES as f64).max(0.0) as u64
+                    ),
+                )
+            } else if fs * 2.0 >= s {
                 SpecError::new(
                     "metrics.flow_series",
                     format!(
@@ -659,7 +679,7 @@ impl Scenario {
                         "{} events per monitored link could take {}, {tail}; \
                          lower metrics.trace_limit",
                         self.metrics.trace_limit,
-                        human_bytes(s - fs)
+                        human_bytes(s - fs - pc)
                     ),
                 )
             });

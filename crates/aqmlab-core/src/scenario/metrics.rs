@@ -38,6 +38,15 @@ pub struct MetricsSpec {
     /// Most events the trace keeps; the rest are counted, not kept.
     #[serde(skip_serializing_if = "is_default_trace_limit")]
     pub trace_limit: u64,
+    /// Packets captured into `packets.pcap`: the first this many to leave
+    /// the queue of the first monitored link and of its reverse direction
+    /// where that is measured too (0: no capture).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub pcap: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// Default of `metrics.trace_limit`.
@@ -84,6 +93,7 @@ impl MetricsSpec {
             },
             trace: t.bool("trace", false)?,
             trace_limit: t.u64("trace_limit", DEFAULT_TRACE_LIMIT)?,
+            pcap: t.u64("pcap", 0)?,
         };
         t.finish()?;
         if m.sample_interval == SimTime::ZERO {

@@ -126,6 +126,15 @@ impl Serialize for TimeDist {
     }
 }
 
+/// A time distribution as a scenario file writes it (`40ms`,
+/// `{ uniform = [20ms, 200ms] }`), for error messages.
+pub(super) fn dist_text(d: TimeDist) -> String {
+    match d {
+        TimeDist::Fixed(t) => format!("{t}"),
+        TimeDist::Uniform(a, b) => format!("{{ uniform = [{a}, {b}] }}"),
+    }
+}
+
 impl TimeDist {
     pub fn decode(v: Value, path: &str) -> SpecResult<TimeDist> {
         match v {
@@ -210,7 +219,16 @@ impl Scenario {
             .and_then(|v| v.get("pacing"))
             .is_some_and(|v| matches!(v, Value::Bool(false)));
         let tcp = TcpSpec::decode(tcp_table, "tcp")?;
-        let topology = match t.take("topology") {
+        let topo_value = t.take("topology");
+        // The first access-delay key the dumbbell's table gives, if any
+        // (a group's `base_rtt` sets its flows' access delays instead).
+        let access_key = match &topo_value {
+            Some(Value::Table(kv)) => ["access_delay", "source_access_delay", "sink_access_delay"]
+                .into_iter()
+                .find(|k| kv.iter().any(|(key, _)| key == k)),
+            _ => None,
+        };
+        let mut topology = match topo_value {
             Some(v) => Topology::decode(v, "topology", tcp.packet_size)?,
             None => {
                 return Err(SpecError::new(
@@ -249,6 +267,22 @@ impl Scenario {
                 "traffic",
                 "no traffic: add at least one [[traffic]] group",
             ));
+        }
+        if let Some(g) = traffic.iter().position(|g| g.base_rtt().is_some()) {
+            if let Some(key) = access_key {
+                return Err(SpecError::new(
+                    format!("traffic[{g}].base_rtt"),
+                    format!(
+                        "{} sets the access delays of the group's flows, and topology.{key} sets them too; give one of the two (base_rtt on every group that needs its own, the others take the default access delay of 1 ms)",
+                        dist_text(traffic[g].base_rtt().unwrap_or(TimeDist::Fixed(SimTime::ZERO)))
+                    ),
+                ));
+            }
+            // The groups without `base_rtt` take the default access delay,
+            // which the resolved scenario leaves out (so that it reads back).
+            if let Topology::Dumbbell(d) = &mut topology {
+                d.access_delay = None;
+            }
         }
         let total: u64 = traffic.iter().map(|g| g.flows() as u64).sum();
         if total > MAX_FLOWS {

@@ -301,7 +301,9 @@ pub struct Dumbbell {
     pub access_rate: BitRate,
     /// One-way propagation delay of each access link (drawn per flow, the
     /// same on the sender's and the receiver's side unless one side has its
-    /// own below); `None` when both sides have their own.
+    /// own below); `None` when both sides have their own, or when a
+    /// traffic group sets its own `base_rtt` (the groups without one then
+    /// take the default, 1 ms).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub access_delay: Option<TimeDist>,
     /// One-way delay of the access links of each flow's sender (its data
@@ -1035,7 +1037,7 @@ impl Scenario {
             if group.extra_delay().is_some() && !matches!(self.topology, Topology::Custom(_)) {
                 return Err(SpecError::new(
                     format!("traffic[{g}].extra_delay"),
-                    "spreads the delays of a custom topology's group; on the dumbbell draw topology.access_delay per flow (e.g. { uniform = [\"1ms\", \"5ms\"] }), on a parking lot long_rtt and short_rtt",
+                    "spreads the delays of a custom topology's group; on the dumbbell set the group's base_rtt (e.g. { uniform = [\"20ms\", \"200ms\"] }) or draw topology.access_delay per flow, on a parking lot long_rtt and short_rtt",
                 ));
             }
             match (&self.topology, spec) {

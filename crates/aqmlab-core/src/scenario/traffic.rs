@@ -51,6 +51,11 @@ pub struct WebSimpleSpec {
     pub direction: Direction,
     /// Start of each session's first transfer.
     pub start: TimeDist,
+    /// Base round-trip time of each session on the dumbbell (drawn per session):
+    /// the two-way propagation delay its access links are set to give,
+    /// 2 x (bottleneck_delay + 2 x access delay).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub base_rtt: Option<TimeDist>,
     /// Mean transfer size in data packets (default 12, of 1 KB in the thesis).
     pub mean_packets: f64,
     /// Mean think time (default 500 ms).
@@ -77,6 +82,11 @@ pub struct BulkSpec {
     pub direction: Direction,
     /// Start time of each flow.
     pub start: TimeDist,
+    /// Base round-trip time of each flow on the dumbbell (drawn per flow):
+    /// the two-way propagation delay its access links are set to give,
+    /// 2 x (bottleneck_delay + 2 x access delay).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub base_rtt: Option<TimeDist>,
     /// Open with SYN / SYN-ACK before sending data.
     pub handshake: bool,
     /// Override of `tcp.ecn` for this group.
@@ -113,6 +123,11 @@ pub struct UdpSpec {
     pub flows: u32,
     pub direction: Direction,
     pub start: TimeDist,
+    /// Base round-trip time of each flow on the dumbbell (drawn per flow):
+    /// the two-way propagation delay its access links are set to give,
+    /// 2 x (bottleneck_delay + 2 x access delay).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub base_rtt: Option<TimeDist>,
     #[serde(flatten)]
     pub rate: UdpRate,
     /// Bytes on the wire of every packet.
@@ -129,6 +144,36 @@ pub struct UdpSpec {
     /// Custom topology: extra one-way delay drawn per flow.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub extra_delay: Option<TimeDist>,
+}
+
+/// `base_rtt`: on the dumbbell, a time or `{ uniform = [lo, hi] }` whose
+/// lower bound is at least the bottleneck's round trip (2 x
+/// `bottleneck_delay`), since the access delays take the rest of it.
+fn decode_base_rtt(t: &mut Table, topology: &Topology) -> SpecResult<Option<TimeDist>> {
+    let path = t.field_path("base_rtt");
+    let Some(v) = t.take("base_rtt") else {
+        return Ok(None);
+    };
+    let Topology::Dumbbell(d) = topology else {
+        return Err(SpecError::new(
+            path,
+            "sets a group's access delays on the dumbbell; on a parking lot the RTTs come from topology.long_rtt and short_rtt, on a custom topology from the path's delays and the group's extra_delay",
+        ));
+    };
+    let rtt = TimeDist::decode(v, &path)?;
+    let lo = match rtt {
+        TimeDist::Fixed(r) | TimeDist::Uniform(r, _) => r,
+    };
+    let floor = SimTime(d.bottleneck_delay.0.saturating_mul(2));
+    if lo < floor {
+        return Err(SpecError::new(
+            path,
+            format!(
+                "{lo} is below the bottleneck's round trip 2 x topology.bottleneck_delay = {floor}; give at least {floor} (the access delays take what the bottleneck leaves of the RTT)"
+            ),
+        ));
+    }
+    Ok(Some(rtt))
 }
 
 pub const TRAFFIC_KINDS: &[&str] = &["bulk", "cbr", "udp-onoff", "web-simple", "web"];
@@ -178,12 +223,14 @@ impl TrafficSpec {
             _ => Direction::Forward,
         };
         let path = PathSpec::decode_opt(&mut t)?;
+        let base_rtt = decode_base_rtt(&mut t, topology)?;
         let spec = match kind {
             "bulk" => {
                 let b = BulkSpec {
                     flows,
                     direction,
                     start,
+                    base_rtt,
                     handshake: t.bool("handshake", false)?,
                     ecn: t.opt_bool("ecn")?,
                     tcp: TcpOverrides::decode(&mut t, tcp)?,
@@ -198,6 +245,7 @@ impl TrafficSpec {
                     sessions: flows,
                     direction,
                     start,
+                    base_rtt,
                     mean_packets: t.f64("mean_packets", 12.0)?,
                     think: t.time("think", SimTime::from_millis(500))?,
                     handshake: t.bool("handshake", true)?,
@@ -266,6 +314,7 @@ impl TrafficSpec {
                     flows,
                     direction,
                     start,
+                    base_rtt,
                     rate,
                     packet_size: size,
                     on,
@@ -328,6 +377,17 @@ impl TrafficSpec {
             self,
             TrafficSpec::Bulk(_) | TrafficSpec::WebSimple(_) | TrafficSpec::Web(_)
         )
+    }
+
+    /// The group's `base_rtt` (dumbbell; a web group's is its `rtt`, set
+    /// apart from the other groups' after the topology is built).
+    pub fn base_rtt(&self) -> Option<TimeDist> {
+        match self {
+            TrafficSpec::Bulk(b) => b.base_rtt,
+            TrafficSpec::Cbr(u) | TrafficSpec::UdpOnoff(u) => u.base_rtt,
+            TrafficSpec::WebSimple(w) => w.base_rtt,
+            TrafficSpec::Web(_) => None,
+        }
     }
 
     /// The group's `extra_delay` (custom topologies).
@@ -550,6 +610,12 @@ impl WebSpec {
         let whole_segments = t.bool("whole_segments", false)?;
         let teardown = t.bool("teardown", true)?;
         let path = PathSpec::decode_opt(t)?;
+        if t.has("base_rtt") {
+            return Err(SpecError::new(
+                t.field_path("base_rtt"),
+                "a web group gives its sessions' base RTT with `rtt` (e.g. rtt = { uniform = [\"20ms\", \"200ms\"] })",
+            ));
+        }
         let rtt = match (t.take("rtt"), topology) {
             (Some(v), Topology::Dumbbell(_)) => Some(TimeDist::decode(v, &t.field_path("rtt"))?),
             (None, Topology::Dumbbell(_)) => Some(TimeDist::Uniform(

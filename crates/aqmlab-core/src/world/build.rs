@@ -202,6 +202,19 @@ impl World {
             }
             built.links[*l].monitor = Some(m);
         }
+        if sc.metrics.pcap > 0 {
+            // The capture: the first monitored link and its reverse
+            // direction where that is measured too (the dumbbell's
+            // bottleneck both ways).
+            let first = monitored[0].0;
+            for l in [first, first ^ 1] {
+                if let Some(m) = built.links[l].monitor.as_mut() {
+                    m.capture = Some(Box::new(crate::metrics::pcap::Capture::new(
+                        sc.metrics.pcap,
+                    )));
+                }
+            }
+        }
         // After the monitors: a monitored link is never passed through.
         if opts.cut_through && !link_changes {
             topology::mark_cut_through(&mut built.links, &built.routes);

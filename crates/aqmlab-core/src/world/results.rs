@@ -32,6 +32,8 @@ pub struct RunResult {
     pub flow_series: FlowSeries,
     /// Drops and marks on the monitored links (`metrics.trace`; else empty).
     pub events: EventTrace,
+    /// The capture file `packets.pcap` (`metrics.pcap`; else empty).
+    pub pcap: Vec<u8>,
 }
 
 /// Completed transfers (web sessions): one row each.
@@ -77,6 +79,7 @@ impl World {
         let mut phases = std::mem::take(&mut self.phase_results);
         phases.remove(0);
         let (delay, events) = self.delay_and_trace();
+        let pcap = self.capture_file(end);
         let summary = Summary {
             duration_s: secs(self.sc.duration),
             seed: self.sc.seed,
@@ -102,7 +105,37 @@ impl World {
             delay,
             flow_series: self.extra.flow_series,
             events,
+            pcap,
         }
+    }
+
+    /// The capture file of `metrics.pcap` (empty when off): the packets of
+    /// the captured links' directions merged in time order, those that
+    /// had not left their queue by `end` left out.
+    fn capture_file(&mut self, end: SimTime) -> Vec<u8> {
+        use crate::metrics::pcap;
+        if self.sc.metrics.pcap == 0 {
+            return Vec::new();
+        }
+        let first = self.monitored[0].0;
+        let mut take = |l: usize| {
+            self.links
+                .get_mut(l)
+                .and_then(|k| k.monitor.as_mut())
+                .and_then(|m| m.capture.take())
+                .map(|c| c.packets)
+                .unwrap_or_default()
+        };
+        let (a, b) = (take(first), take(first ^ 1));
+        let packets = pcap::merge(a, b, end, self.sc.metrics.pcap);
+        let wire: Vec<pcap::FlowWire> = (0..self.flows.len())
+            .map(|f| pcap::FlowWire {
+                mss: self.flows[f].mss(),
+                udp: self.tag[f].udp,
+                web: self.tag[f].web,
+            })
+            .collect();
+        pcap::file(&packets, &wire)
     }
 
     /// Check the accounting identities: at every link, arrivals = departures
