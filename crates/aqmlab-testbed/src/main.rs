@@ -145,7 +145,7 @@ fn setup(doc: Value) -> Result<Setup, String> {
         rate: db.bottleneck_rate,
         delay: db.bottleneck_delay,
         buffer: db.buffer,
-        mean_pkt_size: sc.tcp.packet_size,
+        mean_pkt_size: u32::from(sc.tcp.packet_size),
         flows: n,
         rtt: if n > 0 { delay + delay } else { SimTime::ZERO },
         bulk_flows: n,
@@ -158,7 +158,7 @@ fn setup(doc: Value) -> Result<Setup, String> {
         duration_ns: sc.duration.as_nanos(),
         measure_start_ns: sc.metrics.start.as_nanos(),
         sample_interval_ns: sc.metrics.sample_interval.as_nanos(),
-        packet_size: sc.tcp.packet_size,
+        packet_size: u32::from(sc.tcp.packet_size),
         aqm: sc.aqm.kind(),
         reverse_aqm: sc.reverse_aqm.kind(),
     };

@@ -412,7 +412,7 @@ fn finish(
             }
         }
     }
-    let ps = sc.tcp.packet_size;
+    let ps = u32::from(sc.tcp.packet_size);
     let (aqm_seed, loss_seed) = (
         sc.seeds.get(Purpose::Aqm, seed),
         sc.seeds.get(Purpose::Loss, seed),

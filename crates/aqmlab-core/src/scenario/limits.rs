@@ -185,7 +185,7 @@ impl Scenario {
         let info = |rate: BitRate, delay: SimTime, buffer| LinkInfo {
             delay,
             buffer,
-            ..LinkInfo::new(rate, self.tcp.packet_size)
+            ..LinkInfo::new(rate, u32::from(self.tcp.packet_size))
         };
         let mut out = Vec::new();
         match &self.topology {
@@ -354,7 +354,7 @@ impl Scenario {
                 TrafficSpec::Cbr(u) | TrafficSpec::UdpOnoff(u) => Some(u.packet_size),
                 _ => None,
             })
-            .fold(self.tcp.packet_size, u32::min)
+            .fold(u32::from(self.tcp.packet_size), u32::min)
     }
 
     fn check_markov(&self) -> SpecResult<()> {
@@ -544,11 +544,11 @@ impl Scenario {
         let params = first.map_or(0, |spec| {
             let d = self.duplex_links();
             let info = d.first().map_or_else(
-                || LinkInfo::new(BitRate(1_000_000), self.tcp.packet_size),
+                || LinkInfo::new(BitRate(1_000_000), u32::from(self.tcp.packet_size)),
                 |d| LinkInfo {
                     delay: d.delay,
                     buffer: d.buffer,
-                    ..LinkInfo::new(d.rate, self.tcp.packet_size)
+                    ..LinkInfo::new(d.rate, u32::from(self.tcp.packet_size))
                 },
             );
             let mut n = 0u64;

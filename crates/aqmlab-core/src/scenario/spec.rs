@@ -229,7 +229,7 @@ impl Scenario {
             _ => None,
         };
         let mut topology = match topo_value {
-            Some(v) => Topology::decode(v, "topology", tcp.packet_size)?,
+            Some(v) => Topology::decode(v, "topology", u32::from(tcp.packet_size))?,
             None => {
                 return Err(SpecError::new(
                     "topology",
@@ -238,11 +238,11 @@ impl Scenario {
             }
         };
         let aqm = match t.opt_table("aqm")? {
-            Some(a) => AqmSpec::decode(a, tcp.packet_size)?,
+            Some(a) => AqmSpec::decode(a, u32::from(tcp.packet_size))?,
             None => AqmSpec::Droptail,
         };
         let reverse_aqm = match t.opt_table("reverse_aqm")? {
-            Some(a) => AqmSpec::decode(a, tcp.packet_size)?,
+            Some(a) => AqmSpec::decode(a, u32::from(tcp.packet_size))?,
             None => aqm.clone(),
         };
         let traffic: Vec<TrafficSpec> = t
@@ -435,7 +435,10 @@ impl Scenario {
                                 let info = crate::aqm::LinkInfo {
                                     buffer: d.buffer,
                                     delay: d.delay,
-                                    ..crate::aqm::LinkInfo::new(d.rate, self.tcp.packet_size)
+                                    ..crate::aqm::LinkInfo::new(
+                                        d.rate,
+                                        u32::from(self.tcp.packet_size),
+                                    )
                                 };
                                 probes.push((d.name.clone(), is_fwd, spec.build(info)));
                                 probes.len() - 1

@@ -171,7 +171,7 @@ impl TcpProfile {
 pub struct TcpSpec {
     pub variant: TcpVariant,
     /// Bytes on the wire of a full data packet (payload MSS = packet_size - 40).
-    pub packet_size: u32,
+    pub packet_size: u16,
     /// ECN-capable transport (RFC 3168).
     pub ecn: bool,
     /// ECN-capable SYN/ACK ("ECN+", `000_0675317d310dd341.txt`).
@@ -433,6 +433,16 @@ impl TcpSpec {
         let profile =
             TcpProfile::from_name(t.choice("profile", TcpProfile::NAMES, Some("aqmlab"))?);
         let d = profile.defaults();
+        let packet_size = t.u32("packet_size", u32::from(d.packet_size))?;
+        if !(HEADER_BYTES + 1..=65_535).contains(&packet_size) {
+            return Err(SpecError::new(
+                join(path, "packet_size"),
+                format!(
+                    "{} is outside the allowed range [41, 65535] bytes",
+                    packet_size
+                ),
+            ));
+        }
         let initial_cwnd = t.u32("initial_cwnd", u32::from(d.initial_cwnd))?;
         if initial_cwnd == 0 || initial_cwnd > 1000 {
             return Err(SpecError::new(
@@ -449,7 +459,7 @@ impl TcpSpec {
                 TcpVariant::NAMES,
                 Some(d.variant.name()),
             )?),
-            packet_size: t.u32("packet_size", d.packet_size)?,
+            packet_size: packet_size as u16,
             ecn: t.bool("ecn", d.ecn)?,
             ecn_plus: t.bool("ecn_plus", d.ecn_plus)?,
             delayed_ack: t.bool("delayed_ack", d.delayed_ack)?,
@@ -565,15 +575,6 @@ impl TcpSpec {
             }
             s.pacing = true;
         }
-        if !(HEADER_BYTES + 1..=65_535).contains(&s.packet_size) {
-            return Err(SpecError::new(
-                join(path, "packet_size"),
-                format!(
-                    "{} is outside the allowed range [41, 65535] bytes",
-                    s.packet_size
-                ),
-            ));
-        }
         for (k, v) in [
             ("delack_timeout", s.delack_timeout),
             ("min_rto", s.min_rto),
@@ -646,7 +647,7 @@ impl TcpSpec {
 
     /// Payload bytes of a full segment.
     pub fn mss(&self) -> u32 {
-        self.packet_size - HEADER_BYTES
+        u32::from(self.packet_size) - HEADER_BYTES
     }
 }
 
@@ -762,7 +763,8 @@ impl TcpOverrides {
             s.pacing |= v == TcpVariant::Bbr;
         }
         if let Some(v) = self.packet_size {
-            s.packet_size = v;
+            // At most 65 535 (checked when decoded).
+            s.packet_size = v as u16;
         }
         if let Some(v) = self.delayed_ack {
             s.delayed_ack = v;

@@ -287,7 +287,7 @@ impl TrafficSpec {
                         ))
                     }
                 };
-                let size = t.u32("packet_size", packet_size)?;
+                let size = t.u32("packet_size", u32::from(packet_size))?;
                 if !(HEADER_BYTES..=65_535).contains(&size) {
                     return Err(SpecError::new(
                         t.field_path("packet_size"),

@@ -61,7 +61,8 @@ impl World {
                 TrafficSpec::Cbr(u) | TrafficSpec::UdpOnoff(u) => {
                     // Only the statistics are used; mss = payload of a packet.
                     let spec = crate::scenario::TcpSpec {
-                        packet_size: u.packet_size.max(crate::scenario::HEADER_BYTES),
+                        packet_size: u.packet_size.clamp(crate::scenario::HEADER_BYTES, 65_535)
+                            as u16,
                         ..sc.tcp
                     };
                     TcpConfig::from_spec(&spec, false, false)

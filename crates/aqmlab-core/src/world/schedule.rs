@@ -243,7 +243,7 @@ impl World {
             rate: link.rate,
             delay: link.delay,
             buffer: link.limit,
-            mean_pkt_size: self.sc.tcp.packet_size,
+            mean_pkt_size: u32::from(self.sc.tcp.packet_size),
             flows: n as u32,
             rtt: SimTime(rtt_sum.checked_div(n).unwrap_or(0)),
             bulk_flows: nb as u32,

@@ -140,7 +140,7 @@ impl TcpFlow {
         self.short = short;
         self.short.clear();
         let wire = HEADER_BYTES + last_payload;
-        if wire < self.cfg.tcp.packet_size {
+        if wire < u32::from(self.cfg.tcp.packet_size) {
             self.short.push((self.app_limit - 1, wire));
         }
         self.start(now, out);
@@ -362,7 +362,7 @@ impl TcpFlow {
         let una = self.snd_una;
         self.short.retain(|&(s, _)| s >= una);
         let wire = HEADER_BYTES + last;
-        if wire < self.cfg.tcp.packet_size {
+        if wire < u32::from(self.cfg.tcp.packet_size) {
             self.short.push((self.app_limit - 1, wire));
         }
         self.send_available(now, out);

@@ -449,7 +449,7 @@ impl TcpFlow {
     }
 
     pub fn mss(&self) -> u32 {
-        self.cfg.tcp.packet_size - HEADER_BYTES
+        u32::from(self.cfg.tcp.packet_size) - HEADER_BYTES
     }
 
     /// Segments the receiver has delivered in order.

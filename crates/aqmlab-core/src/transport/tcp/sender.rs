@@ -189,7 +189,7 @@ impl TcpFlow {
             seq,
             ts: now,
             size: if self.short.is_empty() {
-                self.cfg.tcp.packet_size
+                u32::from(self.cfg.tcp.packet_size)
             } else {
                 self.seg_size(seq)
             },
@@ -270,7 +270,7 @@ impl TcpFlow {
         self.short
             .iter()
             .find(|&&(s, _)| s == seq)
-            .map_or(self.cfg.tcp.packet_size, |&(_, w)| w)
+            .map_or(u32::from(self.cfg.tcp.packet_size), |&(_, w)| w)
     }
 }
 
