@@ -5,6 +5,7 @@
 use super::decode::{as_u64, join, SpecError, SpecResult, Table};
 use super::spec::HEADER_BYTES;
 use super::value::Value;
+use crate::packet::Ecn;
 use crate::units::SimTime;
 use serde::Serialize;
 
@@ -175,7 +176,7 @@ pub struct TcpSpec {
     /// Retransmission timeout before the first RTT sample (also the SYN timer's first value).
     pub initial_rto: SimTime,
     /// Initial congestion window, segments.
-    pub initial_cwnd: u32,
+    pub initial_cwnd: u16,
     /// Receiver window, segments.
     pub rwnd: u32,
     /// RFC 3042 limited transmit: a new segment on each of the first two
@@ -276,11 +277,65 @@ pub struct TcpSpec {
     /// cwnd = ssthresh.
     #[serde(skip_serializing_if = "is_false")]
     pub prr: bool,
+    /// The ECT codepoint an ECN-capable flow's packets carry (RFC 3168
+    /// section 5; RFC 9331 section 4.1): `"ect0"` (the default, classic
+    /// ECN) or `"ect1"` (the L4S identifier, so that DCTCP can stand in
+    /// for a scalable sender in DualPI2's L queue). Listed in the resolved
+    /// scenario only when `"ect1"`.
+    #[serde(skip_serializing_if = "EcnCodepoint::is_ect0")]
+    pub ecn_codepoint: EcnCodepoint,
 }
 
 fn is_false(b: &bool) -> bool {
     !*b
 }
+
+/// The ECT codepoint of an ECN-capable flow (`tcp.ecn_codepoint`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum EcnCodepoint {
+    /// ECT(0): classic ECN (RFC 3168).
+    #[default]
+    Ect0,
+    /// ECT(1): the L4S identifier (RFC 9331 section 4.1).
+    Ect1,
+}
+
+impl EcnCodepoint {
+    /// The names `ecn_codepoint` takes.
+    pub const NAMES: &'static [&'static str] = &["ect0", "ect1"];
+
+    pub fn from_name(s: &str) -> EcnCodepoint {
+        if s == "ect1" {
+            EcnCodepoint::Ect1
+        } else {
+            EcnCodepoint::Ect0
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            EcnCodepoint::Ect0 => "ect0",
+            EcnCodepoint::Ect1 => "ect1",
+        }
+    }
+
+    /// The packet's ECN field.
+    #[inline]
+    pub fn ecn(self) -> Ecn {
+        match self {
+            EcnCodepoint::Ect0 => Ecn::Ect0,
+            EcnCodepoint::Ect1 => Ecn::Ect1,
+        }
+    }
+
+    fn is_ect0(&self) -> bool {
+        *self == EcnCodepoint::Ect0
+    }
+}
+
+/// The error for ECT(1) without ECN (`{where}` names the switch).
+pub(super) const ECT1_NEEDS_ECN: &str = "\"ect1\" is not allowed while ECN is off: the codepoint is that of ECN-capable packets (RFC 9331 section 4.1); set {where} = true, or leave ecn_codepoint out";
 
 /// ssthresh at a timeout during fast recovery (`tcp.timeout_in_recovery`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -372,6 +427,7 @@ impl Default for TcpSpec {
             sack: false,
             rack: false,
             prr: false,
+            ecn_codepoint: EcnCodepoint::Ect0,
         }
     }
 }
@@ -385,6 +441,16 @@ impl TcpSpec {
         let profile =
             TcpProfile::from_name(t.choice("profile", TcpProfile::NAMES, Some("aqmlab"))?);
         let d = profile.defaults();
+        let initial_cwnd = t.u32("initial_cwnd", u32::from(d.initial_cwnd))?;
+        if initial_cwnd == 0 || initial_cwnd > 1000 {
+            return Err(SpecError::new(
+                join(path, "initial_cwnd"),
+                format!(
+                    "{} is outside the allowed range [1, 1000] segments",
+                    initial_cwnd
+                ),
+            ));
+        }
         let s = TcpSpec {
             variant: TcpVariant::from_name(t.choice(
                 "variant",
@@ -399,7 +465,7 @@ impl TcpSpec {
             min_rto: t.time("min_rto", d.min_rto)?,
             max_rto: t.time("max_rto", d.max_rto)?,
             initial_rto: t.time("initial_rto", d.initial_rto)?,
-            initial_cwnd: t.u32("initial_cwnd", d.initial_cwnd)?,
+            initial_cwnd: initial_cwnd as u16,
             rwnd: t.u32("rwnd", d.rwnd)?,
             limited_transmit: t.bool("limited_transmit", d.limited_transmit)?,
             ack_heuristic: t.bool("ack_heuristic", d.ack_heuristic)?,
@@ -470,6 +536,11 @@ impl TcpSpec {
             sack: t.bool("sack", d.sack)?,
             rack: t.bool("rack", d.rack)?,
             prr: t.bool("prr", d.prr)?,
+            ecn_codepoint: EcnCodepoint::from_name(t.choice(
+                "ecn_codepoint",
+                EcnCodepoint::NAMES,
+                Some(d.ecn_codepoint.name()),
+            )?),
         };
         t.finish()?;
         if matches!(profile, TcpProfile::Ns2001 | TcpProfile::Ns2009)
@@ -520,19 +591,16 @@ impl TcpSpec {
                 format!("{} is below min_rto ({})", s.max_rto, s.min_rto),
             ));
         }
-        if s.initial_cwnd == 0 || s.initial_cwnd > 1000 {
-            return Err(SpecError::new(
-                join(path, "initial_cwnd"),
-                format!(
-                    "{} is outside the allowed range [1, 1000] segments",
-                    s.initial_cwnd
-                ),
-            ));
-        }
         if s.variant == TcpVariant::Dctcp && !s.ecn {
             return Err(SpecError::new(
                 join(path, "ecn"),
                 DCTCP_NEEDS_ECN.replace("{where}", "tcp.ecn"),
+            ));
+        }
+        if s.ecn_codepoint == EcnCodepoint::Ect1 && !s.ecn {
+            return Err(SpecError::new(
+                join(path, "ecn_codepoint"),
+                ECT1_NEEDS_ECN.replace("{where}", "tcp.ecn"),
             ));
         }
         if s.rack && !s.sack {
@@ -573,10 +641,18 @@ pub struct TcpOverrides {
     pub delayed_ack: Option<bool>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub initial_cwnd: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ecn_codepoint: Option<EcnCodepoint>,
 }
 
 /// The keys of [`TcpOverrides`].
-pub const GROUP_TCP_KEYS: &[&str] = &["variant", "packet_size", "delayed_ack", "initial_cwnd"];
+pub const GROUP_TCP_KEYS: &[&str] = &[
+    "variant",
+    "packet_size",
+    "delayed_ack",
+    "initial_cwnd",
+    "ecn_codepoint",
+];
 
 impl TcpOverrides {
     pub(super) fn decode(t: &mut Table) -> SpecResult<TcpOverrides> {
@@ -619,11 +695,22 @@ impl TcpOverrides {
             }
             None => None,
         };
+        let ecn_codepoint = if t.has("ecn_codepoint") {
+            Some(EcnCodepoint::from_name(t.choice(
+                "ecn_codepoint",
+                EcnCodepoint::NAMES,
+                None,
+            )?))
+        } else {
+            t.allow("ecn_codepoint");
+            None
+        };
         Ok(TcpOverrides {
             variant,
             packet_size,
             delayed_ack,
             initial_cwnd,
+            ecn_codepoint,
         })
     }
 
@@ -631,6 +718,13 @@ impl TcpOverrides {
     /// `tcp`: `[tcp]`, already checked on its own). The error names the
     /// group's `ecn` if it turned ECN off, else its `variant`.
     pub(super) fn check_ecn(&self, t: &Table, tcp: &TcpSpec, ecn: Option<bool>) -> SpecResult<()> {
+        if self.ecn_codepoint == Some(EcnCodepoint::Ect1) && !ecn.unwrap_or(tcp.ecn) {
+            let ecn_key = t.field_path("ecn");
+            return Err(SpecError::new(
+                t.field_path("ecn_codepoint"),
+                ECT1_NEEDS_ECN.replace("{where}", &ecn_key),
+            ));
+        }
         let variant = self.variant.unwrap_or(tcp.variant);
         if variant != TcpVariant::Dctcp || ecn.unwrap_or(tcp.ecn) {
             return Ok(());
@@ -663,7 +757,11 @@ impl TcpOverrides {
             s.delayed_ack = v;
         }
         if let Some(v) = self.initial_cwnd {
-            s.initial_cwnd = v;
+            // At most 1000 (checked when decoded).
+            s.initial_cwnd = v as u16;
+        }
+        if let Some(v) = self.ecn_codepoint {
+            s.ecn_codepoint = v;
         }
         s
     }

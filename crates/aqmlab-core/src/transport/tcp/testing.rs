@@ -32,7 +32,7 @@ pub(super) fn deliver(rx: &mut TcpFlow, out: &[Seg], skip: &[u64]) -> Vec<Seg> {
 }
 
 /// A web flow's TCP: 1000-byte segments, ECN and ECN+.
-pub(super) fn ecn_plus_spec(initial_cwnd: u32) -> TcpSpec {
+pub(super) fn ecn_plus_spec(initial_cwnd: u16) -> TcpSpec {
     TcpSpec {
         packet_size: 1040,
         initial_cwnd,
