@@ -67,7 +67,10 @@ fn dctcp_ect1_and_cubic_share_dualpi2() {
     for rtt in [10, 50, 100] {
         let r = l4s_run(rtt, "kind = \"dualpi2\"", PAIR);
         let b = &r.summary.bottleneck;
-        let (lp99, cmean) = (b.l_queue_delay_p99_s.unwrap(), b.c_queue_delay_mean_s.unwrap());
+        let (lp99, cmean) = (
+            b.l_queue_delay_p99_s.unwrap(),
+            b.c_queue_delay_mean_s.unwrap(),
+        );
         println!(
             "dualpi2 rtt {rtt} ms: ratio {:.2}, L p99 {:.2} ms, L mean {:.2} ms, C mean {:.1} ms, util {:.3}, marks ect1 {} drops not-ect {}",
             ratio(&r),
