@@ -45,6 +45,8 @@ KINDS = [
     "codel",
     "fq-codel",
     "step",
+    "pi2",
+    "dualpi2",
 ]
 
 

@@ -397,8 +397,10 @@ mod tests {
         assert_eq!(s.qdelay, ms(22));
         s.on_dequeue(ms(40), &p, q(0), ms(41));
         assert_eq!(s.qdelay, SimTime::ZERO);
-        let mut bad = Pi2Params::default();
-        bad.coupling_factor = 0;
+        let mut bad = Pi2Params {
+            coupling_factor: 0,
+            ..Pi2Params::default()
+        };
         assert_eq!(bad.validate("aqm").unwrap_err().path, "aqm.coupling_factor");
         bad = Pi2Params {
             t_update: SimTime::ZERO,
