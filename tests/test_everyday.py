@@ -47,6 +47,8 @@ KINDS = [
     "codel",
     "fq-codel",
     "step",
+    "pi2",
+    "dualpi2",
 ]
 
 

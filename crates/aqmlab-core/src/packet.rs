@@ -6,20 +6,48 @@ use crate::units::SimTime;
 /// Index of a packet in the [`Arena`].
 pub type PktId = u32;
 
-/// IP ECN codepoint (RFC 3168 section 5).
+/// IP ECN codepoint (RFC 3168 section 5), with the field's two bits as
+/// the discriminant: Not-ECT 00, ECT(1) 01, ECT(0) 10, CE 11.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+#[repr(u8)]
 pub enum Ecn {
     #[default]
-    NotEct,
-    Ect0,
-    Ce,
+    NotEct = 0b00,
+    /// ECT(1): the L4S identifier of a scalable sender (RFC 9331 section 4.1).
+    Ect1 = 0b01,
+    Ect0 = 0b10,
+    Ce = 0b11,
 }
 
 impl Ecn {
-    /// ECN-capable transport: ECT or already CE.
+    /// ECN-capable transport: ECT(0), ECT(1) or already CE. A classic
+    /// scheme treats ECT(1) as it treats ECT(0) (RFC 9331 section 5.1).
     #[inline]
     pub fn capable(self) -> bool {
         !matches!(self, Ecn::NotEct)
+    }
+
+    /// The L4S identifier: ECT(1) or CE (RFC 9331 section 5.1), the
+    /// packets a DualQ classifier sends to its L queue.
+    #[inline]
+    pub fn l4s(self) -> bool {
+        self as u8 & 1 == 1
+    }
+
+    /// The codepoint's index in per-codepoint counters: its two bits.
+    #[inline]
+    pub fn index(self) -> usize {
+        self as usize
+    }
+
+    /// The codepoint's name in counters: `not_ect`, `ect1`, `ect0`, `ce`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Ecn::NotEct => "not_ect",
+            Ecn::Ect1 => "ect1",
+            Ecn::Ect0 => "ect0",
+            Ecn::Ce => "ce",
+        }
     }
 }
 
@@ -239,6 +267,22 @@ impl Arena {
 mod tests {
     use super::*;
     use crate::rng::{Rng, Stream};
+
+    /// The codepoints' bits, ECN capability and the L4S identifier (RFC
+    /// 3168 section 5, RFC 9331 section 5.1).
+    #[test]
+    fn codepoints() {
+        let all = [Ecn::NotEct, Ecn::Ect1, Ecn::Ect0, Ecn::Ce];
+        let idx: Vec<usize> = all.iter().map(|e| e.index()).collect();
+        assert_eq!(idx, vec![0, 1, 2, 3]);
+        let capable: Vec<bool> = all.iter().map(|e| e.capable()).collect();
+        assert_eq!(capable, vec![false, true, true, true]);
+        let l4s: Vec<bool> = all.iter().map(|e| e.l4s()).collect();
+        assert_eq!(l4s, vec![false, true, false, true]);
+        assert_eq!(Ecn::Ect1.name(), "ect1");
+        // The codepoint fits the packet's padding: still 40 bytes.
+        assert_eq!(std::mem::size_of::<Packet>(), 40);
+    }
 
     /// The event trace's names of packets, by their flags.
     #[test]

@@ -36,6 +36,17 @@ pub struct Header {
 }
 
 impl Header {
+    /// The ECN codepoint of the header's two ECN bits.
+    pub fn codepoint(&self) -> aqmlab_core::packet::Ecn {
+        use aqmlab_core::packet::Ecn;
+        match self.ecn & 0b11 {
+            0b01 => Ecn::Ect1,
+            0b10 => Ecn::Ect0,
+            0b11 => Ecn::Ce,
+            _ => Ecn::NotEct,
+        }
+    }
+
     /// ECN-capable transport: ECT(0), ECT(1) or already CE.
     pub fn ect(&self) -> bool {
         self.ecn != 0

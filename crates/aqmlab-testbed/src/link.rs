@@ -31,6 +31,7 @@ impl Slot {
             info: PacketInfo {
                 size: h.len,
                 ect: h.ect(),
+                ecn: h.codepoint(),
                 flow: h.flow,
                 flags: h.flags,
                 seq: h.seq,

@@ -99,10 +99,11 @@ fn setup(doc: Value) -> Result<Setup, String> {
         "topology.access_delay",
     )?;
     for (name, spec) in [("aqm", &sc.aqm), ("reverse_aqm", &sc.reverse_aqm)] {
-        if matches!(spec, AqmSpec::FqCodel(_)) {
+        if matches!(spec, AqmSpec::FqCodel(_) | AqmSpec::DualPi2(_)) {
             return Err(format!(
-                "{name}.kind: \"fq-codel\" is not supported by the testbed router yet \
-                 (it schedules among flow queues); every other kind is"
+                "{name}.kind: \"{}\" is not supported by the testbed router yet \
+                 (it schedules among its own queues); every other kind is",
+                spec.kind()
             ));
         }
     }

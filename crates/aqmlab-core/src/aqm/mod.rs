@@ -15,8 +15,10 @@ pub mod avq;
 pub mod blue;
 pub mod codel;
 pub mod droptail;
+pub mod dualpi2;
 pub mod fq_codel;
 pub mod pi;
+pub mod pi2;
 pub mod pie;
 pub mod red;
 pub mod rem;
@@ -24,6 +26,7 @@ pub mod st_pi;
 pub mod st_red;
 pub mod step;
 
+use crate::packet::Ecn;
 use crate::rng::Rng;
 use crate::scenario::decode::{SpecResult, Table};
 use crate::scenario::Buffer;
@@ -38,8 +41,10 @@ pub use avq::{Avq, AvqParams};
 pub use blue::{Blue, BlueParams};
 pub use codel::{Codel, CodelParams};
 pub use droptail::DropTail;
+pub use dualpi2::{DualPi2, DualPi2Params};
 pub use fq_codel::{FqCodel, FqCodelParams};
 pub use pi::{Pi, PiParams};
+pub use pi2::{Pi2, Pi2Params};
 pub use pie::{Pie, PieParams};
 pub use red::{Red, RedParams};
 pub use rem::{Rem, RemParams};
@@ -52,8 +57,12 @@ pub use step::{Step, StepParams, Threshold};
 pub struct PacketInfo {
     /// Size on the wire, bytes.
     pub size: u32,
-    /// ECN-capable transport (ECT(0), ECT(1) or CE already set).
+    /// ECN-capable transport (ECT(0), ECT(1) or CE already set): what a
+    /// classic scheme reads (RFC 9331 section 5.1: ECT(1) is ECN-capable).
     pub ect: bool,
+    /// The codepoint itself, for schemes that tell ECT(1) from ECT(0)
+    /// (DualPI2's classifier, PI2's scalable marking).
+    pub ecn: Ecn,
     /// Flow identifier (for flow-aware schemes).
     pub flow: u32,
     /// TCP flags ([`crate::packet::flags`]: SYN, ACK, DATA, ...), as a router
@@ -234,6 +243,9 @@ pub enum AqmSpec {
     Codel(CodelParams),
     FqCodel(FqCodelParams),
     Step(StepParams),
+    Pi2(Pi2Params),
+    #[serde(rename = "dualpi2")]
+    DualPi2(DualPi2Params),
 }
 
 /// Every `aqm.kind` the scenario format accepts.
@@ -269,6 +281,8 @@ pub const AQM_KINDS: &[&str] = &[
     "codel",
     "fq-codel",
     "step",
+    "pi2",
+    "dualpi2",
 ];
 
 impl AqmSpec {
@@ -294,6 +308,8 @@ impl AqmSpec {
             "codel" => AqmSpec::Codel(CodelParams::decode(&mut t, default_pkt_size)?),
             "fq-codel" => AqmSpec::FqCodel(FqCodelParams::decode(&mut t, default_pkt_size)?),
             "step" => AqmSpec::Step(StepParams::decode(&mut t, default_pkt_size)?),
+            "pi2" => AqmSpec::Pi2(Pi2Params::decode(&mut t, default_pkt_size)?),
+            "dualpi2" => AqmSpec::DualPi2(DualPi2Params::decode(&mut t, default_pkt_size)?),
             _ => unreachable!("choice() returns one of AQM_KINDS"),
         };
         t.finish()?;
@@ -318,6 +334,8 @@ impl AqmSpec {
             AqmSpec::Codel(_) => "codel",
             AqmSpec::FqCodel(_) => "fq-codel",
             AqmSpec::Step(_) => "step",
+            AqmSpec::Pi2(_) => "pi2",
+            AqmSpec::DualPi2(_) => "dualpi2",
         }
     }
 
@@ -342,6 +360,8 @@ impl AqmSpec {
             AqmSpec::Codel(p) => AqmImpl::Codel(Codel::new(p.clone(), link)),
             AqmSpec::FqCodel(p) => AqmImpl::FqCodel(Box::new(FqCodel::new(p.clone(), link))),
             AqmSpec::Step(p) => AqmImpl::Step(Step::new(p.clone(), link)),
+            AqmSpec::Pi2(p) => AqmImpl::Pi2(Pi2::new(p.clone(), link)),
+            AqmSpec::DualPi2(p) => AqmImpl::DualPi2(Box::new(DualPi2::new(p.clone(), link))),
         }
     }
 }
@@ -418,6 +438,8 @@ pub enum AqmImpl {
     Codel(Codel),
     FqCodel(Box<FqCodel>),
     Step(Step),
+    Pi2(Pi2),
+    DualPi2(Box<DualPi2>),
 }
 
 macro_rules! dispatch {
@@ -439,6 +461,8 @@ macro_rules! dispatch {
             AqmImpl::Codel($a) => $e,
             AqmImpl::FqCodel($a) => $e,
             AqmImpl::Step($a) => $e,
+            AqmImpl::Pi2($a) => $e,
+            AqmImpl::DualPi2($a) => $e,
         }
     };
 }
@@ -463,9 +487,10 @@ impl AqmImpl {
             | AqmImpl::ApRed(_)
             | AqmImpl::StRed(_)
             | AqmImpl::StPi(_)
-            | AqmImpl::Pie(_) => true,
+            | AqmImpl::Pie(_)
+            | AqmImpl::Pi2(_) => true,
             // Drop or mark at the head of the queue.
-            AqmImpl::Codel(_) | AqmImpl::FqCodel(_) => false,
+            AqmImpl::Codel(_) | AqmImpl::FqCodel(_) | AqmImpl::DualPi2(_) => false,
             // A threshold on the queue's length acts at enqueue, one on
             // the sojourn time at dequeue.
             AqmImpl::Step(s) => s.decides_at_enqueue(),
@@ -622,8 +647,10 @@ mod time_keys_tests {
             include_str!("blue.rs"),
             include_str!("codel.rs"),
             include_str!("droptail.rs"),
+            include_str!("dualpi2.rs"),
             include_str!("fq_codel.rs"),
             include_str!("pi.rs"),
+            include_str!("pi2.rs"),
             include_str!("pie.rs"),
             include_str!("red.rs"),
             include_str!("rem.rs"),

@@ -39,6 +39,13 @@ pub struct LinkStats {
     pub marks_forced: u64,
     /// Lost on the wire by the link's loss model (after the queue).
     pub lost: u64,
+    /// Marks (early and forced) and drops (early, forced and overflow) by
+    /// the codepoint the packet carried when it was signalled, indexed by
+    /// [`crate::packet::Ecn::index`]: not-ECT, ECT(1), ECT(0), CE (a mark
+    /// of a packet already CE counts under CE). Counted where the packet is
+    /// at hand: on every link but a cut-through one (never monitored).
+    pub marks_by_ecn: [u64; 4],
+    pub drops_by_ecn: [u64; 4],
 }
 
 impl LinkStats {
@@ -64,6 +71,8 @@ impl LinkStats {
             sojourn_ns: self.sojourn_ns - e.sojourn_ns,
             data_arrivals: self.data_arrivals - e.data_arrivals,
             data_drops: self.data_drops - e.data_drops,
+            marks_by_ecn: std::array::from_fn(|i| self.marks_by_ecn[i] - e.marks_by_ecn[i]),
+            drops_by_ecn: std::array::from_fn(|i| self.drops_by_ecn[i] - e.drops_by_ecn[i]),
         }
     }
 }
@@ -334,6 +343,10 @@ struct IntervalAcc {
     total: Integrals,
     /// Sojourn times of the packets that left the queue in the interval.
     delay: DelayHist,
+    /// The same per queue of a dual-queue scheme (L, C), and the sums of
+    /// their sojourn times, ns (DualPI2 only; empty otherwise).
+    class_delay: [DelayHist; 2],
+    class_sum_ns: [u128; 2],
     window: Integrals,
     window_len: u64,
     window_end: u64,
@@ -413,6 +426,17 @@ impl QueueMonitor {
         }
     }
 
+    /// A packet of queue `class` (0: L, 1: C) of a dual-queue scheme leaves
+    /// after waiting `sojourn` (besides [`QueueMonitor::sojourn`]).
+    #[inline]
+    pub fn class_sojourn(&mut self, class: usize, sojourn: SimTime) {
+        for &i in &self.active {
+            let a = &mut self.accs[i];
+            a.class_delay[class].add(sojourn.0);
+            a.class_sum_ns[class] += sojourn.0 as u128;
+        }
+    }
+
     /// The delay histogram of interval `i` (empty if it never began).
     pub fn delays(&self, i: usize) -> DelayHist {
         self.accs
@@ -469,6 +493,18 @@ impl QueueMonitor {
             delay_p90_s: acc.delay.quantile(0.9) * 1e-9,
             delay_p99_s: acc.delay.quantile(0.99) * 1e-9,
             delay_max_s: acc.delay.max() as f64 * 1e-9,
+            class_delay: std::array::from_fn(|c| {
+                let h = &acc.class_delay[c];
+                ClassDelay {
+                    mean_s: if h.count() == 0 {
+                        0.0
+                    } else {
+                        acc.class_sum_ns[c] as f64 * 1e-9 / h.count() as f64
+                    },
+                    p99_s: h.quantile(0.99) * 1e-9,
+                    packets: h.count(),
+                }
+            }),
         }
     }
 }
@@ -490,6 +526,18 @@ pub struct QueueFigures {
     pub delay_p90_s: f64,
     pub delay_p99_s: f64,
     pub delay_max_s: f64,
+    /// Per queue of a dual-queue scheme (L, C): zero elsewhere.
+    pub class_delay: [ClassDelay; 2],
+}
+
+/// Queueing delays of one queue of a dual-queue scheme over an interval.
+#[derive(Clone, Copy, Debug, Default, Serialize)]
+pub struct ClassDelay {
+    /// Mean and 99th percentile sojourn (0 without packets), seconds.
+    pub mean_s: f64,
+    pub p99_s: f64,
+    /// Packets that left the queue.
+    pub packets: u64,
 }
 
 /// Jain's fairness index (sum x)^2 / (n sum x^2); 1 for an empty or all-zero set.

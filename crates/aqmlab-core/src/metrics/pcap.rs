@@ -38,7 +38,7 @@
 //!   payload it covers is not captured);
 //! - UDP: length = size - 20, checksum 0 ("none" in IPv4).
 
-use crate::packet::{flags, Ecn, Packet};
+use crate::packet::{flags, Packet};
 use crate::units::SimTime;
 
 /// Bytes captured of a packet at most: an IPv4 and a TCP header.
@@ -124,11 +124,7 @@ pub fn headers(p: &Packet, w: FlowWire, out: &mut Vec<u8>) -> u32 {
         (receiver, sender)
     };
     // RFC 3168 section 5: the two low bits of the old TOS octet.
-    let tos = match p.ecn {
-        Ecn::NotEct => 0b00,
-        Ecn::Ect0 => 0b10,
-        Ecn::Ce => 0b11,
-    };
+    let tos = p.ecn as u8; // the codepoint's two bits (`Ecn`'s discriminant)
     let start = out.len();
     out.extend_from_slice(&[0x45, tos]);
     out.extend_from_slice(&(len as u16).to_be_bytes());
@@ -265,6 +261,7 @@ pub fn merge(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::packet::Ecn;
 
     fn data(flow: u32, seq: u64, size: u32, ecn: Ecn, f: u8) -> Packet {
         Packet {

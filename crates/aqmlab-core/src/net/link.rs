@@ -1,10 +1,12 @@
 //! A one-way link: an egress queue with its AQM, a transmitter of fixed rate,
 //! a propagation delay and an optional random loss model on the wire.
 //!
-//! The waiting packets live in the link's FIFO, except under FQ-CoDel,
-//! which schedules them itself: then [`Link::offer`] and [`Link::try_start`]
-//! hand them to the scheduler instead ([`crate::aqm::FqCodel::enqueue`],
-//! [`crate::aqm::FqCodel::dequeue`]), behind one branch on the AQM kind.
+//! The waiting packets live in the link's FIFO, except under FQ-CoDel and
+//! DualPI2, which schedule them themselves: then [`Link::offer`] and
+//! [`Link::try_start`] hand them to the scheduler instead
+//! ([`crate::aqm::FqCodel::enqueue`], [`crate::aqm::FqCodel::dequeue`],
+//! [`crate::aqm::DualPi2::enqueue`], [`crate::aqm::DualPi2::dequeue`]),
+//! behind one branch on the AQM kind.
 //!
 //! A link may plan its departures at admission ([`Link::plan`]): then a
 //! packet's start of transmission is fixed when it is queued, the engine
@@ -12,6 +14,7 @@
 //! event), and the departures are carried out later, in time order, by
 //! [`Link::settle`].
 
+use crate::aqm::dualpi2::Held;
 use crate::aqm::fq_codel::Queued;
 use crate::aqm::{Aqm, AqmImpl, Cause, PacketInfo, QueueLen, Verdict};
 use crate::metrics::{LinkStats, QueueMonitor};
@@ -182,8 +185,8 @@ pub struct Link {
     /// Packets are passed through ahead of time (see [`Link::pass_through`]).
     pub cut_through: bool,
     /// The AQM is DropTail (whose hooks do nothing, so they are not
-    /// called) or FQ-CoDel (which holds the queue): read without
-    /// touching the AQM, which lives in its own allocation.
+    /// called), or FQ-CoDel or DualPI2 (which hold the queue): read
+    /// without touching the AQM, which lives in its own allocation.
     droptail: bool,
     fq: bool,
     /// Departures are planned at admission (see [`Link::plan`]).
@@ -236,7 +239,7 @@ impl Link {
             delay,
             limit,
             droptail: matches!(aqm, AqmImpl::DropTail(_)),
-            fq: matches!(aqm, AqmImpl::FqCodel(_)),
+            fq: matches!(aqm, AqmImpl::FqCodel(_) | AqmImpl::DualPi2(_)),
             planned: false,
             plan: VecDeque::new(),
             aqm: Box::new(aqm),
@@ -438,8 +441,10 @@ impl Link {
     #[inline]
     pub fn qlen(&self) -> QueueLen {
         if self.fq {
-            if let AqmImpl::FqCodel(fq) = &*self.aqm {
-                return fq.qlen();
+            match &*self.aqm {
+                AqmImpl::FqCodel(fq) => return fq.qlen(),
+                AqmImpl::DualPi2(d) => return d.qlen(),
+                _ => {}
             }
         }
         if self.cut_through {
@@ -485,6 +490,12 @@ impl Link {
             (true, Cause::Forced) => (&mut self.stats.marks_forced, "mark-forced"),
         };
         *n += 1;
+        let by = if mark {
+            &mut self.stats.marks_by_ecn
+        } else {
+            &mut self.stats.drops_by_ecn
+        };
+        by[info.ecn.index()] += 1;
         if let Some(m) = self.monitor.as_mut() {
             m.event(now, info.flow, info.flags, info.size, what);
         }
@@ -512,6 +523,7 @@ impl Link {
         let info = PacketInfo {
             size: p.size,
             ect: p.ecn.capable(),
+            ecn: p.ecn,
             flow: p.flow,
             flags: p.flags,
             seq: p.seq,
@@ -541,6 +553,7 @@ impl Link {
         };
         if !self.fits(info.size) {
             self.stats.drops_overflow += 1;
+            self.stats.drops_by_ecn[info.ecn.index()] += 1;
             self.stats.data_drops += u64::from(data);
             if let Some(m) = self.monitor.as_mut() {
                 m.event(now, info.flow, info.flags, info.size, "drop-overflow");
@@ -596,8 +609,10 @@ impl Link {
     /// enforces the buffer limit by dropping from its largest flow queue
     /// (overflow drops, RFC 8290 section 4.1).
     fn offer_fq(&mut self, now: SimTime, id: PktId, arena: &mut Arena) -> Offer {
-        let AqmImpl::FqCodel(fq) = &mut *self.aqm else {
-            unreachable!("offer_fq is called for FQ-CoDel only")
+        let fq = match &mut *self.aqm {
+            AqmImpl::FqCodel(fq) => fq,
+            AqmImpl::DualPi2(_) => return self.offer_dual(now, id, arena),
+            _ => unreachable!("offer_fq is called for FQ-CoDel and DualPI2 only"),
         };
         let p = arena.get_mut(id);
         self.stats.arrivals += 1;
@@ -625,6 +640,9 @@ impl Link {
             Offer::Accepted
         } else {
             self.stats.drops_overflow += self.evicted.len() as u64;
+            for &v in &self.evicted {
+                self.stats.drops_by_ecn[arena.get(v).ecn.index()] += 1;
+            }
             self.stats.data_drops += self
                 .evicted
                 .iter()
@@ -640,6 +658,40 @@ impl Link {
             }
             Offer::Evicted
         }
+    }
+
+    /// [`Link::offer`] under DualPI2: the packet joins the L or C queue, or
+    /// is dropped when the buffer (both queues) is full.
+    fn offer_dual(&mut self, now: SimTime, id: PktId, arena: &mut Arena) -> Offer {
+        let AqmImpl::DualPi2(d) = &mut *self.aqm else {
+            unreachable!("offer_dual is called for DualPI2 only")
+        };
+        let p = arena.get_mut(id);
+        let data = p.flags & flags::DATA != 0;
+        self.stats.arrivals += 1;
+        self.stats.arrival_bytes += p.size as u64;
+        self.stats.data_arrivals += u64::from(data);
+        p.enq_time = now;
+        let held = Held {
+            id,
+            size: p.size,
+            enq_time: now,
+            ecn: p.ecn,
+        };
+        if !d.enqueue(held, self.limit) {
+            self.stats.drops_overflow += 1;
+            self.stats.drops_by_ecn[p.ecn.index()] += 1;
+            self.stats.data_drops += u64::from(data);
+            if let Some(m) = self.monitor.as_mut() {
+                m.event(now, p.flow, p.flags, p.size, "drop-overflow");
+            }
+            return Offer::Dropped;
+        }
+        let q = d.qlen();
+        if let Some(m) = self.monitor.as_mut() {
+            m.set(now, q.pkts, q.bytes);
+        }
+        Offer::Accepted
     }
 
     /// After [`Offer::Evicted`]: the next packet dropped to make room.
@@ -658,14 +710,29 @@ impl Link {
             return None;
         }
         if self.fq {
-            if let AqmImpl::FqCodel(fq) = &mut *self.aqm {
-                let (pkt, verdict) = fq.dequeue(now)?;
-                let q = fq.qlen();
-                if let Some(m) = self.monitor.as_mut() {
-                    m.set(now, q.pkts, q.bytes);
+            match &mut *self.aqm {
+                AqmImpl::FqCodel(fq) => {
+                    let (pkt, verdict) = fq.dequeue(now)?;
+                    let q = fq.qlen();
+                    if let Some(m) = self.monitor.as_mut() {
+                        m.set(now, q.pkts, q.bytes);
+                    }
+                    let tx_end = now + self.tx_time(pkt.size);
+                    return self.start(now, pkt.id, pkt.size, tx_end, verdict, arena);
                 }
-                let tx_end = now + self.tx_time(pkt.size);
-                return self.start(now, pkt.id, pkt.size, tx_end, verdict, arena);
+                AqmImpl::DualPi2(d) => {
+                    let (pkt, class, verdict) = d.dequeue(now, &mut self.aqm_rng)?;
+                    let q = d.qlen();
+                    if let Some(m) = self.monitor.as_mut() {
+                        m.set(now, q.pkts, q.bytes);
+                        if !matches!(verdict, Verdict::Drop(_)) {
+                            m.class_sojourn(class as usize, now - pkt.enq_time);
+                        }
+                    }
+                    let tx_end = now + self.tx_time(pkt.size);
+                    return self.start(now, pkt.id, pkt.size, tx_end, verdict, arena);
+                }
+                _ => {}
             }
         }
         let id = self.fifo.pop_front()? as PktId;
@@ -678,6 +745,7 @@ impl Link {
         let info = PacketInfo {
             size,
             ect: p.ecn.capable(),
+            ecn: p.ecn,
             flow: p.flow,
             flags: p.flags,
             seq: p.seq,
@@ -710,7 +778,9 @@ impl Link {
         match verdict {
             Verdict::Pass => {}
             Verdict::Mark(c) => {
-                arena.get_mut(id).ecn = Ecn::Ce;
+                let p = arena.get_mut(id);
+                self.stats.marks_by_ecn[p.ecn.index()] += 1;
+                p.ecn = Ecn::Ce;
                 let what = match c {
                     Cause::Early => {
                         self.stats.marks_early += 1;
@@ -727,6 +797,7 @@ impl Link {
                 }
             }
             Verdict::Drop(c) => {
+                self.stats.drops_by_ecn[arena.get(id).ecn.index()] += 1;
                 let what = match c {
                     Cause::Early => {
                         self.stats.drops_early += 1;
@@ -829,8 +900,10 @@ impl Link {
     #[inline]
     pub fn has_waiting(&self) -> bool {
         if self.fq {
-            if let AqmImpl::FqCodel(fq) = &*self.aqm {
-                return !fq.is_empty();
+            match &*self.aqm {
+                AqmImpl::FqCodel(fq) => return !fq.is_empty(),
+                AqmImpl::DualPi2(d) => return !d.is_empty(),
+                _ => {}
             }
         }
         debug_assert!(!self.cut_through && !self.planned);
@@ -855,10 +928,15 @@ impl Link {
         self.qbytes == 0
     }
 
-    /// Packets waiting in the queue (FQ-CoDel's: flow queue by flow queue).
+    /// Packets waiting in the queue (FQ-CoDel's: flow queue by flow queue;
+    /// DualPI2's: the L queue, then the C queue).
     pub fn waiting(&self) -> impl Iterator<Item = PktId> + '_ {
         let fq = match &*self.aqm {
             AqmImpl::FqCodel(fq) => Some(fq.iter().map(|q| q.id)),
+            _ => None,
+        };
+        let dual = match &*self.aqm {
+            AqmImpl::DualPi2(d) => Some(d.iter().map(|h| h.id)),
             _ => None,
         };
         // Cut-through and planned links hold no packet ids.
@@ -872,6 +950,7 @@ impl Link {
             .take(fifo)
             .map(|&id| id as PktId)
             .chain(fq.into_iter().flatten())
+            .chain(dual.into_iter().flatten())
     }
 }
 

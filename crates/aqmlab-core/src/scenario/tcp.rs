@@ -5,6 +5,7 @@
 use super::decode::{as_u64, join, SpecError, SpecResult, Table};
 use super::spec::HEADER_BYTES;
 use super::value::Value;
+use crate::packet::Ecn;
 use crate::units::SimTime;
 use serde::Serialize;
 
@@ -305,6 +306,13 @@ pub struct TcpSpec {
     /// scenario when `"timed"`.
     #[serde(skip_serializing_if = "RttEstimator::is_timed")]
     pub rtt_estimator: RttEstimator,
+    /// The ECT codepoint an ECN-capable flow's packets carry (RFC 3168
+    /// section 5; RFC 9331 section 4.1): `"ect0"` (the default, classic
+    /// ECN) or `"ect1"` (the L4S identifier, so that DCTCP can stand in
+    /// for a scalable sender in DualPI2's L queue). Listed in the resolved
+    /// scenario only when `"ect1"`.
+    #[serde(skip_serializing_if = "EcnCodepoint::is_ect0")]
+    pub ecn_codepoint: EcnCodepoint,
 }
 
 fn is_false(b: &bool) -> bool {
@@ -326,6 +334,53 @@ impl RttEstimator {
         *self == RttEstimator::Timed
     }
 }
+
+/// The ECT codepoint of an ECN-capable flow (`tcp.ecn_codepoint`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum EcnCodepoint {
+    /// ECT(0): classic ECN (RFC 3168).
+    #[default]
+    Ect0,
+    /// ECT(1): the L4S identifier (RFC 9331 section 4.1).
+    Ect1,
+}
+
+impl EcnCodepoint {
+    /// The names `ecn_codepoint` takes.
+    pub const NAMES: &'static [&'static str] = &["ect0", "ect1"];
+
+    pub fn from_name(s: &str) -> EcnCodepoint {
+        if s == "ect1" {
+            EcnCodepoint::Ect1
+        } else {
+            EcnCodepoint::Ect0
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            EcnCodepoint::Ect0 => "ect0",
+            EcnCodepoint::Ect1 => "ect1",
+        }
+    }
+
+    /// The packet's ECN field.
+    #[inline]
+    pub fn ecn(self) -> Ecn {
+        match self {
+            EcnCodepoint::Ect0 => Ecn::Ect0,
+            EcnCodepoint::Ect1 => Ecn::Ect1,
+        }
+    }
+
+    fn is_ect0(&self) -> bool {
+        *self == EcnCodepoint::Ect0
+    }
+}
+
+/// The error for ECT(1) without ECN (`{where}` names the switch).
+pub(super) const ECT1_NEEDS_ECN: &str = "\"ect1\" is not allowed while ECN is off: the codepoint is that of ECN-capable packets (RFC 9331 section 4.1); set {where} = true, or leave ecn_codepoint out";
 
 /// ssthresh at a timeout during fast recovery (`tcp.timeout_in_recovery`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -419,6 +474,7 @@ impl Default for TcpSpec {
             prr: false,
             pacing: false,
             rtt_estimator: RttEstimator::Timed,
+            ecn_codepoint: EcnCodepoint::Ect0,
         }
     }
 }
@@ -550,6 +606,11 @@ impl TcpSpec {
                 "linux" => RttEstimator::Linux,
                 _ => RttEstimator::Timed,
             },
+            ecn_codepoint: EcnCodepoint::from_name(t.choice(
+                "ecn_codepoint",
+                EcnCodepoint::NAMES,
+                Some(d.ecn_codepoint.name()),
+            )?),
         };
         t.finish()?;
         let pacing_off_given = pacing_given && !s.pacing;
@@ -615,6 +676,12 @@ impl TcpSpec {
                  times the SACK scoreboard keeps; set tcp.sack = true as well",
             ));
         }
+        if s.ecn_codepoint == EcnCodepoint::Ect1 && !s.ecn {
+            return Err(SpecError::new(
+                join(path, "ecn_codepoint"),
+                ECT1_NEEDS_ECN.replace("{where}", "tcp.ecn"),
+            ));
+        }
         if s.rack && !s.sack {
             return Err(SpecError::new(
                 join(path, "rack"),
@@ -667,10 +734,18 @@ pub struct TcpOverrides {
     pub delayed_ack: Option<bool>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub initial_cwnd: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ecn_codepoint: Option<EcnCodepoint>,
 }
 
 /// The keys of [`TcpOverrides`].
-pub const GROUP_TCP_KEYS: &[&str] = &["variant", "packet_size", "delayed_ack", "initial_cwnd"];
+pub const GROUP_TCP_KEYS: &[&str] = &[
+    "variant",
+    "packet_size",
+    "delayed_ack",
+    "initial_cwnd",
+    "ecn_codepoint",
+];
 
 impl TcpOverrides {
     /// The group's keys from `t`; `tcp` is the run's `[tcp]` (a group's
@@ -723,11 +798,22 @@ impl TcpOverrides {
             }
             None => None,
         };
+        let ecn_codepoint = if t.has("ecn_codepoint") {
+            Some(EcnCodepoint::from_name(t.choice(
+                "ecn_codepoint",
+                EcnCodepoint::NAMES,
+                None,
+            )?))
+        } else {
+            t.allow("ecn_codepoint");
+            None
+        };
         Ok(TcpOverrides {
             variant,
             packet_size,
             delayed_ack,
             initial_cwnd,
+            ecn_codepoint,
         })
     }
 
@@ -735,6 +821,13 @@ impl TcpOverrides {
     /// `tcp`: `[tcp]`, already checked on its own). The error names the
     /// group's `ecn` if it turned ECN off, else its `variant`.
     pub(super) fn check_ecn(&self, t: &Table, tcp: &TcpSpec, ecn: Option<bool>) -> SpecResult<()> {
+        if self.ecn_codepoint == Some(EcnCodepoint::Ect1) && !ecn.unwrap_or(tcp.ecn) {
+            let ecn_key = t.field_path("ecn");
+            return Err(SpecError::new(
+                t.field_path("ecn_codepoint"),
+                ECT1_NEEDS_ECN.replace("{where}", &ecn_key),
+            ));
+        }
         let variant = self.variant.unwrap_or(tcp.variant);
         if variant != TcpVariant::Dctcp || ecn.unwrap_or(tcp.ecn) {
             return Ok(());
@@ -772,6 +865,9 @@ impl TcpOverrides {
         if let Some(v) = self.initial_cwnd {
             // At most 1000 (checked when decoded).
             s.initial_cwnd = v as u16;
+        }
+        if let Some(v) = self.ecn_codepoint {
+            s.ecn_codepoint = v;
         }
         s
     }

@@ -58,6 +58,7 @@ impl World {
             let info = PacketInfo {
                 size: p.size,
                 ect: p.ecn.capable(),
+                ecn: p.ecn,
                 flow: p.flow,
                 flags: p.flags,
                 seq: p.seq,

@@ -6,7 +6,9 @@
 
 use super::results::ResponseTable;
 use super::World;
+use crate::aqm::AqmImpl;
 use crate::metrics::{jain, LinkStats, QueueFigures};
+use crate::packet::Ecn;
 use crate::scenario::Direction;
 use crate::transport::FlowStats;
 use crate::units::SimTime;
@@ -72,6 +74,16 @@ pub struct BottleneckSummary {
     pub marks_early: u64,
     pub marks_forced: u64,
     pub lost_on_link: u64,
+    /// Marks (early and forced) by the codepoint the packet carried: ECT(0),
+    /// ECT(1), or CE already (a mark that changes nothing on the wire).
+    pub marks_ect0: u64,
+    pub marks_ect1: u64,
+    pub marks_ce: u64,
+    /// Drops (early, forced and overflow) by the packet's codepoint.
+    pub drops_not_ect: u64,
+    pub drops_ect0: u64,
+    pub drops_ect1: u64,
+    pub drops_ce: u64,
     /// Time-weighted queue in packets: mean, standard deviation, and the
     /// mean over `metrics.window` windows of each window's deviation.
     pub queue_mean_pkts: f64,
@@ -99,6 +111,17 @@ pub struct BottleneckSummary {
     pub queuing_delay_p90_s: f64,
     pub queuing_delay_p99_s: f64,
     pub queuing_delay_max_s: f64,
+    /// DualPI2 only: the mean and 99th percentile sojourn of the packets
+    /// that left its L queue and its C queue in the interval (log-binned
+    /// as above; 0 without packets), seconds.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub l_queue_delay_mean_s: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub l_queue_delay_p99_s: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub c_queue_delay_mean_s: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub c_queue_delay_p99_s: Option<f64>,
 }
 
 /// A monitored link's figures with its name.
@@ -283,9 +306,18 @@ impl World {
             let sent_bits = link.stats.since(&base).departure_bytes as f64 * 8.0
                 + snap.pending_bits.get(k).copied().unwrap_or(0.0)
                 - link.pending_tx_bits(end);
+            let mut figures =
+                link_figures(&link.stats.since(&base), &q, capacity, interval, sent_bits);
+            if matches!(*link.aqm, AqmImpl::DualPi2(_)) {
+                let [l, c] = q.class_delay;
+                figures.l_queue_delay_mean_s = Some(l.mean_s);
+                figures.l_queue_delay_p99_s = Some(l.p99_s);
+                figures.c_queue_delay_mean_s = Some(c.mean_s);
+                figures.c_queue_delay_p99_s = Some(c.p99_s);
+            }
             links.push(LinkSummary {
                 name: name.clone(),
-                figures: link_figures(&link.stats.since(&base), &q, capacity, interval, sent_bits),
+                figures,
             });
         }
         let mut table = FlowTable::default();
@@ -464,6 +496,13 @@ fn link_figures(
         marks_early: d.marks_early,
         marks_forced: d.marks_forced,
         lost_on_link: d.lost,
+        marks_ect0: d.marks_by_ecn[Ecn::Ect0.index()],
+        marks_ect1: d.marks_by_ecn[Ecn::Ect1.index()],
+        marks_ce: d.marks_by_ecn[Ecn::Ce.index()],
+        drops_not_ect: d.drops_by_ecn[Ecn::NotEct.index()],
+        drops_ect0: d.drops_by_ecn[Ecn::Ect0.index()],
+        drops_ect1: d.drops_by_ecn[Ecn::Ect1.index()],
+        drops_ce: d.drops_by_ecn[Ecn::Ce.index()],
         queue_mean_pkts: q.mean_pkts,
         queue_std_pkts: q.std_pkts,
         queue_window_std_mean_pkts: q.window_std_mean_pkts,
@@ -484,6 +523,7 @@ fn link_figures(
         queuing_delay_p90_s: q.delay_p90_s,
         queuing_delay_p99_s: q.delay_p99_s,
         queuing_delay_max_s: q.delay_max_s,
+        ..BottleneckSummary::default()
     }
 }
 

@@ -414,7 +414,7 @@ impl TcpFlow {
             last_ts: SimTime::ZERO,
             last_retx: false,
             ack_ecn: if cfg.tcp.variant == TcpVariant::Dctcp && cfg.tcp.ecn {
-                Ecn::Ect0
+                cfg.tcp.ecn_codepoint.ecn()
             } else {
                 Ecn::NotEct
             },

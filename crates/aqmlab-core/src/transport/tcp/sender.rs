@@ -199,7 +199,8 @@ impl TcpFlow {
             ecn: if !self.cfg.tcp.ecn {
                 Ecn::NotEct
             } else if !retx {
-                Ecn::Ect0
+                // ECT(0), or ECT(1) as `tcp.ecn_codepoint` asks (RFC 9331 section 4.1).
+                self.cfg.tcp.ecn_codepoint.ecn()
             } else {
                 self.retransmission_ecn()
             },
@@ -212,7 +213,7 @@ impl TcpFlow {
     #[inline(never)]
     fn retransmission_ecn(&self) -> Ecn {
         if self.cfg.tcp.ect_retransmits || self.cfg.tcp.variant == TcpVariant::Dctcp {
-            Ecn::Ect0
+            self.cfg.tcp.ecn_codepoint.ecn()
         } else {
             Ecn::NotEct
         }

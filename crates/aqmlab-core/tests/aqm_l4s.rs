@@ -1,0 +1,150 @@
+//! ECN codepoints, PI2 and DualPI2 (RFC 9332) in whole runs: DCTCP sending
+//! ECT(1) (a stand-in for a scalable L4S sender) beside CUBIC through
+//! DualPI2 at 100 Mbit/s, base RTTs 10-100 ms: rough rate parity (section
+//! 2.1, k = 2), about a millisecond of L queue, the C queue near the 15 ms
+//! target, the link full; CUBIC alone through DualPI2 as through PI2; the
+//! marks and drops by codepoint; classic schemes marking ECT(1) as ECT(0).
+//! The schemes' rules are checked by hand in `aqm/dualpi2.rs` and
+//! `aqm/pi2.rs`.
+
+use crate::common;
+
+use aqmlab_core::RunResult;
+use common::run;
+
+/// A 100 Mbit/s dumbbell with base RTT `rtt_ms` (access links 1 ms each
+/// way), 1500-byte packets (Linux's TCP), a 4000-packet buffer, the queue
+/// `aqm` and the traffic groups `traffic`; 40 s, measured from 15 s.
+fn l4s_run(rtt_ms: u64, aqm: &str, traffic: &str) -> RunResult {
+    let bottleneck_us = rtt_ms * 500 - 2000;
+    run(&format!(
+        r#"
+duration = "40s"
+seed = 1
+[topology]
+bottleneck_rate = "100Mbps"
+bottleneck_delay = "{bottleneck_us}us"
+access_rate = "1Gbps"
+access_delay = "1ms"
+buffer = 4000
+[aqm]
+{aqm}
+[tcp]
+profile = "linux"
+ecn = true
+{traffic}
+[metrics]
+start = "15s"
+sample_interval = "10ms"
+"#
+    ))
+}
+
+/// One DCTCP flow sending ECT(1) and one CUBIC flow (not ECN-capable).
+const PAIR: &str = r#"
+[[traffic]]
+kind = "bulk"
+flows = 1
+variant = "dctcp"
+ecn_codepoint = "ect1"
+[[traffic]]
+kind = "bulk"
+flows = 1
+ecn = false
+"#;
+
+/// The rate of the DCTCP flow over the CUBIC flow's.
+fn ratio(r: &RunResult) -> f64 {
+    r.flows.goodput_bps[0] / r.flows.goodput_bps[1]
+}
+
+/// RFC 9332 section 2.1 and appendix C: with k = 2, DCTCP in L and CUBIC
+/// in C share within a factor 2 at 10 and 50 ms (at 100 ms CUBIC gets 3x); L's p99 sojourn is
+/// under 3 ms while C's mean is near the 15 ms target at 10 ms (below it
+/// at longer RTTs, where one CUBIC flow's cycle is long); the link is full; L's packets are ECT(1) marked, never dropped, C's dropped.
+#[test]
+fn dctcp_ect1_and_cubic_share_dualpi2() {
+    for rtt in [10, 50, 100] {
+        let r = l4s_run(rtt, "kind = \"dualpi2\"", PAIR);
+        let b = &r.summary.bottleneck;
+        let (lp99, cmean) = (
+            b.l_queue_delay_p99_s.unwrap(),
+            b.c_queue_delay_mean_s.unwrap(),
+        );
+        println!(
+            "dualpi2 rtt {rtt} ms: ratio {:.2}, L p99 {:.2} ms, L mean {:.2} ms, C mean {:.1} ms, util {:.3}, marks ect1 {} drops not-ect {}",
+            ratio(&r),
+            lp99 * 1e3,
+            b.l_queue_delay_mean_s.unwrap() * 1e3,
+            cmean * 1e3,
+            b.utilization,
+            b.marks_ect1,
+            b.drops_not_ect
+        );
+        // DCTCP is not Prague: at 100 ms its 1 ms step is far below the
+        // BDP / 7 it needs (14 ms here), and CUBIC gets three times its rate.
+        let band = if rtt == 100 { 0.25..=2.0 } else { 0.5..=2.0 };
+        assert!(band.contains(&ratio(&r)), "rtt {rtt}: ratio {}", ratio(&r));
+        assert!(lp99 < 0.003, "rtt {rtt}: L p99 {lp99}");
+        // Near the target at 10 ms; one CUBIC flow's long cycle at 50 and
+        // 100 ms (a loss every few seconds) keeps the mean below it.
+        let lo = if rtt == 10 { 0.010 } else { 0.001 };
+        assert!((lo..=0.020).contains(&cmean), "rtt {rtt}: C mean {cmean}");
+        assert!(b.utilization >= 0.95, "rtt {rtt}: {}", b.utilization);
+        assert!(b.marks_ect1 > 0 && b.drops_ect1 == 0 && b.drops_not_ect > 0);
+        assert_eq!(b.marks_ect0 + b.drops_ect0, 0);
+        assert_eq!(b.marks, b.marks_ect1 + b.marks_ce);
+        assert_eq!(
+            b.drops_early + b.drops_forced + b.drops_overflow,
+            b.drops_not_ect + b.drops_ect0 + b.drops_ect1 + b.drops_ce
+        );
+    }
+}
+
+/// CUBIC alone has only the C queue: DualPI2 is then PI2 with the same
+/// gains (p'^2 on the larger head sojourn, signals at dequeue against PI2's
+/// at enqueue): mean queueing delays within 10 % of each other.
+#[test]
+fn cubic_alone_through_dualpi2_as_through_pi2() {
+    let five = "[[traffic]]\nkind = \"bulk\"\nflows = 5\necn = false\n";
+    let d = l4s_run(50, "kind = \"dualpi2\"", five);
+    let p = l4s_run(50, "kind = \"pi2\"", five);
+    let (dm, pm) = (
+        d.summary.bottleneck.queuing_delay_mean_s,
+        p.summary.bottleneck.queuing_delay_mean_s,
+    );
+    println!(
+        "cubic x5, 50 ms: dualpi2 mean {:.2} ms (C {:.2} ms) util {:.3}; pi2 mean {:.2} ms util {:.3}",
+        dm * 1e3,
+        d.summary.bottleneck.c_queue_delay_mean_s.unwrap() * 1e3,
+        d.summary.bottleneck.utilization,
+        pm * 1e3,
+        p.summary.bottleneck.utilization
+    );
+    assert!((dm / pm - 1.0).abs() <= 0.10, "dualpi2 {dm} pi2 {pm}");
+    assert_eq!(d.summary.bottleneck.l_queue_delay_mean_s, Some(0.0));
+    assert!(p.summary.bottleneck.l_queue_delay_mean_s.is_none());
+}
+
+/// A classic scheme treats ECT(1) as ECN-capable (RFC 9331 section 5.1):
+/// PIE with ECN marks DCTCP's ECT(1) packets as it marks ECT(0) ones, and
+/// the per-codepoint counters say which.
+#[test]
+fn classic_pie_marks_ect1_as_ect0() {
+    let one = |cp: &str| {
+        l4s_run(
+            20,
+            "kind = \"pie\"\necn = true",
+            &format!(
+                "[[traffic]]\nkind = \"bulk\"\nflows = 2\nvariant = \"dctcp\"\necn_codepoint = \"{cp}\"\n"
+            ),
+        )
+    };
+    let (e0, e1) = (one("ect0"), one("ect1"));
+    let (b0, b1) = (&e0.summary.bottleneck, &e1.summary.bottleneck);
+    assert!(b0.marks_ect0 > 0 && b0.marks_ect1 == 0);
+    assert!(b1.marks_ect1 > 0 && b1.marks_ect0 == 0);
+    // The same run but for the codepoint's name.
+    assert_eq!(b0.marks_ect0, b1.marks_ect1);
+    assert_eq!(b0.queuing_delay_mean_s, b1.queuing_delay_mean_s);
+}
