@@ -6,6 +6,7 @@ import math
 import os
 import re
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeAlias
 
@@ -24,6 +25,7 @@ if TYPE_CHECKING:
 __all__ = [
     "KINDS",
     "SMOOTHABLE",
+    "Picture",
     "RunLike",
     "default_smooth",
     "delay_cdf",
@@ -36,6 +38,7 @@ __all__ = [
     "plot_queue",
     "plot_series",
     "response_cdf",
+    "show",
     "window_rate",
 ]
 
@@ -627,3 +630,30 @@ def goodput_rtt(
     if title:
         fig.suptitle(title)
     return _save(fig, path)
+
+
+@dataclass(frozen=True)
+class Picture:
+    """A figure file that shows itself in Jupyter (PNG or SVG, by its extension): the plots
+    write files, ``show(plot_series(...))`` puts the file in the notebook too."""
+
+    path: Path
+
+    def _repr_png_(self) -> bytes | None:
+        return self.path.read_bytes() if self.path.suffix.lower() == ".png" else None
+
+    def _repr_svg_(self) -> str | None:
+        if self.path.suffix.lower() != ".svg":
+            return None
+        return self.path.read_text(encoding="utf-8")
+
+
+def show(path: str | os.PathLike[str]) -> Picture:
+    """The figure file ``path`` (a plot's PNG or SVG) as a :class:`Picture`, which Jupyter
+    shows inline: ``show(plot_series([("RED", r)], "queue.png"))``."""
+    p = Path(path)
+    if p.suffix.lower() not in (".png", ".svg"):
+        raise ValueError(f"show: {p} is not a .png or .svg file (Jupyter shows those inline)")
+    if not p.is_file():
+        raise ValueError(f"show: {p} does not exist")
+    return Picture(p)
