@@ -240,3 +240,18 @@ def test_a_sweep_shows_its_points_in_jupyter(tmp_path: Path) -> None:
     (png,) = _images(page)
     assert _png_size(png) == (480, 144)
     assert "the first 6 of 8" in page
+
+
+def test_html_figures_are_written_for_reading() -> None:
+    from aqmlab._html import _fmt
+
+    # Three significant digits; counts of 1000 and more whole, with thousands separators.
+    assert [_fmt(x) for x in (12520, 744, 93.65, 9.975, 1016.4, 0)] == [
+        "12,520",
+        "744",
+        "93.7",
+        "9.97",
+        "1,016",
+        "0",
+    ]
+    assert _fmt(1e-5) == "1.00e-05" and _fmt(float("nan")) == "-"

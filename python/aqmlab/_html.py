@@ -45,7 +45,7 @@ def _fmt(v: float, digits: int = 3) -> str:
         return "-"
     if v != 0 and abs(v) < 10 ** -(digits - 1):
         return f"{v:.{digits - 1}e}"
-    return f"{v:,.{digits}g}" if abs(v) >= 10**digits else f"{v:.{digits}g}"
+    return f"{v:,.0f}" if abs(v) >= 10**digits else f"{v:.{digits}g}"
 
 
 #: The link rows of a run's table: (label, summary key, scale to the unit shown).
