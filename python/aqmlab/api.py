@@ -139,6 +139,14 @@ class RunResult:
         p = np.arange(1, len(t) + 1, dtype=np.float64) / max(len(t), 1)
         return t, p
 
+    def _repr_html_(self) -> str:
+        """How the run shows itself in Jupyter: what ran, a table of its monitored links'
+        and flows' figures and a small picture of the bottleneck's queue (inline PNG;
+        :mod:`aqmlab._html`)."""
+        from aqmlab._html import run_html
+
+        return run_html(self)
+
     def save(self, out: str | os.PathLike[str], command: list[str] | None = None) -> Path:
         """Write the run folder ``out`` (see :func:`aqmlab.results.write_run`)."""
         from aqmlab.results import write_run

@@ -694,7 +694,8 @@ def add_plot_arguments(pl: argparse.ArgumentParser) -> None:
         default="queue",
         help="queue (packets, default), queue-bytes, delay (drain time), throughput, "
         "cdf (queueing delay CDF), params (the AQM's adapted parameters), "
-        "flows (the flow series)",
+        "flows (the flow series), flow-throughput (each traced flow's throughput over time), "
+        "goodput-rtt (each flow's goodput against its base RTT, coloured by traffic group)",
     )
     pl.add_argument("--link", metavar="NAME", help="monitored link (default: the first)")
     pl.add_argument(
@@ -702,8 +703,9 @@ def add_plot_arguments(pl: argparse.ArgumentParser) -> None:
         default=None,
         metavar="WINDOW",
         help="draw each curve's mean over a moving time window, e.g. 1s or 200ms (0: the raw "
-        "samples); for queue, queue-bytes, delay, throughput and flows; default 1s for "
-        "throughput (a twentieth of a run shorter than 20 s), none for the others",
+        "samples); for queue, queue-bytes, delay, throughput, flows and flow-throughput; "
+        "default 1s for throughput and flow-throughput (a twentieth of a run shorter than "
+        "20 s), none for the others",
     )
     pl.add_argument(
         "--log-x",
@@ -723,7 +725,8 @@ def add_plot_arguments(pl: argparse.ArgumentParser) -> None:
         default=[],
         type=int,
         metavar="N",
-        help="with --what flows: flow to draw (repeatable; default every traced flow)",
+        help="with --what flows or flow-throughput: flow to draw (repeatable; default every "
+        "traced flow)",
     )
     pl.add_argument(
         "--series",

@@ -6,6 +6,7 @@ import math
 import os
 import re
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeAlias
 
@@ -24,18 +25,27 @@ if TYPE_CHECKING:
 __all__ = [
     "KINDS",
     "SMOOTHABLE",
+    "Picture",
     "RunLike",
     "default_smooth",
     "delay_cdf",
+    "flow_labels",
+    "flow_rate",
+    "goodput_rtt",
+    "group_names",
+    "jain_index",
     "moving_mean",
     "plot_queue",
     "plot_series",
     "response_cdf",
+    "show",
     "window_rate",
 ]
 
 #: What ``smooth`` applies to (a moving window over time); the others are refused.
-SMOOTHABLE = ("queue", "queue-bytes", "delay", "throughput", "flows")
+SMOOTHABLE = ("queue", "queue-bytes", "delay", "throughput", "flows", "flow-throughput")
+#: What is smoothed by default (rates: their raw samples draw a solid band).
+RATES = ("throughput", "flow-throughput")
 #: The smoothing window of ``throughput`` when none is given, s: a 10 ms sample holds a dozen
 #: packets, so the raw series jumps by a tenth of the link between samples (a solid band).
 THROUGHPUT_SMOOTH_S = 1.0
@@ -108,15 +118,64 @@ def window_rate(t: Any, cum_bytes: Any, window: float) -> tuple[Any, Any]:
     return t[i], (b[i] - b[j]) * 8 / np.where(dt > 0, dt, np.nan)
 
 
+def flow_rate(t: Any, rate_bps: Any, window: float) -> tuple[Any, Any]:
+    """A flow's delivery rate (bit/s) over the ``window`` seconds before each sample time, from
+    the flow series' per-sample rates (``delivery_rate_bps``: the bits delivered since the
+    previous sample over the time since it): the rates are summed back into bits delivered,
+    B(t_i) = sum over k <= i of rate_k x (t_k - t_(k-1)), and :func:`window_rate` takes the
+    exact mean over the window. ``window`` 0: the samples as they are."""
+    t = np.asarray(t, dtype=float)
+    r = np.asarray(rate_bps, dtype=float)
+    if window <= 0 or len(t) == 0:
+        return t, r
+    dt = np.diff(t, prepend=t[0])
+    return window_rate(t, np.cumsum(r * dt) / 8, window)
+
+
 def default_smooth(what: str, t: Any) -> float:
-    """The smoothing window when none is given, s: for ``throughput`` 1 s, or a twentieth of
-    the series where it is shorter than 20 s (at least one sample interval); none for the
-    others."""
-    if what != "throughput" or len(t) < 2:
+    """The smoothing window when none is given, s: for ``throughput`` and ``flow-throughput``
+    1 s, or a twentieth of the series where it is shorter than 20 s (at least one sample
+    interval); none for the others."""
+    if what not in RATES or len(t) < 2:
         return 0.0
     span = float(t[-1] - t[0])
     step = float(np.median(np.diff(t)))
     return max(step, min(THROUGHPUT_SMOOTH_S, span / 20))
+
+
+def group_names(r: RunResult) -> dict[int, str]:
+    """A short name of each ``[[traffic]]`` group of the run, by index: ``group 1: bulk
+    CUBIC`` (the group's own variant, else ``tcp.variant``; UDP kinds without one), with
+    ``reverse`` for a reverse group."""
+    from aqmlab.compare import VARIANTS
+
+    tcp = r.scenario.get("tcp") or {}
+    default = str(tcp.get("variant", "newreno"))
+    names: dict[int, str] = {}
+    for i, g in enumerate(r.scenario.get("traffic") or []):
+        g = g if isinstance(g, Mapping) else {}
+        kind = str(g.get("kind", "bulk"))
+        words = [kind]
+        if kind not in ("cbr", "udp-onoff"):
+            v = str(g.get("variant") or default)
+            words.append(VARIANTS.get(v, v))
+        if g.get("direction") == "reverse":
+            words.append("reverse")
+        names[i] = f"group {i}: {' '.join(words)}"
+    return names
+
+
+def flow_labels(r: RunResult) -> dict[int, str]:
+    """Each flow's label, ``flow 3 (group 1: bulk CUBIC)``, from ``flows.parquet``'s ``group``
+    and :func:`group_names`."""
+    groups = group_names(r)
+    f = r.flows
+    if "flow" not in f.column_names or "group" not in f.column_names:
+        return {}
+    out: dict[int, str] = {}
+    for flow, g in zip(f.column("flow").to_pylist(), f.column("group").to_pylist(), strict=True):
+        out[int(flow)] = f"flow {flow} ({groups.get(int(g), f'group {g}')})"
+    return out
 
 
 def _window_text(w: float) -> str:
@@ -360,13 +419,16 @@ def plot_series(
     parameters, ``params`` names or all) or ``flows`` (``series`` of the
     flow series: cwnd, ssthresh, srtt_s, rto_s, delivery_rate_bps, alpha,
     pacing_rate_bps, rate_sample_bps or bbr_bw_bps, for ``flows`` or every
-    traced flow). ``cdf`` draws :func:`delay_cdf` (``log_x``: a logarithmic
-    delay axis).
+    traced flow) or ``flow-throughput`` (each traced flow's delivery rate, Mb/s,
+    one curve per flow labelled by :func:`flow_labels`). ``cdf`` draws
+    :func:`delay_cdf` (``log_x``: a logarithmic delay axis), ``goodput-rtt``
+    :func:`goodput_rtt`.
 
     ``smooth``: a window in seconds; each curve becomes its trailing mean over
-    it (:func:`moving_mean`), throughput the mean rate over it
-    (:func:`window_rate`); 0 draws the samples as they are. None: the default,
-    :func:`default_smooth` (1 s for throughput, none for the others). The
+    it (:func:`moving_mean`), throughput and flow-throughput the mean rate over
+    it (:func:`window_rate`, :func:`flow_rate`); 0 draws the samples as they
+    are. None: the default, :func:`default_smooth` (1 s for the two
+    throughputs, none for the others). The
     legend goes outside the axes (:func:`aqmlab._legend.legend_outside`)."""
     if what not in KINDS:
         raise ValueError(f"what must be one of {', '.join(KINDS)}, not {what!r}")
@@ -381,6 +443,8 @@ def plot_series(
         raise ValueError(f"log_x is for the cdf, not {what} (a time axis stays linear)")
     if what == "cdf":
         return delay_cdf(runs, path, link, title, log_x=log_x)
+    if what == "goodput-rtt":
+        return goodput_rtt(runs, path, title)
     if what == "queue" and link is None and not params and not flows:
         return plot_queue(runs, path, title, smooth=smooth)
     if not runs:
@@ -448,12 +512,28 @@ def plot_series(
             ylabel = "value"
             if len(names) > 1:
                 ax.set_yscale("symlog", linthresh=1e-6)
+        elif what == "flow-throughput":
+            fs = _flow_series(r, label)
+            ids = list(flows) or list(dict.fromkeys(fs.column("flow").to_pylist()))
+            labels = flow_labels(r)
+            for f in ids:
+                rows = _rows(fs, "flow", f)
+                if rows.num_rows == 0:
+                    raise ValueError(f"{label}: flow {f} is not in the flow series")
+                ft = np.asarray(rows.column("time_s").to_numpy(), dtype=float)
+                fy = np.asarray(rows.column("delivery_rate_bps").to_numpy(), dtype=float)
+                w = default_smooth(what, ft) if smooth is None else smooth
+                ft, fy = flow_rate(ft, fy, w)
+                if len(ft) == 0:
+                    raise ValueError(
+                        f"{label}: the smoothing window ({_window_text(w)}) is longer than the "
+                        "series"
+                    )
+                used = w
+                ax.plot(ft, fy / 1e6, lw=1.0, label=labels.get(int(f), f"flow {f}"))
+            ylabel = "throughput (Mb/s)"
         else:
-            fs = r.flow_series
-            if fs.num_rows == 0:
-                raise ValueError(
-                    f"{label}: no flow series; run with --set 'metrics.flow_series=[0, 1]'"
-                )
+            fs = _flow_series(r, label)
             if series not in fs.column_names or series in ("time_s", "flow", "bbr_state"):
                 cols = [c for c in fs.column_names if c not in ("time_s", "flow", "bbr_state")]
                 raise ValueError(f"series must be one of {', '.join(cols)}, not {series!r}")
@@ -479,3 +559,101 @@ def plot_series(
     if title:
         fig.suptitle(title)
     return _save(fig, path)
+
+
+def _flow_series(r: RunResult, label: str) -> pa.Table:
+    """The run's flow series; ValueError saying how to trace flows when it has none."""
+    if r.flow_series.num_rows == 0:
+        raise ValueError(f"{label}: no flow series; run with --set 'metrics.flow_series=[0, 1]'")
+    return r.flow_series
+
+
+def jain_index(x: Any) -> float:
+    """Jain's fairness index of the values ``x``: (sum x)^2 / (n sum x^2), 1 when all are
+    equal, 1/n when one has everything; NaN for none (or all zero)."""
+    x = np.asarray(x, dtype=float)
+    sq = float((x * x).sum())
+    return float(x.sum()) ** 2 / (len(x) * sq) if len(x) and sq > 0 else math.nan
+
+
+def goodput_rtt(
+    runs: Sequence[tuple[str, RunLike]],
+    path: str | os.PathLike[str],
+    title: str | None = None,
+) -> Path:
+    """Each flow's goodput over the measurement interval against its base RTT
+    (``flows.parquet``'s ``goodput_bps`` and ``base_rtt_s``), one point per flow that started,
+    coloured by traffic group (:func:`group_names`), one panel per run sharing the axes; each
+    panel's title gives the number of flows and their Jain's fairness index. Under TCP's
+    window-per-round-trip dynamics the points fall with the RTT (goodput ~ 1/RTT for Reno-like
+    flows sharing one drop rate)."""
+    if not runs:
+        raise ValueError("goodput_rtt needs at least one run")
+    loaded = [(label, _as_result(r)) for label, r in runs]
+    n = len(loaded)
+    fig = _figure(figsize=(8, 2.8 * n + 0.6), layout="constrained")
+    axes = fig.subplots(n, 1, sharex=True, sharey=True, squeeze=False)[:, 0]
+    colours = [f"C{i}" for i in range(10)]
+    for ax, (label, r) in zip(axes, loaded, strict=True):
+        f = r.flows
+        missing = [c for c in ("goodput_bps", "base_rtt_s", "group") if c not in f.column_names]
+        if missing:
+            raise ValueError(f"{label}: flows.parquet has no {', '.join(missing)} (older folder)")
+        start = np.asarray(f.column("start_s").to_numpy(zero_copy_only=False), dtype=float)
+        rtt = np.asarray(f.column("base_rtt_s").to_numpy(), dtype=float) * 1e3
+        good = np.asarray(f.column("goodput_bps").to_numpy(), dtype=float) / 1e6
+        group = np.asarray(f.column("group").to_numpy())
+        began = np.isfinite(start)
+        if not began.any():
+            raise ValueError(f"{label}: no flow started")
+        names = group_names(r)
+        for g in dict.fromkeys(group[began].tolist()):
+            k = began & (group == g)
+            ax.scatter(
+                rtt[k],
+                good[k],
+                s=14,
+                color=colours[int(g) % len(colours)],
+                label=f"{names.get(int(g), f'group {g}')} ({int(k.sum())})",
+            )
+        ax.set_title(
+            f"{label}: {int(began.sum())} flows, Jain's index {jain_index(good[began]):.3f}",
+            loc="left",
+            fontsize=10,
+        )
+        ax.set_ylabel("goodput (Mb/s)")
+        ax.set_ylim(bottom=0)
+        ax.grid(True, lw=0.3)
+        legend_outside(ax, fontsize=8)
+    axes[-1].set_xlabel("base RTT (ms)")
+    axes[-1].set_xlim(left=0)
+    if title:
+        fig.suptitle(title)
+    return _save(fig, path)
+
+
+@dataclass(frozen=True)
+class Picture:
+    """A figure file that shows itself in Jupyter (PNG or SVG, by its extension): the plots
+    write files, ``show(plot_series(...))`` puts the file in the notebook too."""
+
+    path: Path
+
+    def _repr_png_(self) -> bytes | None:
+        return self.path.read_bytes() if self.path.suffix.lower() == ".png" else None
+
+    def _repr_svg_(self) -> str | None:
+        if self.path.suffix.lower() != ".svg":
+            return None
+        return self.path.read_text(encoding="utf-8")
+
+
+def show(path: str | os.PathLike[str]) -> Picture:
+    """The figure file ``path`` (a plot's PNG or SVG) as a :class:`Picture`, which Jupyter
+    shows inline: ``show(plot_series([("RED", r)], "queue.png"))``."""
+    p = Path(path)
+    if p.suffix.lower() not in (".png", ".svg"):
+        raise ValueError(f"show: {p} is not a .png or .svg file (Jupyter shows those inline)")
+    if not p.is_file():
+        raise ValueError(f"show: {p} does not exist")
+    return Picture(p)

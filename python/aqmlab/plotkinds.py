@@ -2,4 +2,14 @@
 command line offers the choices without importing matplotlib or pyarrow)."""
 
 #: What ``aqmlab plot --what`` can draw.
-KINDS = ("queue", "queue-bytes", "delay", "throughput", "cdf", "params", "flows")
+KINDS = (
+    "queue",
+    "queue-bytes",
+    "delay",
+    "throughput",
+    "cdf",
+    "params",
+    "flows",
+    "flow-throughput",
+    "goodput-rtt",
+)

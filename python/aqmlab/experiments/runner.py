@@ -64,6 +64,16 @@ class SweepOutcome:
     #: Wall seconds from the first point handed out to the last one back.
     run_s: float = 0.0
 
+    def _repr_html_(self) -> str:
+        """How the sweep shows itself in Jupyter: its folder and counts, one row per point
+        (scheme, factors, seed, the bottleneck's figures) and the queues of its first points
+        (inline PNG; :mod:`aqmlab._html`)."""
+        from aqmlab._html import sweep_html
+
+        failed = f", {len(self.failures)} failed" if self.failures else ""
+        counts = f"{self.total} points: {self.ran} run, {self.skipped} already done{failed}"
+        return sweep_html(self.out, counts)
+
 
 def default_jobs() -> int:
     """Every core this process may use."""
