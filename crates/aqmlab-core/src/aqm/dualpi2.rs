@@ -65,7 +65,7 @@ use super::step::Threshold;
 use super::{change, Aqm, Cause, LinkInfo, PacketInfo, QueueLen, Verdict};
 use crate::packet::{Ecn, PktId};
 use crate::rng::Rng;
-use crate::scenario::decode::{check_range, join, SpecError, SpecResult, Table};
+use crate::scenario::decode::{join, SpecError, SpecResult, Table};
 use crate::scenario::Buffer;
 use crate::units::SimTime;
 use serde::Serialize;
@@ -170,26 +170,14 @@ impl DualPi2Params {
     /// Check every parameter; `path` prefixes the field names in errors.
     pub fn validate(&self, path: &str) -> SpecResult<()> {
         let f = |k: &str| join(path, k);
-        if self.target > TIME_MAX {
-            return Err(SpecError::new(
-                f("target"),
-                format!(
-                    "{} is outside the allowed range [0s, 4294.967295s]",
-                    self.target
-                ),
-            ));
-        }
-        if self.t_update < SimTime::from_micros(1) || self.t_update > TIME_MAX {
-            return Err(SpecError::new(
-                f("t_update"),
-                format!(
-                    "{} is outside the allowed range [1us, 4294.967295s]",
-                    self.t_update
-                ),
-            ));
-        }
-        check_range(&f("alpha"), self.alpha, 0.0, true, GAIN_MAX)?;
-        check_range(&f("beta"), self.beta, 0.0, true, GAIN_MAX)?;
+        super::pi2::check_pi_core(
+            path,
+            self.target,
+            self.t_update,
+            self.alpha,
+            self.beta,
+            self.coupling_factor,
+        )?;
         if let Threshold::Sojourn(s) = self.step_thresh {
             if s > TIME_MAX {
                 return Err(SpecError::new(
@@ -197,15 +185,6 @@ impl DualPi2Params {
                     format!("{s} is outside the allowed range [0s, 4294.967295s]"),
                 ));
             }
-        }
-        if !(1..=255).contains(&self.coupling_factor) {
-            return Err(SpecError::new(
-                f("coupling_factor"),
-                format!(
-                    "{} is outside the allowed range [1, 255]",
-                    self.coupling_factor
-                ),
-            ));
         }
         if self.c_protection > 100 {
             return Err(SpecError::new(
@@ -451,8 +430,13 @@ impl DualPi2 {
         self.c_qdelay = head(&self.c);
         let q = self.l_qdelay.max(self.c_qdelay);
         let secs = |t: SimTime| t.as_secs_f64();
-        let delta = self.p.alpha * (secs(q) - secs(self.p.target))
-            + self.p.beta * (secs(q) - secs(self.last_qdelay));
+        let delta = super::pi2::pi_delta(
+            self.p.alpha,
+            self.p.beta,
+            secs(q),
+            secs(self.p.target),
+            secs(self.last_qdelay),
+        );
         self.last_qdelay = q;
         let max = if self.p.drop_overload {
             1.0

@@ -101,35 +101,14 @@ impl Pi2Params {
     /// Check every parameter; `path` prefixes the field names in errors.
     pub fn validate(&self, path: &str) -> SpecResult<()> {
         let f = |k: &str| join(path, k);
-        if self.target > TIME_MAX {
-            return Err(SpecError::new(
-                f("target"),
-                format!(
-                    "{} is outside the allowed range [0s, 4294.967295s]",
-                    self.target
-                ),
-            ));
-        }
-        if self.t_update < SimTime::from_micros(1) || self.t_update > TIME_MAX {
-            return Err(SpecError::new(
-                f("t_update"),
-                format!(
-                    "{} is outside the allowed range [1us, 4294.967295s]",
-                    self.t_update
-                ),
-            ));
-        }
-        check_range(&f("alpha"), self.alpha, 0.0, true, GAIN_MAX)?;
-        check_range(&f("beta"), self.beta, 0.0, true, GAIN_MAX)?;
-        if !(1..=255).contains(&self.coupling_factor) {
-            return Err(SpecError::new(
-                f("coupling_factor"),
-                format!(
-                    "{} is outside the allowed range [1, 255]",
-                    self.coupling_factor
-                ),
-            ));
-        }
+        check_pi_core(
+            path,
+            self.target,
+            self.t_update,
+            self.alpha,
+            self.beta,
+            self.coupling_factor,
+        )?;
         if self.mtu == 0 {
             return Err(SpecError::new(
                 f("mtu"),
@@ -175,11 +154,60 @@ impl Pi2 {
     pub fn update(&mut self) {
         let secs = |t: SimTime| t.as_secs_f64();
         let q = secs(self.qdelay);
-        let delta =
-            self.p.alpha * (q - secs(self.p.target)) + self.p.beta * (q - secs(self.qdelay_old));
+        let delta = pi_delta(
+            self.p.alpha,
+            self.p.beta,
+            q,
+            secs(self.p.target),
+            secs(self.qdelay_old),
+        );
         self.prob = (self.prob + delta).clamp(0.0, 1.0);
         self.qdelay_old = self.qdelay;
     }
+}
+
+/// The checks of the keys the PI core shares with DualPI2 (`path`
+/// prefixes the field names in errors): the target and update interval
+/// within a u32 of microseconds (Linux's), the gains in [0, GAIN_MAX], the
+/// coupling factor k in [1, 255].
+pub(super) fn check_pi_core(
+    path: &str,
+    target: SimTime,
+    t_update: SimTime,
+    alpha: f64,
+    beta: f64,
+    coupling_factor: u32,
+) -> SpecResult<()> {
+    let f = |k: &str| join(path, k);
+    if target > TIME_MAX {
+        return Err(SpecError::new(
+            f("target"),
+            format!("{target} is outside the allowed range [0s, 4294.967295s]"),
+        ));
+    }
+    if t_update < SimTime::from_micros(1) || t_update > TIME_MAX {
+        return Err(SpecError::new(
+            f("t_update"),
+            format!("{t_update} is outside the allowed range [1us, 4294.967295s]"),
+        ));
+    }
+    check_range(&f("alpha"), alpha, 0.0, true, GAIN_MAX)?;
+    check_range(&f("beta"), beta, 0.0, true, GAIN_MAX)?;
+    if !(1..=255).contains(&coupling_factor) {
+        return Err(SpecError::new(
+            f("coupling_factor"),
+            format!("{coupling_factor} is outside the allowed range [1, 255]"),
+        ));
+    }
+    Ok(())
+}
+
+/// RFC 9332 appendix A's PI step: the change of the base probability p'
+/// for the queue delay `q` (this update's) and `q_old` (the last one's),
+/// seconds: alpha (q - target) + beta (q - q_old).
+#[inline]
+pub(super) fn pi_delta(alpha: f64, beta: f64, q: f64, target: f64, q_old: f64) -> f64 {
+    alpha * (q - target) + beta * (q - q_old)
 }
 
 impl Aqm for Pi2 {
