@@ -15,7 +15,15 @@ use common::run;
 /// (so that the window is cut without losses and grows between the cuts);
 /// the window sampled every 10 ms.
 fn one_flow(variant: &str, byte_counting: bool) -> RunResult {
-    run(&format!(
+    run(&one_flow_text(
+        variant,
+        &format!("byte_counting = {byte_counting}\n"),
+    ))
+}
+
+/// `one_flow`'s scenario with `key` (a line of `[tcp]`, or nothing).
+fn one_flow_text(variant: &str, key: &str) -> String {
+    format!(
         r#"
 duration = "60s"
 [topology]
@@ -33,7 +41,7 @@ variant = "{variant}"
 packet_size = 1500
 delayed_ack = true
 initial_cwnd = 2
-byte_counting = {byte_counting}
+{key}
 [[traffic]]
 kind = "bulk"
 flows = 1
@@ -42,7 +50,7 @@ start = "0s"
 sample_interval = "10ms"
 flow_series = [0]
 "#
-    ))
+    )
 }
 
 /// Growth in congestion avoidance, segments per round trip: the window's
@@ -96,38 +104,8 @@ fn byte_counting_undoes_the_halving_by_delayed_acks() {
     assert!((g_on - 1.0).abs() < 0.15, "{g_on}");
     assert!(t_on < 0.75 * t_off, "{t_on} against {t_off}");
     // The switch off leaves the run as it was.
-    let plain = run(&one_flow_text_without_key());
+    let plain = run(&one_flow_text("newreno", ""));
     assert_eq!(plain.flow_series.cwnd, off.flow_series.cwnd);
-}
-
-/// `one_flow`'s scenario without the `byte_counting` key.
-fn one_flow_text_without_key() -> String {
-    r#"
-duration = "60s"
-[topology]
-bottleneck_rate = "10Mbps"
-bottleneck_delay = "20ms"
-access_delay = "15ms"
-buffer = 1000
-[aqm]
-kind = "step"
-threshold = 50
-ecn = true
-[tcp]
-ecn = true
-variant = "newreno"
-packet_size = 1500
-delayed_ack = true
-initial_cwnd = 2
-[[traffic]]
-kind = "bulk"
-flows = 1
-[metrics]
-start = "0s"
-sample_interval = "10ms"
-flow_series = [0]
-"#
-    .to_string()
 }
 
 /// CUBIC's congestion avoidance counts acknowledged segments already;

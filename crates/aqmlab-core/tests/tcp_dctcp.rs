@@ -12,6 +12,16 @@ use crate::common;
 use aqmlab_core::RunResult;
 use common::run;
 
+/// The data-centre path of these runs: 1 Gbit/s, a base RTT of 100 us (2 x
+/// (20 us + 2 x 15 us)), a 1000-packet buffer.
+const DC_TOPOLOGY: &str = r#"[topology]
+bottleneck_rate = "1Gbps"
+bottleneck_delay = "20us"
+access_rate = "10Gbps"
+access_delay = "15us"
+buffer = 1000
+"#;
+
 /// A 1 Gbit/s dumbbell with a base RTT of 100 us (2 x (20 us + 2 x 15 us);
 /// with the transmission times about 115 us, C x RTT = 9.6 packets of
 /// 1500 bytes), a 1000-packet buffer and a step queue at `threshold`,
@@ -22,13 +32,7 @@ fn step_run(variant: &str, flows: u32, threshold: &str, extra_tcp: &str) -> RunR
         r#"
 duration = "3s"
 seed = 1
-[topology]
-bottleneck_rate = "1Gbps"
-bottleneck_delay = "20us"
-access_rate = "10Gbps"
-access_delay = "15us"
-buffer = 1000
-[aqm]
+{DC_TOPOLOGY}[aqm]
 kind = "step"
 threshold = {threshold}
 ecn = true
@@ -160,15 +164,10 @@ fn step_thresholds_in_packets_bytes_and_time() {
 /// above K instead of marking it.
 #[test]
 fn step_without_ecn_drops_above_k() {
-    let r = run(r#"
+    let r = run(&format!(
+        r#"
 duration = "2s"
-[topology]
-bottleneck_rate = "1Gbps"
-bottleneck_delay = "20us"
-access_rate = "10Gbps"
-access_delay = "15us"
-buffer = 1000
-[aqm]
+{DC_TOPOLOGY}[aqm]
 kind = "step"
 threshold = 20
 [tcp]
@@ -178,7 +177,8 @@ kind = "bulk"
 flows = 2
 [metrics]
 start = "1s"
-"#);
+"#
+    ));
     let b = &r.summary.bottleneck;
     assert!(b.drops_forced > 0);
     assert_eq!(b.marks + b.drops_early + b.drops_overflow, 0);
@@ -191,15 +191,10 @@ start = "1s"
 /// so on a shared step queue its flows take the larger share.
 #[test]
 fn dctcp_as_one_groups_variant() {
-    let r = run(r#"
+    let r = run(&format!(
+        r#"
 duration = "3s"
-[topology]
-bottleneck_rate = "1Gbps"
-bottleneck_delay = "20us"
-access_rate = "10Gbps"
-access_delay = "15us"
-buffer = 1000
-[aqm]
+{DC_TOPOLOGY}[aqm]
 kind = "step"
 threshold = 20
 ecn = true
@@ -217,7 +212,8 @@ variant = "dctcp"
 start = "1s"
 sample_interval = "1ms"
 flow_series = [0, 2]
-"#);
+"#
+    ));
     let s = &r.flow_series;
     for i in 0..s.time_s.len() {
         match s.flow[i] {
