@@ -260,11 +260,7 @@ impl Aqm for Pi2 {
         q: QueueLen,
         _tx_end: SimTime,
     ) -> Verdict {
-        self.qdelay = if q.pkts == 0 {
-            SimTime::ZERO
-        } else {
-            now.saturating_sub(pkt.enq_time)
-        };
+        self.qdelay = super::pie::departing_sojourn(now, pkt, q);
         Verdict::Pass
     }
 

@@ -282,6 +282,18 @@ impl Pie {
     }
 }
 
+/// RFC 8033 appendix A's timestamp method (`deque`): the sojourn of the
+/// packet leaving at `now`, or 0 when it leaves the queue empty (`q` is the
+/// queue after it). PIE's and PI2's delay estimate.
+#[inline]
+pub(super) fn departing_sojourn(now: SimTime, pkt: &PacketInfo, q: QueueLen) -> SimTime {
+    if q.pkts == 0 {
+        SimTime::ZERO
+    } else {
+        now.saturating_sub(pkt.enq_time)
+    }
+}
+
 impl Aqm for Pie {
     /// `enque` of RFC 8033 appendix A (ECN per section 5.1).
     #[inline]
@@ -321,11 +333,7 @@ impl Aqm for Pie {
         q: QueueLen,
         _tx_end: SimTime,
     ) -> Verdict {
-        self.qdelay = if q.pkts == 0 {
-            SimTime::ZERO
-        } else {
-            now.saturating_sub(pkt.enq_time)
-        };
+        self.qdelay = departing_sojourn(now, pkt, q);
         Verdict::Pass
     }
 
