@@ -1,5 +1,7 @@
 //! One direction of the emulated bottleneck: a FIFO under one of the core's
-//! AQMs, a transmitter at the link rate and a propagation delay line.
+//! AQMs (or the queues of a scheme that schedules among its own: FQ-CoDel's
+//! flow queues, DualPI2's L and C queues), a transmitter at the link rate and
+//! a propagation delay line.
 //!
 //! Time is the router's clock in nanoseconds since the run's start
 //! ([`SimTime`]). The link keeps its own schedule: a packet starts its
@@ -9,7 +11,10 @@
 //! called at those computed instants, in time order with its ticks.
 
 use crate::ip;
+use aqmlab_core::aqm::dualpi2::Held;
+use aqmlab_core::aqm::fq_codel::Queued;
 use aqmlab_core::aqm::{Aqm, AqmImpl, Cause, LinkInfo, PacketInfo, QueueLen, Verdict};
+use aqmlab_core::packet::PktId;
 use aqmlab_core::rng::Rng;
 use aqmlab_core::scenario::Buffer;
 use aqmlab_core::units::{BitRate, SimTime};
@@ -114,6 +119,15 @@ pub struct Dir {
     measure_start: SimTime,
     /// Buffers to reuse.
     pub free: Vec<Vec<u8>>,
+    /// Under a scheme that holds the packets itself (FQ-CoDel, DualPI2): the
+    /// packets by the id the scheme knows them by, and the ids to reuse.
+    by_id: Vec<Option<Slot>>,
+    free_ids: Vec<PktId>,
+    /// When the scheme's queues last became non-empty (a transmission
+    /// cannot start before it).
+    ready: SimTime,
+    /// FQ-CoDel's overflow drops of one arrival.
+    evicted: Vec<PktId>,
 }
 
 impl Dir {
@@ -144,14 +158,37 @@ impl Dir {
             stats_at_start: None,
             measure_start,
             free: Vec::new(),
+            by_id: Vec::new(),
+            free_ids: Vec::new(),
+            ready: SimTime::ZERO,
+            evicted: Vec::new(),
         }
     }
 
+    /// Whether the scheme holds the packets and chooses the next one.
+    fn schedules(&self) -> bool {
+        matches!(self.aqm, AqmImpl::FqCodel(_) | AqmImpl::DualPi2(_))
+    }
+
     pub fn qlen(&self) -> QueueLen {
-        QueueLen {
-            pkts: self.queue.len() as u32,
-            bytes: self.qbytes,
+        match &self.aqm {
+            AqmImpl::FqCodel(fq) => fq.qlen(),
+            AqmImpl::DualPi2(d) => d.qlen(),
+            _ => QueueLen {
+                pkts: self.queue.len() as u32,
+                bytes: self.qbytes,
+            },
         }
+    }
+
+    /// The instant the next transmission can start, if a packet waits.
+    fn next_tx(&self) -> Option<SimTime> {
+        if self.schedules() {
+            return (self.qlen().pkts > 0).then(|| self.busy_until.max(self.ready));
+        }
+        self.queue
+            .front()
+            .map(|h| self.busy_until.max(h.info.enq_time))
     }
 
     fn fits(&self, size: u32) -> bool {
@@ -164,10 +201,7 @@ impl Dir {
     /// The earliest instant at which something is due: a transmission
     /// start, a packet's release, a tick, a sample, the measurement start.
     pub fn next_event(&self) -> SimTime {
-        let mut t = SimTime::MAX;
-        if let Some(h) = self.queue.front() {
-            t = t.min(self.busy_until.max(h.info.enq_time));
-        }
+        let mut t = self.next_tx().unwrap_or(SimTime::MAX);
         if let Some((r, _)) = self.wire.front() {
             t = t.min(*r);
         }
@@ -187,11 +221,7 @@ impl Dir {
     /// transmission starts (the AQM's dequeue hook), ticks, samples.
     pub fn advance(&mut self, now: SimTime) {
         loop {
-            let tx = self
-                .queue
-                .front()
-                .map(|h| self.busy_until.max(h.info.enq_time))
-                .unwrap_or(SimTime::MAX);
+            let tx = self.next_tx().unwrap_or(SimTime::MAX);
             let tick = self.next_tick.unwrap_or(SimTime::MAX);
             let smp = self.sample.map(|(_, s)| s).unwrap_or(SimTime::MAX);
             let ms = if self.stats_at_start.is_none() {
@@ -221,10 +251,11 @@ impl Dir {
 
     fn record_sample(&mut self, t: SimTime) {
         let Some((iv, _)) = self.sample else { return };
+        let q = self.qlen();
         let s = &mut self.series;
         s.time_s.push(t.as_secs_f64());
-        s.queue_pkts.push(self.queue.len() as u32);
-        s.queue_bytes.push(self.qbytes);
+        s.queue_pkts.push(q.pkts);
+        s.queue_bytes.push(q.bytes);
         s.avg.push(self.aqm.average().unwrap_or(f64::NAN));
         s.drops.push(self.stats.drops());
         s.marks.push(self.stats.marks());
@@ -251,6 +282,9 @@ impl Dir {
     /// Take the head of the queue at `t` and start its transmission (or
     /// drop it, if the AQM decides so at dequeue).
     fn start_tx(&mut self, t: SimTime) {
+        if self.schedules() {
+            return self.start_scheduled(t);
+        }
         let Some(mut slot) = self.queue.pop_front() else {
             return;
         };
@@ -273,11 +307,118 @@ impl Dir {
                 return;
             }
         }
+        self.send(t, slot, tx_end);
+    }
+
+    /// `slot` starts its transmission at `t`, which ends at `tx_end`.
+    fn send(&mut self, t: SimTime, slot: Slot, tx_end: SimTime) {
         self.busy_until = tx_end;
         self.stats.departures += 1;
-        self.stats.departure_bytes += size as u64;
+        self.stats.departure_bytes += slot.info.size as u64;
         self.stats.sojourn_ns += t.0 - slot.info.enq_time.0;
         self.wire.push_back((tx_end + self.delay, slot));
+    }
+
+    /// [`Dir::start_tx`] under a scheme that schedules: it chooses the
+    /// packet and gives its verdict; the packets it drops on the way are
+    /// counted and freed, and it is asked again.
+    fn start_scheduled(&mut self, t: SimTime) {
+        loop {
+            let next = match &mut self.aqm {
+                AqmImpl::FqCodel(fq) => fq.dequeue(t).map(|(p, v)| (p.id, v)),
+                AqmImpl::DualPi2(d) => d.dequeue(t, &mut self.rng).map(|(p, _, v)| (p.id, v)),
+                _ => unreachable!("start_scheduled is called for FQ-CoDel and DualPI2 only"),
+            };
+            let Some((id, verdict)) = next else { return };
+            let mut slot = self.take_held(id);
+            match verdict {
+                Verdict::Pass => {}
+                Verdict::Mark(c) => {
+                    if ip::set_ce(&mut slot.buf) {
+                        self.count_mark(c);
+                    }
+                }
+                Verdict::Drop(c) => {
+                    self.count_drop(c, slot.info.ect);
+                    self.free.push(slot.buf);
+                    continue;
+                }
+            }
+            let tx_end = t + self.rate.tx_time(slot.info.size);
+            self.send(t, slot, tx_end);
+            return;
+        }
+    }
+
+    /// Keep `slot` for the scheme; the id it knows it by.
+    fn hold(&mut self, slot: Slot) -> PktId {
+        match self.free_ids.pop() {
+            Some(id) => {
+                self.by_id[id as usize] = Some(slot);
+                id
+            }
+            None => {
+                self.by_id.push(Some(slot));
+                (self.by_id.len() - 1) as PktId
+            }
+        }
+    }
+
+    fn take_held(&mut self, id: PktId) -> Slot {
+        let slot = self.by_id[id as usize]
+            .take()
+            .expect("the scheme returns only packets it holds");
+        self.free_ids.push(id);
+        slot
+    }
+
+    /// [`Dir::arrive`] under a scheme that schedules: it takes the packet,
+    /// or drops one (FQ-CoDel: from its longest flow queue; DualPI2: the
+    /// arrival) when the buffer is full.
+    fn arrive_scheduled(&mut self, now: SimTime, slot: Slot) -> bool {
+        let was_empty = self.qlen().pkts == 0;
+        let (size, ecn, flow) = (slot.info.size, slot.info.ecn, slot.info.flow);
+        let id = self.hold(slot);
+        let kept = match &mut self.aqm {
+            AqmImpl::FqCodel(fq) => {
+                let pkt = Queued {
+                    id,
+                    size,
+                    enq_time: now,
+                    ect: ecn.capable(),
+                };
+                fq.enqueue(pkt, flow, self.limit, &mut self.rng, &mut self.evicted);
+                let mut kept = true;
+                while let Some(v) = self.evicted.pop() {
+                    kept &= v != id;
+                    let slot = self.take_held(v);
+                    self.stats.drops_overflow += 1;
+                    self.free.push(slot.buf);
+                }
+                kept
+            }
+            AqmImpl::DualPi2(d) => {
+                let pkt = Held {
+                    id,
+                    size,
+                    enq_time: now,
+                    ecn,
+                };
+                let kept = d.enqueue(pkt, self.limit);
+                if !kept {
+                    let slot = self.take_held(id);
+                    self.stats.drops_overflow += 1;
+                    self.free.push(slot.buf);
+                }
+                kept
+            }
+            _ => unreachable!("arrive_scheduled is called for FQ-CoDel and DualPI2 only"),
+        };
+        if was_empty && self.qlen().pkts > 0 {
+            self.ready = now;
+        }
+        self.advance(now);
+        kept
     }
 
     fn count_drop(&mut self, c: Cause, ect: bool) {
@@ -303,6 +444,9 @@ impl Dir {
         slot.info.enq_time = now;
         self.stats.arrivals += 1;
         self.stats.arrival_bytes += slot.info.size as u64;
+        if self.schedules() {
+            return self.arrive_scheduled(now, slot);
+        }
         let verdict = self
             .aqm
             .on_enqueue(now, &slot.info, self.qlen(), &mut self.rng);
@@ -361,7 +505,7 @@ impl Dir {
 
     /// Packets waiting plus on the wire (for the end-of-run identity).
     pub fn held(&self) -> u64 {
-        (self.queue.len() + self.wire.len()) as u64
+        self.qlen().pkts as u64 + self.wire.len() as u64
     }
 }
 
@@ -508,5 +652,97 @@ mod tests {
         }
         assert!(d2.stats.drops() > 0);
         assert_eq!(d2.stats.marks(), 0);
+    }
+
+    /// A scheme by its kind alone (its defaults).
+    fn by_kind(kind: &str) -> AqmSpec {
+        use aqmlab_core::scenario::{decode::Table, Value};
+        let doc = Value::Table(vec![("kind".into(), Value::Str(kind.into()))]);
+        AqmSpec::decode(Table::new(doc, "aqm").unwrap(), 1500).unwrap()
+    }
+
+    fn from_port(len: usize, ecn: u8, sport: u16) -> Slot {
+        Slot::read(ip::build_tcp(len, ecn, sport, 1, 0x10), SimTime::ZERO).unwrap()
+    }
+
+    /// The source port of a packet on the wire (IPv4 header of 20 bytes).
+    fn sport(s: &Slot) -> u16 {
+        u16::from_be_bytes([s.buf[20], s.buf[21]])
+    }
+
+    /// Every packet that reaches the far end, in order: (time, source port).
+    fn drain(d: &mut Dir) -> Vec<(SimTime, u16)> {
+        let mut got = Vec::new();
+        let mut now = SimTime::ZERO;
+        while d.held() > 0 {
+            now = d.next_event().max(now);
+            d.advance(now);
+            while let Some((t, s)) = d.due(now) {
+                got.push((t, sport(&s)));
+            }
+        }
+        got
+    }
+
+    #[test]
+    fn fq_codel_serves_a_new_flow_before_a_backlogged_one() {
+        // 12 Mb/s (1 ms a packet), no delay: ten packets of port 1000, then
+        // one of port 2000, all at 0. Through a FIFO the last leaves at
+        // 11 ms. FQ-CoDel puts its flow on the new list (RFC 8290 section
+        // 4.2), behind port 1000's, which keeps the head while its deficit is
+        // positive: a quantum of 1514 bytes covers one packet and 14 bytes,
+        // so port 1000 sends two and port 2000's leaves third, at 3 ms.
+        for (kind, want) in [("droptail", 11), ("fq-codel", 3)] {
+            let mut d = dir(12_000_000, 0, 100, by_kind(kind));
+            for _ in 0..10 {
+                assert!(d.arrive(SimTime::ZERO, from_port(1500, 0, 1000)));
+            }
+            assert!(d.arrive(SimTime::ZERO, from_port(1500, 0, 2000)));
+            let got = drain(&mut d);
+            assert_eq!(got.len(), 11, "{kind}");
+            let t = got.iter().find(|(_, p)| *p == 2000).unwrap().0;
+            assert_eq!(t, SimTime::from_millis(want), "{kind}");
+            // Back to back at the link rate, whatever the order.
+            assert_eq!(got.last().unwrap().0, SimTime::from_millis(11), "{kind}");
+            assert_eq!(d.stats.departures, 11);
+        }
+    }
+
+    #[test]
+    fn fq_codel_overflow_drops_from_the_longest_flow_queue() {
+        // A buffer of 4: port 1000 sends 8, then port 2000 one. The first
+        // leaves at once and FQ-CoDel holds at most 4 of the 7 behind it,
+        // dropping 3 from the head of port 1000's queue; port 2000's arrival
+        // makes a fourth drop there, never its own single packet.
+        let mut d = dir(1_000_000, 0, 4, by_kind("fq-codel"));
+        for _ in 0..8 {
+            d.arrive(SimTime::ZERO, from_port(1500, 0, 1000));
+        }
+        assert!(d.arrive(SimTime::ZERO, from_port(1500, 0, 2000)));
+        assert_eq!(d.qlen().pkts, 4);
+        assert_eq!(d.stats.drops_overflow, 4);
+        let got = drain(&mut d);
+        assert_eq!(got.len(), 5);
+        assert_eq!(got.iter().filter(|(_, p)| *p == 2000).count(), 1);
+        assert_eq!(d.stats.arrivals, d.stats.departures + d.stats.drops());
+        // Every id was given back: the next arrivals reuse them.
+        assert_eq!(d.free_ids.len(), d.by_id.len());
+    }
+
+    #[test]
+    fn dualpi2_sends_ect1_through_the_l_queue() {
+        // Ten classic packets (ECT(0)) of port 1000, then one ECT(1) of
+        // port 2000: the L queue is served before the C queue (RFC 9332
+        // section 4.2.2's weighted scheduler, C's weight 10 %), so it leaves
+        // second, at 2 ms, where a FIFO would send it last.
+        let mut d = dir(12_000_000, 0, 100, by_kind("dualpi2"));
+        for _ in 0..10 {
+            assert!(d.arrive(SimTime::ZERO, from_port(1500, 0b10, 1000)));
+        }
+        assert!(d.arrive(SimTime::ZERO, from_port(1500, 0b01, 2000)));
+        let got = drain(&mut d);
+        assert_eq!(got.len(), 11);
+        assert_eq!(got[1], (SimTime::from_millis(2), 2000));
+        assert_eq!(d.stats.departures, 11);
     }
 }

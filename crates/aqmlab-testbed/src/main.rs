@@ -98,15 +98,6 @@ fn setup(doc: Value) -> Result<Setup, String> {
         &db.sink_access_delay.or(db.access_delay),
         "topology.access_delay",
     )?;
-    for (name, spec) in [("aqm", &sc.aqm), ("reverse_aqm", &sc.reverse_aqm)] {
-        if matches!(spec, AqmSpec::FqCodel(_) | AqmSpec::DualPi2(_)) {
-            return Err(format!(
-                "{name}.kind: \"{}\" is not supported by the testbed router yet \
-                 (it schedules among its own queues); every other kind is",
-                spec.kind()
-            ));
-        }
-    }
     for (i, e) in sc.schedule.iter().enumerate() {
         match &e.action {
             Action::Link { link, delay, .. } => {
