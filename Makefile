@@ -80,9 +80,13 @@ build: venv pgo-tools
 	fi
 	cargo build --release --quiet -p aqmlab-testbed
 
-# A wheel in dist/, its engine built as `build` builds it (with the profile when there is one).
+# A wheel in dist/, its engine built as `build` builds it (with the profile when there is one),
+# with the testbed's router beside it (aqmlab/bin/aqmlab-router in the package, copied there for
+# the build only).
 wheel: build
-	$$(if [ "$(USE_PGO)" = yes ]; then echo env $(PGO_ENV); fi) $(VENV)/bin/maturin build --release \
+	install -D -m 755 target/release/aqmlab-router python/aqmlab/bin/aqmlab-router
+	trap 'rm -rf python/aqmlab/bin' EXIT; \
+	  $$(if [ "$(USE_PGO)" = yes ]; then echo env $(PGO_ENV); fi) $(VENV)/bin/maturin build --release \
 	  --quiet -o dist
 
 # The bench example, built as the extension is (with the profile when `build` made one).

@@ -302,8 +302,9 @@ def web_sessions(
 
 
 def find_router() -> str:
-    """The router binary: $AQMLAB_ROUTER, then ``aqmlab-router`` on PATH, then
-    the workspace's ``target/release/aqmlab-router``."""
+    """The router binary: $AQMLAB_ROUTER, then ``aqmlab-router`` on PATH, then the one the
+    wheel ships in the package (``aqmlab/bin``), then the workspace's
+    ``target/release/aqmlab-router``."""
     env = os.environ.get("AQMLAB_ROUTER")
     if env:
         return env
@@ -311,6 +312,12 @@ def find_router() -> str:
     if w:
         return w
     here = Path(__file__).resolve()
+    shipped = here.parent.parent / "bin" / "aqmlab-router"
+    if shipped.is_file():
+        if not os.access(shipped, os.X_OK):
+            with contextlib.suppress(OSError):
+                shipped.chmod(0o755)
+        return str(shipped)
     for parent in here.parents:
         cand = parent / "target" / "release" / "aqmlab-router"
         if cand.is_file():
