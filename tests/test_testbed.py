@@ -124,7 +124,7 @@ def test_router_check_refuses_what_it_cannot_emulate(tmp_path: Path) -> None:
         router = find_router()
     except testbed.TestbedError as e:
         pytest.skip(str(e))
-    lossy = _doc(DUMBBELL, **{"topology.loss": "0.01"})
+    lossy = _doc(DUMBBELL, **{"topology.loss": '{kind="bernoulli", p=0.01}'})
     spread = _doc(DUMBBELL, **{"topology.access_delay": '{uniform=["1ms","5ms"]}'})
     for doc, msg in (
         (lossy, "topology.loss: random link loss is not supported"),
