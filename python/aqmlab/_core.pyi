@@ -28,6 +28,7 @@ class RawRun(TypedDict):
     flows: dict[str, RawColumn]
     params: dict[str, RawColumn]
     responses: dict[str, RawColumn]
+    pings: dict[str, RawColumn]
     delay: dict[str, RawColumn]
     flow_series: dict[str, RawColumn]
     events: dict[str, RawColumn]

@@ -51,7 +51,9 @@ class RunResult:
     (columns ``time_s``, ``name``, ``value``; empty for schemes that adapt
     nothing), ``responses`` one row per completed web request/response
     (``flow``, ``group``, ``page``, ``object``, ``size_bytes``, ``start_s``,
-    ``end_s``, ``response_time_s``; empty without web traffic), ``delay``
+    ``end_s``, ``response_time_s``; empty without web traffic), ``pings``
+    one row per latency probe of the ``ping`` groups (``flow``, ``group``,
+    ``seq``, ``sent_s``, ``rtt_s``, NaN when no echo came back), ``delay``
     the queueing delay histogram of every monitored link over the
     measurement interval (``link``, ``lower_s``, ``upper_s``, ``count``: one
     row per non-empty log-spaced bin), ``flow_series`` the TCP state of the
@@ -75,6 +77,7 @@ class RunResult:
     flows: pa.Table
     params: pa.Table = field(default_factory=lambda: params_table({}))
     responses: pa.Table = field(default_factory=lambda: responses_table({}))
+    pings: pa.Table = field(default_factory=lambda: typed_table({}, PING_COLUMNS))
     delay: pa.Table = field(default_factory=lambda: typed_table({}, DELAY_COLUMNS))
     flow_series: pa.Table = field(default_factory=lambda: typed_table({}, FLOW_SERIES_COLUMNS))
     events: pa.Table = field(default_factory=lambda: typed_table({}, EVENT_COLUMNS))
@@ -105,7 +108,7 @@ class RunResult:
         return float(self.summary.get("wall_time_s", 0.0))
 
     def to_pandas(self, table: str = "queue") -> pd.DataFrame:
-        """``queue``, ``flows``, ``params`` or ``responses`` as a pandas
+        """``queue``, ``flows``, ``params``, ``responses``, ``pings``, ... as a pandas
         DataFrame (needs pandas: ``pip install 'aqmlab[pandas]'``)."""
         if table not in TABLES:
             raise ValueError(
@@ -248,6 +251,7 @@ def from_core(raw: Mapping[str, Any]) -> RunResult:
         flows=columns_to_table(raw["flows"]),
         params=params_table(raw["params"]),
         responses=responses_table(raw.get("responses", {})),
+        pings=typed_table(raw.get("pings", {}), PING_COLUMNS),
         delay=typed_table(raw.get("delay", {}), DELAY_COLUMNS),
         flow_series=typed_table(raw.get("flow_series", {}), FLOW_SERIES_COLUMNS),
         events=typed_table(raw.get("events", {}), EVENT_COLUMNS),
@@ -272,7 +276,16 @@ def params_table(cols: Mapping[str, Column]) -> pa.Table:
 
 
 #: The tables of a run, by attribute name.
-TABLES = ("queue", "flows", "params", "responses", "delay", "flow_series", "events")
+TABLES = ("queue", "flows", "params", "responses", "pings", "delay", "flow_series", "events")
+
+#: Columns of the latency probes' table.
+PING_COLUMNS: tuple[tuple[str, pa.DataType], ...] = (
+    ("flow", pa.uint32()),
+    ("group", pa.uint32()),
+    ("seq", pa.uint64()),
+    ("sent_s", pa.float64()),
+    ("rtt_s", pa.float64()),
+)
 
 #: Columns of the delay histogram.
 DELAY_COLUMNS: tuple[tuple[str, pa.DataType], ...] = (

@@ -695,7 +695,8 @@ def add_plot_arguments(pl: argparse.ArgumentParser) -> None:
         help="queue (packets, default), queue-bytes, delay (drain time), throughput, "
         "cdf (queueing delay CDF), params (the AQM's adapted parameters), "
         "flows (the flow series), flow-throughput (each traced flow's throughput over time), "
-        "goodput-rtt (each flow's goodput against its base RTT, coloured by traffic group)",
+        "goodput-rtt (each flow's goodput against its base RTT, coloured by traffic group), "
+        "ping (the latency probes' round trips over time)",
     )
     pl.add_argument("--link", metavar="NAME", help="monitored link (default: the first)")
     pl.add_argument(
@@ -725,7 +726,7 @@ def add_plot_arguments(pl: argparse.ArgumentParser) -> None:
         default=[],
         type=int,
         metavar="N",
-        help="with --what flows or flow-throughput: flow to draw (repeatable; default every "
+        help="with --what flows, flow-throughput or ping: flow to draw (repeatable; default every "
         "traced flow)",
     )
     pl.add_argument(

@@ -43,7 +43,7 @@ __all__ = [
 ]
 
 #: What ``smooth`` applies to (a moving window over time); the others are refused.
-SMOOTHABLE = ("queue", "queue-bytes", "delay", "throughput", "flows", "flow-throughput")
+SMOOTHABLE = ("queue", "queue-bytes", "delay", "throughput", "flows", "flow-throughput", "ping")
 #: What is smoothed by default (rates: their raw samples draw a solid band).
 RATES = ("throughput", "flow-throughput")
 #: The smoothing window of ``throughput`` when none is given, s: a 10 ms sample holds a dozen
@@ -156,7 +156,7 @@ def group_names(r: RunResult) -> dict[int, str]:
         g = g if isinstance(g, Mapping) else {}
         kind = str(g.get("kind", "bulk"))
         words = [kind]
-        if kind not in ("cbr", "udp-onoff"):
+        if kind not in ("cbr", "udp-onoff", "ping"):
             v = str(g.get("variant") or default)
             words.append(VARIANTS.get(v, v))
         if g.get("direction") == "reverse":
@@ -420,7 +420,9 @@ def plot_series(
     flow series: cwnd, ssthresh, srtt_s, rto_s, delivery_rate_bps, alpha,
     pacing_rate_bps, rate_sample_bps or bbr_bw_bps, for ``flows`` or every
     traced flow) or ``flow-throughput`` (each traced flow's delivery rate, Mb/s,
-    one curve per flow labelled by :func:`flow_labels`). ``cdf`` draws
+    one curve per flow labelled by :func:`flow_labels`) or ``ping`` (each
+    latency probe's round trip against its sending time, ms, one curve per
+    probe flow; lost probes left out). ``cdf`` draws
     :func:`delay_cdf` (``log_x``: a logarithmic delay axis), ``goodput-rtt``
     :func:`goodput_rtt`.
 
@@ -512,6 +514,25 @@ def plot_series(
             ylabel = "value"
             if len(names) > 1:
                 ax.set_yscale("symlog", linthresh=1e-6)
+        elif what == "ping":
+            pt = r.pings
+            if pt.num_rows == 0:
+                raise ValueError(f"{label}: the run has no latency probes (a `ping` traffic group)")
+            ids = list(flows) or list(dict.fromkeys(pt.column("flow").to_pylist()))
+            labels = flow_labels(r)
+            for f in ids:
+                rows = _rows(pt, "flow", f)
+                if rows.num_rows == 0:
+                    raise ValueError(f"{label}: flow {f} sent no probes")
+                ft = np.asarray(rows.column("sent_s").to_numpy(), dtype=float)
+                fy = np.asarray(rows.column("rtt_s").to_numpy(), dtype=float) * 1e3
+                ok = ~np.isnan(fy)
+                ft, fy = ft[ok], fy[ok]
+                if smooth:
+                    ft, fy = moving_mean(ft, fy, smooth)
+                    used = smooth
+                ax.plot(ft, fy, lw=0.8, marker=".", ms=2, label=labels.get(int(f), f"flow {f}"))
+            ylabel = "round trip (ms)"
         elif what == "flow-throughput":
             fs = _flow_series(r, label)
             ids = list(flows) or list(dict.fromkeys(fs.column("flow").to_pylist()))

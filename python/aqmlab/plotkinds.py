@@ -12,4 +12,5 @@ KINDS = (
     "flows",
     "flow-throughput",
     "goodput-rtt",
+    "ping",
 )

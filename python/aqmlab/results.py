@@ -9,6 +9,7 @@ One folder per run::
       flows.parquet    one row per flow
       params.parquet   the bottleneck AQM's adapted parameters (time_s, name, value)
       responses.parquet  one row per completed web request/response (empty without web traffic)
+      pings.parquet    one row per latency probe of the ``ping`` groups (empty without them)
       packets.pcap     the first packets through the monitored link (``metrics.pcap``; else absent)
 
 A folder is written under the temporary sibling name ``DIR.tmp-<pid>`` and
@@ -54,11 +55,17 @@ RESPONSES = "responses.parquet"
 DELAY = "delay.parquet"
 FLOW_SERIES = "flow_series.parquet"
 EVENTS = "events.parquet"
+PINGS = "pings.parquet"
 #: The packet capture of ``metrics.pcap`` (only when it captured packets).
 PCAP = "packets.pcap"
 #: The optional tables: (attribute of RunResult, file).
-EXTRA_TABLES = (("delay", DELAY), ("flow_series", FLOW_SERIES), ("events", EVENTS))
-FILES = (MANIFEST, SUMMARY, QUEUE, FLOWS, PARAMS, RESPONSES, DELAY, FLOW_SERIES, EVENTS)
+EXTRA_TABLES = (
+    ("delay", DELAY),
+    ("flow_series", FLOW_SERIES),
+    ("events", EVENTS),
+    ("pings", PINGS),
+)
+FILES = (MANIFEST, SUMMARY, QUEUE, FLOWS, PARAMS, RESPONSES, DELAY, FLOW_SERIES, EVENTS, PINGS)
 #: Version of the folder layout, recorded in the manifest.
 FORMAT = 1
 

@@ -655,6 +655,9 @@ def _traffic(resolved: Mapping[str, Any]) -> str:
         elif k in ("cbr", "udp-onoff"):
             label = f"{k} UDP sources"
             n = g.get("flows", 0)
+        elif k == "ping":
+            label = "latency probes"
+            n = g.get("flows", 0)
         elif k == "web-simple":
             label = "web-simple sessions"
             n = g.get("sessions", 0)

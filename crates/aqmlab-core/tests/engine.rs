@@ -24,6 +24,8 @@ mod common;
 mod fidelity_engine;
 #[path = "pcap.rs"]
 mod pcap;
+#[path = "ping.rs"]
+mod ping;
 #[path = "scenario_setups.rs"]
 mod scenario_setups;
 #[path = "scenarios.rs"]

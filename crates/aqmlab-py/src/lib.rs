@@ -68,7 +68,7 @@ fn estimate<'py>(py: Python<'py>, json: &str) -> PyResult<Bound<'py, PyDict>> {
 /// while the engine runs.
 ///
 /// Returns a dict: `scenario` and `summary` (JSON text), `queue`, `flows`,
-/// `params`, `responses`, `delay`, `flow_series` and `events` (dicts of
+/// `params`, `responses`, `pings`, `delay`, `flow_series` and `events` (dicts of
 /// column name -> Arrow buffers, see [`columns`]), `pcap` (the bytes of
 /// `packets.pcap`, empty without `metrics.pcap`), `peak_packets` and
 /// `version` (the engine's).
@@ -133,6 +133,7 @@ fn hand_over(py: Python<'_>, r: aqmlab_core::RunResult) -> PyResult<Bound<'_, Py
         params,
         flows,
         responses,
+        pings,
         peak_packets,
         delay,
         flow_series,
@@ -147,6 +148,7 @@ fn hand_over(py: Python<'_>, r: aqmlab_core::RunResult) -> PyResult<Bound<'_, Py
     put(&d, "flows", flows)?;
     put(&d, "params", params)?;
     put(&d, "responses", responses)?;
+    put(&d, "pings", pings)?;
     put(&d, "delay", delay)?;
     put(&d, "flow_series", flow_series)?;
     put(&d, "events", events)?;

@@ -352,7 +352,9 @@ impl Scenario {
         self.traffic
             .iter()
             .filter_map(|g| match g {
-                TrafficSpec::Cbr(u) | TrafficSpec::UdpOnoff(u) => Some(u.packet_size),
+                TrafficSpec::Cbr(u) | TrafficSpec::UdpOnoff(u) | TrafficSpec::Ping(u) => {
+                    Some(u.packet_size)
+                }
                 _ => None,
             })
             .fold(u32::from(self.tcp.packet_size), u32::min)
@@ -386,7 +388,9 @@ impl Scenario {
     /// Packets per second a UDP group sends at its highest rate (initial
     /// or scheduled), all its flows together (scheduled starts included).
     fn udp_packets_per_sec(&self, g: usize) -> f64 {
-        let (TrafficSpec::Cbr(u) | TrafficSpec::UdpOnoff(u)) = &self.traffic[g] else {
+        let (TrafficSpec::Cbr(u) | TrafficSpec::UdpOnoff(u) | TrafficSpec::Ping(u)) =
+            &self.traffic[g]
+        else {
             return 0.0;
         };
         let flows = self.group_capacity(g).max(1) as f64;
@@ -394,6 +398,9 @@ impl Scenario {
             super::traffic::UdpRate::Rate(r) => r.bps() as f64,
             super::traffic::UdpRate::Density(d) => {
                 d * self.path_rate(g).bps() as f64 / u.flows as f64
+            }
+            super::traffic::UdpRate::Interval(i) => {
+                u.packet_size as f64 * 8.0 / i.as_secs_f64().max(1e-9)
             }
         };
         let mut best = bps(&u.rate);
@@ -440,6 +447,7 @@ impl Scenario {
                     {
                         "density"
                     }
+                    TrafficSpec::Ping(_) => "interval",
                     _ => "rate",
                 };
                 note(
@@ -473,7 +481,7 @@ impl Scenario {
             .filter(|&g| {
                 !matches!(
                     self.traffic[g],
-                    TrafficSpec::Cbr(_) | TrafficSpec::UdpOnoff(_)
+                    TrafficSpec::Cbr(_) | TrafficSpec::UdpOnoff(_) | TrafficSpec::Ping(_)
                 )
             })
             .map(|g| self.group_capacity(g))

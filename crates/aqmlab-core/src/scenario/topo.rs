@@ -1104,7 +1104,9 @@ impl TrafficSpec {
     pub fn path(&self) -> Option<&PathSpec> {
         match self {
             TrafficSpec::Bulk(b) => b.path.as_ref(),
-            TrafficSpec::Cbr(u) | TrafficSpec::UdpOnoff(u) => u.path.as_ref(),
+            TrafficSpec::Cbr(u) | TrafficSpec::UdpOnoff(u) | TrafficSpec::Ping(u) => {
+                u.path.as_ref()
+            }
             TrafficSpec::WebSimple(w) => w.path.as_ref(),
             TrafficSpec::Web(w) => w.path.as_ref(),
         }

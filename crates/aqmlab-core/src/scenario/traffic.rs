@@ -1,6 +1,6 @@
 //! `[[traffic]]`: the groups of flows and their kinds (bulk TCP, web
-//! browsing, web-simple transfers, constant-rate and ON/OFF UDP), each
-//! kind's keys, defaults and validation.
+//! browsing, web-simple transfers, constant-rate and ON/OFF UDP, latency
+//! probes), each kind's keys, defaults and validation.
 
 use super::decode::{as_bytes, check_range, SpecError, SpecResult, Table};
 use super::spec::{ser_bytes, TimeDist, HEADER_BYTES, MAX_FLOWS};
@@ -31,6 +31,9 @@ pub enum TrafficSpec {
     Cbr(UdpSpec),
     /// Unresponsive ON/OFF UDP (exponential ON and OFF times).
     UdpOnoff(UdpSpec),
+    /// Latency probes: one small packet every `interval`, echoed at once by
+    /// the far end (as ping and irtt measure latency under load).
+    Ping(UdpSpec),
     /// HTTP sessions: exponential transfers over new TCP connections
     /// separated by exponential think times.
     WebSimple(WebSimpleSpec),
@@ -115,9 +118,11 @@ pub enum UdpRate {
     /// sends at density x C / flows while ON (`003_b277268f444f7691.txt`
     /// section 5.5.5).
     Density(f64),
+    /// One packet every this long (`kind = "ping"`).
+    Interval(SimTime),
 }
 
-/// `kind = "cbr"` and `kind = "udp-onoff"`.
+/// `kind = "cbr"`, `kind = "udp-onoff"` and `kind = "ping"`.
 #[derive(Clone, Debug, Serialize)]
 pub struct UdpSpec {
     pub flows: u32,
@@ -176,7 +181,12 @@ fn decode_base_rtt(t: &mut Table, topology: &Topology) -> SpecResult<Option<Time
     Ok(Some(rtt))
 }
 
-pub const TRAFFIC_KINDS: &[&str] = &["bulk", "cbr", "udp-onoff", "web-simple", "web"];
+pub const TRAFFIC_KINDS: &[&str] = &["bulk", "cbr", "udp-onoff", "ping", "web-simple", "web"];
+
+/// A latency probe's bytes on the wire by default (a 64-byte ICMP echo).
+pub const PING_BYTES: u32 = 64;
+/// A ping group's default spacing of probes (flent's and irtt's 200 ms).
+pub const PING_INTERVAL: SimTime = SimTime::from_millis(200);
 
 impl TrafficSpec {
     pub(super) fn decode(
@@ -264,6 +274,34 @@ impl TrafficSpec {
                 w.tcp.check_ecn(&t, tcp, w.ecn)?;
                 TrafficSpec::WebSimple(w)
             }
+            "ping" => {
+                let interval = t.time("interval", PING_INTERVAL)?;
+                if interval == SimTime::ZERO {
+                    return Err(SpecError::new(
+                        t.field_path("interval"),
+                        "0s is not allowed; give the time between probes, e.g. \"200ms\"",
+                    ));
+                }
+                let size = t.u32("packet_size", PING_BYTES)?;
+                if !(HEADER_BYTES..=65_535).contains(&size) {
+                    return Err(SpecError::new(
+                        t.field_path("packet_size"),
+                        format!("{size} is outside the allowed range [40, 65535] bytes"),
+                    ));
+                }
+                TrafficSpec::Ping(UdpSpec {
+                    flows,
+                    direction,
+                    start,
+                    base_rtt,
+                    rate: UdpRate::Interval(interval),
+                    packet_size: size,
+                    on: None,
+                    off: None,
+                    path,
+                    extra_delay,
+                })
+            }
             _ => {
                 let rate = match (t.take("rate"), t.opt_f64("density")?) {
                     (Some(v), None) => {
@@ -336,7 +374,7 @@ impl TrafficSpec {
     pub fn flows(&self) -> u32 {
         match self {
             TrafficSpec::Bulk(b) => b.flows,
-            TrafficSpec::Cbr(u) | TrafficSpec::UdpOnoff(u) => u.flows,
+            TrafficSpec::Cbr(u) | TrafficSpec::UdpOnoff(u) | TrafficSpec::Ping(u) => u.flows,
             TrafficSpec::WebSimple(w) => w.sessions,
             TrafficSpec::Web(w) => w.n,
         }
@@ -345,7 +383,7 @@ impl TrafficSpec {
     pub fn direction(&self) -> Direction {
         match self {
             TrafficSpec::Bulk(b) => b.direction,
-            TrafficSpec::Cbr(u) | TrafficSpec::UdpOnoff(u) => u.direction,
+            TrafficSpec::Cbr(u) | TrafficSpec::UdpOnoff(u) | TrafficSpec::Ping(u) => u.direction,
             TrafficSpec::WebSimple(w) => w.direction,
             TrafficSpec::Web(w) => w.direction,
         }
@@ -354,7 +392,7 @@ impl TrafficSpec {
     pub fn start(&self) -> TimeDist {
         match self {
             TrafficSpec::Bulk(b) => b.start,
-            TrafficSpec::Cbr(u) | TrafficSpec::UdpOnoff(u) => u.start,
+            TrafficSpec::Cbr(u) | TrafficSpec::UdpOnoff(u) | TrafficSpec::Ping(u) => u.start,
             TrafficSpec::WebSimple(w) => w.start,
             TrafficSpec::Web(w) => w.start,
         }
@@ -366,6 +404,7 @@ impl TrafficSpec {
             TrafficSpec::Bulk(_) => "bulk",
             TrafficSpec::Cbr(_) => "cbr",
             TrafficSpec::UdpOnoff(_) => "udp-onoff",
+            TrafficSpec::Ping(_) => "ping",
             TrafficSpec::WebSimple(_) => "web-simple",
             TrafficSpec::Web(_) => "web",
         }
@@ -384,7 +423,7 @@ impl TrafficSpec {
     pub fn base_rtt(&self) -> Option<TimeDist> {
         match self {
             TrafficSpec::Bulk(b) => b.base_rtt,
-            TrafficSpec::Cbr(u) | TrafficSpec::UdpOnoff(u) => u.base_rtt,
+            TrafficSpec::Cbr(u) | TrafficSpec::UdpOnoff(u) | TrafficSpec::Ping(u) => u.base_rtt,
             TrafficSpec::WebSimple(w) => w.base_rtt,
             TrafficSpec::Web(_) => None,
         }
@@ -394,7 +433,7 @@ impl TrafficSpec {
     pub fn extra_delay(&self) -> Option<TimeDist> {
         match self {
             TrafficSpec::Bulk(b) => b.extra_delay,
-            TrafficSpec::Cbr(u) | TrafficSpec::UdpOnoff(u) => u.extra_delay,
+            TrafficSpec::Cbr(u) | TrafficSpec::UdpOnoff(u) | TrafficSpec::Ping(u) => u.extra_delay,
             TrafficSpec::WebSimple(w) => w.extra_delay,
             TrafficSpec::Web(w) => w.extra_delay,
         }
@@ -408,7 +447,7 @@ impl TrafficSpec {
             TrafficSpec::Bulk(b) => b.tcp.apply(tcp),
             TrafficSpec::WebSimple(w) => w.tcp.apply(tcp),
             TrafficSpec::Web(w) => w.tcp.apply(tcp),
-            TrafficSpec::Cbr(_) | TrafficSpec::UdpOnoff(_) => *tcp,
+            TrafficSpec::Cbr(_) | TrafficSpec::UdpOnoff(_) | TrafficSpec::Ping(_) => *tcp,
         }
     }
 }

@@ -46,6 +46,14 @@ impl UdpSource {
         }
     }
 
+    /// A source of one `size`-byte packet every `interval` (latency probes).
+    pub fn every(size: u32, interval: SimTime, rng: Rng) -> UdpSource {
+        UdpSource {
+            interval,
+            ..UdpSource::new(size, BitRate(1), None, rng)
+        }
+    }
+
     /// Change the sending rate (from the next packet on).
     pub fn set_rate(&mut self, rate: BitRate) {
         let old = self.interval;

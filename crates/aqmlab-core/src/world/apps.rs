@@ -51,12 +51,15 @@ impl World {
             return;
         };
         let (send, next) = u.on_timer(self.now);
-        let (size, seq) = (u.size, u.seq);
+        let (size, mut seq) = (u.size, u.seq);
         if let Some(t) = next {
             self.events.schedule(t, Event::UdpSend(f as u32));
         }
         if send {
             self.flows[f].stats.data_sent += 1;
+            if self.tag[f].ping {
+                seq = self.ping_row(f, seq);
+            }
             let pos = self.routes.first(2 * f);
             let id = self.arena.alloc(Packet {
                 size,
@@ -88,5 +91,8 @@ pub(super) fn udp_rate(
             let c = sc.path_rate(g).bps() as f64;
             crate::units::BitRate(((d * c / u.flows as f64).round() as u64).max(1))
         }
+        crate::scenario::UdpRate::Interval(i) => crate::units::BitRate(
+            ((u.packet_size as f64 * 8.0 / i.as_secs_f64()).round() as u64).max(1),
+        ),
     }
 }

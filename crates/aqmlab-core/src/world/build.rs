@@ -5,6 +5,7 @@
 //! AQM ticks, schedule entries).
 
 use super::apps::udp_rate;
+use super::ping::PingTable;
 use super::results::ResponseTable;
 use super::sample::Extras;
 use super::sample::QueueSeries;
@@ -58,7 +59,7 @@ impl World {
                 TrafficSpec::Web(w) => {
                     TcpConfig::passive(&tcp, w.ecn.unwrap_or(sc.tcp.ecn), w.request_size as u32)
                 }
-                TrafficSpec::Cbr(u) | TrafficSpec::UdpOnoff(u) => {
+                TrafficSpec::Cbr(u) | TrafficSpec::UdpOnoff(u) | TrafficSpec::Ping(u) => {
                     // Only the statistics are used; mss = payload of a packet.
                     let spec = crate::scenario::TcpSpec {
                         packet_size: u.packet_size.clamp(crate::scenario::HEADER_BYTES, 65_535)
@@ -144,6 +145,14 @@ impl World {
                 });
                 udp.push(match group {
                     TrafficSpec::Bulk(_) | TrafficSpec::WebSimple(_) | TrafficSpec::Web(_) => None,
+                    TrafficSpec::Ping(u) => Some(Box::new(UdpSource::every(
+                        u.packet_size,
+                        match u.rate {
+                            crate::scenario::UdpRate::Interval(i) => i,
+                            _ => unreachable!("a ping group's rate is its interval"),
+                        },
+                        Rng::new(app_seed, Stream::App(f)),
+                    ))),
                     TrafficSpec::Cbr(u) | TrafficSpec::UdpOnoff(u) => {
                         Some(Box::new(UdpSource::new(
                             u.packet_size,
@@ -270,6 +279,7 @@ impl World {
                     udp: udp[f].is_some(),
                     web: web[f].is_some(),
                     sack: udp[f].is_none() && flows[f].cfg.tcp.sack,
+                    ping: matches!(sc.traffic[meta[f].group as usize], TrafficSpec::Ping(_)),
                 })
                 .collect(),
             sack: Vec::new(),
@@ -278,6 +288,7 @@ impl World {
             udp,
             web,
             responses: ResponseTable::default(),
+            pings: PingTable::default(),
             meta,
             groups,
             out: Vec::with_capacity(64),

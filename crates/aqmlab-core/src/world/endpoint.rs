@@ -17,6 +17,10 @@ impl World {
         let f = p.flow as usize;
         let tag = self.tag[f];
         if tag.udp {
+            if tag.ping {
+                self.ping_arrives(f, p);
+                return;
+            }
             let s = &mut self.flows[f].stats;
             s.data_arrived += 1;
             s.segments_delivered += 1;

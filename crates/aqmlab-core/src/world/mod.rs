@@ -24,6 +24,7 @@ mod apps;
 mod build;
 mod endpoint;
 mod path;
+mod ping;
 mod results;
 mod sample;
 mod schedule;
@@ -31,6 +32,7 @@ mod summary;
 mod warm;
 mod web;
 
+pub use ping::{PingSummary, PingTable};
 pub use results::{ResponseTable, RunResult};
 pub use sample::QueueSeries;
 pub use summary::{
@@ -110,6 +112,8 @@ struct FlowTag {
     web: bool,
     /// Its ACKs carry SACK blocks (`tcp.sack`; `World::sack` holds them).
     sack: bool,
+    /// A latency probe source (`kind = "ping"`; also `udp`).
+    ping: bool,
 }
 
 /// A traffic group's flows and which of them run.
@@ -197,6 +201,8 @@ pub struct World {
     /// of full ones (each `web` response's last segment carries
     /// `last_payload` <= mss bytes): delivered bytes = segments x mss - this.
     short_bytes: Vec<u64>,
+    /// The probes of `ping` groups.
+    pings: PingTable,
     /// Completed web transfers.
     responses: ResponseTable,
     meta: Vec<FlowMeta>,

@@ -3,6 +3,7 @@
 //! delay histograms and the event trace; and the accounting identities
 //! checked on the way.
 
+use super::ping::PingTable;
 use super::sample::QueueSeries;
 use super::summary::{secs, FlowTable, Summary};
 use super::World;
@@ -24,6 +25,8 @@ pub struct RunResult {
     pub flows: FlowTable,
     /// Completed web transfers (empty without web traffic).
     pub responses: ResponseTable,
+    /// The probes of `ping` groups, one row each (empty without them).
+    pub pings: PingTable,
     /// Largest number of packets alive at once (arena slots used).
     pub peak_packets: usize,
     /// Queueing delay histogram of each monitored link (measurement interval).
@@ -90,6 +93,11 @@ impl World {
             links: main.links,
             flows: main.flows,
             udp: main.udp,
+            ping: self.pings.summary(
+                self.tag.iter().filter(|t| t.ping).count() as u64,
+                secs(self.sc.metrics.start),
+                secs(end),
+            ),
             web: main.web,
             phases,
             warnings: std::mem::take(&mut self.warnings),
@@ -102,6 +110,7 @@ impl World {
             params,
             flows: table,
             responses: self.responses,
+            pings: std::mem::take(&mut self.pings),
             delay,
             flow_series: self.extra.flow_series,
             events,

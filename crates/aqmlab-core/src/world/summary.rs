@@ -31,6 +31,9 @@ pub struct Summary {
     /// UDP flows (cbr, udp-onoff), when the scenario has any.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub udp: Option<UdpSummary>,
+    /// Latency probes sent in the interval (`ping` groups), when there are any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ping: Option<super::ping::PingSummary>,
     /// Web transfers completed in the interval, when there are any.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub web: Option<WebSummary>,
@@ -203,7 +206,7 @@ impl WebSummary {
             return None;
         }
         t.sort_by(f64::total_cmp);
-        let q = |p: f64| t[((p * t.len() as f64).ceil() as usize).clamp(1, t.len()) - 1];
+        let q = |p: f64| nearest_rank(&t, p);
         Some(WebSummary {
             completed: t.len() as u64,
             response_time_mean_s: t.iter().sum::<f64>() / t.len() as f64,
@@ -213,6 +216,12 @@ impl WebSummary {
             ..WebSummary::default()
         })
     }
+}
+
+/// The `p`-quantile of the non-empty `sorted` by the nearest-rank method:
+/// its element of rank ceil(p n), at least the first.
+pub(super) fn nearest_rank(sorted: &[f64], p: f64) -> f64 {
+    sorted[((p * sorted.len() as f64).ceil() as usize).clamp(1, sorted.len()) - 1]
 }
 
 /// One row per flow, over the measurement interval.
@@ -352,7 +361,7 @@ impl World {
             setup.fin_acks_sent += s.fin_acks_sent - b.fin_acks_sent;
             setup.pages_waited += s.pages_waited - b.pages_waited;
             if let Some(u) = &self.udp[f] {
-                if m.active_in(start, end) {
+                if m.active_in(start, end) && !self.tag[f].ping {
                     udp.count += 1;
                     let sent = s.data_sent - b.data_sent;
                     let arrived = s.data_arrived - b.data_arrived;
