@@ -90,7 +90,7 @@ pub use config::{Growth, TcpConfig};
 pub use sack::SackBlocks;
 
 use crate::packet::Ecn;
-use crate::scenario::{TcpVariant, HEADER_BYTES};
+use crate::scenario::HEADER_BYTES;
 use crate::units::SimTime;
 use std::collections::VecDeque;
 
@@ -413,7 +413,7 @@ impl TcpFlow {
             delack_event: None,
             last_ts: SimTime::ZERO,
             last_retx: false,
-            ack_ecn: if cfg.tcp.variant == TcpVariant::Dctcp && cfg.tcp.ecn {
+            ack_ecn: if cfg.tcp.variant.scalable() && cfg.tcp.ecn {
                 cfg.tcp.ecn_codepoint.ecn()
             } else {
                 Ecn::NotEct
