@@ -152,7 +152,6 @@ fn prague_falls_back_on_a_classic_ecn_red() {
     assert!((0.5..=2.0).contains(&got[1]), "with detection: {}", got[1]);
 }
 
-
 /// The detection sees DualPI2's L queue as L4S (shallow and steady: the
 /// score stays low), so with it on Prague shares with CUBIC as without.
 #[test]
@@ -163,6 +162,9 @@ fn the_detection_leaves_dualpi2_alone() {
         "prague_classic_ecn_detection = true",
         &pair(false),
     );
-    println!("prague+cubic dualpi2 rtt 50 ms, detection on: ratio {:.2}", ratio(&r));
+    println!(
+        "prague+cubic dualpi2 rtt 50 ms, detection on: ratio {:.2}",
+        ratio(&r)
+    );
     assert!((1.0..=2.0).contains(&ratio(&r)), "{}", ratio(&r));
 }

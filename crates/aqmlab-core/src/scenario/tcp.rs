@@ -41,7 +41,8 @@ pub enum TcpVariant {
 
 impl TcpVariant {
     /// The names `variant` takes, in the order the errors list them.
-    pub const NAMES: &'static [&'static str] = &["newreno", "reno", "cubic", "dctcp", "bbr", "prague"];
+    pub const NAMES: &'static [&'static str] =
+        &["newreno", "reno", "cubic", "dctcp", "bbr", "prague"];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -898,9 +899,15 @@ impl TcpOverrides {
         }
         let ecn_key = t.field_path("ecn");
         let (needs, why) = if variant == TcpVariant::Prague {
-            (PRAGUE_NEEDS_ECN, "TCP Prague reacts to ECN marks (RFC 9331 section 4.3)")
+            (
+                PRAGUE_NEEDS_ECN,
+                "TCP Prague reacts to ECN marks (RFC 9331 section 4.3)",
+            )
         } else {
-            (DCTCP_NEEDS_ECN, "DCTCP reacts to ECN marks (RFC 8257 section 3)")
+            (
+                DCTCP_NEEDS_ECN,
+                "DCTCP reacts to ECN marks (RFC 8257 section 3)",
+            )
         };
         if ecn == Some(false) {
             return Err(SpecError::new(

@@ -216,10 +216,10 @@ impl TcpFlow {
                 false
             }
             TcpVariant::NewReno
-                | TcpVariant::Cubic
-                | TcpVariant::Dctcp
-                | TcpVariant::Prague
-                | TcpVariant::Bbr => {
+            | TcpVariant::Cubic
+            | TcpVariant::Dctcp
+            | TcpVariant::Prague
+            | TcpVariant::Bbr => {
                 if ack >= self.recover {
                     // RFC 6582 3.2 step 3, option (1) or (2); with PRR,
                     // ssthresh (RFC 6937 section 3).

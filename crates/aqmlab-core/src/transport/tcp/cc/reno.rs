@@ -197,8 +197,7 @@ impl TcpFlow {
         if self.cfg.tcp.variant == TcpVariant::Bbr {
             return self.bbr_loss_event();
         }
-        let halve = self.cfg.tcp.dupack_halving
-            && (!after_ecn || self.cfg.tcp.variant.scalable());
+        let halve = self.cfg.tcp.dupack_halving && (!after_ecn || self.cfg.tcp.variant.scalable());
         self.cwnd_cnt = 0;
         if halve {
             // ns-2 sets `cwnd_` to half its window, unrounded,
