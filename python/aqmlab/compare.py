@@ -101,7 +101,14 @@ COUNT_FIELDS = (
 TESTBED_WHOLE_RUN = ("flows.retransmits",)
 
 #: How a variant is written.
-VARIANTS = {"newreno": "NewReno", "reno": "Reno", "cubic": "CUBIC", "dctcp": "DCTCP", "bbr": "BBR"}
+VARIANTS = {
+    "newreno": "NewReno",
+    "reno": "Reno",
+    "cubic": "CUBIC",
+    "dctcp": "DCTCP",
+    "bbr": "BBR",
+    "prague": "Prague",
+}
 #: ``tcp.*`` switches the TCP row names (their keys are then not listed apart).
 TCP_SWITCHES = (
     ("sack", "SACK"),

@@ -42,6 +42,8 @@ mod tcp_cubic;
 mod tcp_dctcp;
 #[path = "tcp_fidelity.rs"]
 mod tcp_fidelity;
+#[path = "tcp_prague.rs"]
+mod tcp_prague;
 #[path = "tcp_profiles.rs"]
 mod tcp_profiles;
 #[path = "tcp_rtt.rs"]

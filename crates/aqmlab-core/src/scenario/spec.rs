@@ -8,7 +8,7 @@
 use super::decode::{as_bytes, as_time, as_u64, SpecError, SpecResult, Table};
 use super::metrics::MetricsSpec;
 use super::seeds::Seeds;
-use super::tcp::{TcpSpec, TcpVariant};
+use super::tcp::TcpSpec;
 use super::topo::{Dumbbell, Topology};
 use super::traffic::TrafficSpec;
 use super::value::Value;
@@ -253,12 +253,15 @@ impl Scenario {
         if pacing_off_given {
             if let Some(i) = traffic
                 .iter()
-                .position(|g| g.tcp(&tcp).variant == TcpVariant::Bbr)
+                .position(|g| g.tcp(&tcp).variant.always_paces())
             {
                 return Err(SpecError::new(
                     format!("traffic[{i}].variant"),
-                    "\"bbr\" is not allowed with tcp.pacing = false: BBR sends at its pacing \
-                     rate; remove tcp.pacing = false or choose another variant",
+                    format!(
+                        "\"{}\" is not allowed with tcp.pacing = false: it always paces; \
+                         remove tcp.pacing = false or choose another variant",
+                        traffic[i].tcp(&tcp).variant.name()
+                    ),
                 ));
             }
         }

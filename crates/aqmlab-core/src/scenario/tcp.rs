@@ -25,6 +25,12 @@ pub enum TcpVariant {
     /// moving average of the fraction of segments whose ACKs echoed CE;
     /// Reno's growth and NewReno's recovery. Needs `ecn`.
     Dctcp,
+    /// TCP Prague as the L4S team's reference (`tcp_prague.c`) runs it:
+    /// DCTCP's alpha and cut at most once per round, a fractional window
+    /// with RTT-independent additive increase, pacing at 100 % of cwnd /
+    /// SRTT, Reno's halving on a loss; sends ECT(1). Needs `ecn`; always
+    /// paces (`transport/tcp/cc/prague.rs`).
+    Prague,
     /// BBR version 1 as Linux's `tcp_bbr.c` runs it: a model of the path
     /// (the windowed maximum of the delivery rate, the windowed minimum of
     /// the RTT) sets the pacing rate and the window; NewReno's loss
@@ -35,7 +41,8 @@ pub enum TcpVariant {
 
 impl TcpVariant {
     /// The names `variant` takes, in the order the errors list them.
-    pub const NAMES: &'static [&'static str] = &["newreno", "reno", "cubic", "dctcp", "bbr"];
+    pub const NAMES: &'static [&'static str] =
+        &["newreno", "reno", "cubic", "dctcp", "bbr", "prague"];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -44,6 +51,7 @@ impl TcpVariant {
             TcpVariant::Cubic => "cubic",
             TcpVariant::Dctcp => "dctcp",
             TcpVariant::Bbr => "bbr",
+            TcpVariant::Prague => "prague",
         }
     }
 
@@ -53,6 +61,7 @@ impl TcpVariant {
             "cubic" => TcpVariant::Cubic,
             "dctcp" => TcpVariant::Dctcp,
             "bbr" => TcpVariant::Bbr,
+            "prague" => TcpVariant::Prague,
             _ => TcpVariant::NewReno,
         }
     }
@@ -61,6 +70,18 @@ impl TcpVariant {
     /// data outstanding at its start is acknowledged (RFC 6582).
     pub fn reno_recovery(self) -> bool {
         self == TcpVariant::Reno
+    }
+
+    /// The algorithm paces whatever `pacing` says (BBR, Prague).
+    pub fn always_paces(self) -> bool {
+        matches!(self, TcpVariant::Bbr | TcpVariant::Prague)
+    }
+
+    /// The algorithm reacts to the extent of congestion and needs ECN and
+    /// an exact echo of each CE mark (RFC 8257 section 3.2's receiver):
+    /// DCTCP and Prague.
+    pub fn scalable(self) -> bool {
+        matches!(self, TcpVariant::Dctcp | TcpVariant::Prague)
     }
 }
 
@@ -313,6 +334,15 @@ pub struct TcpSpec {
     /// scenario only when `"ect1"`.
     #[serde(skip_serializing_if = "EcnCodepoint::is_ect0")]
     pub ecn_codepoint: EcnCodepoint,
+    /// Prague's classic-ECN-bottleneck detection and fallback
+    /// (`tcp.prague_classic_ecn_detection`; the reference's
+    /// `prague_ecn_fallback = 1`): a score from the RTT's variation and the
+    /// queue's depth, and past a threshold the cut uses an alpha of at
+    /// least 0.625 of the score's excess. Off (the default, as the
+    /// reference's module parameter): pure L4S. Listed in the resolved
+    /// scenario only when on.
+    #[serde(skip_serializing_if = "is_false")]
+    pub prague_classic_ecn_detection: bool,
 }
 
 fn is_false(b: &bool) -> bool {
@@ -394,6 +424,9 @@ pub enum TimeoutInRecovery {
 
 /// The error for DCTCP without ECN (`{where}` names the switch to turn on).
 /// Linux falls back to Reno silently; aqmlab refuses instead.
+pub(super) const PRAGUE_NEEDS_ECN: &str = "false is not allowed with variant = \"prague\": TCP Prague is a scalable congestion control that reacts to ECN marks (RFC 9331 section 4.3) and needs ECN-capable transport; set {where} = true";
+
+/// The error for DCTCP without ECN (`{where}` names the switch to turn on).
 pub(super) const DCTCP_NEEDS_ECN: &str = "false is not allowed with variant = \"dctcp\": DCTCP reacts to ECN marks and needs ECN-capable transport (RFC 8257 section 3); set {where} = true";
 
 /// The segment limited transmit sends (`tcp.limited_transmit_sends`).
@@ -475,6 +508,7 @@ impl Default for TcpSpec {
             pacing: false,
             rtt_estimator: RttEstimator::Timed,
             ecn_codepoint: EcnCodepoint::Ect0,
+            prague_classic_ecn_detection: false,
         }
     }
 }
@@ -486,6 +520,7 @@ impl TcpSpec {
         };
         let mut t = Table::new(v, path)?;
         let pacing_given = t.has("pacing");
+        let codepoint_given = t.has("ecn_codepoint");
         let profile =
             TcpProfile::from_name(t.choice("profile", TcpProfile::NAMES, Some("aqmlab"))?);
         let d = profile.defaults();
@@ -611,6 +646,10 @@ impl TcpSpec {
                 EcnCodepoint::NAMES,
                 Some(d.ecn_codepoint.name()),
             )?),
+            prague_classic_ecn_detection: t.bool(
+                "prague_classic_ecn_detection",
+                d.prague_classic_ecn_detection,
+            )?,
         };
         t.finish()?;
         let pacing_off_given = pacing_given && !s.pacing;
@@ -635,6 +674,21 @@ impl TcpSpec {
                 ));
             }
             s.pacing = true;
+        }
+        if s.variant == TcpVariant::Prague {
+            if pacing_off_given {
+                return Err(SpecError::new(
+                    join(path, "pacing"),
+                    "false is not allowed with variant = \"prague\": Prague always paces \
+                     (the reference sets SK_PACING_NEEDED); give true or leave the key out",
+                ));
+            }
+            s.pacing = true;
+            // Prague sends the L4S identifier (RFC 9331 section 4.1)
+            // unless the file says otherwise.
+            if !codepoint_given && s.ecn {
+                s.ecn_codepoint = EcnCodepoint::Ect1;
+            }
         }
         for (k, v) in [
             ("delack_timeout", s.delack_timeout),
@@ -669,6 +723,12 @@ impl TcpSpec {
                 DCTCP_NEEDS_ECN.replace("{where}", "tcp.ecn"),
             ));
         }
+        if s.variant == TcpVariant::Prague && !s.ecn {
+            return Err(SpecError::new(
+                join(path, "ecn"),
+                PRAGUE_NEEDS_ECN.replace("{where}", "tcp.ecn"),
+            ));
+        }
         if s.rtt_estimator == RttEstimator::Linux && !s.sack {
             return Err(SpecError::new(
                 join(path, "rtt_estimator"),
@@ -692,6 +752,8 @@ impl TcpSpec {
         if s.pacing && s.prr && !s.sack {
             let (key, value) = if s.variant == TcpVariant::Bbr {
                 ("variant", "\"bbr\"")
+            } else if s.variant == TcpVariant::Prague {
+                ("variant", "\"prague\"")
             } else {
                 ("pacing", "true")
             };
@@ -762,11 +824,14 @@ impl TcpOverrides {
             t.allow("variant");
             None
         };
-        if variant == Some(TcpVariant::Bbr) && tcp.prr && !tcp.sack {
+        if let Some(v) = variant.filter(|v| v.always_paces() && tcp.prr && !tcp.sack) {
             return Err(SpecError::new(
                 t.field_path("variant"),
-                "\"bbr\" is not allowed with tcp.prr = true and tcp.sack = false: a pacing \
-                 flow runs PRR only with SACK's recovery; set tcp.sack = true or tcp.prr = false",
+                format!(
+                    "\"{}\" is not allowed with tcp.prr = true and tcp.sack = false: a pacing \
+                     flow runs PRR only with SACK's recovery; set tcp.sack = true or tcp.prr = false",
+                    v.name()
+                ),
             ));
         }
         let packet_size = match t.take("packet_size") {
@@ -829,20 +894,32 @@ impl TcpOverrides {
             ));
         }
         let variant = self.variant.unwrap_or(tcp.variant);
-        if variant != TcpVariant::Dctcp || ecn.unwrap_or(tcp.ecn) {
+        if !variant.scalable() || ecn.unwrap_or(tcp.ecn) {
             return Ok(());
         }
         let ecn_key = t.field_path("ecn");
+        let (needs, why) = if variant == TcpVariant::Prague {
+            (
+                PRAGUE_NEEDS_ECN,
+                "TCP Prague reacts to ECN marks (RFC 9331 section 4.3)",
+            )
+        } else {
+            (
+                DCTCP_NEEDS_ECN,
+                "DCTCP reacts to ECN marks (RFC 8257 section 3)",
+            )
+        };
         if ecn == Some(false) {
             return Err(SpecError::new(
                 ecn_key.clone(),
-                DCTCP_NEEDS_ECN.replace("{where}", &ecn_key),
+                needs.replace("{where}", &ecn_key),
             ));
         }
         Err(SpecError::new(
             t.field_path("variant"),
             format!(
-                "\"dctcp\" is not allowed while tcp.ecn is false: DCTCP reacts to ECN marks and needs ECN-capable transport (RFC 8257 section 3); set {ecn_key} = true or tcp.ecn = true"
+                "\"{}\" is not allowed while tcp.ecn is false: {why} and needs ECN-capable transport; set {ecn_key} = true or tcp.ecn = true",
+                variant.name()
             ),
         ))
     }
@@ -852,8 +929,17 @@ impl TcpOverrides {
         let mut s = *tcp;
         if let Some(v) = self.variant {
             s.variant = v;
-            // BBR always paces.
-            s.pacing |= v == TcpVariant::Bbr;
+            // BBR and Prague always pace; Prague sends ECT(1) unless the
+            // group names a codepoint.
+            s.pacing |= v.always_paces();
+            if self.ecn_codepoint.is_none() {
+                if v == TcpVariant::Prague {
+                    s.ecn_codepoint = EcnCodepoint::Ect1;
+                } else if tcp.variant == TcpVariant::Prague {
+                    // ECT(1) came with [tcp]'s Prague, not for this group.
+                    s.ecn_codepoint = EcnCodepoint::Ect0;
+                }
+            }
         }
         if let Some(v) = self.packet_size {
             // At most 65 535 (checked when decoded).

@@ -34,9 +34,9 @@ pub enum Growth {
     Reno,
     /// CUBIC: Reno's slow start, RFC 9438's congestion avoidance.
     Cubic,
-    /// Byte counting (RFC 3465, any variant) or DCTCP (no growth in the
-    /// window after an ECN cut, as Linux's CWR state): the rules of
-    /// `TcpFlow::grow_counted`.
+    /// Byte counting (RFC 3465, any variant), DCTCP (no growth in the
+    /// window after an ECN cut, as Linux's CWR state) or Prague (its
+    /// fractional window): the rules of `TcpFlow::grow_counted`.
     Counted,
 }
 
@@ -45,6 +45,8 @@ impl Growth {
         match s.variant {
             _ if s.byte_counting => Growth::Counted,
             TcpVariant::Dctcp => Growth::Counted,
+            // Prague grows its fractional window (`cc/prague.rs`).
+            TcpVariant::Prague => Growth::Counted,
             TcpVariant::Cubic => Growth::Cubic,
             TcpVariant::Reno | TcpVariant::NewReno => Growth::Reno,
             // BBR sets the window itself after every ACK (`pacing.rs`).

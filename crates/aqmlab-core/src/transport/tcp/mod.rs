@@ -8,7 +8,9 @@
 //!   fast retransmit on the third duplicate ACK, fast recovery with window
 //!   inflation; NewReno's partial ACKs and `recover`. CUBIC's window (RFC
 //!   9438) and DCTCP's (RFC 8257) with NewReno's recovery; RFC 3465 byte
-//!   counting as a switch. BBR v1 (Linux's `tcp_bbr.c`); pacing at the
+//!   counting as a switch. TCP Prague (the L4S team's `tcp_prague.c`:
+//!   DCTCP's alpha, a fractional window with RTT-independent growth,
+//!   ECT(1), always paced). BBR v1 (Linux's `tcp_bbr.c`); pacing at the
 //!   sender (Linux's internal pacing and its default rates) and
 //!   delivery-rate estimation (draft-cheng-iccrg-delivery-rate-estimation).
 //! - The retransmission timer of RFC 6298: SRTT/RTTVAR, RTO bounds,
@@ -19,8 +21,9 @@
 //!   and a backed-off RTO is kept until the next valid sample.
 //! - ECN (RFC 3168): ECT(0) data, ECE echoed until CWR, one reduction per
 //!   window, CWR on the next new segment; pure ACKs are never ECT. DCTCP
-//!   (RFC 8257): ECE echoed per CE state, every packet ECT(0) but the
-//!   connection set-up.
+//!   (RFC 8257) and Prague: ECE echoed per CE state (an exact CE count per
+//!   ACK), every packet ECT (ECT(0), Prague's ECT(1)) but the connection
+//!   set-up.
 //! - Optional SYN / SYN-ACK set-up with the SYN retransmitted on its own
 //!   timer (initial RTO, doubling); ECN-capable SYN/ACK as a switch (ECN+).
 //! - Passive open for request/response traffic (web): the receiver end
@@ -61,9 +64,10 @@
 //! - `prr.rs`: Proportional Rate Reduction (RFC 6937);
 //! - `cc/`: congestion control, the window's growth and cuts, one file per
 //!   algorithm (`reno.rs`: Reno's rules, shared by Reno and NewReno, and
-//!   byte counting; `cubic.rs`; `dctcp.rs`; `bbr.rs`: BBR v1's model,
+//!   byte counting; `cubic.rs`; `dctcp.rs`; `prague.rs`; `bbr.rs`: BBR v1's model,
 //!   window and pacing rate);
-//! - `pacing.rs`: the release clock of pacing flows (`tcp.pacing`, BBR)
+//! - `pacing.rs`: the release clock of pacing flows (`tcp.pacing`, BBR,
+//!   Prague)
 //!   and their ACK path;
 //! - `rate.rs`: delivery-rate estimation (per-segment send records, a rate
 //!   sample per ACK), for pacing flows.
@@ -90,7 +94,7 @@ pub use config::{Growth, TcpConfig};
 pub use sack::SackBlocks;
 
 use crate::packet::Ecn;
-use crate::scenario::{TcpVariant, HEADER_BYTES};
+use crate::scenario::HEADER_BYTES;
 use crate::units::SimTime;
 use std::collections::VecDeque;
 
@@ -413,7 +417,7 @@ impl TcpFlow {
             delack_event: None,
             last_ts: SimTime::ZERO,
             last_retx: false,
-            ack_ecn: if cfg.tcp.variant == TcpVariant::Dctcp && cfg.tcp.ecn {
+            ack_ecn: if cfg.tcp.variant.scalable() && cfg.tcp.ecn {
                 cfg.tcp.ecn_codepoint.ecn()
             } else {
                 Ecn::NotEct

@@ -285,6 +285,16 @@ impl TcpFlow {
                 self.cwnd = (b.cwnd + held) as f64;
                 self.ssthresh = b.ssthresh.map_or(f64::INFINITY, |s| s as f64);
             }
+            None if self.cfg.tcp.variant == TcpVariant::Prague => {
+                if let Some(s) = self.srtt() {
+                    p.pacer.rate = super::cc::prague::pacing_rate(
+                        u32::from(self.cfg.tcp.packet_size),
+                        self.cwnd,
+                        self.ssthresh,
+                        s,
+                    );
+                }
+            }
             None => {
                 if let Some(s) = self.srtt() {
                     p.pacer.rate = linux_rate(

@@ -7,7 +7,7 @@
 
 use super::{Client, Echo, Seg, TcpFlow};
 use crate::packet::{flags, Ecn};
-use crate::scenario::{TcpVariant, HEADER_BYTES};
+use crate::scenario::HEADER_BYTES;
 use crate::units::SimTime;
 
 impl TcpFlow {
@@ -123,7 +123,7 @@ impl TcpFlow {
     #[cold]
     #[inline(never)]
     fn ce_state_changes(&mut self, ce: bool, out: &mut Vec<Seg>) -> bool {
-        if self.cfg.tcp.variant != TcpVariant::Dctcp {
+        if !self.cfg.tcp.variant.scalable() {
             self.ece_pending = Echo::UntilCwr;
             return false;
         }

@@ -46,7 +46,11 @@ impl TcpFlow {
                 // 6582's initial send sequence) a loss of the first
                 // segment is retransmitted too, as ns-2's `bugfix_ss_`
                 // does. Section 4.2's ACK heuristic as a switch.
-                TcpVariant::NewReno | TcpVariant::Cubic | TcpVariant::Dctcp | TcpVariant::Bbr => {
+                TcpVariant::NewReno
+                | TcpVariant::Cubic
+                | TcpVariant::Dctcp
+                | TcpVariant::Prague
+                | TcpVariant::Bbr => {
                     ack > self.recover
                         || (self.last_cut == Cut::Ecn && ack == self.recover)
                         || self.recover == 0
@@ -211,7 +215,11 @@ impl TcpFlow {
                 self.dupacks = 0;
                 false
             }
-            TcpVariant::NewReno | TcpVariant::Cubic | TcpVariant::Dctcp | TcpVariant::Bbr => {
+            TcpVariant::NewReno
+            | TcpVariant::Cubic
+            | TcpVariant::Dctcp
+            | TcpVariant::Prague
+            | TcpVariant::Bbr => {
                 if ack >= self.recover {
                     // RFC 6582 3.2 step 3, option (1) or (2); with PRR,
                     // ssthresh (RFC 6937 section 3).

@@ -25,6 +25,9 @@ impl TcpFlow {
         let r = now - sent;
         self.stats.rtt_sum_s += r.0 as f64 * 1e-9;
         self.stats.rtt_samples += 1;
+        if self.cfg.tcp.prague_classic_ecn_detection {
+            self.prague_rtt(r);
+        }
         let rto = if let Some(tick) = std::num::NonZeroU64::new(self.cfg.tcp.clock_tick.0) {
             // A clock that ticks every `tick`: the sample is the number of
             // ticks that passed while the segment was out (at least one),
@@ -72,6 +75,9 @@ impl TcpFlow {
         let r = now - sent;
         self.stats.rtt_sum_s += r.0 as f64 * 1e-9;
         self.stats.rtt_samples += 1;
+        if self.cfg.tcp.prague_classic_ecn_detection {
+            self.prague_rtt(r);
+        }
         let (srtt, rto) = lr
             .rtt
             .sample(r.0, self.snd_una, self.snd_nxt, self.cfg.tcp.min_rto.0);

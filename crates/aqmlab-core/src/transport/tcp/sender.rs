@@ -81,12 +81,17 @@ impl TcpFlow {
         }
     }
 
-    /// The ECN-Echo's rules: DCTCP's (RFC 8257 section 3.3) or RFC 3168's
+    /// The ECN-Echo's rules: DCTCP's (RFC 8257 section 3.3), Prague's
+    /// (`cc/prague.rs`) or RFC 3168's
     /// (section 6.1.2).
     #[inline(always)]
     fn echo_rules(&mut self, now: SimTime, ack: u64, ece: bool) {
-        if self.cfg.tcp.variant == TcpVariant::Dctcp {
-            self.dctcp_ack(ack, ece);
+        if self.cfg.tcp.variant.scalable() {
+            if self.cfg.tcp.variant == TcpVariant::Dctcp {
+                self.dctcp_ack(ack, ece);
+            } else {
+                self.prague_ack(now, ack, ece);
+            }
         } else {
             self.ecn_echo(now, ece);
         }
@@ -212,7 +217,7 @@ impl TcpFlow {
     #[cold]
     #[inline(never)]
     fn retransmission_ecn(&self) -> Ecn {
-        if self.cfg.tcp.ect_retransmits || self.cfg.tcp.variant == TcpVariant::Dctcp {
+        if self.cfg.tcp.ect_retransmits || self.cfg.tcp.variant.scalable() {
             self.cfg.tcp.ecn_codepoint.ecn()
         } else {
             Ecn::NotEct

@@ -178,10 +178,11 @@ impl TcpFlow {
         self.last_cut == Cut::Ecn && self.snd_una <= self.ecn_recover
     }
 
-    /// DCTCP's alpha (None for other variants).
+    /// DCTCP's alpha, or Prague's (None for other variants).
     pub fn dctcp_alpha(&self) -> Option<f64> {
         match self.cc.as_deref() {
             Some(State::Dctcp(d)) => Some(d.alpha()),
+            Some(State::Prague(p)) => Some(p.alpha()),
             _ => None,
         }
     }

@@ -5,7 +5,8 @@
 
 //! The algorithm is chosen per flow by `tcp.variant`: Reno's rules
 //! (`reno.rs`) for `reno` and `newreno`, RFC 9438's for `cubic`
-//! (`cubic.rs`) and RFC 8257's for `dctcp` (`dctcp.rs`), whose state a
+//! (`cubic.rs`), RFC 8257's for `dctcp` (`dctcp.rs`) and the L4S team's
+//! reference for `prague` (`prague.rs`), whose state a
 //! flow holds boxed in `TcpFlow::cc` ([`State`]; none for Reno and
 //! NewReno, so their flows carry nothing more), and BBR v1's for `bbr`
 //! (`bbr.rs`), whose state lives in the pacing flow's cold box and which
@@ -19,11 +20,13 @@
 pub mod bbr;
 pub mod cubic;
 pub mod dctcp;
+pub mod prague;
 mod reno;
 
 pub use bbr::{AckInfo, Bbr, CaState};
 pub use cubic::Cubic;
 pub use dctcp::Dctcp;
+pub use prague::Prague;
 
 use crate::scenario::TcpVariant;
 
@@ -33,6 +36,7 @@ use crate::scenario::TcpVariant;
 pub enum State {
     Cubic(Cubic),
     Dctcp(Dctcp),
+    Prague(Prague),
 }
 
 impl State {
@@ -42,6 +46,7 @@ impl State {
             TcpVariant::Reno | TcpVariant::NewReno | TcpVariant::Bbr => None,
             TcpVariant::Cubic => Some(State::Cubic(Cubic::default())),
             TcpVariant::Dctcp => Some(State::Dctcp(Dctcp::default())),
+            TcpVariant::Prague => Some(State::Prague(Prague::default())),
         }
     }
 }

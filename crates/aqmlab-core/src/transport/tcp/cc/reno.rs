@@ -67,6 +67,9 @@ impl TcpFlow {
         if self.cfg.tcp.variant == TcpVariant::Dctcp && self.dctcp_in_cwr() {
             return;
         }
+        if self.cfg.tcp.variant == TcpVariant::Prague {
+            return self.prague_grow(acked);
+        }
         if !self.cfg.tcp.byte_counting {
             if self.cwnd < self.ssthresh {
                 self.cwnd += 1.0;
@@ -129,7 +132,8 @@ impl TcpFlow {
     fn event_ssthresh(&mut self, reno: f64) -> f64 {
         match self.cfg.tcp.variant {
             TcpVariant::Reno | TcpVariant::NewReno | TcpVariant::Bbr => reno,
-            TcpVariant::Dctcp => dctcp::loss_ssthresh(self.uninflated()),
+            // Prague halves too (the reference's `prague_enter_loss`).
+            TcpVariant::Dctcp | TcpVariant::Prague => dctcp::loss_ssthresh(self.uninflated()),
             TcpVariant::Cubic => {
                 let w = self.uninflated();
                 match self.cc.as_deref_mut() {
@@ -193,8 +197,7 @@ impl TcpFlow {
         if self.cfg.tcp.variant == TcpVariant::Bbr {
             return self.bbr_loss_event();
         }
-        let halve = self.cfg.tcp.dupack_halving
-            && (!after_ecn || self.cfg.tcp.variant == TcpVariant::Dctcp);
+        let halve = self.cfg.tcp.dupack_halving && (!after_ecn || self.cfg.tcp.variant.scalable());
         self.cwnd_cnt = 0;
         if halve {
             // ns-2 sets `cwnd_` to half its window, unrounded,
@@ -249,8 +252,8 @@ impl TcpFlow {
                         _ => reno,
                     }
                 }
-                TcpVariant::Dctcp => {
-                    // DCTCP's CA_EVENT_LOSS halves the window; Linux's
+                TcpVariant::Dctcp | TcpVariant::Prague => {
+                    // DCTCP's (and Prague's) CA_EVENT_LOSS halves the window; Linux's
                     // tcp_enter_loss sets ssthresh only outside recovery
                     // (`timeout_in_recovery`, above) and outside the
                     // window of an earlier timeout.

@@ -1,0 +1,170 @@
+//! TCP Prague (`tcp.variant = "prague"`, `cc/prague.rs`) in whole runs:
+//! beside CUBIC through DualPI2 at 100 Mbit/s and base RTTs 10, 50 and
+//! 100 ms (RFC 9332 section 2.1's rough parity with k = 2, about a
+//! millisecond of L queue, the link full), and beside CUBIC with ECN
+//! through a single-queue RED that marks classic ECN, with and without
+//! the classic-ECN-bottleneck detection. The algorithm's rules are
+//! checked by hand in `cc/prague.rs`.
+
+use crate::common;
+
+use aqmlab_core::RunResult;
+use common::run;
+
+/// A 100 Mbit/s dumbbell with base RTT `rtt_ms` (access links 1 ms each
+/// way), 1500-byte packets (the linux profile), a 4000-packet buffer, the
+/// queue `aqm`, `[tcp]` extra keys `tcp` and the traffic groups `traffic`;
+/// 40 s, measured from 15 s.
+fn prague_run(rtt_ms: u64, aqm: &str, tcp: &str, traffic: &str) -> RunResult {
+    let bottleneck_us = rtt_ms * 500 - 2000;
+    run(&format!(
+        r#"
+duration = "40s"
+seed = 1
+[topology]
+bottleneck_rate = "100Mbps"
+bottleneck_delay = "{bottleneck_us}us"
+access_rate = "1Gbps"
+access_delay = "1ms"
+buffer = 4000
+[aqm]
+{aqm}
+[tcp]
+profile = "linux"
+ecn = true
+{tcp}
+{traffic}
+[metrics]
+start = "15s"
+sample_interval = "10ms"
+"#
+    ))
+}
+
+/// One Prague flow and one CUBIC flow; CUBIC's ECN is `cubic_ecn`.
+fn pair(cubic_ecn: bool) -> String {
+    format!(
+        r#"
+[[traffic]]
+kind = "bulk"
+flows = 1
+variant = "prague"
+[[traffic]]
+kind = "bulk"
+flows = 1
+ecn = {cubic_ecn}
+"#
+    )
+}
+
+/// The rate of the Prague flow over the CUBIC flow's.
+fn ratio(r: &RunResult) -> f64 {
+    r.flows.goodput_bps[0] / r.flows.goodput_bps[1]
+}
+
+/// One Prague flow and one classic flow of `variant` without ECN.
+fn pair_with(variant: &str) -> String {
+    format!(
+        "\n[[traffic]]\nkind = \"bulk\"\nflows = 1\nvariant = \"prague\"\n[[traffic]]\nkind = \"bulk\"\nflows = 1\necn = false\nvariant = \"{variant}\"\n"
+    )
+}
+
+/// RFC 9332 section 2.1: with k = 2 a scalable sender in L and a
+/// Reno-friendly sender in C share roughly equally; L's p99 sojourn under
+/// 2 ms, the link full, C's mean printed. Prague against CUBIC is within
+/// [0.5, 2] at 10 and 50 ms (1.43, 1.50). At 100 ms CUBIC is in its cubic
+/// mode (a BDP of 833 packets, p_C about 3e-5): its window 1.054 (RTT /
+/// p)^(3/4) is 2.2 times Reno's 1.22 / sqrt(p), and Prague / CUBIC falls
+/// to 0.44 as that predicts (0.45), where Prague / NewReno is 0.74: the
+/// coupling's parity is with Reno (`prague_and_reno_share_dualpi2_at_100ms`).
+/// Prague's packets are ECT(1), marked and never dropped.
+#[test]
+fn prague_and_cubic_share_dualpi2() {
+    let mut ratios = Vec::new();
+    for rtt in [10, 50, 100] {
+        let r = prague_run(rtt, "kind = \"dualpi2\"", "", &pair(false));
+        let b = &r.summary.bottleneck;
+        let (lp99, cmean) = (
+            b.l_queue_delay_p99_s.unwrap(),
+            b.c_queue_delay_mean_s.unwrap(),
+        );
+        println!(
+            "prague+cubic dualpi2 rtt {rtt} ms: ratio {:.2}, L p99 {:.2} ms, L mean {:.2} ms, C mean {:.1} ms, util {:.3}, marks ect1 {} drops not-ect {}",
+            ratio(&r),
+            lp99 * 1e3,
+            b.l_queue_delay_mean_s.unwrap() * 1e3,
+            cmean * 1e3,
+            b.utilization,
+            b.marks_ect1,
+            b.drops_not_ect
+        );
+        ratios.push(ratio(&r));
+        assert!(lp99 < 0.002, "rtt {rtt}: L p99 {lp99}");
+        assert!(b.utilization >= 0.95, "rtt {rtt}: {}", b.utilization);
+        assert!(b.marks_ect1 > 0 && b.drops_ect1 == 0);
+        assert_eq!(b.marks_ect0 + b.drops_ect0, 0);
+    }
+    for (rtt, x) in [(10, ratios[0]), (50, ratios[1])] {
+        assert!((0.5..=2.0).contains(&x), "rtt {rtt}: {x}");
+    }
+    // CUBIC's cubic mode at 100 ms: 2.2 x Reno's window at the same p_C.
+    assert!((0.35..0.5).contains(&ratios[2]), "100 ms: {}", ratios[2]);
+}
+
+/// The coupling's parity is with a Reno-friendly flow: Prague against
+/// NewReno at 100 ms is within [0.5, 2], above Prague against CUBIC.
+#[test]
+fn prague_and_reno_share_dualpi2_at_100ms() {
+    let r = prague_run(100, "kind = \"dualpi2\"", "", &pair_with("newreno"));
+    let b = &r.summary.bottleneck;
+    println!(
+        "prague+newreno dualpi2 rtt 100 ms: ratio {:.2}, L p99 {:.2} ms, C mean {:.1} ms, util {:.3}",
+        ratio(&r),
+        b.l_queue_delay_p99_s.unwrap() * 1e3,
+        b.c_queue_delay_mean_s.unwrap() * 1e3,
+        b.utilization
+    );
+    assert!((0.5..=2.0).contains(&ratio(&r)), "{}", ratio(&r));
+    assert!(b.l_queue_delay_p99_s.unwrap() < 0.002);
+}
+
+/// A single-queue RED marking classic ECN: without the detection Prague
+/// answers RED's low marking probability as an L4S signal (a small alpha)
+/// and starves CUBIC; with it the score climbs on the deep queue, the
+/// cuts fall back toward Reno's and the two share within a factor 2.
+#[test]
+fn prague_falls_back_on_a_classic_ecn_red() {
+    let red = "kind = \"red\"\necn = true\nmin_th = 50\nmax_th = 150\nmax_p = 0.1\nw_q = 0.002";
+    let mut got = Vec::new();
+    for detect in [false, true] {
+        let tcp = format!("prague_classic_ecn_detection = {detect}");
+        let r = prague_run(20, red, &tcp, &pair(true));
+        let b = &r.summary.bottleneck;
+        println!(
+            "prague+cubic(ecn) red rtt 20 ms, detection {detect}: ratio {:.2}, queue mean {:.1} ms, util {:.3}",
+            ratio(&r),
+            b.queuing_delay_mean_s * 1e3,
+            b.utilization
+        );
+        got.push(ratio(&r));
+    }
+    assert!(got[0] > 2.0, "without detection: {}", got[0]);
+    assert!((0.5..=2.0).contains(&got[1]), "with detection: {}", got[1]);
+}
+
+/// The detection sees DualPI2's L queue as L4S (shallow and steady: the
+/// score stays low), so with it on Prague shares with CUBIC as without.
+#[test]
+fn the_detection_leaves_dualpi2_alone() {
+    let r = prague_run(
+        50,
+        "kind = \"dualpi2\"",
+        "prague_classic_ecn_detection = true",
+        &pair(false),
+    );
+    println!(
+        "prague+cubic dualpi2 rtt 50 ms, detection on: ratio {:.2}",
+        ratio(&r)
+    );
+    assert!((1.0..=2.0).contains(&ratio(&r)), "{}", ratio(&r));
+}
