@@ -73,7 +73,7 @@ MODEL_DIFFERENCE = {
         "ns-3.44's TcpBbr has no long-term bandwidth (policer) sampling, which Linux's and "
         "aqmlab's BBR use under these drop rates (aqmlab paces at gain 1 in 81-88 % of its ProbeBW "
         "samples, the gain cycle alone 75 %), and a window budget of 3 segments (aqmlab 6 + 2); "
-        "seeds 1-3: ns-3 drops 8-35 % more in 16 of 18 runs, Jain's index differs by up to 0.37 "
+        "seeds 1-3: ns-3 drops 8-35 % more in all 18 runs, Jain's index differs by up to 0.37 "
         "either way"
     ),
 }
@@ -91,10 +91,15 @@ def ns3_scoreboard_defect(ns3: dict[str, Any], ours: dict[str, Any], sack: bool)
     """Why this ns-3 run is not the model aqmlab runs, or None: its senders entered the loss state
     more than 1.5 times as often as aqmlab's timed out, plus 2 (ns-3.44 without SACK: after a
     timeout its scoreboard can count the whole window lost, and dupacks are ignored in that
-    state; with SACK: spurious timeouts, its RTO at the 200 ms floor with an RTT sample on every
-    ACK), or they retransmitted more than twice the segments the queue dropped."""
+    state; with SACK: spurious timeouts, as its fast retransmission does not restart the
+    retransmission timer), or they retransmitted more than twice the segments the queue
+    dropped."""
     if ns3["timeouts"] > 1.5 * ours["timeouts"] + 2:
-        cause = "spurious timeouts" if sack else "the scoreboard without SACK"
+        cause = (
+            "spurious timeouts: its fast retransmission does not restart the timer"
+            if sack
+            else "the scoreboard without SACK"
+        )
         return (
             f"ns-3 loss-state entries {ns3['timeouts']} (aqmlab timeouts {ours['timeouts']}), "
             f"{cause}"
