@@ -96,11 +96,11 @@ struct Setup
     int64_t trace_to_ns = 0;
 };
 
-// One flow's sender, event by event, on stdout (Setup::trace_flow).
-class FlowTrace
+// A window [from, to) of simulated time (ns): what the trace sinks below record in.
+class TimeWindow
 {
   public:
-    FlowTrace(int64_t from, int64_t to)
+    TimeWindow(int64_t from, int64_t to)
         : m_from(from),
           m_to(to)
     {
@@ -111,6 +111,16 @@ class FlowTrace
         int64_t t = Simulator::Now().GetNanoSeconds();
         return t >= m_from && t < m_to;
     }
+
+    int64_t m_from;
+    int64_t m_to;
+};
+
+// One flow's sender, event by event, on stdout (Setup::trace_flow).
+class FlowTrace : public TimeWindow
+{
+  public:
+    using TimeWindow::TimeWindow;
 
     void Tx(Ptr<const Packet> p, const TcpHeader& h, Ptr<const TcpSocketBase>)
     {
@@ -161,9 +171,6 @@ class FlowTrace
             std::cout << Simulator::Now().GetSeconds() << " rto " << now.GetSeconds() << "\n";
         }
     }
-
-    int64_t m_from;
-    int64_t m_to;
 };
 
 struct Result
@@ -189,26 +196,16 @@ struct Result
 };
 
 // The trace sinks: every figure is taken in C++, nothing calls back into Python.
-class Monitor
+class Monitor : public TimeWindow
 {
   public:
-    Monitor(int64_t start, int64_t end)
-        : m_start(start),
-          m_end(end)
-    {
-    }
-
-    bool Measuring() const
-    {
-        int64_t t = Simulator::Now().GetNanoSeconds();
-        return t >= m_start && t < m_end;
-    }
+    using TimeWindow::TimeWindow;
 
     // Time-weighted integrals of the queue disc's and the device queue's packets.
     void Advance()
     {
-        int64_t now = std::min(Simulator::Now().GetNanoSeconds(), m_end);
-        int64_t from = std::max(m_last, m_start);
+        int64_t now = std::min(Simulator::Now().GetNanoSeconds(), m_to);
+        int64_t from = std::max(m_last, m_from);
         if (now > from)
         {
             m_qdiscArea += double(m_qdisc) * double(now - from);
@@ -231,7 +228,7 @@ class Monitor
 
     void Sojourn(Time t)
     {
-        if (Measuring())
+        if (On())
         {
             m_sojournSum += t.GetSeconds();
             ++m_sojournCount;
@@ -254,14 +251,14 @@ class Monitor
         int64_t now = Simulator::Now().GetNanoSeconds();
         if (it != m_enqueued.end())
         {
-            if (Measuring())
+            if (On())
             {
                 m_waitSum += double(now - it->second) * 1e-9;
                 ++m_waitCount;
             }
             m_enqueued.erase(it);
         }
-        if (Measuring())
+        if (On())
         {
             m_txBytes += p->GetSize() - 2; // without the PPP header
             ++m_departures;
@@ -270,7 +267,7 @@ class Monitor
 
     void CongState(TcpSocketState::TcpCongState_t, TcpSocketState::TcpCongState_t now)
     {
-        if (!Measuring())
+        if (!On())
         {
             return;
         }
@@ -294,14 +291,12 @@ class Monitor
                         const Address&,
                         Ptr<const TcpSocketBase>)
     {
-        if (Measuring())
+        if (On())
         {
             ++m_retransmits;
         }
     }
 
-    int64_t m_start;
-    int64_t m_end;
     int64_t m_last = 0;
     uint32_t m_qdisc = 0;
     uint32_t m_device = 0;
