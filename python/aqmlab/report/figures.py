@@ -685,11 +685,13 @@ def ellipse(out: Output, fig: Figure, stem: Path) -> list[Path]:
             x = np.concatenate([a for a, _ in parts])
             y = np.concatenate([b for _, b in parts])
             colour = _colour(out, scheme)
-            ax.plot([float(np.mean(x))], [float(np.mean(y))], "o", color=colour, ms=4,
-                    label=scheme)  # fmt: skip
+            # Past the palette's ten colours a scheme differs by its marker and line.
+            k = order.get(scheme, 0) // len(PALETTE)
+            ax.plot([float(np.mean(x))], [float(np.mean(y))], "osD^"[k % 4], color=colour,
+                    ms=5, label=scheme)  # fmt: skip
             if len(x) >= 2:
                 ex, ey = sigma_ellipse(x, y)
-                ax.plot(ex, ey, color=colour, lw=1.0)
+                ax.plot(ex, ey, color=colour, lw=1.0, ls=("-", "--", ":", "-.")[k % 4])
         for i, ax in enumerate(axes):
             ax.set_xlabel("queueing delay (ms)")
             ax.set_ylabel("goodput (Mb/s)")
@@ -697,7 +699,10 @@ def ellipse(out: Output, fig: Figure, stem: Path) -> list[Path]:
                 ax.set_title(_factor_text(out, keys[i], set()), fontsize=9)
         # Better is up and to the right, as on the RFC's plane (shared axes: invert once).
         axes[0].invert_xaxis()
-        _legend(mfig, axes, "best")
+        if len(axes) == 1:
+            mfig.legend(loc="outside right upper")
+        else:
+            _legend(mfig, axes)
         title = fig.title or fig.name
         if len(keys) > 1:
             mfig.suptitle(title, x=0.01, ha="left", fontsize=11)
