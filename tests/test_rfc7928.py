@@ -8,14 +8,14 @@ import json
 import math
 import subprocess
 import sys
-import tomllib
 from pathlib import Path
 
 import numpy as np
 import pytest
+import tomllib
 
-from aqmlab.experiments.spec import ExperimentError, load_experiment, parse_experiment
 from aqmlab.experiments.catalog import PRESETS_DIR
+from aqmlab.experiments.spec import ExperimentError, load_experiment, parse_experiment
 from aqmlab.report.figures import interval_samples, sigma_ellipse
 from aqmlab.report.metrics import loss_events
 from aqmlab.report.relations import holds
@@ -144,7 +144,7 @@ def test_mini_metrics_are_sane(mini: Path) -> None:
 
     out = load_output(mini)
     vals = evaluate_all(out)
-    for (pid, phase), v in vals.items():
+    for (pid, _phase), v in vals.items():
         assert 0 < v["goodput"] <= 10.0, (pid, v)
         assert math.isnan(v["loss sync"]) or 0 < v["loss sync"] <= 1.0
     # The two NewReno flows of 5.1.2 through CoDel share the link: IW3 / IW10 near 1.

@@ -983,7 +983,8 @@ def _relations(
         if sch is not None:
             if not isinstance(sch, list) or not sch:
                 raise ExperimentError(
-                    f"{path}.schemes", f"expected a non-empty array of scheme names, found {_q(sch)}"
+                    f"{path}.schemes",
+                    f"expected a non-empty array of scheme names, found {_q(sch)}",
                 )
             for j, s in enumerate(sch):
                 if s not in names:

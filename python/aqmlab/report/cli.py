@@ -54,7 +54,8 @@ def print_built(b: Built, console: Console | None = None, quick_note: bool = Tru
     if b.relations:
         k, n, u = R.summary(b.checks)
         console.print(
-            f"relations: kept {k} of {n} checks" + (f" ({u} without data)" if u else "")
+            f"relations: kept {k} of {n} checks"
+            + (f" ({u} without data)" if u else "")
             + " (each listed in the report)",
             highlight=False,
             markup=False,
@@ -70,7 +71,9 @@ def print_built(b: Built, console: Console | None = None, quick_note: bool = Tru
                     markup=False,
                 )
         if len(missed) > 6:
-            console.print(f"  ... and {len(missed) - 6} more not kept", highlight=False, markup=False)
+            console.print(
+                f"  ... and {len(missed) - 6} more not kept", highlight=False, markup=False
+            )
     for name, _, err in b.figures:
         if err:
             console.print(f"[yellow]figure {name} not drawn:[/yellow] {err}")

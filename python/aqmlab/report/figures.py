@@ -673,7 +673,9 @@ def ellipse(out: Output, fig: Figure, stem: Path) -> list[Path]:
             interval,
         )
         if len(d) and math.isfinite(share):
-            samples.setdefault((r.scheme, out.factor_key(r)), []).append((d * 1e3, rate * share / 1e6))
+            samples.setdefault((r.scheme, out.factor_key(r)), []).append(
+                (d * 1e3, rate * share / 1e6)
+            )
     if not samples:
         raise FigureError("no queue samples in any completed point")
     order = {s: i for i, s in enumerate(exp.schemes)}

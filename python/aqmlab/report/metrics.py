@@ -358,7 +358,9 @@ def goodput_all(entry: Mapping[str, Any]) -> float:
     return _entry_value(entry, "flows.goodput_bps_total") + extra
 
 
-def _goodput_all(p: PointData, start: float, end: float, args: Mapping[str, Any], row: Row) -> float:
+def _goodput_all(
+    p: PointData, start: float, end: float, args: Mapping[str, Any], row: Row
+) -> float:
     return goodput_all(p.summary_entry(row))
 
 
@@ -390,7 +392,9 @@ def _response_mean(p: PointData, start: float, end: float, args: Mapping[str, An
     return float(np.mean(r))
 
 
-def loss_events(times: F64, flows: npt.NDArray[np.int64], gap: float) -> list[tuple[float, set[int]]]:
+def loss_events(
+    times: F64, flows: npt.NDArray[np.int64], gap: float
+) -> list[tuple[float, set[int]]]:
     """The drops (time-ordered ``times`` and their ``flows``) cut into loss events where two
     consecutive drops are more than ``gap`` apart: (first drop's time, the flows hit)."""
     events: list[tuple[float, set[int]]] = []

@@ -101,7 +101,8 @@ def parse_relations(exp: Experiment) -> list[Relation]:
 
 
 def holds(op: str, ours: float, ref: float, tolerance: float) -> bool:
-    """Whether ``ours op ref`` (``within``: |ours / ref - 1| <= tolerance; for ref = 0, ours = 0)."""
+    """Whether ``ours op ref`` (``within``: |ours / ref - 1| <= tolerance; for a reference of 0,
+    ours = 0)."""
     if op == "<":
         return ours < ref
     if op == "<=":
@@ -175,7 +176,12 @@ def to_markdown(exp: Experiment, rels: Sequence[Relation], checks: Sequence[Chec
     if not rels:
         return ""
     k, n, u = summary(checks)
-    lines = ["## Relations", "", f"Kept {k} of {n} checks" + (f" ({u} without data)" if u else "") + ".", ""]
+    lines = [
+        "## Relations",
+        "",
+        f"Kept {k} of {n} checks" + (f" ({u} without data)" if u else "") + ".",
+        "",
+    ]
     by = _group(checks)
     for i, r in enumerate(rels):
         d = exp.metrics[r.metric].digits if r.metric in exp.metrics else None
@@ -208,9 +214,7 @@ def to_html(exp: Experiment, rels: Sequence[Relation], checks: Sequence[Check]) 
     parts = [
         "<p>Each relation is a claim of the source about the schemes, checked on the seeds' "
         "means of our results for every scheme and setting it names: kept, or not kept (shown, "
-        f"not removed). Kept {k} of {n} checks"
-        + (f" ({u} without data)" if u else "")
-        + ".</p>"
+        f"not removed). Kept {k} of {n} checks" + (f" ({u} without data)" if u else "") + ".</p>"
     ]
     by = _group(checks)
     for i, r in enumerate(rels):
@@ -219,7 +223,7 @@ def to_html(exp: Experiment, rels: Sequence[Relation], checks: Sequence[Check]) 
         kk = sum(1 for c in cs if c.kept)
         nn = sum(1 for c in cs if c.kept is not None)
         parts.append(
-            f"<h3>{i + 1}. {_e(r.claim)} <span class=\"sub\">({kk}/{nn} kept)</span></h3>"
+            f'<h3>{i + 1}. {_e(r.claim)} <span class="sub">({kk}/{nn} kept)</span></h3>'
             f'<p class="sub">{_e(r.source)}: <code>{_e(r.metric)}</code> '
             f"{_e(r.reference_text())}, phase {_e(r.phase)}</p>"
         )
