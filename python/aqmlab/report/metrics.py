@@ -70,8 +70,9 @@ Derived metrics (``args`` in brackets, with defaults):
     ``gap_s`` apart (default: the forward TCP flows' mean base RTT, one round trip, the time a
     sender takes to react); each event's ratio is the number of distinct flows that lost a
     packet in it over the number of forward TCP flows started by its first drop; the value is
-    the mean ratio over the events whose first drop lies in [start, end). 1: every loss event
-    hits every flow (global synchronisation); 1 / n: each event hits one flow of n.
+    the mean ratio over the events, of the drops in [start, end) only (drops that never pause
+    for ``gap_s`` make the interval one event). 1: every loss event hits every flow (global
+    synchronisation); 1 / n: each event hits one flow of n.
 """
 
 from __future__ import annotations
@@ -441,13 +442,13 @@ def _loss_sync(p: PointData, start: float, end: float, args: Mapping[str, Any]) 
         ],
         dtype=bool,
     )
-    times = _col(ev, "time_s")[keep]
-    events = loss_events(times, efl[keep], float(gap))
+    times = _col(ev, "time_s")
+    # Only the drops in the interval: drops that never pause for gap_s make one event of it.
+    keep &= (times >= start) & (times < end)
+    events = loss_events(times[keep], efl[keep], float(gap))
     tcp_starts = np.sort(starts[tcp & ~np.isnan(starts)])
     ratios = []
     for t, hit in events:
-        if not start <= t < end:
-            continue
         n = int(np.searchsorted(tcp_starts, t, side="right"))
         ratios.append(len(hit) / max(n, len(hit)))
     if not ratios:
