@@ -20,7 +20,8 @@ Kinds (``[[figure]] kind``):
 ``ellipse``
     Queueing delay against goodput, RFC 7928 section 2.7: for each scheme the samples of every
     ``interval_s`` (1 s) of every seed, their mean as a dot and their one-sigma ellipse; the
-    delay axis runs from large to small (better is up and right). See :func:`ellipse`.
+    delay axis runs from large to small (better is up and right); each panel has its own
+    scales. See :func:`ellipse`.
 ``cdf``
     ``of = "responses"`` (the default): the CDF of the response times (responses.parquet) up
     to ``x_max`` seconds (default 2), the responses of every seed that ended in the
@@ -278,10 +279,10 @@ def _kkey(k: tuple[int | None, ...]) -> tuple[int, ...]:
 
 
 def _panels(
-    n: int, width: float = 7.0, height: float = 4.2, panel_height: float = 3.0
+    n: int, width: float = 7.0, height: float = 4.2, panel_height: float = 3.0, share: bool = True
 ) -> tuple[MplFigure, list[Axes]]:
     """A figure with ``n`` panels (up to three a row, each ``panel_height`` inches high)
-    sharing their axes."""
+    sharing their axes (``share``), or each with its own."""
     if n <= 1:
         mfig = MplFigure(figsize=(width, height), layout="constrained")
         FigureCanvasAgg(mfig)
@@ -290,7 +291,7 @@ def _panels(
     nrows = math.ceil(n / ncols)
     mfig = MplFigure(figsize=(4.0 * ncols + 1.5, panel_height * nrows + 0.8), layout="constrained")
     FigureCanvasAgg(mfig)
-    grid = mfig.subplots(nrows, ncols, sharex=True, sharey=True, squeeze=False)
+    grid = mfig.subplots(nrows, ncols, sharex=share, sharey=share, squeeze=False)
     axes = list(grid.ravel())
     for ax in axes[n:]:
         ax.set_visible(False)
@@ -681,7 +682,8 @@ def ellipse(out: Output, fig: Figure, stem: Path) -> list[Path]:
     order = {s: i for i, s in enumerate(exp.schemes)}
     keys = sorted({k for _, k in samples}, key=_kkey)
     with _style():
-        mfig, axes = _panels(len(keys), height=4.5)
+        # Each panel its own scales: a setting's delays may be ten times another's.
+        mfig, axes = _panels(len(keys), height=4.5, share=False)
         for (scheme, fk), parts in sorted(samples.items(), key=lambda kv: order.get(kv[0][0], 99)):
             ax = axes[keys.index(fk)]
             x = np.concatenate([a for a, _ in parts])
@@ -699,12 +701,14 @@ def ellipse(out: Output, fig: Figure, stem: Path) -> list[Path]:
             ax.set_ylabel("goodput (Mb/s)")
             if len(keys) > 1:
                 ax.set_title(_factor_text(out, keys[i], set()), fontsize=9)
-        # Better is up and to the right, as on the RFC's plane (shared axes: invert once).
-        axes[0].invert_xaxis()
-        if len(axes) == 1:
-            mfig.legend(loc="outside right upper")
-        else:
-            _legend(mfig, axes)
+        # Better is up and to the right, as on the RFC's plane.
+        for ax in axes:
+            ax.invert_xaxis()
+        seen: dict[str, Any] = {}
+        for ax in axes:
+            for h, lab in zip(*ax.get_legend_handles_labels(), strict=True):
+                seen.setdefault(lab, h)
+        mfig.legend(list(seen.values()), list(seen), loc="outside right upper")
         title = fig.title or fig.name
         if len(keys) > 1:
             mfig.suptitle(title, x=0.01, ha="left", fontsize=11)
