@@ -42,6 +42,10 @@ DERIVED = {
     "response_quantile",
     "completed_requests",
     "goodput_bytes",
+    "goodput_all",
+    "goodput_ratio",
+    "response_mean",
+    "loss_sync",
 }
 TOP_KEYS = {
     "experiment",
@@ -54,6 +58,7 @@ TOP_KEYS = {
     "paper",
     "ns2",
     "figure",
+    "relation",
 }
 
 # The seeds' experiments (every preset but the format's small examples).
@@ -147,6 +152,11 @@ def test_preset_is_consistent(path: Path) -> None:
             assert f["metric"] in metrics, (f["name"], f["metric"])
         if "factor" in f:
             assert f["factor"] in factors, (f["name"], f["factor"])
+    for i, r in enumerate(exp.get("relation", [])):
+        assert r["metric"] in metrics, (f"relation[{i}]", r["metric"])
+        assert r["claim"].strip() and r["source"].strip(), f"relation[{i}]"
+        for s in [r.get("than"), *r.get("schemes", [])]:
+            assert s is None or s in schemes, (f"relation[{i}]", s)
     if "metrics" in exp.get("quick", {}):
         pytest.fail("quick has no metrics key")
 

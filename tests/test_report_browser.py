@@ -4,6 +4,8 @@ missing and the user is root; otherwise these tests are skipped, saying why."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -24,7 +26,16 @@ def pages(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     bulk = E.build(root, E.BULK, E.SMALL, fail={("ARED", 2)})
     web = E.build(root, E.WEB_EXP, E.WEB)
     own = E.build(root, E.OWN, E.SMALL)
+    # An RFC 7928 experiment: the relations' tables and the delay/goodput ellipse.
+    rfc = root / "rfc"
+    mini = Path(__file__).resolve().parent / "data" / "rfc7928-mini.toml"
+    subprocess.run(
+        [sys.executable, "-m", "aqmlab", "sweep", str(mini), "--jobs", "2", "--no-report",
+         "--out", str(rfc)],
+        check=True, capture_output=True,
+    )  # fmt: skip
     return {
+        "rfc": build_report(rfc),
         "bulk": build_report(bulk),
         "web": build_report(web),
         "own": build_report(own),
@@ -32,7 +43,7 @@ def pages(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     }
 
 
-@pytest.mark.parametrize(("name", "figures"), [("bulk", 3), ("web", 2), ("own", 2)])
+@pytest.mark.parametrize(("name", "figures"), [("bulk", 3), ("web", 2), ("own", 2), ("rfc", 1)])
 def test_report_page_loads_and_shows_every_figure(
     pages: dict[str, Path], name: str, figures: int
 ) -> None:
@@ -44,7 +55,7 @@ def test_report_page_loads_and_shows_every_figure(
         assert img["complete"] and img["width"] > 300 and img["height"] > 200, img
 
 
-@pytest.mark.parametrize("name", ["own", "bulk", "web"])
+@pytest.mark.parametrize("name", ["own", "bulk", "web", "rfc"])
 def test_report_page_fits_a_1400_px_window(
     pages: dict[str, Path], name: str, tmp_path: Path
 ) -> None:

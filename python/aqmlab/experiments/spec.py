@@ -80,6 +80,7 @@ FIGURE_KINDS: dict[str, tuple[str, ...]] = {
     "metric_vs_factor": ("metric", "factor"),
     "phase_bars": ("metric",),
     "cdf": ("of", "x_max", "tail", "log_x", "link"),
+    "ellipse": ("interval_s",),
 }
 #: What a ``cdf`` figure draws: web response times or the packets' queueing delay.
 CDF_OF = ("responses", "delay")
@@ -105,7 +106,24 @@ TOP_KEYS = (
     "paper",
     "ns2",
     "figure",
+    "relation",
 )
+
+#: Keys of a ``[[relation]]`` entry (``aqmlab.report.relations``).
+RELATION_KEYS = (
+    "claim",
+    "source",
+    "metric",
+    "schemes",
+    "op",
+    "than",
+    "value",
+    "ratio",
+    "tolerance",
+    "phase",
+    "factors",
+)
+RELATION_OPS = ("<", "<=", ">", ">=", "within")
 
 #: Keys of a ``[[paper]]`` entry; ``[[ns2]]`` takes the same but ``band``.
 PAPER_KEYS = ("scheme", "phase", "factors", "metric", "value", "range", "band", "note")
@@ -320,6 +338,7 @@ def parse_experiment(
     papers = _references(doc.get("paper"), "paper", schemes, all_factors, phases, metric_names)
     ns2 = _references(doc.get("ns2"), "ns2", schemes, all_factors, phases, metric_names)
     figures = _figures(doc.get("figure"), metric_names, all_factors, phases)
+    relations = _relations(doc.get("relation"), schemes, all_factors, phases, metric_names)
 
     norm: dict[str, Any] = {
         "experiment": {
@@ -339,6 +358,7 @@ def parse_experiment(
         "paper": papers,
         "ns2": ns2,
         "figure": figures,
+        "relation": relations,
     }
     return Experiment(
         name=name,
@@ -888,6 +908,14 @@ def _figures(
                         f"{_q(fac)} is not a factor; known: {', '.join(factor_names) or 'none'}",
                     )
                 fig["factor"] = fac
+        elif kind == "ellipse":
+            if "interval_s" in t:
+                x = _number(t, path, "interval_s", default=1.0)
+                if not x > 0:
+                    raise ExperimentError(
+                        f"{path}.interval_s", f"expected a number of seconds > 0, found {_q(x)}"
+                    )
+                fig["interval_s"] = x
         else:  # cdf
             if "x_max" in t:
                 x = _number(t, path, "x_max", default=0.0)
@@ -910,6 +938,80 @@ def _figures(
                     )
                 fig["link"] = _str(t, path, "link", required=True)
         out.append(fig)
+    return out
+
+
+def _relations(
+    v: Any,
+    schemes: tuple[Scheme, ...],
+    factors: tuple[Factor, ...],
+    phases: tuple[str, ...],
+    metric_names: list[str],
+) -> list[dict[str, Any]]:
+    if v is None:
+        return []
+    names = [s.name for s in schemes]
+    out: list[dict[str, Any]] = []
+    for i, t in enumerate(_array_of_tables(v, "relation")):
+        path = f"relation[{i}]"
+        _only(t, path, RELATION_KEYS)
+        rel: dict[str, Any] = {
+            "claim": _str(t, path, "claim", required=True),
+            "source": _str(t, path, "source", default=""),
+        }
+        met = _str(t, path, "metric", required=True)
+        if met not in metric_names:
+            raise ExperimentError(
+                f"{path}.metric", f"{_q(met)} is not a metric; known: {', '.join(metric_names)}"
+            )
+        rel["metric"] = met
+        rel["op"] = _choice(t, path, "op", RELATION_OPS, "<")
+        if ("than" in t) == ("value" in t):
+            raise ExperimentError(
+                path, "give exactly one of than (a scheme) and value (a number) as the reference"
+            )
+        if "than" in t:
+            than = _str(t, path, "than", required=True)
+            if than not in names:
+                raise ExperimentError(
+                    f"{path}.than", f"{_q(than)} is not a scheme; known: {', '.join(names)}"
+                )
+            rel["than"] = than
+        else:
+            rel["value"] = _number(t, path, "value", default=0.0)
+        sch = t.get("schemes")
+        if sch is not None:
+            if not isinstance(sch, list) or not sch:
+                raise ExperimentError(
+                    f"{path}.schemes",
+                    f"expected a non-empty array of scheme names, found {_q(sch)}",
+                )
+            for j, s in enumerate(sch):
+                if s not in names:
+                    raise ExperimentError(
+                        f"{path}.schemes[{j}]",
+                        f"{_q(s)} is not a scheme; known: {', '.join(names)}",
+                    )
+            rel["schemes"] = list(sch)
+        rel["ratio"] = _number(t, path, "ratio", default=1.0)
+        if not rel["ratio"] > 0:
+            raise ExperimentError(f"{path}.ratio", f"expected a number > 0, found {_q(t['ratio'])}")
+        rel["tolerance"] = _number(t, path, "tolerance", default=0.05)
+        if not rel["tolerance"] >= 0:
+            raise ExperimentError(
+                f"{path}.tolerance", f"expected a number >= 0, found {_q(t['tolerance'])}"
+            )
+        if "tolerance" in t and rel["op"] != "within":
+            raise ExperimentError(f"{path}.tolerance", 'a tolerance goes with op = "within" only')
+        ph = _str(t, path, "phase", default="all")
+        if ph != "all" and ph not in phases:
+            raise ExperimentError(
+                f"{path}.phase", f"{_q(ph)} is not a phase; known: {', '.join(['all', *phases])}"
+            )
+        rel["phase"] = ph
+        if "factors" in t:
+            rel["factors"] = _factor_values(t["factors"], f"{path}.factors", factors)
+        out.append(rel)
     return out
 
 

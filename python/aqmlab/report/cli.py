@@ -7,6 +7,7 @@ from pathlib import Path
 from rich.console import Console
 
 from aqmlab.papers import cite_source
+from aqmlab.report import relations as R
 from aqmlab.report import tables as T
 from aqmlab.report.data import Experiment, ReportError, full_form_command, load_output
 from aqmlab.report.html import Built, build, build_index
@@ -50,6 +51,29 @@ def print_built(b: Built, console: Console | None = None, quick_note: bool = Tru
         console.print(T.to_rich(t))
     if b.tables.pairs:
         console.print(T.ranking_rich(b.tables))
+    if b.relations:
+        k, n, u = R.summary(b.checks)
+        console.print(
+            f"relations: kept {k} of {n} checks"
+            + (f" ({u} without data)" if u else "")
+            + " (each listed in the report)",
+            highlight=False,
+            markup=False,
+        )
+        missed = [c for c in b.checks if c.kept is False]
+        for c in missed[:6]:
+            if c.kept is False:
+                r = b.relations[c.relation]
+                where = f" ({c.setting})" if c.setting else ""
+                console.print(
+                    f"  not kept: {r.claim}: {c.scheme}{where}: {c.ours:.4g} vs {c.reference:.4g}",
+                    highlight=False,
+                    markup=False,
+                )
+        if len(missed) > 6:
+            console.print(
+                f"  ... and {len(missed) - 6} more not kept", highlight=False, markup=False
+            )
     for name, _, err in b.figures:
         if err:
             console.print(f"[yellow]figure {name} not drawn:[/yellow] {err}")

@@ -17,6 +17,11 @@ Kinds (``[[figure]] kind``):
 ``phase_bars``
     ``metric`` per phase, one bar per scheme, error bars, the paper's numbers and ns-2.35's as
     markers.
+``ellipse``
+    Queueing delay against goodput, RFC 7928 section 2.7: for each scheme the samples of every
+    ``interval_s`` (1 s) of every seed, their mean as a dot and their one-sigma ellipse; the
+    delay axis runs from large to small (better is up and right); each panel has its own
+    scales. See :func:`ellipse`.
 ``cdf``
     ``of = "responses"`` (the default): the CDF of the response times (responses.parquet) up
     to ``x_max`` seconds (default 2), the responses of every seed that ended in the
@@ -274,10 +279,10 @@ def _kkey(k: tuple[int | None, ...]) -> tuple[int, ...]:
 
 
 def _panels(
-    n: int, width: float = 7.0, height: float = 4.2, panel_height: float = 3.0
+    n: int, width: float = 7.0, height: float = 4.2, panel_height: float = 3.0, share: bool = True
 ) -> tuple[MplFigure, list[Axes]]:
     """A figure with ``n`` panels (up to three a row, each ``panel_height`` inches high)
-    sharing their axes."""
+    sharing their axes (``share``), or each with its own."""
     if n <= 1:
         mfig = MplFigure(figsize=(width, height), layout="constrained")
         FigureCanvasAgg(mfig)
@@ -286,7 +291,7 @@ def _panels(
     nrows = math.ceil(n / ncols)
     mfig = MplFigure(figsize=(4.0 * ncols + 1.5, panel_height * nrows + 0.8), layout="constrained")
     FigureCanvasAgg(mfig)
-    grid = mfig.subplots(nrows, ncols, sharex=True, sharey=True, squeeze=False)
+    grid = mfig.subplots(nrows, ncols, sharex=share, sharey=share, squeeze=False)
     axes = list(grid.ravel())
     for ax in axes[n:]:
         ax.set_visible(False)
@@ -594,10 +599,128 @@ def cdf(out: Output, fig: Figure, stem: Path) -> list[Path]:
         return _save(mfig, stem)
 
 
+def interval_samples(
+    q_t: F64, q_bytes: F64, departed: F64, start: float, end: float, interval: float
+) -> tuple[F64, F64]:
+    """Per interval of ``interval`` s from ``start`` (whole intervals before ``end``): the mean
+    queueing delay in s, estimated as the mean queue (bytes) over the bytes the link sent per
+    second in the interval (Little's law), and that sending rate in bit/s. Intervals in which
+    the link sent nothing are left out."""
+    delays: list[float] = []
+    rates: list[float] = []
+    n = int((end - start) / interval + 1e-9)
+    for i in range(n):
+        a, b = start + i * interval, start + (i + 1) * interval
+        sel = (q_t >= a) & (q_t < b)
+        if sel.sum() < 2:
+            continue
+        ts, qs, ds = q_t[sel], q_bytes[sel], departed[sel]
+        span = float(ts[-1] - ts[0])
+        sent = float(ds[-1] - ds[0])
+        if span <= 0 or sent <= 0:
+            continue
+        rate = sent / span  # bytes per second
+        delays.append(float(np.mean(qs)) / rate)
+        rates.append(rate * 8)
+    return np.asarray(delays, dtype=np.float64), np.asarray(rates, dtype=np.float64)
+
+
+def sigma_ellipse(x: F64, y: F64, n: int = 100) -> tuple[F64, F64]:
+    """The one-sigma contour of the maximum-likelihood 2-D Gaussian of the samples (x, y): the
+    mean plus the unit circle scaled by the square roots of the covariance's eigenvalues along
+    its eigenvectors (RFC 7928 section 2.7)."""
+    mx, my = float(np.mean(x)), float(np.mean(y))
+    cov = np.cov(np.vstack([x, y]), bias=True)
+    vals, vecs = np.linalg.eigh(cov)
+    vals = np.clip(vals, 0.0, None)
+    t = np.linspace(0, 2 * math.pi, n)
+    circle = np.vstack([np.cos(t), np.sin(t)])
+    pts = vecs @ (np.sqrt(vals)[:, None] * circle)
+    return mx + pts[0], my + pts[1]
+
+
+def ellipse(out: Output, fig: Figure, stem: Path) -> list[Path]:
+    """Queueing delay against goodput (RFC 7928 section 2.7): per scheme (and setting of the
+    factors the figure leaves free), the samples of every interval of ``interval_s`` of every
+    seed in the phase, a dot at their mean and the one-sigma ellipse. Goodput per interval is
+    the link's sending rate scaled by the point's goodput (TCP and UDP payload delivered) /
+    throughput over the phase (the payload share of what the link carried)."""
+    from aqmlab.report.metrics import _summary_value, goodput_all
+
+    exp = out.experiment
+    interval = float(fig.get("interval_s", 1.0))
+    phase = str(fig.get("phase", ALL))
+    fixed = _fixed_factors(out, fig)
+    samples: dict[tuple[str, tuple[int | None, ...]], list[tuple[F64, F64]]] = {}
+    points: dict[str, PointData] = {}
+    for r in out.rows:
+        if r.phase != phase or not r.ok or not _matches(out, r, fixed):
+            continue
+        try:
+            p = PointData(out.point_dir(r.id))
+            q = p.queue(None)
+            good = goodput_all(p.summary_entry(r))
+            thr = _summary_value(out, r, "bottleneck.throughput_bps", points)
+        except MetricError as e:
+            out.warn(f"figure {fig.name}: point {r.id}: {e}")
+            continue
+        share = good / thr if thr > 0 else math.nan
+        d, rate = interval_samples(
+            np.asarray(q.column("time_s").to_numpy(), dtype=np.float64),
+            np.asarray(q.column("queue_bytes").to_numpy(), dtype=np.float64),
+            np.asarray(q.column("departed_bytes").to_numpy(), dtype=np.float64),
+            r.start_s,
+            r.end_s,
+            interval,
+        )
+        if len(d) and math.isfinite(share):
+            samples.setdefault((r.scheme, out.factor_key(r)), []).append(
+                (d * 1e3, rate * share / 1e6)
+            )
+    if not samples:
+        raise FigureError("no queue samples in any completed point")
+    order = {s: i for i, s in enumerate(exp.schemes)}
+    keys = sorted({k for _, k in samples}, key=_kkey)
+    with _style():
+        # Each panel its own scales: a setting's delays may be ten times another's.
+        mfig, axes = _panels(len(keys), height=4.5, share=False)
+        for (scheme, fk), parts in sorted(samples.items(), key=lambda kv: order.get(kv[0][0], 99)):
+            ax = axes[keys.index(fk)]
+            x = np.concatenate([a for a, _ in parts])
+            y = np.concatenate([b for _, b in parts])
+            colour = _colour(out, scheme)
+            # Past the palette's ten colours a scheme differs by its marker and line.
+            k = order.get(scheme, 0) // len(PALETTE)
+            ax.plot([float(np.mean(x))], [float(np.mean(y))], "osD^"[k % 4], color=colour,
+                    ms=5, label=scheme)  # fmt: skip
+            if len(x) >= 2:
+                ex, ey = sigma_ellipse(x, y)
+                ax.plot(ex, ey, color=colour, lw=1.0, ls=("-", "--", ":", "-.")[k % 4])
+        for i, ax in enumerate(axes):
+            ax.set_xlabel("queueing delay (ms)")
+            ax.set_ylabel("goodput (Mb/s)")
+            if len(keys) > 1:
+                ax.set_title(_factor_text(out, keys[i], set()), fontsize=9)
+        # Better is up and to the right, as on the RFC's plane.
+        for ax in axes:
+            ax.invert_xaxis()
+        seen: dict[str, Any] = {}
+        for ax in axes:
+            for h, lab in zip(*ax.get_legend_handles_labels(), strict=True):
+                seen.setdefault(lab, h)
+        mfig.legend(list(seen.values()), list(seen), loc="outside right upper")
+        title = fig.title or fig.name
+        if len(keys) > 1:
+            mfig.suptitle(title, x=0.01, ha="left", fontsize=11)
+        else:
+            axes[0].set_title(title)
+        return _save(mfig, stem)
+
+
 #: What a ``cdf`` figure draws: web response times, or the queueing delay of the packets.
 CDF_OF = ("responses", "delay")
 
-KINDS = ("timeseries", "metric_vs_factor", "phase_bars", "cdf")
+KINDS = ("timeseries", "metric_vs_factor", "phase_bars", "cdf", "ellipse")
 
 
 def draw(out: Output, fig: Figure, folder: Path, cells: dict[Any, Cell]) -> list[Path]:
@@ -612,4 +735,6 @@ def draw(out: Output, fig: Figure, folder: Path, cells: dict[Any, Cell]) -> list
         return phase_bars(out, fig, stem, cells)
     if fig.kind == "cdf":
         return cdf(out, fig, stem)
+    if fig.kind == "ellipse":
+        return ellipse(out, fig, stem)
     raise FigureError(f"kind {fig.kind!r} is not one of {', '.join(KINDS)}")

@@ -14,12 +14,13 @@ import json
 import os
 import re
 import shutil
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from aqmlab._atomic import write_text
 from aqmlab.papers import cite_source
+from aqmlab.report import relations as R
 from aqmlab.report import tables as T
 from aqmlab.report.data import Experiment, Output, ReportError, full_form_command, load_output
 from aqmlab.report.figures import FigureError, draw
@@ -107,6 +108,8 @@ class Built:
     tables: T.Tables
     figures: list[tuple[str, list[Path], str]]  # (name, files, error)
     index: Path
+    relations: list[R.Relation] = field(default_factory=list)
+    checks: list[R.Check] = field(default_factory=list)
 
 
 def _command(cmd: Any) -> str:
@@ -237,6 +240,8 @@ def page(b: Built) -> str:
     ]
     if b.tables.with_paper:
         parts += ["<h2>Ranking of the schemes</h2>", _ranking_html(b.tables)]
+    if b.relations:
+        parts += ["<h2>Relations</h2>", R.to_html(exp, b.relations, b.checks)]
     parts += ["<h2>Tables</h2>"]
     if not b.tables.with_paper:
         parts.append(
@@ -331,9 +336,13 @@ def build(out_dir: Path) -> Built:
             except (OSError, ValueError, KeyError, TypeError) as e:
                 figures.append((f.name, [], f"{type(e).__name__}: {e}"))
                 out.warn(f"figure {f.name}: {type(e).__name__}: {e}")
+        rels = R.parse_relations(out.experiment)
+        checks = R.check_relations(out.experiment, tables.cells, rels)
         md = [f"# {out.experiment.title or out.experiment.name}", "", T.to_markdown(tables)]
+        if rels:
+            md += ["", R.to_markdown(out.experiment, rels, checks)]
         (tmp / "tables.md").write_text("\n".join(md), encoding="utf-8")
-        built = Built(out, tables, figures, folder / "index.html")
+        built = Built(out, tables, figures, folder / "index.html", rels, checks)
         (tmp / "index.html").write_text(page(built), encoding="utf-8")
         k, n = tables.kept
         summary = {
@@ -357,6 +366,11 @@ def build(out_dir: Path) -> Built:
                 }
                 for m, kk, nn, u in tables.ranking_summary()
             ],
+            "relations": {
+                "kept": R.summary(checks)[0],
+                "checked": R.summary(checks)[1],
+                "no_data": R.summary(checks)[2],
+            },
             "figures_failed": [name for name, _, err in figures if err],
             "warnings": len(out.warnings),
         }

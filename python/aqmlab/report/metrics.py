@@ -50,6 +50,29 @@ Derived metrics (``args`` in brackets, with defaults):
 ``link_bytes``
     Bytes that started transmission on the bottleneck in [start, end]:
     ``bottleneck.throughput_bps`` x (end - start) / 8.
+``group_goodput`` [group]
+    Mean goodput (bit/s) of the started flows of ``[[traffic]]`` group ``group``
+    (``flows.parquet``'s ``goodput_bps``). ``flows.parquet`` covers the measurement interval,
+    so the figure is that interval's whatever the phase.
+``goodput_ratio`` [num, den]
+    ``group_goodput`` of group ``num`` divided by that of group ``den`` (RFC 7928 section 6.3:
+    the ratio of the two flows' average goodputs).
+``goodput_all``
+    Payload rate (bit/s) delivered to the receivers by every forward flow, TCP and UDP: the
+    phase's ``flows.goodput_bps_total`` plus ``udp.delivered_bps`` where there are UDP flows.
+``response_mean``
+    Mean response time (s) of the web responses that ended in [start, end] (RFC 7928
+    section 2.1: the flow completion time of the short transfers).
+``loss_sync`` [gap_s, link]
+    Loss synchronisation (RFC 7928 section 2.4; the "global synchronisation ratio" of Hassayoun
+    and Ros): the data drops of forward TCP flows at the link (``events.parquet``; needs
+    ``metrics.trace = true``) are cut into loss events wherever two drops are more than
+    ``gap_s`` apart (default: the forward TCP flows' mean base RTT, one round trip, the time a
+    sender takes to react); each event's ratio is the number of distinct flows that lost a
+    packet in it over the number of forward TCP flows started by its first drop; the value is
+    the mean ratio over the events, of the drops in [start, end) only (drops that never pause
+    for ``gap_s`` make the interval one event). 1: every loss event hits every flow (global
+    synchronisation); 1 / n: each event hits one flow of n.
 """
 
 from __future__ import annotations
@@ -323,6 +346,116 @@ def _link_bytes(p: PointData, start: float, end: float, args: Mapping[str, Any],
     return _entry_value(e, "bottleneck.throughput_bps") * (end - start) / 8
 
 
+TCP_KINDS = ("bulk", "web-simple", "web")
+
+
+def goodput_all(entry: Mapping[str, Any]) -> float:
+    """``flows.goodput_bps_total`` + ``udp.delivered_bps`` (0 without UDP flows) of a summary
+    entry."""
+    udp = entry.get("udp")
+    extra = 0.0
+    if isinstance(udp, dict) and isinstance(udp.get("delivered_bps"), (int, float)):
+        extra = float(udp["delivered_bps"])
+    return _entry_value(entry, "flows.goodput_bps_total") + extra
+
+
+def _goodput_all(
+    p: PointData, start: float, end: float, args: Mapping[str, Any], row: Row
+) -> float:
+    return goodput_all(p.summary_entry(row))
+
+
+def _group_goodput(p: PointData, start: float, end: float, args: Mapping[str, Any]) -> float:
+    if "group" not in args:
+        raise MetricError("group_goodput needs args.group (a [[traffic]] index)")
+    f = p.table("flows")
+    group = _col(f, "group")
+    began = ~np.isnan(_col(f, "start_s"))
+    sel = (group == float(args["group"])) & began
+    if not sel.any():
+        raise MetricError(f"flows.parquet has no started flow of group {args['group']}")
+    return float(np.mean(_col(f, "goodput_bps")[sel]))
+
+
+def _goodput_ratio(p: PointData, start: float, end: float, args: Mapping[str, Any]) -> float:
+    if "num" not in args or "den" not in args:
+        raise MetricError("goodput_ratio needs args.num and args.den (group indices)")
+    den = _group_goodput(p, start, end, {"group": args["den"]})
+    if den <= 0:
+        raise MetricError(f"group {args['den']} delivered nothing")
+    return _group_goodput(p, start, end, {"group": args["num"]}) / den
+
+
+def _response_mean(p: PointData, start: float, end: float, args: Mapping[str, Any]) -> float:
+    r = _responses(p, start, end)
+    if len(r) == 0:
+        raise MetricError(f"no web response ended in [{start:g}, {end:g}] s")
+    return float(np.mean(r))
+
+
+def loss_events(
+    times: F64, flows: npt.NDArray[np.int64], gap: float
+) -> list[tuple[float, set[int]]]:
+    """The drops (time-ordered ``times`` and their ``flows``) cut into loss events where two
+    consecutive drops are more than ``gap`` apart: (first drop's time, the flows hit)."""
+    events: list[tuple[float, set[int]]] = []
+    last = -math.inf
+    for t, fl in zip(times.tolist(), flows.tolist(), strict=True):
+        if t - last > gap or not events:
+            events.append((t, set()))
+        events[-1][1].add(int(fl))
+        last = t
+    return events
+
+
+def _loss_sync(p: PointData, start: float, end: float, args: Mapping[str, Any]) -> float:
+    f = p.table("flows")
+    kinds = f.column("kind").to_pylist()
+    dirs = f.column("direction").to_pylist()
+    starts = _col(f, "start_s")
+    ids = f.column("flow").to_numpy().astype(np.int64)
+    tcp = np.array([k in TCP_KINDS and d == "forward" for k, d in zip(kinds, dirs, strict=True)])
+    if not tcp.any():
+        raise MetricError("no forward TCP flow")
+    gap = args.get("gap_s")
+    if gap is None:
+        rtt = _col(f, "base_rtt_s")[tcp & ~np.isnan(starts)]
+        if len(rtt) == 0:
+            raise MetricError("no forward TCP flow started")
+        gap = float(np.mean(rtt))
+    ev = p.table("events")
+    if ev.num_rows == 0:
+        man = p.scenario.get("metrics", {})
+        if not (isinstance(man, dict) and man.get("trace")):
+            raise MetricError("events.parquet is empty: loss_sync needs metrics.trace = true")
+        return math.nan
+    links = ev.column("link").to_pylist()
+    name = args.get("link", links[0] if links else None)
+    names = ev.column("event").to_pylist()
+    packets = ev.column("packet").to_pylist()
+    tcp_ids = set(ids[tcp].tolist())
+    efl = ev.column("flow").to_numpy().astype(np.int64)
+    keep = np.array(
+        [
+            ln == name and e.startswith("drop") and pk == "data" and int(fl) in tcp_ids
+            for ln, e, pk, fl in zip(links, names, packets, efl.tolist(), strict=True)
+        ],
+        dtype=bool,
+    )
+    times = _col(ev, "time_s")
+    # Only the drops in the interval: drops that never pause for gap_s make one event of it.
+    keep &= (times >= start) & (times < end)
+    events = loss_events(times[keep], efl[keep], float(gap))
+    tcp_starts = np.sort(starts[tcp & ~np.isnan(starts)])
+    ratios = []
+    for t, hit in events:
+        n = int(np.searchsorted(tcp_starts, t, side="right"))
+        ratios.append(len(hit) / max(n, len(hit)))
+    if not ratios:
+        raise MetricError(f"no loss event in [{start:g}, {end:g}] s")
+    return float(np.mean(ratios))
+
+
 @dataclass(frozen=True)
 class Derived:
     """A derived metric: ``fn(point, start_s, end_s, args)``, or with ``needs_row`` also the
@@ -350,6 +483,11 @@ DERIVED: dict[str, Derived] = {
     "completed_requests": Derived(_completed, (), "responses completed"),
     "goodput_bytes": Derived(_goodput_bytes, (), "payload bytes delivered", needs_row=True),
     "link_bytes": Derived(_link_bytes, (), "bytes sent on the bottleneck", needs_row=True),
+    "group_goodput": Derived(_group_goodput, ("group",), "mean goodput of a group's flows"),
+    "goodput_ratio": Derived(_goodput_ratio, ("num", "den"), "ratio of two groups' goodputs"),
+    "response_mean": Derived(_response_mean, (), "mean response time"),
+    "goodput_all": Derived(_goodput_all, (), "TCP and UDP payload delivered", needs_row=True),
+    "loss_sync": Derived(_loss_sync, ("gap_s", "link"), "loss synchronisation ratio"),
 }
 
 

@@ -1,0 +1,172 @@
+"""The pieces the RFC 7928 presets add: ``[[relation]]`` checks, the delay/goodput ellipse
+(RFC 7928 section 2.7), loss synchronisation (section 2.4) and the per-group goodput metrics;
+a small experiment run end to end; the presets' quick forms sized for CI."""
+
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import tomllib
+
+from aqmlab.experiments.catalog import PRESETS_DIR
+from aqmlab.experiments.spec import ExperimentError, load_experiment, parse_experiment
+from aqmlab.report.figures import interval_samples, sigma_ellipse
+from aqmlab.report.metrics import loss_events
+from aqmlab.report.relations import holds
+
+TESTS = Path(__file__).resolve().parent
+MINI = TESTS / "data" / "rfc7928-mini.toml"
+RFC = sorted(PRESETS_DIR.glob("rfc7928-*.toml"))
+AQM_KINDS = [
+    "droptail", "red", "ared-feng", "ared", "autotune-red", "pi", "rem", "blue", "avq", "ap-red",
+    "st-red", "st-pi", "pie", "codel", "fq-codel", "step", "pi2", "dualpi2",
+]  # fmt: skip
+
+
+def test_loss_events_by_hand() -> None:
+    # Drops at 0, 0.05 (flow 1, 2), 0.5 (flow 1), 0.52 (flow 1), 2.0 (flow 3); gap 0.1 s:
+    # three events {1, 2}, {1}, {3}.
+    t = np.array([0.0, 0.05, 0.5, 0.52, 2.0])
+    f = np.array([1, 2, 1, 1, 3], dtype=np.int64)
+    ev = loss_events(t, f, 0.1)
+    assert [(s, sorted(h)) for s, h in ev] == [(0.0, [1, 2]), (0.5, [1]), (2.0, [3])]
+    assert loss_events(t, f, 10.0)[0][1] == {1, 2, 3}
+
+
+def test_sigma_ellipse_by_hand() -> None:
+    # Four points (+-2, 0), (0, +-1): mean (0, 0), ML covariance diag(2, 0.5); the contour's
+    # half-axes are sqrt(2) along x and sqrt(0.5) along y.
+    x = np.array([2.0, -2.0, 0.0, 0.0])
+    y = np.array([0.0, 0.0, 1.0, -1.0])
+    ex, ey = sigma_ellipse(x, y, n=400)
+    assert max(ex) == pytest.approx(math.sqrt(2), rel=1e-3)
+    assert max(ey) == pytest.approx(math.sqrt(0.5), rel=1e-3)
+    # Every contour point satisfies x^2 / 2 + y^2 / 0.5 = 1.
+    assert np.allclose(ex**2 / 2 + ey**2 / 0.5, 1.0)
+
+
+def test_interval_samples_by_hand() -> None:
+    # Samples every 0.1 s; the link sends 125 000 bytes/s (1 Mbit/s); the queue holds 12 500
+    # bytes in the first second and 25 000 in the second: delays 0.1 s and 0.2 s (Little).
+    t = np.round(np.arange(0, 2.0, 0.1), 9)
+    q = np.where(t < 1.0, 12_500.0, 25_000.0)
+    dep = t * 125_000.0
+    d, r = interval_samples(t, q, dep, 0.0, 2.0, 1.0)
+    assert d == pytest.approx([0.1, 0.2])
+    assert r == pytest.approx([1e6, 1e6])
+
+
+def test_relation_operators() -> None:
+    assert holds("<", 1.0, 2.0, 0) and not holds("<", 2.0, 2.0, 0)
+    assert holds("<=", 2.0, 2.0, 0) and holds(">=", 2.0, 2.0, 0) and not holds(">", 2.0, 2.0, 0)
+    assert holds("within", 1.04, 1.0, 0.05) and not holds("within", 1.06, 1.0, 0.05)
+    assert holds("within", 0.0, 0.0, 0.05) and not holds("within", 0.1, 0.0, 0.05)
+
+
+def _doc() -> dict:
+    with MINI.open("rb") as f:
+        return tomllib.load(f)
+
+
+@pytest.mark.parametrize(
+    ("edit", "path", "says"),
+    [
+        (lambda r: r.update(metric="lost"), "relation[0].metric", '"lost" is not a metric'),
+        (lambda r: r.update(value=1.0), "relation[0]", "exactly one of than"),
+        (lambda r: r.update(op="=="), "relation[0].op", "is not allowed"),
+        (lambda r: r.update(than="RED"), "relation[0].than", '"RED" is not a scheme'),
+        (lambda r: r.update(schemes=["PIE", "X"]), "relation[0].schemes[1]", "not a scheme"),
+        (lambda r: r.update(ratio=0), "relation[0].ratio", "> 0"),
+        (lambda r: r.update(tolerance=0.1), "relation[0].tolerance", 'op = "within"'),
+        (lambda r: r.update(phase="late"), "relation[0].phase", '"late" is not a phase'),
+        (lambda r: r.update(colour="red"), "relation[0].colour", "unknown key"),
+        (lambda r: r.pop("claim"), "relation[0].claim", "missing"),
+    ],
+)
+def test_bad_relations_name_the_field(edit, path: str, says: str) -> None:  # type: ignore[no-untyped-def]
+    doc = _doc()
+    edit(doc["relation"][0])
+    with pytest.raises(ExperimentError) as e:
+        parse_experiment(doc, MINI)
+    assert e.value.path == path, str(e.value)
+    assert says in str(e.value), str(e.value)
+
+
+def test_bad_ellipse_interval() -> None:
+    doc = _doc()
+    doc["figure"][0]["interval_s"] = 0
+    with pytest.raises(ExperimentError) as e:
+        parse_experiment(doc, MINI)
+    assert e.value.path == "figure[0].interval_s" and "> 0" in str(e.value)
+
+
+@pytest.fixture(scope="module")
+def mini(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("rfc") / "mini"
+    subprocess.run(
+        [sys.executable, "-m", "aqmlab", "sweep", str(MINI), "--jobs", "2", "--out", str(out)],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    return out
+
+
+def test_mini_report_checks_relations_and_draws_the_ellipse(mini: Path) -> None:
+    rep = mini / "report"
+    s = json.loads((rep / "summary.json").read_text())
+    # Relations 1 and 2: PIE and CoDel in two settings each (8 checks); relation 3: PIE in
+    # one setting, never kept.
+    assert s["relations"]["checked"] == 9 and s["relations"]["no_data"] == 0
+    assert s["relations"]["kept"] <= 8
+    assert s["figures_failed"] == []
+    assert (rep / "ellipse.png").is_file() and (rep / "ellipse.svg").is_file()
+    page = (rep / "index.html").read_text()
+    assert "<h2>Relations</h2>" in page and "not kept" in page
+    md = (rep / "tables.md").read_text()
+    assert "a goodput above 100 Mbit/s on a 10 Mbit/s link (never kept) (0/1 kept)" in md
+
+
+def test_mini_metrics_are_sane(mini: Path) -> None:
+    import pyarrow.parquet as pq
+
+    t = pq.read_table(mini / "summary.parquet").to_pylist()
+    rows = [r for r in t if r["phase"] == "all"]
+    assert len(rows) == 3 * 2 * 2
+    from aqmlab.report.data import load_output
+    from aqmlab.report.metrics import evaluate_all
+
+    out = load_output(mini)
+    vals = evaluate_all(out)
+    for (pid, _phase), v in vals.items():
+        assert 0 < v["goodput"] <= 10.0, (pid, v)
+        assert math.isnan(v["loss sync"]) or 0 < v["loss sync"] <= 1.0
+    # The two NewReno flows of 5.1.2 through CoDel share the link: IW3 / IW10 near 1.
+    ratios = [
+        vals[(r.id, "all")]["IW3 / IW10"]
+        for r in out.rows
+        if r.phase == "all" and r.scheme == "CoDel" and r.factors["test"] == "5.1.2"
+    ]
+    assert all(0.5 < x < 2.0 for x in ratios), ratios
+
+
+def test_rfc7928_presets_run_every_scheme_and_cite_the_rfc() -> None:
+    assert [p.stem for p in RFC] == [f"rfc7928-{n}" for n in (5, 6, 7, 8, 9)]
+    for p in RFC:
+        with p.open("rb") as f:
+            doc = tomllib.load(f)
+        assert "RFC 7928" in doc["experiment"]["source"], p.stem
+        kinds = sorted(s["set"][0].split('"')[1] for s in doc["scheme"])
+        assert kinds == sorted(AQM_KINDS), p.stem
+        assert doc["relation"], p.stem
+        assert any(f["kind"] == "ellipse" for f in doc["figure"]), p.stem
+        exp = load_experiment(p, quick=True)
+        assert exp.seeds == (1,)
+    notes = (PRESETS_DIR / "rfc7928-5.toml").read_text()
+    assert "5.4" in notes and "no LBE sender" in notes
