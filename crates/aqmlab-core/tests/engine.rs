@@ -40,12 +40,16 @@ mod tcp_cubic;
 mod tcp_dctcp;
 #[path = "tcp_fidelity.rs"]
 mod tcp_fidelity;
+#[path = "tcp_hystart.rs"]
+mod tcp_hystart;
 #[path = "tcp_profiles.rs"]
 mod tcp_profiles;
 #[path = "tcp_rtt.rs"]
 mod tcp_rtt;
 #[path = "tcp_sack.rs"]
 mod tcp_sack;
+#[path = "tcp_timestamps.rs"]
+mod tcp_timestamps;
 #[path = "topologies.rs"]
 mod topologies;
 #[path = "traffic.rs"]
