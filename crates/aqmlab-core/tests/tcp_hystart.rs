@@ -57,7 +57,7 @@ fn figures(r: &RunResult) -> (f64, f64, u64, f64) {
         .zip(&q.drops)
         .filter(|(&t, _)| t <= t0 + 0.75)
         .map(|(_, &d)| d)
-        .last()
+        .max()
         .unwrap_or(0);
     let at = |t: f64| f.time_s.iter().position(|&x| x >= t).unwrap_or(0);
     let growth = f.cwnd[at(t0)] - f.cwnd[at(t0 - 0.1)];
