@@ -42,6 +42,8 @@ mod tcp_cubic;
 mod tcp_dctcp;
 #[path = "tcp_fidelity.rs"]
 mod tcp_fidelity;
+#[path = "tcp_hystart.rs"]
+mod tcp_hystart;
 #[path = "tcp_prague.rs"]
 mod tcp_prague;
 #[path = "tcp_profiles.rs"]
@@ -50,6 +52,8 @@ mod tcp_profiles;
 mod tcp_rtt;
 #[path = "tcp_sack.rs"]
 mod tcp_sack;
+#[path = "tcp_timestamps.rs"]
+mod tcp_timestamps;
 #[path = "topologies.rs"]
 mod topologies;
 #[path = "traffic.rs"]

@@ -159,6 +159,10 @@ impl TcpProfile {
                 // Every ACK an RTT sample (`tcp_clean_rtx_queue`), RTO =
                 // SRTT + max(deviation, `tcp_rto_min`) (`tcp_set_rto`).
                 rtt_estimator: RttEstimator::Linux,
+                // RFC 7323 timestamps (`net.ipv4.tcp_timestamps = 1`).
+                // and HyStart++ in CUBIC's slow start (RFC 9406; Linux's
+                // `tcp_cubic` runs classic HyStart, `hystart = 1`).
+                switches: TcpSwitches(TcpSwitches::TIMESTAMPS | TcpSwitches::HYSTART),
                 ..d
             },
             // ns-2 before its 2003 changes: no limited transmit
@@ -334,15 +338,48 @@ pub struct TcpSpec {
     /// scenario only when `"ect1"`.
     #[serde(skip_serializing_if = "EcnCodepoint::is_ect0")]
     pub ecn_codepoint: EcnCodepoint,
-    /// Prague's classic-ECN-bottleneck detection and fallback
-    /// (`tcp.prague_classic_ecn_detection`; the reference's
-    /// `prague_ecn_fallback = 1`): a score from the RTT's variation and the
-    /// queue's depth, and past a threshold the cut uses an alpha of at
-    /// least 0.625 of the score's excess. Off (the default, as the
-    /// reference's module parameter): pure L4S. Listed in the resolved
-    /// scenario only when on.
-    #[serde(skip_serializing_if = "is_false")]
-    pub prague_classic_ecn_detection: bool,
+    /// `timestamps`, `hystart` and `prague_classic_ecn_detection`, one bit
+    /// each ([`TcpSpec::timestamps`], [`TcpSpec::hystart`],
+    /// [`TcpSpec::prague_classic_ecn_detection`]), so that a flow's
+    /// configuration stays within its cache lines. Each key is listed in the
+    /// resolved scenario when on.
+    #[serde(flatten)]
+    pub switches: TcpSwitches,
+}
+
+/// Switches of `[tcp]` packed in one byte (see [`TcpSpec::switches`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct TcpSwitches(u8);
+
+impl TcpSwitches {
+    const TIMESTAMPS: u8 = 1;
+    const HYSTART: u8 = 2;
+    const PRAGUE_DETECTION: u8 = 4;
+
+    fn set(&mut self, bit: u8, on: bool) {
+        if on {
+            self.0 |= bit;
+        } else {
+            self.0 &= !bit;
+        }
+    }
+}
+
+impl Serialize for TcpSwitches {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut m = s.serialize_map(Some(self.0.count_ones() as usize))?;
+        if self.0 & TcpSwitches::TIMESTAMPS != 0 {
+            m.serialize_entry("timestamps", &true)?;
+        }
+        if self.0 & TcpSwitches::HYSTART != 0 {
+            m.serialize_entry("hystart", &true)?;
+        }
+        if self.0 & TcpSwitches::PRAGUE_DETECTION != 0 {
+            m.serialize_entry("prague_classic_ecn_detection", &true)?;
+        }
+        m.end()
+    }
 }
 
 fn is_false(b: &bool) -> bool {
@@ -508,7 +545,7 @@ impl Default for TcpSpec {
             pacing: false,
             rtt_estimator: RttEstimator::Timed,
             ecn_codepoint: EcnCodepoint::Ect0,
-            prague_classic_ecn_detection: false,
+            switches: TcpSwitches::default(),
         }
     }
 }
@@ -521,6 +558,8 @@ impl TcpSpec {
         let mut t = Table::new(v, path)?;
         let pacing_given = t.has("pacing");
         let codepoint_given = t.has("ecn_codepoint");
+        let hystart_given = t.has("hystart");
+        let timestamps_given = t.has("timestamps");
         let profile =
             TcpProfile::from_name(t.choice("profile", TcpProfile::NAMES, Some("aqmlab"))?);
         let d = profile.defaults();
@@ -646,11 +685,14 @@ impl TcpSpec {
                 EcnCodepoint::NAMES,
                 Some(d.ecn_codepoint.name()),
             )?),
-            prague_classic_ecn_detection: t.bool(
-                "prague_classic_ecn_detection",
-                d.prague_classic_ecn_detection,
-            )?,
+            switches: TcpSwitches::default(),
         };
+        s.set_timestamps(t.bool("timestamps", d.timestamps())?);
+        s.set_hystart(t.bool("hystart", d.hystart())?);
+        s.set_prague_classic_ecn_detection(t.bool(
+            "prague_classic_ecn_detection",
+            d.prague_classic_ecn_detection(),
+        )?);
         t.finish()?;
         let pacing_off_given = pacing_given && !s.pacing;
         if matches!(profile, TcpProfile::Ns2001 | TcpProfile::Ns2009)
@@ -765,6 +807,49 @@ impl TcpSpec {
                 ),
             ));
         }
+        if s.timestamps() && s.clock_tick != SimTime::ZERO && s.rtt_estimator == RttEstimator::Timed
+        {
+            if !timestamps_given {
+                // The linux profile's default, which a ticking clock turns off.
+                s.set_timestamps(false);
+            } else {
+                return Err(SpecError::new(
+                    join(path, "timestamps"),
+                    format!(
+                        "true is not allowed with clock_tick = {}: a sample on every ACK is \
+                     weighted by RFC 7323 appendix G on the exact clock only; set \
+                     tcp.clock_tick = \"0s\" or tcp.timestamps = false",
+                        s.clock_tick
+                    ),
+                ));
+            }
+        }
+        if s.hystart() && !hystart_given {
+            // The linux profile's default, for CUBIC with Linux's estimator.
+            s.set_hystart(s.variant == TcpVariant::Cubic && s.rtt_estimator == RttEstimator::Linux);
+        }
+        if s.hystart() {
+            if s.variant != TcpVariant::Cubic {
+                {
+                    return Err(SpecError::new(
+                        join(path, "hystart"),
+                        format!(
+                            "true is not allowed with variant = \"{}\": HyStart++ is modelled \
+                             in CUBIC's slow start; set tcp.variant = \"cubic\" or leave \
+                             hystart out",
+                            s.variant.name()
+                        ),
+                    ));
+                }
+            } else if s.rtt_estimator != RttEstimator::Linux {
+                return Err(SpecError::new(
+                    join(path, "hystart"),
+                    "true is not allowed with rtt_estimator = \"timed\": HyStart++ takes an \
+                     RTT sample from every ACK (RFC 9406 section 4.2); set \
+                     tcp.rtt_estimator = \"linux\" (with tcp.sack = true)",
+                ));
+            }
+        }
         if s.rwnd == 0 {
             return Err(SpecError::new(
                 join(path, "rwnd"),
@@ -772,6 +857,50 @@ impl TcpSpec {
             ));
         }
         Ok(s)
+    }
+
+    /// RFC 7323 timestamps for RTT measurement (`tcp.timestamps`): the
+    /// receiver echoes the send time of the segment section 4.3 names, and
+    /// every ACK that advances the cumulative ACK gives the sender an RTT
+    /// sample, also one that covers a retransmission (Karn's rule no longer
+    /// blocks it). Off (the default): samples from the timed segment or
+    /// the send times of segments never retransmitted.
+    #[inline]
+    pub fn timestamps(&self) -> bool {
+        self.switches.0 & TcpSwitches::TIMESTAMPS != 0
+    }
+
+    pub fn set_timestamps(&mut self, on: bool) {
+        self.switches.set(TcpSwitches::TIMESTAMPS, on);
+    }
+
+    /// HyStart++ (RFC 9406) in CUBIC's initial slow start (`tcp.hystart`):
+    /// a rise of the round's minimum RTT over the last round's moves to
+    /// Conservative Slow Start, which ends slow start after five rounds.
+    /// Needs `variant = "cubic"` and `rtt_estimator = "linux"` (an RTT
+    /// sample per ACK).
+    #[inline]
+    pub fn hystart(&self) -> bool {
+        self.switches.0 & TcpSwitches::HYSTART != 0
+    }
+
+    pub fn set_hystart(&mut self, on: bool) {
+        self.switches.set(TcpSwitches::HYSTART, on);
+    }
+
+    /// Prague's classic-ECN-bottleneck detection and fallback
+    /// (`tcp.prague_classic_ecn_detection`; the reference's
+    /// `prague_ecn_fallback = 1`): a score from the RTT's variation and the
+    /// queue's depth, and past a threshold the cut uses an alpha of at
+    /// least 0.625 of the score's excess. Off (the default, as the
+    /// reference's module parameter): pure L4S.
+    #[inline]
+    pub fn prague_classic_ecn_detection(&self) -> bool {
+        self.switches.0 & TcpSwitches::PRAGUE_DETECTION != 0
+    }
+
+    pub fn set_prague_classic_ecn_detection(&mut self, on: bool) {
+        self.switches.set(TcpSwitches::PRAGUE_DETECTION, on);
     }
 
     /// Payload bytes of a full segment.

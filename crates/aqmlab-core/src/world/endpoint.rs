@@ -51,9 +51,9 @@ impl World {
             // The slot may be taken again by what this ACK sends: its
             // blocks are read first.
             let b = self.sack.get(id as usize).copied().unwrap_or_default();
-            self.flows[f].on_ack_sack(self.now, p.seq, p.flags, p.ecn, &b, &mut out);
+            self.flows[f].on_ack_sack(self.now, p.seq, p.flags, p.ecn, p.ts, &b, &mut out);
         } else {
-            self.flows[f].on_ack(self.now, p.seq, p.flags, p.ecn, &mut out);
+            self.flows[f].on_ack_echo(self.now, p.seq, p.flags, p.ecn, p.ts, &mut out);
         }
         self.emit_tagged(f, &mut out, tag.sack);
         self.out = out;

@@ -44,6 +44,8 @@ impl Growth {
     fn of(s: &TcpSpec) -> Growth {
         match s.variant {
             _ if s.byte_counting => Growth::Counted,
+            // HyStart++'s slow start (`cc/hystart.rs`), out of line.
+            TcpVariant::Cubic if s.hystart() => Growth::Counted,
             TcpVariant::Dctcp => Growth::Counted,
             // Prague grows its fractional window (`cc/prague.rs`).
             TcpVariant::Prague => Growth::Counted,

@@ -40,8 +40,11 @@
 //!   `tcp.rack`), PRR (RFC 6937, `tcp.prr`). Their state is boxed (a
 //!   flow's `lr`) and read only when the configuration names them.
 //!
-//! Not modelled: DSACK, timestamps on the wire (the echoed send time stands
-//! in for RTT measurement), Nagle, window scaling, the close handshake's
+//! - RFC 7323 timestamps for RTT measurement (`tcp.timestamps`,
+//!   `timestamps.rs`): the packet's send time stands for TSval, the ACK's
+//!   echo for TSecr.
+//!
+//! Not modelled: DSACK, PAWS, Nagle, window scaling, the close handshake's
 //! state (the engine sends the teardown's FIN/ACK packets, see `docs/tcp.md`).
 //!
 //! The files follow the seams of the protocol, each adding the methods of
@@ -53,6 +56,8 @@
 //! - `receiver.rs`: taking data and sending ACKs;
 //! - `rto.rs`: RTT estimation and the retransmission timer;
 //! - `rtt_linux.rs`: Linux's RTT estimator (`tcp.rtt_estimator`);
+//! - `timestamps.rs`: RFC 7323's echo rule and the samples its echo
+//!   gives (`tcp.timestamps`);
 //! - `recovery.rs`: fast retransmit, NewReno's fast recovery, limited
 //!   transmit, and PRR in it without SACK;
 //! - `sack.rs`: SACK blocks on the wire and at the receiver (RFC 2018);
@@ -89,6 +94,7 @@ mod scoreboard;
 mod sender;
 #[cfg(test)]
 mod testing;
+mod timestamps;
 
 pub use config::{Growth, TcpConfig};
 pub use sack::SackBlocks;
@@ -289,6 +295,8 @@ pub struct TcpFlow {
     ooo: VecDeque<bool>,
     pub delack_deadline: Option<SimTime>,
     pub delack_event: Option<SimTime>,
+    /// The send time the next ACK echoes: that of the last data packet,
+    /// or with `timestamps` RFC 7323's TS.Recent (section 4.3).
     last_ts: SimTime,
     /// Saw a SYN (handshake) or data.
     delack_count: u32,
@@ -424,7 +432,7 @@ impl TcpFlow {
             },
             stats: FlowStats::default(),
             cwnd_cnt: 0,
-            cc: cc::State::of(cfg.tcp.variant).map(Box::new),
+            cc: cc::State::of(cfg.tcp.variant, cfg.tcp.hystart()).map(Box::new),
             lr: (cfg.tcp.sack || cfg.tcp.prr)
                 .then(|| Box::new(sack_recovery::Lr::new(cfg.tcp.rack))),
             pace: cfg

@@ -60,6 +60,9 @@ impl TcpFlow {
             immediate |= self.ce_state_changes(false, out);
         }
         let retx = f & flags::RETX != 0;
+        // RFC 7323's Last.ACK.sent: every in-order segment not yet
+        // acknowledged (at most one, delayed) advanced `rcv_nxt` by one.
+        let last_ack_sent = self.rcv_nxt - u64::from(self.delack_count);
         if seq == self.rcv_nxt {
             self.ooo.pop_front();
             self.rcv_nxt += 1;
@@ -89,7 +92,11 @@ impl TcpFlow {
                 self.sack_rx(seq);
             }
         }
-        self.last_ts = ts;
+        if self.cfg.tcp.timestamps() {
+            self.ts_recent(seq, ts, last_ack_sent);
+        } else {
+            self.last_ts = ts;
+        }
         self.last_retx = retx;
         if !immediate {
             self.delack_count += 1;

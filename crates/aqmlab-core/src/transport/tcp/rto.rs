@@ -25,7 +25,7 @@ impl TcpFlow {
         let r = now - sent;
         self.stats.rtt_sum_s += r.0 as f64 * 1e-9;
         self.stats.rtt_samples += 1;
-        if self.cfg.tcp.prague_classic_ecn_detection {
+        if self.cfg.tcp.prague_classic_ecn_detection() {
             self.prague_rtt(r);
         }
         let rto = if let Some(tick) = std::num::NonZeroU64::new(self.cfg.tcp.clock_tick.0) {
@@ -72,10 +72,14 @@ impl TcpFlow {
         now: SimTime,
         sent: SimTime,
     ) {
-        let r = now - sent;
+        self.linux_rtt_of(lr, now - sent);
+    }
+
+    /// [`TcpFlow::linux_rtt_sample`] of a round trip `r`.
+    pub(super) fn linux_rtt_of(&mut self, lr: &mut super::sack_recovery::Lr, r: SimTime) {
         self.stats.rtt_sum_s += r.0 as f64 * 1e-9;
         self.stats.rtt_samples += 1;
-        if self.cfg.tcp.prague_classic_ecn_detection {
+        if self.cfg.tcp.prague_classic_ecn_detection() {
             self.prague_rtt(r);
         }
         let (srtt, rto) = lr
@@ -90,7 +94,11 @@ impl TcpFlow {
     /// A new ACK that covers the timed segment gives an RTT sample (one
     /// timing per round trip, Karn's rule: see the module's head).
     #[inline(always)]
-    pub(super) fn time_ack(&mut self, now: SimTime, ack: u64, ece: bool) {
+    pub(super) fn time_ack(&mut self, now: SimTime, ack: u64, ece: bool, tsecr: SimTime) {
+        if self.cfg.tcp.timestamps() {
+            // RFC 7323 section 4.2: the echo times this ACK (`timestamps.rs`).
+            return self.ts_timed_ack(now, ece, tsecr);
+        }
         if self.rtt_seq.is_some_and(|s| ack > s) {
             self.rtt_seq = None;
             let backed_off = self.rto;

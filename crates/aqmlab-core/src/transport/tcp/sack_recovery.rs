@@ -162,20 +162,23 @@ impl TcpFlow {
         now: SimTime,
         ack: u64,
         ece: bool,
+        tsecr: SimTime,
         blocks: &SackBlocks,
         out: &mut Vec<Seg>,
     ) {
         let mut lr = self.lr.take().expect("a SACK flow has its recovery state");
-        self.sack_ack_in(&mut lr, now, ack, ece, blocks, out);
+        self.sack_ack_in(&mut lr, now, ack, ece, tsecr, blocks, out);
         self.lr = Some(lr);
     }
 
+    #[allow(clippy::too_many_arguments)]
     fn sack_ack_in(
         &mut self,
         lr: &mut Lr,
         now: SimTime,
         ack: u64,
         ece: bool,
+        tsecr: SimTime,
         blocks: &SackBlocks,
         out: &mut Vec<Seg>,
     ) {
@@ -226,7 +229,7 @@ impl TcpFlow {
         let mut newly_acked = 0;
         if advanced {
             if self.cfg.tcp.rtt_estimator == RttEstimator::Timed {
-                self.time_ack(now, ack, ece);
+                self.time_ack(now, ack, ece, tsecr);
             }
             self.prev_una = self.snd_una;
             self.lt_sent = 0;
@@ -255,8 +258,20 @@ impl TcpFlow {
             // The cumulative ACK's sample unless it covers a retransmitted
             // segment (Karn), else the SACK's (`tcp_ack_update_rtt`).
             let sent = first_acked.filter(|_| !retx_acked).or(first_sacked);
-            if let Some(t) = sent {
-                self.linux_rtt_sample(lr, now, t);
+            let rtt = if let Some(t) = sent {
+                Some(now - t)
+            } else if advanced && self.cfg.tcp.timestamps() {
+                // Neither: the echo's, for an ACK that advances the left
+                // edge (RFC 7323 section 4.2, `tcp_ack_update_rtt`).
+                Some(super::timestamps::linux_ts_rtt(now, tsecr))
+            } else {
+                None
+            };
+            if let Some(r) = rtt {
+                self.linux_rtt_of(lr, r);
+                if self.cfg.tcp.hystart() {
+                    self.hystart_rtt(r);
+                }
             }
         }
         let delivered = newly_acked + newly_sacked;

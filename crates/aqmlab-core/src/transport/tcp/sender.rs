@@ -14,11 +14,27 @@ impl TcpFlow {
     /// recovery), after the answer to its ECN-Echo; then what the window
     /// allows goes out. A SACK flow's ACK without SACK blocks.
     pub fn on_ack(&mut self, now: SimTime, ack: u64, f: u8, ecn: Ecn, out: &mut Vec<Seg>) {
-        self.on_ack_with(now, ack, f, ecn, &SackBlocks::NONE, out);
+        self.on_ack_with(now, ack, f, ecn, SimTime::ZERO, &SackBlocks::NONE, out);
     }
 
-    /// [`TcpFlow::on_ack`] for an ACK that carries SACK blocks (flows with
-    /// `tcp.sack`). Out of line: NewReno's ACKs keep their own copy.
+    /// [`TcpFlow::on_ack`] with the ACK's echo of a send time (`tsecr`:
+    /// RFC 7323's TSecr, read only with `tcp.timestamps`).
+    #[inline]
+    pub fn on_ack_echo(
+        &mut self,
+        now: SimTime,
+        ack: u64,
+        f: u8,
+        ecn: Ecn,
+        tsecr: SimTime,
+        out: &mut Vec<Seg>,
+    ) {
+        self.on_ack_with(now, ack, f, ecn, tsecr, &SackBlocks::NONE, out);
+    }
+
+    /// [`TcpFlow::on_ack_echo`] for an ACK that carries SACK blocks (flows
+    /// with `tcp.sack`). Out of line: NewReno's ACKs keep their own copy.
+    #[allow(clippy::too_many_arguments)]
     #[inline(never)]
     pub fn on_ack_sack(
         &mut self,
@@ -26,12 +42,14 @@ impl TcpFlow {
         ack: u64,
         f: u8,
         ecn: Ecn,
+        tsecr: SimTime,
         blocks: &SackBlocks,
         out: &mut Vec<Seg>,
     ) {
-        self.on_ack_with(now, ack, f, ecn, blocks, out);
+        self.on_ack_with(now, ack, f, ecn, tsecr, blocks, out);
     }
 
+    #[allow(clippy::too_many_arguments)]
     #[inline(always)]
     fn on_ack_with(
         &mut self,
@@ -39,6 +57,7 @@ impl TcpFlow {
         ack: u64,
         f: u8,
         ecn: Ecn,
+        tsecr: SimTime,
         blocks: &SackBlocks,
         out: &mut Vec<Seg>,
     ) {
@@ -62,15 +81,15 @@ impl TcpFlow {
         }
         let ece = f & flags::ECE != 0 && self.cfg.tcp.ecn;
         if self.cfg.tcp.pacing {
-            return self.on_paced_ack(now, ack, ece, blocks, out);
+            return self.on_paced_ack(now, ack, ece, tsecr, blocks, out);
         }
         self.echo_rules(now, ack, ece);
         if self.cfg.tcp.sack {
-            self.sack_ack(now, ack, ece, blocks, out);
+            self.sack_ack(now, ack, ece, tsecr, blocks, out);
             return;
         }
         if ack > self.snd_una {
-            self.on_new_ack(now, ack, ece, out);
+            self.on_new_ack(now, ack, ece, tsecr, out);
         } else if ack == self.snd_una && self.snd_max > self.snd_una {
             self.on_dupack(now, ack, out);
         }
@@ -106,6 +125,7 @@ impl TcpFlow {
         now: SimTime,
         ack: u64,
         ece: bool,
+        tsecr: SimTime,
         blocks: &SackBlocks,
         out: &mut Vec<Seg>,
     ) {
@@ -114,12 +134,12 @@ impl TcpFlow {
         if self.cfg.tcp.sack {
             // SACK's recovery, which feeds the estimator and the model
             // (`TcpFlow::paced_sack_ack`) and sends through the clock.
-            self.sack_ack(now, ack, ece, blocks, out);
+            self.sack_ack(now, ack, ece, tsecr, blocks, out);
             return;
         }
         let mut dup = false;
         if ack > self.snd_una {
-            self.on_new_ack(now, ack, ece, out);
+            self.on_new_ack(now, ack, ece, tsecr, out);
         } else if ack == self.snd_una && self.snd_max > self.snd_una {
             dup = true;
             self.on_dupack(now, ack, out);
@@ -131,9 +151,16 @@ impl TcpFlow {
     /// then fast recovery's rules (`recovery_ack`) or the
     /// window's growth, and the retransmission timer.
     #[inline(always)]
-    fn on_new_ack(&mut self, now: SimTime, ack: u64, ece: bool, out: &mut Vec<Seg>) {
+    fn on_new_ack(
+        &mut self,
+        now: SimTime,
+        ack: u64,
+        ece: bool,
+        tsecr: SimTime,
+        out: &mut Vec<Seg>,
+    ) {
         let newly = ack - self.snd_una;
-        self.time_ack(now, ack, ece);
+        self.time_ack(now, ack, ece, tsecr);
         self.prev_una = self.snd_una;
         self.lt_sent = 0;
         self.snd_una = ack;

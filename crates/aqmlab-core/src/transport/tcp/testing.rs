@@ -203,7 +203,8 @@ impl Net {
                         self.push(t + self.owd, a, b, false);
                     }
                 } else {
-                    self.tx.on_ack_sack(t, s.seq, s.flags, s.ecn, &b, &mut out);
+                    self.tx
+                        .on_ack_sack(t, s.seq, s.flags, s.ecn, s.ts, &b, &mut out);
                     self.sender_sent(out);
                 }
             } else if self.tx.rto_deadline == Some(t) {

@@ -20,7 +20,8 @@
 //!   3 (1 - beta) / (1 + beta)` segments per window of ACKed segments,
 //!   and by 1 once it has reached the window of the last event.
 //!
-//! Slow start is Reno's (RFC 5681; HyStart++ is not modelled). Units: the
+//! Slow start is Reno's (RFC 5681), or HyStart++'s (RFC 9406, `hystart.rs`)
+//! with `tcp.hystart`. Units: the
 //! window in segments (f64), times as [`SimTime`], the RTT in seconds.
 
 use crate::units::SimTime;
@@ -49,6 +50,9 @@ pub struct Cubic {
     /// After a timeout: the first congestion avoidance stage starts with
     /// `K = 0` and `W_max` = the window then (section 4.8).
     after_timeout: bool,
+    /// HyStart++ in the initial slow start (`tcp.hystart`, RFC 9406;
+    /// `hystart.rs`).
+    pub hystart: Option<super::hystart::HyStart>,
 }
 
 impl Default for Cubic {
@@ -60,6 +64,7 @@ impl Default for Cubic {
             epoch: None,
             w_est: 0.0,
             after_timeout: false,
+            hystart: None,
         }
     }
 }

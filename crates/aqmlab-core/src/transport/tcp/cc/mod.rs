@@ -20,6 +20,7 @@
 pub mod bbr;
 pub mod cubic;
 pub mod dctcp;
+pub mod hystart;
 pub mod prague;
 mod reno;
 
@@ -41,10 +42,15 @@ pub enum State {
 
 impl State {
     /// The state a flow of `variant` starts with.
-    pub fn of(variant: TcpVariant) -> Option<State> {
+    /// `hystart`: CUBIC's slow start runs HyStart++ (RFC 9406).
+    pub fn of(variant: TcpVariant, hystart: bool) -> Option<State> {
         match variant {
             TcpVariant::Reno | TcpVariant::NewReno | TcpVariant::Bbr => None,
-            TcpVariant::Cubic => Some(State::Cubic(Cubic::default())),
+            TcpVariant::Cubic => {
+                let mut c = Cubic::default();
+                c.hystart = hystart.then(hystart::HyStart::default);
+                Some(State::Cubic(c))
+            }
             TcpVariant::Dctcp => Some(State::Dctcp(Dctcp::default())),
             TcpVariant::Prague => Some(State::Prague(Prague::default())),
         }

@@ -402,7 +402,7 @@ impl TcpFlow {
         let (newly, snd_max) = (ack - self.snd_una, self.snd_max);
         let slow_start = self.cwnd < self.ssthresh;
         let srtt = SimTime::from_nanos(self.srtt_ns as u64);
-        let fallback = self.cfg.tcp.prague_classic_ecn_detection;
+        let fallback = self.cfg.tcp.prague_classic_ecn_detection();
         let Some(State::Prague(p)) = self.cc.as_deref_mut() else {
             return;
         };

@@ -32,7 +32,7 @@
 //! changes its slow start and hands it the left-over segments.
 
 use crate::scenario::{LossSsthresh, TcpVariant, TimeoutInRecovery};
-use crate::transport::tcp::cc::{dctcp, State};
+use crate::transport::tcp::cc::{dctcp, hystart, Cubic, State};
 use crate::transport::tcp::{Cut, Growth, TcpFlow};
 use crate::units::SimTime;
 
@@ -69,6 +69,12 @@ impl TcpFlow {
         }
         if self.cfg.tcp.variant == TcpVariant::Prague {
             return self.prague_grow(acked);
+        }
+        if self.ssthresh == f64::INFINITY
+            && self.cfg.tcp.hystart()
+            && self.hystart_slow_start(acked)
+        {
+            return;
         }
         if !self.cfg.tcp.byte_counting {
             if self.cwnd < self.ssthresh {
@@ -111,6 +117,41 @@ impl TcpFlow {
             let more = self.cwnd_cnt / w;
             self.cwnd_cnt -= more * w;
             self.cwnd += f64::from(more);
+        }
+    }
+
+    /// HyStart++'s growth in CUBIC's initial slow start (RFC 9406 section
+    /// 4.2: min(N, L), a quarter in CSS); false when it is over.
+    #[cold]
+    fn hystart_slow_start(&mut self, acked: u64) -> bool {
+        let paced = self.cfg.tcp.pacing;
+        match self.cc.as_deref() {
+            Some(State::Cubic(Cubic {
+                hystart: Some(h), ..
+            })) if h.phase != hystart::Phase::Done => {
+                self.cwnd += h.growth(acked, paced);
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// An ACK's RTT sample `rtt` for HyStart++ (RFC 9406 section 4.2):
+    /// the round's minimum, the delay test, CSS's rounds; at their end
+    /// slow start ends (ssthresh = cwnd).
+    #[cold]
+    pub(in crate::transport::tcp) fn hystart_rtt(&mut self, rtt: SimTime) {
+        if self.ssthresh != f64::INFINITY {
+            return;
+        }
+        let (una, nxt) = (self.snd_una, self.snd_nxt);
+        if let Some(State::Cubic(Cubic {
+            hystart: Some(h), ..
+        })) = self.cc.as_deref_mut()
+        {
+            if h.on_rtt(rtt.0, una, nxt) == hystart::Verdict::EndSlowStart {
+                self.ssthresh = self.cwnd;
+            }
         }
     }
 
