@@ -395,3 +395,22 @@ fn modern_scenarios_decode_and_round_trip() {
         assert_eq!(e.path, field, "{kind} {bad}: {e}");
     }
 }
+
+#[test]
+fn drops_at_dequeue_count_in_the_data_loss_rate() {
+    // CoDel and FQ-CoDel drop at the head of the queue; the forward
+    // bottleneck carries only data (and a few SYNs), so its data loss rate
+    // is its loss rate, and the AQM's drops are in both.
+    for aqm in [CODEL, FQ_CODEL] {
+        let text = dumbbell(20, aqm, "").replace("duration = \"100s\"", "duration = \"50s\"");
+        let b = run(&text).summary.bottleneck;
+        assert!(b.drops_early > 0, "{aqm}: {b:?}");
+        assert!(b.data_loss_rate > 0.0, "{aqm}: {b:?}");
+        assert!(
+            (b.data_loss_rate - b.loss_rate).abs() < 1e-3,
+            "{aqm}: data {} against all {}",
+            b.data_loss_rate,
+            b.loss_rate
+        );
+    }
+}

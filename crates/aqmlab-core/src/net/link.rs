@@ -797,7 +797,9 @@ impl Link {
                 }
             }
             Verdict::Drop(c) => {
-                self.stats.drops_by_ecn[arena.get(id).ecn.index()] += 1;
+                let p = arena.get(id);
+                self.stats.drops_by_ecn[p.ecn.index()] += 1;
+                self.stats.data_drops += u64::from(p.flags & flags::DATA != 0);
                 let what = match c {
                     Cause::Early => {
                         self.stats.drops_early += 1;
