@@ -99,7 +99,14 @@ fn setup(doc: Value) -> Result<Setup, String> {
         "topology.access_delay",
     )?;
     for (name, spec) in [("aqm", &sc.aqm), ("reverse_aqm", &sc.reverse_aqm)] {
-        if matches!(spec, AqmSpec::FqCodel(_) | AqmSpec::DualPi2(_)) {
+        if matches!(
+            spec,
+            AqmSpec::FqCodel(_)
+                | AqmSpec::DualPi2(_)
+                | AqmSpec::FqPie(_)
+                | AqmSpec::Cobalt(_)
+                | AqmSpec::FqCobalt(_)
+        ) {
             return Err(format!(
                 "{name}.kind: \"{}\" is not supported by the testbed router yet \
                  (it schedules among its own queues); every other kind is",
