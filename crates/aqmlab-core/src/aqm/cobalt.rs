@@ -465,3 +465,162 @@ impl Aqm for FqCobalt {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::aqm::LinkInfo;
+    use crate::packet::{Ecn, PktId};
+    use crate::rng::Stream;
+    use crate::scenario::Buffer;
+    use crate::units::BitRate;
+
+    fn ms(x: u64) -> SimTime {
+        SimTime::from_millis(x)
+    }
+    fn rng() -> Rng {
+        Rng::new(1, Stream::Aqm(0))
+    }
+
+    /// The cache holds 1/sqrt(n) in Q0.32 to better than 0.1 %: 1.0,
+    /// 1.0, 0.70711, 0.57735, 0.5, ... 0.25820 (n = 15); above 15 one
+    /// Newton step from the previous value.
+    #[test]
+    fn inverse_sqrt_cache() {
+        let one = 4_294_967_296.0;
+        assert_eq!(INV_SQRT[0], u32::MAX);
+        for n in 1..CACHE {
+            let want = 1.0 / (n as f64).sqrt();
+            let got = INV_SQRT[n] as f64 / one;
+            assert!((got - want).abs() / want < 1e-3, "n {n}: {got} vs {want}");
+        }
+        // n = 16 from n = 15's value: close to 0.25.
+        let y = newton_step(INV_SQRT[15], 16) as f64 / one;
+        assert!((y - 0.25).abs() < 1e-3, "{y}");
+        // control(0, 100 ms, 1/sqrt(4)) = 50 ms (to a nanosecond).
+        let t = control(0, ms(100), INV_SQRT[4]);
+        assert!((t - 50_000_000).abs() <= 1, "{t}");
+    }
+
+    /// CoDel's part, by hand (target 5 ms, interval 100 ms):
+    /// - t = 0, sojourn 10 ms: enters dropping, count 1, drop_next =
+    ///   0 + 100 ms x (2^32 - 1) / 2^32 = 99 999 999 ns; passes.
+    /// - t = 100 ms: due (1 ns late): dropped; count 2; drop_next +=
+    ///   100 ms x 0.70711 = 170.71 ms.
+    /// - t = 120 ms, sojourn 1 ms: leaves dropping; passes.
+    /// - t = 200 ms, sojourn 1 ms: due while not dropping: count decays to
+    ///   1, drop_next += 100 ms x 1.0 = 270.71 ms; passes.
+    #[test]
+    fn codel_part_by_hand() {
+        let p = CobaltParams::default();
+        let (mut s, mut r) = (CobaltState::new(), rng());
+        assert_eq!(s.should_drop(&p, ms(0), ms(10), false, &mut r), Verdict::Pass);
+        assert!(s.dropping());
+        assert_eq!((s.count(), s.drop_next()), (1, SimTime(99_999_999)));
+        let v = s.should_drop(&p, ms(100), ms(10), false, &mut r);
+        assert_eq!(v, Verdict::Drop(Cause::Early));
+        assert_eq!(s.count(), 2);
+        let dn = s.drop_next().as_secs_f64() * 1e3;
+        assert!((dn - 170.710_678).abs() < 0.01, "{dn}");
+        assert_eq!(s.should_drop(&p, ms(120), ms(1), false, &mut r), Verdict::Pass);
+        assert!(!s.dropping());
+        assert_eq!(s.should_drop(&p, ms(200), ms(1), false, &mut r), Verdict::Pass);
+        assert_eq!(s.count(), 1);
+        let dn = s.drop_next().as_secs_f64() * 1e3;
+        assert!((dn - 270.710_678).abs() < 0.01, "{dn}");
+        // With ECN an ECN-capable packet is marked instead: above target
+        // again at 300 ms (due: 300 > 270.7): marked, count 2.
+        let pe = CobaltParams {
+            ecn: true,
+            ..CobaltParams::default()
+        };
+        let v = s.should_drop(&pe, ms(300), ms(10), true, &mut r);
+        assert_eq!((v, s.count()), (Verdict::Pass, 1), "entering: not yet due");
+        let v = s.should_drop(&pe, ms(400), ms(10), true, &mut r);
+        assert_eq!((v, s.count()), (Verdict::Mark(Cause::Early), 2));
+    }
+
+    /// BLUE's part: +1/256 on overflow, -1/4096 on an empty queue, at
+    /// most once per target (5 ms, strictly after); p_drop = 1 drops every
+    /// packet (cause Forced), even one CoDel would pass.
+    #[test]
+    fn blue_part_by_hand() {
+        let p = CobaltParams::default();
+        let mut s = CobaltState::new();
+        s.queue_full(&p, ms(10));
+        assert_eq!(s.p_drop(), 1.0 / 256.0);
+        assert!(s.dropping() && s.count() == 1 && s.drop_next() == ms(10));
+        s.queue_full(&p, ms(15)); // 5 ms: not > target
+        assert_eq!(s.p_drop(), 1.0 / 256.0);
+        s.queue_full(&p, ms(16));
+        assert_eq!(s.p_drop(), 2.0 / 256.0);
+        s.queue_empty(&p, ms(30));
+        assert_eq!(s.p_drop(), 2.0 / 256.0 - 1.0 / 4096.0);
+        assert!(!s.dropping());
+        let all = CobaltParams {
+            increment: 1.0,
+            ..CobaltParams::default()
+        };
+        let mut s = CobaltState::new();
+        s.queue_full(&all, ms(10));
+        let mut r = rng();
+        for i in 0..10 {
+            let v = s.should_drop(&all, ms(11 + i), SimTime::ZERO, true, &mut r);
+            assert_eq!(v, Verdict::Drop(Cause::Forced));
+        }
+    }
+
+    fn pkt(id: PktId, at: SimTime) -> Queued {
+        Queued {
+            id,
+            size: 1000,
+            enq_time: at,
+            ecn: Ecn::NotEct,
+        }
+    }
+
+    /// One queue (ns-3's COBALT): the arrival that finds the buffer full
+    /// is refused and raises p_drop; the queue found empty lowers it.
+    #[test]
+    fn single_queue_overflow_and_empty() {
+        let p = FqCobaltParams::single(CobaltParams::default());
+        let mut s = FqCobalt::new(p, LinkInfo::new(BitRate(10_000_000), 1000));
+        let (mut r, mut ev) = (rng(), Vec::new());
+        let lim = Buffer::Packets(2);
+        for id in 1..=3 {
+            s.enqueue(pkt(id, ms(10)), id, lim, &mut r, &mut ev);
+        }
+        assert_eq!(ev, vec![3]);
+        assert_eq!(s.states().next().unwrap().p_drop(), 1.0 / 256.0);
+        // FIFO order, whatever the flow ids.
+        assert_eq!(s.dequeue(ms(11), &mut r).unwrap().0.id, 1);
+        // Dropping since the overflow (drop_next = 10 ms, count 1): the
+        // second packet is due at once (sojourn 2 ms is not above target,
+        // so the state ends first: passes).
+        assert_eq!(s.dequeue(ms(12), &mut r).unwrap().0.id, 2);
+        assert!(s.dequeue(ms(30), &mut r).is_none());
+        let st = s.states().next().unwrap();
+        assert_eq!(st.p_drop(), 1.0 / 256.0 - 1.0 / 4096.0);
+    }
+
+    #[test]
+    fn validation_and_set_param() {
+        let mut p = CobaltParams::default();
+        assert!(p.validate("aqm").is_ok());
+        p.increment = 1.5;
+        assert_eq!(p.validate("aqm").unwrap_err().path, "aqm.increment");
+        let mut p = CobaltParams::default();
+        p.target = SimTime::ZERO;
+        assert_eq!(p.validate("aqm").unwrap_err().path, "aqm.target");
+        let mut s = FqCobalt::new(
+            FqCobaltParams::single(CobaltParams::default()),
+            LinkInfo::new(BitRate(10_000_000), 1000),
+        );
+        s.set_param("interval", 0.2).unwrap();
+        assert_eq!(s.params().cobalt.interval, ms(200));
+        let e = s.set_param("decrement", 2.0).unwrap_err();
+        assert!(e.contains("[0, 1]"), "{e}");
+        let e = s.set_param("ecn", 1.0).unwrap_err();
+        assert!(e.contains("COBALT"), "{e}");
+    }
+}

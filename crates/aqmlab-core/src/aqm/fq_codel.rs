@@ -43,6 +43,17 @@
 //!   large: under `"flow"` such flows are never signalled.
 //! - ECN (section 5.2.6): with `ecn` on, CoDel marks ECN-capable packets
 //!   instead of dropping them. CoDel signals have cause [`Cause::Early`](crate::aqm::Cause::Early).
+//! - CE threshold (Linux `fq_codel`'s `ce_threshold` with its selector
+//!   set to ECT(1); ns-3's `UseL4s` mode): off unless `ce_threshold` is
+//!   given. An ECT(1) packet that CoDel passes is CE-marked when its
+//!   sojourn is strictly above the threshold (cause `Forced`). CoDel still
+//!   runs on every packet, as in Linux.
+//!
+//! The scheduler is generic over the per-queue AQM ([`FlowAqm`]):
+//! [`FlowQueues<A>`] holds the queues, lists and deficits once, and each
+//! scheme supplies its queue state (CoDel's here, PIE's in `fq_pie.rs`,
+//! COBALT's in `cobalt.rs`); every hook is resolved at compile time, so
+//! FQ-CoDel's code path is CoDel's alone.
 //!
 //! Mid-run changes ([`Aqm::set_param`]): every queue's CoDel `target`,
 //! `interval` and `maxpacket`, and the `quantum` (from each queue's next
@@ -933,6 +944,33 @@ mod tests {
             }
             assert_eq!(any, signalled, "{backlog:?}");
         }
+    }
+
+    /// The CE threshold (1 ms, ECT(1) selector): an ECT(1) packet that
+    /// waited 2 ms is marked (cause Forced), one that waited exactly 1 ms
+    /// is not (strictly above); an ECT(0) packet that waited 2 ms passes
+    /// (CoDel's target of 1 s never acts here).
+    #[test]
+    fn ce_threshold_marks_ect1_only() {
+        let (mut s, mut rng) = sched(1514);
+        s.p.ce_threshold = Some(ms(1));
+        let mut ev = Vec::new();
+        let lim = Buffer::Packets(100);
+        for (id, ecn) in [(1, Ecn::Ect1), (2, Ecn::Ect1), (3, Ecn::Ect0)] {
+            let p = Queued {
+                ecn,
+                ..pkt(id, 500)
+            };
+            s.enqueue(p, 0, lim, &mut rng, &mut ev);
+        }
+        assert_eq!(s.deq(ms(2)).unwrap().1, Verdict::Mark(Cause::Forced));
+        assert_eq!(s.deq(ms(1)).unwrap().1, Verdict::Pass);
+        assert_eq!(s.deq(ms(2)).unwrap().1, Verdict::Pass);
+        assert_eq!(ce_threshold_mark(Verdict::Pass, Ecn::Ce, ms(5), ms(1)), Verdict::Pass);
+        let mut p = FqCodelParams::default();
+        p.ce_threshold = Some(SimTime::ZERO);
+        let e = p.validate("aqm").unwrap_err();
+        assert_eq!(e.path, "aqm.ce_threshold");
     }
 
     #[test]

@@ -240,3 +240,128 @@ impl Aqm for FqPie {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::packet::{Ecn, PktId};
+    use crate::rng::Stream;
+    use crate::scenario::Buffer;
+    use crate::units::BitRate;
+    use crate::aqm::LinkInfo;
+
+    fn ms(x: u64) -> SimTime {
+        SimTime::from_millis(x)
+    }
+
+    /// FQ-PIE with 1000-byte MEAN_PKTSIZE and flows 0 and 1 in distinct queues.
+    fn sched() -> (FqPie, Rng) {
+        let mut p = FqPieParams::default();
+        p.pie.mean_pkt_size = 1000;
+        let mut s = FqPie::new(p, LinkInfo::new(BitRate(10_000_000), 1000));
+        let mut rng = Rng::new(1, Stream::Aqm(0));
+        let mut ev = Vec::new();
+        // Draw the perturbation with a first packet, then take it back out.
+        s.enqueue(pkt(0, ms(0)), 0, Buffer::Packets(100), &mut rng, &mut ev);
+        s.dequeue(ms(0), &mut rng).unwrap();
+        assert_ne!(s.bucket(0), s.bucket(1), "the seed-1 hash separates flows 0 and 1");
+        (s, rng)
+    }
+
+    fn pkt(id: PktId, at: SimTime) -> Queued {
+        Queued {
+            id,
+            size: 1000,
+            enq_time: at,
+            ecn: Ecn::NotEct,
+        }
+    }
+
+    /// Each queue has its own delay and probability: flow 0 holds 3
+    /// packets from t = 0; at 30 ms one leaves (2 behind it: qdelay =
+    /// 30 ms). The update at the tick: alpha (0.030 - 0.015) + beta (0.030
+    /// - 0) = 0.001875 + 0.0375 = 0.039375, divided by 2048 (p = 0):
+    /// p = 1.922607421875e-5. Flow 1 (one packet, left its queue empty:
+    /// qdelay 0) stays idle at p = 0.
+    #[test]
+    fn per_queue_delay_and_probability() {
+        let (mut s, mut rng) = sched();
+        let mut ev = Vec::new();
+        let lim = Buffer::Packets(100);
+        for id in 1..=3 {
+            s.enqueue(pkt(id, ms(0)), 0, lim, &mut rng, &mut ev);
+        }
+        s.enqueue(pkt(11, ms(20)), 1, lim, &mut rng, &mut ev);
+        // Flow 0 is new first: packet 1 at 30 ms (deficit 1514 -> 514).
+        let (p, v) = s.dequeue(ms(30), &mut rng).unwrap();
+        assert_eq!((p.id, v), (1, Verdict::Pass));
+        // 514 > 0: packet 2 next, at 31 ms (1 behind: qdelay 31 ms).
+        let (p, _) = s.dequeue(ms(31), &mut rng).unwrap();
+        assert_eq!(p.id, 2);
+        // Flow 0's deficit -486: to the old list; flow 1 sends its only
+        // packet, leaving its queue empty: its qdelay is 0.
+        let (p, _) = s.dequeue(ms(32), &mut rng).unwrap();
+        assert_eq!(p.id, 11);
+        let q0 = s.queues[s.bucket(0)].aqm.clone();
+        let q1 = s.queues[s.bucket(1)].aqm.clone();
+        assert_eq!((q0.qdelay(), q1.qdelay()), (ms(31), SimTime::ZERO));
+        s.on_tick(ms(45), QueueLen::default());
+        // 0.125 x 0.016 + 1.25 x 0.031 = 0.002 + 0.03875 = 0.04075; / 2048.
+        let p0 = s.queues[s.bucket(0)].aqm.drop_prob();
+        assert!((p0 - 0.040_75 / 2048.0).abs() < 1e-15, "{p0}");
+        assert!(s.queues[s.bucket(1)].aqm.is_idle());
+        assert_eq!(s.queues[s.bucket(1)].aqm.drop_prob(), 0.0);
+    }
+
+    /// A full buffer refuses the arrival (Linux `fq_pie`), whatever the
+    /// queues hold: limit 2, flow 0 holds 2, flow 1's packet is refused.
+    #[test]
+    fn overflow_drops_the_arrival() {
+        let (mut s, mut rng) = sched();
+        let mut ev = Vec::new();
+        let lim = Buffer::Packets(2);
+        s.enqueue(pkt(1, ms(1)), 0, lim, &mut rng, &mut ev);
+        s.enqueue(pkt(2, ms(1)), 0, lim, &mut rng, &mut ev);
+        assert!(ev.is_empty());
+        let v = s.enqueue(pkt(3, ms(1)), 1, lim, &mut rng, &mut ev);
+        assert_eq!((v, ev.as_slice()), (Verdict::Pass, &[3][..]));
+        assert_eq!(s.qlen().pkts, 2);
+        // A byte limit of 2500: the third 1000-byte packet would make 3000.
+        ev.clear();
+        s.enqueue(pkt(4, ms(1)), 1, Buffer::Bytes(2500), &mut rng, &mut ev);
+        assert_eq!(ev, vec![4]);
+    }
+
+    /// Linux's defaults: 1024 queues, quantum 1514, target and t_update
+    /// 15 ms, alpha 0.125, beta 1.25, ECN off with `ecn_prob` 10 %,
+    /// de-randomised.
+    #[test]
+    fn defaults_are_linux_fq_pie() {
+        let p = FqPieParams::default();
+        assert_eq!((p.flows, p.quantum), (1024, 1514));
+        assert_eq!((p.pie.target, p.pie.t_update), (ms(15), ms(15)));
+        assert_eq!((p.pie.alpha, p.pie.beta), (0.125, 1.25));
+        assert!(!p.pie.ecn && p.pie.derandomize);
+        assert_eq!(p.pie.mark_ecnth, 0.1);
+    }
+
+    #[test]
+    fn set_param_and_validation() {
+        let (mut s, _) = sched();
+        s.set_param("target", 0.02).unwrap();
+        s.set_param("quantum", 3000.0).unwrap();
+        assert_eq!((s.params().pie.target, s.params().quantum), (ms(20), 3000));
+        let e = s.set_param("flows", 8.0).unwrap_err();
+        assert!(e.contains("rehashed") && e.contains("quantum"), "{e}");
+        let e = s.set_param("ecn", 1.0).unwrap_err();
+        assert!(e.contains("FQ-PIE") && e.contains("mark_ecnth, quantum"), "{e}");
+        let e = s.set_param("quantum", 0.0).unwrap_err();
+        assert!(e.contains("[1, 1000000]"), "{e}");
+        let mut p = FqPieParams::default();
+        p.flows = 0;
+        assert_eq!(p.validate("aqm").unwrap_err().path, "aqm.flows");
+        let mut p = FqPieParams::default();
+        p.pie.alpha = -1.0;
+        assert_eq!(p.validate("aqm").unwrap_err().path, "aqm.alpha");
+    }
+}
