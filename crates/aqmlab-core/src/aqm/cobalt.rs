@@ -378,6 +378,8 @@ impl Default for CobaltState {
 
 impl FlowAqm for CobaltState {
     type Params = FqCobaltParams;
+    /// BLUE lowers `p_drop` when the link finds the queue empty.
+    const IDLE_POLL: bool = true;
 
     /// One queue (ns-3's `CobaltQueueDisc`): the arrival is dropped;
     /// flow queues (`FqCobaltQueueDisc`, CAKE): the largest queue's head.
@@ -506,10 +508,14 @@ mod tests {
     /// - t = 0, sojourn 10 ms: enters dropping, count 1, drop_next =
     ///   0 + 100 ms x (2^32 - 1) / 2^32 = 99 999 999 ns; passes.
     /// - t = 100 ms: due (1 ns late): dropped; count 2; drop_next +=
-    ///   100 ms x 0.70711 = 170.71 ms.
+    ///   100 ms x y, y = the cache's entry 2: four Newton steps from 1.0,
+    ///   1 -> 0.5 -> 0.625 -> 0.693359 -> 0.706708 (not quite 1/sqrt(2) =
+    ///   0.707107, as in Linux): drop_next = 170.6708 ms.
     /// - t = 120 ms, sojourn 1 ms: leaves dropping; passes.
     /// - t = 200 ms, sojourn 1 ms: due while not dropping: count decays to
-    ///   1, drop_next += 100 ms x 1.0 = 270.71 ms; passes.
+    ///   1, drop_next += 100 ms x 1.0 = 270.6708 ms; passes.
+    /// - t = 300 ms, sojourn 10 ms, ECN on: re-entering with a signal due
+    ///   marks at once.
     #[test]
     fn codel_part_by_hand() {
         let p = CobaltParams::default();
@@ -521,23 +527,27 @@ mod tests {
         assert_eq!(v, Verdict::Drop(Cause::Early));
         assert_eq!(s.count(), 2);
         let dn = s.drop_next().as_secs_f64() * 1e3;
-        assert!((dn - 170.710_678).abs() < 0.01, "{dn}");
+        assert!((dn - 170.670_845).abs() < 0.000_01, "{dn}");
         assert_eq!(s.should_drop(&p, ms(120), ms(1), false, &mut r), Verdict::Pass);
         assert!(!s.dropping());
         assert_eq!(s.should_drop(&p, ms(200), ms(1), false, &mut r), Verdict::Pass);
         assert_eq!(s.count(), 1);
         let dn = s.drop_next().as_secs_f64() * 1e3;
-        assert!((dn - 270.710_678).abs() < 0.01, "{dn}");
-        // With ECN an ECN-capable packet is marked instead: above target
-        // again at 300 ms (due: 300 > 270.7): marked, count 2.
+        assert!((dn - 270.670_844).abs() < 0.000_01, "{dn}");
+        // Above target again at 300 ms with ECN: a signal is already due
+        // (count 1, 300 > 270.67 ms), so re-entering signals at once: the
+        // ECN-capable packet is marked, count 2, drop_next = 300 + 100 (the
+        // entry) + 70.6708 = 470.6708 ms; at 400 ms nothing is due.
         let pe = CobaltParams {
             ecn: true,
             ..CobaltParams::default()
         };
         let v = s.should_drop(&pe, ms(300), ms(10), true, &mut r);
-        assert_eq!((v, s.count()), (Verdict::Pass, 1), "entering: not yet due");
-        let v = s.should_drop(&pe, ms(400), ms(10), true, &mut r);
         assert_eq!((v, s.count()), (Verdict::Mark(Cause::Early), 2));
+        let dn = s.drop_next().as_secs_f64() * 1e3;
+        assert!((dn - 470.670_844).abs() < 0.000_01, "{dn}");
+        let v = s.should_drop(&pe, ms(400), ms(10), true, &mut r);
+        assert_eq!((v, s.count()), (Verdict::Pass, 2));
     }
 
     /// BLUE's part: +1/256 on overflow, -1/4096 on an empty queue, at
@@ -588,7 +598,7 @@ mod tests {
         let (mut r, mut ev) = (rng(), Vec::new());
         let lim = Buffer::Packets(2);
         for id in 1..=3 {
-            s.enqueue(pkt(id, ms(10)), id, lim, &mut r, &mut ev);
+            s.enqueue(pkt(id, ms(10)), id, lim, SimTime::ZERO, &mut r, &mut ev);
         }
         assert_eq!(ev, vec![3]);
         assert_eq!(s.states().next().unwrap().p_drop(), 1.0 / 256.0);

@@ -219,6 +219,13 @@ pub trait FlowAqm: Clone + std::fmt::Debug {
     /// `fq_pie`, ns-3's single-queue COBALT), or the head of the queue
     /// with the largest backlog (RFC 8290 section 4.1, FQ-CoDel).
     fn tail_drop(p: &Self::Params) -> bool;
+    /// Whether the AQM needs the dequeue that finds every queue empty
+    /// (COBALT's BLUE learns from it). The link dequeues only while packets
+    /// wait, so the scheduler replays that dequeue, dated at the end of the
+    /// last transmission (`busy_until` of [`FlowQueues::enqueue`]), when
+    /// the next packet arrives after it. Off for CoDel and PIE: no cost
+    /// there.
+    const IDLE_POLL: bool = false;
     /// A queue's state at start.
     fn new(p: &Self::Params) -> Self;
     /// A packet arrives at a flow queue holding `flow_q`; the default
@@ -426,6 +433,11 @@ impl<A: FlowAqm> FlowQueues<A> {
         self.queues.iter().map(|f| &f.aqm)
     }
 
+    /// The AQM state of the queue flow `flow` hashes to.
+    pub fn state_of(&self, flow: u32) -> &A {
+        &self.queues[self.bucket(flow)].aqm
+    }
+
     /// Every queue's AQM state, with the shared parameters.
     pub fn states_mut(&mut self) -> (&A::Params, impl Iterator<Item = &mut A>) {
         (&self.p, self.queues.iter_mut().map(|f| &mut f.aqm))
@@ -447,7 +459,8 @@ impl<A: FlowAqm> FlowQueues<A> {
         ((z as u128 * self.queues.len() as u128) >> 64) as usize
     }
 
-    /// Enqueue a packet of flow `flow` (RFC 8290 section 4.1). The queue's
+    /// Enqueue a packet of flow `flow` (RFC 8290 section 4.1) at a link
+    /// busy sending until `busy_until`. The queue's
     /// AQM may first drop or mark it (the answer; a dropped packet is not
     /// queued). On overflow of `limit`: under a tail-drop AQM the arriving
     /// packet is refused; otherwise packets are dropped from the head of
@@ -460,11 +473,18 @@ impl<A: FlowAqm> FlowQueues<A> {
         pkt: Queued,
         flow: u32,
         limit: Buffer,
+        busy_until: SimTime,
         rng: &mut Rng,
         evicted: &mut Vec<PktId>,
     ) -> Verdict {
         if self.perturb.is_none() {
             self.perturb = Some(rng.next_u64());
+        }
+        if A::IDLE_POLL && self.pkts == 0 && pkt.enq_time > busy_until {
+            // The link's poll when its last transmission ended found every
+            // queue empty (a no-op once the lists are cleared).
+            let none = self.dequeue(busy_until, rng);
+            debug_assert!(none.is_none());
         }
         let i = self.bucket(flow);
         let tail_drop = A::tail_drop(&self.p);
@@ -722,10 +742,10 @@ mod tests {
         let mut ev = Vec::new();
         let lim = Buffer::Packets(100);
         for id in 1..=3 {
-            s.enqueue(pkt(id, 600), 0, lim, &mut rng, &mut ev);
+            s.enqueue(pkt(id, 600), 0, lim, SimTime::ZERO, &mut rng, &mut ev);
         }
         for id in 11..=12 {
-            s.enqueue(pkt(id, 400), 1, lim, &mut rng, &mut ev);
+            s.enqueue(pkt(id, 400), 1, lim, SimTime::ZERO, &mut rng, &mut ev);
         }
         (s, ev)
     }
@@ -804,12 +824,12 @@ mod tests {
         let mut ev = Vec::new();
         let lim = Buffer::Packets(100);
         for id in 1..=3 {
-            s.enqueue(pkt(id, 500), 0, lim, &mut rng, &mut ev);
+            s.enqueue(pkt(id, 500), 0, lim, SimTime::ZERO, &mut rng, &mut ev);
         }
         // Flow 0: sends 1 (deficit 500 -> 0), then is moved to the old list.
         assert_eq!(s.deq(SimTime::ZERO).unwrap().0.id, 1);
         // Flow 1 arrives: a new flow, served before flow 0's next packet.
-        s.enqueue(pkt(21, 500), 1, lim, &mut rng, &mut ev);
+        s.enqueue(pkt(21, 500), 1, lim, SimTime::ZERO, &mut rng, &mut ev);
         // Flow 0 (deficit 0): +500, to old; flow 1 (new, 500): sends 21.
         assert_eq!(s.deq(SimTime::ZERO).unwrap().0.id, 21);
         // Flow 1 (deficit 0): to old behind flow 0; flow 0 sends 2; ...
@@ -823,13 +843,13 @@ mod tests {
         let lim = Buffer::Packets(4);
         // Flow 0: 3 x 600 = 1800 bytes; flow 1: 1 x 400.
         for id in 1..=3 {
-            s.enqueue(pkt(id, 600), 0, lim, &mut rng, &mut ev);
+            s.enqueue(pkt(id, 600), 0, lim, SimTime::ZERO, &mut rng, &mut ev);
         }
-        s.enqueue(pkt(11, 400), 1, lim, &mut rng, &mut ev);
+        s.enqueue(pkt(11, 400), 1, lim, SimTime::ZERO, &mut rng, &mut ev);
         assert!(ev.is_empty());
         // The fifth packet (flow 1, 400 bytes) exceeds 4: flow 0 (1800 bytes
         // against 800) loses its head packet 1.
-        s.enqueue(pkt(12, 400), 1, lim, &mut rng, &mut ev);
+        s.enqueue(pkt(12, 400), 1, lim, SimTime::ZERO, &mut rng, &mut ev);
         assert_eq!(ev, vec![1]);
         assert_eq!(
             s.qlen(),
@@ -841,7 +861,7 @@ mod tests {
         // A byte limit of 2000: a 100-byte packet of flow 2 evicts flow 0's
         // head (1200 bytes against 800 and 100).
         ev.clear();
-        s.enqueue(pkt(31, 100), 2, Buffer::Bytes(2000), &mut rng, &mut ev);
+        s.enqueue(pkt(31, 100), 2, Buffer::Bytes(2000), SimTime::ZERO, &mut rng, &mut ev);
         assert_eq!(ev, vec![2]);
         assert_eq!(
             s.qlen(),
@@ -861,7 +881,7 @@ mod tests {
         let lim = Buffer::Packets(100);
         // Flow 0: 20 packets of 500 bytes at t = 0.
         for id in 0..20 {
-            s.enqueue(pkt(id, 500), 0, lim, &mut rng, &mut ev);
+            s.enqueue(pkt(id, 500), 0, lim, SimTime::ZERO, &mut rng, &mut ev);
         }
         // t = 10 ms: sojourn 10 ms >= 5 ms with 9500 bytes behind:
         // flow 0's first_above_time = 110 ms; sent (deficit 500 -> 0).
@@ -870,7 +890,7 @@ mod tests {
         // Flow 1 arrives at 110 ms (a sparse flow).
         let mut late = pkt(100, 500);
         late.enq_time = ms(110);
-        s.enqueue(late, 1, lim, &mut rng, &mut ev);
+        s.enqueue(late, 1, lim, SimTime::ZERO, &mut rng, &mut ev);
         // t = 120 ms: flow 0 has used its quantum (to the old list, +500);
         // flow 1 is new: sojourn 10 ms but nothing behind it (0 bytes <=
         // maxpacket): sent.
@@ -935,7 +955,7 @@ mod tests {
                             ecn: Ecn::NotEct,
                         };
                         let mut evicted = Vec::new();
-                        s.enqueue(pkt, flow, Buffer::Packets(100), &mut rng, &mut evicted);
+                        s.enqueue(pkt, flow, Buffer::Packets(100), SimTime::ZERO, &mut rng, &mut evicted);
                     }
                 }
                 if let Some((_, v)) = s.deq(t) {
@@ -961,7 +981,7 @@ mod tests {
                 ecn,
                 ..pkt(id, 500)
             };
-            s.enqueue(p, 0, lim, &mut rng, &mut ev);
+            s.enqueue(p, 0, lim, SimTime::ZERO, &mut rng, &mut ev);
         }
         assert_eq!(s.deq(ms(2)).unwrap().1, Verdict::Mark(Cause::Forced));
         assert_eq!(s.deq(ms(1)).unwrap().1, Verdict::Pass);

@@ -254,18 +254,21 @@ mod tests {
         SimTime::from_millis(x)
     }
 
-    /// FQ-PIE with 1000-byte MEAN_PKTSIZE and flows 0 and 1 in distinct queues.
-    fn sched() -> (FqPie, Rng) {
+    /// FQ-PIE with 1000-byte MEAN_PKTSIZE, and the first flow id whose
+    /// queue is not flow 0's (with seed 1: 2).
+    fn sched() -> (FqPie, Rng, u32) {
         let mut p = FqPieParams::default();
         p.pie.mean_pkt_size = 1000;
         let mut s = FqPie::new(p, LinkInfo::new(BitRate(10_000_000), 1000));
         let mut rng = Rng::new(1, Stream::Aqm(0));
         let mut ev = Vec::new();
         // Draw the perturbation with a first packet, then take it back out.
-        s.enqueue(pkt(0, ms(0)), 0, Buffer::Packets(100), &mut rng, &mut ev);
+        s.enqueue(pkt(0, ms(0)), 0, Buffer::Packets(100), SimTime::ZERO, &mut rng, &mut ev);
         s.dequeue(ms(0), &mut rng).unwrap();
-        assert_ne!(s.bucket(0), s.bucket(1), "the seed-1 hash separates flows 0 and 1");
-        (s, rng)
+        // Flow 0's queue, found empty, leaves the lists.
+        assert!(s.dequeue(ms(0), &mut rng).is_none());
+        let other = (1..).find(|&f| s.bucket(f) != s.bucket(0)).unwrap();
+        (s, rng, other)
     }
 
     fn pkt(id: PktId, at: SimTime) -> Queued {
@@ -285,13 +288,13 @@ mod tests {
     /// qdelay 0) stays idle at p = 0.
     #[test]
     fn per_queue_delay_and_probability() {
-        let (mut s, mut rng) = sched();
+        let (mut s, mut rng, f1) = sched();
         let mut ev = Vec::new();
         let lim = Buffer::Packets(100);
         for id in 1..=3 {
-            s.enqueue(pkt(id, ms(0)), 0, lim, &mut rng, &mut ev);
+            s.enqueue(pkt(id, ms(0)), 0, lim, SimTime::ZERO, &mut rng, &mut ev);
         }
-        s.enqueue(pkt(11, ms(20)), 1, lim, &mut rng, &mut ev);
+        s.enqueue(pkt(11, ms(20)), f1, lim, SimTime::ZERO, &mut rng, &mut ev);
         // Flow 0 is new first: packet 1 at 30 ms (deficit 1514 -> 514).
         let (p, v) = s.dequeue(ms(30), &mut rng).unwrap();
         assert_eq!((p.id, v), (1, Verdict::Pass));
@@ -302,33 +305,33 @@ mod tests {
         // packet, leaving its queue empty: its qdelay is 0.
         let (p, _) = s.dequeue(ms(32), &mut rng).unwrap();
         assert_eq!(p.id, 11);
-        let q0 = s.queues[s.bucket(0)].aqm.clone();
-        let q1 = s.queues[s.bucket(1)].aqm.clone();
+        let q0 = s.state_of(0).clone();
+        let q1 = s.state_of(f1).clone();
         assert_eq!((q0.qdelay(), q1.qdelay()), (ms(31), SimTime::ZERO));
         s.on_tick(ms(45), QueueLen::default());
         // 0.125 x 0.016 + 1.25 x 0.031 = 0.002 + 0.03875 = 0.04075; / 2048.
-        let p0 = s.queues[s.bucket(0)].aqm.drop_prob();
+        let p0 = s.state_of(0).drop_prob();
         assert!((p0 - 0.040_75 / 2048.0).abs() < 1e-15, "{p0}");
-        assert!(s.queues[s.bucket(1)].aqm.is_idle());
-        assert_eq!(s.queues[s.bucket(1)].aqm.drop_prob(), 0.0);
+        assert!(s.state_of(f1).is_idle());
+        assert_eq!(s.state_of(f1).drop_prob(), 0.0);
     }
 
     /// A full buffer refuses the arrival (Linux `fq_pie`), whatever the
     /// queues hold: limit 2, flow 0 holds 2, flow 1's packet is refused.
     #[test]
     fn overflow_drops_the_arrival() {
-        let (mut s, mut rng) = sched();
+        let (mut s, mut rng, f1) = sched();
         let mut ev = Vec::new();
         let lim = Buffer::Packets(2);
-        s.enqueue(pkt(1, ms(1)), 0, lim, &mut rng, &mut ev);
-        s.enqueue(pkt(2, ms(1)), 0, lim, &mut rng, &mut ev);
+        s.enqueue(pkt(1, ms(1)), 0, lim, SimTime::ZERO, &mut rng, &mut ev);
+        s.enqueue(pkt(2, ms(1)), 0, lim, SimTime::ZERO, &mut rng, &mut ev);
         assert!(ev.is_empty());
-        let v = s.enqueue(pkt(3, ms(1)), 1, lim, &mut rng, &mut ev);
+        let v = s.enqueue(pkt(3, ms(1)), f1, lim, SimTime::ZERO, &mut rng, &mut ev);
         assert_eq!((v, ev.as_slice()), (Verdict::Pass, &[3][..]));
         assert_eq!(s.qlen().pkts, 2);
         // A byte limit of 2500: the third 1000-byte packet would make 3000.
         ev.clear();
-        s.enqueue(pkt(4, ms(1)), 1, Buffer::Bytes(2500), &mut rng, &mut ev);
+        s.enqueue(pkt(4, ms(1)), f1, Buffer::Bytes(2500), SimTime::ZERO, &mut rng, &mut ev);
         assert_eq!(ev, vec![4]);
     }
 
@@ -347,7 +350,7 @@ mod tests {
 
     #[test]
     fn set_param_and_validation() {
-        let (mut s, _) = sched();
+        let (mut s, _, _) = sched();
         s.set_param("target", 0.02).unwrap();
         s.set_param("quantum", 3000.0).unwrap();
         assert_eq!((s.params().pie.target, s.params().quantum), (ms(20), 3000));

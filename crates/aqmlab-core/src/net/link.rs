@@ -644,7 +644,14 @@ impl Link {
             ecn: p.ecn,
         };
         let (verdict, q) = flow_queues!(&mut *self.aqm, fq => {
-            let v = fq.enqueue(pkt, p.flow, self.limit, &mut self.aqm_rng, &mut self.evicted);
+            let v = fq.enqueue(
+                pkt,
+                p.flow,
+                self.limit,
+                self.busy_until,
+                &mut self.aqm_rng,
+                &mut self.evicted,
+            );
             (v, fq.qlen())
         }, _ => unreachable!("offer_fq is called for the flow schedulers and DualPI2 only"));
         if verdict != Verdict::Pass {
