@@ -4,10 +4,10 @@
 
 #[path = "aqm_apred_stred.rs"]
 mod aqm_apred_stred;
-#[path = "aqm_fq.rs"]
-mod aqm_fq;
 #[path = "aqm_blue_avq.rs"]
 mod aqm_blue_avq;
+#[path = "aqm_fq.rs"]
+mod aqm_fq;
 #[path = "aqm_l4s.rs"]
 mod aqm_l4s;
 #[path = "aqm_modern.rs"]

@@ -520,7 +520,10 @@ mod tests {
     fn codel_part_by_hand() {
         let p = CobaltParams::default();
         let (mut s, mut r) = (CobaltState::new(), rng());
-        assert_eq!(s.should_drop(&p, ms(0), ms(10), false, &mut r), Verdict::Pass);
+        assert_eq!(
+            s.should_drop(&p, ms(0), ms(10), false, &mut r),
+            Verdict::Pass
+        );
         assert!(s.dropping());
         assert_eq!((s.count(), s.drop_next()), (1, SimTime(99_999_999)));
         let v = s.should_drop(&p, ms(100), ms(10), false, &mut r);
@@ -528,9 +531,15 @@ mod tests {
         assert_eq!(s.count(), 2);
         let dn = s.drop_next().as_secs_f64() * 1e3;
         assert!((dn - 170.670_845).abs() < 0.000_01, "{dn}");
-        assert_eq!(s.should_drop(&p, ms(120), ms(1), false, &mut r), Verdict::Pass);
+        assert_eq!(
+            s.should_drop(&p, ms(120), ms(1), false, &mut r),
+            Verdict::Pass
+        );
         assert!(!s.dropping());
-        assert_eq!(s.should_drop(&p, ms(200), ms(1), false, &mut r), Verdict::Pass);
+        assert_eq!(
+            s.should_drop(&p, ms(200), ms(1), false, &mut r),
+            Verdict::Pass
+        );
         assert_eq!(s.count(), 1);
         let dn = s.drop_next().as_secs_f64() * 1e3;
         assert!((dn - 270.670_844).abs() < 0.000_01, "{dn}");

@@ -165,7 +165,9 @@ impl FqCodelParams {
             if th == SimTime::ZERO || th > SimTime::from_secs(10) {
                 return Err(SpecError::new(
                     join(path, "ce_threshold"),
-                    format!("{th} is outside the allowed range (0s, 10s]; give a time such as \"1ms\""),
+                    format!(
+                        "{th} is outside the allowed range (0s, 10s]; give a time such as \"1ms\""
+                    ),
                 ));
             }
         }
@@ -779,9 +781,7 @@ mod tests {
         // A2 -> -200; A: +200 = 0, to old. B (credited 1000 at enqueue):
         // B1 -> 600, B2 -> 200, empty, to old. A (0): +200 = 200, to old;
         // B leaves; A3 -> -400 (with the old quantum: 800 - 600 = 200).
-        let ids: Vec<PktId> = (0..4)
-            .map(|_| s.deq(SimTime::ZERO).unwrap().0.id)
-            .collect();
+        let ids: Vec<PktId> = (0..4).map(|_| s.deq(SimTime::ZERO).unwrap().0.id).collect();
         assert_eq!(ids, vec![2, 11, 12, 3]);
         assert_eq!(s.queues[s.bucket(0)].deficit, -400);
         s.set_param("target", 0.010).unwrap(); // "10ms" arrives as 0.01 s
@@ -861,7 +861,14 @@ mod tests {
         // A byte limit of 2000: a 100-byte packet of flow 2 evicts flow 0's
         // head (1200 bytes against 800 and 100).
         ev.clear();
-        s.enqueue(pkt(31, 100), 2, Buffer::Bytes(2000), SimTime::ZERO, &mut rng, &mut ev);
+        s.enqueue(
+            pkt(31, 100),
+            2,
+            Buffer::Bytes(2000),
+            SimTime::ZERO,
+            &mut rng,
+            &mut ev,
+        );
         assert_eq!(ev, vec![2]);
         assert_eq!(
             s.qlen(),
@@ -955,7 +962,14 @@ mod tests {
                             ecn: Ecn::NotEct,
                         };
                         let mut evicted = Vec::new();
-                        s.enqueue(pkt, flow, Buffer::Packets(100), SimTime::ZERO, &mut rng, &mut evicted);
+                        s.enqueue(
+                            pkt,
+                            flow,
+                            Buffer::Packets(100),
+                            SimTime::ZERO,
+                            &mut rng,
+                            &mut evicted,
+                        );
                     }
                 }
                 if let Some((_, v)) = s.deq(t) {
@@ -986,7 +1000,10 @@ mod tests {
         assert_eq!(s.deq(ms(2)).unwrap().1, Verdict::Mark(Cause::Forced));
         assert_eq!(s.deq(ms(1)).unwrap().1, Verdict::Pass);
         assert_eq!(s.deq(ms(2)).unwrap().1, Verdict::Pass);
-        assert_eq!(ce_threshold_mark(Verdict::Pass, Ecn::Ce, ms(5), ms(1)), Verdict::Pass);
+        assert_eq!(
+            ce_threshold_mark(Verdict::Pass, Ecn::Ce, ms(5), ms(1)),
+            Verdict::Pass
+        );
         let mut p = FqCodelParams::default();
         p.ce_threshold = Some(SimTime::ZERO);
         let e = p.validate("aqm").unwrap_err();

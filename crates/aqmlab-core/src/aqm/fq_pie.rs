@@ -47,7 +47,9 @@
 //! probability updates cost one pass over the non-idle queues per
 //! `t_update`.
 
-use super::fq_codel::{check_flows_quantum, flows_fixed, FlowAqm, FlowParams, FlowQueues, Queued, FLOWS, QUANTUM};
+use super::fq_codel::{
+    check_flows_quantum, flows_fixed, FlowAqm, FlowParams, FlowQueues, Queued, FLOWS, QUANTUM,
+};
 use super::pie::{departing_sojourn, PieParams, PieState};
 use super::{change, Aqm, PacketInfo, QueueLen, Verdict};
 use crate::rng::Rng;
@@ -244,11 +246,11 @@ impl Aqm for FqPie {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::aqm::LinkInfo;
     use crate::packet::{Ecn, PktId};
     use crate::rng::Stream;
     use crate::scenario::Buffer;
     use crate::units::BitRate;
-    use crate::aqm::LinkInfo;
 
     fn ms(x: u64) -> SimTime {
         SimTime::from_millis(x)
@@ -263,7 +265,14 @@ mod tests {
         let mut rng = Rng::new(1, Stream::Aqm(0));
         let mut ev = Vec::new();
         // Draw the perturbation with a first packet, then take it back out.
-        s.enqueue(pkt(0, ms(0)), 0, Buffer::Packets(100), SimTime::ZERO, &mut rng, &mut ev);
+        s.enqueue(
+            pkt(0, ms(0)),
+            0,
+            Buffer::Packets(100),
+            SimTime::ZERO,
+            &mut rng,
+            &mut ev,
+        );
         s.dequeue(ms(0), &mut rng).unwrap();
         // Flow 0's queue, found empty, leaves the lists.
         assert!(s.dequeue(ms(0), &mut rng).is_none());
@@ -331,7 +340,14 @@ mod tests {
         assert_eq!(s.qlen().pkts, 2);
         // A byte limit of 2500: the third 1000-byte packet would make 3000.
         ev.clear();
-        s.enqueue(pkt(4, ms(1)), f1, Buffer::Bytes(2500), SimTime::ZERO, &mut rng, &mut ev);
+        s.enqueue(
+            pkt(4, ms(1)),
+            f1,
+            Buffer::Bytes(2500),
+            SimTime::ZERO,
+            &mut rng,
+            &mut ev,
+        );
         assert_eq!(ev, vec![4]);
     }
 
@@ -357,7 +373,10 @@ mod tests {
         let e = s.set_param("flows", 8.0).unwrap_err();
         assert!(e.contains("rehashed") && e.contains("quantum"), "{e}");
         let e = s.set_param("ecn", 1.0).unwrap_err();
-        assert!(e.contains("FQ-PIE") && e.contains("mark_ecnth, quantum"), "{e}");
+        assert!(
+            e.contains("FQ-PIE") && e.contains("mark_ecnth, quantum"),
+            "{e}"
+        );
         let e = s.set_param("quantum", 0.0).unwrap_err();
         assert!(e.contains("[1, 1000000]"), "{e}");
         let mut p = FqPieParams::default();

@@ -263,8 +263,7 @@ impl PieState {
     fn drop_early(&mut self, p: &PieParams, q: QueueLen, rng: &mut Rng) -> bool {
         let half = SimTime(p.target.0 / 2);
         // Safeguard to keep PIE work-conserving.
-        if (self.qdelay_old < half && self.drop_prob < 0.2)
-            || q.bytes <= 2 * p.mean_pkt_size as u64
+        if (self.qdelay_old < half && self.drop_prob < 0.2) || q.bytes <= 2 * p.mean_pkt_size as u64
         {
             return false;
         }
@@ -399,7 +398,8 @@ impl Aqm for Pie {
         q: QueueLen,
         _tx_end: SimTime,
     ) -> Verdict {
-        self.st.on_departure(departing_sojourn(now, pkt.enq_time, q.pkts));
+        self.st
+            .on_departure(departing_sojourn(now, pkt.enq_time, q.pkts));
         Verdict::Pass
     }
 
@@ -518,7 +518,11 @@ mod tests {
         s.st.drop_prob = 0.0;
         s.st.qdelay = ms(30);
         s.update();
-        assert!(close(s.st.drop_prob, 0.026_875 / 2048.0), "{}", s.st.drop_prob);
+        assert!(
+            close(s.st.drop_prob, 0.026_875 / 2048.0),
+            "{}",
+            s.st.drop_prob
+        );
     }
 
     #[test]
