@@ -491,9 +491,9 @@ mod tests {
     fn inverse_sqrt_cache() {
         let one = 4_294_967_296.0;
         assert_eq!(INV_SQRT[0], u32::MAX);
-        for n in 1..CACHE {
+        for (n, &y) in INV_SQRT.iter().enumerate().skip(1) {
             let want = 1.0 / (n as f64).sqrt();
-            let got = INV_SQRT[n] as f64 / one;
+            let got = y as f64 / one;
             assert!((got - want).abs() / want < 1e-3, "n {n}: {got} vs {want}");
         }
         // n = 16 from n = 15's value: close to 0.25.
@@ -628,8 +628,10 @@ mod tests {
         assert!(p.validate("aqm").is_ok());
         p.increment = 1.5;
         assert_eq!(p.validate("aqm").unwrap_err().path, "aqm.increment");
-        let mut p = CobaltParams::default();
-        p.target = SimTime::ZERO;
+        let p = CobaltParams {
+            target: SimTime::ZERO,
+            ..CobaltParams::default()
+        };
         assert_eq!(p.validate("aqm").unwrap_err().path, "aqm.target");
         let mut s = FqCobalt::new(
             FqCobaltParams::single(CobaltParams::default()),

@@ -1004,8 +1004,10 @@ mod tests {
             ce_threshold_mark(Verdict::Pass, Ecn::Ce, ms(5), ms(1)),
             Verdict::Pass
         );
-        let mut p = FqCodelParams::default();
-        p.ce_threshold = Some(SimTime::ZERO);
+        let p = FqCodelParams {
+            ce_threshold: Some(SimTime::ZERO),
+            ..FqCodelParams::default()
+        };
         let e = p.validate("aqm").unwrap_err();
         assert_eq!(e.path, "aqm.ce_threshold");
     }

@@ -289,12 +289,13 @@ mod tests {
         }
     }
 
-    /// Each queue has its own delay and probability: flow 0 holds 3
-    /// packets from t = 0; at 30 ms one leaves (2 behind it: qdelay =
-    /// 30 ms). The update at the tick: alpha (0.030 - 0.015) + beta (0.030
-    /// - 0) = 0.001875 + 0.0375 = 0.039375, divided by 2048 (p = 0):
-    /// p = 1.922607421875e-5. Flow 1 (one packet, left its queue empty:
-    /// qdelay 0) stays idle at p = 0.
+    /// Each queue has its own delay and probability: flow 0's queue holds
+    /// 3 packets from t = 0; the second leaves at 31 ms with one behind
+    /// it (qdelay 31 ms); the other flow's only packet leaves its queue
+    /// empty (qdelay 0). One update: flow 0's p = (0.125 x (0.031 -
+    /// 0.015) + 1.25 x (0.031 - 0)) / 2048 = (0.002 + 0.03875) / 2048 =
+    /// 0.04075 / 2048 (p = 0: the auto-tuning divides by 2048); the other
+    /// queue stays idle at p = 0.
     #[test]
     fn per_queue_delay_and_probability() {
         let (mut s, mut rng, f1) = sched();
@@ -379,8 +380,10 @@ mod tests {
         );
         let e = s.set_param("quantum", 0.0).unwrap_err();
         assert!(e.contains("[1, 1000000]"), "{e}");
-        let mut p = FqPieParams::default();
-        p.flows = 0;
+        let p = FqPieParams {
+            flows: 0,
+            ..FqPieParams::default()
+        };
         assert_eq!(p.validate("aqm").unwrap_err().path, "aqm.flows");
         let mut p = FqPieParams::default();
         p.pie.alpha = -1.0;

@@ -766,20 +766,17 @@ impl Link {
                 let tx_end = now + self.tx_time(pkt.size);
                 return self.start(now, pkt.id, pkt.size, tx_end, verdict, arena);
             }
-            match &mut *self.aqm {
-                AqmImpl::DualPi2(d) => {
-                    let (pkt, class, verdict) = d.dequeue(now, &mut self.aqm_rng)?;
-                    let q = d.qlen();
-                    if let Some(m) = self.monitor.as_mut() {
-                        m.set(now, q.pkts, q.bytes);
-                        if !matches!(verdict, Verdict::Drop(_)) {
-                            m.class_sojourn(class as usize, now - pkt.enq_time);
-                        }
+            if let AqmImpl::DualPi2(d) = &mut *self.aqm {
+                let (pkt, class, verdict) = d.dequeue(now, &mut self.aqm_rng)?;
+                let q = d.qlen();
+                if let Some(m) = self.monitor.as_mut() {
+                    m.set(now, q.pkts, q.bytes);
+                    if !matches!(verdict, Verdict::Drop(_)) {
+                        m.class_sojourn(class as usize, now - pkt.enq_time);
                     }
-                    let tx_end = now + self.tx_time(pkt.size);
-                    return self.start(now, pkt.id, pkt.size, tx_end, verdict, arena);
                 }
-                _ => {}
+                let tx_end = now + self.tx_time(pkt.size);
+                return self.start(now, pkt.id, pkt.size, tx_end, verdict, arena);
             }
         }
         let id = self.fifo.pop_front()? as PktId;
