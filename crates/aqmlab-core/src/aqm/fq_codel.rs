@@ -524,6 +524,27 @@ impl<A: FlowAqm> FlowQueues<A> {
         v
     }
 
+    /// [`FlowQueues::enqueue`], not inlined (FQ-PIE's and COBALT's calls
+    /// from the link, which inlines FQ-CoDel's alone).
+    #[inline(never)]
+    pub fn enqueue_outlined(
+        &mut self,
+        pkt: Queued,
+        flow: u32,
+        limit: Buffer,
+        busy_until: SimTime,
+        rng: &mut Rng,
+        evicted: &mut Vec<PktId>,
+    ) -> Verdict {
+        self.enqueue(pkt, flow, limit, busy_until, rng, evicted)
+    }
+
+    /// [`FlowQueues::dequeue`], not inlined.
+    #[inline(never)]
+    pub fn dequeue_outlined(&mut self, now: SimTime, rng: &mut Rng) -> Option<(Queued, Verdict)> {
+        self.dequeue(now, rng)
+    }
+
     #[inline]
     fn over(&self, limit: Buffer) -> bool {
         match limit {

@@ -27,12 +27,18 @@ use std::collections::VecDeque;
 /// `$e` with `$fq` bound to the AQM's flow-queue scheduler (FQ-CoDel,
 /// FQ-PIE, COBALT), else `$other`: one arm per scheduler type, each compiled for
 /// its own per-queue AQM.
+/// In the per-packet paths the other schedulers' arm (`others:`) calls
+/// their outlined enqueue and dequeue, so that only FQ-CoDel's code is
+/// inlined there.
 macro_rules! flow_queues {
     ($aqm:expr, $fq:ident => $e:expr, _ => $other:expr) => {
+        flow_queues!($aqm, $fq => $e, others: $fq => $e, _ => $other)
+    };
+    ($aqm:expr, $fq:ident => $e:expr, others: $fq2:ident => $e2:expr, _ => $other:expr) => {
         match $aqm {
             AqmImpl::FqCodel($fq) => $e,
-            AqmImpl::FqPie($fq) => $e,
-            AqmImpl::FqCobalt($fq) => $e,
+            AqmImpl::FqPie($fq2) => $e2,
+            AqmImpl::FqCobalt($fq2) => $e2,
             _ => $other,
         }
     };
@@ -653,6 +659,16 @@ impl Link {
                 &mut self.evicted,
             );
             (v, fq.qlen())
+        }, others: fq => {
+            let v = fq.enqueue_outlined(
+                pkt,
+                p.flow,
+                self.limit,
+                self.busy_until,
+                &mut self.aqm_rng,
+                &mut self.evicted,
+            );
+            (v, fq.qlen())
         }, _ => unreachable!("offer_fq is called for the flow schedulers and DualPI2 only"));
         if verdict != Verdict::Pass {
             // An enqueue-time AQM (FQ-PIE) dropped or marked the arrival.
@@ -757,6 +773,9 @@ impl Link {
         if self.fq {
             let next = flow_queues!(&mut *self.aqm, fq => {
                 let (pkt, verdict) = fq.dequeue(now, &mut self.aqm_rng)?;
+                Some((pkt, verdict, fq.qlen()))
+            }, others: fq => {
+                let (pkt, verdict) = fq.dequeue_outlined(now, &mut self.aqm_rng)?;
                 Some((pkt, verdict, fq.qlen()))
             }, _ => None);
             if let Some((pkt, verdict, q)) = next {
