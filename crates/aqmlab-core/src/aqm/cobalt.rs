@@ -61,7 +61,7 @@
 //! `p_drop` (here a float stepped by the same fractions).
 
 use super::fq_codel::{
-    check_flows_quantum, flows_fixed, FlowAqm, FlowParams, FlowQueues, Queued, FLOWS, QUANTUM,
+    check_flows_quantum, flows_fixed, FlowAqm, FlowQueues, Queued, FLOWS, QUANTUM,
 };
 use super::{change, Aqm, Cause, PacketInfo, QueueLen, Verdict};
 use crate::rng::Rng;
@@ -220,16 +220,7 @@ impl FqCobaltParams {
     }
 }
 
-impl FlowParams for FqCobaltParams {
-    #[inline(always)]
-    fn flows(&self) -> u32 {
-        self.flows
-    }
-    #[inline(always)]
-    fn quantum(&self) -> u32 {
-        self.quantum
-    }
-}
+super::fq_codel::flow_params!(FqCobaltParams);
 
 /// One queue's COBALT state (Linux `struct cobalt_vars`).
 #[derive(Clone, Debug)]

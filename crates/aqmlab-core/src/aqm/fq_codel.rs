@@ -311,16 +311,24 @@ pub struct FlowQueues<A: FlowAqm> {
 /// FQ-CoDel: the scheduler with CoDel in every queue.
 pub type FqCodel = FlowQueues<CodelState>;
 
-impl FlowParams for FqCodelParams {
-    #[inline(always)]
-    fn flows(&self) -> u32 {
-        self.flows
-    }
-    #[inline(always)]
-    fn quantum(&self) -> u32 {
-        self.quantum
-    }
+/// `FlowParams` for a parameter struct with `flows` and `quantum` fields.
+macro_rules! flow_params {
+    ($t:ty) => {
+        impl $crate::aqm::fq_codel::FlowParams for $t {
+            #[inline(always)]
+            fn flows(&self) -> u32 {
+                self.flows
+            }
+            #[inline(always)]
+            fn quantum(&self) -> u32 {
+                self.quantum
+            }
+        }
+    };
 }
+pub(super) use flow_params;
+
+flow_params!(FqCodelParams);
 
 impl FlowAqm for CodelState {
     type Params = FqCodelParams;

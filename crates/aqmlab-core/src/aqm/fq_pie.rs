@@ -48,7 +48,7 @@
 //! `t_update`.
 
 use super::fq_codel::{
-    check_flows_quantum, flows_fixed, FlowAqm, FlowParams, FlowQueues, Queued, FLOWS, QUANTUM,
+    check_flows_quantum, flows_fixed, FlowAqm, FlowQueues, Queued, FLOWS, QUANTUM,
 };
 use super::pie::{departing_sojourn, PieParams, PieState};
 use super::{change, Aqm, PacketInfo, QueueLen, Verdict};
@@ -110,16 +110,7 @@ impl FqPieParams {
     }
 }
 
-impl FlowParams for FqPieParams {
-    #[inline(always)]
-    fn flows(&self) -> u32 {
-        self.flows
-    }
-    #[inline(always)]
-    fn quantum(&self) -> u32 {
-        self.quantum
-    }
-}
+super::fq_codel::flow_params!(FqPieParams);
 
 impl FlowAqm for PieState {
     type Params = FqPieParams;
