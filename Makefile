@@ -183,7 +183,8 @@ lint: venv
 	$(VENV)/bin/mypy tools
 
 # Every scheme on the canonical scenario with its defaults.
-AQM_KINDS := droptail ared-feng ared autotune-red pi rem blue avq ap-red st-red st-pi pie codel fq-codel
+AQM_KINDS := droptail ared-feng ared autotune-red pi rem blue avq ap-red st-red st-pi pie codel fq-codel \
+  fq-pie cobalt fq-cobalt
 BENCH_REPS ?= 3
 
 bench: build

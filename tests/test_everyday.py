@@ -49,6 +49,9 @@ KINDS = [
     "step",
     "pi2",
     "dualpi2",
+    "fq-pie",
+    "cobalt",
+    "fq-cobalt",
 ]
 
 

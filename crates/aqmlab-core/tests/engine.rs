@@ -6,6 +6,8 @@
 mod aqm_apred_stred;
 #[path = "aqm_blue_avq.rs"]
 mod aqm_blue_avq;
+#[path = "aqm_fq.rs"]
+mod aqm_fq;
 #[path = "aqm_l4s.rs"]
 mod aqm_l4s;
 #[path = "aqm_modern.rs"]

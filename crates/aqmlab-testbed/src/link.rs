@@ -1,7 +1,7 @@
 //! One direction of the emulated bottleneck: a FIFO under one of the core's
-//! AQMs (or the queues of a scheme that schedules among its own: FQ-CoDel's
-//! flow queues, DualPI2's L and C queues), a transmitter at the link rate and
-//! a propagation delay line.
+//! AQMs (or the queues of a scheme that schedules among its own: the flow
+//! queues of FQ-CoDel, FQ-PIE, COBALT and FQ-COBALT, DualPI2's L and C
+//! queues), a transmitter at the link rate and a propagation delay line.
 //!
 //! Time is the router's clock in nanoseconds since the run's start
 //! ([`SimTime`]). The link keeps its own schedule: a packet starts its
@@ -20,6 +20,19 @@ use aqmlab_core::scenario::Buffer;
 use aqmlab_core::units::{BitRate, SimTime};
 use serde::Serialize;
 use std::collections::VecDeque;
+
+/// `$e` with `$fq` bound to the scheme's flow-queue scheduler (FQ-CoDel,
+/// FQ-PIE, COBALT and FQ-COBALT: one arm per per-queue AQM), else `$other`.
+macro_rules! flow_queues {
+    ($aqm:expr, $fq:ident => $e:expr, _ => $other:expr) => {
+        match $aqm {
+            AqmImpl::FqCodel($fq) => $e,
+            AqmImpl::FqPie($fq) => $e,
+            AqmImpl::FqCobalt($fq) => $e,
+            _ => $other,
+        }
+    };
+}
 
 /// A packet held by the router.
 #[derive(Debug)]
@@ -167,18 +180,17 @@ impl Dir {
 
     /// Whether the scheme holds the packets and chooses the next one.
     fn schedules(&self) -> bool {
-        matches!(self.aqm, AqmImpl::FqCodel(_) | AqmImpl::DualPi2(_))
+        flow_queues!(&self.aqm, _fq => true, _ => matches!(self.aqm, AqmImpl::DualPi2(_)))
     }
 
     pub fn qlen(&self) -> QueueLen {
-        match &self.aqm {
-            AqmImpl::FqCodel(fq) => fq.qlen(),
+        flow_queues!(&self.aqm, fq => fq.qlen(), _ => match &self.aqm {
             AqmImpl::DualPi2(d) => d.qlen(),
             _ => QueueLen {
                 pkts: self.queue.len() as u32,
                 bytes: self.qbytes,
             },
-        }
+        })
     }
 
     /// The instant the next transmission can start, if a packet waits.
@@ -324,11 +336,14 @@ impl Dir {
     /// counted and freed, and it is asked again.
     fn start_scheduled(&mut self, t: SimTime) {
         loop {
-            let next = match &mut self.aqm {
-                AqmImpl::FqCodel(fq) => fq.dequeue(t).map(|(p, v)| (p.id, v)),
-                AqmImpl::DualPi2(d) => d.dequeue(t, &mut self.rng).map(|(p, _, v)| (p.id, v)),
-                _ => unreachable!("start_scheduled is called for FQ-CoDel and DualPI2 only"),
-            };
+            let rng = &mut self.rng;
+            let next = flow_queues!(&mut self.aqm,
+                fq => fq.dequeue(t, rng).map(|(p, v)| (p.id, v)),
+                _ => match &mut self.aqm {
+                    AqmImpl::DualPi2(d) => d.dequeue(t, rng).map(|(p, _, v)| (p.id, v)),
+                    _ => unreachable!("start_scheduled is called for the schemes that schedule"),
+                }
+            );
             let Some((id, verdict)) = next else { return };
             let mut slot = self.take_held(id);
             match verdict {
@@ -379,16 +394,38 @@ impl Dir {
         let was_empty = self.qlen().pkts == 0;
         let (size, ecn, flow) = (slot.info.size, slot.info.ecn, slot.info.flow);
         let id = self.hold(slot);
-        let kept = match &mut self.aqm {
-            AqmImpl::FqCodel(fq) => {
-                let pkt = Queued {
-                    id,
-                    size,
-                    enq_time: now,
-                    ect: ecn.capable(),
-                };
-                fq.enqueue(pkt, flow, self.limit, &mut self.rng, &mut self.evicted);
+        let pkt = Queued {
+            id,
+            size,
+            enq_time: now,
+            ecn,
+        };
+        let (limit, busy_until) = (self.limit, self.busy_until);
+        let (rng, evicted) = (&mut self.rng, &mut self.evicted);
+        let verdict = flow_queues!(&mut self.aqm,
+            fq => Some(fq.enqueue(pkt, flow, limit, busy_until, rng, evicted)),
+            _ => None
+        );
+        let kept = match verdict {
+            Some(v) => {
+                // The queue's AQM answers the arrival first (FQ-PIE drops or
+                // marks it there), then the buffer limit evicts.
                 let mut kept = true;
+                match v {
+                    Verdict::Pass => {}
+                    Verdict::Mark(c) => {
+                        let slot = self.by_id[id as usize].as_mut().expect("held");
+                        if ip::set_ce(&mut slot.buf) {
+                            self.count_mark(c);
+                        }
+                    }
+                    Verdict::Drop(c) => {
+                        let slot = self.take_held(id);
+                        self.count_drop(c, slot.info.ect);
+                        self.free.push(slot.buf);
+                        kept = false;
+                    }
+                }
                 while let Some(v) = self.evicted.pop() {
                     kept &= v != id;
                     let slot = self.take_held(v);
@@ -397,22 +434,24 @@ impl Dir {
                 }
                 kept
             }
-            AqmImpl::DualPi2(d) => {
-                let pkt = Held {
-                    id,
-                    size,
-                    enq_time: now,
-                    ecn,
-                };
-                let kept = d.enqueue(pkt, self.limit);
-                if !kept {
-                    let slot = self.take_held(id);
-                    self.stats.drops_overflow += 1;
-                    self.free.push(slot.buf);
+            None => match &mut self.aqm {
+                AqmImpl::DualPi2(d) => {
+                    let pkt = Held {
+                        id,
+                        size,
+                        enq_time: now,
+                        ecn,
+                    };
+                    let kept = d.enqueue(pkt, self.limit);
+                    if !kept {
+                        let slot = self.take_held(id);
+                        self.stats.drops_overflow += 1;
+                        self.free.push(slot.buf);
+                    }
+                    kept
                 }
-                kept
-            }
-            _ => unreachable!("arrive_scheduled is called for FQ-CoDel and DualPI2 only"),
+                _ => unreachable!("arrive_scheduled is called for the schemes that schedule"),
+            },
         };
         if was_empty && self.qlen().pkts > 0 {
             self.ready = now;
@@ -692,7 +731,14 @@ mod tests {
         // 4.2), behind port 1000's, which keeps the head while its deficit is
         // positive: a quantum of 1514 bytes covers one packet and 14 bytes,
         // so port 1000 sends two and port 2000's leaves third, at 3 ms.
-        for (kind, want) in [("droptail", 11), ("fq-codel", 3)] {
+        // FQ-PIE and FQ-COBALT schedule alike; COBALT is one queue, a FIFO.
+        for (kind, want) in [
+            ("droptail", 11),
+            ("fq-codel", 3),
+            ("fq-pie", 3),
+            ("fq-cobalt", 3),
+            ("cobalt", 11),
+        ] {
             let mut d = dir(12_000_000, 0, 100, by_kind(kind));
             for _ in 0..10 {
                 assert!(d.arrive(SimTime::ZERO, from_port(1500, 0, 1000)));

@@ -43,6 +43,17 @@
 //!   large: under `"flow"` such flows are never signalled.
 //! - ECN (section 5.2.6): with `ecn` on, CoDel marks ECN-capable packets
 //!   instead of dropping them. CoDel signals have cause [`Cause::Early`](crate::aqm::Cause::Early).
+//! - CE threshold (Linux `fq_codel`'s `ce_threshold` with its selector
+//!   set to ECT(1); ns-3's `UseL4s` mode): off unless `ce_threshold` is
+//!   given. An ECT(1) packet that CoDel passes is CE-marked when its
+//!   sojourn is strictly above the threshold (cause `Forced`). CoDel still
+//!   runs on every packet, as in Linux.
+//!
+//! The scheduler is generic over the per-queue AQM ([`FlowAqm`]):
+//! [`FlowQueues<A>`] holds the queues, lists and deficits once, and each
+//! scheme supplies its queue state (CoDel's here, PIE's in `fq_pie.rs`,
+//! COBALT's in `cobalt.rs`); every hook is resolved at compile time, so
+//! FQ-CoDel's code path is CoDel's alone.
 //!
 //! Mid-run changes ([`Aqm::set_param`]): every queue's CoDel `target`,
 //! `interval` and `maxpacket`, and the `quantum` (from each queue's next
@@ -56,8 +67,8 @@
 //! the largest backlog.
 
 use super::codel::{CodelParams, CodelState};
-use super::{change, Aqm, LinkInfo, PacketInfo, QueueLen, Verdict};
-use crate::packet::PktId;
+use super::{change, Aqm, Cause, LinkInfo, PacketInfo, QueueLen, Verdict};
+use crate::packet::{Ecn, PktId};
 use crate::rng::Rng;
 use crate::scenario::decode::{join, SpecError, SpecResult, Table};
 use crate::scenario::Buffer;
@@ -85,6 +96,10 @@ pub struct FqCodelParams {
     /// Whose backlog CoDel's MAXPACKET test reads (RFC 8289 section 5.5:
     /// no signal while at most `maxpacket` bytes remain queued).
     pub maxpacket_backlog: Backlog,
+    /// Linux's `ce_threshold` with the ECT(1) selector: CE-mark an ECT(1)
+    /// packet whose sojourn exceeds it (CoDel still runs). Off by default.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ce_threshold: Option<SimTime>,
 }
 
 /// The bytes CoDel's MAXPACKET test compares with `maxpacket`
@@ -112,6 +127,7 @@ impl Default for FqCodelParams {
             quantum: QUANTUM,
             codel: CodelParams::default(),
             maxpacket_backlog: Backlog::All,
+            ce_threshold: None,
         }
     }
 }
@@ -126,11 +142,17 @@ impl FqCodelParams {
             "flow" => Backlog::Flow,
             _ => Backlog::All,
         };
+        let ce_threshold = if t.has("ce_threshold") {
+            Some(t.time("ce_threshold", SimTime::ZERO)?)
+        } else {
+            None
+        };
         let p = FqCodelParams {
             flows,
             quantum,
             codel,
             maxpacket_backlog,
+            ce_threshold,
         };
         p.validate(t.path())?;
         Ok(p)
@@ -138,23 +160,36 @@ impl FqCodelParams {
 
     /// Check every parameter; `path` prefixes the field names in errors.
     pub fn validate(&self, path: &str) -> SpecResult<()> {
-        if !(1..=65_536).contains(&self.flows) {
-            return Err(SpecError::new(
-                join(path, "flows"),
-                format!("{} is outside the allowed range [1, 65536]", self.flows),
-            ));
-        }
-        if !(1..=1_000_000).contains(&self.quantum) {
-            return Err(SpecError::new(
-                join(path, "quantum"),
-                format!(
-                    "{} is outside the allowed range [1, 1000000] bytes",
-                    self.quantum
-                ),
-            ));
+        check_flows_quantum(path, self.flows, self.quantum)?;
+        if let Some(th) = self.ce_threshold {
+            if th == SimTime::ZERO || th > SimTime::from_secs(10) {
+                return Err(SpecError::new(
+                    join(path, "ce_threshold"),
+                    format!(
+                        "{th} is outside the allowed range (0s, 10s]; give a time such as \"1ms\""
+                    ),
+                ));
+            }
         }
         self.codel.validate(path)
     }
+}
+
+/// The ranges of a flow scheduler's `flows` and `quantum`.
+pub(super) fn check_flows_quantum(path: &str, flows: u32, quantum: u32) -> SpecResult<()> {
+    if !(1..=65_536).contains(&flows) {
+        return Err(SpecError::new(
+            join(path, "flows"),
+            format!("{flows} is outside the allowed range [1, 65536]"),
+        ));
+    }
+    if !(1..=1_000_000).contains(&quantum) {
+        return Err(SpecError::new(
+            join(path, "quantum"),
+            format!("{quantum} is outside the allowed range [1, 1000000] bytes"),
+        ));
+    }
+    Ok(())
 }
 
 /// A packet held by the scheduler.
@@ -165,8 +200,65 @@ pub struct Queued {
     pub size: u32,
     /// When it was enqueued.
     pub enq_time: SimTime,
-    /// ECN-capable.
-    pub ect: bool,
+    /// Its ECN codepoint.
+    pub ecn: Ecn,
+}
+
+/// The parameters every flow-queue scheduler has (RFC 8290 section 5.2).
+pub trait FlowParams: Clone + std::fmt::Debug {
+    /// Number of flow queues.
+    fn flows(&self) -> u32;
+    /// DRR quantum, bytes.
+    fn quantum(&self) -> u32;
+}
+
+/// The AQM of one flow queue under the shared scheduler [`FlowQueues`]:
+/// CoDel's state for FQ-CoDel, PIE's for FQ-PIE, COBALT's for FQ-COBALT.
+/// Every queue has its own state; the parameters are shared.
+pub trait FlowAqm: Clone + std::fmt::Debug {
+    type Params: FlowParams;
+    /// When the link's buffer is full: drop the arriving packet (Linux's
+    /// `fq_pie`, ns-3's single-queue COBALT), or the head of the queue
+    /// with the largest backlog (RFC 8290 section 4.1, FQ-CoDel).
+    fn tail_drop(p: &Self::Params) -> bool;
+    /// Whether the AQM needs the dequeue that finds every queue empty
+    /// (COBALT's BLUE learns from it). The link dequeues only while packets
+    /// wait, so the scheduler replays that dequeue, dated at the end of the
+    /// last transmission (`busy_until` of [`FlowQueues::enqueue`]), when
+    /// the next packet arrives after it. Off for CoDel and PIE: no cost
+    /// there.
+    const IDLE_POLL: bool = false;
+    /// A queue's state at start.
+    fn new(p: &Self::Params) -> Self;
+    /// A packet arrives at a flow queue holding `flow_q`; the default
+    /// lets every packet in (CoDel acts at dequeue only).
+    #[inline(always)]
+    fn on_arrival(
+        &mut self,
+        _p: &Self::Params,
+        _pkt: &Queued,
+        _flow_q: QueueLen,
+        _rng: &mut Rng,
+    ) -> Verdict {
+        Verdict::Pass
+    }
+    /// A packet leaves its queue at `now`; `flow_q` is the flow queue
+    /// after it left, `total_bytes` every queue's bytes. A `Drop` makes
+    /// the scheduler present the queue's next packet at the same `now`.
+    fn on_departure(
+        &mut self,
+        p: &Self::Params,
+        now: SimTime,
+        pkt: &Queued,
+        flow_q: QueueLen,
+        total_bytes: u64,
+        rng: &mut Rng,
+    ) -> Verdict;
+    /// The queue was found empty at dequeue, at `now`.
+    fn on_empty(&mut self, p: &Self::Params, now: SimTime);
+    /// The buffer overflowed at `now` and this queue lost a packet.
+    #[inline(always)]
+    fn on_overflow(&mut self, _p: &Self::Params, _now: SimTime) {}
 }
 
 /// Which list a flow queue is on.
@@ -179,20 +271,32 @@ enum List {
 
 /// One flow queue.
 #[derive(Clone, Debug)]
-struct FlowQueue {
+struct FlowQueue<A> {
     q: VecDeque<Queued>,
     bytes: u64,
     /// DRR credit, bytes.
     deficit: i64,
     list: List,
-    codel: CodelState,
+    aqm: A,
 }
 
-/// The scheduler.
+impl<A> FlowQueue<A> {
+    #[inline]
+    fn len(&self) -> QueueLen {
+        QueueLen {
+            pkts: self.q.len() as u32,
+            bytes: self.bytes,
+        }
+    }
+}
+
+/// The flow-queue scheduler of RFC 8290 (hash, new and old lists, DRR),
+/// with the per-queue AQM `A`: [`FqCodel`], [`super::FqPie`],
+/// [`super::FqCobalt`].
 #[derive(Clone, Debug)]
-pub struct FqCodel {
-    p: FqCodelParams,
-    queues: Vec<FlowQueue>,
+pub struct FlowQueues<A: FlowAqm> {
+    p: A::Params,
+    queues: Vec<FlowQueue<A>>,
     new_flows: VecDeque<u32>,
     old_flows: VecDeque<u32>,
     /// Packets and bytes held, over every queue.
@@ -204,17 +308,92 @@ pub struct FqCodel {
     perturb: Option<u64>,
 }
 
-impl FqCodel {
-    pub fn new(p: FqCodelParams, _link: LinkInfo) -> FqCodel {
+/// FQ-CoDel: the scheduler with CoDel in every queue.
+pub type FqCodel = FlowQueues<CodelState>;
+
+/// `FlowParams` for a parameter struct with `flows` and `quantum` fields.
+macro_rules! flow_params {
+    ($t:ty) => {
+        impl $crate::aqm::fq_codel::FlowParams for $t {
+            #[inline(always)]
+            fn flows(&self) -> u32 {
+                self.flows
+            }
+            #[inline(always)]
+            fn quantum(&self) -> u32 {
+                self.quantum
+            }
+        }
+    };
+}
+pub(super) use flow_params;
+
+flow_params!(FqCodelParams);
+
+impl FlowAqm for CodelState {
+    type Params = FqCodelParams;
+
+    #[inline(always)]
+    fn tail_drop(_p: &FqCodelParams) -> bool {
+        false
+    }
+
+    fn new(_p: &FqCodelParams) -> CodelState {
+        CodelState::default()
+    }
+
+    #[inline(always)]
+    fn on_departure(
+        &mut self,
+        p: &FqCodelParams,
+        now: SimTime,
+        pkt: &Queued,
+        flow_q: QueueLen,
+        total_bytes: u64,
+        _rng: &mut Rng,
+    ) -> Verdict {
+        let sojourn = now.saturating_sub(pkt.enq_time);
+        let backlog = match p.maxpacket_backlog {
+            Backlog::All => total_bytes,
+            Backlog::Flow => flow_q.bytes,
+        };
+        let v = self.on_packet(&p.codel, now, sojourn, backlog, pkt.ecn.capable());
+        match p.ce_threshold {
+            None => v,
+            Some(th) => ce_threshold_mark(v, pkt.ecn, sojourn, th),
+        }
+    }
+
+    #[inline(always)]
+    fn on_empty(&mut self, _p: &FqCodelParams, _now: SimTime) {
+        CodelState::on_empty(self)
+    }
+}
+
+/// Linux `fq_codel`'s `ce_threshold` with the ECT(1) selector (the L4S
+/// mode of ns-3's FqCoDel): an ECT(1) packet that CoDel lets pass is
+/// CE-marked when its sojourn exceeds the threshold (strictly, as Linux's
+/// `codel_time_after`). Cause [`Cause::Forced`], apart from CoDel's marks.
+#[inline]
+fn ce_threshold_mark(v: Verdict, ecn: Ecn, sojourn: SimTime, th: SimTime) -> Verdict {
+    if v == Verdict::Pass && ecn == Ecn::Ect1 && sojourn > th {
+        Verdict::Mark(Cause::Forced)
+    } else {
+        v
+    }
+}
+
+impl<A: FlowAqm> FlowQueues<A> {
+    pub fn new(p: A::Params, _link: LinkInfo) -> FlowQueues<A> {
         let q = FlowQueue {
             q: VecDeque::new(),
             bytes: 0,
             deficit: 0,
             list: List::None,
-            codel: CodelState::default(),
+            aqm: A::new(&p),
         };
-        FqCodel {
-            queues: vec![q; p.flows as usize],
+        FlowQueues {
+            queues: vec![q; p.flows() as usize],
             p,
             new_flows: VecDeque::new(),
             old_flows: VecDeque::new(),
@@ -225,7 +404,7 @@ impl FqCodel {
         }
     }
 
-    pub fn params(&self) -> &FqCodelParams {
+    pub fn params(&self) -> &A::Params {
         &self.p
     }
 
@@ -249,9 +428,35 @@ impl FqCodel {
         self.active
     }
 
+    /// Length of the new-flows list.
+    pub fn new_flows_len(&self) -> usize {
+        self.new_flows.len()
+    }
+
     /// Every held packet (queue by queue).
     pub fn iter(&self) -> impl Iterator<Item = &Queued> {
         self.queues.iter().flat_map(|f| f.q.iter())
+    }
+
+    /// Every queue's AQM state.
+    pub fn states(&self) -> impl Iterator<Item = &A> {
+        self.queues.iter().map(|f| &f.aqm)
+    }
+
+    /// The AQM state of the queue flow `flow` hashes to.
+    pub fn state_of(&self, flow: u32) -> &A {
+        &self.queues[self.bucket(flow)].aqm
+    }
+
+    /// Every queue's AQM state, with the shared parameters.
+    pub fn states_mut(&mut self) -> (&A::Params, impl Iterator<Item = &mut A>) {
+        (&self.p, self.queues.iter_mut().map(|f| &mut f.aqm))
+    }
+
+    /// Replace the shared parameters (a scheduled change, validated by the
+    /// caller); the queues and their states carry over.
+    pub fn set_params(&mut self, p: A::Params) {
+        self.p = p;
     }
 
     /// The queue of flow `flow` (section 4.1's hash with perturbation).
@@ -264,25 +469,46 @@ impl FqCodel {
         ((z as u128 * self.queues.len() as u128) >> 64) as usize
     }
 
-    /// Enqueue a packet of flow `flow` (RFC 8290 section 4.1). If the held
-    /// packets then exceed `limit`, packets are dropped from the head of the
-    /// queue with the largest backlog and their ids pushed on `evicted`
-    /// (the arriving packet itself may be among them).
+    /// Enqueue a packet of flow `flow` (RFC 8290 section 4.1) at a link
+    /// busy sending until `busy_until`. The queue's
+    /// AQM may first drop or mark it (the answer; a dropped packet is not
+    /// queued). On overflow of `limit`: under a tail-drop AQM the arriving
+    /// packet is refused; otherwise packets are dropped from the head of
+    /// the queue with the largest backlog until the limit holds. Either
+    /// way the overflow's ids are pushed on `evicted` (the arriving packet
+    /// may be among them).
     #[inline]
     pub fn enqueue(
         &mut self,
         pkt: Queued,
         flow: u32,
         limit: Buffer,
+        busy_until: SimTime,
         rng: &mut Rng,
         evicted: &mut Vec<PktId>,
-    ) {
+    ) -> Verdict {
         if self.perturb.is_none() {
             self.perturb = Some(rng.next_u64());
         }
+        if A::IDLE_POLL && self.pkts == 0 && pkt.enq_time > busy_until {
+            // The link's poll when its last transmission ended found every
+            // queue empty (a no-op once the lists are cleared).
+            let none = self.dequeue(busy_until, rng);
+            debug_assert!(none.is_none());
+        }
         let i = self.bucket(flow);
-        let quantum = self.p.quantum as i64;
+        let tail_drop = A::tail_drop(&self.p);
+        if tail_drop && self.full(limit, pkt.size) {
+            self.queues[i].aqm.on_overflow(&self.p, pkt.enq_time);
+            evicted.push(pkt.id);
+            return Verdict::Pass;
+        }
+        let quantum = self.p.quantum() as i64;
         let f = &mut self.queues[i];
+        let v = f.aqm.on_arrival(&self.p, &pkt, f.len(), rng);
+        if let Verdict::Drop(_) = v {
+            return v;
+        }
         if f.q.is_empty() {
             self.active += 1;
         }
@@ -295,12 +521,36 @@ impl FqCodel {
         }
         self.pkts += 1;
         self.bytes += pkt.size as u64;
-        while self.over(limit) {
-            match self.evict_fattest() {
-                Some(id) => evicted.push(id),
-                None => break,
+        if !tail_drop {
+            while self.over(limit) {
+                match self.evict_fattest(pkt.enq_time) {
+                    Some(id) => evicted.push(id),
+                    None => break,
+                }
             }
         }
+        v
+    }
+
+    /// [`FlowQueues::enqueue`], not inlined (FQ-PIE's and COBALT's calls
+    /// from the link, which inlines FQ-CoDel's alone).
+    #[inline(never)]
+    pub fn enqueue_outlined(
+        &mut self,
+        pkt: Queued,
+        flow: u32,
+        limit: Buffer,
+        busy_until: SimTime,
+        rng: &mut Rng,
+        evicted: &mut Vec<PktId>,
+    ) -> Verdict {
+        self.enqueue(pkt, flow, limit, busy_until, rng, evicted)
+    }
+
+    /// [`FlowQueues::dequeue`], not inlined.
+    #[inline(never)]
+    pub fn dequeue_outlined(&mut self, now: SimTime, rng: &mut Rng) -> Option<(Queued, Verdict)> {
+        self.dequeue(now, rng)
     }
 
     #[inline]
@@ -311,9 +561,18 @@ impl FqCodel {
         }
     }
 
+    /// Whether a packet of `size` bytes would exceed `limit`.
+    #[inline]
+    fn full(&self, limit: Buffer, size: u32) -> bool {
+        match limit {
+            Buffer::Packets(n) => self.pkts >= n,
+            Buffer::Bytes(b) => self.bytes + size as u64 > b,
+        }
+    }
+
     /// Drop the head of the queue with the largest byte backlog (the first
     /// such queue in list order: new list, then old list).
-    fn evict_fattest(&mut self) -> Option<PktId> {
+    fn evict_fattest(&mut self, now: SimTime) -> Option<PktId> {
         let mut best: Option<(u64, usize)> = None;
         for &i in self.new_flows.iter().chain(self.old_flows.iter()) {
             let b = self.queues[i as usize].bytes;
@@ -324,6 +583,7 @@ impl FqCodel {
         let (_, i) = best?;
         let f = &mut self.queues[i];
         let pkt = f.q.pop_front()?;
+        f.aqm.on_overflow(&self.p, now);
         f.bytes -= pkt.size as u64;
         if f.q.is_empty() {
             self.active -= 1;
@@ -334,10 +594,11 @@ impl FqCodel {
     }
 
     /// Dequeue (RFC 8290 section 4.2): the next packet to send with its
-    /// CoDel verdict (`Pass` or `Mark`), or a packet CoDel dropped (`Drop`;
-    /// call again at the same `now` to continue), or `None` when empty.
+    /// AQM's verdict (`Pass` or `Mark`), or a packet the AQM dropped
+    /// (`Drop`; call again at the same `now` to continue), or `None` when
+    /// empty.
     #[inline]
-    pub fn dequeue(&mut self, now: SimTime) -> Option<(Queued, Verdict)> {
+    pub fn dequeue(&mut self, now: SimTime, rng: &mut Rng) -> Option<(Queued, Verdict)> {
         loop {
             let (i, from_new) = if let Some(&i) = self.new_flows.front() {
                 (i as usize, true)
@@ -349,15 +610,16 @@ impl FqCodel {
             let f = &mut self.queues[i];
             if f.deficit <= 0 {
                 // Round done: more credit, and to the back of the old list.
-                f.deficit += self.p.quantum as i64;
+                f.deficit += self.p.quantum() as i64;
                 f.list = List::Old;
                 self.pop_list(from_new);
                 self.old_flows.push_back(i as u32);
                 continue;
             }
             let Some(pkt) = f.q.pop_front() else {
-                // CoDel's dequeue on an empty queue (RFC 8289 section 5.5).
-                f.codel.on_empty();
+                // The AQM's dequeue on an empty queue (CoDel: RFC 8289
+                // section 5.5).
+                f.aqm.on_empty(&self.p, now);
                 f.list = if from_new { List::Old } else { List::None };
                 self.pop_list(from_new);
                 if from_new {
@@ -371,14 +633,10 @@ impl FqCodel {
             }
             self.pkts -= 1;
             self.bytes -= pkt.size as u64;
-            let sojourn = now.saturating_sub(pkt.enq_time);
-            let backlog = match self.p.maxpacket_backlog {
-                Backlog::All => self.bytes,
-                Backlog::Flow => f.bytes,
-            };
+            let flow_q = f.len();
             let v = f
-                .codel
-                .on_packet(&self.p.codel, now, sojourn, backlog, pkt.ect);
+                .aqm
+                .on_departure(&self.p, now, &pkt, flow_q, self.bytes, rng);
             if !matches!(v, Verdict::Drop(_)) {
                 f.deficit -= pkt.size as i64;
             }
@@ -427,18 +685,21 @@ impl Aqm for FqCodel {
             "interval" => p.codel.interval = change::secs(value)?,
             "maxpacket" => p.codel.maxpacket = change::count(value)?,
             "quantum" => p.quantum = change::count(value)?,
-            "flows" => {
-                return Err(format!(
-                    "{}; the number of queues cannot change during a run (every flow would be rehashed)",
-                    change::unknown_key("FQ-CoDel", key, KEYS)
-                ))
-            }
+            "flows" => return Err(flows_fixed("FQ-CoDel", key, KEYS)),
             _ => return Err(change::unknown_key("FQ-CoDel", key, KEYS)),
         }
         p.validate("").map_err(|e| change::invalid(key, e))?;
         self.p = p;
         Ok(())
     }
+}
+
+/// The error for a scheduled change of a flow scheduler's `flows`.
+pub(super) fn flows_fixed(scheme: &str, key: &str, keys: &[&str]) -> String {
+    format!(
+        "{}; the number of queues cannot change during a run (every flow would be rehashed)",
+        change::unknown_key(scheme, key, keys)
+    )
 }
 
 #[cfg(test)]
@@ -450,6 +711,16 @@ mod tests {
 
     fn ms(x: u64) -> SimTime {
         SimTime::from_millis(x)
+    }
+
+    /// Dequeue with a throwaway random stream (CoDel draws none).
+    trait Deq {
+        fn deq(&mut self, now: SimTime) -> Option<(Queued, Verdict)>;
+    }
+    impl Deq for FqCodel {
+        fn deq(&mut self, now: SimTime) -> Option<(Queued, Verdict)> {
+            self.dequeue(now, &mut Rng::new(0, Stream::Aqm(0)))
+        }
     }
 
     /// A scheduler with `quantum` whose CoDel never acts (target 1 s), and
@@ -482,13 +753,13 @@ mod tests {
             id,
             size,
             enq_time: SimTime::ZERO,
-            ect: false,
+            ecn: Ecn::NotEct,
         }
     }
 
     fn drain(s: &mut FqCodel) -> Vec<PktId> {
         let mut out = Vec::new();
-        while let Some((p, v)) = s.dequeue(SimTime::ZERO) {
+        while let Some((p, v)) = s.deq(SimTime::ZERO) {
             assert_eq!(v, Verdict::Pass);
             out.push(p.id);
         }
@@ -502,10 +773,10 @@ mod tests {
         let mut ev = Vec::new();
         let lim = Buffer::Packets(100);
         for id in 1..=3 {
-            s.enqueue(pkt(id, 600), 0, lim, &mut rng, &mut ev);
+            s.enqueue(pkt(id, 600), 0, lim, SimTime::ZERO, &mut rng, &mut ev);
         }
         for id in 11..=12 {
-            s.enqueue(pkt(id, 400), 1, lim, &mut rng, &mut ev);
+            s.enqueue(pkt(id, 400), 1, lim, SimTime::ZERO, &mut rng, &mut ev);
         }
         (s, ev)
     }
@@ -534,14 +805,12 @@ mod tests {
     fn set_param_quantum_from_the_next_credit() {
         let (mut s, _) = two_flows();
         // A (new, deficit 1000): A1 -> 400.
-        assert_eq!(s.dequeue(SimTime::ZERO).unwrap().0.id, 1);
+        assert_eq!(s.deq(SimTime::ZERO).unwrap().0.id, 1);
         s.set_param("quantum", 200.0).unwrap();
         // A2 -> -200; A: +200 = 0, to old. B (credited 1000 at enqueue):
         // B1 -> 600, B2 -> 200, empty, to old. A (0): +200 = 200, to old;
         // B leaves; A3 -> -400 (with the old quantum: 800 - 600 = 200).
-        let ids: Vec<PktId> = (0..4)
-            .map(|_| s.dequeue(SimTime::ZERO).unwrap().0.id)
-            .collect();
+        let ids: Vec<PktId> = (0..4).map(|_| s.deq(SimTime::ZERO).unwrap().0.id).collect();
         assert_eq!(ids, vec![2, 11, 12, 3]);
         assert_eq!(s.queues[s.bucket(0)].deficit, -400);
         s.set_param("target", 0.010).unwrap(); // "10ms" arrives as 0.01 s
@@ -584,14 +853,14 @@ mod tests {
         let mut ev = Vec::new();
         let lim = Buffer::Packets(100);
         for id in 1..=3 {
-            s.enqueue(pkt(id, 500), 0, lim, &mut rng, &mut ev);
+            s.enqueue(pkt(id, 500), 0, lim, SimTime::ZERO, &mut rng, &mut ev);
         }
         // Flow 0: sends 1 (deficit 500 -> 0), then is moved to the old list.
-        assert_eq!(s.dequeue(SimTime::ZERO).unwrap().0.id, 1);
+        assert_eq!(s.deq(SimTime::ZERO).unwrap().0.id, 1);
         // Flow 1 arrives: a new flow, served before flow 0's next packet.
-        s.enqueue(pkt(21, 500), 1, lim, &mut rng, &mut ev);
+        s.enqueue(pkt(21, 500), 1, lim, SimTime::ZERO, &mut rng, &mut ev);
         // Flow 0 (deficit 0): +500, to old; flow 1 (new, 500): sends 21.
-        assert_eq!(s.dequeue(SimTime::ZERO).unwrap().0.id, 21);
+        assert_eq!(s.deq(SimTime::ZERO).unwrap().0.id, 21);
         // Flow 1 (deficit 0): to old behind flow 0; flow 0 sends 2; ...
         assert_eq!(drain(&mut s), vec![2, 3]);
     }
@@ -603,13 +872,13 @@ mod tests {
         let lim = Buffer::Packets(4);
         // Flow 0: 3 x 600 = 1800 bytes; flow 1: 1 x 400.
         for id in 1..=3 {
-            s.enqueue(pkt(id, 600), 0, lim, &mut rng, &mut ev);
+            s.enqueue(pkt(id, 600), 0, lim, SimTime::ZERO, &mut rng, &mut ev);
         }
-        s.enqueue(pkt(11, 400), 1, lim, &mut rng, &mut ev);
+        s.enqueue(pkt(11, 400), 1, lim, SimTime::ZERO, &mut rng, &mut ev);
         assert!(ev.is_empty());
         // The fifth packet (flow 1, 400 bytes) exceeds 4: flow 0 (1800 bytes
         // against 800) loses its head packet 1.
-        s.enqueue(pkt(12, 400), 1, lim, &mut rng, &mut ev);
+        s.enqueue(pkt(12, 400), 1, lim, SimTime::ZERO, &mut rng, &mut ev);
         assert_eq!(ev, vec![1]);
         assert_eq!(
             s.qlen(),
@@ -621,7 +890,14 @@ mod tests {
         // A byte limit of 2000: a 100-byte packet of flow 2 evicts flow 0's
         // head (1200 bytes against 800 and 100).
         ev.clear();
-        s.enqueue(pkt(31, 100), 2, Buffer::Bytes(2000), &mut rng, &mut ev);
+        s.enqueue(
+            pkt(31, 100),
+            2,
+            Buffer::Bytes(2000),
+            SimTime::ZERO,
+            &mut rng,
+            &mut ev,
+        );
         assert_eq!(ev, vec![2]);
         assert_eq!(
             s.qlen(),
@@ -641,32 +917,32 @@ mod tests {
         let lim = Buffer::Packets(100);
         // Flow 0: 20 packets of 500 bytes at t = 0.
         for id in 0..20 {
-            s.enqueue(pkt(id, 500), 0, lim, &mut rng, &mut ev);
+            s.enqueue(pkt(id, 500), 0, lim, SimTime::ZERO, &mut rng, &mut ev);
         }
         // t = 10 ms: sojourn 10 ms >= 5 ms with 9500 bytes behind:
         // flow 0's first_above_time = 110 ms; sent (deficit 500 -> 0).
-        let (p, v) = s.dequeue(ms(10)).unwrap();
+        let (p, v) = s.deq(ms(10)).unwrap();
         assert_eq!((p.id, v), (0, Verdict::Pass));
         // Flow 1 arrives at 110 ms (a sparse flow).
         let mut late = pkt(100, 500);
         late.enq_time = ms(110);
-        s.enqueue(late, 1, lim, &mut rng, &mut ev);
+        s.enqueue(late, 1, lim, SimTime::ZERO, &mut rng, &mut ev);
         // t = 120 ms: flow 0 has used its quantum (to the old list, +500);
         // flow 1 is new: sojourn 10 ms but nothing behind it (0 bytes <=
         // maxpacket): sent.
-        let (p, v) = s.dequeue(ms(120)).unwrap();
+        let (p, v) = s.deq(ms(120)).unwrap();
         assert_eq!((p.id, v), (100, Verdict::Pass));
         // Flow 0: above target since 110 ms: drop packet 1; the
         // continuation sends packet 2 and enters the dropping state with
         // drop_next = 120 + 100 / sqrt(1) = 220 ms.
-        let (p, v) = s.dequeue(ms(120)).unwrap();
+        let (p, v) = s.deq(ms(120)).unwrap();
         assert_eq!((p.id, v), (1, Verdict::Drop(Cause::Early)));
-        let (p, v) = s.dequeue(ms(120)).unwrap();
+        let (p, v) = s.deq(ms(120)).unwrap();
         assert_eq!((p.id, v), (2, Verdict::Pass));
         let q0 = &s.queues[s.bucket(0)];
-        assert!(q0.codel.dropping());
-        assert_eq!(q0.codel.drop_next(), ms(220));
-        assert!(!s.queues[s.bucket(1)].codel.dropping());
+        assert!(q0.aqm.dropping());
+        assert_eq!(q0.aqm.drop_next(), ms(220));
+        assert!(!s.queues[s.bucket(1)].aqm.dropping());
         // The dropped packet took no credit: 500 - 500 (packet 2) = 0.
         assert_eq!(q0.deficit, 0);
         // 20 + 1 - 4 (packets 0, 100, 1, 2).
@@ -712,18 +988,57 @@ mod tests {
                             id: 0,
                             size: 500,
                             enq_time: t.saturating_sub(ms(50)),
-                            ect: false,
+                            ecn: Ecn::NotEct,
                         };
                         let mut evicted = Vec::new();
-                        s.enqueue(pkt, flow, Buffer::Packets(100), &mut rng, &mut evicted);
+                        s.enqueue(
+                            pkt,
+                            flow,
+                            Buffer::Packets(100),
+                            SimTime::ZERO,
+                            &mut rng,
+                            &mut evicted,
+                        );
                     }
                 }
-                if let Some((_, v)) = s.dequeue(t) {
+                if let Some((_, v)) = s.deq(t) {
                     any |= matches!(v, Verdict::Drop(_));
                 }
             }
             assert_eq!(any, signalled, "{backlog:?}");
         }
+    }
+
+    /// The CE threshold (1 ms, ECT(1) selector): an ECT(1) packet that
+    /// waited 2 ms is marked (cause Forced), one that waited exactly 1 ms
+    /// is not (strictly above); an ECT(0) packet that waited 2 ms passes
+    /// (CoDel's target of 1 s never acts here).
+    #[test]
+    fn ce_threshold_marks_ect1_only() {
+        let (mut s, mut rng) = sched(1514);
+        s.p.ce_threshold = Some(ms(1));
+        let mut ev = Vec::new();
+        let lim = Buffer::Packets(100);
+        for (id, ecn) in [(1, Ecn::Ect1), (2, Ecn::Ect1), (3, Ecn::Ect0)] {
+            let p = Queued {
+                ecn,
+                ..pkt(id, 500)
+            };
+            s.enqueue(p, 0, lim, SimTime::ZERO, &mut rng, &mut ev);
+        }
+        assert_eq!(s.deq(ms(2)).unwrap().1, Verdict::Mark(Cause::Forced));
+        assert_eq!(s.deq(ms(1)).unwrap().1, Verdict::Pass);
+        assert_eq!(s.deq(ms(2)).unwrap().1, Verdict::Pass);
+        assert_eq!(
+            ce_threshold_mark(Verdict::Pass, Ecn::Ce, ms(5), ms(1)),
+            Verdict::Pass
+        );
+        let p = FqCodelParams {
+            ce_threshold: Some(SimTime::ZERO),
+            ..FqCodelParams::default()
+        };
+        let e = p.validate("aqm").unwrap_err();
+        assert_eq!(e.path, "aqm.ce_threshold");
     }
 
     #[test]

@@ -13,10 +13,12 @@ pub mod ared_feng;
 pub mod autotune_red;
 pub mod avq;
 pub mod blue;
+pub mod cobalt;
 pub mod codel;
 pub mod droptail;
 pub mod dualpi2;
 pub mod fq_codel;
+pub mod fq_pie;
 pub mod pi;
 pub mod pi2;
 pub mod pie;
@@ -39,10 +41,12 @@ pub use ared_feng::{AredFeng, AredFengParams};
 pub use autotune_red::{AutotuneRed, AutotuneRedParams};
 pub use avq::{Avq, AvqParams};
 pub use blue::{Blue, BlueParams};
+pub use cobalt::{CobaltParams, FqCobalt, FqCobaltParams};
 pub use codel::{Codel, CodelParams};
 pub use droptail::DropTail;
 pub use dualpi2::{DualPi2, DualPi2Params};
 pub use fq_codel::{FqCodel, FqCodelParams};
+pub use fq_pie::{FqPie, FqPieParams};
 pub use pi::{Pi, PiParams};
 pub use pi2::{Pi2, Pi2Params};
 pub use pie::{Pie, PieParams};
@@ -246,6 +250,9 @@ pub enum AqmSpec {
     Pi2(Pi2Params),
     #[serde(rename = "dualpi2")]
     DualPi2(DualPi2Params),
+    FqPie(FqPieParams),
+    Cobalt(CobaltParams),
+    FqCobalt(FqCobaltParams),
 }
 
 /// Every `aqm.kind` the scenario format accepts.
@@ -253,6 +260,7 @@ pub enum AqmSpec {
 /// (each is decoded with `Table::time` in its scheme's file). A mid-run
 /// `set` takes a time string only for these.
 pub const TIME_KEYS: &[&str] = &[
+    "ce_threshold",
     "freeze_time",
     "interval",
     "max_burst",
@@ -283,6 +291,9 @@ pub const AQM_KINDS: &[&str] = &[
     "step",
     "pi2",
     "dualpi2",
+    "fq-pie",
+    "cobalt",
+    "fq-cobalt",
 ];
 
 impl AqmSpec {
@@ -310,6 +321,9 @@ impl AqmSpec {
             "step" => AqmSpec::Step(StepParams::decode(&mut t, default_pkt_size)?),
             "pi2" => AqmSpec::Pi2(Pi2Params::decode(&mut t, default_pkt_size)?),
             "dualpi2" => AqmSpec::DualPi2(DualPi2Params::decode(&mut t, default_pkt_size)?),
+            "fq-pie" => AqmSpec::FqPie(FqPieParams::decode(&mut t, default_pkt_size)?),
+            "cobalt" => AqmSpec::Cobalt(CobaltParams::decode(&mut t)?),
+            "fq-cobalt" => AqmSpec::FqCobalt(FqCobaltParams::decode(&mut t)?),
             _ => unreachable!("choice() returns one of AQM_KINDS"),
         };
         t.finish()?;
@@ -336,6 +350,9 @@ impl AqmSpec {
             AqmSpec::Step(_) => "step",
             AqmSpec::Pi2(_) => "pi2",
             AqmSpec::DualPi2(_) => "dualpi2",
+            AqmSpec::FqPie(_) => "fq-pie",
+            AqmSpec::Cobalt(_) => "cobalt",
+            AqmSpec::FqCobalt(_) => "fq-cobalt",
         }
     }
 
@@ -362,6 +379,12 @@ impl AqmSpec {
             AqmSpec::Step(p) => AqmImpl::Step(Step::new(p.clone(), link)),
             AqmSpec::Pi2(p) => AqmImpl::Pi2(Pi2::new(p.clone(), link)),
             AqmSpec::DualPi2(p) => AqmImpl::DualPi2(Box::new(DualPi2::new(p.clone(), link))),
+            AqmSpec::FqPie(p) => AqmImpl::FqPie(Box::new(FqPie::new(p.clone(), link))),
+            AqmSpec::Cobalt(p) => AqmImpl::FqCobalt(Box::new(FqCobalt::new(
+                FqCobaltParams::single(p.clone()),
+                link,
+            ))),
+            AqmSpec::FqCobalt(p) => AqmImpl::FqCobalt(Box::new(FqCobalt::new(p.clone(), link))),
         }
     }
 }
@@ -440,6 +463,9 @@ pub enum AqmImpl {
     Step(Step),
     Pi2(Pi2),
     DualPi2(Box<DualPi2>),
+    FqPie(Box<FqPie>),
+    /// COBALT on one queue (`cobalt`) or on flow queues (`fq-cobalt`).
+    FqCobalt(Box<FqCobalt>),
 }
 
 macro_rules! dispatch {
@@ -463,6 +489,8 @@ macro_rules! dispatch {
             AqmImpl::Step($a) => $e,
             AqmImpl::Pi2($a) => $e,
             AqmImpl::DualPi2($a) => $e,
+            AqmImpl::FqPie($a) => $e,
+            AqmImpl::FqCobalt($a) => $e,
         }
     };
 }
@@ -490,7 +518,11 @@ impl AqmImpl {
             | AqmImpl::Pie(_)
             | AqmImpl::Pi2(_) => true,
             // Drop or mark at the head of the queue.
-            AqmImpl::Codel(_) | AqmImpl::FqCodel(_) | AqmImpl::DualPi2(_) => false,
+            AqmImpl::Codel(_)
+            | AqmImpl::FqCodel(_)
+            | AqmImpl::DualPi2(_)
+            | AqmImpl::FqPie(_)
+            | AqmImpl::FqCobalt(_) => false,
             // A threshold on the queue's length acts at enqueue, one on
             // the sojourn time at dequeue.
             AqmImpl::Step(s) => s.decides_at_enqueue(),
@@ -645,10 +677,12 @@ mod time_keys_tests {
             include_str!("autotune_red.rs"),
             include_str!("avq.rs"),
             include_str!("blue.rs"),
+            include_str!("cobalt.rs"),
             include_str!("codel.rs"),
             include_str!("droptail.rs"),
             include_str!("dualpi2.rs"),
             include_str!("fq_codel.rs"),
+            include_str!("fq_pie.rs"),
             include_str!("pi.rs"),
             include_str!("pi2.rs"),
             include_str!("pie.rs"),

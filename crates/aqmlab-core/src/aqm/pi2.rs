@@ -260,7 +260,7 @@ impl Aqm for Pi2 {
         q: QueueLen,
         _tx_end: SimTime,
     ) -> Verdict {
-        self.qdelay = super::pie::departing_sojourn(now, pkt, q);
+        self.qdelay = super::pie::departing_sojourn(now, pkt.enq_time, q.pkts);
         Verdict::Pass
     }
 

@@ -190,10 +190,11 @@ pub fn tune_divisor(p: f64) -> f64 {
     }
 }
 
-/// PIE's running state (the "status variables" of RFC 8033 appendix A).
+/// PIE's running state (the "status variables" of RFC 8033 appendix A),
+/// apart from its parameters: [`Pie`] has one, FQ-PIE one per flow queue
+/// (all sharing one [`PieParams`]).
 #[derive(Clone, Debug)]
-pub struct Pie {
-    p: PieParams,
+pub struct PieState {
     /// Drop probability `drop_prob_`, in [0, 1].
     drop_prob: f64,
     /// Current queuing delay (the last dequeued packet's sojourn).
@@ -206,21 +207,16 @@ pub struct Pie {
     accu_prob: f64,
 }
 
-impl Pie {
-    pub fn new(p: PieParams, _link: LinkInfo) -> Pie {
-        let burst = p.max_burst;
-        Pie {
-            p,
+impl PieState {
+    /// The state at start: `p = 0`, no delay, the full burst allowance.
+    pub fn new(p: &PieParams) -> PieState {
+        PieState {
             drop_prob: 0.0,
             qdelay: SimTime::ZERO,
             qdelay_old: SimTime::ZERO,
-            burst_allowance: burst,
+            burst_allowance: p.max_burst,
             accu_prob: 0.0,
         }
-    }
-
-    pub fn params(&self) -> &PieParams {
-        &self.p
     }
 
     /// The drop probability.
@@ -233,10 +229,17 @@ impl Pie {
         self.qdelay
     }
 
+    /// Whether the state is the idle one an update leaves unchanged but
+    /// for the burst allowance (`p = 0`, both delays zero), which the next
+    /// arrival restores anyway (section 4.4's reset condition holds).
+    #[inline]
+    pub fn is_idle(&self) -> bool {
+        self.drop_prob == 0.0 && self.qdelay == SimTime::ZERO && self.qdelay_old == SimTime::ZERO
+    }
+
     /// `calculate_drop_prob` (RFC 8033 section 4.2 and appendix A; the cap
     /// of section 5.5), run every `t_update`.
-    pub fn update(&mut self) {
-        let p = &self.p;
+    pub fn update(&mut self, p: &PieParams) {
         let cur = self.qdelay.as_secs_f64();
         let old = self.qdelay_old.as_secs_f64();
         let mut delta = p.alpha * (cur - p.target.as_secs_f64()) + p.beta * (cur - old);
@@ -257,15 +260,14 @@ impl Pie {
     /// `drop_early` (section 4.1; with section 5.4's de-randomisation):
     /// whether the arriving packet is selected for a signal.
     #[inline]
-    fn drop_early(&mut self, q: QueueLen, rng: &mut Rng) -> bool {
-        let half = SimTime(self.p.target.0 / 2);
+    fn drop_early(&mut self, p: &PieParams, q: QueueLen, rng: &mut Rng) -> bool {
+        let half = SimTime(p.target.0 / 2);
         // Safeguard to keep PIE work-conserving.
-        if (self.qdelay_old < half && self.drop_prob < 0.2)
-            || q.bytes <= 2 * self.p.mean_pkt_size as u64
+        if (self.qdelay_old < half && self.drop_prob < 0.2) || q.bytes <= 2 * p.mean_pkt_size as u64
         {
             return false;
         }
-        if !self.p.derandomize {
+        if !p.derandomize {
             return rng.bernoulli(self.drop_prob);
         }
         if self.drop_prob == 0.0 {
@@ -280,17 +282,96 @@ impl Pie {
             rng.bernoulli(self.drop_prob)
         }
     }
+
+    /// `enque` of RFC 8033 appendix A (ECN per section 5.1) for a packet
+    /// (`ect`: ECN-capable) arriving at a queue holding `q`.
+    #[inline]
+    pub fn on_arrival(&mut self, p: &PieParams, ect: bool, q: QueueLen, rng: &mut Rng) -> Verdict {
+        let half = SimTime(p.target.0 / 2);
+        if self.drop_prob == 0.0 && self.qdelay < half && self.qdelay_old < half {
+            self.burst_allowance = p.max_burst;
+        }
+        if self.burst_allowance > SimTime::ZERO || !self.drop_early(p, q, rng) {
+            return Verdict::Pass;
+        }
+        self.accu_prob = 0.0;
+        if p.ecn && ect {
+            if self.drop_prob <= p.mark_ecnth {
+                Verdict::Mark(Cause::Early)
+            } else {
+                Verdict::Drop(Cause::Forced)
+            }
+        } else {
+            Verdict::Drop(Cause::Early)
+        }
+    }
+
+    /// The timestamp method (appendix A `deque`): the delay estimate
+    /// becomes the departing packet's sojourn (`sojourn`, 0 when it leaves
+    /// its queue empty: [`departing_sojourn`]).
+    #[inline]
+    pub fn on_departure(&mut self, sojourn: SimTime) {
+        self.qdelay = sojourn;
+    }
+
+    /// Cut the remaining burst allowance to a smaller `max_burst`.
+    pub fn limit_burst(&mut self, max_burst: SimTime) {
+        self.burst_allowance = self.burst_allowance.min(max_burst);
+    }
+
+    /// `p`, `qdelay_s` and `burst_allowance_s`.
+    fn report(&self, out: &mut dyn FnMut(&'static str, f64)) {
+        out("p", self.drop_prob);
+        out("qdelay_s", self.qdelay.as_secs_f64());
+        out("burst_allowance_s", self.burst_allowance.as_secs_f64());
+    }
+}
+
+/// PIE on a link's FIFO: the parameters and one [`PieState`].
+#[derive(Clone, Debug)]
+pub struct Pie {
+    p: PieParams,
+    st: PieState,
+}
+
+impl Pie {
+    pub fn new(p: PieParams, _link: LinkInfo) -> Pie {
+        Pie {
+            st: PieState::new(&p),
+            p,
+        }
+    }
+
+    pub fn params(&self) -> &PieParams {
+        &self.p
+    }
+
+    /// The drop probability.
+    pub fn drop_prob(&self) -> f64 {
+        self.st.drop_prob
+    }
+
+    /// The current queuing delay estimate.
+    pub fn qdelay(&self) -> SimTime {
+        self.st.qdelay
+    }
+
+    /// The probability update of section 4.2 (every `t_update`).
+    pub fn update(&mut self) {
+        self.st.update(&self.p);
+    }
 }
 
 /// RFC 8033 appendix A's timestamp method (`deque`): the sojourn of the
-/// packet leaving at `now`, or 0 when it leaves the queue empty (`q` is the
-/// queue after it). PIE's and PI2's delay estimate.
+/// packet leaving at `now` that entered at `enq_time`, or 0 when it leaves
+/// the queue empty (`left`: packets in the queue after it). PIE's, PI2's
+/// and FQ-PIE's delay estimate.
 #[inline]
-pub(super) fn departing_sojourn(now: SimTime, pkt: &PacketInfo, q: QueueLen) -> SimTime {
-    if q.pkts == 0 {
+pub(super) fn departing_sojourn(now: SimTime, enq_time: SimTime, left: u32) -> SimTime {
+    if left == 0 {
         SimTime::ZERO
     } else {
-        now.saturating_sub(pkt.enq_time)
+        now.saturating_sub(enq_time)
     }
 }
 
@@ -304,23 +385,7 @@ impl Aqm for Pie {
         q: QueueLen,
         rng: &mut Rng,
     ) -> Verdict {
-        let half = SimTime(self.p.target.0 / 2);
-        if self.drop_prob == 0.0 && self.qdelay < half && self.qdelay_old < half {
-            self.burst_allowance = self.p.max_burst;
-        }
-        if self.burst_allowance > SimTime::ZERO || !self.drop_early(q, rng) {
-            return Verdict::Pass;
-        }
-        self.accu_prob = 0.0;
-        if self.p.ecn && pkt.ect {
-            if self.drop_prob <= self.p.mark_ecnth {
-                Verdict::Mark(Cause::Early)
-            } else {
-                Verdict::Drop(Cause::Forced)
-            }
-        } else {
-            Verdict::Drop(Cause::Early)
-        }
+        self.st.on_arrival(&self.p, pkt.ect, q, rng)
     }
 
     /// The timestamp method (appendix A `deque`): the dequeued packet's
@@ -333,7 +398,8 @@ impl Aqm for Pie {
         q: QueueLen,
         _tx_end: SimTime,
     ) -> Verdict {
-        self.qdelay = departing_sojourn(now, pkt, q);
+        self.st
+            .on_departure(departing_sojourn(now, pkt.enq_time, q.pkts));
         Verdict::Pass
     }
 
@@ -348,15 +414,24 @@ impl Aqm for Pie {
     /// `p`, `qdelay_s` and `burst_allowance_s`, sampled only: `p` changes
     /// every 15 ms, about as often as the queue is sampled.
     fn params(&self, out: &mut dyn FnMut(&'static str, f64)) {
-        out("p", self.drop_prob);
-        out("qdelay_s", self.qdelay.as_secs_f64());
-        out("burst_allowance_s", self.burst_allowance.as_secs_f64());
+        self.st.report(out);
     }
 
     /// `target`, `t_update`, `max_burst` (seconds), `alpha`, `beta` (Hz)
     /// and `mark_ecnth` may change during a run; p and the delays carry
     /// over, the burst allowance is cut to a smaller `max_burst`.
     fn set_param(&mut self, key: &str, value: f64) -> Result<(), String> {
+        let p = self.p.changed("PIE", key, value)?;
+        self.st.limit_burst(p.max_burst);
+        self.p = p;
+        Ok(())
+    }
+}
+
+impl PieParams {
+    /// These parameters with `key` set to `value` by a scheduled change
+    /// (`scheme` names the caller in errors), validated.
+    pub(super) fn changed(&self, scheme: &str, key: &str, value: f64) -> Result<PieParams, String> {
         const KEYS: &[&str] = &[
             "target",
             "t_update",
@@ -365,7 +440,7 @@ impl Aqm for Pie {
             "max_burst",
             "mark_ecnth",
         ];
-        let mut p = self.p.clone();
+        let mut p = self.clone();
         match key {
             "target" => p.target = change::secs(value)?,
             "t_update" => p.t_update = change::secs(value)?,
@@ -373,12 +448,10 @@ impl Aqm for Pie {
             "beta" => p.beta = value,
             "max_burst" => p.max_burst = change::secs(value)?,
             "mark_ecnth" => p.mark_ecnth = value,
-            _ => return Err(change::unknown_key("PIE", key, KEYS)),
+            _ => return Err(change::unknown_key(scheme, key, KEYS)),
         }
         p.validate("").map_err(|e| change::invalid(key, e))?;
-        self.burst_allowance = self.burst_allowance.min(p.max_burst);
-        self.p = p;
-        Ok(())
+        Ok(p)
     }
 }
 
@@ -426,26 +499,30 @@ mod tests {
         // p = 0.005 (< 0.01: divide by 8); qdelay 20 ms, old 18 ms, target 15 ms:
         // 0.125 * 0.005 + 1.25 * 0.002 = 0.000625 + 0.0025 = 0.003125;
         // / 8 = 0.000390625; p = 0.005390625.
-        s.drop_prob = 0.005;
-        s.qdelay = ms(20);
-        s.qdelay_old = ms(18);
+        s.st.drop_prob = 0.005;
+        s.st.qdelay = ms(20);
+        s.st.qdelay_old = ms(18);
         s.update();
-        assert!(close(s.drop_prob, 0.005_390_625), "{}", s.drop_prob);
-        assert_eq!(s.qdelay_old, ms(20));
+        assert!(close(s.st.drop_prob, 0.005_390_625), "{}", s.st.drop_prob);
+        assert_eq!(s.st.qdelay_old, ms(20));
         // p = 0.2 (no scaling): qdelay 10 ms, old 20 ms:
         // 0.125 * (-0.005) + 1.25 * (-0.01) = -0.000625 - 0.0125 = -0.013125;
         // p = 0.186875.
-        s.drop_prob = 0.2;
-        s.qdelay = ms(10);
+        s.st.drop_prob = 0.2;
+        s.st.qdelay = ms(10);
         s.update();
-        assert!(close(s.drop_prob, 0.186_875), "{}", s.drop_prob);
+        assert!(close(s.st.drop_prob, 0.186_875), "{}", s.st.drop_prob);
         // From p = 0 the first step is divided by 2048: qdelay 30 ms, old 10 ms:
         // 0.125 * 0.015 + 1.25 * 0.02 = 0.001875 + 0.025 = 0.026875;
         // / 2048 = 1.31225586e-5.
-        s.drop_prob = 0.0;
-        s.qdelay = ms(30);
+        s.st.drop_prob = 0.0;
+        s.st.qdelay = ms(30);
         s.update();
-        assert!(close(s.drop_prob, 0.026_875 / 2048.0), "{}", s.drop_prob);
+        assert!(
+            close(s.st.drop_prob, 0.026_875 / 2048.0),
+            "{}",
+            s.st.drop_prob
+        );
     }
 
     #[test]
@@ -453,30 +530,30 @@ mod tests {
         let mut s = pie();
         // p = 0.5, qdelay 200 ms, old 100 ms: 0.125 * 0.185 + 1.25 * 0.1 =
         // 0.148125, capped at 0.02 (section 5.5): p = 0.52.
-        s.drop_prob = 0.5;
-        s.qdelay = ms(200);
-        s.qdelay_old = ms(100);
+        s.st.drop_prob = 0.5;
+        s.st.qdelay = ms(200);
+        s.st.qdelay_old = ms(100);
         s.update();
-        assert!(close(s.drop_prob, 0.52), "{}", s.drop_prob);
+        assert!(close(s.st.drop_prob, 0.52), "{}", s.st.drop_prob);
         // Without the cap: 0.52 + 0.125 * 0.185 + 0 = 0.543125.
         s.p.cap_drop_adjustment = false;
         s.update();
-        assert!(close(s.drop_prob, 0.543_125), "{}", s.drop_prob);
+        assert!(close(s.st.drop_prob, 0.543_125), "{}", s.st.drop_prob);
         // Bounded at 1: p = 0.99 + 0.125 * 0.185 + 0 = 1.013125 -> 1.
-        s.drop_prob = 0.99;
+        s.st.drop_prob = 0.99;
         s.update();
-        assert_eq!(s.drop_prob, 1.0);
+        assert_eq!(s.st.drop_prob, 1.0);
         // Both delays zero: p = (0.3 + 0.125 * (-0.015)) * 0.98
         // = (0.3 - 0.001875) * 0.98 = 0.2921625.
-        s.drop_prob = 0.3;
-        s.qdelay = SimTime::ZERO;
-        s.qdelay_old = SimTime::ZERO;
+        s.st.drop_prob = 0.3;
+        s.st.qdelay = SimTime::ZERO;
+        s.st.qdelay_old = SimTime::ZERO;
         s.update();
-        assert!(close(s.drop_prob, 0.292_162_5), "{}", s.drop_prob);
+        assert!(close(s.st.drop_prob, 0.292_162_5), "{}", s.st.drop_prob);
         // Bounded at 0: p = 1e-7 + (-0.001875) / 2048 < 0 -> 0.
-        s.drop_prob = 1e-7;
+        s.st.drop_prob = 1e-7;
         s.update();
-        assert_eq!(s.drop_prob, 0.0);
+        assert_eq!(s.st.drop_prob, 0.0);
     }
 
     #[test]
@@ -487,18 +564,18 @@ mod tests {
             size: 500,
             ..PacketInfo::default()
         };
-        s.drop_prob = 1.0;
-        s.qdelay = ms(100);
-        s.qdelay_old = ms(100);
+        s.st.drop_prob = 1.0;
+        s.st.qdelay = ms(100);
+        s.st.qdelay_old = ms(100);
         // 150 ms of allowance: nothing is dropped for 10 updates of 15 ms.
         for _ in 0..9 {
             s.update();
-            s.drop_prob = 1.0;
+            s.st.drop_prob = 1.0;
             assert_eq!(s.on_enqueue(ms(0), &pkt, q(50), &mut rng), Verdict::Pass);
         }
         s.update();
-        assert_eq!(s.burst_allowance, SimTime::ZERO);
-        s.drop_prob = 1.0;
+        assert_eq!(s.st.burst_allowance, SimTime::ZERO);
+        s.st.drop_prob = 1.0;
         assert_eq!(
             s.on_enqueue(ms(0), &pkt, q(50), &mut rng),
             Verdict::Drop(Cause::Early)
@@ -506,11 +583,11 @@ mod tests {
         // Work-conserving safeguard: two packets queued (1000 bytes = 2 x 500).
         assert_eq!(s.on_enqueue(ms(0), &pkt, q(2), &mut rng), Verdict::Pass);
         // Reset: p = 0 and both delays below 7.5 ms restore 150 ms.
-        s.drop_prob = 0.0;
-        s.qdelay = ms(7);
-        s.qdelay_old = ms(7);
+        s.st.drop_prob = 0.0;
+        s.st.qdelay = ms(7);
+        s.st.qdelay_old = ms(7);
         assert_eq!(s.on_enqueue(ms(0), &pkt, q(50), &mut rng), Verdict::Pass);
-        assert_eq!(s.burst_allowance, MAX_BURST);
+        assert_eq!(s.st.burst_allowance, MAX_BURST);
     }
 
     #[test]
@@ -518,15 +595,15 @@ mod tests {
         let mut s = pie();
         let mut rng = Rng::new(1, Stream::Aqm(0));
         let pkt = PacketInfo::default();
-        s.burst_allowance = SimTime::ZERO;
+        s.st.burst_allowance = SimTime::ZERO;
         // qdelay_old 5 ms < 7.5 ms and p 0.19 < 0.2: never drop.
-        s.drop_prob = 0.19;
-        s.qdelay_old = ms(5);
+        s.st.drop_prob = 0.19;
+        s.st.qdelay_old = ms(5);
         for _ in 0..1000 {
             assert_eq!(s.on_enqueue(ms(0), &pkt, q(50), &mut rng), Verdict::Pass);
         }
         // p 0.2: the random test applies; about 20 % dropped.
-        s.drop_prob = 0.2;
+        s.st.drop_prob = 0.2;
         let n = 100_000;
         let drops = (0..n)
             .filter(|_| s.on_enqueue(ms(0), &pkt, q(50), &mut rng) != Verdict::Pass)
@@ -538,21 +615,21 @@ mod tests {
     fn ecn_marks_up_to_mark_ecnth() {
         let mut s = pie();
         s.p.ecn = true;
-        s.burst_allowance = SimTime::ZERO;
-        s.qdelay_old = ms(20);
+        s.st.burst_allowance = SimTime::ZERO;
+        s.st.qdelay_old = ms(20);
         let mut rng = Rng::new(1, Stream::Aqm(0));
         let ect = PacketInfo {
             ect: true,
             ..PacketInfo::default()
         };
         let plain = PacketInfo::default();
-        s.drop_prob = 0.1;
+        s.st.drop_prob = 0.1;
         let v: Vec<Verdict> = (0..2000)
             .map(|_| s.on_enqueue(ms(0), &ect, q(50), &mut rng))
             .filter(|v| *v != Verdict::Pass)
             .collect();
         assert!(!v.is_empty() && v.iter().all(|v| *v == Verdict::Mark(Cause::Early)));
-        s.drop_prob = 1.0;
+        s.st.drop_prob = 1.0;
         assert_eq!(
             s.on_enqueue(ms(0), &ect, q(50), &mut rng),
             Verdict::Drop(Cause::Forced)
@@ -567,14 +644,14 @@ mod tests {
     fn derandomisation() {
         let mut s = pie();
         s.p.derandomize = true;
-        s.burst_allowance = SimTime::ZERO;
-        s.qdelay_old = ms(20);
+        s.st.burst_allowance = SimTime::ZERO;
+        s.st.qdelay_old = ms(20);
         let mut rng = Rng::new(1, Stream::Aqm(0));
         let pkt = PacketInfo::default();
         // p = 0.01: accu_prob reaches 0.85 only at the 85th arrival, so the
         // first 84 pass; a drop is certain once accu_prob >= 8.5, at the
         // 850th arrival (the 851st with the rounding of 0.01 summed in f64).
-        s.drop_prob = 0.01;
+        s.st.drop_prob = 0.01;
         for i in 0..84 {
             assert_eq!(
                 s.on_enqueue(ms(0), &pkt, q(50), &mut rng),
@@ -590,7 +667,7 @@ mod tests {
             }
         }
         assert!((85..=851).contains(&since), "{since}");
-        assert_eq!(s.accu_prob, 0.0);
+        assert_eq!(s.st.accu_prob, 0.0);
     }
 
     #[test]
@@ -601,10 +678,10 @@ mod tests {
             ..PacketInfo::default()
         };
         s.on_dequeue(ms(32), &pkt, q(3), ms(33));
-        assert_eq!(s.qdelay, ms(22));
+        assert_eq!(s.st.qdelay, ms(22));
         // The last packet leaves: no queue, no delay.
         s.on_dequeue(ms(40), &pkt, q(0), ms(41));
-        assert_eq!(s.qdelay, SimTime::ZERO);
+        assert_eq!(s.st.qdelay, SimTime::ZERO);
         assert_eq!(s.tick_interval(), Some(ms(15)));
         let mut names = Vec::new();
         Aqm::params(&s, &mut |n, _| names.push(n));
@@ -614,23 +691,23 @@ mod tests {
     #[test]
     fn set_param_applies_from_the_next_update() {
         let mut s = pie();
-        s.drop_prob = 0.2;
-        s.qdelay = ms(30);
-        s.qdelay_old = ms(30);
+        s.st.drop_prob = 0.2;
+        s.st.qdelay = ms(30);
+        s.st.qdelay_old = ms(30);
         s.set_param("target", 0.025).unwrap(); // "25ms" arrives as 0.025 s
         s.set_param("alpha", 0.5).unwrap();
         s.set_param("beta", 2.0).unwrap();
         s.set_param("t_update", 0.030).unwrap();
         assert_eq!(s.tick_interval(), Some(ms(30)));
-        assert_eq!(s.drop_prob, 0.2, "p carries over");
+        assert_eq!(s.st.drop_prob, 0.2, "p carries over");
         // p = 0.2 (no scaling), qdelay 30 ms = old, target 25 ms:
         // 0.5 * 0.005 + 2 * 0 = 0.0025; p = 0.2025.
         s.update();
-        assert!(close(s.drop_prob, 0.2025), "{}", s.drop_prob);
+        assert!(close(s.st.drop_prob, 0.2025), "{}", s.st.drop_prob);
         // The burst allowance (150 ms less one 30 ms update = 120 ms) is cut to 50 ms.
-        assert_eq!(s.burst_allowance, ms(120));
+        assert_eq!(s.st.burst_allowance, ms(120));
         s.set_param("max_burst", 0.05).unwrap();
-        assert_eq!(s.burst_allowance, ms(50));
+        assert_eq!(s.st.burst_allowance, ms(50));
         s.set_param("mark_ecnth", 0.3).unwrap();
         assert_eq!((s.p.max_burst, s.p.mark_ecnth), (ms(50), 0.3));
     }

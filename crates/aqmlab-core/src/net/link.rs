@@ -24,6 +24,26 @@ use crate::scenario::{Buffer, LossSpec};
 use crate::units::{BitRate, SimTime};
 use std::collections::VecDeque;
 
+/// `$e` with `$fq` bound to the AQM's flow-queue scheduler (FQ-CoDel,
+/// FQ-PIE, COBALT), else `$other`: one arm per scheduler type, each compiled for
+/// its own per-queue AQM.
+/// In the per-packet paths the other schedulers' arm (`others:`) calls
+/// their outlined enqueue and dequeue, so that only FQ-CoDel's code is
+/// inlined there.
+macro_rules! flow_queues {
+    ($aqm:expr, $fq:ident => $e:expr, _ => $other:expr) => {
+        flow_queues!($aqm, $fq => $e, others: $fq => $e, _ => $other)
+    };
+    ($aqm:expr, $fq:ident => $e:expr, others: $fq2:ident => $e2:expr, _ => $other:expr) => {
+        match $aqm {
+            AqmImpl::FqCodel($fq) => $e,
+            AqmImpl::FqPie($fq2) => $e2,
+            AqmImpl::FqCobalt($fq2) => $e2,
+            _ => $other,
+        }
+    };
+}
+
 /// Random loss on the wire.
 #[derive(Clone, Debug)]
 pub enum LossModel {
@@ -239,7 +259,13 @@ impl Link {
             delay,
             limit,
             droptail: matches!(aqm, AqmImpl::DropTail(_)),
-            fq: matches!(aqm, AqmImpl::FqCodel(_) | AqmImpl::DualPi2(_)),
+            fq: matches!(
+                aqm,
+                AqmImpl::FqCodel(_)
+                    | AqmImpl::DualPi2(_)
+                    | AqmImpl::FqPie(_)
+                    | AqmImpl::FqCobalt(_)
+            ),
             planned: false,
             plan: VecDeque::new(),
             aqm: Box::new(aqm),
@@ -441,11 +467,11 @@ impl Link {
     #[inline]
     pub fn qlen(&self) -> QueueLen {
         if self.fq {
-            match &*self.aqm {
-                AqmImpl::FqCodel(fq) => return fq.qlen(),
-                AqmImpl::DualPi2(d) => return d.qlen(),
-                _ => {}
-            }
+            flow_queues!(&*self.aqm, fq => return fq.qlen(), _ => {
+                if let AqmImpl::DualPi2(d) = &*self.aqm {
+                    return d.qlen();
+                }
+            });
         }
         if self.cut_through {
             // Admitted packets count as departed (see `pass_through`).
@@ -609,11 +635,9 @@ impl Link {
     /// enforces the buffer limit by dropping from its largest flow queue
     /// (overflow drops, RFC 8290 section 4.1).
     fn offer_fq(&mut self, now: SimTime, id: PktId, arena: &mut Arena) -> Offer {
-        let fq = match &mut *self.aqm {
-            AqmImpl::FqCodel(fq) => fq,
-            AqmImpl::DualPi2(_) => return self.offer_dual(now, id, arena),
-            _ => unreachable!("offer_fq is called for FQ-CoDel and DualPI2 only"),
-        };
+        if let AqmImpl::DualPi2(_) = &*self.aqm {
+            return self.offer_dual(now, id, arena);
+        }
         let p = arena.get_mut(id);
         self.stats.arrivals += 1;
         self.stats.arrival_bytes += p.size as u64;
@@ -623,16 +647,53 @@ impl Link {
             id,
             size: p.size,
             enq_time: now,
-            ect: p.ecn.capable(),
+            ecn: p.ecn,
         };
-        fq.enqueue(
-            pkt,
-            p.flow,
-            self.limit,
-            &mut self.aqm_rng,
-            &mut self.evicted,
-        );
-        let q = fq.qlen();
+        let (verdict, q) = flow_queues!(&mut *self.aqm, fq => {
+            let v = fq.enqueue(
+                pkt,
+                p.flow,
+                self.limit,
+                self.busy_until,
+                &mut self.aqm_rng,
+                &mut self.evicted,
+            );
+            (v, fq.qlen())
+        }, others: fq => {
+            let v = fq.enqueue_outlined(
+                pkt,
+                p.flow,
+                self.limit,
+                self.busy_until,
+                &mut self.aqm_rng,
+                &mut self.evicted,
+            );
+            (v, fq.qlen())
+        }, _ => unreachable!("offer_fq is called for the flow schedulers and DualPI2 only"));
+        if verdict != Verdict::Pass {
+            // An enqueue-time AQM (FQ-PIE) dropped or marked the arrival.
+            let info = PacketInfo {
+                size: p.size,
+                ect: p.ecn.capable(),
+                ecn: p.ecn,
+                flow: p.flow,
+                flags: p.flags,
+                seq: p.seq,
+                enq_time: now,
+            };
+            match verdict {
+                Verdict::Drop(c) => {
+                    self.count_signal(now, &info, false, c);
+                    self.stats.data_drops += u64::from(p.flags & flags::DATA != 0);
+                    return Offer::Dropped;
+                }
+                Verdict::Mark(c) => {
+                    p.ecn = Ecn::Ce;
+                    self.count_signal(now, &info, true, c);
+                }
+                Verdict::Pass => {}
+            }
+        }
         if let Some(m) = self.monitor.as_mut() {
             m.set(now, q.pkts, q.bytes);
         }
@@ -710,29 +771,31 @@ impl Link {
             return None;
         }
         if self.fq {
-            match &mut *self.aqm {
-                AqmImpl::FqCodel(fq) => {
-                    let (pkt, verdict) = fq.dequeue(now)?;
-                    let q = fq.qlen();
-                    if let Some(m) = self.monitor.as_mut() {
-                        m.set(now, q.pkts, q.bytes);
-                    }
-                    let tx_end = now + self.tx_time(pkt.size);
-                    return self.start(now, pkt.id, pkt.size, tx_end, verdict, arena);
+            let next = flow_queues!(&mut *self.aqm, fq => {
+                let (pkt, verdict) = fq.dequeue(now, &mut self.aqm_rng)?;
+                Some((pkt, verdict, fq.qlen()))
+            }, others: fq => {
+                let (pkt, verdict) = fq.dequeue_outlined(now, &mut self.aqm_rng)?;
+                Some((pkt, verdict, fq.qlen()))
+            }, _ => None);
+            if let Some((pkt, verdict, q)) = next {
+                if let Some(m) = self.monitor.as_mut() {
+                    m.set(now, q.pkts, q.bytes);
                 }
-                AqmImpl::DualPi2(d) => {
-                    let (pkt, class, verdict) = d.dequeue(now, &mut self.aqm_rng)?;
-                    let q = d.qlen();
-                    if let Some(m) = self.monitor.as_mut() {
-                        m.set(now, q.pkts, q.bytes);
-                        if !matches!(verdict, Verdict::Drop(_)) {
-                            m.class_sojourn(class as usize, now - pkt.enq_time);
-                        }
+                let tx_end = now + self.tx_time(pkt.size);
+                return self.start(now, pkt.id, pkt.size, tx_end, verdict, arena);
+            }
+            if let AqmImpl::DualPi2(d) = &mut *self.aqm {
+                let (pkt, class, verdict) = d.dequeue(now, &mut self.aqm_rng)?;
+                let q = d.qlen();
+                if let Some(m) = self.monitor.as_mut() {
+                    m.set(now, q.pkts, q.bytes);
+                    if !matches!(verdict, Verdict::Drop(_)) {
+                        m.class_sojourn(class as usize, now - pkt.enq_time);
                     }
-                    let tx_end = now + self.tx_time(pkt.size);
-                    return self.start(now, pkt.id, pkt.size, tx_end, verdict, arena);
                 }
-                _ => {}
+                let tx_end = now + self.tx_time(pkt.size);
+                return self.start(now, pkt.id, pkt.size, tx_end, verdict, arena);
             }
         }
         let id = self.fifo.pop_front()? as PktId;
@@ -902,11 +965,11 @@ impl Link {
     #[inline]
     pub fn has_waiting(&self) -> bool {
         if self.fq {
-            match &*self.aqm {
-                AqmImpl::FqCodel(fq) => return !fq.is_empty(),
-                AqmImpl::DualPi2(d) => return !d.is_empty(),
-                _ => {}
-            }
+            flow_queues!(&*self.aqm, fq => return !fq.is_empty(), _ => {
+                if let AqmImpl::DualPi2(d) = &*self.aqm {
+                    return !d.is_empty();
+                }
+            });
         }
         debug_assert!(!self.cut_through && !self.planned);
         !self.fifo.is_empty()
@@ -933,10 +996,8 @@ impl Link {
     /// Packets waiting in the queue (FQ-CoDel's: flow queue by flow queue;
     /// DualPI2's: the L queue, then the C queue).
     pub fn waiting(&self) -> impl Iterator<Item = PktId> + '_ {
-        let fq = match &*self.aqm {
-            AqmImpl::FqCodel(fq) => Some(fq.iter().map(|q| q.id)),
-            _ => None,
-        };
+        let fq: Option<Box<dyn Iterator<Item = PktId>>> = flow_queues!(&*self.aqm,
+            fq => Some(Box::new(fq.iter().map(|q| q.id))), _ => None);
         let dual = match &*self.aqm {
             AqmImpl::DualPi2(d) => Some(d.iter().map(|h| h.id)),
             _ => None,
