@@ -94,16 +94,7 @@ impl Dctcp {
     /// `snd_max` (one past the highest segment sent). Returns whether it
     /// closed an observation window (alpha updated).
     pub fn on_ack(&mut self, newly: u64, dup: bool, ece: bool, snd_una: u64, snd_max: u64) -> bool {
-        let delivered = if dup {
-            self.dup_credit += 1;
-            1
-        } else if newly > 0 {
-            let n = newly.saturating_sub(self.dup_credit).max(1);
-            self.dup_credit = 0;
-            n
-        } else {
-            0
-        };
+        let delivered = delivered(&mut self.dup_credit, newly, dup);
         self.acked += delivered;
         if ece {
             self.marked += delivered;
@@ -185,6 +176,24 @@ impl TcpFlow {
             Some(State::Prague(p)) => Some(p.alpha()),
             _ => None,
         }
+    }
+}
+
+/// Segments an ACK delivered, as alpha counts them (module head): one per
+/// duplicate ACK, and for an ACK that advances the window the segments it
+/// covers less those the duplicates already counted, at least one;
+/// `dup_credit` carries the duplicates' count between ACKs. Prague counts
+/// alike.
+pub(super) fn delivered(dup_credit: &mut u64, newly: u64, dup: bool) -> u64 {
+    if dup {
+        *dup_credit += 1;
+        1
+    } else if newly > 0 {
+        let n = newly.saturating_sub(*dup_credit).max(1);
+        *dup_credit = 0;
+        n
+    } else {
+        0
     }
 }
 

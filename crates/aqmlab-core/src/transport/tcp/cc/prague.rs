@@ -265,16 +265,7 @@ impl Prague {
     /// ACK (one segment), all CE-marked if `ece` (the exact echo, module
     /// head). Returns the segments it delivered.
     pub fn count(&mut self, newly: u64, dup: bool, ece: bool) -> u64 {
-        let delivered = if dup {
-            self.dup_credit += 1;
-            1
-        } else if newly > 0 {
-            let n = newly.saturating_sub(self.dup_credit).max(1);
-            self.dup_credit = 0;
-            n
-        } else {
-            0
-        };
+        let delivered = super::dctcp::delivered(&mut self.dup_credit, newly, dup);
         self.acked += delivered;
         if ece {
             self.marked += delivered;
