@@ -42,7 +42,7 @@
 //!   With many flows each holding one or two packets the difference is
 //!   large: under `"flow"` such flows are never signalled.
 //! - ECN (section 5.2.6): with `ecn` on, CoDel marks ECN-capable packets
-//!   instead of dropping them. CoDel signals have cause [`Cause::Early`](crate::aqm::Cause::Early).
+//!   instead of dropping them. CoDel signals have cause [`Cause::Early`].
 //! - CE threshold (Linux `fq_codel`'s `ce_threshold` with its selector
 //!   set to ECT(1); ns-3's `UseL4s` mode): off unless `ce_threshold` is
 //!   given. An ECT(1) packet that CoDel passes is CE-marked when its

@@ -308,7 +308,7 @@ impl PieState {
 
     /// The timestamp method (appendix A `deque`): the delay estimate
     /// becomes the departing packet's sojourn (`sojourn`, 0 when it leaves
-    /// its queue empty: [`departing_sojourn`]).
+    /// its queue empty: `departing_sojourn`).
     #[inline]
     pub fn on_departure(&mut self, sojourn: SimTime) {
         self.qdelay = sojourn;
