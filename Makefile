@@ -96,9 +96,9 @@ BENCH := $$(if [ "$(USE_PGO)" = yes ]; then echo env $(PGO_ENV); fi) cargo run -
 demo: build
 	$(VENV)/bin/aqmlab demo
 
-# Every check, in timed stages (tools/test_stages.sh): the build beside the Rust checks, then pytest
-# and the cross-checks (pytest -m crosscheck) in two jobs beside the real-time runs; the stage
-# times are printed at the end.
+# Every check, in timed stages (tools/test_stages.sh): the build beside the Rust checks, pytest beside
+# the ns-2 cross-check and the real-time runs, then the other slow cross-checks (pytest -m
+# crosscheck); the stage times are printed at the end.
 test: venv
 	MAKE="$(MAKE)" VENV="$(VENV)" tools/test_stages.sh
 

@@ -8,12 +8,11 @@
 #                wheel (the browser test, the cross-checks, the capture test), in this order;
 #                beside them cargo fmt, clippy, doc and test (make test-rust), whose release
 #                builds are single-threaded where the engine's are (codegen-units = 1)
-#   python+crosscheck   every pytest test in two jobs of about the same length on the
-#                machine's two cores, at a lower CPU priority (nice 10): the tests but the cross-checks,
-#                then the ns-2.35 cross-check's longest test; the rest of the ns-2 module, then
-#                the other cross-checks (ns-3.44, every preset in quick form). Beside them the
-#                runs that wait on the clock rather than the CPU: the testbed's real-time runs
-#                (its router at nice -10) and the wheel installed in a fresh venv
+#   python+ns2   pytest, every test but the cross-checks, beside the ns-2.35 cross-check (its
+#                longest test after the others), both at a lower CPU priority (nice 10); beside
+#                them the runs that wait on the clock rather than the CPU: the testbed's
+#                real-time runs (its router at nice -10) and the wheel installed in a fresh venv
+#   crosscheck   pytest -m crosscheck, the rest: ns-3.44, every preset in quick form
 set -uo pipefail
 cd "$(dirname "$0")/.."
 MAKE=${MAKE:-make}
@@ -26,9 +25,9 @@ report() {
     echo
     echo "stage times:"
     for i in "${!names[@]}"; do
-        printf '  %-18s %5d s\n' "${names[$i]}" "${secs[$i]}"
+        printf '  %-12s %5d s\n' "${names[$i]}" "${secs[$i]}"
     done
-    printf '  %-18s %5d s\n' "total" "$(($(date +%s) - total0))"
+    printf '  %-12s %5d s\n' "total" "$(($(date +%s) - total0))"
 }
 
 stage() {
@@ -100,31 +99,28 @@ stage build+rust jobs_beside "make wheel, lint, then browser ns2 ns3 tshark" bui
 wheel=$(ls -t dist/aqmlab-*.whl 2>/dev/null | head -n 1)
 export AQMLAB_WHEEL=$wheel
 
-# The tests but the cross-checks, then the ns-2 module's longest test (six 40 s ns-2 runs of web
-# traffic at 100 Mbit/s, two at a time), in one job; the rest of the ns-2 module, then the other
-# cross-checks, in the other. Both yield the CPU to a third job, the runs that wait on the clock.
+# The tests but the cross-checks run beside the ns-2.35 cross-check, in two jobs of about the same
+# length on the machine's two cores: the ns-2 module's longest test (six 40 s ns-2 runs of web
+# traffic at 100 Mbit/s, two at a time) follows the other tests, and the rest of the module runs
+# beside them. Both yield the CPU to a third job, the runs that wait on the clock.
 NS2=tests/test_ns2_crosscheck.py
 NS2_LONG=$NS2::test_open_pages_and_a_common_start_give_the_papers_collapse_in_ns2_and_ours
 CLOCK=(tests/test_testbed.py tests/test_wheel.py)
-# pytest at nice 10, status 5 (nothing collected) as success.
-nice_pytest() {
-    nice -n 10 "$PY" -m pytest -p no:cacheprovider "$@"
-    local s=$?
-    [ "$s" -eq 0 ] || [ "$s" -eq 5 ]
-}
 python_then_long() {
-    nice_pytest -q -m "not crosscheck" && nice_pytest -q -m crosscheck --durations=3 "$NS2_LONG"
+    nice -n 10 bash -c "$(declare -f pytest_stage); PY=$PY
+        pytest_stage -q -p no:cacheprovider -m 'not crosscheck' &&
+            pytest_stage -q -p no:cacheprovider -m crosscheck --durations=3 '$NS2_LONG'"
 }
-ns2_rest_then_crosschecks() {
-    nice_pytest -q -m crosscheck --durations=10 "$NS2" --deselect "$NS2_LONG" &&
-        nice_pytest -q -m crosscheck --durations=15 --ignore="$NS2" "${CLOCK[@]/#/--ignore=}"
+ns2_rest() {
+    nice -n 10 "$PY" -m pytest -q -p no:cacheprovider -m crosscheck --durations=10 "$NS2" \
+        --deselect "$NS2_LONG"
 }
 clock_bound() {
     pytest_stage -q -p no:cacheprovider -m crosscheck --durations=5 "${CLOCK[@]}"
 }
-stage python+crosscheck jobs_beside \
-    "pytest -m 'not crosscheck', then $NS2_LONG" python_then_long \
-    "pytest -m crosscheck $NS2 (but the test above), then the other cross-checks" \
-    ns2_rest_then_crosschecks \
+stage python+ns2 jobs_beside "pytest -m 'not crosscheck', then $NS2_LONG" python_then_long \
+    "pytest -m crosscheck $NS2 (but the test above)" ns2_rest \
     "pytest -m crosscheck ${CLOCK[*]} (the testbed's real-time runs, the wheel)" clock_bound
+stage crosscheck pytest_stage -q -m crosscheck --durations=15 --ignore="$NS2" \
+    "${CLOCK[@]/#/--ignore=}"
 report
