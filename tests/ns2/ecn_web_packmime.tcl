@@ -20,6 +20,7 @@ Agent/TCP/FullTcp set segsize_ 1460
 Agent/TCP/FullTcp set ecn_ $ecn
 if {$ecnplus} { Agent/TCP/FullTcp set ecn_syn_ true }
 source [file join [file dirname [info script]] red_star.tcl]
+source [file join [file dirname [info script]] fast_init.tcl]
 red_star $ecn
 set c [$ns node]
 set s [$ns node]

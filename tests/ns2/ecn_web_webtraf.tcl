@@ -56,6 +56,7 @@ Agent/TCP set ecn_ $ecn
 Agent/TCP set packetSize_ 1460
 if {$ecnplus} { Agent/TCPSink set ecn_syn_ true }
 source [file join [file dirname [info script]] red_star.tcl]
+source [file join [file dirname [info script]] fast_init.tcl]
 red_star $ecn
 set r1 [$ns node]
 set r2 [$ns node]
