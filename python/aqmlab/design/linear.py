@@ -21,7 +21,9 @@ operating point, R = Tp + q0 / C. Controllers:
   (s + alpha / T_s) / s: a PI controller.
 
 Frequency responses of the rational part come from ``scipy.signal.freqs``;
-the delay multiplies them as e^{-j w R}.
+the delay multiplies them as e^{-j w R}. SciPy is imported where it is first
+used: loading ``scipy.signal`` takes over a second, which every ``aqmlab design``
+command would otherwise pay before it reads its arguments.
 """
 
 from __future__ import annotations
@@ -32,7 +34,6 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
-from scipy import optimize, signal
 
 from aqmlab.design.model import Avq, DesignError, Law, Network, Pi, Red, Rem
 
@@ -90,6 +91,8 @@ def operating_point(law: Law, net: Network) -> OperatingPoint:
             # pinned there (forced drops above max_th, or the buffer).
             return at(top, "overflow" if top >= net.buffer else "saturated", top)
         lo = law.min_th
+        from scipy import optimize
+
         q = optimize.brentq(f, lo, top * (1 - 1e-12), xtol=1e-10)
         return at(q, "aqm", q)
     if isinstance(law, (Pi, Rem)):
@@ -158,12 +161,16 @@ class Loop:
 
     def response(self, w: npt.ArrayLike) -> npt.NDArray[np.complex128]:
         """L(j w) for angular frequencies w (rad/s, > 0)."""
+        from scipy import signal
+
         w = np.atleast_1d(np.asarray(w, dtype=float))
         _, h = signal.freqs(self.num, self.den, worN=w)
         return np.asarray(h * np.exp(-1j * w * self.delay), dtype=np.complex128)
 
     def phase(self, w: npt.ArrayLike) -> npt.NDArray[np.float64]:
         """The phase of L(j w) in degrees, continuous from w -> 0 (w sorted)."""
+        from scipy import signal
+
         w = np.atleast_1d(np.asarray(w, dtype=float))
         _, h = signal.freqs(self.num, self.den, worN=w)
         # At the grid's low end the rational part's phase is about -90 k
@@ -182,6 +189,8 @@ class Loop:
         return np.asarray(np.logspace(math.log10(lo), math.log10(hi), n), dtype=np.float64)
 
     def margins(self) -> Margins:
+        from scipy import optimize
+
         w = self.grid()
         mag = np.abs(self.response(w))
         ph = self.phase(w)
