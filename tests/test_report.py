@@ -791,3 +791,24 @@ def test_phase_bars_of_many_settings_keep_a_sane_size(own: Path) -> None:
     w, h = struct.unpack(">II", png.read_bytes()[16:24])
     # One phase, three settings: a group of bars per setting in one panel.
     assert w <= 1300 and 1.2 <= w / h <= 2.5, (w, h)
+
+
+def test_a_cdf_is_drawn_with_few_points_and_stays_within_its_bound() -> None:
+    """A step CDF of 50 000 values is drawn with at most 2 n + 2 of them; read as steps
+    (``where="post"``) the thinned curve is within 1 / n of the whole one at every value, and
+    its tail 1 - p within a factor 10^(12 / n) down to the last value; 2 n values or fewer are
+    drawn as they are."""
+    from aqmlab.report.figures import cdf_steps
+
+    rng = np.random.default_rng(1)
+    x = np.sort(rng.pareto(1.2, 50_000))
+    p = np.arange(1, len(x) + 1) / len(x)
+    n = 200
+    tx, tp = cdf_steps(x, p, n)
+    assert len(tx) <= 2 * n + 2 and tx[0] == x[0] and tx[-1] == x[-1] and tp[-1] == p[-1]
+    drawn = tp[np.searchsorted(tx, x, side="right") - 1]
+    assert np.all(p - drawn <= 1.0 / n + 1e-12) and np.all(drawn <= p)
+    tail = (p < 1.0) & (drawn < 1.0)
+    assert np.all((1 - drawn[tail]) / (1 - p[tail]) <= 10 ** (12 / n) * (1 + 1e-9))
+    small = x[: 2 * n]
+    assert cdf_steps(small, p[: 2 * n], n)[0] is small
