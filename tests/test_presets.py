@@ -44,6 +44,7 @@ DERIVED = {
     "goodput_bytes",
     "goodput_all",
     "goodput_ratio",
+    "group_goodput",
     "response_mean",
     "loss_sync",
 }
