@@ -193,11 +193,6 @@ class Case:
     def toml(self, seed: int) -> str:
         tcp = "".join(f"{k} = {v}\n" for k, v in self.tcp_keys().items())
         lo, hi = self.access_delay_ms
-        # A DCTCP socket in ns-3 (as in Linux) sends its SYN ECT(0), so a step queue above K marks
-        # it; aqmlab's SYN is never ECT (docs/tcp.md, "Not modelled") and the step queue drops
-        # it, which kept 2 of 20 flows from starting for the whole run (seed 1). aqmlab's DCTCP
-        # flows start without a handshake (ns-3's start one round trip later).
-        handshake = "false" if self.variant == "dctcp" else "true"
         return f"""duration = "{self.duration_s}s"
 seed = {seed}
 [topology]
@@ -216,7 +211,7 @@ ecn = {"true" if self.ecn else "false"}
 {tcp}[[traffic]]
 kind = "bulk"
 flows = {self.flows}
-handshake = {handshake}
+handshake = true
 start = {{ uniform = ["0s", "{self.start_spread_s}s"] }}
 [metrics]
 sample_interval = "100ms"

@@ -32,7 +32,7 @@ impl TcpFlow {
             ts: now,
             size: HEADER_BYTES,
             flags: flags::SYN,
-            ecn: Ecn::NotEct, // RFC 3168 section 6.1.1: a SYN is never ECT.
+            ecn: self.syn_ecn(),
             from_sender: true,
         });
         self.rto_deadline = Some(now + self.rto);
@@ -171,7 +171,7 @@ impl TcpFlow {
             ts: now,
             size: HEADER_BYTES,
             flags: flags::SYN,
-            ecn: Ecn::NotEct, // RFC 3168 section 6.1.1
+            ecn: self.syn_ecn(),
             from_sender: false,
         });
         self.client_deadline = Some(now + self.c_rto);
@@ -327,20 +327,41 @@ impl TcpFlow {
         }
     }
 
-    /// The SYN/ACK: ECT(0) with ECN+ (`000_0675317d310dd341.txt`), else
-    /// not-ECT as RFC 3168 section 6.1.1 has it.
+    /// The server's SYN/ACK.
     fn send_synack(&mut self, now: SimTime, out: &mut Vec<Seg>) {
         self.synack_sent_at = now;
         self.stats.synacks_sent += 1;
-        let plus = self.cfg.tcp.ecn && self.cfg.tcp.ecn_plus;
         out.push(Seg {
             seq: 0,
             ts: now,
             size: HEADER_BYTES,
             flags: flags::SYN | flags::ACK,
-            ecn: if plus { Ecn::Ect0 } else { Ecn::NotEct },
+            ecn: self.synack_ecn(),
             from_sender: true,
         });
+    }
+
+    /// The ECN field of a SYN: not-ECT, as RFC 3168 section 6.1.1 has it,
+    /// but for a congestion control that needs ECN (DCTCP, Prague), whose
+    /// every packet carries its codepoint: Linux sets ECT on the socket of
+    /// such an algorithm before the SYN leaves (`tcp_ecn_send_syn`), as on
+    /// its pure ACKs (`ack_ecn`).
+    pub(super) fn syn_ecn(&self) -> Ecn {
+        self.ack_ecn
+    }
+
+    /// The ECN field of a SYN/ACK: the codepoint of a congestion control
+    /// that needs ECN (Linux: the listener's socket carries it), else
+    /// ECT(0) with ECN+ (`000_0675317d310dd341.txt`), else not-ECT as RFC
+    /// 3168 section 6.1.1 has it.
+    pub(super) fn synack_ecn(&self) -> Ecn {
+        if self.ack_ecn != Ecn::NotEct {
+            self.ack_ecn
+        } else if self.cfg.tcp.ecn && self.cfg.tcp.ecn_plus {
+            Ecn::Ect0
+        } else {
+            Ecn::NotEct
+        }
     }
 
     /// Server: the request arrived; queue its response and send what the
@@ -444,6 +465,52 @@ mod tests {
             fl.on_ack(t(3150), req.seq, req.flags, req.ecn, &mut out);
             assert_eq!(fl.cwnd, want, "cut {cut}");
             assert_eq!(out.len(), want as usize);
+        }
+    }
+
+    /// A congestion control that needs ECN sends its SYN and SYN/ACK with
+    /// its codepoint, as Linux does (DCTCP ECT(0), Prague ECT(1)); any
+    /// other sends them not-ECT (RFC 3168 section 6.1.1), but a SYN/ACK
+    /// with ECN+, ECT(0); without ECN every one is not-ECT.
+    #[test]
+    fn the_handshake_carries_the_codepoint_of_a_congestion_control_that_needs_ecn() {
+        use crate::scenario::TcpVariant;
+        let t = |ms: u64| SimTime::from_millis(ms);
+        for (variant, ecn, plus, syn, synack) in [
+            (TcpVariant::Dctcp, true, false, Ecn::Ect0, Ecn::Ect0),
+            (TcpVariant::Prague, true, false, Ecn::Ect1, Ecn::Ect1),
+            (TcpVariant::Dctcp, false, false, Ecn::NotEct, Ecn::NotEct),
+            (TcpVariant::NewReno, true, false, Ecn::NotEct, Ecn::NotEct),
+            (TcpVariant::NewReno, true, true, Ecn::NotEct, Ecn::Ect0),
+        ] {
+            let mut spec = TcpSpec {
+                variant,
+                ecn,
+                ecn_plus: plus,
+                ..TcpSpec::default()
+            };
+            if variant == TcpVariant::Prague {
+                spec.ecn_codepoint = crate::scenario::EcnCodepoint::Ect1;
+            }
+            let case = format!("{variant:?}, ecn {ecn}, ecn+ {plus}");
+            // Active open: the data sender's SYN; the receiver's SYN/ACK.
+            let mut tx = TcpFlow::new(TcpConfig::from_spec(&spec, true, ecn));
+            let mut out = Vec::new();
+            tx.start(t(0), &mut out);
+            assert_eq!((out[0].flags, out[0].ecn), (flags::SYN, syn), "{case}");
+            out.clear();
+            tx.on_data(t(50), 0, flags::SYN, syn, t(0), &mut out);
+            assert_eq!(out[0].flags, flags::SYN | flags::ACK, "{case}");
+            assert_eq!(out[0].ecn, synack, "{case}");
+            // Passive open: the client's SYN; the server's SYN/ACK.
+            let mut fl = TcpFlow::new(TcpConfig::passive(&spec, ecn, 300));
+            out.clear();
+            fl.client_connect(t(0), 3, 500, &mut out);
+            assert_eq!((out[0].flags, out[0].ecn), (flags::SYN, syn), "{case}");
+            out.clear();
+            fl.on_ack(t(50), 0, flags::SYN, syn, &mut out);
+            assert_eq!(out[0].flags, flags::SYN | flags::ACK, "{case}");
+            assert_eq!(out[0].ecn, synack, "{case}");
         }
     }
 

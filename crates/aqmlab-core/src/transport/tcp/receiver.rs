@@ -34,14 +34,13 @@ impl TcpFlow {
                 self.client_synack(now, ecn, out);
                 return;
             }
-            let plus = self.cfg.tcp.ecn && self.cfg.tcp.ecn_plus;
             self.stats.synacks_sent += 1;
             out.push(Seg {
                 seq: 0,
                 ts,
                 size: HEADER_BYTES,
                 flags: flags::SYN | flags::ACK,
-                ecn: if plus { Ecn::Ect0 } else { Ecn::NotEct },
+                ecn: self.synack_ecn(),
                 from_sender: false,
             });
             return;
