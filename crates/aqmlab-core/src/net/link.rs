@@ -1,12 +1,16 @@
 //! A one-way link: an egress queue with its AQM, a transmitter of fixed rate,
 //! a propagation delay and an optional random loss model on the wire.
 //!
-//! The waiting packets live in the link's FIFO, except under FQ-CoDel and
-//! DualPI2, which schedule them themselves: then [`Link::offer`] and
-//! [`Link::try_start`] hand them to the scheduler instead
-//! ([`crate::aqm::FqCodel::enqueue`], [`crate::aqm::FqCodel::dequeue`],
-//! [`crate::aqm::DualPi2::enqueue`], [`crate::aqm::DualPi2::dequeue`]),
-//! behind one branch on the AQM kind.
+//! The waiting packets live in the link's FIFO, except under the flow-queue
+//! schedulers (FQ-CoDel, FQ-PIE, COBALT) and DualPI2, which schedule them
+//! themselves: then [`Link::offer`] and [`Link::try_start`] hand them to the
+//! scheduler instead ([`crate::aqm::FqCodel::enqueue`],
+//! [`crate::aqm::FqCodel::dequeue`], [`crate::aqm::DualPi2::enqueue`],
+//! [`crate::aqm::DualPi2::dequeue`]), behind one branch on the AQM kind.
+//! The scheduler's per-packet path is compiled for each per-queue AQM:
+//! FQ-CoDel's, tested first and inlined, has none of the others' hooks
+//! (no arrival verdict, no idle poll, no tail-drop test); FQ-PIE's and
+//! COBALT's run out of line.
 //!
 //! A link may plan its departures at admission ([`Link::plan`]): then a
 //! packet's start of transmission is fixed when it is queued, the engine
@@ -31,7 +35,7 @@ use std::collections::VecDeque;
 /// FQ-PIE, COBALT), else `$other`: one arm per scheduler type, each compiled
 /// for its own per-queue AQM. For the paths that are not per packet; those
 /// test for FQ-CoDel (and DualPI2) first and take the other schedulers out
-/// of line (`offer_other_flows`, `try_start_other_flows`, `other_flows_qlen`).
+/// of line (`offer_other_flows`, `dequeue_outlined`, `other_flows_qlen`).
 macro_rules! flow_queues {
     ($aqm:expr, $fq:ident => $e:expr, _ => $other:expr) => {
         match $aqm {
