@@ -35,7 +35,7 @@ use std::collections::VecDeque;
 /// FQ-PIE, COBALT), else `$other`: one arm per scheduler type, each compiled
 /// for its own per-queue AQM. For the paths that are not per packet; those
 /// test for FQ-CoDel (and DualPI2) first and take the other schedulers out
-/// of line (`offer_other_flows`, `dequeue_outlined`, `other_flows_qlen`).
+/// of line (`offer_flows_outlined`, `dequeue_outlined`, `other_flows_qlen`).
 macro_rules! flow_queues {
     ($aqm:expr, $fq:ident => $e:expr, _ => $other:expr) => {
         match $aqm {
@@ -495,11 +495,13 @@ impl Link {
     #[inline]
     pub fn qlen(&self) -> QueueLen {
         if self.fq {
-            return match &*self.aqm {
-                AqmImpl::FqCodel(fq) => fq.qlen(),
-                AqmImpl::DualPi2(d) => d.qlen(),
-                _ => self.other_flows_qlen(),
-            };
+            if let AqmImpl::FqCodel(fq) = &*self.aqm {
+                return fq.qlen();
+            }
+            if let AqmImpl::DualPi2(d) = &*self.aqm {
+                return d.qlen();
+            }
+            return self.other_flows_qlen();
         }
         if self.cut_through {
             // Admitted packets count as departed (see `pass_through`).
@@ -664,19 +666,25 @@ impl Link {
         match &*self.aqm {
             AqmImpl::FqCodel(_) => self.offer_flows::<CodelState>(now, id, arena),
             AqmImpl::DualPi2(_) => self.offer_dual(now, id, arena),
-            _ => self.offer_other_flows(now, id, arena),
+            AqmImpl::FqPie(_) => self.offer_flows_outlined::<PieState>(now, id, arena),
+            AqmImpl::FqCobalt(_) => self.offer_flows_outlined::<CobaltState>(now, id, arena),
+            _ => unreachable!("offer_fq is called for the flow schedulers and DualPI2 only"),
         }
     }
 
-    /// [`Link::offer`] under FQ-PIE and COBALT (out of line: only
+    /// [`Link::offer_flows`] out of line: FQ-PIE's and COBALT's (only
     /// FQ-CoDel's is inlined in the per-packet path).
     #[inline(never)]
-    fn offer_other_flows(&mut self, now: SimTime, id: PktId, arena: &mut Arena) -> Offer {
-        match &*self.aqm {
-            AqmImpl::FqPie(_) => self.offer_flows::<PieState>(now, id, arena),
-            AqmImpl::FqCobalt(_) => self.offer_flows::<CobaltState>(now, id, arena),
-            _ => unreachable!("offer_other_flows is called for FQ-PIE and COBALT only"),
-        }
+    fn offer_flows_outlined<A: FlowAqm>(
+        &mut self,
+        now: SimTime,
+        id: PktId,
+        arena: &mut Arena,
+    ) -> Offer
+    where
+        FlowQueues<A>: InLink,
+    {
+        self.offer_flows::<A>(now, id, arena)
     }
 
     /// [`Link::offer`] under the flow-queue scheduler with per-queue AQM
@@ -820,9 +828,17 @@ impl Link {
             return None;
         }
         if self.fq {
+            if let AqmImpl::FqCodel(fq) = &mut *self.aqm {
+                let (pkt, verdict) = fq.dequeue(now, &mut self.aqm_rng)?;
+                let q = fq.qlen();
+                if let Some(m) = self.monitor.as_mut() {
+                    m.set(now, q.pkts, q.bytes);
+                }
+                let tx_end = now + self.tx_time(pkt.size);
+                return self.start(now, pkt.id, pkt.size, tx_end, verdict, arena);
+            }
             let rng = &mut self.aqm_rng;
             let (pkt, verdict, q) = match &mut *self.aqm {
-                AqmImpl::FqCodel(_) => return self.start_flows::<CodelState>(now, arena),
                 AqmImpl::FqPie(fq) => {
                     let (pkt, verdict) = fq.dequeue_outlined(now, rng)?;
                     (pkt, verdict, fq.qlen())
@@ -1015,27 +1031,6 @@ impl Link {
         (bits / 4000).clamp(1, 256) as usize
     }
 
-    /// [`Link::try_start`] under the flow-queue scheduler with per-queue
-    /// AQM `A`, the transmitter free.
-    #[inline(always)]
-    fn start_flows<A: FlowAqm>(
-        &mut self,
-        now: SimTime,
-        arena: &mut Arena,
-    ) -> Option<(PktId, TxResult)>
-    where
-        FlowQueues<A>: InLink,
-    {
-        let fq = FlowQueues::<A>::of(&mut self.aqm);
-        let (pkt, verdict) = fq.dequeue(now, &mut self.aqm_rng)?;
-        let q = fq.qlen();
-        if let Some(m) = self.monitor.as_mut() {
-            m.set(now, q.pkts, q.bytes);
-        }
-        let tx_end = now + self.tx_time(pkt.size);
-        self.start(now, pkt.id, pkt.size, tx_end, verdict, arena)
-    }
-
     /// Packets and bytes held by FQ-PIE's or COBALT's scheduler.
     #[inline]
     fn other_flows_qlen(&self) -> QueueLen {
@@ -1051,11 +1046,13 @@ impl Link {
     #[inline]
     pub fn has_waiting(&self) -> bool {
         if self.fq {
-            return match &*self.aqm {
-                AqmImpl::FqCodel(fq) => !fq.is_empty(),
-                AqmImpl::DualPi2(d) => !d.is_empty(),
-                _ => self.other_flows_qlen().pkts > 0,
-            };
+            if let AqmImpl::FqCodel(fq) = &*self.aqm {
+                return !fq.is_empty();
+            }
+            if let AqmImpl::DualPi2(d) = &*self.aqm {
+                return !d.is_empty();
+            }
+            return self.other_flows_qlen().pkts > 0;
         }
         debug_assert!(!self.cut_through && !self.planned);
         !self.fifo.is_empty()
