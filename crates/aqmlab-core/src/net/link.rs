@@ -663,9 +663,11 @@ impl Link {
 
     /// [`Link::offer`] under a flow-queue scheduler or DualPI2.
     fn offer_fq(&mut self, now: SimTime, id: PktId, arena: &mut Arena) -> Offer {
+        if let AqmImpl::DualPi2(_) = &*self.aqm {
+            return self.offer_dual(now, id, arena);
+        }
         match &*self.aqm {
             AqmImpl::FqCodel(_) => self.offer_flows::<CodelState>(now, id, arena),
-            AqmImpl::DualPi2(_) => self.offer_dual(now, id, arena),
             AqmImpl::FqPie(_) => self.offer_flows_outlined::<PieState>(now, id, arena),
             AqmImpl::FqCobalt(_) => self.offer_flows_outlined::<CobaltState>(now, id, arena),
             _ => unreachable!("offer_fq is called for the flow schedulers and DualPI2 only"),
