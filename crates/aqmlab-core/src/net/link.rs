@@ -72,6 +72,16 @@ in_link!(FqCodel, FqCodel);
 in_link!(FqPie, FqPie);
 in_link!(FqCobalt, FqCobalt);
 
+/// The scheduler that holds a link's queue (`Fifo`: the link's own FIFO).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Sched {
+    Fifo,
+    FqCodel,
+    DualPi2,
+    FqPie,
+    FqCobalt,
+}
+
 /// Random loss on the wire.
 #[derive(Clone, Debug)]
 pub enum LossModel {
@@ -237,6 +247,9 @@ pub struct Link {
     /// without touching the AQM, which lives in its own allocation.
     droptail: bool,
     fq: bool,
+    /// Which scheduler holds the queue when `fq`: the per-packet paths
+    /// branch on it without reading the AQM's variant.
+    sched: Sched,
     /// Departures are planned at admission (see [`Link::plan`]).
     planned: bool,
     // --- line 2: the per-packet counters come first in `LinkStats` ---
@@ -294,6 +307,13 @@ impl Link {
                     | AqmImpl::FqPie(_)
                     | AqmImpl::FqCobalt(_)
             ),
+            sched: match aqm {
+                AqmImpl::FqCodel(_) => Sched::FqCodel,
+                AqmImpl::DualPi2(_) => Sched::DualPi2,
+                AqmImpl::FqPie(_) => Sched::FqPie,
+                AqmImpl::FqCobalt(_) => Sched::FqCobalt,
+                _ => Sched::Fifo,
+            },
             planned: false,
             plan: VecDeque::new(),
             aqm: Box::new(aqm),
@@ -495,8 +515,10 @@ impl Link {
     #[inline]
     pub fn qlen(&self) -> QueueLen {
         if self.fq {
-            if let AqmImpl::FqCodel(fq) = &*self.aqm {
-                return fq.qlen();
+            if self.sched == Sched::FqCodel {
+                if let AqmImpl::FqCodel(fq) = &*self.aqm {
+                    return fq.qlen();
+                }
             }
             if let AqmImpl::DualPi2(d) = &*self.aqm {
                 return d.qlen();
@@ -663,14 +685,14 @@ impl Link {
 
     /// [`Link::offer`] under a flow-queue scheduler or DualPI2.
     fn offer_fq(&mut self, now: SimTime, id: PktId, arena: &mut Arena) -> Offer {
-        if let AqmImpl::DualPi2(_) = &*self.aqm {
-            return self.offer_dual(now, id, arena);
-        }
-        match &*self.aqm {
-            AqmImpl::FqCodel(_) => self.offer_flows::<CodelState>(now, id, arena),
-            AqmImpl::FqPie(_) => self.offer_flows_outlined::<PieState>(now, id, arena),
-            AqmImpl::FqCobalt(_) => self.offer_flows_outlined::<CobaltState>(now, id, arena),
-            _ => unreachable!("offer_fq is called for the flow schedulers and DualPI2 only"),
+        match self.sched {
+            Sched::FqCodel => self.offer_flows::<CodelState>(now, id, arena),
+            Sched::DualPi2 => self.offer_dual(now, id, arena),
+            Sched::FqPie => self.offer_flows_outlined::<PieState>(now, id, arena),
+            Sched::FqCobalt => self.offer_flows_outlined::<CobaltState>(now, id, arena),
+            Sched::Fifo => {
+                unreachable!("offer_fq is called for the flow schedulers and DualPI2 only")
+            }
         }
     }
 
@@ -830,7 +852,8 @@ impl Link {
             return None;
         }
         if self.fq {
-            if let AqmImpl::FqCodel(fq) = &mut *self.aqm {
+            if self.sched == Sched::FqCodel {
+                let fq = FqCodel::of(&mut self.aqm);
                 let (pkt, verdict) = fq.dequeue(now, &mut self.aqm_rng)?;
                 let q = fq.qlen();
                 if let Some(m) = self.monitor.as_mut() {
@@ -1048,8 +1071,10 @@ impl Link {
     #[inline]
     pub fn has_waiting(&self) -> bool {
         if self.fq {
-            if let AqmImpl::FqCodel(fq) = &*self.aqm {
-                return !fq.is_empty();
+            if self.sched == Sched::FqCodel {
+                if let AqmImpl::FqCodel(fq) = &*self.aqm {
+                    return !fq.is_empty();
+                }
             }
             if let AqmImpl::DualPi2(d) = &*self.aqm {
                 return !d.is_empty();
