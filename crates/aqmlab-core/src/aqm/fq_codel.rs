@@ -228,6 +228,10 @@ pub trait FlowAqm: Clone + std::fmt::Debug {
     /// the next packet arrives after it. Off for CoDel and PIE: no cost
     /// there.
     const IDLE_POLL: bool = false;
+    /// Whether [`FlowAqm::on_arrival`] may answer other than `Pass` (PIE
+    /// acts at enqueue). Off for CoDel and COBALT: the scheduler then asks
+    /// nothing at arrival, and the link does not look at its answer.
+    const HAS_ARRIVAL_HOOK: bool = false;
     /// A queue's state at start.
     fn new(p: &Self::Params) -> Self;
     /// A packet arrives at a flow queue holding `flow_q`; the default
@@ -505,10 +509,15 @@ impl<A: FlowAqm> FlowQueues<A> {
         }
         let quantum = self.p.quantum() as i64;
         let f = &mut self.queues[i];
-        let v = f.aqm.on_arrival(&self.p, &pkt, f.len(), rng);
-        if let Verdict::Drop(_) = v {
-            return v;
-        }
+        let v = if A::HAS_ARRIVAL_HOOK {
+            let v = f.aqm.on_arrival(&self.p, &pkt, f.len(), rng);
+            if let Verdict::Drop(_) = v {
+                return v;
+            }
+            v
+        } else {
+            Verdict::Pass
+        };
         if f.q.is_empty() {
             self.active += 1;
         }
@@ -521,33 +530,28 @@ impl<A: FlowAqm> FlowQueues<A> {
         }
         self.pkts += 1;
         self.bytes += pkt.size as u64;
-        if !tail_drop {
-            while self.over(limit) {
-                match self.evict_fattest(pkt.enq_time) {
-                    Some(id) => evicted.push(id),
-                    None => break,
-                }
-            }
+        if !tail_drop && self.over(limit) {
+            self.evict_over(limit, pkt.enq_time, evicted);
         }
         v
     }
 
-    /// [`FlowQueues::enqueue`], not inlined (FQ-PIE's and COBALT's calls
-    /// from the link, which inlines FQ-CoDel's alone).
+    /// Drop from the head of the queue with the largest backlog until
+    /// `limit` holds (RFC 8290 section 4.1), pushing the ids on `evicted`.
+    /// Out of line: the enqueue path only tests the limit.
+    #[cold]
     #[inline(never)]
-    pub fn enqueue_outlined(
-        &mut self,
-        pkt: Queued,
-        flow: u32,
-        limit: Buffer,
-        busy_until: SimTime,
-        rng: &mut Rng,
-        evicted: &mut Vec<PktId>,
-    ) -> Verdict {
-        self.enqueue(pkt, flow, limit, busy_until, rng, evicted)
+    fn evict_over(&mut self, limit: Buffer, now: SimTime, evicted: &mut Vec<PktId>) {
+        while self.over(limit) {
+            match self.evict_fattest(now) {
+                Some(id) => evicted.push(id),
+                None => break,
+            }
+        }
     }
 
-    /// [`FlowQueues::dequeue`], not inlined.
+    /// [`FlowQueues::dequeue`], not inlined (FQ-PIE's and COBALT's calls
+    /// from the link, which inlines FQ-CoDel's alone).
     #[inline(never)]
     pub fn dequeue_outlined(&mut self, now: SimTime, rng: &mut Rng) -> Option<(Queued, Verdict)> {
         self.dequeue(now, rng)

@@ -114,6 +114,8 @@ super::fq_codel::flow_params!(FqPieParams);
 
 impl FlowAqm for PieState {
     type Params = FqPieParams;
+    /// PIE decides at enqueue (RFC 8033 section 4.1).
+    const HAS_ARRIVAL_HOOK: bool = true;
     /// `sch_fq_pie` drops the arrival when the qdisc is full.
     #[inline(always)]
     fn tail_drop(_p: &FqPieParams) -> bool {

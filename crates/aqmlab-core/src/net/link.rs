@@ -1,12 +1,16 @@
 //! A one-way link: an egress queue with its AQM, a transmitter of fixed rate,
 //! a propagation delay and an optional random loss model on the wire.
 //!
-//! The waiting packets live in the link's FIFO, except under FQ-CoDel and
-//! DualPI2, which schedule them themselves: then [`Link::offer`] and
-//! [`Link::try_start`] hand them to the scheduler instead
-//! ([`crate::aqm::FqCodel::enqueue`], [`crate::aqm::FqCodel::dequeue`],
-//! [`crate::aqm::DualPi2::enqueue`], [`crate::aqm::DualPi2::dequeue`]),
-//! behind one branch on the AQM kind.
+//! The waiting packets live in the link's FIFO, except under the flow-queue
+//! schedulers (FQ-CoDel, FQ-PIE, COBALT) and DualPI2, which schedule them
+//! themselves: then [`Link::offer`] and [`Link::try_start`] hand them to the
+//! scheduler instead ([`crate::aqm::FqCodel::enqueue`],
+//! [`crate::aqm::FqCodel::dequeue`], [`crate::aqm::DualPi2::enqueue`],
+//! [`crate::aqm::DualPi2::dequeue`]), behind one branch on the AQM kind.
+//! The scheduler's per-packet path is compiled for each per-queue AQM:
+//! FQ-CoDel's, tested first and inlined, has none of the others' hooks
+//! (no arrival verdict, no idle poll, no tail-drop test); FQ-PIE's and
+//! COBALT's run out of line.
 //!
 //! A link may plan its departures at admission ([`Link::plan`]): then a
 //! packet's start of transmission is fixed when it is queued, the engine
@@ -14,9 +18,12 @@
 //! event), and the departures are carried out later, in time order, by
 //! [`Link::settle`].
 
+use crate::aqm::cobalt::CobaltState;
+use crate::aqm::codel::CodelState;
 use crate::aqm::dualpi2::Held;
-use crate::aqm::fq_codel::Queued;
-use crate::aqm::{Aqm, AqmImpl, Cause, PacketInfo, QueueLen, Verdict};
+use crate::aqm::fq_codel::{FlowAqm, FlowQueues, Queued};
+use crate::aqm::pie::PieState;
+use crate::aqm::{Aqm, AqmImpl, Cause, FqCobalt, FqCodel, FqPie, PacketInfo, QueueLen, Verdict};
 use crate::metrics::{LinkStats, QueueMonitor};
 use crate::packet::{flags, Arena, Ecn, Packet, PktId};
 use crate::rng::{Rng, Stream};
@@ -25,23 +32,54 @@ use crate::units::{BitRate, SimTime};
 use std::collections::VecDeque;
 
 /// `$e` with `$fq` bound to the AQM's flow-queue scheduler (FQ-CoDel,
-/// FQ-PIE, COBALT), else `$other`: one arm per scheduler type, each compiled for
-/// its own per-queue AQM.
-/// In the per-packet paths the other schedulers' arm (`others:`) calls
-/// their outlined enqueue and dequeue, so that only FQ-CoDel's code is
-/// inlined there.
+/// FQ-PIE, COBALT), else `$other`: one arm per scheduler type, each compiled
+/// for its own per-queue AQM. For the paths that are not per packet; those
+/// test for FQ-CoDel (and DualPI2) first and take the other schedulers out
+/// of line (`offer_flows_outlined`, `dequeue_outlined`, `other_flows_qlen`).
 macro_rules! flow_queues {
     ($aqm:expr, $fq:ident => $e:expr, _ => $other:expr) => {
-        flow_queues!($aqm, $fq => $e, others: $fq => $e, _ => $other)
-    };
-    ($aqm:expr, $fq:ident => $e:expr, others: $fq2:ident => $e2:expr, _ => $other:expr) => {
         match $aqm {
             AqmImpl::FqCodel($fq) => $e,
-            AqmImpl::FqPie($fq2) => $e2,
-            AqmImpl::FqCobalt($fq2) => $e2,
+            AqmImpl::FqPie($fq) => $e,
+            AqmImpl::FqCobalt($fq) => $e,
             _ => $other,
         }
     };
+}
+
+/// A flow-queue scheduler, found in the link's [`AqmImpl`]: the per-packet
+/// paths are written once over the per-queue AQM and compiled for each
+/// scheduler, so that FQ-CoDel's has none of the others' hooks.
+trait InLink: Sized {
+    /// The scheduler, from an `aqm` known to hold this kind.
+    fn of(aqm: &mut AqmImpl) -> &mut Self;
+}
+
+macro_rules! in_link {
+    ($t:ty, $v:ident) => {
+        impl InLink for $t {
+            #[inline(always)]
+            fn of(aqm: &mut AqmImpl) -> &mut $t {
+                match aqm {
+                    AqmImpl::$v(fq) => fq,
+                    _ => unreachable!(concat!("the link's AQM is not ", stringify!($v))),
+                }
+            }
+        }
+    };
+}
+in_link!(FqCodel, FqCodel);
+in_link!(FqPie, FqPie);
+in_link!(FqCobalt, FqCobalt);
+
+/// The scheduler that holds a link's queue (`Fifo`: the link's own FIFO).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Sched {
+    Fifo,
+    FqCodel,
+    DualPi2,
+    FqPie,
+    FqCobalt,
 }
 
 /// Random loss on the wire.
@@ -209,6 +247,9 @@ pub struct Link {
     /// without touching the AQM, which lives in its own allocation.
     droptail: bool,
     fq: bool,
+    /// Which scheduler holds the queue when `fq`: the per-packet paths
+    /// branch on it without reading the AQM's variant.
+    sched: Sched,
     /// Departures are planned at admission (see [`Link::plan`]).
     planned: bool,
     // --- line 2: the per-packet counters come first in `LinkStats` ---
@@ -266,6 +307,13 @@ impl Link {
                     | AqmImpl::FqPie(_)
                     | AqmImpl::FqCobalt(_)
             ),
+            sched: match aqm {
+                AqmImpl::FqCodel(_) => Sched::FqCodel,
+                AqmImpl::DualPi2(_) => Sched::DualPi2,
+                AqmImpl::FqPie(_) => Sched::FqPie,
+                AqmImpl::FqCobalt(_) => Sched::FqCobalt,
+                _ => Sched::Fifo,
+            },
             planned: false,
             plan: VecDeque::new(),
             aqm: Box::new(aqm),
@@ -467,11 +515,15 @@ impl Link {
     #[inline]
     pub fn qlen(&self) -> QueueLen {
         if self.fq {
-            flow_queues!(&*self.aqm, fq => return fq.qlen(), _ => {
-                if let AqmImpl::DualPi2(d) = &*self.aqm {
-                    return d.qlen();
+            if self.sched == Sched::FqCodel {
+                if let AqmImpl::FqCodel(fq) = &*self.aqm {
+                    return fq.qlen();
                 }
-            });
+            }
+            if let AqmImpl::DualPi2(d) = &*self.aqm {
+                return d.qlen();
+            }
+            return self.other_flows_qlen();
         }
         if self.cut_through {
             // Admitted packets count as departed (see `pass_through`).
@@ -631,13 +683,45 @@ impl Link {
         Offer::Planned(tx_end + self.delay)
     }
 
-    /// [`Link::offer`] under FQ-CoDel: the scheduler takes the packet and
-    /// enforces the buffer limit by dropping from its largest flow queue
-    /// (overflow drops, RFC 8290 section 4.1).
+    /// [`Link::offer`] under a flow-queue scheduler or DualPI2.
     fn offer_fq(&mut self, now: SimTime, id: PktId, arena: &mut Arena) -> Offer {
-        if let AqmImpl::DualPi2(_) = &*self.aqm {
-            return self.offer_dual(now, id, arena);
+        match self.sched {
+            Sched::FqCodel => self.offer_flows::<CodelState>(now, id, arena),
+            Sched::DualPi2 => self.offer_dual(now, id, arena),
+            Sched::FqPie => self.offer_flows_outlined::<PieState>(now, id, arena),
+            Sched::FqCobalt => self.offer_flows_outlined::<CobaltState>(now, id, arena),
+            Sched::Fifo => {
+                unreachable!("offer_fq is called for the flow schedulers and DualPI2 only")
+            }
         }
+    }
+
+    /// [`Link::offer_flows`] out of line: FQ-PIE's and COBALT's (only
+    /// FQ-CoDel's is inlined in the per-packet path).
+    #[inline(never)]
+    fn offer_flows_outlined<A: FlowAqm>(
+        &mut self,
+        now: SimTime,
+        id: PktId,
+        arena: &mut Arena,
+    ) -> Offer
+    where
+        FlowQueues<A>: InLink,
+    {
+        self.offer_flows::<A>(now, id, arena)
+    }
+
+    /// [`Link::offer`] under the flow-queue scheduler with per-queue AQM
+    /// `A`: the scheduler takes the packet, its AQM may drop or mark it at
+    /// arrival (FQ-PIE only: [`FlowAqm::HAS_ARRIVAL_HOOK`]), and it
+    /// enforces the buffer limit (overflow drops: the arrival under a
+    /// tail-drop AQM, else the largest flow queue's head, RFC 8290
+    /// section 4.1).
+    #[inline(always)]
+    fn offer_flows<A: FlowAqm>(&mut self, now: SimTime, id: PktId, arena: &mut Arena) -> Offer
+    where
+        FlowQueues<A>: InLink,
+    {
         let p = arena.get_mut(id);
         self.stats.arrivals += 1;
         self.stats.arrival_bytes += p.size as u64;
@@ -649,28 +733,17 @@ impl Link {
             enq_time: now,
             ecn: p.ecn,
         };
-        let (verdict, q) = flow_queues!(&mut *self.aqm, fq => {
-            let v = fq.enqueue(
-                pkt,
-                p.flow,
-                self.limit,
-                self.busy_until,
-                &mut self.aqm_rng,
-                &mut self.evicted,
-            );
-            (v, fq.qlen())
-        }, others: fq => {
-            let v = fq.enqueue_outlined(
-                pkt,
-                p.flow,
-                self.limit,
-                self.busy_until,
-                &mut self.aqm_rng,
-                &mut self.evicted,
-            );
-            (v, fq.qlen())
-        }, _ => unreachable!("offer_fq is called for the flow schedulers and DualPI2 only"));
-        if verdict != Verdict::Pass {
+        let fq = FlowQueues::<A>::of(&mut self.aqm);
+        let verdict = fq.enqueue(
+            pkt,
+            p.flow,
+            self.limit,
+            self.busy_until,
+            &mut self.aqm_rng,
+            &mut self.evicted,
+        );
+        let q = fq.qlen();
+        if A::HAS_ARRIVAL_HOOK && verdict != Verdict::Pass {
             // An enqueue-time AQM (FQ-PIE) dropped or marked the arrival.
             let info = PacketInfo {
                 size: p.size,
@@ -700,25 +773,33 @@ impl Link {
         if self.evicted.is_empty() {
             Offer::Accepted
         } else {
-            self.stats.drops_overflow += self.evicted.len() as u64;
-            for &v in &self.evicted {
-                self.stats.drops_by_ecn[arena.get(v).ecn.index()] += 1;
-            }
-            self.stats.data_drops += self
-                .evicted
-                .iter()
-                .filter(|&&v| arena.get(v).flags & flags::DATA != 0)
-                .count() as u64;
-            if let Some(m) = self.monitor.as_mut() {
-                if m.trace.is_some() {
-                    for &v in &self.evicted {
-                        let p = arena.get(v);
-                        m.event(now, p.flow, p.flags, p.size, "drop-overflow");
-                    }
+            self.count_evicted(now, arena)
+        }
+    }
+
+    /// The overflow drops a flow-queue scheduler made (`evicted`): counted
+    /// and traced.
+    #[cold]
+    #[inline(never)]
+    fn count_evicted(&mut self, now: SimTime, arena: &Arena) -> Offer {
+        self.stats.drops_overflow += self.evicted.len() as u64;
+        for &v in &self.evicted {
+            self.stats.drops_by_ecn[arena.get(v).ecn.index()] += 1;
+        }
+        self.stats.data_drops += self
+            .evicted
+            .iter()
+            .filter(|&&v| arena.get(v).flags & flags::DATA != 0)
+            .count() as u64;
+        if let Some(m) = self.monitor.as_mut() {
+            if m.trace.is_some() {
+                for &v in &self.evicted {
+                    let p = arena.get(v);
+                    m.event(now, p.flow, p.flags, p.size, "drop-overflow");
                 }
             }
-            Offer::Evicted
         }
+        Offer::Evicted
     }
 
     /// [`Link::offer`] under DualPI2: the packet joins the L or C queue, or
@@ -771,32 +852,47 @@ impl Link {
             return None;
         }
         if self.fq {
-            let next = flow_queues!(&mut *self.aqm, fq => {
+            if self.sched == Sched::FqCodel {
+                let fq = FqCodel::of(&mut self.aqm);
                 let (pkt, verdict) = fq.dequeue(now, &mut self.aqm_rng)?;
-                Some((pkt, verdict, fq.qlen()))
-            }, others: fq => {
-                let (pkt, verdict) = fq.dequeue_outlined(now, &mut self.aqm_rng)?;
-                Some((pkt, verdict, fq.qlen()))
-            }, _ => None);
-            if let Some((pkt, verdict, q)) = next {
+                let q = fq.qlen();
                 if let Some(m) = self.monitor.as_mut() {
                     m.set(now, q.pkts, q.bytes);
                 }
                 let tx_end = now + self.tx_time(pkt.size);
                 return self.start(now, pkt.id, pkt.size, tx_end, verdict, arena);
             }
-            if let AqmImpl::DualPi2(d) = &mut *self.aqm {
-                let (pkt, class, verdict) = d.dequeue(now, &mut self.aqm_rng)?;
-                let q = d.qlen();
-                if let Some(m) = self.monitor.as_mut() {
-                    m.set(now, q.pkts, q.bytes);
-                    if !matches!(verdict, Verdict::Drop(_)) {
-                        m.class_sojourn(class as usize, now - pkt.enq_time);
+            let rng = &mut self.aqm_rng;
+            let (pkt, verdict, q) = match &mut *self.aqm {
+                AqmImpl::FqPie(fq) => {
+                    let (pkt, verdict) = fq.dequeue_outlined(now, rng)?;
+                    (pkt, verdict, fq.qlen())
+                }
+                AqmImpl::FqCobalt(fq) => {
+                    let (pkt, verdict) = fq.dequeue_outlined(now, rng)?;
+                    (pkt, verdict, fq.qlen())
+                }
+                AqmImpl::DualPi2(d) => {
+                    let (pkt, class, verdict) = d.dequeue(now, rng)?;
+                    let q = d.qlen();
+                    if let Some(m) = self.monitor.as_mut() {
+                        m.set(now, q.pkts, q.bytes);
+                        if !matches!(verdict, Verdict::Drop(_)) {
+                            m.class_sojourn(class as usize, now - pkt.enq_time);
+                        }
                     }
+                    let tx_end = now + self.tx_time(pkt.size);
+                    return self.start(now, pkt.id, pkt.size, tx_end, verdict, arena);
                 }
-                let tx_end = now + self.tx_time(pkt.size);
-                return self.start(now, pkt.id, pkt.size, tx_end, verdict, arena);
+                _ => unreachable!(
+                    "a link with a scheduler holds FQ-CoDel, FQ-PIE, COBALT or DualPI2"
+                ),
+            };
+            if let Some(m) = self.monitor.as_mut() {
+                m.set(now, q.pkts, q.bytes);
             }
+            let tx_end = now + self.tx_time(pkt.size);
+            return self.start(now, pkt.id, pkt.size, tx_end, verdict, arena);
         }
         let id = self.fifo.pop_front()? as PktId;
         let p = arena.get(id);
@@ -960,16 +1056,30 @@ impl Link {
         (bits / 4000).clamp(1, 256) as usize
     }
 
+    /// Packets and bytes held by FQ-PIE's or COBALT's scheduler.
+    #[inline]
+    fn other_flows_qlen(&self) -> QueueLen {
+        match &*self.aqm {
+            AqmImpl::FqPie(fq) => fq.qlen(),
+            AqmImpl::FqCobalt(fq) => fq.qlen(),
+            _ => unreachable!("other_flows_qlen is called for FQ-PIE and COBALT only"),
+        }
+    }
+
     /// Whether packets are waiting (not asked of a cut-through link,
     /// whose packets never wait).
     #[inline]
     pub fn has_waiting(&self) -> bool {
         if self.fq {
-            flow_queues!(&*self.aqm, fq => return !fq.is_empty(), _ => {
-                if let AqmImpl::DualPi2(d) = &*self.aqm {
-                    return !d.is_empty();
+            if self.sched == Sched::FqCodel {
+                if let AqmImpl::FqCodel(fq) = &*self.aqm {
+                    return !fq.is_empty();
                 }
-            });
+            }
+            if let AqmImpl::DualPi2(d) = &*self.aqm {
+                return !d.is_empty();
+            }
+            return self.other_flows_qlen().pkts > 0;
         }
         debug_assert!(!self.cut_through && !self.planned);
         !self.fifo.is_empty()
