@@ -22,7 +22,7 @@ help:
 	@echo "make build   build the engine (profile-guided; PGO=0: without) and install aqmlab into $(VENV) (incremental)"
 	@echo "make wheel   a wheel of aqmlab in dist/ (engine built as by make build)"
 	@echo "make demo    reproduce thesis section 5.5.3 (about 15 s on 2 cores): its table beside the paper's, HTML report in demo-out/"
-	@echo "make test    cargo fmt/clippy/doc/test, ruff, mypy, pytest, the cross-checks, in timed lanes"
+	@echo "make test    cargo fmt/clippy/doc/test, ruff, mypy, pytest, then the cross-checks, in timed stages"
 	@echo "make browser install Debian's Chromium for the report's browser test (as root)"
 	@echo "make ns2     install Debian's ns-2.35 for the TCP cross-check (as root)"
 	@echo "make tshark  install Debian's tshark for the capture test (as root)"
@@ -96,9 +96,9 @@ BENCH := $$(if [ "$(USE_PGO)" = yes ]; then echo env $(PGO_ENV); fi) cargo run -
 demo: build
 	$(VENV)/bin/aqmlab demo
 
-# Every check, in three lanes side by side (tools/test_stages.sh): the build, lint, pytest and the
-# ns-2 module's longest test; the Rust checks, then the rest of the ns-2 and ns-3 cross-checks;
-# the runs that wait on the clock; then every preset's quick form. Each part's time is printed.
+# Every check, in timed stages (tools/test_stages.sh): the build beside the Rust checks, pytest beside
+# the ns-2 cross-check and the real-time runs, then the other slow cross-checks (pytest -m
+# crosscheck); the stage times are printed at the end.
 test: venv
 	MAKE="$(MAKE)" VENV="$(VENV)" tools/test_stages.sh
 
