@@ -106,7 +106,7 @@ test-rust:
 	cargo fmt --all --check
 	cargo clippy --workspace --all-targets -- -D warnings
 	RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --quiet
-	cargo test --workspace --profile release-tests
+	cargo test --workspace --release
 
 test-python: build lint browser ns2 ns3 tshark
 	$(VPY) -m pytest -q
