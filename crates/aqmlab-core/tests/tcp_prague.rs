@@ -168,3 +168,59 @@ fn the_detection_leaves_dualpi2_alone() {
     );
     assert!((1.0..=2.0).contains(&ratio(&r)), "{}", ratio(&r));
 }
+
+/// Two flows of `variant` (ECT(1)) through DualPI2 at 100 Mbit/s with
+/// base RTTs of 10 and 50 ms (each group's `base_rtt`), 40 s measured from
+/// 15 s: the short flow's goodput over the long one's.
+fn rtt_pair_ratio(variant: &str) -> f64 {
+    let r = run(&format!(
+        r#"
+duration = "40s"
+seed = 1
+[topology]
+bottleneck_rate = "100Mbps"
+bottleneck_delay = "1ms"
+access_rate = "1Gbps"
+buffer = 4000
+[aqm]
+kind = "dualpi2"
+[tcp]
+profile = "linux"
+ecn = true
+[[traffic]]
+kind = "bulk"
+flows = 1
+variant = "{variant}"
+ecn_codepoint = "ect1"
+base_rtt = "10ms"
+[[traffic]]
+kind = "bulk"
+flows = 1
+variant = "{variant}"
+ecn_codepoint = "ect1"
+base_rtt = "50ms"
+[metrics]
+start = "15s"
+"#
+    ));
+    let b = &r.summary.bottleneck;
+    assert!(b.utilization > 0.95, "{variant}: {}", b.utilization);
+    assert!(b.l_queue_delay_p99_s.unwrap() < 0.002, "{variant}");
+    r.flows.goodput_bps[0] / r.flows.goodput_bps[1]
+}
+
+/// Prague's RTT independence (the reference's RATE mode, draft section
+/// 2.3.4): past its 500 rounds a flow whose SRTT is under 25 ms grows as a
+/// 25 ms flow does (a segment per 25 ms), so against a 50 ms flow (a
+/// segment per 50 ms) it takes about twice the rate, where DCTCP, whose
+/// 10 ms flow adds a segment every 10 ms, takes far more. Measured on
+/// seeds 1-3: Prague 2.68, 2.40, 2.68; DCTCP 15.9, 14.4, 17.6.
+#[test]
+fn prague_at_10_ms_takes_about_twice_the_rate_of_prague_at_50_ms() {
+    let prague = rtt_pair_ratio("prague");
+    let dctcp = rtt_pair_ratio("dctcp");
+    println!("short / long goodput, 10 ms against 50 ms through DualPI2: Prague {prague:.2}, DCTCP {dctcp:.2}");
+    assert!((1.5..=3.5).contains(&prague), "prague {prague}");
+    assert!(dctcp > 10.0, "dctcp {dctcp}");
+    assert!(prague < dctcp / 4.0, "prague {prague}, dctcp {dctcp}");
+}
