@@ -4,7 +4,7 @@
 # that the machine's two cores stay busy, and prints their outputs one after the other when all
 # are done, with the time each part took. More CPU-bound processes than cores cost more than
 # they share here (measured: lanes that overlapped the stages, with three or four CPU-bound
-# processes at once, took 1 546 s against 1 232 for these stages). Stages:
+# processes at once, took 1 546 s against 1 424 for these stages on the same day). Stages:
 #   build+rust   the venv and the engine (make build), the wheel from that engine (make wheel),
 #                ruff and mypy (make lint), Debian's chromium, ns2 and tshark and PyPI's ns3
 #                wheel (the browser test, the cross-checks, the capture test), in this order;
