@@ -243,12 +243,11 @@ pub struct Link {
     /// Packets are passed through ahead of time (see [`Link::pass_through`]).
     pub cut_through: bool,
     /// The AQM is DropTail (whose hooks do nothing, so they are not
-    /// called), or FQ-CoDel or DualPI2 (which hold the queue): read
-    /// without touching the AQM, which lives in its own allocation.
+    /// called): read, as `sched`, without touching the AQM, which lives
+    /// in its own allocation.
     droptail: bool,
-    fq: bool,
-    /// Which scheduler holds the queue when `fq`: the per-packet paths
-    /// branch on it without reading the AQM's variant.
+    /// Which scheduler holds the queue (`Fifo`: the link's own FIFO): the
+    /// per-packet paths branch on it without reading the AQM's variant.
     sched: Sched,
     /// Departures are planned at admission (see [`Link::plan`]).
     planned: bool,
@@ -300,13 +299,6 @@ impl Link {
             delay,
             limit,
             droptail: matches!(aqm, AqmImpl::DropTail(_)),
-            fq: matches!(
-                aqm,
-                AqmImpl::FqCodel(_)
-                    | AqmImpl::DualPi2(_)
-                    | AqmImpl::FqPie(_)
-                    | AqmImpl::FqCobalt(_)
-            ),
             sched: match aqm {
                 AqmImpl::FqCodel(_) => Sched::FqCodel,
                 AqmImpl::DualPi2(_) => Sched::DualPi2,
@@ -408,7 +400,7 @@ impl Link {
     /// or AQM, and must not change its rate or delay while packets are
     /// planned. Returns whether the link is now planned.
     pub fn plan(&mut self) -> bool {
-        self.planned = !self.fq && self.loss.is_none() && self.aqm.decides_at_enqueue();
+        self.planned = !self.fq() && self.loss.is_none() && self.aqm.decides_at_enqueue();
         self.planned
     }
 
@@ -512,9 +504,15 @@ impl Link {
     }
 
     /// Packets and bytes waiting (in the FIFO, or held by FQ-CoDel).
+    /// A scheduler, not the link's FIFO, holds the queue.
+    #[inline(always)]
+    fn fq(&self) -> bool {
+        self.sched != Sched::Fifo
+    }
+
     #[inline]
     pub fn qlen(&self) -> QueueLen {
-        if self.fq {
+        if self.fq() {
             if self.sched == Sched::FqCodel {
                 if let AqmImpl::FqCodel(fq) = &*self.aqm {
                     return fq.qlen();
@@ -591,7 +589,7 @@ impl Link {
     /// An accepted packet is queued; the caller then calls [`Link::try_start`].
     #[inline]
     pub fn offer(&mut self, now: SimTime, id: PktId, arena: &mut Arena) -> Offer {
-        if self.fq {
+        if self.fq() {
             return self.offer_fq(now, id, arena);
         }
         if self.planned {
@@ -851,7 +849,7 @@ impl Link {
         if self.busy_until > now {
             return None;
         }
-        if self.fq {
+        if self.fq() {
             if self.sched == Sched::FqCodel {
                 let fq = FqCodel::of(&mut self.aqm);
                 let (pkt, verdict) = fq.dequeue(now, &mut self.aqm_rng)?;
@@ -1070,7 +1068,7 @@ impl Link {
     /// whose packets never wait).
     #[inline]
     pub fn has_waiting(&self) -> bool {
-        if self.fq {
+        if self.fq() {
             if self.sched == Sched::FqCodel {
                 if let AqmImpl::FqCodel(fq) = &*self.aqm {
                     return !fq.is_empty();
@@ -1089,7 +1087,7 @@ impl Link {
     /// cut-through link): the next to start, read without the AQM.
     #[inline]
     pub fn head(&self) -> Option<PktId> {
-        if self.fq || self.cut_through || self.planned {
+        if self.fq() || self.cut_through || self.planned {
             return None;
         }
         self.fifo.front().map(|&id| id as PktId)
@@ -1139,7 +1137,7 @@ mod tests {
         use std::mem::{align_of, offset_of};
         assert_eq!(align_of::<Link>(), 64);
         assert_eq!(offset_of!(Link, fifo), 64);
-        assert!(offset_of!(Link, fq) < 128);
+        assert!(offset_of!(Link, sched) < 128);
         assert_eq!(offset_of!(Link, stats), 128);
         assert!(offset_of!(LinkStats, data_drops) < 64);
     }
