@@ -305,19 +305,37 @@ def run_aqmlab(case: Case, seed: int, tcp: list[str]) -> dict[str, float]:
     }
 
 
+def queue_sampler(field: str, interval: float, start: float) -> str:
+    """Tcl that writes the time and the queue monitor ``$qm``'s ``field`` (``size_``, ``pkts_``)
+    to ``q.tr`` every ``interval`` seconds from ``start``. The sampler is a coroutine whose frame
+    holds a link to the monitor's bound variable (``instvar``): reading it costs a fraction of a
+    ``$qm set`` method call, and ns-2 reads the same value either way."""
+    return (
+        "set qf [open q.tr w]\n"
+        "proc qloop {} {\n"
+        "  global ns qm qf\n"
+        "  set sched [$ns set scheduler_]\n"
+        f"  $qm instvar {field}\n"
+        "  yield\n"
+        "  while 1 {\n"
+        "    set now [$sched now]\n"
+        f'    puts $qf "$now ${field}"\n'
+        f'    $sched at [expr {{$now + {interval!r}}}] "qsample"\n'
+        "    yield\n"
+        "  }\n"
+        "}\n"
+        "coroutine qsample qloop\n"
+        f'$ns at {start} "qsample"\n'
+    )
+
+
 def queue_ns2(case: Case, seed: int) -> np.ndarray:
     """The forward bottleneck queue in ns-2.35, mean-size packets, every 10 ms from start_s."""
     ns = shutil.which("ns")
     if ns is None:
         raise RuntimeError("ns-2 not found: install Debian's ns2 package (make ns2)")
     monitor = 'set qm [$ns monitor-queue $r1 $r2 ""]\n'
-    tcl = case.tcl(seed).replace(
-        monitor,
-        monitor + "set qf [open q.tr w]\n"
-        'proc qsample {} { global ns qm qf; puts $qf "[$ns now] [$qm set size_]"; '
-        '$ns at [expr [$ns now] + 0.01] "qsample" }\n'
-        f'$ns at {case.start_s} "qsample"\n',
-    )
+    tcl = case.tcl(seed).replace(monitor, monitor + queue_sampler("size_", 0.01, case.start_s))
     with tempfile.TemporaryDirectory() as tmp:
         (Path(tmp) / "case.tcl").write_text(tcl)
         subprocess.run([ns, "case.tcl"], capture_output=True, check=True, cwd=tmp, timeout=3600)

@@ -21,6 +21,7 @@ Agent/TCP/FullTcp set ecn_ $ecn
 if {$ecnplus} { Agent/TCP/FullTcp set ecn_syn_ true }
 source [file join [file dirname [info script]] red_star.tcl]
 source [file join [file dirname [info script]] fast_init.tcl]
+source [file join [file dirname [info script]] fast_attach.tcl]
 red_star $ecn
 set c [$ns node]
 set s [$ns node]

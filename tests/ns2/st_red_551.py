@@ -219,50 +219,62 @@ proc st_reset {q now} {
   set st($q,pending) 0
   puts $st_f "R $q $now [expr {$now - $st($q,pending_at)}]"
 }
-proc st_sample {} {
+# The sampler is a coroutine: its frame, made once, holds links to the queues' and monitors'
+# bound variables (`instvar`), which read the current value as `$obj set` would at a fraction
+# of the cost of a method call, 400 000 times a run.
+proc st_loop {} {
   global ns st st_dt st_f
-  set now [$ns now]
+  set sched [$ns set scheduler_]
   foreach q {fwd rev} {
-    set red $st($q,red)
-    set arr [$st($q,mon) set parrivals_]
-    set n [expr {$arr - $st($q,arr)}]
-    set st($q,arr) $arr
-    set x [expr {[$red set ave_] / @MEANPKT@}]
-    set qref $st($q,qref)
-    if {$n > 0 && $x > 0 && $x < 2.0 * $qref} {
-      set e2 [expr {($x - $qref) * ($x - $qref)}]
-      set s2 [expr {$st($q,s2) + (1.0 - pow(1.0 - $st($q,a1), $n)) * ($e2 - $st($q,s2))}]
-      set st($q,s2) $s2
-      if {$x > $st($q,dlo) && $x < $st($q,dhi)} {
-        set g2 [expr {$st($q,g2) + (1.0 - pow(1.0 - $st($q,a2), $n)) * ($e2 - $st($q,g2))}]
-        set st($q,g2) $g2
-        set large [expr {$g2 > $st($q,up2) && $s2 > $st($q,up2)}]
-        set small [expr {$g2 < $st($q,lo2) && $s2 < $st($q,lo2)}]
-        if {($large || $small) && $s2 > 0} {
-          set k [expr {sqrt($s2) / (($large ? @HL@ : @HS@) * $qref)}]
-          set st($q,minth) [expr {$st($q,minth) * $k}]
-          set st($q,maxth) [expr {$st($q,maxth) * $k}]
-          set st($q,wq) [expr {min(1.0, $st($q,wq) / $k)}]
-          set st($q,iv) [expr {max(0.001, $st($q,iv) * $k)}]
-          st_derive $q
-          set st($q,g2) $st($q,g0)
-          puts $st_f "D $q $now [expr {$large ? "large" : "small"}] $k"
-          st_set $q $now
+    $st($q,red) instvar [list ave_ ave_$q]
+    $st($q,mon) instvar [list parrivals_ arr_$q] [list pkts_ pkts_$q] [list size_ size_$q]
+  }
+  yield
+  while 1 {
+    set now [$sched now]
+    foreach q {fwd rev} {
+      set arr [set arr_$q]
+      set n [expr {$arr - $st($q,arr)}]
+      set st($q,arr) $arr
+      set x [expr {[set ave_$q] / @MEANPKT@}]
+      set qref $st($q,qref)
+      if {$n > 0 && $x > 0 && $x < 2.0 * $qref} {
+        set e2 [expr {($x - $qref) * ($x - $qref)}]
+        set s2 [expr {$st($q,s2) + (1.0 - pow(1.0 - $st($q,a1), $n)) * ($e2 - $st($q,s2))}]
+        set st($q,s2) $s2
+        if {$x > $st($q,dlo) && $x < $st($q,dhi)} {
+          set g2 [expr {$st($q,g2) + (1.0 - pow(1.0 - $st($q,a2), $n)) * ($e2 - $st($q,g2))}]
+          set st($q,g2) $g2
+          set large [expr {$g2 > $st($q,up2) && $s2 > $st($q,up2)}]
+          set small [expr {$g2 < $st($q,lo2) && $s2 < $st($q,lo2)}]
+          if {($large || $small) && $s2 > 0} {
+            set k [expr {sqrt($s2) / (($large ? @HL@ : @HS@) * $qref)}]
+            set st($q,minth) [expr {$st($q,minth) * $k}]
+            set st($q,maxth) [expr {$st($q,maxth) * $k}]
+            set st($q,wq) [expr {min(1.0, $st($q,wq) / $k)}]
+            set st($q,iv) [expr {max(0.001, $st($q,iv) * $k)}]
+            st_derive $q
+            set st($q,g2) $st($q,g0)
+            puts $st_f "D $q $now [expr {$large ? "large" : "small"}] $k"
+            st_set $q $now
+          }
         }
       }
+      if {$st($q,pending) && [set pkts_$q] == 0} {
+        st_reset $q $now
+      }
+      if {$now >= $st($q,next)} {
+        puts $st_f "S $q $now $st($q,s2) $st($q,qref) $x [set size_$q]"
+        set st($q,next) [expr {$st($q,next) + 0.1}]
+      }
     }
-    if {$st($q,pending) && [$st($q,mon) set pkts_] == 0} {
-      st_reset $q $now
-    }
-    if {$now >= $st($q,next)} {
-      puts $st_f "S $q $now $st($q,s2) $st($q,qref) $x [$st($q,mon) set size_]"
-      set st($q,next) [expr {$st($q,next) + 0.1}]
-    }
+    $sched at [expr {$now + $st_dt}] "st_sample"
+    yield
   }
-  $ns at [expr {$now + $st_dt}] "st_sample"
 }
 st_init fwd [[$ns link $r1 $r2] queue] $qm
 st_init rev [[$ns link $r2 $r1] queue] [$ns monitor-queue $r2 $r1 ""]
+coroutine st_sample st_loop
 $ns at @DT@ "st_sample"
 """
 
