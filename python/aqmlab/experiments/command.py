@@ -246,7 +246,7 @@ def _run_files(files: list[str], args: argparse.Namespace) -> int:
 
 
 def _sweep_all(loaded: list[Any], args: argparse.Namespace, several: bool) -> int:
-    from aqmlab.experiments.runner import SweepError, sweep_many
+    from aqmlab.experiments.runner import SweepError, default_jobs, sweep_many
 
     command = ["aqmlab", *args.argv]
     items = [(exp, points, _out_dir(exp, args, several)) for _, exp, points in loaded]
@@ -270,7 +270,12 @@ def _sweep_all(loaded: list[Any], args: argparse.Namespace, several: bool) -> in
         )
         raise
     status = 0
-    for (exp, points, _), outcome in zip(items, outcomes, strict=True):
+    # The reports are built side by side, as the points ran, and printed in order below.
+    if args.no_report:
+        built: list[tuple[Any, str]] = [(None, "")] * len(outcomes)
+    else:
+        built = _build_reports([o.out for o in outcomes], args.jobs or default_jobs())
+    for (exp, points, _), outcome, (b, why) in zip(items, outcomes, built, strict=True):
         ok = outcome.total - len(outcome.failures)
         extra = f", {outcome.skipped} already complete" if outcome.skipped else ""
         print(
@@ -291,7 +296,7 @@ def _sweep_all(loaded: list[Any], args: argparse.Namespace, several: bool) -> in
         report = None
         if not args.no_report:
             # The tables first (as `aqmlab report` prints them), then where everything is.
-            st, report = _report(outcome.out)
+            st, report = _print_report(outcome.out, b, why)
             status = max(status, st)
         print(f"  results: {outcome.out}")
         print(f"  table:   {outcome.summary_path}")
@@ -441,16 +446,38 @@ def _print_estimate(
     )
 
 
-def _report(out: Path) -> tuple[int, Path | None]:
-    """Build the report of ``out`` and print its tables (and ranking check, where the paper
-    gives numbers) as ``aqmlab report`` does: (status, the report's page or None)."""
-    from aqmlab.report.cli import print_built
+def _build_one(out: Path) -> tuple[Any, str]:
+    """The report of ``out`` built (its :class:`~aqmlab.report.html.Built`), or None and why
+    not."""
     from aqmlab.report.html import build
 
     try:
-        b = build(out)
+        return build(out), ""
     except Exception as e:
-        print(f"error: the report of {out} failed: {type(e).__name__}: {e}", file=sys.stderr)
+        return None, f"{type(e).__name__}: {e}"
+
+
+def _build_reports(outs: list[Path], jobs: int) -> list[tuple[Any, str]]:
+    """:func:`_build_one` for each folder, on up to ``jobs`` processes when there are several
+    (each report is written by one of them; the parent prints them in order)."""
+    if jobs <= 1 or len(outs) <= 1:
+        return [_build_one(o) for o in outs]
+    import multiprocessing as mp
+    from concurrent.futures import ProcessPoolExecutor
+
+    ctx = mp.get_context("spawn")
+    with ProcessPoolExecutor(max_workers=min(jobs, len(outs)), mp_context=ctx) as ex:
+        return list(ex.map(_build_one, outs))
+
+
+def _print_report(out: Path, b: Any, why: str) -> tuple[int, Path | None]:
+    """Print a built report's tables (and ranking check, where the paper gives numbers) as
+    ``aqmlab report`` does, or why it could not be built: (status, the report's page or
+    None)."""
+    from aqmlab.report.cli import print_built
+
+    if b is None:
+        print(f"error: the report of {out} failed: {why}", file=sys.stderr)
         return EXIT_FAILED_POINTS, None
     sys.stdout.flush()
     print_built(b)
