@@ -560,7 +560,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--duration", type=float, help="simulated seconds (default 40)")
     ap.add_argument("--json", action="store_true", help="print the figures as JSON")
+    ap.add_argument(
+        "--ns3-window-cut",
+        action="store_true",
+        help="diagnosis: ns-3's NewReno cuts to half the window, as aqmlab (README.md)",
+    )
     args = ap.parse_args(argv)
+    if args.ns3_window_cut:
+        NS3_CC["newreno"] = "aqmlab_ns3::TcpNewRenoWindowCut"
     if not available():
         print(f"error: ns-3 not found: install the ns3 wheel ({INSTALL})", file=sys.stderr)
         return 2

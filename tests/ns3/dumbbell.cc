@@ -114,6 +114,43 @@ struct Setup
     int64_t trace_to_ns = 0;
 };
 
+// For diagnosis only (crosscheck.py --ns3-window-cut): NewReno whose ssthresh at three duplicate
+// ACKs (and at an ECN-Echo or a timeout) is half the window before recovery in whole segments,
+// at most half the flight, as aqmlab's loss_ssthresh = "window"; TcpNewReno halves
+// BytesInFlight, which with SACK is RFC 6675's pipe.
+class TcpNewRenoWindowCut : public TcpNewReno
+{
+  public:
+    static TypeId GetTypeId()
+    {
+        static TypeId tid = TypeId("aqmlab_ns3::TcpNewRenoWindowCut")
+                                .SetParent<TcpNewReno>()
+                                .AddConstructor<TcpNewRenoWindowCut>();
+        return tid;
+    }
+
+    TcpNewRenoWindowCut() = default;
+    TcpNewRenoWindowCut(const TcpNewRenoWindowCut&) = default;
+
+    std::string GetName() const override
+    {
+        return "TcpNewRenoWindowCut";
+    }
+
+    uint32_t GetSsThresh(Ptr<const TcpSocketState> tcb, uint32_t) override
+    {
+        uint32_t seg = tcb->m_segmentSize;
+        uint32_t half = tcb->m_cWnd.Get() / seg / 2 * seg;
+        uint32_t flight = tcb->m_highTxMark.Get() - tcb->m_lastAckedSeq;
+        return std::max(2 * seg, std::min(half, flight / 2 / seg * seg));
+    }
+
+    Ptr<TcpCongestionOps> Fork() override
+    {
+        return CopyObject<TcpNewRenoWindowCut>(this);
+    }
+};
+
 // A window [from, to) of simulated time (ns): what the trace sinks below record in.
 class TimeWindow
 {
@@ -500,6 +537,7 @@ QueueDiscFor(const Setup& c)
 inline TypeId
 CongestionControl(const std::string& name)
 {
+    TcpNewRenoWindowCut::GetTypeId(); // registered on first use
     TypeId cc;
     if (!TypeId::LookupByNameFailSafe(name, &cc))
     {
