@@ -4,15 +4,18 @@ Runs when the wheel is installed in this Python (``make ns3``; ``make test`` ins
 pair is one case of ``tests/ns3/crosscheck.py`` (NewReno and CUBIC, SACK off on both sides,
 through RED, PIE and CoDel, 5 and 20 flows, with and without ECN; the same with SACK and without
 ECN, BBR with SACK through the three and DCTCP through a step-marking queue, ten of these
-(``CI_NEWER``); 10 Mbit/s, base RTT
-70-130 ms, 1500-byte packets, 40 s with the last 30 measured), seed 1, all pairs run once in a
-pool of two workers (``pytest -s`` prints the table). The bands are the largest differences
-measured over seeds 1-3 on the pairs without SACK where the two models are the same (README.md,
-"Agreement"); the newer TCPs are held to the same bands (README.md, "The newer TCPs").
+(``CI_NEWER``); NewReno through FQ-PIE and FQ-COBALT and DCTCP sending ECT(1) beside NewReno
+through FQ-CoDel with a CE threshold, the five flow-queue pairs; 10 Mbit/s, base RTT 70-130 ms,
+1500-byte packets, 40 s with the last 30 measured), seed 1 (the flow-queue pairs seed 2), all
+pairs run once in a pool of two workers (``pytest -s`` prints the table). The bands are the
+largest differences measured over seeds 1-3 on the pairs without SACK where the two models are
+the same (README.md, "Agreement"); the newer TCPs and the flow-queue schemes are held to the same
+bands (README.md, "The newer TCPs", "The flow-queue schemes").
 
 A pair outside a band is an expected failure when ns-3's figures show a known defect
 (README.md, "Where ns-3 differs": its scoreboard without SACK, its spurious timeouts with SACK)
-or the two models differ (BBR), naming the figures; one pair whose cause is not found yet says
+or the two models differ (BBR; for the flow-queue pairs, only in the figures the named
+difference moves), naming the figures; one pair whose cause is not found yet says
 so (README.md, "The newer TCPs"). A pair within every band passes whatever else it shows.
 """
 
@@ -54,7 +57,14 @@ CI_NEWER = (
     "newreno-red-20-sack",
     "bbr-pie-5-sack",
 )
-CASES = {c.name: c for c in cc.all_cases() if c in cc.cases() or c.name in CI_NEWER}
+# The flow-queue pairs (README.md, "The flow-queue schemes") all run.
+CASES = {
+    c.name: c for c in cc.all_cases() if c in cc.cases() or c.name in CI_NEWER or c in cc.fq_cases()
+}
+# Seed 1 would put flows 0 and 1 of the flow-queue pairs in one queue in aqmlab (its hash is
+# perturbed from the seed's stream: 4 queues for 5 flows, Jain's index 0.915), where ns-3's hash
+# of the 5-tuples gives each its own: seed 2 gives both sides 5 queues.
+CI_SEED = {c.name: 2 for c in cc.fq_cases()}
 
 # The agreement reached on the 28 of 72 runs (24 pairs, seeds 1-3) where both models are the
 # same (README.md, "Agreement"), each band the largest difference measured, rounded up: the
@@ -114,7 +124,7 @@ def ns3_scoreboard_defect(ns3: dict[str, Any], ours: dict[str, Any], sack: bool)
 
 @pytest.fixture(scope="module")
 def pairs() -> dict[str, dict[str, Any]]:
-    rows = cc.run_pairs([(c, 1) for c in CASES.values()], workers=2)
+    rows = cc.run_pairs([(c, CI_SEED.get(c.name, 1)) for c in CASES.values()], workers=2)
     print("\n" + cc.table(rows))
     return {r["case"]: r for r in rows}
 
@@ -124,8 +134,8 @@ def _rel(a: float, b: float) -> float:
     return abs(a - b) / top if top > 0 else 0.0
 
 
-def hold(name: str, pairs: dict[str, dict[str, Any]]) -> None:
-    """The pair within the bands, or an expected failure naming why the models differ."""
+def outside_bands(name: str, pairs: dict[str, dict[str, Any]]) -> list[str]:
+    """The figures of the pair outside the bands."""
     case = CASES[name]
     ours, ns3 = pairs[name]["aqmlab"], pairs[name]["ns3"]
     signal = "mark_pct" if case.ecn else "drop_pct"
@@ -136,7 +146,14 @@ def hold(name: str, pairs: dict[str, dict[str, Any]]) -> None:
         signal: _rel(ours[signal], ns3[signal]) <= SIGNAL[case.variant],
         "jain": abs(ours["jain"] - ns3["jain"]) <= JAIN,
     }
-    outside = [k for k, ok in bands.items() if not ok]
+    return [k for k, ok in bands.items() if not ok]
+
+
+def hold(name: str, pairs: dict[str, dict[str, Any]]) -> None:
+    """The pair within the bands, or an expected failure naming why the models differ."""
+    case = CASES[name]
+    ours, ns3 = pairs[name]["aqmlab"], pairs[name]["ns3"]
+    outside = outside_bands(name, pairs)
     if not outside:
         return
     why = (
@@ -194,3 +211,72 @@ def test_bbr_pair(name: str, pairs: dict[str, dict[str, Any]]) -> None:
 def test_sack_pair(name: str, pairs: dict[str, dict[str, Any]]) -> None:
     """NewReno and CUBIC with SACK (RFC 6675's recovery, TcpClassicRecovery: no PRR; no RACK)."""
     hold(name, pairs)
+
+
+def _fq_sack_cut(ours: dict[str, Any], ns3: dict[str, Any]) -> str:
+    return (
+        "in part the cut at three duplicate ACKs with SACK: ns-3 halves its pipe, (W - 2) / 2 "
+        "with limited transmit (flow 0 of newreno-fq-pie-5-sack, seed 2: 22 recoveries from 22.4 "
+        'segments on average to 9.9), aqmlab the window (loss_ssthresh = "window"), so at the '
+        "share the scheduler fixes aqmlab's sawtooth is shorter and it cuts more often; ns-3 "
+        "with aqmlab's cut (crosscheck.py --ns3-window-cut) closes the mean drop gap over seeds "
+        "2-4 from 14.7 % to 6.2 % (FQ-PIE) and from 8.7 % to 6.3 % (FQ-COBALT), the rest "
+        "not explained; this run: aqmlab "
+        f"{ours['fast_rtx'] + ours['timeouts']} recoveries and timeouts and {ours['drops']} drops, "
+        f"ns-3 {ns3['fast_rtx'] + ns3['timeouts']} and {ns3['drops']}, goodput "
+        f"{ours['goodput_mbps']:.2f} against {ns3['goodput_mbps']:.2f} Mbit/s"
+    )
+
+
+def _fq_ecn_cut(ours: dict[str, Any], ns3: dict[str, Any]) -> str:
+    return (
+        "the ECN cut: ns-3 holds cwnd in CA_CWR until the ACK passes the highest segment sent, "
+        'aqmlab\'s window grows on (README.md, "ECN"), so aqmlab cuts more often at the share '
+        f"the scheduler gives each flow; this run: aqmlab {ours['ecn_cuts']} ECN cuts and "
+        f"{ours['marks']} marks, ns-3 {ns3['ecn_cuts']} and {ns3['marks']}"
+    )
+
+
+def _fq_l4s(ours: dict[str, Any], ns3: dict[str, Any]) -> str:
+    return (
+        "the queue: ns-3's total counts its device queue, "
+        f"{ns3['queue_pkts'] - ns3['qdisc_pkts']:.2f} packets on average, a large share of "
+        f"queues this small (ns-3's queue disc alone {ns3['qdisc_pkts']:.2f}, aqmlab "
+        f"{ours['queue_pkts']:.2f} packets); ns-3.44's TcpDctcp cuts to (1 - alpha / 2) cwnd "
+        "with no floor (Linux and aqmlab: 2 segments), so under the marks of a 1 ms threshold, "
+        "below one packet's 1.2 ms, its windows fall under one segment and wait for a timeout "
+        f"({ns3['timeouts']} loss-state entries, aqmlab {ours['timeouts']} timeouts); ns-3 marks "
+        f"{ns3['marks']} packets, aqmlab {ours['marks']}: the rest of that difference is not "
+        'explained (README.md, "The flow-queue schemes")'
+    )
+
+
+# The figures each flow-queue pair leaves outside the bands on seed 2, and the model
+# difference that does it (README.md, "The flow-queue schemes").
+FQ_MODEL_DIFFERENCE = {
+    "newreno-fq-pie-5-sack": ({"drop_pct"}, _fq_sack_cut),
+    "newreno-fq-cobalt-5-sack": ({"drop_pct"}, _fq_sack_cut),
+    "newreno-fq-pie-5-ecn": ({"mark_pct"}, _fq_ecn_cut),
+    "dctcp2-newreno3-fq-codel-ce1ms-ecn": ({"queue_pkts", "delay_ms", "mark_pct"}, _fq_l4s),
+}
+
+
+@pytest.mark.parametrize("name", [c.name for c in cc.fq_cases()])
+def test_fq_pair(name: str, pairs: dict[str, dict[str, Any]]) -> None:
+    """FQ-PIE, FQ-COBALT (ns-3's FqPie, FqCobalt; NewReno, 5 flows, SACK with drops, no SACK
+    with ECN) and FQ-CoDel with a 1 ms CE threshold for ECT(1) (ns-3's FqCoDel in L4S mode;
+    2 DCTCP flows sending ECT(1), 3 NewReno with classic ECN), seed 2: each flow has its own
+    queue on both sides, and the pair is within the bands or outside only where a named model
+    difference puts it."""
+    ours, ns3 = pairs[name]["aqmlab"], pairs[name]["ns3"]
+    case = CASES[name]
+    assert ns3["queues"] == case.flows, ns3
+    if not case.dctcp_flows:  # DCTCP's queues empty too often for the 100 ms samples
+        assert ours["queues"] == case.flows, ours
+    outside = outside_bands(name, pairs)
+    if not outside:
+        return
+    expected, why = FQ_MODEL_DIFFERENCE.get(name, (set(), None))
+    if why is not None and set(outside) <= expected:
+        pytest.xfail(f"{name}: {', '.join(outside)} outside; {why(ours, ns3)}; README.md")
+    raise AssertionError(f"{name}: {', '.join(outside)} outside the bands", ours, ns3)

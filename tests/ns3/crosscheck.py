@@ -118,10 +118,14 @@ def available() -> bool:
 @dataclasses.dataclass(frozen=True)
 class Case:
     variant: str  # "newreno", "cubic", "dctcp", "bbr"
-    aqm: str  # "red", "pie", "codel", "step" (DCTCP's marking)
+    # "red", "pie", "codel", "step" (DCTCP's marking), "fq-pie", "fq-cobalt", "fq-codel"
+    aqm: str
     flows: int
     ecn: bool = False
     sack: bool = False
+    # The first `dctcp_flows` of `flows` are DCTCP sending ECT(1) (the L4S identifier; ns-3's
+    # TcpDctcp with UseEct0 false), the others `variant` (README.md, "The flow-queue schemes").
+    dctcp_flows: int = 0
     rate_mbps: float = 10.0
     bottleneck_delay_ms: float = 25.0
     # Each flow's access delay, drawn in aqmlab (uniform, ms); base RTT 2 (25 + 2 d): 70-130 ms.
@@ -145,11 +149,25 @@ class Case:
     codel_interval_ms: float = 100.0
     # step marking threshold, packets
     step_k: float = 20.0
+    # The flow-queue schemes (Linux's and ns-3's defaults): queues, DRR quantum in bytes
+    fq_flows: int = 1024
+    fq_quantum: int = 1514
+    # COBALT's BLUE (RFC-less: CAKE's 1/256 and 1/4096, ns-3's defaults too)
+    cobalt_increment: float = 1 / 256
+    cobalt_decrement: float = 1 / 4096
+    # FQ-CoDel's CE threshold for ECT(1) (Linux ce_threshold; ns-3's L4S mode), ms; None: off
+    ce_threshold_ms: float | None = None
 
     @property
     def name(self) -> str:
         tail = ("-ecn" if self.ecn else "") + ("-sack" if self.sack else "")
-        return f"{self.variant}-{self.aqm}-{self.flows}{tail}"
+        aqm = self.aqm
+        if self.ce_threshold_ms is not None:
+            aqm += f"-ce{self.ce_threshold_ms:g}ms"
+        if self.dctcp_flows:
+            mix = f"dctcp{self.dctcp_flows}-{self.variant}{self.flows - self.dctcp_flows}"
+            return f"{mix}-{aqm}{tail}"
+        return f"{self.variant}-{aqm}-{self.flows}{tail}"
 
     def aqm_table(self) -> str:
         ecn = "true" if self.ecn else "false"
@@ -175,6 +193,36 @@ class Case:
                 f'interval = "{self.codel_interval_ms}ms"\nmaxpacket = {self.packet_size - 1}\n'
                 f"ecn = {ecn}\n"
             )
+        if self.aqm == "fq-pie":
+            # ns-3's FqPie: each queue's PIE draws at random (UseDerandomization false), where
+            # Linux, and aqmlab by default, de-randomise.
+            return (
+                f'kind = "fq-pie"\nflows = {self.fq_flows}\nquantum = {self.fq_quantum}\n'
+                f'target = "{self.pie_target_ms}ms"\nt_update = "{self.pie_t_update_ms}ms"\n'
+                f'alpha = 0.125\nbeta = 1.25\nmax_burst = "150ms"\nmark_ecnth = 0.1\n'
+                f"derandomize = false\ncap_drop_adjustment = true\necn = {ecn}\n"
+            )
+        if self.aqm == "fq-cobalt":
+            return (
+                f'kind = "fq-cobalt"\nflows = {self.fq_flows}\nquantum = {self.fq_quantum}\n'
+                f'target = "{self.codel_target_ms}ms"\ninterval = "{self.codel_interval_ms}ms"\n'
+                f"increment = {self.cobalt_increment!r}\ndecrement = {self.cobalt_decrement!r}\n"
+                f"ecn = {ecn}\n"
+            )
+        if self.aqm == "fq-codel":
+            # ns-3's FqCoDel runs a CoDelQueueDisc per queue, MinBytes 1500 on the queue's own
+            # bytes: aqmlab's "flow" backlog with maxpacket one byte less (as "codel" above).
+            ce = (
+                ""
+                if self.ce_threshold_ms is None
+                else f'ce_threshold = "{self.ce_threshold_ms}ms"\n'
+            )
+            return (
+                f'kind = "fq-codel"\nflows = {self.fq_flows}\nquantum = {self.fq_quantum}\n'
+                f'target = "{self.codel_target_ms}ms"\ninterval = "{self.codel_interval_ms}ms"\n'
+                f'maxpacket = {self.packet_size - 1}\nmaxpacket_backlog = "flow"\n'
+                f"{ce}ecn = {ecn}\n"
+            )
         if self.aqm == "step":
             # ns-3's RED with QW = 1 and MinTh = MaxTh = K signals an arrival when the queue disc
             # holds K or more, the device queue's packet besides: more than K waiting in all,
@@ -188,7 +236,30 @@ class Case:
         if self.sack:
             keys.update(AQMLAB_SACK)
         keys.update(AQMLAB_VARIANT.get(self.variant, {}))
+        if self.dctcp_flows:
+            # run-wide: the classic flows grow by byte counting too, as ns-3's TcpLinuxReno
+            keys.update(AQMLAB_VARIANT["dctcp"])
         return keys
+
+    def traffic_tables(self) -> str:
+        start = f'start = {{ uniform = ["0s", "{self.start_spread_s}s"] }}\n'
+        group = 'kind = "bulk"\nhandshake = true\n' + start
+        out = ""
+        if self.dctcp_flows:
+            out += (
+                f'[[traffic]]\n{group}flows = {self.dctcp_flows}\nvariant = "dctcp"\n'
+                f'ecn = true\necn_codepoint = "ect1"\n'
+            )
+        return out + f"[[traffic]]\n{group}flows = {self.flows - self.dctcp_flows}\n"
+
+    def ns3_flow_cc(self) -> list[str]:
+        """Each flow's ns-3 congestion control when the flows differ, else []."""
+        if not self.dctcp_flows:
+            return []
+        # aqmlab's classic flows grow by byte counting beside DCTCP (run-wide key): ns-3's
+        # TcpLinuxReno, NewReno's rules with byte counting.
+        classic = "ns3::TcpLinuxReno" if self.variant == "newreno" else NS3_CC[self.variant]
+        return ["ns3::TcpDctcp"] * self.dctcp_flows + [classic] * (self.flows - self.dctcp_flows)
 
     def toml(self, seed: int) -> str:
         tcp = "".join(f"{k} = {v}\n" for k, v in self.tcp_keys().items())
@@ -208,12 +279,7 @@ access_buffer = 10000
 variant = "{self.variant}"
 packet_size = {self.packet_size}
 ecn = {"true" if self.ecn else "false"}
-{tcp}[[traffic]]
-kind = "bulk"
-flows = {self.flows}
-handshake = true
-start = {{ uniform = ["0s", "{self.start_spread_s}s"] }}
-[metrics]
+{tcp}{self.traffic_tables()}[metrics]
 sample_interval = "100ms"
 start = "{self.measure_s}s"
 """
@@ -250,6 +316,20 @@ start = "{self.measure_s}s"
             "codel_target_ns": round(self.codel_target_ms * 1e6),
             "codel_interval_ns": round(self.codel_interval_ms * 1e6),
             "step_k": self.step_k,
+            "flow_cc": self.ns3_flow_cc(),
+            "dctcp_ect0": not self.dctcp_flows,
+            "fq_flows": self.fq_flows,
+            "fq_quantum": self.fq_quantum,
+            "pie_derandomize": False,
+            "cobalt_increment": self.cobalt_increment,
+            "cobalt_decrement": self.cobalt_decrement,
+            # ns-3's BLUE also climbs on a sojourn above 400 ms, a rule aqmlab does not model:
+            # out of reach (docs/aqm/cobalt.md)
+            "cobalt_blue_threshold_ns": 1000 * 10**9,
+            "ce_threshold_ns": (
+                -1 if self.ce_threshold_ms is None else round(self.ce_threshold_ms * 1e6)
+            ),
+            "use_l4s": self.ce_threshold_ms is not None,
         }
 
 
@@ -285,13 +365,25 @@ def run_aqmlab(case: Case, seed: int) -> tuple[dict[str, float], list[int], list
         "marks": b["marks"],
         "jain": f["jain_fairness"],
         "goodput_mbps": f["goodput_bps_total"] / 1e6,
+        "flow_goodput_mbps": [x["goodput_bps"] / 1e6 for x in flows],
         "fast_rtx": f["fast_retransmits"],
         "timeouts": f["timeouts"],
         "ecn_cuts": f["ecn_reductions"],
         "retransmits": f["retransmits"],
+        "queues": _aqmlab_queues(r),
         "wall_s": wall,
     }
     return figs, starts, delays
+
+
+def _aqmlab_queues(r: Any) -> int:
+    """The flow-queue schemes: the most flow queues holding packets at once in the 100 ms
+    samples, a lower bound of the queues the flows hash into (equal when every flow keeps a
+    backlog); 0 for the other schemes."""
+    p = r.params.to_pydict() if r.params is not None else {}
+    names, values = p.get("name", []), p.get("value", [])
+    counts = [v for n, v in zip(names, values, strict=True) if n == "active_flows"]
+    return int(max(counts, default=0))
 
 
 _NS3: Any = None
@@ -351,10 +443,12 @@ def run_ns3(config: dict[str, Any]) -> dict[str, float]:
         "marks": int(r.marks),
         "jain": jain(goodputs),
         "goodput_mbps": sum(goodputs) / 1e6,
+        "flow_goodput_mbps": [g / 1e6 for g in goodputs],
         "fast_rtx": int(r.fast_recoveries),
         "timeouts": int(r.loss_entries),
         "ecn_cuts": int(r.ecn_cuts),
         "retransmits": int(r.retransmits),
+        "queues": int(r.queues),
         "events": int(r.events),
         "reasons": {str(k): int(v) for k, v in r.reasons},
         "wall_s": r.wall_s,
@@ -443,8 +537,20 @@ def dctcp_cases() -> list[Case]:
     return [Case("dctcp", "step", n, ecn=True) for n in (5, 20)]
 
 
+def fq_cases() -> list[Case]:
+    """The flow-queue schemes, 5 flows: NewReno through FQ-PIE and FQ-COBALT, with drops (SACK
+    on, as the SACK pairs: ns-3's loss state without SACK is not the model) and with ECN (SACK
+    off, as the ECN pairs), and FQ-CoDel with a 1 ms CE threshold for ECT(1) (ns-3's L4S mode):
+    2 DCTCP flows sending ECT(1) beside 3 NewReno flows with classic ECN."""
+    return [
+        *(Case("newreno", a, 5, sack=True) for a in ("fq-pie", "fq-cobalt")),
+        *(Case("newreno", a, 5, ecn=True) for a in ("fq-pie", "fq-cobalt")),
+        Case("newreno", "fq-codel", 5, ecn=True, dctcp_flows=2, ce_threshold_ms=1.0),
+    ]
+
+
 def all_cases() -> list[Case]:
-    return cases() + sack_cases() + bbr_cases() + dctcp_cases()
+    return cases() + sack_cases() + bbr_cases() + dctcp_cases() + fq_cases()
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -454,7 +560,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--duration", type=float, help="simulated seconds (default 40)")
     ap.add_argument("--json", action="store_true", help="print the figures as JSON")
+    ap.add_argument(
+        "--ns3-window-cut",
+        action="store_true",
+        help="diagnosis: ns-3's NewReno cuts to half the window, as aqmlab (README.md)",
+    )
     args = ap.parse_args(argv)
+    if args.ns3_window_cut:
+        NS3_CC["newreno"] = "aqmlab_ns3::TcpNewRenoWindowCut"
     if not available():
         print(f"error: ns-3 not found: install the ns3 wheel ({INSTALL})", file=sys.stderr)
         return 2

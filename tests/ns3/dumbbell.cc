@@ -32,6 +32,7 @@
 
 #include <chrono>
 #include <map>
+#include <memory>
 #include <cstdint>
 #include <string>
 #include <unordered_map>
@@ -47,7 +48,13 @@ struct Setup
 {
     // "ns3::TcpNewReno", "ns3::TcpCubic", "ns3::TcpDctcp", "ns3::TcpBbr".
     std::string cc = "ns3::TcpNewReno";
-    // "red", "pie", "codel", or "step" (RED as a step marker: instantaneous queue, one threshold).
+    // Per flow, its congestion control (its sender's and receiver's TcpL4Protocol SocketType);
+    // empty: `cc` for every flow.
+    std::vector<std::string> flow_cc;
+    // TcpDctcp's UseEct0: false sends ECT(1), the L4S identifier.
+    bool dctcp_ect0 = true;
+    // "red", "pie", "codel", "step" (RED as a step marker: instantaneous queue, one threshold),
+    // "fq-pie", "fq-cobalt" or "fq-codel".
     std::string aqm = "red";
     bool ecn = false;
     bool sack = false;
@@ -89,11 +96,59 @@ struct Setup
     int64_t codel_interval_ns = 100000000;
     // step marking (DCTCP's K), packets
     double step_k = 20;
+    // The flow-queue schemes: queues, DRR quantum (bytes of IP packet; ns-3's default is the
+    // device's MTU, 1500), PIE's de-randomisation in FQ-PIE, COBALT's BLUE (its target and
+    // interval are codel_target_ns and codel_interval_ns), and the CE threshold with L4S mode.
+    uint32_t fq_flows = 1024;
+    uint32_t fq_quantum = 1514;
+    bool pie_derandomize = false;
+    double cobalt_increment = 1.0 / 256;
+    double cobalt_decrement = 1.0 / 4096;
+    int64_t cobalt_blue_threshold_ns = 400000000;
+    int64_t ce_threshold_ns = -1; // -1: none (Time::Max)
+    bool use_l4s = false;
     // Diagnosis: print every segment sent and ACK received by this flow's sender, and its
     // congestion states and window, over [trace_from_ns, trace_to_ns] (-1: none).
     int32_t trace_flow = -1;
     int64_t trace_from_ns = 0;
     int64_t trace_to_ns = 0;
+};
+
+// For diagnosis only (crosscheck.py --ns3-window-cut): NewReno whose ssthresh at three duplicate
+// ACKs (and at an ECN-Echo or a timeout) is half the window before recovery in whole segments,
+// at most half the flight, as aqmlab's loss_ssthresh = "window"; TcpNewReno halves
+// BytesInFlight, which with SACK is RFC 6675's pipe.
+class TcpNewRenoWindowCut : public TcpNewReno
+{
+  public:
+    static TypeId GetTypeId()
+    {
+        static TypeId tid = TypeId("aqmlab_ns3::TcpNewRenoWindowCut")
+                                .SetParent<TcpNewReno>()
+                                .AddConstructor<TcpNewRenoWindowCut>();
+        return tid;
+    }
+
+    TcpNewRenoWindowCut() = default;
+    TcpNewRenoWindowCut(const TcpNewRenoWindowCut&) = default;
+
+    std::string GetName() const override
+    {
+        return "TcpNewRenoWindowCut";
+    }
+
+    uint32_t GetSsThresh(Ptr<const TcpSocketState> tcb, uint32_t) override
+    {
+        uint32_t seg = tcb->m_segmentSize;
+        uint32_t half = tcb->m_cWnd.Get() / seg / 2 * seg;
+        uint32_t flight = tcb->m_highTxMark.Get() - tcb->m_lastAckedSeq;
+        return std::max(2 * seg, std::min(half, flight / 2 / seg * seg));
+    }
+
+    Ptr<TcpCongestionOps> Fork() override
+    {
+        return CopyObject<TcpNewRenoWindowCut>(this);
+    }
 };
 
 // A window [from, to) of simulated time (ns): what the trace sinks below record in.
@@ -191,6 +246,8 @@ struct Result
     uint64_t loss_entries = 0;
     uint64_t ecn_cuts = 0;
     uint64_t retransmits = 0;
+    // The flow-queue schemes: flow queues the forward queue disc created (distinct hashes)
+    uint64_t queues = 0;
     uint64_t events = 0;
     double wall_s = 0;
 };
@@ -398,6 +455,78 @@ QueueDiscFor(const Setup& c)
                              "UseEcn",
                              BooleanValue(c.ecn));
     }
+    else if (c.aqm == "fq-pie")
+    {
+        // FqPieQueueDisc hands its PIE attributes to a PieQueueDisc per flow queue (all but
+        // MarkEcnThreshold, which stays the child's default, 0.1).
+        tch.SetRootQueueDisc("ns3::FqPieQueueDisc",
+                             "MaxSize",
+                             QueueSizeValue(QueueSize(limit)),
+                             "Flows",
+                             UintegerValue(c.fq_flows),
+                             "MeanPktSize",
+                             UintegerValue(c.packet_size),
+                             "A",
+                             DoubleValue(c.pie_alpha),
+                             "B",
+                             DoubleValue(c.pie_beta),
+                             "Tupdate",
+                             TimeValue(NanoSeconds(c.pie_t_update_ns)),
+                             "QueueDelayReference",
+                             TimeValue(NanoSeconds(c.pie_target_ns)),
+                             "MaxBurstAllowance",
+                             TimeValue(NanoSeconds(c.pie_max_burst_ns)),
+                             "UseDequeueRateEstimator",
+                             BooleanValue(false),
+                             "UseCapDropAdjustment",
+                             BooleanValue(true),
+                             "UseDerandomization",
+                             BooleanValue(c.pie_derandomize),
+                             "UseEcn",
+                             BooleanValue(c.ecn),
+                             "MarkEcnThreshold",
+                             DoubleValue(c.pie_mark_ecnth));
+    }
+    else if (c.aqm == "fq-cobalt")
+    {
+        tch.SetRootQueueDisc("ns3::FqCobaltQueueDisc",
+                             "MaxSize",
+                             QueueSizeValue(QueueSize(limit)),
+                             "Flows",
+                             UintegerValue(c.fq_flows),
+                             "Target",
+                             StringValue(std::to_string(c.codel_target_ns) + "ns"),
+                             "Interval",
+                             StringValue(std::to_string(c.codel_interval_ns) + "ns"),
+                             "Increment",
+                             DoubleValue(c.cobalt_increment),
+                             "Decrement",
+                             DoubleValue(c.cobalt_decrement),
+                             "BlueThreshold",
+                             TimeValue(NanoSeconds(c.cobalt_blue_threshold_ns)),
+                             "UseEcn",
+                             BooleanValue(c.ecn));
+    }
+    else if (c.aqm == "fq-codel")
+    {
+        // Each flow queue's CoDelQueueDisc keeps its default MinBytes, 1500.
+        tch.SetRootQueueDisc("ns3::FqCoDelQueueDisc",
+                             "MaxSize",
+                             QueueSizeValue(QueueSize(limit)),
+                             "Flows",
+                             UintegerValue(c.fq_flows),
+                             "Target",
+                             StringValue(std::to_string(c.codel_target_ns) + "ns"),
+                             "Interval",
+                             StringValue(std::to_string(c.codel_interval_ns) + "ns"),
+                             "CeThreshold",
+                             TimeValue(c.ce_threshold_ns < 0 ? Time::Max()
+                                                             : NanoSeconds(c.ce_threshold_ns)),
+                             "UseL4s",
+                             BooleanValue(c.use_l4s),
+                             "UseEcn",
+                             BooleanValue(c.ecn));
+    }
     else
     {
         NS_FATAL_ERROR("unknown aqm " << c.aqm);
@@ -405,15 +534,22 @@ QueueDiscFor(const Setup& c)
     return tch;
 }
 
+inline TypeId
+CongestionControl(const std::string& name)
+{
+    TcpNewRenoWindowCut::GetTypeId(); // registered on first use
+    TypeId cc;
+    if (!TypeId::LookupByNameFailSafe(name, &cc))
+    {
+        NS_FATAL_ERROR("unknown congestion control " << name);
+    }
+    return cc;
+}
+
 inline void
 SetTcpDefaults(const Setup& c)
 {
-    TypeId cc;
-    if (!TypeId::LookupByNameFailSafe(c.cc, &cc))
-    {
-        NS_FATAL_ERROR("unknown congestion control " << c.cc);
-    }
-    Config::SetDefault("ns3::TcpL4Protocol::SocketType", TypeIdValue(cc));
+    Config::SetDefault("ns3::TcpL4Protocol::SocketType", TypeIdValue(CongestionControl(c.cc)));
     Config::SetDefault("ns3::TcpL4Protocol::RecoveryType",
                        TypeIdValue(TypeId::LookupByName(c.recovery)));
     Config::SetDefault("ns3::TcpSocketBase::LimitedTransmit", BooleanValue(c.limited_transmit));
@@ -430,7 +566,42 @@ SetTcpDefaults(const Setup& c)
                        EnumValue(c.ecn ? TcpSocketState::On : TcpSocketState::Off));
     Config::SetDefault("ns3::TcpSocketState::EnablePacing", BooleanValue(false));
     Config::SetDefault("ns3::TcpCubic::HyStart", BooleanValue(false));
+    Config::SetDefault("ns3::TcpDctcp::UseEct0", BooleanValue(c.dctcp_ect0));
 }
+
+// The flow queues' own random streams (PIE's drop draw, COBALT's BLUE): each child queue disc
+// is created at its flow's first packet and draws an automatic stream that depends on what ran
+// before in this process, so each is given a fixed one as soon as it exists (before any draw:
+// PIE draws only after its burst allowance, COBALT only once BLUE's probability is above 0).
+class ChildStreams
+{
+  public:
+    ChildStreams(Ptr<QueueDisc> root, int64_t first)
+        : m_root(root),
+          m_next(first)
+    {
+    }
+
+    void Enqueue(Ptr<const QueueDiscItem>)
+    {
+        for (; m_done < m_root->GetNQueueDiscClasses(); ++m_done)
+        {
+            Ptr<QueueDisc> child = m_root->GetQueueDiscClass(m_done)->GetQueueDisc();
+            if (auto pie = DynamicCast<PieQueueDisc>(child))
+            {
+                m_next += pie->AssignStreams(m_next);
+            }
+            else if (auto cobalt = DynamicCast<CobaltQueueDisc>(child))
+            {
+                m_next += cobalt->AssignStreams(m_next);
+            }
+        }
+    }
+
+    Ptr<QueueDisc> m_root;
+    int64_t m_next;
+    std::size_t m_done = 0;
+};
 
 inline Result
 Run(const Setup& c)
@@ -508,6 +679,33 @@ Run(const Setup& c)
 
     Monitor mon(c.measure_start_ns, c.duration_ns);
     Ptr<QueueDisc> q = qdiscs.Get(0);
+    // The flow-queue schemes: the quantum (read at initialisation), and the children's streams
+    // (the forward queue's from 1000, the reverse queue's from 100000).
+    std::vector<std::unique_ptr<ChildStreams>> childStreams;
+    for (uint32_t k = 0; k < qdiscs.GetN(); ++k)
+    {
+        Ptr<QueueDisc> root = qdiscs.Get(k);
+        if (auto fq = DynamicCast<FqPieQueueDisc>(root))
+        {
+            fq->SetQuantum(c.fq_quantum);
+        }
+        else if (auto fq = DynamicCast<FqCobaltQueueDisc>(root))
+        {
+            fq->SetQuantum(c.fq_quantum);
+        }
+        else if (auto fq = DynamicCast<FqCoDelQueueDisc>(root))
+        {
+            fq->SetQuantum(c.fq_quantum);
+        }
+        else
+        {
+            continue;
+        }
+        childStreams.push_back(std::make_unique<ChildStreams>(root, k == 0 ? 1000 : 100000));
+        root->TraceConnectWithoutContext(
+            "Enqueue",
+            MakeCallback(&ChildStreams::Enqueue, childStreams.back().get()));
+    }
     q->TraceConnectWithoutContext("PacketsInQueue", MakeCallback(&Monitor::QdiscPackets, &mon));
     q->TraceConnectWithoutContext("SojournTime", MakeCallback(&Monitor::Sojourn, &mon));
     q->TraceConnectWithoutContext("Enqueue", MakeCallback(&Monitor::Enqueue, &mon));
@@ -517,6 +715,13 @@ Run(const Setup& c)
     dev->GetQueue()->TraceConnectWithoutContext("PacketsInQueue",
                                                  MakeCallback(&Monitor::DevicePackets, &mon));
     dev->TraceConnectWithoutContext("PhyTxBegin", MakeCallback(&Monitor::TxBegin, &mon));
+
+    for (uint32_t i = 0; i < n && !c.flow_cc.empty(); ++i)
+    {
+        TypeIdValue cc(CongestionControl(c.flow_cc[i]));
+        senders.Get(i)->GetObject<TcpL4Protocol>()->SetAttribute("SocketType", cc);
+        receivers.Get(i)->GetObject<TcpL4Protocol>()->SetAttribute("SocketType", cc);
+    }
 
     FlowTrace ft(c.trace_from_ns, c.trace_to_ns);
     const uint16_t port = 5000;
@@ -614,6 +819,7 @@ Run(const Setup& c)
     r.loss_entries = mon.m_lossEntries;
     r.ecn_cuts = mon.m_ecnCuts;
     r.retransmits = mon.m_retransmits;
+    r.queues = childStreams.empty() ? 0 : q->GetNQueueDiscClasses();
     r.events = Simulator::GetEventCount();
     Simulator::Destroy();
     r.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
