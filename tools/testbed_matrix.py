@@ -1,0 +1,149 @@
+#!/usr/bin/env python3
+"""The simulator's linux profile beside the kernel's TCP on the testbed, cell by cell.
+
+Each cell runs the dumbbell of ``scenarios/testbed/dumbbell-20.toml`` (100 ms base RTT, 1500-byte
+packets, 20 s measured from 8 s) twice: on the testbed with the kernel's congestion control
+(``--cc``) through aqmlab's AQM code on the router, and in the simulator with ``tcp.profile =
+"linux"`` and the variant of the same name. The grid: {reno, cubic, bbr} x {DropTail of one BDP,
+PIE, FQ-CoDel} x {5, 20 flows} x {10, 50 Mbit/s}. Printed per cell: utilisation, mean queue
+(packets) and Jain's index on both sides, and whether each is within the band docs/tcp.md states
+(utilisation 0.02, mean queue 15 % + 2 packets, Jain 0.03). Needs root (the testbed).
+
+Usage::
+
+    tools/testbed_matrix.py [--cc reno cubic bbr] [--aqm droptail pie fq-codel]
+        [--flows 5 20] [--rate 10 50] [--seed 1] [--json FILE] [--keep DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+DUMBBELL = ROOT / "scenarios" / "testbed" / "dumbbell-20.toml"
+RTT_S = 0.1
+PACKET = 1500
+CCS = ("reno", "cubic", "bbr")
+AQMS = ("droptail", "pie", "fq-codel")
+
+
+def bdp_packets(rate_mbps: float) -> int:
+    return round(rate_mbps * 1e6 * RTT_S / (8 * PACKET))
+
+
+def scenario(aqm: str, flows: int, rate_mbps: float, seed: int) -> dict[str, Any]:
+    """The cell's scenario document (the testbed's; the simulator adds its TCP keys)."""
+    from aqmlab import scenario as sc
+
+    doc = sc.load(DUMBBELL)
+    doc["seed"] = seed
+    doc["topology"]["bottleneck_rate"] = f"{rate_mbps:g}Mbps"
+    # DropTail holds one BDP; the AQMs get room enough that their limit does not act.
+    bdp = bdp_packets(rate_mbps)
+    doc["topology"]["buffer"] = bdp if aqm == "droptail" else max(200, 2 * bdp)
+    doc["aqm"] = {"kind": aqm}
+    doc["traffic"][0]["flows"] = flows
+    return doc
+
+
+def figures(summary: dict[str, Any]) -> dict[str, float]:
+    b, f = summary["bottleneck"], summary["flows"]
+    return {
+        "utilisation": float(b["utilization"]),
+        "queue": float(b["queue_mean_pkts"]),
+        "jain": float(f["jain_fairness"]),
+        "drops": float(b["drops_early"] + b["drops_forced"] + b["drops_overflow"]),
+    }
+
+
+def within(sim: dict[str, float], tb: dict[str, float]) -> dict[str, bool]:
+    return {
+        "utilisation": abs(sim["utilisation"] - tb["utilisation"]) <= 0.02,
+        "queue": abs(sim["queue"] - tb["queue"]) <= 0.15 * sim["queue"] + 2,
+        "jain": abs(sim["jain"] - tb["jain"]) <= 0.03,
+    }
+
+
+def run_cell(cc: str, aqm: str, flows: int, rate: float, seed: int, keep: Path) -> dict[str, Any]:
+    import aqmlab
+    from aqmlab.testbed import run_testbed
+
+    doc = scenario(aqm, flows, rate, seed)
+    out = keep / f"{cc}-{aqm}-{flows}-{rate:g}"
+    run_testbed(doc, out, cc=cc)
+    tb = figures(json.loads((out / "summary.json").read_text()))
+    sim_doc = json.loads(json.dumps(doc))
+    sim_doc["tcp"] = {"profile": "linux", "variant": cc, "packet_size": PACKET}
+    sim = figures(aqmlab.run(sim_doc).summary)
+    return {
+        "cc": cc,
+        "aqm": aqm,
+        "flows": flows,
+        "rate_mbps": rate,
+        "sim": sim,
+        "testbed": tb,
+        "within": within(sim, tb),
+    }
+
+
+def row(c: dict[str, Any]) -> str:
+    s, t, w = c["sim"], c["testbed"], c["within"]
+
+    def mark(k: str) -> str:
+        return " " if w[k] else "*"
+
+    return (
+        f"{c['cc']:<6} {c['aqm']:<9} {c['flows']:>3} {c['rate_mbps']:>4g}  "
+        f"{s['utilisation']:.3f} {t['utilisation']:.3f}{mark('utilisation')}  "
+        f"{s['queue']:6.1f} {t['queue']:6.1f}{mark('queue')}  "
+        f"{s['jain']:.3f} {t['jain']:.3f}{mark('jain')}  "
+        f"{s['drops']:6.0f} {t['drops']:6.0f}"
+    )
+
+
+HEADER = (
+    "cc     aqm       flows Mb/s  util sim/tb       queue sim/tb     Jain sim/tb    drops sim/tb"
+    "\n(* outside the band: utilisation 0.02, queue 15 % + 2 packets, Jain 0.03)"
+)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--cc", nargs="+", default=list(CCS), choices=CCS)
+    ap.add_argument("--aqm", nargs="+", default=list(AQMS), choices=AQMS)
+    ap.add_argument("--flows", nargs="+", type=int, default=[5, 20])
+    ap.add_argument("--rate", nargs="+", type=float, default=[10.0, 50.0], help="Mbit/s")
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--json", type=Path, help="write the cells as JSON here")
+    ap.add_argument("--keep", type=Path, help="keep the testbed's result folders here")
+    args = ap.parse_args(argv)
+    from aqmlab.testbed import TestbedError
+
+    cells = []
+    with tempfile.TemporaryDirectory() as tmp:
+        keep = args.keep or Path(tmp)
+        print(HEADER, flush=True)
+        for rate, flows, aqm, cc in itertools.product(args.rate, args.flows, args.aqm, args.cc):
+            try:
+                c = run_cell(cc, aqm, flows, rate, args.seed, keep)
+            except TestbedError as e:
+                print(f"error: {e}", file=sys.stderr)
+                return 2
+            cells.append(c)
+            print(row(c), flush=True)
+    n = len(cells)
+    for k in ("utilisation", "queue", "jain"):
+        print(f"{k}: within the band in {sum(c['within'][k] for c in cells)} of {n} cells")
+    if args.json:
+        args.json.write_text(json.dumps(cells, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
