@@ -77,8 +77,13 @@ impl TcpFlow {
             return;
         }
         if !self.cfg.tcp.byte_counting {
+            // Counted growth without byte counting: HyStart++ (above) or
+            // DCTCP; congestion avoidance as `grow_window` answers it,
+            // CUBIC's for CUBIC.
             if self.cwnd < self.ssthresh {
                 self.cwnd += 1.0;
+            } else if self.cfg.tcp.variant == TcpVariant::Cubic {
+                self.cubic_avoidance(now, acked);
             } else {
                 self.cwnd += 1.0 / self.cwnd;
             }
@@ -731,6 +736,39 @@ mod tests {
                 assert_eq!(tx.cwnd_cnt, 0);
             }
         }
+    }
+
+    /// HyStart++ chooses the counted growth for its slow start; without
+    /// byte counting CUBIC's congestion avoidance must stay CUBIC's: 30
+    /// ACKs of two segments from cwnd = ssthresh = 10 give the same window
+    /// with HyStart++ on as off (CUBIC's, not Reno's 10 + 1/10 + ...).
+    #[test]
+    fn hystart_without_byte_counting_keeps_cubics_avoidance() {
+        let run = |hystart: bool| {
+            let mut tcp = TcpSpec {
+                variant: TcpVariant::Cubic,
+                byte_counting: false,
+                limited_transmit: false,
+                rtt_estimator: crate::scenario::RttEstimator::Linux,
+                ..TcpSpec::default()
+            };
+            tcp.set_hystart(hystart);
+            let (mut tx, _) = sender(10.0, tcp);
+            for k in 1..=30 {
+                ack(&mut tx, 100 + 10 * k, 2 * k, false);
+            }
+            tx.cwnd
+        };
+        let (on, off) = (run(true), run(false));
+        assert_eq!(on, off);
+        let mut reno = 10.0_f64;
+        for _ in 0..30 {
+            reno += 1.0 / reno;
+        }
+        assert!(
+            (off - reno).abs() > 1e-3,
+            "CUBIC {off} against Reno's {reno}"
+        );
     }
 
     /// The growth rule is chosen once per flow: Reno's per-ACK rules
