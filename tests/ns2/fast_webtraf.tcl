@@ -21,6 +21,26 @@ proc aqmlab-now {} {
   return [$::aqmlab_scheduler cmd now]
 }
 
+# An object's connection opened: its sender on node `from`, its sink on `to`, the two connected,
+# the flow id set as WebTraf's FID_ASSIGNING_MODE_ asks (the same steps in launch-req, launch-resp
+# and done-resp); returns the sender's flow id.
+proc aqmlab-open {ns from to tcp snk id} {
+  $ns attach-agent $from $tcp
+  $ns attach-agent $to $snk
+  $ns connect $tcp $snk
+  if {[PagePool/WebTraf set fulltcp_] == 1} {
+    $snk listen
+  }
+  $tcp instvar fid_
+  if {[PagePool/WebTraf set FID_ASSIGNING_MODE_] == 0} {
+    set fid_ $id
+    if {[PagePool/WebTraf set fulltcp_] == 1} {
+      $snk set fid_ $id
+    }
+  }
+  return $fid_
+}
+
 PagePool/WebTraf instproc launch-req {id pid clnt svr ctcp csnk size} {
   $self instvar timer_
   set launch_req 1
@@ -30,19 +50,7 @@ PagePool/WebTraf instproc launch-req {id pid clnt svr ctcp csnk size} {
   }
   if {$launch_req == 1} {
     set ns [Simulator instance]
-    $ns attach-agent $clnt $ctcp
-    $ns attach-agent $svr $csnk
-    $ns connect $ctcp $csnk
-    if {[PagePool/WebTraf set fulltcp_] == 1} {
-      $csnk listen
-    }
-    if {[PagePool/WebTraf set FID_ASSIGNING_MODE_] == 0} {
-      $ctcp instvar fid_
-      set fid_ $id
-      if {[PagePool/WebTraf set fulltcp_] == 1} {
-        $csnk set fid_ $id
-      }
-    }
+    aqmlab-open $ns $clnt $svr $ctcp $csnk $id
     set timer_ [$self get-conn-timer $ctcp $csnk $clnt $svr]
     $ctcp proc done {} "$self done-req $id $pid $clnt $svr $ctcp $csnk $size $timer_"
     if {[PagePool/WebTraf set req_trace_]} {
@@ -77,19 +85,7 @@ PagePool/WebTraf instproc done-req {id pid clnt svr ctcp csnk size timer} {
 PagePool/WebTraf instproc launch-resp {id pid svr clnt stcp ssnk size} {
   set flow_th [PagePool/WebTraf set FLOW_SIZE_TH_]
   set ns [Simulator instance]
-  $ns attach-agent $svr $stcp
-  $ns attach-agent $clnt $ssnk
-  $ns connect $stcp $ssnk
-  if {[PagePool/WebTraf set fulltcp_] == 1} {
-    $ssnk listen
-  }
-  $stcp instvar fid_
-  if {[PagePool/WebTraf set FID_ASSIGNING_MODE_] == 0} {
-    set fid_ $id
-    if {[PagePool/WebTraf set fulltcp_] == 1} {
-      $ssnk set fid_ $id
-    }
-  }
+  set fid [aqmlab-open $ns $svr $clnt $stcp $ssnk $id]
   if {[PagePool/WebTraf set FLOW_SIZE_OPS_] == 2 && $size > $flow_th} {
     set sent $flow_th
   } else {
@@ -97,7 +93,7 @@ PagePool/WebTraf instproc launch-resp {id pid svr clnt stcp ssnk size} {
   }
   set now [aqmlab-now]
   $stcp proc done {} \
-    "$self done-resp $id $pid $clnt $svr $stcp $ssnk $size $sent $flow_th $now $fid_"
+    "$self done-resp $id $pid $clnt $svr $stcp $ssnk $size $sent $flow_th $now $fid"
   if {[PagePool/WebTraf set resp_trace_]} {
     puts "resp + $id $pid $sent $size [aqmlab-node-id $svr] [aqmlab-node-id $clnt] $now"
   }
@@ -118,19 +114,7 @@ PagePool/WebTraf instproc done-resp {id pid clnt svr stcp ssnk size sent sent_th
   $ns detach-agent $clnt $ssnk
   $ns detach-agent $svr $stcp
   if {$sent < $size} {
-    $ns attach-agent $svr $stcp
-    $ns attach-agent $clnt $ssnk
-    $ns connect $stcp $ssnk
-    if {[PagePool/WebTraf set fulltcp_] == 1} {
-      $ssnk listen
-    }
-    $stcp instvar fid_
-    if {[PagePool/WebTraf set FID_ASSIGNING_MODE_] == 0} {
-      set fid_ $id
-      if {[PagePool/WebTraf set fulltcp_] == 1} {
-        $ssnk set fid_ $id
-      }
-    }
+    set fid [aqmlab-open $ns $svr $clnt $stcp $ssnk $id]
     set left [expr {$size - $sent}]
     if {$left <= $sent_th} {
       set part $left
@@ -142,7 +126,7 @@ PagePool/WebTraf instproc done-resp {id pid clnt svr stcp ssnk size sent sent_th
     }
     set sent [expr {$sent + $part}]
     $stcp proc done {} \
-      "$self done-resp $id $pid $clnt $svr $stcp $ssnk $size $sent $sent_th $now $fid_"
+      "$self done-resp $id $pid $clnt $svr $stcp $ssnk $size $sent $sent_th $now $fid"
     $self send-message $stcp $part
   } else {
     $self cmd recycle $stcp $ssnk
