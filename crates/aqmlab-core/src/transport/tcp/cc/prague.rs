@@ -38,7 +38,10 @@
 //!   cwnd / 2 with the alpha before this ACK's update, at least 2
 //!   segments, and ssthresh = cwnd (the reference sets ssthresh as its
 //!   integer window steps down, which ends slow start). Once the flow is
-//!   RTT-independent, also at most once per `rtt_target`.
+//!   RTT-independent, also at most once per `rtt_target`: an ECE sooner
+//!   still starts the reduction, which spends its round without a cut
+//!   (the reference's `prague_enter_cwr` returns after the TCP core has
+//!   entered CWR).
 //! - **Growth** (`prague_update_cwnd`, draft section 2.4.1): on every ACK,
 //!   also while the reduced window is acknowledged (the reference's AI
 //!   runs in CWR), by the segments it delivered that were not CE-marked:
