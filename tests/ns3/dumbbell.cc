@@ -33,6 +33,7 @@
 #include <chrono>
 #include <map>
 #include <memory>
+#include <utility>
 #include <cstdint>
 #include <string>
 #include <unordered_map>
@@ -379,6 +380,44 @@ WireRate(double bps, uint32_t packetSize)
     return DataRate(uint64_t(bps * double(packetSize + 2) / double(packetSize) + 0.5));
 }
 
+// PIE's attributes as the pairs set them, on PieQueueDisc or on FqPieQueueDisc, followed by the
+// disc's own (`more`).
+template <typename... More>
+void
+SetPieRoot(TrafficControlHelper& tch,
+           const std::string& type,
+           const Setup& c,
+           const std::string& limit,
+           More&&... more)
+{
+    tch.SetRootQueueDisc(type,
+                         "MaxSize",
+                         QueueSizeValue(QueueSize(limit)),
+                         "MeanPktSize",
+                         UintegerValue(c.packet_size),
+                         "A",
+                         DoubleValue(c.pie_alpha),
+                         "B",
+                         DoubleValue(c.pie_beta),
+                         "Tupdate",
+                         TimeValue(NanoSeconds(c.pie_t_update_ns)),
+                         "QueueDelayReference",
+                         TimeValue(NanoSeconds(c.pie_target_ns)),
+                         "MaxBurstAllowance",
+                         TimeValue(NanoSeconds(c.pie_max_burst_ns)),
+                         "UseDequeueRateEstimator",
+                         BooleanValue(false),
+                         "UseCapDropAdjustment",
+                         BooleanValue(true),
+                         "UseDerandomization",
+                         BooleanValue(c.pie_derandomize),
+                         "UseEcn",
+                         BooleanValue(c.ecn),
+                         "MarkEcnThreshold",
+                         DoubleValue(c.pie_mark_ecnth),
+                         std::forward<More>(more)...);
+}
+
 inline TrafficControlHelper
 QueueDiscFor(const Setup& c)
 {
@@ -415,31 +454,7 @@ QueueDiscFor(const Setup& c)
     }
     else if (c.aqm == "pie")
     {
-        tch.SetRootQueueDisc("ns3::PieQueueDisc",
-                             "MaxSize",
-                             QueueSizeValue(QueueSize(limit)),
-                             "MeanPktSize",
-                             UintegerValue(c.packet_size),
-                             "A",
-                             DoubleValue(c.pie_alpha),
-                             "B",
-                             DoubleValue(c.pie_beta),
-                             "Tupdate",
-                             TimeValue(NanoSeconds(c.pie_t_update_ns)),
-                             "QueueDelayReference",
-                             TimeValue(NanoSeconds(c.pie_target_ns)),
-                             "MaxBurstAllowance",
-                             TimeValue(NanoSeconds(c.pie_max_burst_ns)),
-                             "UseDequeueRateEstimator",
-                             BooleanValue(false),
-                             "UseCapDropAdjustment",
-                             BooleanValue(true),
-                             "UseDerandomization",
-                             BooleanValue(false),
-                             "UseEcn",
-                             BooleanValue(c.ecn),
-                             "MarkEcnThreshold",
-                             DoubleValue(c.pie_mark_ecnth));
+        SetPieRoot(tch, "ns3::PieQueueDisc", c, limit);
     }
     else if (c.aqm == "codel")
     {
@@ -459,33 +474,7 @@ QueueDiscFor(const Setup& c)
     {
         // FqPieQueueDisc hands its PIE attributes to a PieQueueDisc per flow queue (all but
         // MarkEcnThreshold, which stays the child's default, 0.1).
-        tch.SetRootQueueDisc("ns3::FqPieQueueDisc",
-                             "MaxSize",
-                             QueueSizeValue(QueueSize(limit)),
-                             "Flows",
-                             UintegerValue(c.fq_flows),
-                             "MeanPktSize",
-                             UintegerValue(c.packet_size),
-                             "A",
-                             DoubleValue(c.pie_alpha),
-                             "B",
-                             DoubleValue(c.pie_beta),
-                             "Tupdate",
-                             TimeValue(NanoSeconds(c.pie_t_update_ns)),
-                             "QueueDelayReference",
-                             TimeValue(NanoSeconds(c.pie_target_ns)),
-                             "MaxBurstAllowance",
-                             TimeValue(NanoSeconds(c.pie_max_burst_ns)),
-                             "UseDequeueRateEstimator",
-                             BooleanValue(false),
-                             "UseCapDropAdjustment",
-                             BooleanValue(true),
-                             "UseDerandomization",
-                             BooleanValue(c.pie_derandomize),
-                             "UseEcn",
-                             BooleanValue(c.ecn),
-                             "MarkEcnThreshold",
-                             DoubleValue(c.pie_mark_ecnth));
+        SetPieRoot(tch, "ns3::FqPieQueueDisc", c, limit, "Flows", UintegerValue(c.fq_flows));
     }
     else if (c.aqm == "fq-cobalt")
     {
