@@ -189,7 +189,6 @@ impl TcpFlow {
             return;
         }
         let was_empty = self.snd_max == self.snd_una;
-        let prior_una = self.snd_una;
         let prior_pipe = lr.sb.pipe();
         // A pacing flow's rate estimator sees each segment delivered.
         let mut pace = self.pace.take();
@@ -310,7 +309,10 @@ impl TcpFlow {
                 }
             }
         } else if advanced && !ece {
-            self.grow_window(now, ack - prior_una);
+            // By the segments this ACK delivered, cumulatively or by SACK
+            // (Linux's `acked_sacked` in `tcp_cong_control`): a cumulative
+            // ACK over segments SACKed before does not count them again.
+            self.grow_window(now, delivered);
         }
         if self.cfg.tcp.pacing {
             // The rate sample, then BBR's window and pacing rate or the
@@ -798,6 +800,40 @@ mod tests {
         n.tx.ssthresh = 20.0;
         n.run(800);
         n
+    }
+
+    /// The window grows by the segments an ACK newly delivers (Linux's
+    /// `acked_sacked`), not by how far the cumulative ACK moved: one loss
+    /// (segment 5) in a window of 20 with byte counting, no PRR. The ACK
+    /// that ends the recovery covers the retransmission and the 19
+    /// segments SACKed while it was out; it delivers one, so the window
+    /// stays at ssthresh = 10 (counter 1), where counting the cumulative
+    /// advance would have added two segments.
+    #[test]
+    fn the_ack_that_ends_a_recovery_counts_only_what_it_delivers() {
+        let tcp = TcpSpec {
+            byte_counting: true,
+            ..spec(true, false, false)
+        };
+        let mut n = Net::new(tcp, u64::MAX, 50, 5000, &[(5, 1)]);
+        n.tx.ssthresh = 20.0;
+        n.run(400);
+        let off = n
+            .recovery
+            .iter()
+            .filter(|r| !r.1)
+            .nth(1)
+            .expect("the recovery's end")
+            .0;
+        let at_exit = n
+            .cwnd
+            .iter()
+            .rev()
+            .find(|c| c.0 == off)
+            .expect("a window")
+            .1;
+        assert_eq!(n.tx.ssthresh, 10.0);
+        assert_eq!(at_exit, 10.0);
     }
 
     /// RFC 6675 against NewReno, three losses in one window. Segment k's ACK
