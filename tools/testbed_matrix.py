@@ -13,6 +13,11 @@ Usage::
 
     tools/testbed_matrix.py [--cc reno cubic bbr] [--aqm droptail pie fq-codel]
         [--flows 5 20] [--rate 10 50] [--seed 1] [--json FILE] [--keep DIR]
+        [--testbed-from FILE]
+
+``--testbed-from`` takes each cell's testbed figures from an earlier run's ``--json`` and runs
+only the simulator (no root needed): the kernel's side does not change when the simulator's TCP
+does.
 """
 
 from __future__ import annotations
@@ -70,14 +75,25 @@ def within(sim: dict[str, float], tb: dict[str, float]) -> dict[str, bool]:
     }
 
 
-def run_cell(cc: str, aqm: str, flows: int, rate: float, seed: int, keep: Path) -> dict[str, Any]:
+def run_cell(
+    cc: str,
+    aqm: str,
+    flows: int,
+    rate: float,
+    seed: int,
+    keep: Path,
+    earlier: dict[tuple[str, str, int, float], dict[str, float]] | None = None,
+) -> dict[str, Any]:
     import aqmlab
     from aqmlab.testbed import run_testbed
 
     doc = scenario(aqm, flows, rate, seed)
-    out = keep / f"{cc}-{aqm}-{flows}-{rate:g}"
-    run_testbed(doc, out, cc=cc)
-    tb = figures(json.loads((out / "summary.json").read_text()))
+    if earlier is not None:
+        tb = earlier[(cc, aqm, flows, rate)]
+    else:
+        out = keep / f"{cc}-{aqm}-{flows}-{rate:g}"
+        run_testbed(doc, out, cc=cc)
+        tb = figures(json.loads((out / "summary.json").read_text()))
     sim_doc = json.loads(json.dumps(doc))
     sim_doc["tcp"] = {"profile": "linux", "variant": cc, "packet_size": PACKET}
     sim = figures(aqmlab.run(sim_doc).summary)
@@ -122,8 +138,37 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--json", type=Path, help="write the cells as JSON here")
     ap.add_argument("--keep", type=Path, help="keep the testbed's result folders here")
+    ap.add_argument(
+        "--testbed-from",
+        type=Path,
+        help="an earlier run's --json: take the testbed's figures from it, run the simulator only",
+    )
     args = ap.parse_args(argv)
     from aqmlab.testbed import TestbedError
+
+    earlier = None
+    if args.testbed_from:
+        try:
+            earlier = {
+                (c["cc"], c["aqm"], int(c["flows"]), float(c["rate_mbps"])): c["testbed"]
+                for c in json.loads(args.testbed_from.read_text())
+            }
+        except (OSError, ValueError, KeyError, TypeError) as e:
+            print(
+                f"error: --testbed-from {args.testbed_from}: not an earlier --json ({e})",
+                file=sys.stderr,
+            )
+            return 2
+        wanted = itertools.product(args.cc, args.aqm, args.flows, args.rate)
+        missing = [k for k in wanted if k not in earlier]
+        if missing:
+            cc, aqm, flows, rate = missing[0]
+            print(
+                f"error: --testbed-from {args.testbed_from}: no cell {cc} {aqm} {flows} flows "
+                f"{rate:g} Mbit/s ({len(missing)} missing)",
+                file=sys.stderr,
+            )
+            return 2
 
     cells = []
     with tempfile.TemporaryDirectory() as tmp:
@@ -131,7 +176,7 @@ def main(argv: list[str] | None = None) -> int:
         print(HEADER, flush=True)
         for rate, flows, aqm, cc in itertools.product(args.rate, args.flows, args.aqm, args.cc):
             try:
-                c = run_cell(cc, aqm, flows, rate, args.seed, keep)
+                c = run_cell(cc, aqm, flows, rate, args.seed, keep, earlier)
             except TestbedError as e:
                 print(f"error: {e}", file=sys.stderr)
                 return 2
