@@ -72,10 +72,10 @@ fn pair_with(variant: &str) -> String {
 /// RFC 9332 section 2.1: with k = 2 a scalable sender in L and a
 /// Reno-friendly sender in C share roughly equally; L's p99 sojourn under
 /// 2 ms, the link full, C's mean printed. Prague against CUBIC is within
-/// [0.5, 2] at 10 and 50 ms (1.43, 1.50). At 100 ms CUBIC is in its cubic
+/// [0.5, 2] at 10 and 50 ms (1.69, 1.77). At 100 ms CUBIC is in its cubic
 /// mode (a BDP of 833 packets, p_C about 3e-5): its window 1.054 (RTT /
 /// p)^(3/4) is 2.2 times Reno's 1.22 / sqrt(p), and Prague / CUBIC falls
-/// to 0.44 as that predicts (0.45), where Prague / NewReno is 0.74: the
+/// to 0.40 against the 0.45 that predicts, where Prague / NewReno is 0.74: the
 /// coupling's parity is with Reno (`prague_and_reno_share_dualpi2_at_100ms`).
 /// Prague's packets are ECT(1), marked and never dropped.
 #[test]
