@@ -70,7 +70,7 @@ fn figures(r: &RunResult) -> (f64, f64, u64, f64) {
 /// slow start when the round's minimum RTT rises and is in Conservative
 /// Slow Start, growing by a quarter as fast (+21 segments in those 100
 /// ms), when the buffer overflows, later; its first round of loss drops a
-/// quarter as many packets. Measured (seed 1): first drop at 0.824 s, 418
+/// quarter as many packets. Measured (seed 1): first drop at 0.824 s, 419
 /// drops in its round, against 1.407 s and 105. CSS's five rounds do not
 /// end before the overflow: it began with the window near 2 BDP and grows
 /// 1.25 times per round, up to 3 times in five, above the path's 5 BDP

@@ -52,9 +52,9 @@ fn backed_off_s(r: &RunResult) -> f64 {
 /// lasts until a segment sent once is acknowledged, which the next loss
 /// often prevents; with them the first ACK after the retransmission
 /// computes the RTO again. Measured (seed 1, 60 s): the time spent with
-/// the RTO at 1 s or more falls from 57.3 s to 15.2 s with the linux
-/// profile at 30 % loss (goodput 0.011 -> 0.142 Mbit/s, largest RTO 31.7
-/// -> 8.2 s), from 30.2 s to 5.0 s with aqmlab's NewReno at 20 % (0.111
+/// the RTO at 1 s or more falls from 57.2 s to 27.1 s with the linux
+/// profile at 30 % loss (goodput 0.011 -> 0.092 Mbit/s, largest RTO 31.4
+/// -> 16.3 s), from 30.2 s to 5.0 s with aqmlab's NewReno at 20 % (0.111
 /// -> 0.240 Mbit/s, 12.8 -> 6.4 s).
 #[test]
 fn timestamps_end_a_backed_off_rto_at_the_first_ack() {
@@ -90,10 +90,11 @@ fn timestamps_end_a_backed_off_rto_at_the_first_ack() {
 /// 100 ms), 1500-byte packets, a 500-packet buffer, 60 s measured from 10
 /// s, seed 1 (`tests/ns3/`'s topology). Jain's index of the flows'
 /// goodput, the smallest flow's share of the fair share and the flows
-/// below a tenth of it, with and without timestamps. Measured: Jain 0.9527
-/// without, 0.9751 with (Linux and ns-3: 0.98-1.00); the smallest flow
-/// 0.30 and 0.52 of the fair share, none below a tenth; timeouts 2888 and
-/// 3145 (a timer no longer held backed off fires sooner).
+/// below a tenth of it, with and without timestamps. Measured: Jain 0.9580
+/// without, 0.9702 with (Linux and ns-3: 0.98-1.00); the smallest flow
+/// 0.012 and 0.615 of the fair share, one below a tenth without and none
+/// with; timeouts 2605 and 2846 (a timer no longer held backed off fires
+/// sooner).
 #[test]
 fn timestamps_spare_the_starved_flows_of_a_red_queue() {
     let text = |ts: bool| {
