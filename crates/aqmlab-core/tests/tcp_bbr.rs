@@ -176,8 +176,8 @@ fn bbr_against_cubic_in_a_deep_buffer() {
 /// no longer end their loss episodes with timeouts that empty the queue,
 /// and BBR's share is what Ware et al. find, held by its in-flight cap
 /// and the same against 1 and 4 CUBIC flows (measured, means over seeds
-/// 1-3: 0.454 and 0.438; without SACK 0.471 and 0.229). Its share still
-/// falls as the buffer deepens (0.468 at 2 BDP, 0.403 at 8 BDP, against
+/// 1-3: 0.450 and 0.437; without SACK 0.471 and 0.229). Its share still
+/// falls as the buffer deepens (0.473 at 2 BDP, 0.390 at 8 BDP, against
 /// one flow).
 #[test]
 fn with_sack_bbr_keeps_its_share_against_more_cubic_flows() {

@@ -223,10 +223,10 @@ start = "10s"
     w.finish()
 }
 
-/// Measured (seed 2): RED, NewReno utilisation 0.930 with 48 timeouts and
-/// 1006 retransmissions for 889 drops; SACK, RACK-TLP and PRR 0.947 with 2
-/// timeouts and 941 retransmissions for 938 drops. DropTail: 0.99998, 72
-/// timeouts, 979 retransmissions for 650 drops; 1.0, no timeout, 517
+/// Measured (seed 2): RED, NewReno utilisation 0.940 with 51 timeouts and
+/// 908 retransmissions for 831 drops; SACK, RACK-TLP and PRR 0.948 with 1
+/// timeout and 932 retransmissions for 927 drops. DropTail: 1.0, 73
+/// timeouts, 869 retransmissions for 570 drops; 1.0, no timeout, 517
 /// retransmissions for 517 drops.
 #[test]
 fn long_bulk_runs_stay_consistent() {
@@ -261,8 +261,8 @@ fn long_bulk_runs_stay_consistent() {
 /// CUBIC's window with SACK's recovery: the same consistency, the link as
 /// busy as CUBIC's with NewReno's recovery. Measured (DropTail, seed 2):
 /// utilisation 1.0 both; NewReno's recovery 98 timeouts and 1126
-/// retransmissions for 747 drops, SACK with RACK-TLP and PRR 1 and 670 for
-/// 668.
+/// retransmissions for 747 drops, SACK with RACK-TLP and PRR 2 and 599 for
+/// 605.
 #[test]
 fn cubic_with_sack() {
     let aqm = "[aqm]\nkind = \"droptail\"";
