@@ -31,6 +31,10 @@ pub const C: f64 = 0.4;
 /// `beta_cubic` (RFC 9438 section 4.6): the window after an event, as a
 /// share of the window before it.
 pub const BETA: f64 = 0.7;
+/// Linux's `beta` over its scale (`BICTCP_BETA_SCALE`): 717 / 1024 =
+/// 0.7002, the cut's factor in whole segments (`on_congestion`).
+const LINUX_BETA: u64 = 717;
+const BETA_SCALE: u64 = 1024;
 
 /// One connection's CUBIC state (RFC 9438 section 4.1's variables).
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -119,15 +123,23 @@ impl Cubic {
     /// ECN-Echo) that found the window `cwnd`: the new ssthresh (section
     /// 4.6, with fast convergence, section 4.7). The window after it is
     /// ssthresh; the next congestion avoidance stage starts afresh.
+    ///
+    /// The window counts whole segments here, as Linux's `snd_cwnd` does
+    /// (`cubictcp_recalc_ssthresh`: ssthresh `max(cwnd x 717 / 1024, 2)`,
+    /// `W_max` `cwnd x (1024 + 717) / 2048` with fast convergence, integer
+    /// arithmetic; ns-3's `TcpCubic` counts whole segments too): the share
+    /// of a segment grown since the window last reached a whole number is
+    /// not carried through the cut (5.7 segments cut to 3, not 3.99).
     pub fn on_congestion(&mut self, cwnd: f64) -> f64 {
-        self.w_max = if cwnd < self.w_max {
-            cwnd * (1.0 + BETA) / 2.0
+        let w = cwnd.max(0.0) as u64;
+        self.w_max = if (w as f64) < self.w_max {
+            (w * (BETA_SCALE + LINUX_BETA) / (2 * BETA_SCALE)) as f64
         } else {
-            cwnd
+            w as f64
         };
-        self.cwnd_prior = cwnd;
+        self.cwnd_prior = w as f64;
         self.epoch = None;
-        (cwnd * BETA).max(2.0)
+        ((w * LINUX_BETA / BETA_SCALE) as f64).max(2.0)
     }
 
     /// A retransmission timeout that found the window `cwnd`: ssthresh as
@@ -170,6 +182,21 @@ mod tests {
         assert!((c.w_max - 68.0).abs() < 1e-12);
         // A small window still keeps ssthresh at two segments.
         assert_eq!(Cubic::default().on_congestion(2.0), 2.0);
+    }
+
+    #[test]
+    fn the_cut_counts_whole_segments_as_linux() {
+        // 5.7 segments: the window counts 5, 5 x 717 / 1024 = 3.50 -> 3,
+        // W_max 5 (3.99 and 5.7 with fractional segments).
+        let mut c = Cubic::default();
+        assert_eq!(c.on_congestion(5.7), 3.0);
+        assert_eq!((c.w_max, c.cwnd_prior), (5.0, 5.0));
+        // 70 x 717 / 1024 = 49.01 -> 49 (70 x 0.7 in floating point is
+        // 48.999...); fast convergence at 60.9 < 70: 60 x 1741 / 2048 =
+        // 51.00 -> 51, ssthresh 60 x 717 / 1024 = 42.01 -> 42.
+        assert_eq!(c.on_congestion(70.0), 49.0);
+        assert_eq!(c.on_congestion(60.9), 42.0);
+        assert_eq!(c.w_max, 51.0);
     }
 
     #[test]
