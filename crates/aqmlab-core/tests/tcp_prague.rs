@@ -75,8 +75,10 @@ fn pair_with(variant: &str) -> String {
 /// [0.5, 2] at 10 and 50 ms (1.57, 1.64). At 100 ms CUBIC is in its cubic
 /// mode (a BDP of 833 packets, p_C about 5e-5): its window 1.054 (RTT /
 /// p)^(3/4) is 1.93 times Reno's 1.22 / sqrt(p), and Prague / CUBIC falls
-/// to 0.42 against the 0.52 that predicts, where Prague / NewReno is 0.74: the
-/// coupling's parity is with Reno (`prague_and_reno_share_dualpi2_at_100ms`).
+/// to 0.42 against the 0.52 that predicts (seeds 2-5: 0.52-0.81; one CUBIC
+/// flow drops a handful of times in a run), below its 50 ms share, where
+/// Prague / NewReno is 0.74: the coupling's parity is with Reno
+/// (`prague_and_reno_share_dualpi2_at_100ms`).
 /// Prague's packets are ECT(1), marked and never dropped.
 #[test]
 fn prague_and_cubic_share_dualpi2() {
@@ -108,7 +110,7 @@ fn prague_and_cubic_share_dualpi2() {
         assert!((0.5..=2.0).contains(&x), "rtt {rtt}: {x}");
     }
     // CUBIC's cubic mode at 100 ms: 1.93 x Reno's window at the same p_C.
-    assert!((0.35..0.5).contains(&ratios[2]), "100 ms: {}", ratios[2]);
+    assert!(ratios[2] < ratios[1], "100 ms: {ratios:?}");
 }
 
 /// The coupling's parity is with a Reno-friendly flow: Prague against
@@ -126,6 +128,13 @@ fn prague_and_reno_share_dualpi2_at_100ms() {
     );
     assert!((0.5..=2.0).contains(&ratio(&r)), "{}", ratio(&r));
     assert!(b.l_queue_delay_p99_s.unwrap() < 0.002);
+    let cubic = prague_run(100, "kind = \"dualpi2\"", "", &pair(false));
+    assert!(
+        ratio(&r) > ratio(&cubic),
+        "{} against {}",
+        ratio(&r),
+        ratio(&cubic)
+    );
 }
 
 /// A single-queue RED marking classic ECN: without the detection Prague
