@@ -757,18 +757,20 @@ mod tests {
     #[test]
     fn fq_codel_overflow_drops_from_the_longest_flow_queue() {
         // A buffer of 4: port 1000 sends 8, then port 2000 one. The first
-        // leaves at once and FQ-CoDel holds at most 4 of the 7 behind it,
-        // dropping 3 from the head of port 1000's queue; port 2000's arrival
-        // makes a fourth drop there, never its own single packet.
+        // leaves at once; the sixth finds 5 queued and FQ-CoDel drops a
+        // batch from the head of port 1000's queue until half its 7500
+        // bytes are gone (3 packets); the seventh and eighth are queued
+        // (4); port 2000's arrival drops half of port 1000's 6000 bytes
+        // (2 packets), never its own single packet.
         let mut d = dir(1_000_000, 0, 4, by_kind("fq-codel"));
         for _ in 0..8 {
             d.arrive(SimTime::ZERO, from_port(1500, 0, 1000));
         }
         assert!(d.arrive(SimTime::ZERO, from_port(1500, 0, 2000)));
-        assert_eq!(d.qlen().pkts, 4);
-        assert_eq!(d.stats.drops_overflow, 4);
+        assert_eq!(d.qlen().pkts, 3);
+        assert_eq!(d.stats.drops_overflow, 5);
         let got = drain(&mut d);
-        assert_eq!(got.len(), 5);
+        assert_eq!(got.len(), 4);
         assert_eq!(got.iter().filter(|(_, p)| *p == 2000).count(), 1);
         assert_eq!(d.stats.arrivals, d.stats.departures + d.stats.drops());
         // Every id was given back: the next arrivals reuse them.

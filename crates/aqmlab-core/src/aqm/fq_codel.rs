@@ -17,10 +17,11 @@
 //!   tail of its queue. A queue that is in neither flow list joins the
 //!   tail of the new-flows list with `deficit = quantum`. If the link's
 //!   buffer limit (`topology.buffer`, in packets or bytes) is then
-//!   exceeded, the packet at the head of the queue with the largest byte
-//!   backlog is dropped, until the limit holds. These drops are the link's
-//!   overflow drops. The batch drop section 4.1 describes (half of that
-//!   queue, at most 64 packets at once) is not implemented.
+//!   exceeded, packets are dropped from the head of the queue with the
+//!   largest byte backlog: a batch, until half that backlog is gone or 64
+//!   packets are (section 4.1; Linux's `fq_codel_drop` with its default
+//!   `drop_batch` of 64, ns-3's `DropBatchSize`), at least one. These
+//!   drops are the link's overflow drops.
 //! - Dequeue (section 4.2): deficit round robin over the new list, then the
 //!   old list. A queue whose deficit is <= 0 gets `quantum` more and moves
 //!   to the tail of the old list. Otherwise CoDel dequeues from it (every
@@ -212,6 +213,11 @@ pub trait FlowParams: Clone + std::fmt::Debug {
     fn quantum(&self) -> u32;
 }
 
+/// The most packets one overflow drops from the largest queue (RFC 8290
+/// section 4.1; Linux's `fq_codel` `drop_batch` and ns-3's `DropBatchSize`
+/// default).
+pub const DROP_BATCH: u32 = 64;
+
 /// The AQM of one flow queue under the shared scheduler [`FlowQueues`]:
 /// CoDel's state for FQ-CoDel, PIE's for FQ-PIE, COBALT's for FQ-COBALT.
 /// Every queue has its own state; the parameters are shared.
@@ -221,6 +227,11 @@ pub trait FlowAqm: Clone + std::fmt::Debug {
     /// `fq_pie`, ns-3's single-queue COBALT), or the head of the queue
     /// with the largest backlog (RFC 8290 section 4.1, FQ-CoDel).
     fn tail_drop(p: &Self::Params) -> bool;
+    /// The most packets one overflow drops from the head of the largest
+    /// queue, until half its bytes are gone: [`DROP_BATCH`] for FQ-CoDel
+    /// (RFC 8290 section 4.1, Linux, ns-3), one for CAKE's `cake_drop`
+    /// (FQ-COBALT), where each dropped packet also raises the queue's BLUE.
+    const OVERFLOW_BATCH: u32 = 1;
     /// Whether the AQM needs the dequeue that finds every queue empty
     /// (COBALT's BLUE learns from it). The link dequeues only while packets
     /// wait, so the scheduler replays that dequeue, dated at the end of the
@@ -336,6 +347,7 @@ flow_params!(FqCodelParams);
 
 impl FlowAqm for CodelState {
     type Params = FqCodelParams;
+    const OVERFLOW_BATCH: u32 = DROP_BATCH;
 
     #[inline(always)]
     fn tail_drop(_p: &FqCodelParams) -> bool {
@@ -536,16 +548,17 @@ impl<A: FlowAqm> FlowQueues<A> {
         v
     }
 
-    /// Drop from the head of the queue with the largest backlog until
-    /// `limit` holds (RFC 8290 section 4.1), pushing the ids on `evicted`.
+    /// Drop batches from the head of the queue with the largest backlog
+    /// until `limit` holds (RFC 8290 section 4.1; one batch drops at least
+    /// one packet, so one batch is enough unless a packet larger than the
+    /// rest arrived under a byte limit), pushing the ids on `evicted`.
     /// Out of line: the enqueue path only tests the limit.
     #[cold]
     #[inline(never)]
     fn evict_over(&mut self, limit: Buffer, now: SimTime, evicted: &mut Vec<PktId>) {
         while self.over(limit) {
-            match self.evict_fattest(now) {
-                Some(id) => evicted.push(id),
-                None => break,
+            if !self.evict_fattest(now, evicted) {
+                break;
             }
         }
     }
@@ -574,9 +587,13 @@ impl<A: FlowAqm> FlowQueues<A> {
         }
     }
 
-    /// Drop the head of the queue with the largest byte backlog (the first
-    /// such queue in list order: new list, then old list).
-    fn evict_fattest(&mut self, now: SimTime) -> Option<PktId> {
+    /// Drop a batch from the head of the queue with the largest byte
+    /// backlog (the first such queue in list order: new list, then old
+    /// list): packets until half its bytes are gone (the backlog halved
+    /// rounding down, as Linux's `maxbacklog >> 1`) or
+    /// [`FlowAqm::OVERFLOW_BATCH`] packets are, at least one. False if
+    /// every queue is empty.
+    fn evict_fattest(&mut self, now: SimTime, evicted: &mut Vec<PktId>) -> bool {
         let mut best: Option<(u64, usize)> = None;
         for &i in self.new_flows.iter().chain(self.old_flows.iter()) {
             let b = self.queues[i as usize].bytes;
@@ -584,17 +601,27 @@ impl<A: FlowAqm> FlowQueues<A> {
                 best = Some((b, i as usize));
             }
         }
-        let (_, i) = best?;
+        let Some((backlog, i)) = best else {
+            return false;
+        };
         let f = &mut self.queues[i];
-        let pkt = f.q.pop_front()?;
-        f.aqm.on_overflow(&self.p, now);
-        f.bytes -= pkt.size as u64;
+        let (mut gone, mut n) = (0u64, 0u32);
+        while let Some(pkt) = f.q.pop_front() {
+            f.aqm.on_overflow(&self.p, now);
+            f.bytes -= pkt.size as u64;
+            self.pkts -= 1;
+            self.bytes -= pkt.size as u64;
+            evicted.push(pkt.id);
+            gone += pkt.size as u64;
+            n += 1;
+            if n >= A::OVERFLOW_BATCH || gone >= backlog / 2 {
+                break;
+            }
+        }
         if f.q.is_empty() {
             self.active -= 1;
         }
-        self.pkts -= 1;
-        self.bytes -= pkt.size as u64;
-        Some(pkt.id)
+        true
     }
 
     /// Dequeue (RFC 8290 section 4.2): the next packet to send with its
@@ -881,36 +908,53 @@ mod tests {
         s.enqueue(pkt(11, 400), 1, lim, SimTime::ZERO, &mut rng, &mut ev);
         assert!(ev.is_empty());
         // The fifth packet (flow 1, 400 bytes) exceeds 4: flow 0 (1800 bytes
-        // against 800) loses its head packet 1.
+        // against 800) loses a batch from its head until 900 bytes are
+        // gone: packet 1 (600), then packet 2 (1200 >= 900).
         s.enqueue(pkt(12, 400), 1, lim, SimTime::ZERO, &mut rng, &mut ev);
-        assert_eq!(ev, vec![1]);
+        assert_eq!(ev, vec![1, 2]);
         assert_eq!(
             s.qlen(),
             QueueLen {
-                pkts: 4,
-                bytes: 2000
+                pkts: 3,
+                bytes: 1400
             }
         );
-        // A byte limit of 2000: a 100-byte packet of flow 2 evicts flow 0's
-        // head (1200 bytes against 800 and 100).
+        // A byte limit of 1400: a 100-byte packet of flow 2 evicts from
+        // flow 1 (800 bytes against 600 and 100) until 400 are gone: 11.
         ev.clear();
         s.enqueue(
             pkt(31, 100),
             2,
-            Buffer::Bytes(2000),
+            Buffer::Bytes(1400),
             SimTime::ZERO,
             &mut rng,
             &mut ev,
         );
-        assert_eq!(ev, vec![2]);
+        assert_eq!(ev, vec![11]);
         assert_eq!(
             s.qlen(),
             QueueLen {
-                pkts: 4,
-                bytes: 1500
+                pkts: 3,
+                bytes: 1100
             }
         );
-        assert_eq!(drain(&mut s), vec![3, 11, 12, 31]);
+        assert_eq!(drain(&mut s), vec![3, 12, 31]);
+    }
+
+    #[test]
+    fn an_overflow_drops_at_most_a_batch_of_64() {
+        let (mut s, mut rng) = sched(1514);
+        let mut ev = Vec::new();
+        let lim = Buffer::Packets(200);
+        // Flow 0 holds 200 packets of 500 bytes; flow 1's packet exceeds
+        // the limit: half of flow 0 is 100 packets, the batch stops at 64.
+        for id in 0..200 {
+            s.enqueue(pkt(id, 500), 0, lim, SimTime::ZERO, &mut rng, &mut ev);
+        }
+        assert!(ev.is_empty());
+        s.enqueue(pkt(1000, 500), 1, lim, SimTime::ZERO, &mut rng, &mut ev);
+        assert_eq!(ev, (0..64).collect::<Vec<_>>());
+        assert_eq!(s.qlen().pkts, 137);
     }
 
     #[test]
