@@ -103,6 +103,29 @@ def test_plan_draws_starts_and_follows_the_schedule() -> None:
     assert plan(scenario.validate(doc)) == flows
 
 
+def test_plan_starts_the_flows_when_the_simulator_does(tmp_path: Path) -> None:
+    """The router's check gives the simulator's start draws: the testbed's
+    initial flows start when the simulator's do, flow by flow."""
+    try:
+        router = find_router()
+    except testbed.TestbedError as e:
+        pytest.skip(str(e))
+    import aqmlab
+
+    doc = _doc(DUMBBELL, seed=2, duration="3s", **{"metrics.start": "2s"})
+    cfg = tmp_path / "c.json"
+    cfg.write_text(json.dumps({"scenario": doc}))
+    r = subprocess.run([router, "--check", str(cfg)], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    starts = json.loads(r.stdout)["starts_ns"]
+    flows = plan(scenario.validate(doc), starts)
+    sim = aqmlab.run(doc).flows.to_pydict()["start_s"]
+    assert len(flows) == len(sim) == 20
+    assert [f["start_ns"] for f in flows] == [round(s * 1e9) for s in sim]
+    # Without them the testbed draws its own: other values.
+    assert [f["start_ns"] for f in plan(scenario.validate(doc))] != [f["start_ns"] for f in flows]
+
+
 def test_cli_errors_name_the_key(tmp_path: Path) -> None:
     r = _aqmlab("testbed", str(DUMBBELL), "--out", str(tmp_path / "o"), "--set", "tcp.min_rto=1s")
     assert r.returncode == 2

@@ -13,11 +13,13 @@ Usage::
 
     tools/testbed_matrix.py [--cc reno cubic bbr] [--aqm droptail pie fq-codel]
         [--flows 5 20] [--rate 10 50] [--seed 1] [--json FILE] [--keep DIR]
-        [--testbed-from FILE]
+        [--testbed-from FILE] [--sim-set KEY=VALUE ...]
 
-``--testbed-from`` takes each cell's testbed figures from an earlier run's ``--json`` and runs
-only the simulator (no root needed): the kernel's side does not change when the simulator's TCP
-does.
+Both sides run the same scenario: the testbed starts each flow when the simulator does (the
+router's ``--check`` gives the simulator's start draws). ``--testbed-from`` takes each cell's
+testbed figures from an earlier run's ``--json`` and runs only the simulator (no root needed):
+the kernel's side does not change when the simulator's TCP does. ``--sim-set`` changes the
+simulator's scenario only (``aqmlab run --set`` syntax, e.g. ``tcp.moderate_rcvbuf=true``).
 """
 
 from __future__ import annotations
@@ -83,6 +85,7 @@ def run_cell(
     seed: int,
     keep: Path,
     earlier: dict[tuple[str, str, int, float], dict[str, float]] | None = None,
+    sim_set: list[str] | None = None,
 ) -> dict[str, Any]:
     import aqmlab
     from aqmlab.testbed import run_testbed
@@ -96,6 +99,10 @@ def run_cell(
         tb = figures(json.loads((out / "summary.json").read_text()))
     sim_doc = json.loads(json.dumps(doc))
     sim_doc["tcp"] = {"profile": "linux", "variant": cc, "packet_size": PACKET}
+    if sim_set:
+        from aqmlab import scenario as sc
+
+        sc.apply_overrides(sim_doc, sim_set)
     sim = figures(aqmlab.run(sim_doc).summary)
     return {
         "cc": cc,
@@ -143,7 +150,15 @@ def main(argv: list[str] | None = None) -> int:
         type=Path,
         help="an earlier run's --json: take the testbed's figures from it, run the simulator only",
     )
+    ap.add_argument(
+        "--sim-set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="change the simulator's scenario only (repeatable; aqmlab run --set syntax)",
+    )
     args = ap.parse_args(argv)
+    from aqmlab import ScenarioError
     from aqmlab.testbed import TestbedError
 
     earlier = None
@@ -176,8 +191,8 @@ def main(argv: list[str] | None = None) -> int:
         print(HEADER, flush=True)
         for rate, flows, aqm, cc in itertools.product(args.rate, args.flows, args.aqm, args.cc):
             try:
-                c = run_cell(cc, aqm, flows, rate, args.seed, keep, earlier)
-            except TestbedError as e:
+                c = run_cell(cc, aqm, flows, rate, args.seed, keep, earlier, args.sim_set)
+            except (TestbedError, ScenarioError) as e:
                 print(f"error: {e}", file=sys.stderr)
                 return 2
             cells.append(c)

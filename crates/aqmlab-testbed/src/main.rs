@@ -55,6 +55,9 @@ struct Derived {
     packet_size: u32,
     aqm: &'static str,
     reverse_aqm: &'static str,
+    /// When each group's initial flows start, ns: the simulator's draws
+    /// (`Scenario::initial_starts`), so that both run the same scenario.
+    starts_ns: Vec<Vec<u64>>,
 }
 
 struct Setup {
@@ -153,6 +156,11 @@ fn setup(doc: Value) -> Result<Setup, String> {
         packet_size: u32::from(sc.tcp.packet_size),
         aqm: sc.aqm.kind(),
         reverse_aqm: sc.reverse_aqm.kind(),
+        starts_ns: sc
+            .initial_starts()
+            .iter()
+            .map(|g| g.iter().map(|t| t.as_nanos()).collect())
+            .collect(),
     };
     let (info_fwd, info_rev) = (info(nf), info(nr));
     Ok(Setup {

@@ -152,11 +152,16 @@ def unsupported(doc: Mapping[str, Any]) -> list[str]:
     return errs
 
 
-def plan(resolved: Mapping[str, Any]) -> list[dict[str, Any]]:
+def plan(
+    resolved: Mapping[str, Any], starts_ns: Sequence[Sequence[int]] | None = None
+) -> list[dict[str, Any]]:
     """Every flow of the run: id, group, direction, start and stop (ns after
-    the run's start). Start times drawn per flow as the scenario says, from
-    a stream seeded by the scenario's seed and the group (not the
-    simulator's draws: the same distribution, other values)."""
+    the run's start). ``starts_ns`` (per group, per initial flow: the
+    router's ``--check`` gives the simulator's draws) sets when the initial
+    flows start; without it they are drawn as the scenario says, from a
+    stream seeded by the scenario's seed and the group (the same
+    distribution, other values). Flows the schedule starts are drawn so
+    either way."""
     seed = int(resolved.get("seed", 1))
     flows: list[dict[str, Any]] = []
     active: dict[int, list[dict[str, Any]]] = {}
@@ -172,13 +177,17 @@ def plan(resolved: Mapping[str, Any]) -> list[dict[str, Any]]:
         active[g] = []
         if t["kind"] == "web":
             continue  # sessions, not flows: see web_sessions()
-        for _ in range(int(t["flows"])):
+        for i in range(int(t["flows"])):
             f = {
                 "id": len(flows),
                 "group": g,
                 "kind": t["kind"],
                 "forward": t.get("direction", "forward") == "forward",
-                "start_ns": draw(t.get("start", "0s"), rng),
+                "start_ns": (
+                    int(starts_ns[g][i])
+                    if starts_ns is not None
+                    else draw(t.get("start", "0s"), rng)
+                ),
                 "stop_ns": None,
                 "udp": _udp(resolved, t, len(flows), seed),
             }
@@ -384,7 +393,6 @@ def run_testbed(
             f"--cc: {cc!r} is not available in this kernel (available: {', '.join(ccs) or 'none'})"
         )
     router = find_router()
-    flows = plan(resolved)
     ecn_default = bool(resolved["tcp"].get("ecn", False))
     groups = resolved.get("traffic", [])
     ecn_groups = {g: bool(t.get("ecn", ecn_default)) for g, t in enumerate(groups)}
@@ -414,6 +422,8 @@ def run_testbed(
         if chk.returncode != 0:
             raise TestbedError(chk.stderr.strip().removeprefix("error: "))
         derived = json.loads(chk.stdout)
+        # The initial flows start when the simulator's would.
+        flows = plan(resolved, derived["starts_ns"])
         scripts: list[dict[str, Any]] = []
         if any(t["kind"] == "web" for t in groups):
             wp = subprocess.run(

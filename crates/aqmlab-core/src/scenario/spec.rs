@@ -351,6 +351,38 @@ impl Scenario {
             .sum()
     }
 
+    /// When each group's initial flows start (the same draws as the run's,
+    /// for the testbed, which runs the same scenario): per group, one time
+    /// per initial flow, drawn from the group's start stream in flow
+    /// order; the lanes of an open web session start with its first.
+    pub fn initial_starts(&self) -> Vec<Vec<SimTime>> {
+        use crate::rng::{Rng, Stream};
+        self.traffic
+            .iter()
+            .enumerate()
+            .map(|(g, group)| {
+                let mut rng = Rng::new(
+                    self.seed_for(super::Purpose::Start),
+                    Stream::Traffic(g as u32),
+                );
+                let lanes = match group {
+                    TrafficSpec::Web(w) => w.lanes.max(1),
+                    _ => 1,
+                };
+                let mut starts: Vec<SimTime> = Vec::with_capacity(group.flows() as usize);
+                for i in 0..group.flows() {
+                    let t = if i % lanes == 0 {
+                        group.start().sample(&mut rng)
+                    } else {
+                        starts[(i - i % lanes) as usize]
+                    };
+                    starts.push(t);
+                }
+                starts
+            })
+            .collect()
+    }
+
     /// Flows of group `g` over the whole run (initial + scheduled starts).
     pub fn group_capacity(&self, g: usize) -> u32 {
         let extra: u32 = self

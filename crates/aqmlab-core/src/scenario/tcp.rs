@@ -355,6 +355,7 @@ impl TcpSwitches {
     const TIMESTAMPS: u8 = 1;
     const HYSTART: u8 = 2;
     const PRAGUE_DETECTION: u8 = 4;
+    const MODERATE_RCVBUF: u8 = 8;
 
     fn set(&mut self, bit: u8, on: bool) {
         if on {
@@ -377,6 +378,9 @@ impl Serialize for TcpSwitches {
         }
         if self.0 & TcpSwitches::PRAGUE_DETECTION != 0 {
             m.serialize_entry("prague_classic_ecn_detection", &true)?;
+        }
+        if self.0 & TcpSwitches::MODERATE_RCVBUF != 0 {
+            m.serialize_entry("moderate_rcvbuf", &true)?;
         }
         m.end()
     }
@@ -693,6 +697,7 @@ impl TcpSpec {
             "prague_classic_ecn_detection",
             d.prague_classic_ecn_detection(),
         )?);
+        s.set_moderate_rcvbuf(t.bool("moderate_rcvbuf", d.moderate_rcvbuf())?);
         t.finish()?;
         let pacing_off_given = pacing_given && !s.pacing;
         if matches!(profile, TcpProfile::Ns2001 | TcpProfile::Ns2009)
@@ -850,6 +855,13 @@ impl TcpSpec {
                 ));
             }
         }
+        if s.moderate_rcvbuf() && !s.sack {
+            return Err(SpecError::new(
+                join(path, "moderate_rcvbuf"),
+                "true is not allowed without SACK: the autotuned window travels beside the \
+                 SACK blocks; set tcp.sack = true (or tcp.profile = \"linux\")",
+            ));
+        }
         if s.rwnd == 0 {
             return Err(SpecError::new(
                 join(path, "rwnd"),
@@ -901,6 +913,20 @@ impl TcpSpec {
 
     pub fn set_prague_classic_ecn_detection(&mut self, on: bool) {
         self.switches.set(TcpSwitches::PRAGUE_DETECTION, on);
+    }
+
+    /// Linux's receive-buffer autotuning (`tcp.moderate_rcvbuf`,
+    /// `transport/tcp/rcvbuf.rs`): the receiver's window starts at 64 KiB
+    /// and grows with what it reads each round trip; segments held out of
+    /// order take its space. Needs `sack` (the window travels beside the
+    /// SACK blocks). Off (the default): the fixed `rwnd`.
+    #[inline]
+    pub fn moderate_rcvbuf(&self) -> bool {
+        self.switches.0 & TcpSwitches::MODERATE_RCVBUF != 0
+    }
+
+    pub fn set_moderate_rcvbuf(&mut self, on: bool) {
+        self.switches.set(TcpSwitches::MODERATE_RCVBUF, on);
     }
 
     /// Payload bytes of a full segment.

@@ -44,8 +44,8 @@ impl World {
         let mut web = Vec::with_capacity(total);
         let mut web_rtt: Vec<(usize, SimTime)> = Vec::new();
         let mut groups = Vec::with_capacity(sc.traffic.len());
+        let starts = sc.initial_starts();
         for (g, group) in sc.traffic.iter().enumerate() {
-            let mut rng = Rng::new(sc.seed_for(Purpose::Start), Stream::Traffic(g as u32));
             let mut gs = GroupState::default();
             // `[tcp]` with the group's own keys (packet_size, variant, ...).
             let tcp = group.tcp(&sc.tcp);
@@ -89,12 +89,10 @@ impl World {
                 meta.push(FlowMeta {
                     group: g as u32,
                     direction: group.direction(),
-                    start: if !initial {
-                        SimTime::MAX
-                    } else if owner == f {
-                        group.start().sample(&mut rng)
+                    start: if initial {
+                        starts[g][i as usize]
                     } else {
-                        meta[owner as usize].start
+                        SimTime::MAX
                     },
                     base_rtt: SimTime::ZERO,
                     live: initial,

@@ -84,6 +84,7 @@ mod pacing;
 mod prr;
 mod rack;
 mod rate;
+mod rcvbuf;
 mod receiver;
 mod recovery;
 mod rto;
@@ -433,8 +434,7 @@ impl TcpFlow {
             stats: FlowStats::default(),
             cwnd_cnt: 0,
             cc: cc::State::of(cfg.tcp.variant, cfg.tcp.hystart()).map(Box::new),
-            lr: (cfg.tcp.sack || cfg.tcp.prr)
-                .then(|| Box::new(sack_recovery::Lr::new(cfg.tcp.rack))),
+            lr: (cfg.tcp.sack || cfg.tcp.prr).then(|| Box::new(sack_recovery::Lr::new(&cfg.tcp))),
             pace: cfg
                 .tcp
                 .pacing

@@ -91,6 +91,9 @@ impl TcpFlow {
                 self.sack_rx(seq);
             }
         }
+        if self.cfg.tcp.moderate_rcvbuf() {
+            self.rcv_window(now);
+        }
         if self.cfg.tcp.timestamps() {
             self.ts_recent(seq, ts, last_ack_sent);
         } else {

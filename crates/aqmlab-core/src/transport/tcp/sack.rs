@@ -25,11 +25,15 @@
 pub const MAX_BLOCKS: usize = 3;
 
 /// The SACK blocks of one ACK: `n` ranges of segments `[start, end)` as
-/// offsets from the ACK's cumulative acknowledgement (both > 0).
+/// offsets from the ACK's cumulative acknowledgement (both > 0), and, for
+/// a receiver that autotunes its buffer (`tcp.moderate_rcvbuf`,
+/// `rcvbuf.rs`), the window it offers: segments from the cumulative ACK
+/// (unused otherwise).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct SackBlocks {
     pub n: u8,
     pub b: [(u32, u32); MAX_BLOCKS],
+    pub wnd: u32,
 }
 
 impl SackBlocks {
@@ -37,6 +41,7 @@ impl SackBlocks {
     pub const NONE: SackBlocks = SackBlocks {
         n: 0,
         b: [(0, 0); MAX_BLOCKS],
+        wnd: 0,
     };
 
     /// The blocks as absolute segment ranges, for the cumulative ACK `ack`.
@@ -62,6 +67,8 @@ pub(super) struct SackRx {
     nrecent: usize,
     /// The blocks of the last ACK built.
     last: SackBlocks,
+    /// Segments held above the cumulative ACK.
+    held: u64,
 }
 
 /// How many first blocks of earlier ACKs are remembered (two are reported
@@ -75,7 +82,7 @@ impl SackRx {
         // Ranges the cumulative ACK reached have been delivered in order.
         let gone = self.ranges.partition_point(|&(s, _)| s < rcv_nxt);
         if gone > 0 {
-            self.ranges.drain(..gone);
+            self.held -= self.ranges.drain(..gone).map(|(s, e)| e - s).sum::<u64>();
         }
         if seq >= rcv_nxt {
             self.insert(seq);
@@ -92,6 +99,16 @@ impl SackRx {
         self.last
     }
 
+    /// How many segments are held above the cumulative ACK, and the span
+    /// from `rcv_nxt` to one past the highest.
+    pub fn held(&self, rcv_nxt: u64) -> (u64, u64) {
+        let span = self
+            .ranges
+            .last()
+            .map_or(0, |&(_, e)| e.saturating_sub(rcv_nxt));
+        (self.held, span)
+    }
+
     /// The ranges held (for tests and checks).
     #[cfg(test)]
     pub fn ranges(&self) -> &[(u64, u64)] {
@@ -99,18 +116,25 @@ impl SackRx {
     }
 
     fn insert(&mut self, seq: u64) {
+        if self.insert_new(seq) {
+            self.held += 1;
+        }
+    }
+
+    /// Adds `seq` to the ranges; false if it was held already.
+    fn insert_new(&mut self, seq: u64) -> bool {
         // The common case: the segment extends the last range.
         if let Some(last) = self.ranges.last_mut() {
             if last.1 == seq {
                 last.1 += 1;
-                return;
+                return true;
             }
         }
         let i = self.ranges.partition_point(|&(_, e)| e < seq);
         // ranges[i] is the first that ends at or after seq.
         if let Some(&(s, e)) = self.ranges.get(i) {
             if s <= seq && seq < e {
-                return; // held already
+                return false; // held already
             }
             if e == seq {
                 // Extends ranges[i] to the right, maybe joining the next.
@@ -119,14 +143,15 @@ impl SackRx {
                     self.ranges[i].1 = self.ranges[i + 1].1;
                     self.ranges.remove(i + 1);
                 }
-                return;
+                return true;
             }
             if s == seq + 1 {
                 self.ranges[i].0 = seq;
-                return;
+                return true;
             }
         }
         self.ranges.insert(i, (seq, seq + 1));
+        true
     }
 
     /// The range holding `seq`, if any.

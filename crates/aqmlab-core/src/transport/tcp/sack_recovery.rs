@@ -55,11 +55,12 @@
 
 use super::prr::Prr;
 use super::rack::{self, Rack, TIMEOUT_MIN};
+use super::rcvbuf::RcvBuf;
 use super::rtt_linux::LinuxRtt;
 use super::sack::{SackBlocks, SackRx};
 use super::scoreboard::{Scoreboard, DUP_THRESH, EVER, SACKED};
 use super::{Cut, Seg, TcpFlow};
-use crate::scenario::RttEstimator;
+use crate::scenario::{RttEstimator, TcpSpec};
 use crate::units::SimTime;
 
 /// What the flow's one timer event stands for (Linux's `icsk_pending`):
@@ -98,12 +99,21 @@ pub(super) struct Lr {
     pub head_pending: bool,
     /// Linux's RTT estimator (`tcp.rtt_estimator = "linux"`).
     pub rtt: LinuxRtt,
+    /// The receiver's autotuned buffer (`tcp.moderate_rcvbuf`).
+    pub rb: Option<RcvBuf>,
+    /// The right edge of the receiver's window the sender last heard of:
+    /// new data goes below it (`tcp.moderate_rcvbuf`; else unbounded).
+    pub peer_edge: u64,
 }
 
 impl Lr {
-    pub fn new(rack: bool) -> Lr {
+    pub fn new(tcp: &TcpSpec) -> Lr {
+        let rb = (tcp.sack && tcp.moderate_rcvbuf()).then(|| RcvBuf::new(tcp.mss()));
         Lr {
-            rack: rack.then(Rack::default),
+            rack: tcp.rack.then(Rack::default),
+            // The SYN/ACK's window: the sender's first right edge.
+            peer_edge: rb.as_ref().map_or(u64::MAX, RcvBuf::first_edge),
+            rb,
             ..Lr::default()
         }
     }
@@ -122,7 +132,13 @@ impl TcpFlow {
     /// The SACK blocks of the last ACK this flow's receiver built (none
     /// for flows without SACK).
     pub fn sack_blocks(&self) -> SackBlocks {
-        self.lr.as_deref().map_or(SackBlocks::NONE, |l| l.rx.last())
+        self.lr.as_deref().map_or(SackBlocks::NONE, |l| {
+            let mut b = l.rx.last();
+            if let Some(rb) = &l.rb {
+                b.wnd = u32::try_from(rb.edge() - self.rcv_nxt).unwrap_or(u32::MAX);
+            }
+            b
+        })
     }
 
     /// The receiver took segment `seq` and the cumulative ACK is now
@@ -132,6 +148,24 @@ impl TcpFlow {
         let rcv_nxt = self.rcv_nxt;
         if let Some(lr) = self.lr.as_deref_mut() {
             lr.rx.on_segment(seq, rcv_nxt);
+        }
+    }
+
+    /// A data segment arrived at a receiver that autotunes its buffer
+    /// (`rcvbuf.rs`): the window its next ACK offers.
+    #[cold]
+    pub(super) fn rcv_window(&mut self, now: SimTime) {
+        let rcv_nxt = self.rcv_nxt;
+        let rtt = if self.has_rtt {
+            SimTime::from_nanos(self.srtt_ns as u64)
+        } else {
+            SimTime::ZERO
+        };
+        if let Some(lr) = self.lr.as_deref_mut() {
+            let (held, span) = lr.rx.held(rcv_nxt);
+            if let Some(rb) = lr.rb.as_mut() {
+                rb.on_data(now, rcv_nxt, held, span, rtt);
+            }
         }
     }
 
@@ -189,6 +223,11 @@ impl TcpFlow {
             return;
         }
         let was_empty = self.snd_max == self.snd_una;
+        if lr.rb.is_some() {
+            // The receiver's window (`rcvbuf.rs`): its right edge never
+            // moves back.
+            lr.peer_edge = lr.peer_edge.max(ack + u64::from(blocks.wnd));
+        }
         let prior_pipe = lr.sb.pipe();
         // A pacing flow's rate estimator sees each segment delivered.
         let mut pace = self.pace.take();
@@ -431,6 +470,7 @@ impl TcpFlow {
             }
             if self.snd_nxt < self.app_limit
                 && self.snd_nxt < self.snd_una + u64::from(self.cfg.tcp.rwnd)
+                && self.snd_nxt < lr.peer_edge
             {
                 if !self.in_recovery && !lr.loss && self.snd_nxt >= self.snd_una + w {
                     // Beyond the window on SACKed segments: limited
@@ -648,7 +688,8 @@ impl TcpFlow {
             return;
         }
         let can_new = self.snd_nxt < self.app_limit
-            && self.snd_nxt < self.snd_una + u64::from(self.cfg.tcp.rwnd);
+            && self.snd_nxt < self.snd_una + u64::from(self.cfg.tcp.rwnd)
+            && self.snd_nxt < lr.peer_edge;
         let retrans = if can_new {
             self.lr_new(lr, now, out);
             false

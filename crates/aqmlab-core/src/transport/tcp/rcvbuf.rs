@@ -1,0 +1,303 @@
+//! The receiver's advertised window with Linux's receive-buffer
+//! autotuning (`tcp.moderate_rcvbuf`; Linux's `net.ipv4.tcp_moderate_rcvbuf
+//! = 1`, `net/ipv4/tcp_input.c` and `tcp_output.c`).
+//!
+//! Without it a flow's receiver offers the fixed `tcp.rwnd`. With it the
+//! window a receiver offers starts small and grows as Linux's does:
+//! - the connection starts with a receive buffer of `tcp_rmem[1]` =
+//!   128 KiB; the SYN/ACK's window is not scaled, so the sender starts
+//!   with at most 64 KiB (Linux's `tcp_select_initial_window`);
+//! - bytes of buffer and bytes of window differ by the share of a
+//!   received packet's memory that is payload (Linux's `scaling_ratio`,
+//!   `tcp_win_from_space`): each segment is charged a 2 KiB page fragment
+//!   plus 256 bytes of `sk_buff` ([`RcvBuf::truesize`]), as a driver
+//!   receiving 1500-byte frames does (for a 1460-byte payload: 162 / 256);
+//! - every data segment received raises `rcv_ssthresh`, the window's
+//!   ceiling, by two segments, up to the window clamp and the buffer's
+//!   free space (`tcp_grow_window`);
+//! - once per receiver round trip, if the application read more than in
+//!   the round before, the buffer grows to twice what it read, plus the
+//!   out-of-order span, plus twice that times the rate's growth, up to
+//!   `tcp_rmem[2]` = 32 MiB, and the window clamp follows
+//!   (`tcp_rcv_space_adjust`, `tcp_rcvbuf_grow`); the application here
+//!   reads every in-order byte at once;
+//! - segments held out of order take buffer space, so the window offered
+//!   shrinks while a hole is open (`tcp_space`, `__tcp_select_window`);
+//! - the right edge offered never moves back (RFC 9293 section 3.8.6,
+//!   `tcp_select_window`).
+//!
+//! The window travels on each ACK beside its SACK blocks, and the sender
+//! sends new data only up to the right edge it last heard of (Linux's
+//! `tcp_snd_wnd_test`); retransmissions below it go regardless.
+//!
+//! The model's choices: the receiver's RTT (Linux's `rcv_rtt_est`, from
+//! the timestamps it echoed) is the flow's smoothed RTT; memory pressure
+//! across sockets (`tcp_mem`), pruning and collapsing of the out-of-order
+//! queue, window scaling's rounding, and a window of zero with its probes
+//! are not modelled (the window offered is at least one segment).
+
+use crate::units::SimTime;
+
+/// `tcp_rmem[1]`: the buffer a connection starts with, bytes.
+pub const RMEM_DEFAULT: u64 = 131_072;
+/// `tcp_rmem[2]`: the most autotuning grows the buffer to (Linux 6.18's
+/// default), bytes.
+pub const RMEM_MAX: u64 = 33_554_432;
+/// The largest window an unscaled field carries (the SYN/ACK's), bytes.
+const UNSCALED_MAX: u64 = 65_535;
+/// Linux's `TCP_RMEM_TO_WIN_SCALE`: the scaling ratio is in 256ths.
+const RATIO_SHIFT: u32 = 8;
+
+/// The receive buffer of one flow's receiver (boxed with the SACK state,
+/// `sack_recovery::Lr`).
+#[derive(Clone, Debug)]
+pub(super) struct RcvBuf {
+    /// Payload bytes of a full segment (the advertised MSS).
+    mss: u64,
+    /// Bytes of buffer one received segment takes.
+    truesize: u64,
+    /// Payload per byte of buffer, in 256ths (`scaling_ratio`).
+    ratio: u64,
+    /// `sk_rcvbuf`, bytes.
+    rcvbuf: u64,
+    /// `window_clamp`, bytes.
+    clamp: u64,
+    /// `rcv_ssthresh`, bytes.
+    rcv_ssthresh: u64,
+    /// `rcvq_space.space`: bytes read in the last measured round trip.
+    space: u64,
+    /// `rcvq_space.seq` and `.time`: the in-order point and the time of the
+    /// last measure.
+    space_seq: u64,
+    space_time: SimTime,
+    /// Segments held out of order.
+    held: u64,
+    /// The right edge offered so far (one past the highest segment the
+    /// sender may send).
+    edge: u64,
+}
+
+impl RcvBuf {
+    /// A receiver with payload `mss` per full segment, at the start of a
+    /// connection (nothing received).
+    pub fn new(mss: u32) -> RcvBuf {
+        let mss = u64::from(mss.max(1));
+        let truesize = Self::truesize(mss);
+        let ratio = ((mss << RATIO_SHIFT) / truesize).max(1);
+        let mut r = RcvBuf {
+            mss,
+            truesize,
+            ratio,
+            rcvbuf: RMEM_DEFAULT,
+            clamp: 0,
+            rcv_ssthresh: 0,
+            space: 0,
+            space_seq: 0,
+            space_time: SimTime::ZERO,
+            held: 0,
+            edge: 0,
+        };
+        // `tcp_select_initial_window`, `tcp_init_buffer_space`: the clamp
+        // and the first ceiling are the whole buffer's window (in whole
+        // segments for the ceiling), the SYN/ACK offers what an unscaled
+        // field holds of it, and what the application read is first taken
+        // as ten segments (`TCP_INIT_CWND`).
+        r.clamp = r.win_from_space(RMEM_DEFAULT);
+        r.rcv_ssthresh = r.clamp / mss * mss;
+        r.space = r.rcv_ssthresh.min(10 * mss);
+        r.edge = r.rcv_ssthresh.min(UNSCALED_MAX) / mss;
+        r
+    }
+
+    /// The buffer one received segment of payload `mss` takes: a 2 KiB
+    /// page fragment (or the power of two that holds a larger segment)
+    /// and 256 bytes of `sk_buff`.
+    fn truesize(mss: u64) -> u64 {
+        mss.next_power_of_two().max(2048) + 256
+    }
+
+    /// `tcp_win_from_space`: the window `space` bytes of buffer hold.
+    fn win_from_space(&self, space: u64) -> u64 {
+        (space * self.ratio) >> RATIO_SHIFT
+    }
+
+    /// `tcp_space_from_win`: the buffer a window of `win` bytes needs.
+    fn space_from_win(&self, win: u64) -> u64 {
+        (win << RATIO_SHIFT) / self.ratio
+    }
+
+    /// `tcp_space`: the window the buffer's free part holds.
+    fn free_window(&self) -> u64 {
+        self.win_from_space(self.rcvbuf.saturating_sub(self.held * self.truesize))
+    }
+
+    /// The right edge the SYN/ACK offers (segments from the first).
+    pub fn first_edge(&self) -> u64 {
+        self.edge
+    }
+
+    /// The right edge offered so far.
+    pub fn edge(&self) -> u64 {
+        self.edge
+    }
+
+    /// A data segment arrived; the receiver now expects `rcv_nxt`, holds
+    /// `held` segments out of order spanning `span` segments above it, and
+    /// has read `rcv_nxt` in all; `rtt` is its round-trip time (0 before a
+    /// sample). Returns the right edge its ACK offers.
+    pub fn on_data(
+        &mut self,
+        now: SimTime,
+        rcv_nxt: u64,
+        held: u64,
+        span: u64,
+        rtt: SimTime,
+    ) -> u64 {
+        self.held = held;
+        self.grow_window();
+        self.space_adjust(now, rcv_nxt, span, rtt);
+        // `__tcp_select_window`: the free space, within rcv_ssthresh, in
+        // whole segments (at least one here: see the module's head).
+        let win = self.free_window().min(self.rcv_ssthresh).max(self.mss);
+        self.edge = self.edge.max(rcv_nxt + win / self.mss);
+        self.edge
+    }
+
+    /// `tcp_grow_window`: two segments more of ceiling per segment whose
+    /// buffer holds a full window's worth (the truesize test).
+    fn grow_window(&mut self) {
+        let room = self
+            .clamp
+            .min(self.free_window())
+            .saturating_sub(self.rcv_ssthresh);
+        if room > 0 && self.win_from_space(self.truesize) <= self.mss {
+            self.rcv_ssthresh += room.min(2 * self.mss);
+        }
+    }
+
+    /// `tcp_rcv_space_adjust` with `tcp_rcvbuf_grow`: once per round trip.
+    fn space_adjust(&mut self, now: SimTime, rcv_nxt: u64, span: u64, rtt: SimTime) {
+        if rtt == SimTime::ZERO || now - self.space_time < rtt {
+            return;
+        }
+        let copied = (rcv_nxt - self.space_seq) * self.mss;
+        if copied > self.space {
+            let old = self.space;
+            // DRS is a round trip late: twice what was read, plus what is
+            // held beyond a hole, plus twice that times the rate's growth.
+            let mut rcvwin = 2 * copied + span * self.mss;
+            rcvwin += 2 * rcvwin * (copied - old) / old.max(1);
+            let rcvbuf = self.space_from_win(rcvwin).min(RMEM_MAX);
+            if rcvbuf > self.rcvbuf {
+                self.rcvbuf = rcvbuf;
+                self.clamp = self.win_from_space(rcvbuf);
+            }
+            self.space = copied;
+        }
+        self.space_seq = rcv_nxt;
+        self.space_time = now;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ms(v: u64) -> SimTime {
+        SimTime::from_millis(v)
+    }
+
+    #[test]
+    fn the_first_window_is_what_an_unscaled_field_holds() {
+        // 1460-byte segments: 2304 bytes each, a ratio of 162 / 256; the
+        // 128 KiB buffer holds 82 944 bytes of window, of which the
+        // SYN/ACK offers 65 535, or 44 whole segments.
+        let r = RcvBuf::new(1460);
+        assert_eq!((r.truesize, r.ratio), (2304, 162));
+        assert_eq!(r.clamp, 82_944);
+        assert_eq!(r.first_edge(), 44);
+        assert_eq!(r.space, 14_600);
+    }
+
+    #[test]
+    fn each_segment_raises_the_ceiling_by_two_up_to_the_clamp() {
+        let mut r = RcvBuf::new(1460);
+        // Before any RTT sample the buffer stays; the ceiling starts at 56
+        // segments (81 760 bytes) and rises by two segments per segment
+        // received, here only to the clamp, 82 944.
+        assert_eq!(r.rcv_ssthresh, 81_760);
+        let e1 = r.on_data(ms(1), 1, 0, 0, SimTime::ZERO);
+        assert_eq!(r.rcv_ssthresh, 82_944);
+        assert_eq!(e1, 1 + 56);
+        // With a larger buffer the ceiling climbs two segments at a time.
+        r.rcvbuf = 4 * RMEM_DEFAULT;
+        r.clamp = r.win_from_space(r.rcvbuf);
+        r.on_data(ms(2), 2, 0, 0, SimTime::ZERO);
+        assert_eq!(r.rcv_ssthresh, 82_944 + 2920);
+        assert_eq!(r.edge, 2 + 85_864 / 1460);
+    }
+
+    #[test]
+    fn the_buffer_grows_once_per_round_trip_with_what_was_read() {
+        let mut r = RcvBuf::new(1460);
+        let rtt = ms(100);
+        // 20 segments read in the first 100 ms (29 200 bytes, twice the
+        // 14 600 first taken): rcvwin = 58 400 + 2 x 58 400 x 1 = 175 200
+        // bytes of window, 276 859 bytes of buffer.
+        for k in 1..=20 {
+            r.on_data(ms(5 * k), k, 0, 0, rtt);
+        }
+        assert_eq!(r.space, 29_200);
+        assert_eq!(r.rcvbuf, (175_200u64 << 8) / 162);
+        assert_eq!(r.clamp, (r.rcvbuf * 162) >> 8);
+        // No second growth within the same round trip.
+        let b = r.rcvbuf;
+        r.on_data(ms(150), 21, 0, 0, rtt);
+        assert_eq!(r.rcvbuf, b);
+    }
+
+    #[test]
+    fn a_hole_holds_the_right_edge_where_it_was() {
+        let mut r = RcvBuf::new(1460);
+        for k in 1..=20 {
+            r.on_data(ms(k), k, 0, 0, SimTime::ZERO);
+        }
+        let edge = r.edge;
+        // Segment 20 lost: 30 segments arrive above it and fill the buffer
+        // (30 x 2304 = 69 120 of 131 072 bytes): the window offered from
+        // the hole shrinks, and the right edge stays.
+        for h in 1..=30 {
+            assert_eq!(r.on_data(ms(20 + h), 20, h, h, SimTime::ZERO), edge);
+        }
+        assert_eq!(r.free_window(), ((131_072 - 69_120) * 162) >> 8);
+        // The hole filled, the buffer is free again and the edge moves on.
+        assert!(r.on_data(ms(60), 51, 0, 0, SimTime::ZERO) > edge);
+    }
+
+    #[test]
+    fn the_syn_acks_window_holds_the_first_flight() {
+        use super::super::testing::Net;
+        use crate::scenario::TcpSpec;
+        // An initial window of 100 segments, 1460 bytes each: the receiver
+        // offers 44 (64 240 bytes) on the SYN/ACK, so 44 go in the first
+        // round trip; with the fixed rwnd all 100 do.
+        let first_flight = |autotune: bool| {
+            let mut tcp = TcpSpec {
+                sack: true,
+                packet_size: 1500,
+                initial_cwnd: 100,
+                ..TcpSpec::default()
+            };
+            tcp.set_moderate_rcvbuf(autotune);
+            let mut n = Net::new(tcp, u64::MAX, 50, 100, &[]);
+            n.run(300);
+            // Sent before the first ACK is back (100 ms and a gap).
+            n.sent
+                .iter()
+                .filter(|s| s.0 < SimTime::from_millis(100))
+                .count()
+        };
+        assert_eq!(first_flight(false), 100);
+        assert_eq!(first_flight(true), 44);
+    }
+}
