@@ -1157,4 +1157,21 @@ mod tests {
         // Written true, or left out, beside a group's BBR: accepted.
         assert!(parse(&doc("pacing = true", "variant = \"bbr\"")).is_ok());
     }
+    /// `moderate_rcvbuf` is off by default and listed in the resolved
+    /// scenario only when on; without SACK it is refused naming the key.
+    #[test]
+    fn moderate_rcvbuf_needs_sack() {
+        let sc = parse(&doc("", "")).unwrap();
+        assert!(!sc.tcp.moderate_rcvbuf());
+        let json = serde_json::to_string(&sc.tcp).unwrap();
+        assert!(!json.contains("moderate_rcvbuf"), "{json}");
+        let sc = parse(&doc("sack = true\nmoderate_rcvbuf = true", "")).unwrap();
+        assert!(sc.tcp.moderate_rcvbuf());
+        assert!(serde_json::to_string(&sc.tcp)
+            .unwrap()
+            .contains("\"moderate_rcvbuf\":true"));
+        let e = parse(&doc("moderate_rcvbuf = true", "")).unwrap_err();
+        assert_eq!(e.path, "tcp.moderate_rcvbuf");
+        assert!(e.msg.contains("tcp.sack = true"), "{}", e.msg);
+    }
 }
