@@ -70,8 +70,6 @@ pub(super) struct RcvBuf {
     /// last measure.
     space_seq: u64,
     space_time: SimTime,
-    /// Segments held out of order.
-    held: u64,
     /// The right edge offered so far (one past the highest segment the
     /// sender may send).
     edge: u64,
@@ -94,7 +92,6 @@ impl RcvBuf {
             space: 0,
             space_seq: 0,
             space_time: SimTime::ZERO,
-            held: 0,
             edge: 0,
         };
         // `tcp_select_initial_window`, `tcp_init_buffer_space`: the clamp
@@ -126,17 +123,13 @@ impl RcvBuf {
         (win << RATIO_SHIFT) / self.ratio
     }
 
-    /// `tcp_space`: the window the buffer's free part holds.
-    fn free_window(&self) -> u64 {
-        self.win_from_space(self.rcvbuf.saturating_sub(self.held * self.truesize))
+    /// `tcp_space`: the window the buffer's free part holds while `held`
+    /// segments wait out of order.
+    fn free_window(&self, held: u64) -> u64 {
+        self.win_from_space(self.rcvbuf.saturating_sub(held * self.truesize))
     }
 
-    /// The right edge the SYN/ACK offers (segments from the first).
-    pub fn first_edge(&self) -> u64 {
-        self.edge
-    }
-
-    /// The right edge offered so far.
+    /// The right edge offered so far (before any data: the SYN/ACK's).
     pub fn edge(&self) -> u64 {
         self.edge
     }
@@ -153,22 +146,21 @@ impl RcvBuf {
         span: u64,
         rtt: SimTime,
     ) -> u64 {
-        self.held = held;
-        self.grow_window();
+        self.grow_window(held);
         self.space_adjust(now, rcv_nxt, span, rtt);
         // `__tcp_select_window`: the free space, within rcv_ssthresh, in
         // whole segments (at least one here: see the module's head).
-        let win = self.free_window().min(self.rcv_ssthresh).max(self.mss);
+        let win = self.free_window(held).min(self.rcv_ssthresh).max(self.mss);
         self.edge = self.edge.max(rcv_nxt + win / self.mss);
         self.edge
     }
 
     /// `tcp_grow_window`: two segments more of ceiling per segment whose
     /// buffer holds a full window's worth (the truesize test).
-    fn grow_window(&mut self) {
+    fn grow_window(&mut self, held: u64) {
         let room = self
             .clamp
-            .min(self.free_window())
+            .min(self.free_window(held))
             .saturating_sub(self.rcv_ssthresh);
         if room > 0 && self.win_from_space(self.truesize) <= self.mss {
             self.rcv_ssthresh += room.min(2 * self.mss);
@@ -215,7 +207,7 @@ mod tests {
         let r = RcvBuf::new(1460);
         assert_eq!((r.truesize, r.ratio), (2304, 162));
         assert_eq!(r.clamp, 82_944);
-        assert_eq!(r.first_edge(), 44);
+        assert_eq!(r.edge(), 44);
         assert_eq!(r.space, 14_600);
     }
 
@@ -269,7 +261,7 @@ mod tests {
         for h in 1..=30 {
             assert_eq!(r.on_data(ms(20 + h), 20, h, h, SimTime::ZERO), edge);
         }
-        assert_eq!(r.free_window(), ((131_072 - 69_120) * 162) >> 8);
+        assert_eq!(r.free_window(30), ((131_072 - 69_120) * 162) >> 8);
         // The hole filled, the buffer is free again and the edge moves on.
         assert!(r.on_data(ms(60), 51, 0, 0, SimTime::ZERO) > edge);
     }

@@ -108,11 +108,12 @@ pub(super) struct Lr {
 
 impl Lr {
     pub fn new(tcp: &TcpSpec) -> Lr {
-        let rb = (tcp.sack && tcp.moderate_rcvbuf()).then(|| RcvBuf::new(tcp.mss()));
+        // `moderate_rcvbuf` is refused without `sack` (`scenario/tcp.rs`).
+        let rb = tcp.moderate_rcvbuf().then(|| RcvBuf::new(tcp.mss()));
         Lr {
             rack: tcp.rack.then(Rack::default),
             // The SYN/ACK's window: the sender's first right edge.
-            peer_edge: rb.as_ref().map_or(u64::MAX, RcvBuf::first_edge),
+            peer_edge: rb.as_ref().map_or(u64::MAX, RcvBuf::edge),
             rb,
             ..Lr::default()
         }
