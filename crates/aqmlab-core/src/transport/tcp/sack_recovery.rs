@@ -34,7 +34,10 @@
 //!    Linux); NextSeg's rules 3 and 4 are not used, as in Linux;
 //! 8. the flow's one timer (Linux's `icsk_pending`): the reordering timer
 //!    if RACK set one; else, for an ACK of new data, a probe if TLP may
-//!    send one, or the retransmission timer (RFC 6298 (5.3)); a
+//!    send one, or the retransmission timer (RFC 6298 (5.3)); so does an
+//!    ACK that newly SACKs a segment (never sent again) sent before the
+//!    oldest segment's last transmission (Linux's `tcp_clean_rtx_queue`:
+//!    the oldest segment's copy may still be queued behind it); a
 //!    retransmission of the oldest segment restarts the retransmission
 //!    timer; new data schedules a probe.
 //!
@@ -313,6 +316,15 @@ impl TcpFlow {
                 }
             }
         }
+        // An ACK that SACKs, and gives no new cumulative ACK, restarts the
+        // timer when a segment it newly SACKs (never sent again) left
+        // before the oldest segment's last transmission: that copy may
+        // still be queued behind it (Linux's `tcp_clean_rtx_queue` sets
+        // `FLAG_SET_XMIT_TIMER`). SACKs of later data do not, so a lost
+        // retransmission still times out.
+        let sack_rearm = !advanced
+            && self.snd_max > self.snd_una
+            && first_sacked.is_some_and(|t| t < lr.sb.slot(self.snd_una).xmit);
         let delivered = newly_acked + newly_sacked;
         // 2. TLP's loss detection.
         if lr.rack.as_ref().is_some_and(|r| r.tlp_high.is_some()) {
@@ -368,7 +380,7 @@ impl TcpFlow {
         };
         let mut sent = self.lr_send(lr, now, out);
         sent.head |= first.head;
-        self.arm_timers(lr, now, advanced, sent, reo, was_empty);
+        self.arm_timers(lr, now, advanced || sack_rearm, sent, reo, was_empty);
         debug_assert!(lr.sb.una() == self.snd_una && lr.sb.end() == self.snd_max);
         debug_assert!(lr.sb.sacked_out + lr.sb.lost_out <= lr.sb.outstanding());
         #[cfg(debug_assertions)]
@@ -524,7 +536,8 @@ impl TcpFlow {
     }
 
     /// Step 8: the flow's one timer after an event (see the module's head):
-    /// `acked`, the event acknowledged new data; `sent`, what went out;
+    /// `acked`, the event acknowledged new data (or SACKed data sent
+    /// before the oldest segment's last transmission); `sent`, what went out;
     /// `reo`, RACK's wait; `was_empty`, nothing was outstanding before.
     fn arm_timers(
         &mut self,
@@ -1075,6 +1088,41 @@ mod tests {
         );
         let s = mk(false);
         assert_eq!(s.tx.stats.timeouts, 1);
+    }
+
+    /// The oldest segment's retransmission waits behind the window sent
+    /// before it: 100 segments leave at time 0 and take 5 ms each through
+    /// the bottleneck, 0 is lost. Segment k's SACK returns at 5 (k + 1) +
+    /// 100 ms; the third (120 ms) starts recovery and 0 goes again, behind
+    /// 1..99: it leaves the bottleneck at 505 ms and its ACK returns at
+    /// 605 ms, beyond the RTO (300 ms) from 120 ms. Each SACK of a segment
+    /// sent before that retransmission restarts the timer (Linux's
+    /// `tcp_clean_rtx_queue`), the last at 600 ms: no timeout. If the
+    /// retransmission is lost too, the timer fires an RTO after that last
+    /// SACK (900 ms), not at 420 ms.
+    #[test]
+    fn sacks_of_older_segments_restart_the_timer() {
+        let mk = |drops: &[(u64, u32)]| {
+            let tcp = TcpSpec {
+                initial_cwnd: 100,
+                ..spec(true, false, false)
+            };
+            let mut n = Net::new(tcp, 100, 50, 5000, drops);
+            // SRTT 100 ms, RTTVAR 50 ms: RTO 300 ms.
+            n.tx.rtt_sample(SimTime::from_millis(100), SimTime::ZERO);
+            n.run(5000);
+            n
+        };
+        let once = mk(&[(0, 1)]);
+        let at = SimTime::from_millis;
+        assert_eq!(once.resent(), vec![(at(120), 0)]);
+        assert_eq!(once.tx.stats.timeouts, 0);
+        assert_eq!(once.rx.delivered(), 100);
+
+        let twice = mk(&[(0, 1), (0, 2)]);
+        assert_eq!(twice.resent(), vec![(at(120), 0), (at(900), 0)]);
+        assert_eq!(twice.tx.stats.timeouts, 1);
+        assert_eq!(twice.rx.delivered(), 100);
     }
 
     /// A timeout keeps the SACK information (as Linux): with 0 and 1 lost
