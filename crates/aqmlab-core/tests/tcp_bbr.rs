@@ -48,10 +48,10 @@ fn group(variant: &str, flows: u32, start: &str) -> String {
 
 /// One BBR flow alone on 10 and 50 Mbit/s with a buffer of 3 BDP (375 and
 /// 1875 packets): after start-up (figures from 10 s to 60 s) the link is
-/// full and the mean queue is a few per cent of a BDP, without a loss
-/// (measured: utilisation 0.9999 and 0.9952, queue 8.0 and 25.2 packets
-/// against a BDP of 125 and 625). CUBIC on the same path at 10 Mbit/s
-/// keeps a mean queue above one BDP (207 packets).
+/// full but for ProbeRTT every 10 s and the mean queue is a few per cent
+/// of a BDP, without a loss (measured: utilisation 0.970 and 0.965, queue
+/// 7.7 and 24.3 packets against a BDP of 125 and 625). CUBIC on the same
+/// path at 10 Mbit/s keeps a mean queue above one BDP (207 packets).
 #[test]
 fn bbr_alone_fills_the_link_with_a_queue_under_one_bdp() {
     for rate in [10, 50] {
@@ -147,10 +147,10 @@ fn mean(x: &[f64]) -> f64 {
 /// as the buffer deepens. The relations held here (means over seeds 1-3):
 ///
 /// - in a 2 BDP buffer, BBR keeps at least 0.3 of the link against 1 to 8
-///   CUBIC flows, far above its fair share (measured 0.664, 0.459 and
-///   0.349 against 1, 4 and 8 flows; fair shares 0.5, 0.2 and 0.111);
-/// - one against one, BBR's share falls as the buffer grows (0.664 at 2
-///   BDP, 0.412 at 5 BDP).
+///   CUBIC flows, far above its fair share (measured 0.645, 0.468 and
+///   0.322 against 1, 4 and 8 flows; fair shares 0.5, 0.2 and 0.111);
+/// - one against one, BBR's share falls as the buffer grows (0.645 at 2
+///   BDP, 0.453 at 5 BDP).
 ///
 /// Without SACK the CUBIC flows (NewReno's recovery) end many loss
 /// episodes of a deep buffer with a timeout, which empties the queue: BBR
@@ -176,8 +176,8 @@ fn bbr_against_cubic_in_a_deep_buffer() {
 /// no longer end their loss episodes with timeouts that empty the queue,
 /// and BBR's share is what Ware et al. find, held by its in-flight cap
 /// and the same against 1 and 4 CUBIC flows (measured, means over seeds
-/// 1-3: 0.442 and 0.443; without SACK 0.464 and 0.255). Its share still
-/// falls as the buffer deepens (0.478 at 2 BDP, 0.405 at 8 BDP, against
+/// 1-3: 0.466 and 0.429; without SACK 0.504 and 0.354). Its share still
+/// falls as the buffer deepens (0.468 at 2 BDP, 0.423 at 8 BDP, against
 /// one flow).
 #[test]
 fn with_sack_bbr_keeps_its_share_against_more_cubic_flows() {

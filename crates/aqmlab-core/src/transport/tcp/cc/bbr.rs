@@ -617,7 +617,10 @@ impl Bbr {
     fn update_min_rtt(&mut self, rs: &RateSample, a: &AckInfo) -> bool {
         let expired = a.now > self.min_rtt_stamp + MIN_RTT_WIN;
         if let Some(r) = rs.rtt {
-            if self.min_rtt.is_none_or(|m| r <= m) || expired {
+            // Only a strictly shorter sample refreshes RTprop (Linux since
+            // 5.10): a path of constant delay, whose empty-queue RTT recurs
+            // exactly, still enters ProbeRTT every 10 s.
+            if self.min_rtt.is_none_or(|m| r < m) || expired {
                 self.min_rtt = Some(r);
                 self.min_rtt_stamp = a.now;
             }
@@ -1140,13 +1143,13 @@ mod tests {
         );
     }
 
-    /// 10 s without an RTT at or below RTprop: ProbeRTT, the window 4
-    /// (the window before saved); 200 ms after the flight fell to 4 and a
-    /// round later, back to ProbeBW with the window restored and RTprop's
-    /// clock renewed. The path's delay grows from 100 to 120 ms at 3 s, so
-    /// no later sample reaches RTprop (101 ms). (On this path ProbeBW keeps
-    /// a queue of a few segments, the quantisation budget, so RTprop's
-    /// last refresh was in Startup's first rounds, at 0.51 s.)
+    /// 10 s without an RTT below RTprop: ProbeRTT, the window 4 (the
+    /// window before saved); 200 ms after the flight fell to 4 and a round
+    /// later, back to ProbeBW with the window restored and RTprop's clock
+    /// renewed. RTprop (101 ms) is the handshake's, at time 0: no later
+    /// sample is shorter (equal ones do not renew it). The path's delay
+    /// grows from 100 to 120 ms at 3 s, so the expired filter takes a
+    /// longer sample.
     #[test]
     fn probe_rtt_after_ten_seconds_without_a_new_minimum() {
         let mut p = Path::new(1000.0, ms(100));
@@ -1154,7 +1157,7 @@ mod tests {
         assert_eq!(p.b.mode, Mode::ProbeBw);
         p.rtt = ms(120);
         let stamp = p.b.min_rtt_stamp;
-        assert!(stamp > ms(500) && stamp < ms(520), "{stamp:?}");
+        assert_eq!(stamp, SimTime::ZERO);
         while p.b.mode != Mode::ProbeRtt {
             let t = p.now + ms(1);
             p.run_until(t);
@@ -1165,10 +1168,10 @@ mod tests {
         assert!(entered < stamp + MIN_RTT_WIN + ms(2), "{entered:?}");
         assert_eq!(p.b.cwnd, CWND_MIN);
         assert!(p.b.prior_cwnd > 100, "{}", p.b.prior_cwnd);
-        // The expired filter took the first sample after it, queue and all
-        // (130 ms).
+        // The expired filter took the first sample after it, longer than
+        // RTprop (101 ms): the path's 121 ms, with whatever queue there was.
         assert!(
-            p.b.min_rtt.is_some_and(|r| r > ms(121)),
+            p.b.min_rtt.is_some_and(|r| r >= ms(121)),
             "{:?}",
             p.b.min_rtt
         );
@@ -1185,6 +1188,33 @@ mod tests {
         // With 4 segments in flight the queue drained: RTprop is the
         // path's again.
         assert_eq!(p.b.min_rtt, Some(ms(121)));
+    }
+
+    /// On a path of constant delay the RTT of an empty queue recurs
+    /// exactly; it does not renew RTprop (Linux's strict test since 5.10),
+    /// so ProbeRTT comes every 10 s: at 10 s after the handshake's sample,
+    /// then 10 s after the first one ended (each on the first ACK past it,
+    /// an ACK a ms).
+    #[test]
+    fn probe_rtt_every_ten_seconds_on_a_constant_path() {
+        let mut p = Path::new(1000.0, ms(100));
+        p.run_until(SimTime::from_secs(25));
+        let entries: Vec<SimTime> = p
+            .modes
+            .iter()
+            .filter(|m| m.1 == Mode::ProbeRtt)
+            .map(|m| m.0)
+            .collect();
+        assert_eq!(entries.len(), 2, "{entries:?}");
+        assert!(entries[0] > MIN_RTT_WIN && entries[0] < MIN_RTT_WIN + ms(2));
+        let left = p
+            .modes
+            .iter()
+            .find(|m| m.0 > entries[0] && m.1 != Mode::ProbeRtt)
+            .expect("ProbeRTT ends")
+            .0;
+        let gap = entries[1] - left;
+        assert!(gap > MIN_RTT_WIN && gap < MIN_RTT_WIN + ms(2), "{gap:?}");
     }
 
     /// Fast recovery's first round conserves packets: cwnd = in flight +
