@@ -52,9 +52,9 @@ fn backed_off_s(r: &RunResult) -> f64 {
 /// lasts until a segment sent once is acknowledged, which the next loss
 /// often prevents; with them the first ACK after the retransmission
 /// computes the RTO again. Measured (seed 1, 60 s): the time spent with
-/// the RTO at 1 s or more falls from 57.2 s to 27.1 s with the linux
-/// profile at 30 % loss (goodput 0.011 -> 0.092 Mbit/s, largest RTO 31.4
-/// -> 16.3 s), from 30.2 s to 5.0 s with aqmlab's NewReno at 20 % (0.111
+/// the RTO at 1 s or more falls from 57.0 s to 22.4 s with the linux
+/// profile at 30 % loss (goodput 0.011 -> 0.102 Mbit/s, largest RTO 31.8
+/// -> 8.3 s), from 30.2 s to 5.0 s with aqmlab's NewReno at 20 % (0.111
 /// -> 0.240 Mbit/s, 12.8 -> 6.4 s).
 #[test]
 fn timestamps_end_a_backed_off_rto_at_the_first_ack() {
@@ -91,13 +91,13 @@ fn timestamps_end_a_backed_off_rto_at_the_first_ack() {
 /// s, seed 1 (`tests/ns3/`'s topology). Jain's index of the flows'
 /// goodput and the smallest share of the fair share among the flows that
 /// connected, with and without timestamps. Measured (seeds 1-5): Jain
-/// 0.957-0.974 without, 0.965-0.976 with (Linux and ns-3: 0.98-1.00); the
-/// smallest connected flow 0.28-0.66 of the fair share without, 0.49-0.67
-/// with (higher in 4 of the 5 seeds; seed 1: 0.400 and 0.578); timeouts
-/// 2512-2737 and 2693-2779. With timestamps seed 1 has a flow that never
-/// connected: its SYN was lost six times (1.5 s to 32.5 s; SYNs carry no
-/// timestamp sample before the connection exists), so it is left out of
-/// the smallest share and counted apart.
+/// 0.951-0.969 without, 0.967-0.973 with (Linux and ns-3: 0.98-1.00); the
+/// smallest connected flow 0.09-0.55 of the fair share without, 0.34-0.59
+/// with (higher in 3 of the 5 seeds; seed 1: 0.482 and 0.553); timeouts
+/// 2437-2590 and 2716-2892. Without timestamps seed 3 has a flow that never
+/// connected: its SYN lost again and again (SYNs carry no timestamp sample
+/// before the connection exists), so it is left out of the smallest share
+/// and counted apart.
 #[test]
 fn timestamps_spare_the_starved_flows_of_a_red_queue() {
     let text = |ts: bool| {
