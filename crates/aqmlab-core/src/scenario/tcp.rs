@@ -159,10 +159,14 @@ impl TcpProfile {
                 // Every ACK an RTT sample (`tcp_clean_rtx_queue`), RTO =
                 // SRTT + max(deviation, `tcp_rto_min`) (`tcp_set_rto`).
                 rtt_estimator: RttEstimator::Linux,
-                // RFC 7323 timestamps (`net.ipv4.tcp_timestamps = 1`).
-                // and HyStart++ in CUBIC's slow start (RFC 9406; Linux's
-                // `tcp_cubic` runs classic HyStart, `hystart = 1`).
-                switches: TcpSwitches(TcpSwitches::TIMESTAMPS | TcpSwitches::HYSTART),
+                // RFC 7323 timestamps (`net.ipv4.tcp_timestamps = 1`),
+                // HyStart++ in CUBIC's slow start (RFC 9406; Linux's
+                // `tcp_cubic` runs classic HyStart, `hystart = 1`), and a
+                // paced flow's segments in TSO/GSO bursts
+                // (`tcp_tso_autosize`; GSO is always on).
+                switches: TcpSwitches(
+                    TcpSwitches::TIMESTAMPS | TcpSwitches::HYSTART | TcpSwitches::TSO,
+                ),
                 ..d
             },
             // ns-2 before its 2003 changes: no limited transmit
@@ -338,9 +342,10 @@ pub struct TcpSpec {
     /// scenario only when `"ect1"`.
     #[serde(skip_serializing_if = "EcnCodepoint::is_ect0")]
     pub ecn_codepoint: EcnCodepoint,
-    /// `timestamps`, `hystart` and `prague_classic_ecn_detection`, one bit
-    /// each ([`TcpSpec::timestamps`], [`TcpSpec::hystart`],
-    /// [`TcpSpec::prague_classic_ecn_detection`]), so that a flow's
+    /// `timestamps`, `hystart`, `prague_classic_ecn_detection`,
+    /// `moderate_rcvbuf` and `tso`, one bit each ([`TcpSpec::timestamps`],
+    /// [`TcpSpec::hystart`], [`TcpSpec::prague_classic_ecn_detection`],
+    /// [`TcpSpec::moderate_rcvbuf`], [`TcpSpec::tso`]), so that a flow's
     /// configuration stays within its cache lines. Each key is listed in the
     /// resolved scenario when on.
     #[serde(flatten)]
@@ -356,6 +361,7 @@ impl TcpSwitches {
     const HYSTART: u8 = 2;
     const PRAGUE_DETECTION: u8 = 4;
     const MODERATE_RCVBUF: u8 = 8;
+    const TSO: u8 = 16;
 
     fn set(&mut self, bit: u8, on: bool) {
         if on {
@@ -381,6 +387,9 @@ impl Serialize for TcpSwitches {
         }
         if self.0 & TcpSwitches::MODERATE_RCVBUF != 0 {
             m.serialize_entry("moderate_rcvbuf", &true)?;
+        }
+        if self.0 & TcpSwitches::TSO != 0 {
+            m.serialize_entry("tso", &true)?;
         }
         m.end()
     }
@@ -698,6 +707,7 @@ impl TcpSpec {
             d.prague_classic_ecn_detection(),
         )?);
         s.set_moderate_rcvbuf(t.bool("moderate_rcvbuf", d.moderate_rcvbuf())?);
+        s.set_tso(t.bool("tso", d.tso())?);
         t.finish()?;
         let pacing_off_given = pacing_given && !s.pacing;
         if matches!(profile, TcpProfile::Ns2001 | TcpProfile::Ns2009)
@@ -927,6 +937,21 @@ impl TcpSpec {
 
     pub fn set_moderate_rcvbuf(&mut self, on: bool) {
         self.switches.set(TcpSwitches::MODERATE_RCVBUF, on);
+    }
+
+    /// A paced flow's segments leave in the bursts of Linux's TSO/GSO
+    /// autosizing (`tcp.tso`, `transport/tcp/pacing.rs`): about a
+    /// millisecond of the pacing rate, two segments at least (BBR: one
+    /// below 1.2 Mbit/s), at the release time of the burst. Flows that do
+    /// not pace, and Prague, send as without it. Off (the default): one
+    /// segment per release.
+    #[inline]
+    pub fn tso(&self) -> bool {
+        self.switches.0 & TcpSwitches::TSO != 0
+    }
+
+    pub fn set_tso(&mut self, on: bool) {
+        self.switches.set(TcpSwitches::TSO, on);
     }
 
     /// Payload bytes of a full segment.
@@ -1173,5 +1198,23 @@ mod tests {
         let e = parse(&doc("moderate_rcvbuf = true", "")).unwrap_err();
         assert_eq!(e.path, "tcp.moderate_rcvbuf");
         assert!(e.msg.contains("tcp.sack = true"), "{}", e.msg);
+    }
+
+    /// `tso` is off by default, on in the linux profile (which a file may
+    /// turn off), and listed in the resolved scenario only when on.
+    #[test]
+    fn tso_in_the_linux_profile() {
+        let sc = parse(&doc("", "")).unwrap();
+        assert!(!sc.tcp.tso());
+        assert!(!serde_json::to_string(&sc.tcp).unwrap().contains("tso"));
+        let sc = parse(&doc("profile = \"linux\"", "")).unwrap();
+        assert!(sc.tcp.tso());
+        assert!(serde_json::to_string(&sc.tcp)
+            .unwrap()
+            .contains("\"tso\":true"));
+        let sc = parse(&doc("profile = \"linux\"\ntso = false", "")).unwrap();
+        assert!(!sc.tcp.tso());
+        let e = parse(&doc("tso = 1", "")).unwrap_err();
+        assert_eq!(e.path, "tcp.tso");
     }
 }

@@ -438,7 +438,7 @@ impl TcpFlow {
             pace: cfg
                 .tcp
                 .pacing
-                .then(|| TcpFlow::paced_state(cfg.tcp.variant, pace)),
+                .then(|| TcpFlow::paced_state(cfg.tcp.variant, cfg.tcp.tso(), pace)),
         }
     }
 

@@ -12,9 +12,28 @@
 //! when the segment left (a sender that was held back by its window gets
 //! up to half a gap back, Linux's allowance for timer jitter), and the
 //! first 10 data segments of a connection are not paced (as Linux and the
-//! original fq). Segments are paced one at a time: the model has no
-//! segmentation offload, so Linux's TSO bursts (2 segments and up at high
-//! rates) are not sent; BBR keeps Linux's window budget for them.
+//! original fq).
+//!
+//! Bursts (`tcp.tso`, on in the `"linux"` profile): Linux hands the device
+//! a TSO/GSO packet of several segments, paced as one by its length
+//! (`tcp_update_skb_after_send`), so they leave back to back. Its size is
+//! `tcp_tso_autosize`'s,
+//!
+//! ```text
+//! segments = max(min(rate >> 10, 65 215) / MSS, min_tso_segs)
+//! ```
+//!
+//! about 1 ms of the pacing rate in bytes per second (`sk_pacing_shift` =
+//! 10; `tcp_tso_rtt_log` adds nothing at RTTs of 16 ms and more), at most
+//! 64 KB less `MAX_TCP_HEADER` + 1 (`sk_gso_max_size`), and at least
+//! `net.ipv4.tcp_min_tso_segs` = 2 (BBR's own minimum, `bbr_min_tso_segs`:
+//! 1 below 1.2 Mbit/s, else 2). aqmlab lets the segments of a burst leave
+//! at the release time of its first, each adding its gap to the next
+//! release time; a burst the window cuts short is not waited for (Linux
+//! may defer a short TSO packet, `tcp_tso_should_defer`). Prague keeps one
+//! segment per release (its reference sets its own burst size,
+//! `prague_tso_segs`, not modelled). Without `tso` segments are paced one
+//! at a time; BBR keeps Linux's window budget for the bursts either way.
 //!
 //! The rate: BBR sets its own (`cc/bbr.rs`). Other algorithms get Linux's
 //! default (`tcp_update_pacing_rate` in net/ipv4/tcp_input.c, after every
@@ -68,6 +87,41 @@ pub fn linux_rate(mss: u32, cwnd: u64, ssthresh: u64, outstanding: u64, srtt: Si
     (u128::from(mss) * u128::from(ratio) * w * 1_000_000_000 / (100 * srtt)) as u64
 }
 
+/// The most bytes of a TSO/GSO packet: 64 KB less Linux's `MAX_TCP_HEADER`
+/// (320 bytes on x86-64) and one (`sk_gso_max_size`).
+pub const TSO_MAX_BYTES: u64 = 65_536 - 1 - 320;
+/// BBR's minimum burst is two segments from this pacing rate, payload
+/// bytes per second (`bbr_min_tso_rate`, 1.2 Mbit/s), one below it.
+pub const BBR_MIN_TSO_RATE: u64 = 1_200_000 / 8;
+
+/// Segments of one TSO/GSO packet at pacing rate `rate` (payload bytes per
+/// second) and segment size `mss`, at least `min_segs`
+/// (`tcp_tso_autosize`).
+pub fn tso_autosize(rate: u64, mss: u32, min_segs: u64) -> u64 {
+    ((rate >> 10).min(TSO_MAX_BYTES) / u64::from(mss.max(1))).max(min_segs)
+}
+
+/// BBR's minimum burst at pacing rate `rate` (`bbr_min_tso_segs`).
+pub fn bbr_min_tso_segs(rate: u64) -> u64 {
+    if rate < BBR_MIN_TSO_RATE {
+        1
+    } else {
+        2
+    }
+}
+
+/// How a paced flow's segments are grouped (`tcp.tso`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Tso {
+    /// One segment per release.
+    #[default]
+    Off,
+    /// Linux's autosizing with `tcp_min_tso_segs` = 2.
+    Linux,
+    /// Linux's autosizing with BBR's minimum.
+    Bbr,
+}
+
 /// The release clock of one connection (Linux's `sk_pacing_rate` and
 /// `tcp_wstamp_ns`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -83,18 +137,43 @@ pub struct Pacer {
     pub deadline: Option<SimTime>,
     /// The earliest pending timer event the engine holds for it.
     pub event: Option<SimTime>,
+    /// How segments are grouped into bursts.
+    pub tso: Tso,
+    /// Segments the current burst may still send at `burst_at`.
+    burst_left: u64,
+    /// When the current burst left.
+    burst_at: SimTime,
 }
 
 impl Pacer {
-    /// Whether a data segment may leave at `now`.
+    /// Whether a data segment may leave at `now`: at the release time, or
+    /// within the burst that left at `now`.
     #[inline]
     pub fn may_send(&self, now: SimTime) -> bool {
-        self.next <= now
+        self.next <= now || (self.burst_left > 0 && self.burst_at == now)
     }
 
-    /// A data segment of `payload` bytes leaves at `now`: the next release
-    /// time.
-    pub fn on_send(&mut self, now: SimTime, payload: u32) {
+    /// Segments of a burst at the current rate (1 without `tso`).
+    fn burst(&self, mss: u32) -> u64 {
+        match self.tso {
+            Tso::Off => 1,
+            Tso::Linux => tso_autosize(self.rate, mss, 2),
+            Tso::Bbr => tso_autosize(self.rate, mss, bbr_min_tso_segs(self.rate)),
+        }
+    }
+
+    /// A data segment of `payload` bytes (of segments of `mss` bytes)
+    /// leaves at `now`: the next release time. At the release time it
+    /// starts a burst; within a burst it takes the burst's next place; a
+    /// segment sent at once before the release time (a forced
+    /// retransmission) only counts its gap.
+    pub fn on_send(&mut self, now: SimTime, payload: u32, mss: u32) {
+        if self.next <= now {
+            self.burst_left = self.burst(mss) - 1;
+            self.burst_at = now;
+        } else if self.burst_left > 0 && self.burst_at == now {
+            self.burst_left -= 1;
+        }
         let prior = self.next;
         self.next = self.next.max(now);
         self.sent += 1;
@@ -124,10 +203,19 @@ pub struct Paced {
 }
 
 impl Paced {
-    fn new(variant: TcpVariant, rng: Option<Rng>, rate: RateEstimator) -> Paced {
+    fn new(variant: TcpVariant, tso: bool, rng: Option<Rng>, rate: RateEstimator) -> Paced {
         let rng = rng.unwrap_or_else(|| Rng::new(0, crate::rng::Stream::Tcp(0)));
+        let tso = match variant {
+            _ if !tso => Tso::Off,
+            TcpVariant::Bbr => Tso::Bbr,
+            TcpVariant::Prague => Tso::Off,
+            _ => Tso::Linux,
+        };
         Paced {
-            pacer: Pacer::default(),
+            pacer: Pacer {
+                tso,
+                ..Pacer::default()
+            },
             rate,
             bbr: (variant == TcpVariant::Bbr).then(|| Bbr::new(rng)),
             retx_now: 0,
@@ -138,18 +226,22 @@ impl Paced {
 impl TcpFlow {
     /// The cold state of a new connection of a pacing flow: `old`'s box
     /// reused if any (its pending timer event and BBR's random stream
-    /// carry over), else a new one.
-    pub(super) fn paced_state(cfg_variant: TcpVariant, old: Option<Box<Paced>>) -> Box<Paced> {
+    /// carry over), else a new one. `tso`: bursts (`tcp.tso`).
+    pub(super) fn paced_state(
+        cfg_variant: TcpVariant,
+        tso: bool,
+        old: Option<Box<Paced>>,
+    ) -> Box<Paced> {
         match old {
             Some(mut b) => {
                 let event = b.pacer.event;
                 let rng = b.bbr.take().map(Bbr::take_rng);
                 let rate = RateEstimator::fresh_from(std::mem::take(&mut b.rate));
-                *b = Paced::new(cfg_variant, rng, rate);
+                *b = Paced::new(cfg_variant, tso, rng, rate);
                 b.pacer.event = event;
                 b
             }
-            None => Box::new(Paced::new(cfg_variant, None, RateEstimator::fresh())),
+            None => Box::new(Paced::new(cfg_variant, tso, None, RateEstimator::fresh())),
         }
     }
 
@@ -409,7 +501,7 @@ impl TcpFlow {
                 let retx = s.flags & flags::RETX != 0;
                 p.rate
                     .on_sent(seq, self.snd_una, self.snd_max == self.snd_una, retx, now);
-                p.pacer.on_send(now, s.size - HEADER_BYTES);
+                p.pacer.on_send(now, s.size - HEADER_BYTES, mss);
                 out.push(s);
                 self.snd_nxt += 1;
                 if self.snd_nxt > self.snd_max {
@@ -427,12 +519,13 @@ impl TcpFlow {
     #[cold]
     pub(super) fn paced_sent_at_once(&mut self, s: &Seg, lost: bool, now: SimTime) {
         let (una, none_out) = (self.snd_una, self.snd_max == self.snd_una);
+        let mss = self.mss();
         let Some(p) = self.pace.as_deref_mut() else {
             return;
         };
         let retx = s.flags & flags::RETX != 0;
         p.rate.on_sent(s.seq, una, none_out, retx, now);
-        p.pacer.on_send(now, s.size - HEADER_BYTES);
+        p.pacer.on_send(now, s.size - HEADER_BYTES, mss);
         if lost {
             p.rate.on_lost(1);
             p.retx_now += 1;
@@ -567,20 +660,77 @@ mod tests {
         };
         for _ in 0..9 {
             assert!(p.may_send(ms(0)));
-            p.on_send(ms(0), 960);
+            p.on_send(ms(0), 960, 960);
         }
         assert_eq!(p.next, ms(0));
-        p.on_send(ms(0), 960);
+        p.on_send(ms(0), 960, 960);
         assert_eq!(p.next, ms(5));
         assert!(!p.may_send(ms(4)));
         assert!(p.may_send(ms(5)));
-        p.on_send(ms(5), 960);
+        p.on_send(ms(5), 960, 960);
         assert_eq!(p.next, ms(10));
-        p.on_send(ms(13), 960);
+        p.on_send(ms(13), 960, 960);
         assert_eq!(p.next, SimTime::from_micros(15_500));
         // A short segment (a response's last, 400 bytes): 2.083 ms.
-        p.on_send(SimTime::from_micros(15_500), 400);
+        p.on_send(SimTime::from_micros(15_500), 400, 960);
         assert_eq!(p.next, SimTime::from_nanos(15_500_000 + 2_083_333));
+    }
+
+    /// Linux's TSO autosizing with 1460-byte segments: at 1.25 MB/s (10
+    /// Mbit/s) 1.25e6 >> 10 = 1220 bytes, less than a segment, so the
+    /// minimum, 2; at 12.5 MB/s 12 207 bytes, 8 segments; at 1 GB/s the 64
+    /// KB cap, 65 215 / 1460 = 44. BBR's minimum is 1 below 150 000 B/s
+    /// (1.2 Mbit/s) and 2 from it.
+    #[test]
+    fn tso_burst_sizes() {
+        assert_eq!(tso_autosize(1_250_000, 1460, 2), 2);
+        assert_eq!(tso_autosize(12_500_000, 1460, 2), 8);
+        assert_eq!(tso_autosize(1_000_000_000, 1460, 2), 44);
+        assert_eq!(bbr_min_tso_segs(149_999), 1);
+        assert_eq!(bbr_min_tso_segs(150_000), 2);
+        assert_eq!(tso_autosize(100_000, 1460, bbr_min_tso_segs(100_000)), 1);
+    }
+
+    /// Bursts at 1.25 MB/s, 1250-byte segments (a gap of 1 ms each), past
+    /// the first 10 unpaced segments: two segments leave at 10 ms, the
+    /// third must wait for 12 ms (two gaps); without `tso` the second
+    /// waits for 11 ms. A segment forced out at 11 ms (before the release
+    /// time) adds its gap (13 ms) and opens no burst.
+    #[test]
+    fn tso_bursts_leave_together() {
+        let mut p = Pacer {
+            rate: 1_250_000,
+            tso: Tso::Linux,
+            ..Pacer::default()
+        };
+        for _ in 0..10 {
+            p.on_send(ms(0), 1250, 1250);
+        }
+        assert_eq!(p.next, ms(1));
+        p.next = ms(10);
+        assert!(!p.may_send(ms(9)));
+        assert!(p.may_send(ms(10)));
+        p.on_send(ms(10), 1250, 1250);
+        assert_eq!(p.next, ms(11));
+        assert!(p.may_send(ms(10)), "the burst's second segment");
+        p.on_send(ms(10), 1250, 1250);
+        assert_eq!(p.next, ms(12));
+        assert!(!p.may_send(ms(10)), "a burst of two");
+        assert!(!p.may_send(ms(11)));
+        p.on_send(ms(11), 1250, 1250);
+        assert_eq!(p.next, ms(13));
+        assert!(!p.may_send(ms(11)));
+        let mut q = Pacer {
+            rate: 1_250_000,
+            ..Pacer::default()
+        };
+        for _ in 0..10 {
+            q.on_send(ms(0), 1250, 1250);
+        }
+        q.next = ms(10);
+        q.on_send(ms(10), 1250, 1250);
+        assert!(!q.may_send(ms(10)));
+        assert!(q.may_send(ms(11)));
     }
 
     /// A NewReno sender with pacing, cwnd 20 and an SRTT of 100 ms before

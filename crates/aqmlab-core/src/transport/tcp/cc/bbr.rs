@@ -58,6 +58,7 @@
 //! rate in payload bytes per second, times as [`SimTime`].
 
 use crate::rng::Rng;
+use crate::transport::tcp::pacing::{bbr_min_tso_segs, tso_autosize};
 use crate::transport::tcp::rate::{RateEstimator, RateSample};
 use crate::transport::tcp::TcpFlow;
 use crate::units::SimTime;
@@ -89,12 +90,6 @@ const FULL_BW_THRESH: f64 = 1.25;
 const FULL_BW_CNT: u32 = 3;
 /// The pacing margin (`bbr_pacing_margin_percent`): 1 % below the model.
 const PACING_MARGIN: f64 = 0.99;
-/// Below this pacing rate, bit/s, a TSO quantum is one segment, else two
-/// (`bbr_min_tso_rate`).
-const MIN_TSO_RATE_BPS: u64 = 1_200_000;
-/// The most bytes of a TSO quantum: 64 KB less Linux's `MAX_TCP_HEADER`
-/// (320 bytes on x86-64).
-const TSO_MAX_BYTES: u64 = 65_536 - 1 - 320;
 /// The window before any RTT sample (`TCP_INIT_CWND`).
 const INIT_CWND: u64 = 10;
 /// The nominal RTT of the first pacing rate before any RTT sample.
@@ -350,13 +345,8 @@ impl Bbr {
     /// rate / 2^10), at least 1 below 1.2 Mbit/s and 2 above, at most 127
     /// and 64 KB (`bbr_tso_segs_goal`).
     pub fn tso_segs_goal(&self, mss: u32) -> u64 {
-        let min = if self.pacing_rate < MIN_TSO_RATE_BPS / 8 {
-            1
-        } else {
-            2
-        };
-        let bytes = (self.pacing_rate >> 10).min(TSO_MAX_BYTES);
-        (bytes / u64::from(mss)).max(min).min(127)
+        let min = bbr_min_tso_segs(self.pacing_rate);
+        tso_autosize(self.pacing_rate, mss, min).min(127)
     }
 
     /// ceil(bw x RTprop x gain), or 10 before any RTT sample (`bbr_bdp`).

@@ -66,8 +66,9 @@
 //!   (`pacing.rs`'s release clock) at packet_size x cwnd / SRTT bytes per
 //!   second of payload, twice that while cwnd < ssthresh / 2: 100 % in
 //!   congestion avoidance (Linux's default for others: 120 %), 200 % in
-//!   slow start. The reference's GSO burst limit (250 us) has no
-//!   counterpart: aqmlab sends no bursts.
+//!   slow start. The reference's GSO burst limit (250 us, at least 2
+//!   segments: `prague_tso_segs`) has no counterpart: Prague's segments
+//!   leave one per release, also with `tcp.tso`.
 //! - **Loss** (`prague_enter_loss` on entering recovery and on
 //!   `CA_EVENT_LOSS`; draft section 2.4.4): Reno's halving, cwnd / 2 at
 //!   least 2 segments, and no growth until the recovery ends; after a
