@@ -23,8 +23,9 @@ import pytest
 from aqmlab import scenario, testbed
 from aqmlab.results import load_run
 from aqmlab.testbed import leftovers, run_testbed, unsupported
+from aqmlab.testbed.host import parse_mib
 from aqmlab.testbed.netns import NETNS_DIR, check_environment
-from aqmlab.testbed.runner import find_router, plan
+from aqmlab.testbed.runner import find_router, kernel_tcp_window, plan
 
 ROOT = Path(__file__).resolve().parents[1]
 DUMBBELL = ROOT / "scenarios" / "testbed" / "dumbbell-20.toml"
@@ -124,6 +125,31 @@ def test_plan_starts_the_flows_when_the_simulator_does(tmp_path: Path) -> None:
     assert [f["start_ns"] for f in flows] == [round(s * 1e9) for s in sim]
     # Without them the testbed draws its own: other values.
     assert [f["start_ns"] for f in plan(scenario.validate(doc))] != [f["start_ns"] for f in flows]
+
+
+def test_kernel_tcp_counters_over_the_window() -> None:
+    """The hosts' TCP counters as ``nstat`` names them (a ``Prefix:`` line of names, one of
+    values), and over the measurement window: end less start, summed over the hosts, counters
+    the summary does not list left out."""
+    text = (
+        "TcpExt: SyncookiesSent TCPTimeouts TCPSackRecovery\n"
+        "TcpExt: 0 7 12\n"
+        "IpExt: InOctets\n"
+        "IpExt: 5\n"
+    )
+    assert parse_mib(text) == {
+        "TcpExtSyncookiesSent": 0,
+        "TcpExtTCPTimeouts": 7,
+        "TcpExtTCPSackRecovery": 12,
+        "IpExtInOctets": 5,
+    }
+    hosts: list[dict[str, Any]] = [
+        {"mib": {"start": {"TcpExtTCPTimeouts": 2}, "end": {"TcpExtTCPTimeouts": 9}}},
+        {"mib": {"start": {}, "end": {"TcpExtTCPTimeouts": 1, "TcpExtTCPLossProbes": 4}}},
+        {"mib": {"start": {}, "end": {"TcpExtSyncookiesSent": 3}}},
+        {},
+    ]
+    assert kernel_tcp_window(hosts) == {"TcpExtTCPTimeouts": 8, "TcpExtTCPLossProbes": 4}
 
 
 def test_cli_errors_name_the_key(tmp_path: Path) -> None:
@@ -253,7 +279,11 @@ def test_result_folder_is_a_run_folder(runs: dict[str, Path]) -> None:
 @needs_testbed
 @pytest.mark.crosscheck
 def test_droptail_fills_the_buffer(runs: dict[str, Path]) -> None:
-    b = _summary(runs["droptail"])["bottleneck"]
+    s = _summary(runs["droptail"])
+    # The kernel's SACK recoveries answer the overflow drops, in the simulator's key.
+    assert s["flows"]["sack_recoveries"] > 0, s["flows"]
+    assert s["flows"]["sack_recoveries"] == s["testbed"]["kernel_tcp"]["TcpExtTCPSackRecovery"]
+    b = s["bottleneck"]
     assert b["queue_mean_pkts"] > 0.6 * 150, b
     assert b["drops_overflow"] > 0 and b["drops_early"] == 0
     assert b["utilization"] > 0.97

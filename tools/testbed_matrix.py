@@ -66,6 +66,9 @@ def figures(summary: dict[str, Any]) -> dict[str, float]:
         "queue": float(b["queue_mean_pkts"]),
         "jain": float(f["jain_fairness"]),
         "drops": float(b["drops_early"] + b["drops_forced"] + b["drops_overflow"]),
+        # Loss recovery over the measurement window, where the summary has it (the testbed's
+        # from the kernel's counters).
+        **{k: float(f[k]) for k in ("timeouts", "sack_recoveries", "tlp_probes") if k in f},
     }
 
 

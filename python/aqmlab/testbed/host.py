@@ -31,7 +31,10 @@ that side's work with plain sockets and one selector:
 Times are CLOCK_MONOTONIC nanoseconds (``time.monotonic_ns``), the router's
 clock too: every process agrees on the run's start ``t0_ns``. At the end each
 sender reads ``TCP_INFO`` (retransmissions, smoothed RTT, cwnd) and the
-process writes its records as JSON to ``out``.
+process writes its records as JSON to ``out``, with its network namespace's TCP
+counters (``/proc/net/netstat`` and ``/proc/net/snmp``: timeouts, SACK
+recoveries, loss probes, ...) as they stood when the measurement began and at
+the end.
 """
 
 from __future__ import annotations
@@ -50,7 +53,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-__all__ = ["main", "tcp_info"]
+__all__ = ["main", "parse_mib", "tcp_info", "tcp_mib"]
 
 HEADER = struct.Struct("!II")
 CHUNK = memoryview(bytes(256 * 1024))
@@ -111,6 +114,35 @@ def tcp_info(s: socket.socket) -> dict[str, float]:
     return out
 
 
+def parse_mib(text: str) -> dict[str, int]:
+    """The counters of a ``/proc/net/netstat`` or ``/proc/net/snmp`` text: pairs of lines
+    ``Prefix: name name ...`` and ``Prefix: value value ...``, each counter named
+    ``Prefix`` + name (``TcpExtTCPTimeouts``, ``TcpRetransSegs``), as ``nstat`` names them."""
+    out: dict[str, int] = {}
+    lines = text.splitlines()
+    for head, vals in zip(lines[::2], lines[1::2], strict=False):
+        prefix, _, names = head.partition(":")
+        vprefix, _, values = vals.partition(":")
+        if prefix != vprefix:
+            continue
+        for n, v in zip(names.split(), values.split(), strict=False):
+            with contextlib.suppress(ValueError):
+                out[prefix + n] = int(v)
+    return out
+
+
+def tcp_mib() -> dict[str, int]:
+    """This network namespace's TCP counters (``Tcp`` and ``TcpExt``); empty where the files
+    cannot be read."""
+    out: dict[str, int] = {}
+    for f in ("/proc/net/snmp", "/proc/net/netstat"):
+        with contextlib.suppress(OSError):
+            out.update(
+                {k: v for k, v in parse_mib(Path(f).read_text()).items() if k.startswith("Tcp")}
+            )
+    return out
+
+
 class Host:
     def __init__(self, spec: dict[str, Any]) -> None:
         self.spec = spec
@@ -119,6 +151,7 @@ class Host:
         # Receiving side: per flow id.
         self.rx: dict[int, dict[str, Any]] = {}
         self.snap_done = False
+        self.mib_at_start: dict[str, int] = {}
         # Sending side.
         self.pending = sorted(spec.get("flows", []), key=lambda f: int(f["start_ns"]))
         self.tx: dict[int, dict[str, Any]] = {}
@@ -239,6 +272,7 @@ class Host:
             r["packets_at_start"] = r.get("packets", 0)
         for st in self.udp:
             st["sent_at_start"] = st["sent"]
+        self.mib_at_start = tcp_mib()
         self.snap_done = True
 
     # -- probes -----------------------------------------------------------
@@ -620,6 +654,7 @@ class Host:
             "probes": self.probes,
             "responses": self.responses,
             "errors": self.errors,
+            "mib": {"start": self.mib_at_start, "end": tcp_mib()},
         }
 
 

@@ -63,6 +63,31 @@ PROBE_INTERVAL_NS = 100_000_000
 START_MARGIN_NS = 200_000_000
 #: The router's nice value (higher priority than the rest of the machine).
 ROUTER_NICE = -10
+#: The kernel's TCP counters the summary gives over the measurement window, summed over the
+#: two hosts' network namespaces (``testbed.kernel_tcp``), as ``nstat`` names them ...
+KERNEL_TCP_COUNTERS = (
+    "TcpRetransSegs",
+    "TcpExtTCPTimeouts",
+    "TcpExtTCPSackRecovery",
+    "TcpExtTCPSackRecoveryFail",
+    "TcpExtTCPRenoRecovery",
+    "TcpExtTCPLossProbes",
+    "TcpExtTCPLossProbeRecovery",
+    "TcpExtTCPLostRetransmit",
+    "TcpExtTCPFastRetrans",
+    "TcpExtTCPSlowStartRetrans",
+    "TcpExtTCPSpuriousRTOs",
+    "TcpExtTCPLossUndo",
+    "TcpExtTCPFullUndo",
+    "TcpExtTCPPartialUndo",
+    "TcpExtTCPDSACKRecv",
+)
+#: ... and those with a key of the simulator's summary (``flows``) of the same meaning.
+FLOW_COUNTERS = {
+    "timeouts": "TcpExtTCPTimeouts",
+    "sack_recoveries": "TcpExtTCPSackRecovery",
+    "tlp_probes": "TcpExtTCPLossProbes",
+}
 
 
 def _ns(v: Any) -> int:
@@ -621,6 +646,19 @@ def _write(result: RunResult, out: str | os.PathLike[str], extra: Mapping[str, A
     return target
 
 
+def kernel_tcp_window(hosts: Sequence[Mapping[str, Any]]) -> dict[str, int]:
+    """The kernel's TCP counters over the measurement window (end less start), summed over the
+    hosts' records; a counter missing at the end (no ``/proc`` to read) is left out."""
+    out: dict[str, int] = {}
+    for h in hosts:
+        mib = h.get("mib", {})
+        start, end = mib.get("start", {}), mib.get("end", {})
+        for k in KERNEL_TCP_COUNTERS:
+            if k in end:
+                out[k] = out.get(k, 0) + int(end[k]) - int(start.get(k, 0))
+    return out
+
+
 def _jain(x: Sequence[float]) -> float:
     if not x or sum(v * v for v in x) == 0:
         return 0.0
@@ -761,6 +799,7 @@ def _result(
         for r, d in zip(rows["rtt_mean_s"], rows["direction"], strict=True)
         if d == "forward" and not math.isnan(r)
     ]
+    kernel_tcp = kernel_tcp_window([hl, hr])
     summary: dict[str, Any] = {
         "duration_s": dur,
         "measure_start_s": ms,
@@ -780,6 +819,7 @@ def _result(
                 )
             ),
             "rtt_mean_s": float(np.mean(fwd_rtts)) if fwd_rtts else 0.0,
+            **{k: kernel_tcp[m] for k, m in FLOW_COUNTERS.items() if m in kernel_tcp},
         },
         **(
             {
@@ -813,6 +853,7 @@ def _result(
             "write_errors": rout["write_errors"],
             "schedule_errors": rout["schedule_errors"],
             "host_errors": list(hl.get("errors", [])) + list(hr.get("errors", [])),
+            "kernel_tcp": kernel_tcp or None,
             # Whole-run counters of each direction (the identity
             # arrivals = departures + drops + queued_at_end holds for them).
             "totals": [
