@@ -150,7 +150,13 @@ impl Pacer {
     /// within the burst that left at `now`.
     #[inline]
     pub fn may_send(&self, now: SimTime) -> bool {
-        self.next <= now || (self.burst_left > 0 && self.burst_at == now)
+        self.next <= now || self.in_burst(now)
+    }
+
+    /// The burst that left at `now` has room for another segment.
+    #[inline]
+    fn in_burst(&self, now: SimTime) -> bool {
+        self.burst_left > 0 && self.burst_at == now
     }
 
     /// Segments of a burst at the current rate (1 without `tso`).
@@ -171,7 +177,7 @@ impl Pacer {
         if self.next <= now {
             self.burst_left = self.burst(mss) - 1;
             self.burst_at = now;
-        } else if self.burst_left > 0 && self.burst_at == now {
+        } else if self.in_burst(now) {
             self.burst_left -= 1;
         }
         let prior = self.next;
