@@ -8,6 +8,7 @@ whose reason is given beside it (docs/testbed.md has the measured values).
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import signal
@@ -23,9 +24,15 @@ import pytest
 from aqmlab import scenario, testbed
 from aqmlab.results import load_run
 from aqmlab.testbed import leftovers, run_testbed, unsupported
-from aqmlab.testbed.host import parse_mib
+from aqmlab.testbed.host import parse_mib, tcp_info
 from aqmlab.testbed.netns import NETNS_DIR, check_environment
-from aqmlab.testbed.runner import find_router, kernel_tcp_window, plan
+from aqmlab.testbed.runner import (
+    INFINITE_SSTHRESH,
+    find_router,
+    flow_series_table,
+    kernel_tcp_window,
+    plan,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 DUMBBELL = ROOT / "scenarios" / "testbed" / "dumbbell-20.toml"
@@ -152,6 +159,64 @@ def test_kernel_tcp_counters_over_the_window() -> None:
     assert kernel_tcp_window(hosts) == {"TcpExtTCPTimeouts": 8, "TcpExtTCPLossProbes": 4}
 
 
+def test_flow_series_from_the_kernels_samples() -> None:
+    """The hosts' TCP_INFO rows become the simulator's flow_series table: in time order,
+    ssthresh infinite where the kernel says 2^31 - 1, the delivery rate from the bytes
+    acknowledged between a flow's samples (NaN at its first), rates in bit/s, BBR's state from
+    its gains, pacing rate and bandwidth for BBR only."""
+    nan = float("nan")
+    rows = [
+        # t, flow, cwnd, ssthresh, srtt, rto, acked, pacing, rate, bw, pacing gain, cwnd gain
+        [0.02, 3, 12.0, INFINITE_SSTHRESH, 0.1, 0.3, 30_000, 2e5, 1e5, nan, 0, 0],
+        [0.01, 3, 10.0, INFINITE_SSTHRESH, 0.1, 0.3, 5_000, 2e5, 1e5, nan, 0, 0],
+        [0.01, 4, 10.0, 14, 0.12, 0.32, 0, 3e5, 2e5, 4e5, 256, 256],
+        [0.02, 4, 20.0, 14, 0.12, 0.32, 1_000, 3e5, 2e5, 4e5, 739, 739],
+        [0.03, 4, 20.0, 14, 0.12, 0.32, 2_000, 3e5, 2e5, 4e5, 88, 739],
+        [0.04, 4, 4.0, 14, 0.12, 0.32, 3_000, 3e5, 2e5, 4e5, 256, 256],
+        [0.05, 4, 20.0, 14, 0.12, 0.32, 4_000, 3e5, 2e5, 4e5, 320, 512],
+    ]
+    t = flow_series_table(rows).to_pydict()
+    assert t["time_s"] == [0.01, 0.01, 0.02, 0.02, 0.03, 0.04, 0.05]
+    assert t["flow"] == [3, 4, 3, 4, 4, 4, 4]
+    assert t["ssthresh"][:3:2] == [float("inf")] * 2 and t["ssthresh"][1] == 14
+    # 25 000 bytes in 10 ms: 20 Mbit/s; 1 000 bytes in 10 ms: 0.8 Mbit/s.
+    d = t["delivery_rate_bps"]
+    assert d[0] != d[0] and d[1] != d[1]
+    assert abs(d[2] - 20e6) < 1e-3 and abs(d[4] - 0.8e6) < 1e-6
+    assert t["rate_sample_bps"][0] == 8e5
+    # Before a flow's first Startup its gains are not a state's (ProbeRTT's here).
+    assert t["bbr_state"] == ["", "", "", "startup", "drain", "probe_rtt", "probe_bw"]
+    p = t["pacing_rate_bps"]
+    assert p[0] != p[0] and p[1] != p[1] and p[3] == 2.4e6
+    assert t["bbr_bw_bps"][6] == 3.2e6 and t["bbr_bw_bps"][2] != t["bbr_bw_bps"][2]
+
+
+def test_tcp_info_of_a_socket() -> None:
+    """The TCP_INFO fields a flow series takes, read from a loopback connection: a window of
+    at least 10 segments, ssthresh (the kernel's infinity before any loss), an RTO of at least
+    200 ms, the bytes sent acknowledged."""
+    import socket
+
+    ls = socket.socket()
+    ls.bind(("127.0.0.1", 0))
+    ls.listen(1)
+    c = socket.create_connection(ls.getsockname())
+    a, _ = ls.accept()
+    c.sendall(bytes(100_000))
+    got = 0
+    while got < 100_000:
+        got += len(a.recv(65536))
+    time.sleep(0.05)
+    i = tcp_info(c)
+    for s in (a, c, ls):
+        s.close()
+    assert i["cwnd"] >= 10, i
+    assert i["ssthresh"] == INFINITE_SSTHRESH, i
+    assert i["rto_s"] >= 0.2, i
+    assert i["bytes_acked"] >= 100_000, i
+    assert i["pacing_rate_Bps"] > 0 and i["delivery_rate_Bps"] > 0, i
+
+
 def test_cli_errors_name_the_key(tmp_path: Path) -> None:
     r = _aqmlab("testbed", str(DUMBBELL), "--out", str(tmp_path / "o"), "--set", "tcp.min_rto=1s")
     assert r.returncode == 2
@@ -211,9 +276,9 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
         "pi-ecn": (DUMBBELL, None, {"aqm.ecn": "true", "tcp.ecn": "true"}, "reno"),
         "udp": (UDP, None, {}, "reno"),
         "web": (WEB, None, {}, "reno"),
-        "fq-codel": (DUMBBELL, {"kind": "fq-codel"}, {}, "cubic"),
+        "fq-codel": (DUMBBELL, {"kind": "fq-codel"}, {"metrics.flow_series": "[0, 1]"}, "cubic"),
         "dualpi2": (DUMBBELL, {"kind": "dualpi2"}, {}, "cubic"),
-        "bbr-pie": (DUMBBELL, {"kind": "pie"}, {}, "bbr"),
+        "bbr-pie": (DUMBBELL, {"kind": "pie"}, {"metrics.flow_series": "[0, 1]"}, "bbr"),
     }
     out = {}
     for name, (f, aqm, sets, cc) in todo.items():
@@ -398,6 +463,56 @@ def test_kernel_bbr_through_pie_agrees_with_the_linux_profile(runs: dict[str, Pa
     assert t["drops_early"] > 0, t
     assert abs(s["utilization"] - t["utilization"]) <= 0.02
     assert abs(s["queue_mean_pkts"] - t["queue_mean_pkts"]) <= 0.15 * s["queue_mean_pkts"] + 2
+
+
+@needs_testbed
+@pytest.mark.crosscheck
+def test_the_kernels_flow_series(runs: dict[str, Path]) -> None:
+    """``metrics.flow_series`` on the testbed: the kernel's TCP_INFO of the listed flows every
+    10 ms from their start (at least 80 % of the samples: the host's loop may be late), the
+    window and RTT as the flows had them, the delivery rate adding up to the flow's goodput,
+    BBR's states and estimate; `aqmlab plot --what flows` draws it."""
+    for name in ("fq-codel", "bbr-pie"):
+        r = load_run(runs[name])
+        fs = r.flow_series.to_pydict()
+        flows = {x["flow"]: x for x in r.flows.to_pylist()}
+        assert set(fs["flow"]) == {0, 1}, name
+        for f in (0, 1):
+            rows = [i for i, x in enumerate(fs["flow"]) if x == f]
+            want = (20.0 - flows[f]["start_s"]) / 0.01
+            assert 0.8 * want <= len(rows) <= want + 1, (name, f, len(rows), want)
+            assert all(fs["cwnd"][i] >= 1 for i in rows)
+            meas = [i for i in rows if fs["time_s"][i] >= 8.0]
+            rtts = [fs["srtt_s"][i] for i in meas]
+            assert min(rtts) >= 0.1 and max(rtts) < 1.0, (name, f)
+            # The payload acknowledged over the measurement adds up to the receiver's count.
+            acked = (
+                sum(
+                    fs["delivery_rate_bps"][i] * (fs["time_s"][i] - fs["time_s"][j])
+                    for j, i in itertools.pairwise(meas)
+                )
+                / 8
+            )
+            got = flows[f]["goodput_bps"] * 12 / 8
+            assert abs(acked / got - 1) < 0.05, (name, f, acked, got)
+    fq = load_run(runs["fq-codel"]).flow_series.to_pydict()
+    # CUBIC through FQ-CoDel loses packets: ssthresh is set; no BBR columns.
+    assert any(s < float("inf") for s in fq["ssthresh"])
+    assert set(fq["bbr_state"]) == {""}
+    bbr = load_run(runs["bbr-pie"]).flow_series.to_pydict()
+    # Drain lasts less than a sample at 20 flows, most times: not required.
+    assert {"startup", "probe_bw"} <= set(bbr["bbr_state"]), set(bbr["bbr_state"])
+    for f in (0, 1):
+        states = [s for s, x in zip(bbr["bbr_state"], bbr["flow"], strict=True) if x == f]
+        first = states.index("startup")
+        assert set(states[:first]) <= {""} and "" not in states[first:], f
+    bw = sorted(b for b, t in zip(bbr["bbr_bw_bps"], bbr["time_s"], strict=True) if t >= 8)
+    # Each flow's estimate near its share of 10 Mbit/s (0.5), well within the link rate.
+    assert 0.1e6 < bw[len(bw) // 2] < 5e6, bw[len(bw) // 2]
+    png = runs["fq-codel"].parent / "fq-flows.png"
+    p = _aqmlab("plot", str(runs["fq-codel"]), "--what", "flows", "-o", str(png))
+    assert p.returncode == 0, p.stderr
+    assert png.stat().st_size > 1000
 
 
 @needs_testbed

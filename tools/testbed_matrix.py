@@ -13,13 +13,16 @@ Usage::
 
     tools/testbed_matrix.py [--cc reno cubic bbr] [--aqm droptail pie fq-codel]
         [--flows 5 20] [--rate 10 50] [--seed 1] [--json FILE] [--keep DIR]
-        [--testbed-from FILE] [--sim-set KEY=VALUE ...]
+        [--testbed-from FILE] [--sim-set KEY=VALUE ...] [--flow-series]
 
 Both sides run the same scenario: the testbed starts each flow when the simulator does (the
 router's ``--check`` gives the simulator's start draws). ``--testbed-from`` takes each cell's
 testbed figures from an earlier run's ``--json`` and runs only the simulator (no root needed):
 the kernel's side does not change when the simulator's TCP does. ``--sim-set`` changes the
 simulator's scenario only (``aqmlab run --set`` syntax, e.g. ``tcp.moderate_rcvbuf=true``).
+``--flow-series`` traces every flow on both sides (``metrics.flow_series``; the testbed's from the
+kernel's ``TCP_INFO`` every 10 ms) and prints each side's window growth in congestion avoidance,
+segments per round trip (:func:`ca_growth`).
 """
 
 from __future__ import annotations
@@ -72,6 +75,28 @@ def figures(summary: dict[str, Any]) -> dict[str, float]:
     }
 
 
+def ca_growth(fs: Any, start_s: float) -> float:
+    """The window's growth in congestion avoidance, segments per round trip, over the flows'
+    samples from ``start_s``: between consecutive samples of a flow whose ssthresh is the same
+    and finite, with the window at or above it and not falling (no cut, no slow start), the
+    sum of the window's increases over the sum of the intervals in smoothed RTTs."""
+    t = fs.to_pydict()
+    last: dict[int, tuple[float, float, float, float]] = {}
+    grown = rtts = 0.0
+    for time_s, f, cwnd, ssth, srtt in zip(
+        t["time_s"], t["flow"], t["cwnd"], t["ssthresh"], t["srtt_s"], strict=True
+    ):
+        p = last.get(f)
+        last[f] = (time_s, cwnd, ssth, srtt)
+        if p is None or p[0] < start_s or p[2] != ssth or ssth == float("inf"):
+            continue
+        if p[1] < ssth or cwnd < p[1] or not srtt > 0:
+            continue
+        grown += cwnd - p[1]
+        rtts += (time_s - p[0]) / srtt
+    return grown / rtts if rtts > 0 else float("nan")
+
+
 def within(sim: dict[str, float], tb: dict[str, float]) -> dict[str, bool]:
     return {
         "utilisation": abs(sim["utilisation"] - tb["utilisation"]) <= 0.02,
@@ -89,24 +114,32 @@ def run_cell(
     keep: Path,
     earlier: dict[tuple[str, str, int, float], dict[str, float]] | None = None,
     sim_set: list[str] | None = None,
+    series: bool = False,
 ) -> dict[str, Any]:
     import aqmlab
+    from aqmlab import scenario as sc
     from aqmlab.testbed import run_testbed
 
     doc = scenario(aqm, flows, rate, seed)
+    start_s = (sc._ns(doc["metrics"]["start"]) or 0) * 1e-9
+    if series:
+        doc["metrics"]["flow_series"] = list(range(flows))
     if earlier is not None:
         tb = earlier[(cc, aqm, flows, rate)]
     else:
         out = keep / f"{cc}-{aqm}-{flows}-{rate:g}"
-        run_testbed(doc, out, cc=cc)
+        res = run_testbed(doc, out, cc=cc)
         tb = figures(json.loads((out / "summary.json").read_text()))
+        if series:
+            tb["growth"] = ca_growth(res.flow_series, start_s)
     sim_doc = json.loads(json.dumps(doc))
     sim_doc["tcp"] = {"profile": "linux", "variant": cc, "packet_size": PACKET}
     if sim_set:
-        from aqmlab import scenario as sc
-
         sc.apply_overrides(sim_doc, sim_set)
-    sim = figures(aqmlab.run(sim_doc).summary)
+    sim_run = aqmlab.run(sim_doc)
+    sim = figures(sim_run.summary)
+    if series:
+        sim["growth"] = ca_growth(sim_run.flow_series, start_s)
     return {
         "cc": cc,
         "aqm": aqm,
@@ -130,12 +163,15 @@ def row(c: dict[str, Any]) -> str:
         f"{s['queue']:6.1f} {t['queue']:6.1f}{mark('queue')}  "
         f"{s['jain']:.3f} {t['jain']:.3f}{mark('jain')}  "
         f"{s['drops']:6.0f} {t['drops']:6.0f}"
+        + (f"  {s['growth']:.2f} {t['growth']:.2f}" if "growth" in s and "growth" in t else "")
     )
 
 
 HEADER = (
     "cc     aqm       flows Mb/s  util sim/tb       queue sim/tb     Jain sim/tb    drops sim/tb"
-    "\n(* outside the band: utilisation 0.02, queue 15 % + 2 packets, Jain 0.03)"
+    "  [growth sim/tb]"
+    "\n(* outside the band: utilisation 0.02, queue 15 % + 2 packets, Jain 0.03; growth: the"
+    " window's in congestion avoidance, segments per round trip, with --flow-series)"
 )
 
 
@@ -159,6 +195,12 @@ def main(argv: list[str] | None = None) -> int:
         default=[],
         metavar="KEY=VALUE",
         help="change the simulator's scenario only (repeatable; aqmlab run --set syntax)",
+    )
+    ap.add_argument(
+        "--flow-series",
+        action="store_true",
+        help="trace every flow on both sides and print the window's growth in congestion "
+        "avoidance (segments per round trip)",
     )
     args = ap.parse_args(argv)
     from aqmlab import ScenarioError
@@ -194,7 +236,9 @@ def main(argv: list[str] | None = None) -> int:
         print(HEADER, flush=True)
         for rate, flows, aqm, cc in itertools.product(args.rate, args.flows, args.aqm, args.cc):
             try:
-                c = run_cell(cc, aqm, flows, rate, args.seed, keep, earlier, args.sim_set)
+                c = run_cell(
+                    cc, aqm, flows, rate, args.seed, keep, earlier, args.sim_set, args.flow_series
+                )
             except (TestbedError, ScenarioError) as e:
                 print(f"error: {e}", file=sys.stderr)
                 return 2

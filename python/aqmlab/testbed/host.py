@@ -26,7 +26,11 @@ that side's work with plain sockets and one selector:
   bytes give the size, and sends that many bytes;
 - the left side sends an RTT probe every ``probe_interval_ns``: a 64-byte
   ICMP echo request to the right host, whose kernel answers it; the RTT is
-  the kernel's receive timestamp of the reply less the send time.
+  the kernel's receive timestamp of the reply less the send time;
+- samples the ``TCP_INFO`` of the bulk flows it sends that ``series`` lists
+  (cwnd, ssthresh, smoothed RTT, RTO, bytes acknowledged, pacing and
+  delivery rates; BBR's bandwidth estimate and gains from ``TCP_CC_INFO``)
+  every ``series.interval_ns`` from the run's start, while each is open.
 
 Times are CLOCK_MONOTONIC nanoseconds (``time.monotonic_ns``), the router's
 clock too: every process agrees on the run's start ``t0_ns``. At the end each
@@ -56,6 +60,8 @@ from typing import Any
 __all__ = ["main", "parse_mib", "tcp_info", "tcp_mib"]
 
 HEADER = struct.Struct("!II")
+#: ``TCP_CC_INFO`` (``linux/tcp.h``), for BBR's ``struct tcp_bbr_info``.
+TCP_CC_INFO = getattr(socket, "TCP_CC_INFO", 26)
 CHUNK = memoryview(bytes(256 * 1024))
 #: Socket option and message type of nanosecond receive timestamps (Linux).
 SO_TIMESTAMPNS = getattr(socket, "SO_TIMESTAMPNS", 35)
@@ -102,16 +108,35 @@ def tcp_info(s: socket.socket) -> dict[str, float]:
 
     out: dict[str, float] = {}
     for name, v, scale in (
+        ("rto_s", u32(8), 1e-6),
         ("rtt_s", u32(8 + 15 * 4), 1e-6),
+        ("ssthresh", u32(8 + 17 * 4), 1.0),
         ("cwnd", u32(8 + 18 * 4), 1.0),
         ("total_retrans", u32(8 + 23 * 4), 1.0),
+        ("pacing_rate_Bps", u64(104), 1.0),
+        ("bytes_acked", u64(120), 1.0),
         ("min_rtt_s", u32(148), 1e-6),
         ("data_segs_out", u32(156), 1.0),
+        ("delivery_rate_Bps", u64(160), 1.0),
         ("bytes_retrans", u64(208), 1.0),
     ):
         if v is not None:
             out[name] = v * scale
     return out
+
+
+def bbr_info(s: socket.socket) -> tuple[float, int, int] | None:
+    """BBR's bandwidth estimate (bytes/s) and its pacing and window gains (in 1/256) from
+    ``TCP_CC_INFO`` (``struct tcp_bbr_info``); None when the socket's congestion control
+    gives none."""
+    try:
+        b = s.getsockopt(socket.IPPROTO_TCP, TCP_CC_INFO, 20)
+    except OSError:
+        return None
+    if len(b) < 20:
+        return None
+    lo, hi, _min_rtt, pacing_gain, cwnd_gain = struct.unpack_from("=5I", b)
+    return float(hi << 32 | lo), pacing_gain, cwnd_gain
 
 
 def parse_mib(text: str) -> dict[str, int]:
@@ -163,6 +188,10 @@ class Host:
         self.responses: list[list[float | int]] = []
         self.probe_id = os.getpid() & 0xFFFF
         self.listening = False
+        series = spec.get("series") or {}
+        self.series_ids = {int(f) for f in series.get("flows", [])}
+        self.series_every = max(1, int(series.get("interval_ns", 10_000_000)))
+        self.series: list[list[float]] = []
         self.set_t0(int(spec.get("t0_ns", 0)))
 
     def set_t0(self, t0: int) -> None:
@@ -172,6 +201,7 @@ class Host:
         self.end = t0 + int(spec["duration_ns"])
         self.mstart = t0 + int(spec["measure_start_ns"])
         self.next_probe = t0 + int(spec.get("probe_start_ns", 100_000_000))
+        self.next_series = t0
         # Web: sessions this side browses (client).
         self.sessions: list[dict[str, Any]] = [
             {**w, "state": "wait", "wake": t0 + int(w["begin_ns"]), "page": 0, "obj": 0}
@@ -559,6 +589,38 @@ class Host:
             self.errors.append(f"flow {st['flow']['id']}: send: {e}")
             self.stop_flow(st)
 
+    def sample_series(self, now: int) -> None:
+        """One row per listed open flow: time (s from the start), flow, cwnd, ssthresh (the
+        kernel's 2^31 - 1 when infinite), srtt (s), RTO (s), bytes acknowledged, pacing and
+        delivery rates (bytes/s), BBR's bandwidth (bytes/s; NaN for other controls) and its
+        pacing and window gains (0 for others)."""
+        t = (now - self.t0) * 1e-9
+        for fid in sorted(self.series_ids):
+            st = self.tx.get(fid)
+            if st is None or st["flow"].get("udp") or st["sock"].fileno() < 0:
+                continue
+            i = tcp_info(st["sock"])
+            if "cwnd" not in i:
+                continue
+            bbr = bbr_info(st["sock"]) if self.spec.get("cc") == "bbr" else None
+            bw, pg, cg = bbr if bbr is not None else (float("nan"), 0, 0)
+            self.series.append(
+                [
+                    t,
+                    fid,
+                    i["cwnd"],
+                    i.get("ssthresh", float("nan")),
+                    i.get("rtt_s", float("nan")),
+                    i.get("rto_s", float("nan")),
+                    i.get("bytes_acked", float("nan")),
+                    i.get("pacing_rate_Bps", float("nan")),
+                    i.get("delivery_rate_Bps", float("nan")),
+                    bw,
+                    pg,
+                    cg,
+                ]
+            )
+
     def stop_flow(self, st: dict[str, Any]) -> None:
         s = st["sock"]
         if s.fileno() < 0:
@@ -602,6 +664,10 @@ class Host:
             if self.probe_to and now >= self.next_probe:
                 self.send_probe()
                 self.next_probe += int(self.spec["probe_interval_ns"])
+            if self.series_ids and now >= self.next_series:
+                self.sample_series(now)
+                while self.next_series <= now:
+                    self.next_series += self.series_every
             wake = [self.end]
             if not self.snap_done:
                 wake.append(self.mstart)
@@ -613,6 +679,8 @@ class Host:
                 wake.append(self.next_probe)
             if self.rate_changes:
                 wake.append(self.rate_changes[0][0])
+            if self.series_ids:
+                wake.append(self.next_series)
             wake.append(int(min(udp_next, self.end)))
             timeout = max(0.0, (min(wake) - self.now()) * 1e-9)
             for key, _ in self.sel.select(timeout):
@@ -652,6 +720,7 @@ class Host:
                 for k, v in self.tx.items()
             },
             "probes": self.probes,
+            "series": self.series,
             "responses": self.responses,
             "errors": self.errors,
             "mib": {"start": self.mib_at_start, "end": tcp_mib()},

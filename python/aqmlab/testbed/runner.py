@@ -7,7 +7,9 @@ router (``aqmlab-router``) and one traffic program per host side
 end, tears everything down (also on Ctrl-C, SIGTERM and errors) and writes
 the same result folder as ``aqmlab run``: ``summary.json``,
 ``queue.parquet``, ``flows.parquet``, ``params.parquet``,
-``responses.parquet`` (the web sessions' responses) and a ``manifest.json``
+``responses.parquet`` (the web sessions' responses), ``flow_series.parquet``
+(the kernel's ``TCP_INFO`` of the bulk flows ``metrics.flow_series`` lists,
+every ``metrics.sample_interval``) and a ``manifest.json``
 that says ``"mode": "testbed"`` with the kernel and congestion control.
 """
 
@@ -36,7 +38,13 @@ import numpy as np
 import pyarrow as pa
 
 from aqmlab import results, scenario
-from aqmlab.api import RunResult, params_table, responses_table
+from aqmlab.api import (
+    FLOW_SERIES_COLUMNS,
+    RunResult,
+    params_table,
+    responses_table,
+    typed_table,
+)
 from aqmlab.testbed.netns import (
     Dumbbell,
     TestbedError,
@@ -469,6 +477,8 @@ def run_testbed(
                 cfg["t0_ns"] = 0  # handed over on stdin once every process is ready
                 cfg["tuns"] = [[db.netns_path("rl"), "tb0"], [db.netns_path("rr"), "tb0"]]
                 (tmp / "router.json").write_text(json.dumps(cfg))
+                traced = {int(f) for f in resolved["metrics"].get("flow_series", [])}
+                every = scenario._ns(resolved["metrics"].get("sample_interval", "10ms"))
                 common = {
                     "t0_ns": 0,
                     "duration_ns": derived["duration_ns"],
@@ -516,6 +526,14 @@ def run_testbed(
                         # The receiver's window in segments of MSS = packet_size - 40.
                         spec["window_clamp"] = int(resolved["tcp"]["rwnd"]) * (mtu - 40)
                     spec["probe_to"] = "10.2.0.2" if left else None
+                    spec["series"] = {
+                        "flows": [
+                            f["id"]
+                            for f in flows
+                            if f["forward"] == left and f["udp"] is None and f["id"] in traced
+                        ],
+                        "interval_ns": every or 10_000_000,
+                    }
                     (tmp / f"host-{side}.json").write_text(json.dumps(spec))
                     hosts[side] = tmp / f"host-{side}.out.json"
                 say("starting the router and the hosts")
@@ -590,6 +608,7 @@ def run_testbed(
                 db.down()
     wall = time.monotonic() - wall0
     result = _result(resolved, derived, rout, hl, hr, flows, cc, wall)
+    result.flow_series = flow_series_table(list(hl.get("series", [])) + list(hr.get("series", [])))
     resp = sorted(list(hl.get("responses", [])) + list(hr.get("responses", [])), key=lambda r: r[6])
     if resp:
         # A host's row: flow, group, page, object, size_bytes, start_s, end_s,
@@ -644,6 +663,70 @@ def _write(result: RunResult, out: str | os.PathLike[str], extra: Mapping[str, A
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     return target
+
+
+#: ``TCP_INFINITE_SSTHRESH``: the kernel's ssthresh before the first reduction.
+INFINITE_SSTHRESH = 0x7FFFFFFF
+#: BBR v1's pacing and window gains in 1/256 (``tcp_bbr.c``): Startup's high gain 2.885
+#: (both), Drain's pacing gain 1 / 2.885; ProbeRTT's window gain 1; ProbeBW's window gain 2.
+BBR_HIGH_GAIN = 739
+BBR_DRAIN_GAIN = 88
+BBR_UNIT = 256
+
+
+def bbr_state(pacing_gain: int, cwnd_gain: int) -> str:
+    """BBR v1's state from the gains ``TCP_CC_INFO`` gives (empty for other controls)."""
+    if pacing_gain == 0 and cwnd_gain == 0:
+        return ""
+    if pacing_gain == BBR_HIGH_GAIN:
+        return "startup"
+    if pacing_gain == BBR_DRAIN_GAIN:
+        return "drain"
+    if cwnd_gain == BBR_UNIT:
+        return "probe_rtt"
+    return "probe_bw"
+
+
+def flow_series_table(rows: Sequence[Sequence[float]]) -> pa.Table:
+    """The hosts' ``TCP_INFO`` samples as the simulator's ``flow_series`` table: per row
+    time, flow, cwnd, ssthresh, srtt, RTO, bytes acknowledged, pacing rate and delivery rate
+    (bytes/s), BBR's bandwidth (bytes/s) and gains. ssthresh is infinite where the kernel
+    says ``TCP_INFINITE_SSTHRESH``; ``delivery_rate_bps`` is the payload acknowledged since
+    the flow's previous sample (NaN at its first), ``rate_sample_bps`` the kernel's
+    ``tcpi_delivery_rate``, ``pacing_rate_bps`` its ``tcpi_pacing_rate`` for BBR (the
+    only control of the testbed that paces; NaN for the others, as in the simulator);
+    ``alpha`` is NaN. BBR's state counts from a flow's first Startup sample: before it the
+    connection is not yet established or BBR has not yet seen an ACK (its gains are then
+    not its state's)."""
+    rows = sorted(rows, key=lambda r: (r[0], r[1]))
+    cols: dict[str, list[Any]] = {name: [] for name, _ in FLOW_SERIES_COLUMNS}
+    last: dict[int, tuple[float, float]] = {}
+    begun: set[int] = set()
+    nan = math.nan
+    for t, fid, cwnd, ssth, srtt, rto, acked, pacing, rate, bw, pg, cg in rows:
+        f = int(fid)
+        prev = last.get(f)
+        last[f] = (t, acked)
+        state = bbr_state(int(pg), int(cg))
+        if state == "startup":
+            begun.add(f)
+        elif f not in begun:
+            state = ""
+        cols["time_s"].append(t)
+        cols["flow"].append(f)
+        cols["cwnd"].append(cwnd)
+        cols["ssthresh"].append(math.inf if ssth >= INFINITE_SSTHRESH else ssth)
+        cols["srtt_s"].append(srtt)
+        cols["rto_s"].append(rto)
+        cols["delivery_rate_bps"].append(
+            (acked - prev[1]) * 8 / (t - prev[0]) if prev is not None and t > prev[0] else nan
+        )
+        cols["alpha"].append(nan)
+        cols["pacing_rate_bps"].append(pacing * 8 if state else nan)
+        cols["rate_sample_bps"].append(rate * 8)
+        cols["bbr_state"].append(state)
+        cols["bbr_bw_bps"].append(bw * 8 if state else nan)
+    return typed_table(cols, FLOW_SERIES_COLUMNS)
 
 
 def kernel_tcp_window(hosts: Sequence[Mapping[str, Any]]) -> dict[str, int]:
