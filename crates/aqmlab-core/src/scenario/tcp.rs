@@ -161,9 +161,9 @@ impl TcpProfile {
                 rtt_estimator: RttEstimator::Linux,
                 // RFC 7323 timestamps (`net.ipv4.tcp_timestamps = 1`),
                 // HyStart++ in CUBIC's slow start (RFC 9406; Linux's
-                // `tcp_cubic` runs classic HyStart, `hystart = 1`), and a
-                // paced flow's segments in TSO/GSO bursts
-                // (`tcp_tso_autosize`; GSO is always on).
+                // `tcp_cubic` runs classic HyStart, `hystart = 1`, which
+                // `cubic = "linux"` gives), and a paced flow's segments in
+                // TSO/GSO bursts (`tcp_tso_autosize`; GSO is always on).
                 switches: TcpSwitches(
                     TcpSwitches::TIMESTAMPS | TcpSwitches::HYSTART | TcpSwitches::TSO,
                 ),
@@ -343,9 +343,11 @@ pub struct TcpSpec {
     #[serde(skip_serializing_if = "EcnCodepoint::is_ect0")]
     pub ecn_codepoint: EcnCodepoint,
     /// `timestamps`, `hystart`, `prague_classic_ecn_detection`,
-    /// `moderate_rcvbuf` and `tso`, one bit each ([`TcpSpec::timestamps`],
-    /// [`TcpSpec::hystart`], [`TcpSpec::prague_classic_ecn_detection`],
-    /// [`TcpSpec::moderate_rcvbuf`], [`TcpSpec::tso`]), so that a flow's
+    /// `moderate_rcvbuf`, `tso` and `cubic`, one bit each
+    /// ([`TcpSpec::timestamps`], [`TcpSpec::hystart`],
+    /// [`TcpSpec::prague_classic_ecn_detection`],
+    /// [`TcpSpec::moderate_rcvbuf`], [`TcpSpec::tso`],
+    /// [`TcpSpec::cubic_linux`]), so that a flow's
     /// configuration stays within its cache lines. Each key is listed in the
     /// resolved scenario when on.
     #[serde(flatten)]
@@ -362,6 +364,7 @@ impl TcpSwitches {
     const PRAGUE_DETECTION: u8 = 4;
     const MODERATE_RCVBUF: u8 = 8;
     const TSO: u8 = 16;
+    const CUBIC_LINUX: u8 = 32;
 
     fn set(&mut self, bit: u8, on: bool) {
         if on {
@@ -390,6 +393,9 @@ impl Serialize for TcpSwitches {
         }
         if self.0 & TcpSwitches::TSO != 0 {
             m.serialize_entry("tso", &true)?;
+        }
+        if self.0 & TcpSwitches::CUBIC_LINUX != 0 {
+            m.serialize_entry("cubic", "linux")?;
         }
         m.end()
     }
@@ -708,6 +714,13 @@ impl TcpSpec {
         )?);
         s.set_moderate_rcvbuf(t.bool("moderate_rcvbuf", d.moderate_rcvbuf())?);
         s.set_tso(t.bool("tso", d.tso())?);
+        s.set_cubic_linux(
+            t.choice(
+                "cubic",
+                &["rfc9438", "linux"],
+                Some(if d.cubic_linux() { "linux" } else { "rfc9438" }),
+            )? == "linux",
+        );
         t.finish()?;
         let pacing_off_given = pacing_given && !s.pacing;
         if matches!(profile, TcpProfile::Ns2001 | TcpProfile::Ns2009)
@@ -865,6 +878,14 @@ impl TcpSpec {
                 ));
             }
         }
+        if s.cubic_linux() && s.rtt_estimator != RttEstimator::Linux {
+            return Err(SpecError::new(
+                join(path, "cubic"),
+                "\"linux\" is not allowed with rtt_estimator = \"timed\": Linux's CUBIC takes \
+                 its minimum RTT from a sample on every ACK; set tcp.rtt_estimator = \"linux\" \
+                 (with tcp.sack = true) or tcp.cubic = \"rfc9438\"",
+            ));
+        }
         if s.moderate_rcvbuf() && !s.sack {
             return Err(SpecError::new(
                 join(path, "moderate_rcvbuf"),
@@ -952,6 +973,21 @@ impl TcpSpec {
 
     pub fn set_tso(&mut self, on: bool) {
         self.switches.set(TcpSwitches::TSO, on);
+    }
+
+    /// CUBIC flows grow their window as Linux's `tcp_cubic` does where it
+    /// departs from RFC 9438 (`tcp.cubic = "linux"`, `cc/cubic.rs`): the
+    /// target one minimum RTT ahead, at least 5 % per round trip before
+    /// the first event, Reno's estimate at alpha 8 / 15 throughout. Needs
+    /// `rtt_estimator = "linux"`. `"rfc9438"` (the default): the RFC's
+    /// rules. Other variants ignore it.
+    #[inline]
+    pub fn cubic_linux(&self) -> bool {
+        self.switches.0 & TcpSwitches::CUBIC_LINUX != 0
+    }
+
+    pub fn set_cubic_linux(&mut self, on: bool) {
+        self.switches.set(TcpSwitches::CUBIC_LINUX, on);
     }
 
     /// Payload bytes of a full segment.
@@ -1216,5 +1252,28 @@ mod tests {
         assert!(!sc.tcp.tso());
         let e = parse(&doc("tso = 1", "")).unwrap_err();
         assert_eq!(e.path, "tcp.tso");
+    }
+
+    /// `cubic` is `"rfc9438"` by default and in every profile, listed in
+    /// the resolved scenario only when `"linux"`; written beside the timed
+    /// estimator it is refused naming the key.
+    #[test]
+    fn cubic_rules_key() {
+        let sc = parse(&doc("variant = \"cubic\"", "")).unwrap();
+        assert!(!sc.tcp.cubic_linux());
+        assert!(!serde_json::to_string(&sc.tcp).unwrap().contains("cubic\":"));
+        let sc = parse(&doc("profile = \"linux\"", "")).unwrap();
+        assert!(!sc.tcp.cubic_linux());
+        let sc = parse(&doc("profile = \"linux\"\ncubic = \"linux\"", "")).unwrap();
+        assert!(sc.tcp.cubic_linux());
+        assert!(serde_json::to_string(&sc.tcp)
+            .unwrap()
+            .contains("\"cubic\":\"linux\""));
+        let e = parse(&doc("cubic = \"linux\"", "")).unwrap_err();
+        assert_eq!(e.path, "tcp.cubic");
+        assert!(e.to_string().contains("rtt_estimator"), "{e}");
+        let e = parse(&doc("cubic = \"bsd\"", "")).unwrap_err();
+        assert_eq!(e.path, "tcp.cubic");
+        assert!(e.to_string().contains("\"rfc9438\""), "{e}");
     }
 }

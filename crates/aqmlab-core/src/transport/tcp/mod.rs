@@ -433,7 +433,7 @@ impl TcpFlow {
             },
             stats: FlowStats::default(),
             cwnd_cnt: 0,
-            cc: cc::State::of(cfg.tcp.variant, cfg.tcp.hystart()).map(Box::new),
+            cc: cc::State::of(&cfg.tcp).map(Box::new),
             lr: (cfg.tcp.sack || cfg.tcp.prr).then(|| Box::new(sack_recovery::Lr::new(&cfg.tcp))),
             pace: cfg
                 .tcp

@@ -163,6 +163,9 @@ impl TcpFlow {
                     self.paced_timeout();
                 }
                 self.timeout_cut();
+                if self.cfg.tcp.cubic_linux() {
+                    self.cubic_timeout(now);
+                }
                 self.last_cut = Cut::Timeout;
                 self.cwr_pending = self.cfg.tcp.ecn;
                 self.recover = self.snd_max;

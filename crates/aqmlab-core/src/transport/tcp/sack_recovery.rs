@@ -311,7 +311,9 @@ impl TcpFlow {
             };
             if let Some(r) = rtt {
                 self.linux_rtt_of(lr, r);
-                if self.cfg.tcp.hystart() {
+                if self.cfg.tcp.cubic_linux() {
+                    self.cubic_rtt(now, r);
+                } else if self.cfg.tcp.hystart() {
                     self.hystart_rtt(r);
                 }
             }

@@ -20,9 +20,43 @@
 //!   3 (1 - beta) / (1 + beta)` segments per window of ACKed segments,
 //!   and by 1 once it has reached the window of the last event.
 //!
-//! Slow start is Reno's (RFC 5681), or HyStart++'s (RFC 9406, `hystart.rs`)
-//! with `tcp.hystart`. Units: the
+//! Slow start is Reno's (RFC 5681), or with `tcp.hystart` HyStart++'s (RFC
+//! 9406, `hystart.rs`), Linux's classic HyStart (`hystart_linux.rs`) with
+//! `tcp.cubic = "linux"`. Units: the
 //! window in segments (f64), times as [`SimTime`], the RTT in seconds.
+//!
+//! With `tcp.cubic = "linux"` the window grows as Linux's `tcp_cubic`
+//! (`bictcp_update`, `cubictcp_acked`, `bictcp_reset`; the same in 6.12
+//! and in a 2025 mainline tree) grows it where that departs from the RFC:
+//!
+//! - each ACK adds `acked / cnt` with Linux's integers: `w` the window's
+//!   whole segments (`snd_cwnd`), the target `W_max -+ floor(C' |t +
+//!   delay_min - K|^3)` in whole segments (C' = 410 / 1024, Linux's
+//!   `cube_rtt_scale`; K from the same C'), so the concave region's target
+//!   rounds *up* to the last event's window and a small window sets out to
+//!   regain it in a round trip; `cnt = floor(w / (target - w))`, or `100 w`
+//!   when the target is not above the window. The target is one *minimum*
+//!   RTT ahead (`delay_min`, the least RTT sample, none taken within 1 s of
+//!   a stage's start; 0 until the first);
+//! - until the first congestion event, and again after a timeout (Linux's
+//!   `last_max_cwnd = 0`), `cnt` is at most 20: the window grows by at
+//!   least 5 % per round trip, also from the plateau a HyStart exit leaves;
+//! - Reno's estimate `tcp_cwnd` (whole segments, from `w` at the stage's
+//!   start) gains one segment per `(15 w) >> 3` segments acknowledged
+//!   (`beta_scale` = 15 in integers: alpha about 8 / 15) throughout, RFC
+//!   8312's rule (no switch to 1 at `cwnd_prior`), and where it is above the
+//!   window `cnt` is at most `floor(w / (tcp_cwnd - w))`: the window
+//!   approaches it over a round trip rather than taking it at once;
+//! - at most one segment per two acknowledged (`cnt >= 2`), as the RFC's
+//!   1.5 cwnd;
+//! - a timeout forgets the last event's window, the minimum RTT and the
+//!   stage (`bictcp_reset` on entering the Loss state): no fast convergence
+//!   at the next event.
+//!
+//! The window itself stays a real number (its fraction stands for
+//! `snd_cwnd_cnt / cnt`; the cut drops it, as Linux clears `snd_cwnd_cnt`);
+//! the update Linux skips while the window is unchanged and less than 1/32
+//! s has passed, and its jiffies clock, are not modelled.
 
 use crate::units::SimTime;
 
@@ -35,6 +69,18 @@ pub const BETA: f64 = 0.7;
 /// 0.7002, the cut's factor in whole segments (`on_congestion`).
 const LINUX_BETA: u64 = 717;
 const BETA_SCALE: u64 = 1024;
+/// Linux's Reno-friendly step (`beta_scale` = 8 (1024 + 717) / 3 / (1024
+/// - 717) = 15 in integers): one segment per `(w x 15) >> 3` acknowledged.
+const LINUX_BETA_SCALE: u64 = 15;
+/// Linux's `C` in its fixed point: `cube_rtt_scale` = `bic_scale` (41) x 10
+/// = 410 per 2^10 segments/s^3.
+const LINUX_C: f64 = 410.0 / 1024.0;
+/// Linux's largest `cnt` before the first event (`bictcp_update`: "increase
+/// cwnd 5% per RTT").
+const LINUX_FIRST_CNT: f64 = 20.0;
+/// Linux discards RTT samples this soon after a stage began
+/// (`cubictcp_acked`: within `HZ` of `epoch_start`).
+const LINUX_SAMPLE_HOLD: SimTime = SimTime::from_secs(1);
 
 /// One connection's CUBIC state (RFC 9438 section 4.1's variables).
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -57,6 +103,21 @@ pub struct Cubic {
     /// HyStart++ in the initial slow start (`tcp.hystart`, RFC 9406;
     /// `hystart.rs`).
     pub hystart: Option<super::hystart::HyStart>,
+    /// Linux's classic HyStart in slow start (`tcp.hystart` with Linux's
+    /// rules; `hystart_linux.rs`).
+    pub hystart_linux: Option<super::hystart_linux::LinuxHyStart>,
+    /// Linux's rules (`tcp.cubic = "linux"`, the module's doc).
+    pub linux: bool,
+    /// Linux: no congestion event since the start or the last timeout
+    /// (`last_max_cwnd == 0`).
+    no_event: bool,
+    /// Linux's `delay_min`: the least RTT sample (None: none since the
+    /// start or the last timeout).
+    delay_min: Option<SimTime>,
+    /// Linux's Reno estimate: segments acknowledged toward its next step
+    /// (`ack_cnt`) and the estimate in whole segments (`tcp_cwnd`).
+    ack_cnt: u64,
+    tcp_cwnd: u64,
 }
 
 impl Default for Cubic {
@@ -69,6 +130,12 @@ impl Default for Cubic {
             w_est: 0.0,
             after_timeout: false,
             hystart: None,
+            hystart_linux: None,
+            linux: false,
+            no_event: true,
+            delay_min: None,
+            ack_cnt: 0,
+            tcp_cwnd: 0,
         }
     }
 }
@@ -82,6 +149,9 @@ impl Cubic {
     /// A new ACK of `acked` segments in congestion avoidance, at `now`
     /// with the smoothed RTT `rtt_s`: the new window (sections 4.2-4.5).
     pub fn congestion_avoidance(&mut self, cwnd: f64, acked: u64, now: SimTime, rtt_s: f64) -> f64 {
+        if self.linux {
+            return self.linux_avoidance(cwnd, acked, now);
+        }
         let epoch = match self.epoch {
             Some(e) => e,
             None => {
@@ -119,6 +189,79 @@ impl Cubic {
         cwnd + (target - cwnd) / cwnd * acked
     }
 
+    /// Linux's growth (`bictcp_update` and `tcp_cong_avoid_ai`): `acked /
+    /// cnt` with `cnt` the cubic function's in whole segments, at most 20
+    /// before the first event, at most Reno's estimate's, at least 2.
+    fn linux_avoidance(&mut self, cwnd: f64, acked: u64, now: SimTime) -> f64 {
+        let w = cwnd.max(1.0) as u64;
+        self.ack_cnt += acked;
+        let epoch = match self.epoch {
+            Some(e) => e,
+            None => {
+                // The stage begins: Reno's estimate from here, the origin
+                // the last event's window, or the window when above it.
+                self.epoch = Some(now);
+                self.ack_cnt = acked;
+                self.tcp_cwnd = w;
+                let wf = w as f64;
+                if self.after_timeout || self.w_max <= wf {
+                    self.w_max = wf;
+                    self.k = 0.0;
+                } else {
+                    self.k = ((self.w_max - wf) / LINUX_C).cbrt();
+                }
+                self.after_timeout = false;
+                now
+            }
+        };
+        let ahead = self.delay_min.map_or(0.0, SimTime::as_secs_f64);
+        let t = now.saturating_sub(epoch).as_secs_f64() + ahead;
+        let delta = (LINUX_C * (t - self.k).abs().powi(3)).floor();
+        let target = if t < self.k {
+            (self.w_max - delta).max(0.0)
+        } else {
+            self.w_max + delta
+        };
+        let wf = w as f64;
+        let mut cnt = if target > wf {
+            (wf / (target - wf)).floor()
+        } else {
+            100.0 * wf
+        };
+        if self.no_event {
+            cnt = cnt.min(LINUX_FIRST_CNT);
+        }
+        let step = (w * LINUX_BETA_SCALE) >> 3;
+        while self.ack_cnt > step {
+            self.ack_cnt -= step;
+            self.tcp_cwnd += 1;
+        }
+        if self.tcp_cwnd > w {
+            cnt = cnt.min((w / (self.tcp_cwnd - w)) as f64);
+        }
+        cwnd + acked as f64 / cnt.max(2.0)
+    }
+
+    /// An RTT sample at `now` (Linux's rules: `cubictcp_acked` keeps the
+    /// least as `delay_min`, none within 1 s of a stage's start, when
+    /// HyStart does not see it either): whether it counted.
+    pub fn on_rtt(&mut self, now: SimTime, rtt: SimTime) -> bool {
+        if self
+            .epoch
+            .is_some_and(|e| now.saturating_sub(e) < LINUX_SAMPLE_HOLD)
+        {
+            return false;
+        }
+        self.delay_min = Some(self.delay_min.map_or(rtt, |m| m.min(rtt)));
+        true
+    }
+
+    /// Linux's `delay_min` (None: no sample since the start or the last
+    /// timeout).
+    pub fn delay_min(&self) -> Option<SimTime> {
+        self.delay_min
+    }
+
     /// A congestion event (a loss detected by duplicate ACKs, or an
     /// ECN-Echo) that found the window `cwnd`: the new ssthresh (section
     /// 4.6, with fast convergence, section 4.7). The window after it is
@@ -139,6 +282,7 @@ impl Cubic {
         };
         self.cwnd_prior = w as f64;
         self.epoch = None;
+        self.no_event = false;
         ((w * LINUX_BETA / BETA_SCALE) as f64).max(2.0)
     }
 
@@ -156,6 +300,21 @@ impl Cubic {
     pub fn restart_after_timeout(&mut self) {
         self.epoch = None;
         self.after_timeout = true;
+    }
+
+    /// Linux's rules, at every timeout after its cut (`cubictcp_state` on
+    /// entering Loss: `bictcp_reset`, `bictcp_hystart_reset`): the last
+    /// event's window, the minimum RTT, the stage and the first-event
+    /// state are forgotten, and classic HyStart starts a round at `now`
+    /// that ends when `sent` (the next new segment) is acknowledged.
+    pub fn on_loss_state(&mut self, now: SimTime, sent: u64) {
+        self.epoch = None;
+        self.w_max = 0.0;
+        self.no_event = true;
+        self.delay_min = None;
+        if let Some(h) = self.hystart_linux.as_mut() {
+            h.reset(now, sent);
+        }
     }
 }
 
@@ -281,6 +440,110 @@ mod tests {
         tx.on_rto(SimTime::from_millis(300), &mut out);
         assert!((tx.ssthresh - 14.0).abs() < 1e-9, "{}", tx.ssthresh);
         assert_eq!(tx.cwnd, 1.0);
+    }
+
+    fn linux() -> Cubic {
+        Cubic {
+            linux: true,
+            ..Cubic::default()
+        }
+    }
+
+    #[test]
+    fn linux_grows_five_percent_a_round_before_the_first_event() {
+        // A stage from 100 segments with no event yet (a HyStart exit):
+        // the plateau is here, W_cubic(0) = 100 is not above the window,
+        // so cnt = 100 x 100, capped at 20: an ACK for one segment adds
+        // 1 / 20 (5 segments a round); the RFC's rules add only Reno's
+        // estimate's growth, 1 / 100 (alpha is 1 before any event).
+        let mut c = linux();
+        let w = c.congestion_avoidance(100.0, 1, ms(0), 0.1);
+        assert!((w - 100.05).abs() < 1e-12, "{w}");
+        let mut r = Cubic::default();
+        let w = r.congestion_avoidance(100.0, 1, ms(0), 0.1);
+        assert!((w - 100.01).abs() < 1e-12, "{w}");
+        // After an event the cap is gone: from the plateau at 100, cnt =
+        // 100 x 100 (W_est = 100 + 1 / 187.5 gives 18 750, larger).
+        let mut c = linux();
+        c.on_congestion(100.0);
+        let w = c.congestion_avoidance(100.0, 1, ms(0), 0.1);
+        assert!((w - 100.0001).abs() < 1e-12, "{w}");
+    }
+
+    #[test]
+    fn linux_keeps_renos_alpha_at_eight_fifteenths() {
+        // An event at 100 (cwnd_prior 100), the stage from 100 (K = 0), the
+        // window held at 100 while 11 ACKs of 187 segments arrive (2057 in
+        // all). Linux's estimate gains one segment per (100 x 15) >> 3 = 187
+        // acknowledged beyond the first 187: 110. RFC 9438's has reached
+        // cwnd_prior, grows with alpha = 1: 100 + 2057 / 100 = 120.57.
+        let mut c = linux();
+        c.on_congestion(100.0);
+        c.congestion_avoidance(100.0, 0, ms(0), 0.1);
+        let mut w = 0.0;
+        for _ in 0..11 {
+            w = c.congestion_avoidance(100.0, 187, ms(0), 0.1);
+        }
+        assert_eq!((c.tcp_cwnd, c.ack_cnt), (110, 187));
+        // The window moves towards it: cnt = 100 / (110 - 100) = 10, so
+        // the last ACK adds 187 / 10.
+        assert!((w - 118.7).abs() < 1e-12, "{w}");
+        let mut r = Cubic::default();
+        r.on_congestion(100.0);
+        r.congestion_avoidance(100.0, 0, ms(0), 0.1);
+        for _ in 0..11 {
+            r.congestion_avoidance(100.0, 187, ms(0), 0.1);
+        }
+        assert!((r.w_est - 120.57).abs() < 1e-9, "{}", r.w_est);
+    }
+
+    #[test]
+    fn linux_looks_ahead_one_minimum_rtt_in_whole_segments() {
+        // An event at 100: ssthresh 70, W_max 100; the stage from 90 at
+        // 10 s: K = cbrt(10 / (410 / 1024)) = 2.9230 s. A 50 ms sample
+        // before the stage counts; a 20 ms one 0.5 s into it does not
+        // (Linux holds samples for 1 s after a stage begins); 30 ms at
+        // 1.5 s does.
+        let mut c = linux();
+        c.on_congestion(100.0);
+        c.on_rtt(ms(9_000), ms(50));
+        c.congestion_avoidance(90.0, 0, ms(10_000), 1.0);
+        assert!((c.k - 2.9230).abs() < 1e-4, "{}", c.k);
+        c.on_rtt(ms(10_500), ms(20));
+        assert_eq!(c.delay_min, Some(ms(50)));
+        // At 0.5 s with a smoothed RTT of 1 s: t = 0.5 + 0.05 (not + 1);
+        // C' (K - t)^3 = 0.40039 x 2.3730^3 = 5.35, whole: 5; the target
+        // 95 (the continuous curve's 94.65 rounded up); cnt = 90 / 5 = 18.
+        let w = c.congestion_avoidance(90.0, 1, ms(10_500), 1.0);
+        assert!((w - (90.0 + 1.0 / 18.0)).abs() < 1e-12, "{w}");
+        c.on_rtt(ms(11_500), ms(30));
+        assert_eq!(c.delay_min, Some(ms(30)));
+        // Near K the curve is within a segment of W_max: the target is
+        // 100 itself (1.9 s: C' 0.993^3 = 0.39, whole: 0), cnt = 90 / 10.
+        let w = c.congestion_avoidance(90.0, 1, ms(11_900), 1.0);
+        assert!((w - (90.0 + 1.0 / 9.0)).abs() < 1e-12, "{w}");
+    }
+
+    #[test]
+    fn linux_forgets_the_last_event_at_a_timeout() {
+        // A timeout at 80 after an event at 100: ssthresh 80 x 717 / 1024
+        // = 56 as before, but the window of the event, the minimum RTT and
+        // the first-event state are reset (`bictcp_reset`): the stage from
+        // 56 grows 5 % a round again.
+        let mut c = linux();
+        c.on_congestion(100.0);
+        c.on_rtt(ms(0), ms(100));
+        assert_eq!(c.on_timeout(80.0), 56.0);
+        c.on_loss_state(ms(4_000), 500);
+        assert_eq!((c.w_max, c.delay_min, c.no_event), (0.0, None, true));
+        let w = c.congestion_avoidance(56.0, 1, ms(5_000), 0.1);
+        assert!((w - 56.05).abs() < 1e-12, "{w}");
+        // The RFC's rules: W_max = 68 (fast convergence, 80 x 1741 / 2048)
+        // until the stage begins at 56 with K = 0.
+        let mut r = Cubic::default();
+        r.on_congestion(100.0);
+        r.on_timeout(80.0);
+        assert_eq!(r.w_max, 68.0);
     }
 
     #[test]

@@ -30,7 +30,8 @@
 //! Linux's `tcp_cubic` runs classic HyStart instead (Ha and Rhee 2011: the
 //! ACK train and the delay increase, `hystart_detect = 3`), which sets
 //! ssthresh at once where HyStart++ first slows to a quarter's growth for
-//! five rounds; this module models the RFC (`docs/tcp.md`).
+//! five rounds; this module models the RFC, `hystart_linux.rs` Linux's
+//! (with `tcp.cubic = "linux"`; `docs/tcp.md`).
 
 use crate::units::SimTime;
 

@@ -21,6 +21,7 @@ pub mod bbr;
 pub mod cubic;
 pub mod dctcp;
 pub mod hystart;
+pub mod hystart_linux;
 pub mod prague;
 mod reno;
 
@@ -29,7 +30,7 @@ pub use cubic::Cubic;
 pub use dctcp::Dctcp;
 pub use prague::Prague;
 
-use crate::scenario::TcpVariant;
+use crate::scenario::{TcpSpec, TcpVariant};
 
 /// The state an algorithm keeps beyond Reno's variables (one box per flow
 /// that needs one).
@@ -41,14 +42,21 @@ pub enum State {
 }
 
 impl State {
-    /// The state a flow of `variant` starts with.
-    /// `hystart`: CUBIC's slow start runs HyStart++ (RFC 9406).
-    pub fn of(variant: TcpVariant, hystart: bool) -> Option<State> {
-        match variant {
+    /// The state a flow of `tcp.variant` starts with: with `tcp.hystart`
+    /// CUBIC's slow start runs HyStart++ (RFC 9406), or Linux's classic
+    /// HyStart with `tcp.cubic = "linux"`, whose window then follows
+    /// Linux's rules.
+    pub fn of(tcp: &TcpSpec) -> Option<State> {
+        match tcp.variant {
             TcpVariant::Reno | TcpVariant::NewReno | TcpVariant::Bbr => None,
             TcpVariant::Cubic => {
                 let mut c = Cubic::default();
-                c.hystart = hystart.then(hystart::HyStart::default);
+                c.linux = tcp.cubic_linux();
+                if tcp.hystart() && c.linux {
+                    c.hystart_linux = Some(hystart_linux::LinuxHyStart::default());
+                } else {
+                    c.hystart = tcp.hystart().then(hystart::HyStart::default);
+                }
                 Some(State::Cubic(c))
             }
             TcpVariant::Dctcp => Some(State::Dctcp(Dctcp::default())),

@@ -32,7 +32,7 @@
 //! changes its slow start and hands it the left-over segments.
 
 use crate::scenario::{LossSsthresh, TcpVariant, TimeoutInRecovery};
-use crate::transport::tcp::cc::{dctcp, hystart, Cubic, State};
+use crate::transport::tcp::cc::{dctcp, hystart, hystart_linux, Cubic, State};
 use crate::transport::tcp::{Cut, Growth, TcpFlow};
 use crate::units::SimTime;
 
@@ -157,6 +157,57 @@ impl TcpFlow {
             if h.on_rtt(rtt.0, una, nxt) == hystart::Verdict::EndSlowStart {
                 self.ssthresh = self.cwnd;
             }
+        }
+    }
+
+    /// An ACK's RTT sample with CUBIC's Linux rules: its minimum RTT, and
+    /// in slow start Linux's classic HyStart, which may end it (ssthresh =
+    /// cwnd).
+    #[cold]
+    pub(in crate::transport::tcp) fn cubic_rtt(&mut self, now: SimTime, rtt: SimTime) {
+        let slow_start = self.cwnd < self.ssthresh;
+        let srtt = self.srtt_s();
+        // Linux's slow-start pacing rate, set for every socket
+        // (`tcp_update_pacing_rate`), bytes per second.
+        let rate_bps = if srtt > 0.0 {
+            2.0 * self.cwnd * f64::from(self.cfg.tcp.mss()) / srtt
+        } else {
+            0.0
+        };
+        let sample = hystart_linux::Sample {
+            now,
+            rtt,
+            una: self.snd_una,
+            nxt: self.snd_nxt,
+            cwnd: self.cwnd,
+            delay_min: rtt,
+            rate_bps,
+            paced: self.cfg.tcp.pacing,
+        };
+        let Some(State::Cubic(c)) = self.cc.as_deref_mut() else {
+            return;
+        };
+        if !c.on_rtt(now, rtt) || !slow_start {
+            return;
+        }
+        let delay_min = c.delay_min().unwrap_or(rtt);
+        if let Some(h) = c.hystart_linux.as_mut() {
+            if h.on_ack(hystart_linux::Sample {
+                delay_min,
+                ..sample
+            }) {
+                self.ssthresh = self.cwnd;
+            }
+        }
+    }
+
+    /// A timeout under CUBIC's Linux rules, after its cut: the state is
+    /// reset as on Linux's entering Loss (`cubictcp_state`).
+    #[cold]
+    pub(in crate::transport::tcp) fn cubic_timeout(&mut self, now: SimTime) {
+        let sent = self.snd_max;
+        if let Some(State::Cubic(c)) = self.cc.as_deref_mut() {
+            c.on_loss_state(now, sent);
         }
     }
 
