@@ -67,6 +67,15 @@ fn figures(r: &RunResult) -> (f64, f64, u64, f64) {
     (f.time_s[i], t0, last, growth)
 }
 
+/// The whole runs' drops and utilisation, without and with.
+fn totals(off: &RunResult, on: &RunResult) -> String {
+    let (a, b) = (&off.summary.bottleneck, &on.summary.bottleneck);
+    format!(
+        "in 30 s {} / {} drops, utilisation {:.4} / {:.4}",
+        a.drops_overflow, b.drops_overflow, a.utilization, b.utilization
+    )
+}
+
 /// Without HyStart++ slow start runs until the buffer overflows (the
 /// window doubling per round trip: +84 segments in the 100 ms before the
 /// first drop) and ends at the loss. With it the flow leaves standard
@@ -86,12 +95,8 @@ fn hystart_leaves_slow_start_before_the_first_loss() {
     eprintln!(
         "without HyStart++: first drop {d_off:.3} s, window +{g_off:.1} in the 100 ms before, \
          {n_off} drops in its round, ssthresh set at {x_off:.3} s; with: {d_on:.3} s, \
-         +{g_on:.1}, {n_on} drops, {x_on:.3} s; in 30 s {} / {} drops, utilisation {:.4} / \
-         {:.4}",
-        off.summary.bottleneck.drops_overflow,
-        on.summary.bottleneck.drops_overflow,
-        off.summary.bottleneck.utilization,
-        on.summary.bottleneck.utilization,
+         +{g_on:.1}, {n_on} drops, {x_on:.3} s; {}",
+        totals(&off, &on)
     );
     assert!(
         x_off > d_off,
@@ -128,12 +133,8 @@ fn linux_hystart_leaves_slow_start_before_the_first_loss_at_once() {
         "without HyStart: first drop {d_off:.3} s, window +{g_off:.1} in the 100 ms before, \
          {n_off} drops in its round, ssthresh set at {x_off:.3} s; with Linux's: {d_on:.3} s, \
          +{g_on:.1}, {n_on} drops, slow start ended at {x_on:.3} s with a window of \
-         {w_exit:.1} (ssthresh {s_exit:.1}) and {q_exit} packets queued; in 30 s {} / {} \
-         drops, utilisation {:.4} / {:.4}",
-        off.summary.bottleneck.drops_overflow,
-        on.summary.bottleneck.drops_overflow,
-        off.summary.bottleneck.utilization,
-        on.summary.bottleneck.utilization,
+         {w_exit:.1} (ssthresh {s_exit:.1}) and {q_exit} packets queued; {}",
+        totals(&off, &on)
     );
     assert!(
         x_off > d_off,
