@@ -189,7 +189,7 @@ class Host:
         self.probe_id = os.getpid() & 0xFFFF
         self.listening = False
         series = spec.get("series") or {}
-        self.series_ids = {int(f) for f in series.get("flows", [])}
+        self.series_ids = sorted({int(f) for f in series.get("flows", [])})
         self.series_every = max(1, int(series.get("interval_ns", 10_000_000)))
         self.series: list[list[float]] = []
         self.set_t0(int(spec.get("t0_ns", 0)))
@@ -595,7 +595,7 @@ class Host:
         delivery rates (bytes/s), BBR's bandwidth (bytes/s; NaN for other controls) and its
         pacing and window gains (0 for others)."""
         t = (now - self.t0) * 1e-9
-        for fid in sorted(self.series_ids):
+        for fid in self.series_ids:
             st = self.tx.get(fid)
             if st is None or st["flow"].get("udp") or st["sock"].fileno() < 0:
                 continue

@@ -165,25 +165,9 @@ impl TcpFlow {
     /// cwnd).
     #[cold]
     pub(in crate::transport::tcp) fn cubic_rtt(&mut self, now: SimTime, rtt: SimTime) {
-        let slow_start = self.cwnd < self.ssthresh;
-        let srtt = self.srtt_s();
-        // Linux's slow-start pacing rate, set for every socket
-        // (`tcp_update_pacing_rate`), bytes per second.
-        let rate_bps = if srtt > 0.0 {
-            2.0 * self.cwnd * f64::from(self.cfg.tcp.mss()) / srtt
-        } else {
-            0.0
-        };
-        let sample = hystart_linux::Sample {
-            now,
-            rtt,
-            una: self.snd_una,
-            nxt: self.snd_nxt,
-            cwnd: self.cwnd,
-            delay_min: rtt,
-            rate_bps,
-            paced: self.cfg.tcp.pacing,
-        };
+        let (cwnd, slow_start) = (self.cwnd, self.cwnd < self.ssthresh);
+        let (una, nxt, srtt) = (self.snd_una, self.snd_nxt, self.srtt_s());
+        let (mss, paced) = (f64::from(self.cfg.tcp.mss()), self.cfg.tcp.pacing);
         let Some(State::Cubic(c)) = self.cc.as_deref_mut() else {
             return;
         };
@@ -191,13 +175,28 @@ impl TcpFlow {
             return;
         }
         let delay_min = c.delay_min().unwrap_or(rtt);
-        if let Some(h) = c.hystart_linux.as_mut() {
-            if h.on_ack(hystart_linux::Sample {
-                delay_min,
-                ..sample
-            }) {
-                self.ssthresh = self.cwnd;
-            }
+        let Some(h) = c.hystart_linux.as_mut() else {
+            return;
+        };
+        // Linux's slow-start pacing rate, set for every socket
+        // (`tcp_update_pacing_rate`), bytes per second.
+        let rate_bps = if srtt > 0.0 {
+            2.0 * cwnd * mss / srtt
+        } else {
+            0.0
+        };
+        let sample = hystart_linux::Sample {
+            now,
+            rtt,
+            una,
+            nxt,
+            cwnd,
+            delay_min,
+            rate_bps,
+            paced,
+        };
+        if h.on_ack(sample) {
+            self.ssthresh = cwnd;
         }
     }
 
