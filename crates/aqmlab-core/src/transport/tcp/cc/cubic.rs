@@ -53,10 +53,13 @@
 //!   stage (`bictcp_reset` on entering the Loss state): no fast convergence
 //!   at the next event.
 //!
-//! The window itself stays a real number (its fraction stands for
-//! `snd_cwnd_cnt / cnt`; the cut drops it, as Linux clears `snd_cwnd_cnt`);
-//! the update Linux skips while the window is unchanged and less than 1/32
-//! s has passed, and its jiffies clock, are not modelled.
+//! The window counts whole segments, as `snd_cwnd` does, with Linux's
+//! count of segments acknowledged toward the next (`snd_cwnd_cnt`,
+//! `tcp_cong_avoid_ai`: one more segment per `cnt`; credits gathered while
+//! `cnt` was large are spent at once when it falls, as when Reno's
+//! estimate steps ahead of the window; cleared at a cut and a timeout). The
+//! update Linux skips while the window is unchanged and less than 1/32 s
+//! has passed, and its jiffies clock, are not modelled.
 
 use crate::units::SimTime;
 
@@ -77,7 +80,7 @@ const LINUX_BETA_SCALE: u64 = 15;
 const LINUX_C: f64 = 410.0 / 1024.0;
 /// Linux's largest `cnt` before the first event (`bictcp_update`: "increase
 /// cwnd 5% per RTT").
-const LINUX_FIRST_CNT: f64 = 20.0;
+const LINUX_FIRST_CNT: u64 = 20;
 /// Linux discards RTT samples this soon after a stage began
 /// (`cubictcp_acked`: within `HZ` of `epoch_start`).
 const LINUX_SAMPLE_HOLD: SimTime = SimTime::from_secs(1);
@@ -118,6 +121,9 @@ pub struct Cubic {
     /// (`ack_cnt`) and the estimate in whole segments (`tcp_cwnd`).
     ack_cnt: u64,
     tcp_cwnd: u64,
+    /// Linux's `snd_cwnd_cnt`: segments acknowledged toward the window's
+    /// next segment (cleared at a cut and a timeout).
+    cwnd_cnt: u64,
 }
 
 impl Default for Cubic {
@@ -136,6 +142,7 @@ impl Default for Cubic {
             delay_min: None,
             ack_cnt: 0,
             tcp_cwnd: 0,
+            cwnd_cnt: 0,
         }
     }
 }
@@ -224,9 +231,9 @@ impl Cubic {
         };
         let wf = w as f64;
         let mut cnt = if target > wf {
-            (wf / (target - wf)).floor()
+            (wf / (target - wf)) as u64
         } else {
-            100.0 * wf
+            100 * w
         };
         if self.no_event {
             cnt = cnt.min(LINUX_FIRST_CNT);
@@ -237,9 +244,23 @@ impl Cubic {
             self.tcp_cwnd += 1;
         }
         if self.tcp_cwnd > w {
-            cnt = cnt.min((w / (self.tcp_cwnd - w)) as f64);
+            cnt = cnt.min(w / (self.tcp_cwnd - w));
         }
-        cwnd + acked as f64 / cnt.max(2.0)
+        let cnt = cnt.max(2);
+        // `tcp_cong_avoid_ai`: segments acknowledged toward the next one,
+        // credits gathered under a larger cnt spent first.
+        let mut grown = w;
+        if self.cwnd_cnt >= cnt {
+            self.cwnd_cnt = 0;
+            grown += 1;
+        }
+        self.cwnd_cnt += acked;
+        if self.cwnd_cnt >= cnt {
+            let more = self.cwnd_cnt / cnt;
+            self.cwnd_cnt -= more * cnt;
+            grown += more;
+        }
+        grown as f64
     }
 
     /// An RTT sample at `now` (Linux's rules: `cubictcp_acked` keeps the
@@ -283,6 +304,7 @@ impl Cubic {
         self.cwnd_prior = w as f64;
         self.epoch = None;
         self.no_event = false;
+        self.cwnd_cnt = 0;
         ((w * LINUX_BETA / BETA_SCALE) as f64).max(2.0)
     }
 
@@ -309,6 +331,7 @@ impl Cubic {
     /// that ends when `sent` (the next new segment) is acknowledged.
     pub fn on_loss_state(&mut self, now: SimTime, sent: u64) {
         self.epoch = None;
+        self.cwnd_cnt = 0;
         self.w_max = 0.0;
         self.no_event = true;
         self.delay_min = None;
@@ -452,22 +475,28 @@ mod tests {
     #[test]
     fn linux_grows_five_percent_a_round_before_the_first_event() {
         // A stage from 100 segments with no event yet (a HyStart exit):
-        // the plateau is here, W_cubic(0) = 100 is not above the window,
-        // so cnt = 100 x 100, capped at 20: an ACK for one segment adds
-        // 1 / 20 (5 segments a round); the RFC's rules add only Reno's
-        // estimate's growth, 1 / 100 (alpha is 1 before any event).
-        let mut c = linux();
-        let w = c.congestion_avoidance(100.0, 1, ms(0), 0.1);
-        assert!((w - 100.05).abs() < 1e-12, "{w}");
-        let mut r = Cubic::default();
-        let w = r.congestion_avoidance(100.0, 1, ms(0), 0.1);
-        assert!((w - 100.01).abs() < 1e-12, "{w}");
+        // the plateau is here, the target (100) is not above the window, so
+        // cnt = 100 x 100, capped at 20: one segment more per 20
+        // acknowledged, 5 in a window of 100 ACKs of one segment. The RFC's
+        // rules add only Reno's estimate's growth, 1 segment per window
+        // (alpha is 1 before any event).
+        let (mut c, mut r) = (linux(), Cubic::default());
+        let (mut w, mut v) = (100.0, 100.0);
+        for i in 0..100 {
+            w = c.congestion_avoidance(w, 1, ms(i), 0.1);
+            v = r.congestion_avoidance(v, 1, ms(i), 0.1);
+        }
+        assert_eq!(w, 105.0);
+        assert!(v > 100.9 && v < 101.0, "{v}");
         // After an event the cap is gone: from the plateau at 100, cnt =
-        // 100 x 100 (W_est = 100 + 1 / 187.5 gives 18 750, larger).
+        // 100 x 100 and Reno's estimate has not stepped (100 < 187).
         let mut c = linux();
         c.on_congestion(100.0);
-        let w = c.congestion_avoidance(100.0, 1, ms(0), 0.1);
-        assert!((w - 100.0001).abs() < 1e-12, "{w}");
+        let mut w = 100.0;
+        for i in 0..100 {
+            w = c.congestion_avoidance(w, 1, ms(i), 0.1);
+        }
+        assert_eq!(w, 100.0);
     }
 
     #[test]
@@ -480,14 +509,10 @@ mod tests {
         let mut c = linux();
         c.on_congestion(100.0);
         c.congestion_avoidance(100.0, 0, ms(0), 0.1);
-        let mut w = 0.0;
         for _ in 0..11 {
-            w = c.congestion_avoidance(100.0, 187, ms(0), 0.1);
+            c.congestion_avoidance(100.0, 187, ms(0), 0.1);
         }
         assert_eq!((c.tcp_cwnd, c.ack_cnt), (110, 187));
-        // The window moves towards it: cnt = 100 / (110 - 100) = 10, so
-        // the last ACK adds 187 / 10.
-        assert!((w - 118.7).abs() < 1e-12, "{w}");
         let mut r = Cubic::default();
         r.on_congestion(100.0);
         r.congestion_avoidance(100.0, 0, ms(0), 0.1);
@@ -495,6 +520,25 @@ mod tests {
             r.congestion_avoidance(100.0, 187, ms(0), 0.1);
         }
         assert!((r.w_est - 120.57).abs() < 1e-9, "{}", r.w_est);
+    }
+
+    #[test]
+    fn linux_spends_the_credits_of_a_flat_spell_when_renos_estimate_steps() {
+        // The stage from 100 after an event: 150 segments acknowledged
+        // under cnt = 100 x 100 leave the window at 100 with 150 counted
+        // toward the next segment. 40 more take Reno's estimate to 101 (190
+        // > 187), cnt falls to 100 / 1: the 150 already counted give one
+        // segment at once (`tcp_cong_avoid_ai`), and the 40 start the next.
+        let mut c = linux();
+        c.on_congestion(100.0);
+        c.congestion_avoidance(100.0, 0, ms(0), 0.1);
+        assert_eq!(c.congestion_avoidance(100.0, 150, ms(1), 0.1), 100.0);
+        assert_eq!(c.cwnd_cnt, 150);
+        assert_eq!(c.congestion_avoidance(100.0, 40, ms(2), 0.1), 101.0);
+        assert_eq!((c.tcp_cwnd, c.cwnd_cnt), (101, 40));
+        // A cut clears the count, as Linux's `tcp_init_cwnd_reduction`.
+        c.on_congestion(101.0);
+        assert_eq!(c.cwnd_cnt, 0);
     }
 
     #[test]
@@ -513,31 +557,33 @@ mod tests {
         assert_eq!(c.delay_min, Some(ms(50)));
         // At 0.5 s with a smoothed RTT of 1 s: t = 0.5 + 0.05 (not + 1);
         // C' (K - t)^3 = 0.40039 x 2.3730^3 = 5.35, whole: 5; the target
-        // 95 (the continuous curve's 94.65 rounded up); cnt = 90 / 5 = 18.
-        let w = c.congestion_avoidance(90.0, 1, ms(10_500), 1.0);
-        assert!((w - (90.0 + 1.0 / 18.0)).abs() < 1e-12, "{w}");
+        // 95 (the continuous curve's 94.65 rounded up); cnt = 90 / 5 = 18:
+        // 17 segments acknowledged leave the window, the 18th adds one.
+        assert_eq!(c.congestion_avoidance(90.0, 17, ms(10_500), 1.0), 90.0);
+        assert_eq!(c.congestion_avoidance(90.0, 1, ms(10_500), 1.0), 91.0);
         c.on_rtt(ms(11_500), ms(30));
         assert_eq!(c.delay_min, Some(ms(30)));
         // Near K the curve is within a segment of W_max: the target is
-        // 100 itself (1.9 s: C' 0.993^3 = 0.39, whole: 0), cnt = 90 / 10.
-        let w = c.congestion_avoidance(90.0, 1, ms(11_900), 1.0);
-        assert!((w - (90.0 + 1.0 / 9.0)).abs() < 1e-12, "{w}");
+        // 100 itself (1.9 s: C' 0.993^3 = 0.39, whole: 0), cnt = 90 / 10 = 9.
+        assert_eq!(c.congestion_avoidance(90.0, 8, ms(11_900), 1.0), 90.0);
+        assert_eq!(c.congestion_avoidance(90.0, 1, ms(11_900), 1.0), 91.0);
     }
 
     #[test]
     fn linux_forgets_the_last_event_at_a_timeout() {
         // A timeout at 80 after an event at 100: ssthresh 80 x 717 / 1024
-        // = 56 as before, but the window of the event, the minimum RTT and
-        // the first-event state are reset (`bictcp_reset`): the stage from
-        // 56 grows 5 % a round again.
+        // = 56 as before, but the window of the event, the minimum RTT, the
+        // count toward the next segment and the first-event state are reset
+        // (`bictcp_reset`): the stage from 56 grows 5 % a round again (cnt
+        // 20).
         let mut c = linux();
         c.on_congestion(100.0);
         c.on_rtt(ms(0), ms(100));
         assert_eq!(c.on_timeout(80.0), 56.0);
         c.on_loss_state(ms(4_000), 500);
         assert_eq!((c.w_max, c.delay_min, c.no_event), (0.0, None, true));
-        let w = c.congestion_avoidance(56.0, 1, ms(5_000), 0.1);
-        assert!((w - 56.05).abs() < 1e-12, "{w}");
+        assert_eq!(c.congestion_avoidance(56.0, 19, ms(5_000), 0.1), 56.0);
+        assert_eq!(c.congestion_avoidance(56.0, 1, ms(5_000), 0.1), 57.0);
         // The RFC's rules: W_max = 68 (fast convergence, 80 x 1741 / 2048)
         // until the stage begins at 56 with K = 0.
         let mut r = Cubic::default();
