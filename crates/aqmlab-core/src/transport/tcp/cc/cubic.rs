@@ -163,16 +163,7 @@ impl Cubic {
             Some(e) => e,
             None => {
                 // The stage begins (section 4.2): t_epoch, cwnd_epoch.
-                self.epoch = Some(now);
-                if self.after_timeout || self.w_max <= cwnd {
-                    // After a timeout, or above the last event's window
-                    // (no event yet): the plateau is here (section 4.8).
-                    self.w_max = cwnd;
-                    self.k = 0.0;
-                } else {
-                    self.k = ((self.w_max - cwnd) / C).cbrt();
-                }
-                self.after_timeout = false;
+                self.begin_stage(now, cwnd, C);
                 self.w_est = cwnd;
                 now
             }
@@ -196,6 +187,22 @@ impl Cubic {
         cwnd + (target - cwnd) / cwnd * acked
     }
 
+    /// A congestion avoidance stage begins at `now` with the window `w`
+    /// (section 4.2; `bictcp_update`'s `epoch_start`): after a timeout, or
+    /// above the last event's window (no event yet), the plateau is here
+    /// (section 4.8); else `K` takes the curve from `w` to `W_max` with
+    /// the constant `c`.
+    fn begin_stage(&mut self, now: SimTime, w: f64, c: f64) {
+        self.epoch = Some(now);
+        if self.after_timeout || self.w_max <= w {
+            self.w_max = w;
+            self.k = 0.0;
+        } else {
+            self.k = ((self.w_max - w) / c).cbrt();
+        }
+        self.after_timeout = false;
+    }
+
     /// Linux's growth (`bictcp_update` and `tcp_cong_avoid_ai`): `acked /
     /// cnt` with `cnt` the cubic function's in whole segments, at most 20
     /// before the first event, at most Reno's estimate's, at least 2.
@@ -205,19 +212,11 @@ impl Cubic {
         let epoch = match self.epoch {
             Some(e) => e,
             None => {
-                // The stage begins: Reno's estimate from here, the origin
-                // the last event's window, or the window when above it.
-                self.epoch = Some(now);
+                // The stage begins, in whole segments with Linux's C;
+                // Reno's estimate from here.
+                self.begin_stage(now, w as f64, LINUX_C);
                 self.ack_cnt = acked;
                 self.tcp_cwnd = w;
-                let wf = w as f64;
-                if self.after_timeout || self.w_max <= wf {
-                    self.w_max = wf;
-                    self.k = 0.0;
-                } else {
-                    self.k = ((self.w_max - wf) / LINUX_C).cbrt();
-                }
-                self.after_timeout = false;
                 now
             }
         };
