@@ -313,7 +313,7 @@ def test_sack_rack_prr_counters() -> None:
     assert f["sack_recoveries"] > 0 and f["rack_detections"] > 0
     assert f["sack_recoveries"] == f["fast_retransmits"]
     cols = r.flows.column_names
-    for c in ("sack_recoveries", "rack_detections", "tlp_probes"):
+    for c in ("sack_recoveries", "rack_detections", "tlp_probes", "timeouts_undone"):
         assert c in cols
         assert sum(r.flows.column(c).to_pylist()) == f[c]
     assert r.scenario["tcp"]["sack"] is True

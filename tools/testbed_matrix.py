@@ -71,7 +71,11 @@ def figures(summary: dict[str, Any]) -> dict[str, float]:
         "drops": float(b["drops_early"] + b["drops_forced"] + b["drops_overflow"]),
         # Loss recovery over the measurement window, where the summary has it (the testbed's
         # from the kernel's counters).
-        **{k: float(f[k]) for k in ("timeouts", "sack_recoveries", "tlp_probes") if k in f},
+        **{
+            k: float(f[k])
+            for k in ("timeouts", "sack_recoveries", "tlp_probes", "timeouts_undone")
+            if k in f
+        },
     }
 
 

@@ -96,6 +96,7 @@ COUNT_FIELDS = (
     "flows.sack_recoveries",
     "flows.rack_detections",
     "flows.tlp_probes",
+    "flows.timeouts_undone",
 )
 #: Figures the testbed counts over the whole run (the simulator: the measurement interval).
 TESTBED_WHOLE_RUN = ("flows.retransmits",)

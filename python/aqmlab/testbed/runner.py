@@ -95,6 +95,7 @@ FLOW_COUNTERS = {
     "timeouts": "TcpExtTCPTimeouts",
     "sack_recoveries": "TcpExtTCPSackRecovery",
     "tlp_probes": "TcpExtTCPLossProbes",
+    "timeouts_undone": "TcpExtTCPLossUndo",
 }
 
 

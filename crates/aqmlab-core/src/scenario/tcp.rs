@@ -164,8 +164,13 @@ impl TcpProfile {
                 // `tcp_cubic` runs classic HyStart, `hystart = 1`, which
                 // `cubic = "linux"` gives), and a paced flow's segments in
                 // TSO/GSO bursts (`tcp_tso_autosize`; GSO is always on).
+                // A timeout's cut undone when the echoed timestamp shows it
+                // spurious (`tcp_try_undo_loss`; no sysctl turns it off).
                 switches: TcpSwitches(
-                    TcpSwitches::TIMESTAMPS | TcpSwitches::HYSTART | TcpSwitches::TSO,
+                    TcpSwitches::TIMESTAMPS
+                        | TcpSwitches::HYSTART
+                        | TcpSwitches::TSO
+                        | TcpSwitches::UNDO,
                 ),
                 ..d
             },
@@ -343,11 +348,11 @@ pub struct TcpSpec {
     #[serde(skip_serializing_if = "EcnCodepoint::is_ect0")]
     pub ecn_codepoint: EcnCodepoint,
     /// `timestamps`, `hystart`, `prague_classic_ecn_detection`,
-    /// `moderate_rcvbuf`, `tso` and `cubic`, one bit each
+    /// `moderate_rcvbuf`, `tso`, `cubic` and `undo`, one bit each
     /// ([`TcpSpec::timestamps`], [`TcpSpec::hystart`],
     /// [`TcpSpec::prague_classic_ecn_detection`],
     /// [`TcpSpec::moderate_rcvbuf`], [`TcpSpec::tso`],
-    /// [`TcpSpec::cubic_linux`]), so that a flow's
+    /// [`TcpSpec::cubic_linux`], [`TcpSpec::undo`]), so that a flow's
     /// configuration stays within its cache lines. Each key is listed in the
     /// resolved scenario when on.
     #[serde(flatten)]
@@ -365,6 +370,7 @@ impl TcpSwitches {
     const MODERATE_RCVBUF: u8 = 8;
     const TSO: u8 = 16;
     const CUBIC_LINUX: u8 = 32;
+    const UNDO: u8 = 64;
 
     fn set(&mut self, bit: u8, on: bool) {
         if on {
@@ -396,6 +402,9 @@ impl Serialize for TcpSwitches {
         }
         if self.0 & TcpSwitches::CUBIC_LINUX != 0 {
             m.serialize_entry("cubic", "linux")?;
+        }
+        if self.0 & TcpSwitches::UNDO != 0 {
+            m.serialize_entry("undo", &true)?;
         }
         m.end()
     }
@@ -579,6 +588,7 @@ impl TcpSpec {
         let codepoint_given = t.has("ecn_codepoint");
         let hystart_given = t.has("hystart");
         let timestamps_given = t.has("timestamps");
+        let undo_given = t.has("undo");
         let profile =
             TcpProfile::from_name(t.choice("profile", TcpProfile::NAMES, Some("aqmlab"))?);
         let d = profile.defaults();
@@ -721,6 +731,7 @@ impl TcpSpec {
                 Some(if d.cubic_linux() { "linux" } else { "rfc9438" }),
             )? == "linux",
         );
+        s.set_undo(t.bool("undo", d.undo())?);
         t.finish()?;
         let pacing_off_given = pacing_given && !s.pacing;
         if matches!(profile, TcpProfile::Ns2001 | TcpProfile::Ns2009)
@@ -893,6 +904,14 @@ impl TcpSpec {
                  SACK blocks; set tcp.sack = true (or tcp.profile = \"linux\")",
             ));
         }
+        if s.undo() && undo_given && !(s.sack && s.timestamps()) {
+            return Err(SpecError::new(
+                join(path, "undo"),
+                "true is not allowed without SACK and timestamps: the undo is a SACK flow's \
+                 and its test is the echoed timestamp; set tcp.sack = true and \
+                 tcp.timestamps = true (or tcp.profile = \"linux\")",
+            ));
+        }
         if s.rwnd == 0 {
             return Err(SpecError::new(
                 join(path, "rwnd"),
@@ -988,6 +1007,24 @@ impl TcpSpec {
 
     pub fn set_cubic_linux(&mut self, on: bool) {
         self.switches.set(TcpSwitches::CUBIC_LINUX, on);
+    }
+
+    /// A retransmission timeout's cut undone when it proves spurious
+    /// (`tcp.undo`, `transport/tcp/undo.rs`): the first ACK after the
+    /// timeout that advances the cumulative ACK and echoes a timestamp from
+    /// before the first retransmission (RFC 3522's detection, Linux's
+    /// `tcp_try_undo_loss`) restores the window and ssthresh from before
+    /// and forgets the timeout's loss marks. Acts on SACK flows with
+    /// timestamps (an explicit `true` without them is refused; the linux
+    /// profile's default stays inert when a file turns `timestamps` off).
+    /// Off (the default): every timeout's cut stands.
+    #[inline]
+    pub fn undo(&self) -> bool {
+        self.switches.0 & TcpSwitches::UNDO != 0
+    }
+
+    pub fn set_undo(&mut self, on: bool) {
+        self.switches.set(TcpSwitches::UNDO, on);
     }
 
     /// Payload bytes of a full segment.
@@ -1275,5 +1312,32 @@ mod tests {
         let e = parse(&doc("cubic = \"bsd\"", "")).unwrap_err();
         assert_eq!(e.path, "tcp.cubic");
         assert!(e.to_string().contains("\"rfc9438\""), "{e}");
+    }
+
+    /// `undo` is off by default, on in the linux profile (and kept there
+    /// when a file turns timestamps off), listed in the resolved scenario
+    /// only when on; written true without SACK or timestamps it is refused
+    /// naming the key.
+    #[test]
+    fn undo_in_the_linux_profile() {
+        let sc = parse(&doc("", "")).unwrap();
+        assert!(!sc.tcp.undo());
+        assert!(!serde_json::to_string(&sc.tcp).unwrap().contains("undo"));
+        let sc = parse(&doc("profile = \"linux\"", "")).unwrap();
+        assert!(sc.tcp.undo());
+        assert!(serde_json::to_string(&sc.tcp)
+            .unwrap()
+            .contains("\"undo\":true"));
+        assert!(parse(&doc("profile = \"linux\"\ntimestamps = false", "")).is_ok());
+        let e = parse(&doc("undo = true", "")).unwrap_err();
+        assert_eq!(e.path, "tcp.undo");
+        assert!(e.msg.contains("tcp.timestamps = true"), "{}", e.msg);
+        let e = parse(&doc(
+            "profile = \"linux\"\ntimestamps = false\nundo = true",
+            "",
+        ))
+        .unwrap_err();
+        assert_eq!(e.path, "tcp.undo");
+        assert!(parse(&doc("sack = true\ntimestamps = true\nundo = true", "")).is_ok());
     }
 }

@@ -150,10 +150,12 @@ pub struct FlowsSummary {
     pub marks_seen: u64,
     /// Loss recoveries run with SACK (`tcp.sack`; also in
     /// `fast_retransmits`), segments RACK marked lost and tail loss probes
-    /// sent (`tcp.rack`).
+    /// sent (`tcp.rack`), retransmission timeouts undone as spurious
+    /// (`tcp.undo`; also in `timeouts`).
     pub sack_recoveries: u64,
     pub rack_detections: u64,
     pub tlp_probes: u64,
+    pub timeouts_undone: u64,
     /// Mean of the flows' RTT samples (their measured round-trip times,
     /// queueing included), seconds; NaN without samples.
     pub rtt_mean_s: f64,
@@ -245,6 +247,7 @@ pub struct FlowTable {
     pub sack_recoveries: Vec<u64>,
     pub rack_detections: Vec<u64>,
     pub tlp_probes: Vec<u64>,
+    pub timeouts_undone: Vec<u64>,
     pub drops: Vec<u64>,
     pub rtt_mean_s: Vec<f64>,
     pub cwnd_final: Vec<f64>,
@@ -383,6 +386,7 @@ impl World {
                 fs.sack_recoveries += s.sack_recoveries - b.sack_recoveries;
                 fs.rack_detections += s.rack_detections - b.rack_detections;
                 fs.tlp_probes += s.tlp_probes - b.tlp_probes;
+                fs.timeouts_undone += s.timeouts_undone - b.timeouts_undone;
                 rtt_sum += s.rtt_sum_s - b.rtt_sum_s;
                 rtt_n += s.rtt_samples - b.rtt_samples;
             }
@@ -421,6 +425,9 @@ impl World {
                 .rack_detections
                 .push(s.rack_detections - b.rack_detections);
             table.tlp_probes.push(s.tlp_probes - b.tlp_probes);
+            table
+                .timeouts_undone
+                .push(s.timeouts_undone - b.timeouts_undone);
             table.drops.push(s.data_dropped - b.data_dropped);
             let n = s.rtt_samples - b.rtt_samples;
             table.rtt_mean_s.push(if n == 0 {

@@ -96,6 +96,7 @@ mod sender;
 #[cfg(test)]
 mod testing;
 mod timestamps;
+mod undo;
 
 pub use config::{Growth, TcpConfig};
 pub use sack::SackBlocks;
@@ -167,6 +168,8 @@ pub struct FlowStats {
     pub rack_detections: u64,
     /// Tail loss probes sent (RFC 8985 section 7).
     pub tlp_probes: u64,
+    /// Retransmission timeouts undone as spurious (`tcp.undo`).
+    pub timeouts_undone: u64,
 }
 
 /// The sender's last window reduction (ns-2's `last_cwnd_action_`).

@@ -155,6 +155,7 @@ impl TcpFlow {
                 self.rtt_seq = None; // everything outstanding is sent again
                 self.lt_sent = 0;
                 if self.cfg.tcp.sack {
+                    self.undo_at_timeout();
                     let lost = self.sack_timeout_marks(now);
                     if self.cfg.tcp.pacing {
                         self.paced_lost(lost);

@@ -107,6 +107,11 @@ pub(super) struct Lr {
     /// The right edge of the receiver's window the sender last heard of:
     /// new data goes below it (`tcp.moderate_rcvbuf`; else unbounded).
     pub peer_edge: u64,
+    /// What undoing a cut would restore (`tcp.undo`, `undo.rs`).
+    pub undo: Option<super::undo::Prior>,
+    /// The send time of the first retransmission since none was
+    /// outstanding (Linux's `retrans_stamp`, `undo.rs`).
+    pub retrans_stamp: Option<SimTime>,
 }
 
 impl Lr {
@@ -275,9 +280,13 @@ impl TcpFlow {
             }
             self.prev_una = self.snd_una;
             self.lt_sent = 0;
+            let echo_tells = self.cfg.tcp.undo() && self.cfg.tcp.timestamps();
             newly_acked = sb.ack(ack, |q, slot| {
                 if let Some(r) = rack.as_mut() {
-                    r.delivered(q, slot, now);
+                    // An echo older than the copy: the original came (`undo.rs`).
+                    if !(echo_tells && slot.bits & EVER != 0 && tsecr < slot.xmit) {
+                        r.delivered(q, slot, now);
+                    }
                 }
                 if slot.bits & EVER != 0 {
                     retx_acked = true;
@@ -332,13 +341,20 @@ impl TcpFlow {
         if lr.rack.as_ref().is_some_and(|r| r.tlp_high.is_some()) {
             self.tlp_ack(lr, ack, advanced, newly_sacked > 0);
         }
-        // 3. The end of a timeout's retransmissions, of a recovery.
+        // 3. A spurious timeout undone (`undo.rs`); the end of a timeout's
+        //    retransmissions, of a recovery.
+        if lr.loss && advanced && lr.undo.is_some() {
+            self.undo_timeout(lr, tsecr);
+        }
         if lr.loss && self.snd_una >= self.recover {
             lr.loss = false;
         }
         if self.in_recovery && self.snd_una >= self.recover {
             self.in_recovery = false;
             self.cwnd = self.exit_cwnd;
+        }
+        if !self.in_recovery && !lr.loss && lr.retrans_stamp.is_some() {
+            self.undo_open(lr);
         }
         // 4. Losses.
         let (mut newly_lost, reo) = self.detect_losses(lr, now);
@@ -439,6 +455,7 @@ impl TcpFlow {
         // One reduction per window for marks and losses (RFC 3168 section
         // 6.1.2), as NewReno's fast retransmission.
         let after_ecn = self.last_cut == Cut::Ecn && self.snd_una < self.recover;
+        self.undo_at_recovery(lr, after_ecn);
         let prior = self.window();
         self.loss_cut(after_ecn);
         self.recover = self.snd_max;
@@ -529,6 +546,7 @@ impl TcpFlow {
         }
         out.push(s);
         lr.sb.sent_again(seq, now);
+        Self::undo_stamp(lr, now);
         if let Some(r) = lr.rack.as_mut() {
             r.on_send(seq, now);
         }

@@ -341,6 +341,22 @@ impl Scoreboard {
         n
     }
 
+    /// An undone timeout (Linux's `tcp_undo_cwnd_reduction` with
+    /// `unmark_loss`): no segment is lost any more; retransmissions in
+    /// flight stay (a segment sent again counts twice in the pipe, as it
+    /// is, until either copy is acknowledged). IsLost may mark again from
+    /// `una`. O(outstanding), once per undo.
+    pub fn unmark_lost(&mut self) {
+        for s in self.slots.iter_mut() {
+            s.bits &= !LOST;
+        }
+        self.lost_out = 0;
+        self.relost.clear();
+        self.cursor = self.una;
+        self.lost_hi = self.una;
+        self.marked_to = self.una;
+    }
+
     /// RFC 6675 section 4, NextSeg rule (1) as Linux's
     /// `tcp_xmit_retransmit_queue` walks it: the lowest segment deemed lost
     /// and not sent again since, if any.

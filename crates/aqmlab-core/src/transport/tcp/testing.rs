@@ -222,6 +222,12 @@ impl Net {
         }
     }
 
+    /// From now on segments take `ms` each way (those on their way keep
+    /// their time): a step in the path's delay.
+    pub fn set_owd_ms(&mut self, ms: u64) {
+        self.owd = SimTime::from_millis(ms);
+    }
+
     /// The retransmissions: (time, segment).
     pub fn resent(&self) -> Vec<(SimTime, u64)> {
         self.sent
