@@ -42,6 +42,8 @@ mod tcp_byte_counting;
 mod tcp_cubic;
 #[path = "tcp_dctcp.rs"]
 mod tcp_dctcp;
+#[path = "tcp_delack.rs"]
+mod tcp_delack;
 #[path = "tcp_fidelity.rs"]
 mod tcp_fidelity;
 #[path = "tcp_hystart.rs"]

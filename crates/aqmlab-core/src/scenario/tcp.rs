@@ -348,11 +348,12 @@ pub struct TcpSpec {
     #[serde(skip_serializing_if = "EcnCodepoint::is_ect0")]
     pub ecn_codepoint: EcnCodepoint,
     /// `timestamps`, `hystart`, `prague_classic_ecn_detection`,
-    /// `moderate_rcvbuf`, `tso`, `cubic` and `undo`, one bit each
-    /// ([`TcpSpec::timestamps`], [`TcpSpec::hystart`],
+    /// `moderate_rcvbuf`, `tso`, `cubic`, `undo` and `delack_timer`, one
+    /// bit each ([`TcpSpec::timestamps`], [`TcpSpec::hystart`],
     /// [`TcpSpec::prague_classic_ecn_detection`],
     /// [`TcpSpec::moderate_rcvbuf`], [`TcpSpec::tso`],
-    /// [`TcpSpec::cubic_linux`], [`TcpSpec::undo`]), so that a flow's
+    /// [`TcpSpec::cubic_linux`], [`TcpSpec::undo`],
+    /// [`TcpSpec::delack_linux`]), so that a flow's
     /// configuration stays within its cache lines. Each key is listed in the
     /// resolved scenario when on.
     #[serde(flatten)]
@@ -371,6 +372,7 @@ impl TcpSwitches {
     const TSO: u8 = 16;
     const CUBIC_LINUX: u8 = 32;
     const UNDO: u8 = 64;
+    const DELACK_LINUX: u8 = 128;
 
     fn set(&mut self, bit: u8, on: bool) {
         if on {
@@ -405,6 +407,9 @@ impl Serialize for TcpSwitches {
         }
         if self.0 & TcpSwitches::UNDO != 0 {
             m.serialize_entry("undo", &true)?;
+        }
+        if self.0 & TcpSwitches::DELACK_LINUX != 0 {
+            m.serialize_entry("delack_timer", "linux")?;
         }
         m.end()
     }
@@ -732,6 +737,13 @@ impl TcpSpec {
             )? == "linux",
         );
         s.set_undo(t.bool("undo", d.undo())?);
+        s.set_delack_linux(
+            t.choice(
+                "delack_timer",
+                &["fixed", "linux"],
+                Some(if d.delack_linux() { "linux" } else { "fixed" }),
+            )? == "linux",
+        );
         t.finish()?;
         let pacing_off_given = pacing_given && !s.pacing;
         if matches!(profile, TcpProfile::Ns2001 | TcpProfile::Ns2009)
@@ -912,6 +924,13 @@ impl TcpSpec {
                  tcp.timestamps = true (or tcp.profile = \"linux\")",
             ));
         }
+        if s.delack_linux() && !s.sack {
+            return Err(SpecError::new(
+                join(path, "delack_timer"),
+                "\"linux\" is not allowed without SACK: its state is kept beside the \
+                 receiver's SACK blocks; set tcp.sack = true (or tcp.profile = \"linux\")",
+            ));
+        }
         if s.rwnd == 0 {
             return Err(SpecError::new(
                 join(path, "rwnd"),
@@ -1025,6 +1044,22 @@ impl TcpSpec {
 
     pub fn set_undo(&mut self, on: bool) {
         self.switches.set(TcpSwitches::UNDO, on);
+    }
+
+    /// The receiver's delayed-ACK timer and quick-ACK mode as Linux's
+    /// (`tcp.delack_timer = "linux"`, `transport/tcp/delack.rs`): the wait
+    /// adapts to the gaps between segments (from `delack_timeout`, up to
+    /// the receiver's RTT), and the first segments, those after a stall and
+    /// those after a duplicate are acknowledged at once. Needs `sack` (the
+    /// state is kept beside SACK's). `"fixed"` (the default): every held
+    /// segment waits `delack_timeout`.
+    #[inline]
+    pub fn delack_linux(&self) -> bool {
+        self.switches.0 & TcpSwitches::DELACK_LINUX != 0
+    }
+
+    pub fn set_delack_linux(&mut self, on: bool) {
+        self.switches.set(TcpSwitches::DELACK_LINUX, on);
     }
 
     /// Payload bytes of a full segment.
@@ -1339,5 +1374,28 @@ mod tests {
         .unwrap_err();
         assert_eq!(e.path, "tcp.undo");
         assert!(parse(&doc("sack = true\ntimestamps = true\nundo = true", "")).is_ok());
+    }
+
+    /// `delack_timer` is `"fixed"` by default and in every profile, listed
+    /// in the resolved scenario only when `"linux"`; without SACK, or an
+    /// unknown rule, refused naming the key.
+    #[test]
+    fn delack_timer_key() {
+        let sc = parse(&doc("profile = \"linux\"", "")).unwrap();
+        assert!(!sc.tcp.delack_linux());
+        assert!(!serde_json::to_string(&sc.tcp)
+            .unwrap()
+            .contains("delack_timer"));
+        let sc = parse(&doc("profile = \"linux\"\ndelack_timer = \"linux\"", "")).unwrap();
+        assert!(sc.tcp.delack_linux());
+        assert!(serde_json::to_string(&sc.tcp)
+            .unwrap()
+            .contains("\"delack_timer\":\"linux\""));
+        let e = parse(&doc("delack_timer = \"linux\"", "")).unwrap_err();
+        assert_eq!(e.path, "tcp.delack_timer");
+        assert!(e.msg.contains("tcp.sack = true"), "{}", e.msg);
+        let e = parse(&doc("delack_timer = \"bsd\"", "")).unwrap_err();
+        assert_eq!(e.path, "tcp.delack_timer");
+        assert!(e.to_string().contains("\"fixed\""), "{e}");
     }
 }

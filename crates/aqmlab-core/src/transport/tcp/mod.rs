@@ -80,6 +80,7 @@
 mod cc;
 mod config;
 mod connection;
+mod delack;
 mod pacing;
 mod prr;
 mod rack;

@@ -62,7 +62,11 @@ impl TcpFlow {
         // RFC 7323's Last.ACK.sent: every in-order segment not yet
         // acknowledged (at most one, delayed) advanced `rcv_nxt` by one.
         let last_ack_sent = self.rcv_nxt - u64::from(self.delack_count);
+        let linux_delack = self.cfg.tcp.delack_linux() && self.cfg.tcp.delayed_ack;
         if seq == self.rcv_nxt {
+            if linux_delack {
+                self.ato_in_order(now);
+            }
             self.ooo.pop_front();
             self.rcv_nxt += 1;
             let mut n = 1;
@@ -80,6 +84,9 @@ impl TcpFlow {
             }
         } else {
             immediate = true; // out of order or duplicate
+            if linux_delack && seq < self.rcv_nxt {
+                self.ato_duplicate();
+            }
             if seq > self.rcv_nxt {
                 let idx = (seq - self.rcv_nxt) as usize;
                 if self.ooo.len() <= idx {
@@ -100,12 +107,20 @@ impl TcpFlow {
             self.last_ts = ts;
         }
         self.last_retx = retx;
+        if linux_delack && !immediate && self.ato_quick() {
+            immediate = true;
+        }
         if !immediate {
             self.delack_count += 1;
             if self.delack_count >= 2 {
                 immediate = true;
             } else if self.delack_deadline.is_none() {
-                self.delack_deadline = Some(now + self.cfg.tcp.delack_timeout);
+                let wait = if linux_delack {
+                    self.ato_timeout()
+                } else {
+                    self.cfg.tcp.delack_timeout
+                };
+                self.delack_deadline = Some(now + wait);
             }
         }
         if immediate {
@@ -146,6 +161,9 @@ impl TcpFlow {
     fn send_ack(&mut self, out: &mut Vec<Seg>) {
         self.delack_count = 0;
         self.delack_deadline = None;
+        if self.cfg.tcp.delack_linux() {
+            self.ato_ack_sent();
+        }
         let mut f = flags::ACK;
         if self.ece_pending != Echo::None {
             f |= flags::ECE;
@@ -168,6 +186,9 @@ impl TcpFlow {
     /// The delayed-ACK timer expired.
     pub fn on_delack(&mut self, _now: SimTime, out: &mut Vec<Seg>) {
         if self.delack_count > 0 {
+            if self.cfg.tcp.delack_linux() {
+                self.ato_missed();
+            }
             self.send_ack(out);
         }
         self.delack_deadline = None;

@@ -112,6 +112,9 @@ pub(super) struct Lr {
     /// The send time of the first retransmission since none was
     /// outstanding (Linux's `retrans_stamp`, `undo.rs`).
     pub retrans_stamp: Option<SimTime>,
+    /// The receiver's delayed-ACK state (`tcp.delack_timer = "linux"`,
+    /// `delack.rs`).
+    pub ato: super::delack::Ato,
 }
 
 impl Lr {
