@@ -15,11 +15,11 @@
 //! - **The state to restore** (`tcp_init_undo`, `prior_cwnd`,
 //!   `prior_ssthresh`) is taken when a fast recovery begins, and when a
 //!   timeout comes outside a recovery or a timeout's retransmissions: the
-//!   window then and ssthresh, or three quarters of the window if that is
-//!   more (`tcp_current_ssthresh`). A timeout within a recovery, or a
-//!   second one, keeps what the first event took. An ECN reduction under
-//!   way (Linux's CWR state) leaves nothing to restore (`tcp_enter_cwr`
-//!   clears `undo_marker`).
+//!   window then and ssthresh, or w / 2 + w / 4 (w the window in whole
+//!   segments) if that is more (`tcp_current_ssthresh`). A timeout within
+//!   a recovery, or a second one, keeps what the first event took. An ECN
+//!   reduction under way (Linux's CWR state) leaves nothing to restore
+//!   (`tcp_enter_cwr` clears `undo_marker`).
 //! - **The stamp** (`retrans_stamp`): the send time of the first
 //!   retransmission since the flow last had none outstanding (tail loss
 //!   probes' included), cleared by an ACK outside recovery that finds no
@@ -67,12 +67,14 @@ pub(super) struct Prior {
 
 impl TcpFlow {
     /// The state an undo restores, as it is now, before a cut: the window
-    /// without fast recovery's inflation and `tcp_current_ssthresh`.
+    /// without fast recovery's inflation and `tcp_current_ssthresh`
+    /// (ssthresh, or w / 2 + w / 4 in whole segments if more).
     fn prior(&self) -> Prior {
         let cwnd = self.uninflated();
+        let w = cwnd as u64;
         Prior {
             cwnd,
-            ssthresh: self.ssthresh.max(0.75 * cwnd.floor()),
+            ssthresh: self.ssthresh.max(((w >> 1) + (w >> 2)) as f64),
         }
     }
 
