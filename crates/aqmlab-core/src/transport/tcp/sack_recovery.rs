@@ -549,7 +549,9 @@ impl TcpFlow {
         }
         out.push(s);
         lr.sb.sent_again(seq, now);
-        Self::undo_stamp(lr, now);
+        if self.cfg.tcp.undo() {
+            Self::undo_stamp(lr, now);
+        }
         if let Some(r) = lr.rack.as_mut() {
             r.on_send(seq, now);
         }

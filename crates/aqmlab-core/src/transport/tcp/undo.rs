@@ -104,8 +104,8 @@ impl TcpFlow {
         lr.undo = (!ecn_cwr).then_some(prior);
     }
 
-    /// A segment goes again at `now`: the first since none was outstanding
-    /// stamps the episode.
+    /// A segment goes again at `now` (a flow with `undo`): the first since
+    /// none was outstanding stamps the episode.
     #[inline]
     pub(super) fn undo_stamp(lr: &mut Lr, now: SimTime) {
         if lr.retrans_stamp.is_none() {
