@@ -63,10 +63,10 @@ fn ratio(r: &RunResult) -> f64 {
 /// TCP Prague here and is not RTT-independent: within a factor 2 of CUBIC
 /// at 10 ms, its share falls as the base RTT grows, since L's 1 ms step is
 /// ever further below the BDP / 7 DCTCP needs (measured with the linux
-/// profile: DCTCP / CUBIC 1.45, 0.98 and 0.36 at 10, 50 and 100 ms). L's
+/// profile: DCTCP / CUBIC 1.82, 1.14 and 0.32 at 10, 50 and 100 ms). L's
 /// p99 sojourn is under 3 ms while C's mean is near the 15 ms target at
 /// 10 ms (below it at longer RTTs, where one CUBIC flow's cycle is long:
-/// 3.8 and 1.5 ms); the link is full at 10 and 50 ms (0.948 at 100 ms,
+/// 3.2 and 2.0 ms); the link is full at 10 and 50 ms (0.953 at 100 ms,
 /// where neither DCTCP's sawtooth under a 1 ms step nor one CUBIC flow
 /// in a 15 ms queue covers a BDP of 833 packets: the RFC's check needs
 /// Prague's RTT independence); L's packets are ECT(1) marked, never

@@ -82,8 +82,8 @@ fn totals(off: &RunResult, on: &RunResult) -> String {
 /// slow start when the round's minimum RTT rises and is in Conservative
 /// Slow Start, growing by a quarter as fast (+21 segments in those 100
 /// ms), when the buffer overflows, later; its first round of loss drops a
-/// quarter as many packets. Measured (seed 1): first drop at 0.824 s, 419
-/// drops in its round, against 1.407 s and 105. CSS's five rounds do not
+/// quarter as many packets. Measured (seed 1): first drop at 0.823 s, 419
+/// drops in its round, against 1.320 s and 105. CSS's five rounds do not
 /// end before the overflow: it began with the window near 2 BDP and grows
 /// 1.25 times per round, up to 3 times in five, above the path's 5 BDP
 /// (the same at 10 and 50 Mbit/s with RTTs of 40-200 ms; docs/tcp.md).
@@ -116,9 +116,9 @@ fn hystart_leaves_slow_start_before_the_first_loss() {
 /// so slow start ends with the window near 4 BDP and the queue 3/4 full.
 /// From there the window grows by at least 5 % a round (no event yet) and
 /// meets the overflow seconds later with a small excess. Measured (seed
-/// 1): slow start ends at 0.725 s with a window of 336 and 250 packets
-/// queued; first drop at 2.694 s, 21 drops in its round (HyStart++: 1.407
-/// s and 105; without: 0.824 s and 419).
+/// 1): slow start ends at 0.724 s with a window of 336 and 252 packets
+/// queued; first drop at 2.692 s, 21 drops in its round (HyStart++: 1.320
+/// s and 105; without: 0.823 s and 419).
 #[test]
 fn linux_hystart_leaves_slow_start_before_the_first_loss_at_once() {
     let (off, on) = (deep(false, "linux"), deep(true, "linux"));

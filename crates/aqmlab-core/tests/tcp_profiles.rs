@@ -32,6 +32,7 @@ fn linux_profile_sets_the_kernels_defaults_and_keys_refine_it() {
     assert_eq!(t.initial_rto, SimTime::from_secs(1));
     assert_eq!(t.min_rto, SimTime::from_millis(200));
     assert_eq!(t.max_rto, SimTime::from_secs(120));
+    assert!(t.undo() && t.cubic_linux() && t.delack_linux());
     // A key refines the profile.
     let s = common::scenario(&with_tcp(
         "profile = \"linux\"\ninitial_cwnd = 4\nvariant = \"reno\"",

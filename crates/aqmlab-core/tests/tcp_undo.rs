@@ -63,9 +63,9 @@ fn window(r: &RunResult, lo: f64, hi: f64) -> Vec<f64> {
 /// echoes a timestamp from before the retransmission: the window before
 /// the step comes back, and the flow keeps the link as full as before;
 /// without it the flow starts again from one segment. Measured: a window
-/// of 155 before the step; over 11.5-12 s at least 157 with the undo, 44
-/// without; one timeout each; goodput 6.325 and 6.123 Mbit/s (the flow's
-/// retransmissions over the run 665 and 509: the window kept fills the
+/// of 166 before the step; over 11.5-12 s at least 170 with the undo, 44
+/// without; one timeout each; goodput 6.322 and 6.114 Mbit/s (the flow's
+/// retransmissions over the run 539 and 435: the window kept fills the
 /// buffer again at once). The kernel's CUBIC on the testbed, the same scenario
 /// with two flows, undid both of its timeouts (`TCPLossUndo`), its windows
 /// back at 106 and 46 segments 0.35 s after the timer, as here.

@@ -166,11 +166,17 @@ impl TcpProfile {
                 // TSO/GSO bursts (`tcp_tso_autosize`; GSO is always on).
                 // A timeout's cut undone when the echoed timestamp shows it
                 // spurious (`tcp_try_undo_loss`; no sysctl turns it off).
+                // CUBIC's window as `tcp_cubic` grows it (`bictcp_update`),
+                // and the receiver's delayed-ACK timer and quick ACKs as
+                // `tcp_event_data_recv` and `tcp_delack_timer_handler` set
+                // them.
                 switches: TcpSwitches(
                     TcpSwitches::TIMESTAMPS
                         | TcpSwitches::HYSTART
                         | TcpSwitches::TSO
-                        | TcpSwitches::UNDO,
+                        | TcpSwitches::UNDO
+                        | TcpSwitches::CUBIC_LINUX
+                        | TcpSwitches::DELACK_LINUX,
                 ),
                 ..d
             },
@@ -594,6 +600,8 @@ impl TcpSpec {
         let hystart_given = t.has("hystart");
         let timestamps_given = t.has("timestamps");
         let undo_given = t.has("undo");
+        let cubic_given = t.has("cubic");
+        let delack_timer_given = t.has("delack_timer");
         let profile =
             TcpProfile::from_name(t.choice("profile", TcpProfile::NAMES, Some("aqmlab"))?);
         let d = profile.defaults();
@@ -901,6 +909,14 @@ impl TcpSpec {
                 ));
             }
         }
+        if s.cubic_linux() && !cubic_given && s.rtt_estimator != RttEstimator::Linux {
+            // The linux profile's default, which the timed estimator turns off.
+            s.set_cubic_linux(false);
+        }
+        if s.delack_linux() && !delack_timer_given && !s.sack {
+            // The linux profile's default, which a flow without SACK turns off.
+            s.set_delack_linux(false);
+        }
         if s.cubic_linux() && s.rtt_estimator != RttEstimator::Linux {
             return Err(SpecError::new(
                 join(path, "cubic"),
@@ -1017,8 +1033,9 @@ impl TcpSpec {
     /// departs from RFC 9438 (`tcp.cubic = "linux"`, `cc/cubic.rs`): the
     /// target one minimum RTT ahead, at least 5 % per round trip before
     /// the first event, Reno's estimate at alpha 8 / 15 throughout. Needs
-    /// `rtt_estimator = "linux"`. `"rfc9438"` (the default): the RFC's
-    /// rules. Other variants ignore it.
+    /// `rtt_estimator = "linux"` (the linux profile's default stays inert
+    /// beside the timed estimator). `"rfc9438"` (the default outside the
+    /// linux profile): the RFC's rules. Other variants ignore it.
     #[inline]
     pub fn cubic_linux(&self) -> bool {
         self.switches.0 & TcpSwitches::CUBIC_LINUX != 0
@@ -1051,8 +1068,9 @@ impl TcpSpec {
     /// adapts to the gaps between segments (from `delack_timeout`, up to
     /// the receiver's RTT), and the first segments, those after a stall and
     /// those after a duplicate are acknowledged at once. Needs `sack` (the
-    /// state is kept beside SACK's). `"fixed"` (the default): every held
-    /// segment waits `delack_timeout`.
+    /// state is kept beside SACK's; the linux profile's default stays inert
+    /// without it). `"fixed"` (the default outside the linux profile):
+    /// every held segment waits `delack_timeout`.
     #[inline]
     pub fn delack_linux(&self) -> bool {
         self.switches.0 & TcpSwitches::DELACK_LINUX != 0
@@ -1326,21 +1344,30 @@ mod tests {
         assert_eq!(e.path, "tcp.tso");
     }
 
-    /// `cubic` is `"rfc9438"` by default and in every profile, listed in
-    /// the resolved scenario only when `"linux"`; written beside the timed
-    /// estimator it is refused naming the key.
+    /// `cubic` is `"rfc9438"` by default, `"linux"` in the linux profile
+    /// (inert there beside the timed estimator), listed in the resolved
+    /// scenario only when `"linux"`; written beside the timed estimator it
+    /// is refused naming the key.
     #[test]
     fn cubic_rules_key() {
         let sc = parse(&doc("variant = \"cubic\"", "")).unwrap();
         assert!(!sc.tcp.cubic_linux());
         assert!(!serde_json::to_string(&sc.tcp).unwrap().contains("cubic\":"));
         let sc = parse(&doc("profile = \"linux\"", "")).unwrap();
-        assert!(!sc.tcp.cubic_linux());
-        let sc = parse(&doc("profile = \"linux\"\ncubic = \"linux\"", "")).unwrap();
         assert!(sc.tcp.cubic_linux());
         assert!(serde_json::to_string(&sc.tcp)
             .unwrap()
             .contains("\"cubic\":\"linux\""));
+        let sc = parse(&doc("profile = \"linux\"\ncubic = \"rfc9438\"", "")).unwrap();
+        assert!(!sc.tcp.cubic_linux());
+        let sc = parse(&doc("profile = \"linux\"\nrtt_estimator = \"timed\"", "")).unwrap();
+        assert!(!sc.tcp.cubic_linux());
+        let e = parse(&doc(
+            "profile = \"linux\"\nrtt_estimator = \"timed\"\ncubic = \"linux\"",
+            "",
+        ))
+        .unwrap_err();
+        assert_eq!(e.path, "tcp.cubic");
         let e = parse(&doc("cubic = \"linux\"", "")).unwrap_err();
         assert_eq!(e.path, "tcp.cubic");
         assert!(e.to_string().contains("rtt_estimator"), "{e}");
@@ -1376,21 +1403,34 @@ mod tests {
         assert!(parse(&doc("sack = true\ntimestamps = true\nundo = true", "")).is_ok());
     }
 
-    /// `delack_timer` is `"fixed"` by default and in every profile, listed
-    /// in the resolved scenario only when `"linux"`; without SACK, or an
-    /// unknown rule, refused naming the key.
+    /// `delack_timer` is `"fixed"` by default, `"linux"` in the linux
+    /// profile (inert there without SACK), listed in the resolved scenario
+    /// only when `"linux"`; without SACK, or an unknown rule, refused
+    /// naming the key.
     #[test]
     fn delack_timer_key() {
-        let sc = parse(&doc("profile = \"linux\"", "")).unwrap();
+        let sc = parse(&doc("", "")).unwrap();
         assert!(!sc.tcp.delack_linux());
         assert!(!serde_json::to_string(&sc.tcp)
             .unwrap()
             .contains("delack_timer"));
-        let sc = parse(&doc("profile = \"linux\"\ndelack_timer = \"linux\"", "")).unwrap();
+        let sc = parse(&doc("profile = \"linux\"\ndelack_timer = \"fixed\"", "")).unwrap();
+        assert!(!sc.tcp.delack_linux());
+        let sc = parse(&doc("profile = \"linux\"", "")).unwrap();
         assert!(sc.tcp.delack_linux());
         assert!(serde_json::to_string(&sc.tcp)
             .unwrap()
             .contains("\"delack_timer\":\"linux\""));
+        let without_sack =
+            "profile = \"linux\"\nsack = false\nrack = false\nrtt_estimator = \"timed\"";
+        let sc = parse(&doc(without_sack, "")).unwrap();
+        assert!(!sc.tcp.delack_linux());
+        let e = parse(&doc(
+            &format!("{without_sack}\ndelack_timer = \"linux\""),
+            "",
+        ))
+        .unwrap_err();
+        assert_eq!(e.path, "tcp.delack_timer");
         let e = parse(&doc("delack_timer = \"linux\"", "")).unwrap_err();
         assert_eq!(e.path, "tcp.delack_timer");
         assert!(e.msg.contains("tcp.sack = true"), "{}", e.msg);
