@@ -8,7 +8,7 @@
 use super::decode::{as_bytes, as_time, as_u64, SpecError, SpecResult, Table};
 use super::metrics::MetricsSpec;
 use super::seeds::Seeds;
-use super::tcp::TcpSpec;
+use super::tcp::{TcpSpec, TcpVariant};
 use super::topo::{Dumbbell, Topology};
 use super::traffic::TrafficSpec;
 use super::value::Value;
@@ -218,7 +218,12 @@ impl Scenario {
             .as_ref()
             .and_then(|v| v.get("pacing"))
             .is_some_and(|v| matches!(v, Value::Bool(false)));
-        let tcp = TcpSpec::decode(tcp_table, "tcp")?;
+        // `hystart = true` written in [tcp]: some flow must run CUBIC.
+        let hystart_given = tcp_table
+            .as_ref()
+            .and_then(|v| v.get("hystart"))
+            .is_some_and(|v| matches!(v, Value::Bool(true)));
+        let mut tcp = TcpSpec::decode(tcp_table, "tcp")?;
         let topo_value = t.take("topology");
         // The first access-delay key the dumbbell's table gives, if any
         // (a group's `base_rtt` sets its flows' access delays instead).
@@ -269,6 +274,25 @@ impl Scenario {
             return Err(SpecError::new(
                 "traffic",
                 "no traffic: add at least one [[traffic]] group",
+            ));
+        }
+        let cubic_flows = traffic
+            .iter()
+            .any(|g| g.tcp(&tcp).variant == TcpVariant::Cubic);
+        if tcp.hystart() && !cubic_flows && !hystart_given {
+            // The linux profile's default, which no CUBIC flow uses (left
+            // out of the resolved scenario, as it is when off).
+            tcp.set_hystart(false);
+        }
+        if hystart_given && !cubic_flows {
+            return Err(SpecError::new(
+                "tcp.hystart",
+                format!(
+                    "true is not allowed with variant = \"{}\" and no traffic group choosing \
+                     \"cubic\": HyStart++ is modelled in CUBIC's slow start; set tcp.variant = \
+                     \"cubic\" (or a group's variant) or leave hystart out",
+                    tcp.variant.name()
+                ),
             ));
         }
         if let Some(g) = traffic.iter().position(|g| g.base_rtt().is_some()) {

@@ -884,30 +884,20 @@ impl TcpSpec {
             }
         }
         if s.hystart() && !hystart_given {
-            // The linux profile's default, for CUBIC with Linux's estimator.
-            s.set_hystart(s.variant == TcpVariant::Cubic && s.rtt_estimator == RttEstimator::Linux);
+            // The linux profile's default, for every CUBIC flow (`[tcp]`'s
+            // or a group's) with Linux's estimator, as `tcp_cubic`'s
+            // `hystart` module parameter is on for every CUBIC socket.
+            s.set_hystart(s.rtt_estimator == RttEstimator::Linux);
         }
-        if s.hystart() {
-            if s.variant != TcpVariant::Cubic {
-                {
-                    return Err(SpecError::new(
-                        join(path, "hystart"),
-                        format!(
-                            "true is not allowed with variant = \"{}\": HyStart++ is modelled \
-                             in CUBIC's slow start; set tcp.variant = \"cubic\" or leave \
-                             hystart out",
-                            s.variant.name()
-                        ),
-                    ));
-                }
-            } else if s.rtt_estimator != RttEstimator::Linux {
-                return Err(SpecError::new(
-                    join(path, "hystart"),
-                    "true is not allowed with rtt_estimator = \"timed\": HyStart++ takes an \
-                     RTT sample from every ACK (RFC 9406 section 4.2); set \
-                     tcp.rtt_estimator = \"linux\" (with tcp.sack = true)",
-                ));
-            }
+        // Written in the file, `hystart = true` also needs a CUBIC flow:
+        // checked with the traffic groups (`Scenario`), which may choose it.
+        if s.hystart() && s.rtt_estimator != RttEstimator::Linux {
+            return Err(SpecError::new(
+                join(path, "hystart"),
+                "true is not allowed with rtt_estimator = \"timed\": HyStart++ takes an \
+                 RTT sample from every ACK (RFC 9406 section 4.2); set \
+                 tcp.rtt_estimator = \"linux\" (with tcp.sack = true)",
+            ));
         }
         if s.cubic_linux() && !cubic_given && s.rtt_estimator != RttEstimator::Linux {
             // The linux profile's default, which the timed estimator turns off.
@@ -973,9 +963,10 @@ impl TcpSpec {
 
     /// HyStart++ (RFC 9406) in CUBIC's initial slow start (`tcp.hystart`):
     /// a rise of the round's minimum RTT over the last round's moves to
-    /// Conservative Slow Start, which ends slow start after five rounds.
-    /// Needs `variant = "cubic"` and `rtt_estimator = "linux"` (an RTT
-    /// sample per ACK).
+    /// Conservative Slow Start, which ends slow start after five rounds
+    /// (Linux's classic HyStart with `cubic = "linux"`). Acts on CUBIC
+    /// flows, `[tcp]`'s or a group's; needs `rtt_estimator = "linux"` (an
+    /// RTT sample per ACK), and written in the file a flow that runs CUBIC.
     #[inline]
     pub fn hystart(&self) -> bool {
         self.switches.0 & TcpSwitches::HYSTART != 0
@@ -1374,6 +1365,30 @@ mod tests {
         let e = parse(&doc("cubic = \"bsd\"", "")).unwrap_err();
         assert_eq!(e.path, "tcp.cubic");
         assert!(e.to_string().contains("\"rfc9438\""), "{e}");
+    }
+
+    /// The linux profile's HyStart reaches a group's CUBIC flows under
+    /// another `[tcp]` variant, as `tcp_cubic`'s module parameter does every
+    /// CUBIC socket (and is left off without one); `hystart = true` written
+    /// in the file needs some CUBIC flow, named at `tcp.hystart` otherwise.
+    #[test]
+    fn hystart_reaches_a_groups_cubic() {
+        let newreno = "profile = \"linux\"\nvariant = \"newreno\"";
+        let sc = parse(&doc(newreno, "variant = \"cubic\"")).unwrap();
+        assert!(sc.traffic[0].tcp(&sc.tcp).hystart());
+        assert_eq!(sc.traffic[0].tcp(&sc.tcp).variant, TcpVariant::Cubic);
+        // No CUBIC flow: the profile's default is left off, and out of the
+        // resolved scenario, which then parses again whatever its groups.
+        let sc = parse(&doc(newreno, "")).unwrap();
+        assert!(!sc.tcp.hystart());
+        assert!(!serde_json::to_string(&sc.tcp).unwrap().contains("hystart"));
+        let written = format!("{newreno}\nhystart = true");
+        assert!(parse(&doc(&written, "variant = \"cubic\"")).is_ok());
+        let e = parse(&doc(&written, "")).unwrap_err();
+        assert_eq!(e.path, "tcp.hystart");
+        assert!(e.msg.contains("no traffic group choosing"), "{}", e.msg);
+        let timed = "profile = \"linux\"\nrtt_estimator = \"timed\"";
+        assert!(!parse(&doc(timed, "")).unwrap().tcp.hystart());
     }
 
     /// `undo` is off by default, on in the linux profile (and kept there

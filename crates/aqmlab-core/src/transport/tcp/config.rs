@@ -59,7 +59,12 @@ impl Growth {
 
 impl TcpConfig {
     pub fn from_spec(s: &TcpSpec, handshake: bool, ecn: bool) -> TcpConfig {
-        let tcp = TcpSpec { ecn, ..*s };
+        let mut tcp = TcpSpec { ecn, ..*s };
+        // HyStart is CUBIC's (`[tcp]`'s switch reaches a group's CUBIC
+        // flows; the others never look at it).
+        if tcp.variant != TcpVariant::Cubic {
+            tcp.set_hystart(false);
+        }
         TcpConfig {
             tcp,
             handshake,
