@@ -97,7 +97,8 @@ pub struct RateSample {
     pub acked: u64,
     pub losses: u64,
     /// The RTT of the most recently sent segment this ACK delivered, if no
-    /// segment it delivered was retransmitted (Karn).
+    /// segment it delivered was retransmitted (Karn); for a SACK sender
+    /// Linux's `ca_rtt_us` ([`RateEstimator::ack_rtt`]).
     pub rtt: Option<SimTime>,
 }
 
@@ -125,6 +126,9 @@ struct Acc {
     /// delivered segment was a retransmission.
     newest_sent: Option<SimTime>,
     any_retrans: bool,
+    /// The ACK's RTT as the SACK sender found it ([`RateEstimator::ack_rtt`]),
+    /// in place of the one from `newest_sent`.
+    ack_rtt: Option<Option<SimTime>>,
 }
 
 /// One connection's delivery-rate estimator (the draft's `C` state, Linux's
@@ -380,6 +384,16 @@ impl RateEstimator {
         self.app_limited != 0
     }
 
+    /// The RTT of the ACK being processed as a SACK sender takes it
+    /// (Linux's `ca_rtt_us`: the newest segment newly SACKed, else the
+    /// newest newly acknowledged if none of those was retransmitted, else
+    /// the echoed timestamp), `None` without one: it replaces, for this
+    /// ACK, the sample [`RateEstimator::sample`] takes from the segments
+    /// delivered.
+    pub fn ack_rtt(&mut self, rtt: Option<SimTime>) {
+        self.acc.ack_rtt = Some(rtt);
+    }
+
     /// The end of an ACK at `now`: its rate sample (section 3.3; Linux's
     /// `tcp_rate_gen`). The RTT of the most recently sent segment it
     /// delivered (if none was a retransmission) updates the minimum RTT
@@ -395,8 +409,9 @@ impl RateEstimator {
         if acc.acked > 0 {
             self.delivered_time = now;
         }
-        let rtt = match acc.newest_sent {
-            Some(t) if !acc.any_retrans => Some(now.saturating_sub(t)),
+        let rtt = match (acc.ack_rtt, acc.newest_sent) {
+            (Some(r), _) => r,
+            (None, Some(t)) if !acc.any_retrans => Some(now.saturating_sub(t)),
             _ => None,
         };
         if let Some(r) = rtt {
@@ -496,6 +511,28 @@ mod tests {
         assert_eq!((c.delivered, c.interval), (Some(3), ms(100)));
         assert_eq!(c.segments_per_s(), Some(30.0));
         assert_eq!(r.shown_rate(), Some(30.0));
+    }
+
+    /// A SACK sender's RTT for the ACK (Linux's `ca_rtt_us`) replaces the
+    /// segments' own: segment 0 is a retransmission sent at 0 ms and ACKed
+    /// at 30 ms, which alone gives no RTT (Karn); with the echoed
+    /// timestamp's 30 ms handed over, the sample has it and the minimum
+    /// RTT takes it. The next ACK (segment 1, sent once at 1 ms, ACKed at
+    /// 60 ms) with `None` handed over has no RTT and the minimum stays.
+    #[test]
+    fn the_sack_senders_rtt_replaces_the_segments_own() {
+        let mut r = RateEstimator::default();
+        r.on_sent(0, 0, true, true, ms(0));
+        r.on_sent(1, 0, false, false, ms(1));
+        r.on_delivered(0, ms(30));
+        assert_eq!(r.clone().sample(ms(30)).rtt, None);
+        r.ack_rtt(Some(ms(30)));
+        assert_eq!(r.sample(ms(30)).rtt, Some(ms(30)));
+        assert_eq!(r.min_rtt, Some(ms(30)));
+        r.on_delivered(1, ms(60));
+        r.ack_rtt(None);
+        assert_eq!(r.sample(ms(60)).rtt, None);
+        assert_eq!(r.min_rtt, Some(ms(30)));
     }
 
     /// ACK compression: segments 0-9 leave 10 ms apart (90 ms of

@@ -259,8 +259,11 @@ impl TcpFlow {
         let Lr { sb, rack, .. } = lr;
         let mut newly_sacked = 0;
         // Linux's RTT samples: the oldest segment newly SACKed, and the
-        // oldest newly acknowledged, that were never sent again.
+        // oldest newly acknowledged, that were never sent again; for the
+        // rate sample the newest of each (`first_sackt`, `last_sackt`,
+        // `first_ackt`, `last_ackt` in `tcp_clean_rtx_queue`).
         let (mut first_sacked, mut first_acked, mut retx_acked) = (None, None, false);
+        let (mut last_sacked, mut last_acked) = (None::<SimTime>, None::<SimTime>);
         for &(s, e) in &ranges[..n] {
             newly_sacked += sb.sack(s, e, |q, slot| {
                 if let Some(r) = rack.as_mut() {
@@ -269,6 +272,7 @@ impl TcpFlow {
                 if slot.bits & EVER == 0 {
                     first_sacked =
                         Some(first_sacked.map_or(slot.xmit, |t: SimTime| t.min(slot.xmit)));
+                    last_sacked = Some(last_sacked.map_or(slot.xmit, |t| t.max(slot.xmit)));
                 }
                 if let Some(p) = pace.as_deref_mut() {
                     p.rate.on_delivered(q, now);
@@ -293,8 +297,9 @@ impl TcpFlow {
                 }
                 if slot.bits & EVER != 0 {
                     retx_acked = true;
-                } else if first_acked.is_none() {
-                    first_acked = Some(slot.xmit);
+                } else {
+                    first_acked.get_or_insert(slot.xmit);
+                    last_acked = Some(last_acked.map_or(slot.xmit, |t| t.max(slot.xmit)));
                 }
                 if let Some(p) = pace.as_deref_mut() {
                     p.rate.on_delivered(q, now);
@@ -306,6 +311,21 @@ impl TcpFlow {
         } else if newly_sacked > 0 && self.snd_max > self.snd_una {
             // RFC 6675 section 2: a duplicate ACK SACKs data not SACKed before.
             self.dupacks += 1;
+        }
+        if let Some(p) = pace.as_deref_mut() {
+            // The rate sample's RTT as Linux's `tcp_ack_update_rtt` gives
+            // it (`rs->rtt_us = ca_rtt_us`): the newest segment newly
+            // SACKed, else the newest newly acknowledged unless the
+            // cumulative ACK covers a retransmission (Karn), else the
+            // echoed timestamp of an ACK that advances the left edge.
+            let ca_rtt = last_sacked
+                .or(last_acked.filter(|_| !retx_acked))
+                .map(|t| now - t)
+                .or_else(|| {
+                    (advanced && self.cfg.tcp.timestamps())
+                        .then(|| super::timestamps::linux_ts_rtt(now, tsecr))
+                });
+            p.rate.ack_rtt(ca_rtt);
         }
         self.pace = pace;
         if self.cfg.tcp.rtt_estimator == RttEstimator::Linux {
