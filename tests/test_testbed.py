@@ -163,17 +163,19 @@ def test_flow_series_from_the_kernels_samples() -> None:
     """The hosts' TCP_INFO rows become the simulator's flow_series table: in time order,
     ssthresh infinite where the kernel says 2^31 - 1, the delivery rate from the bytes
     acknowledged between a flow's samples (NaN at its first), rates in bit/s, BBR's state from
-    its gains, pacing rate and bandwidth for BBR only."""
+    its gains, pacing rate and bandwidth for BBR only, the loss-recovery state by Linux's
+    names (empty when the kernel gave none)."""
     nan = float("nan")
     rows = [
-        # t, flow, cwnd, ssthresh, srtt, rto, acked, pacing, rate, bw, pacing gain, cwnd gain
-        [0.02, 3, 12.0, INFINITE_SSTHRESH, 0.1, 0.3, 30_000, 2e5, 1e5, nan, 0, 0],
-        [0.01, 3, 10.0, INFINITE_SSTHRESH, 0.1, 0.3, 5_000, 2e5, 1e5, nan, 0, 0],
-        [0.01, 4, 10.0, 14, 0.12, 0.32, 0, 3e5, 2e5, 4e5, 256, 256],
-        [0.02, 4, 20.0, 14, 0.12, 0.32, 1_000, 3e5, 2e5, 4e5, 739, 739],
-        [0.03, 4, 20.0, 14, 0.12, 0.32, 2_000, 3e5, 2e5, 4e5, 88, 739],
-        [0.04, 4, 4.0, 14, 0.12, 0.32, 3_000, 3e5, 2e5, 4e5, 256, 256],
-        [0.05, 4, 20.0, 14, 0.12, 0.32, 4_000, 3e5, 2e5, 4e5, 320, 512],
+        # t, flow, cwnd, ssthresh, srtt, rto, acked, pacing, rate, bw, pacing gain, cwnd gain,
+        # tcpi_ca_state
+        [0.02, 3, 12.0, INFINITE_SSTHRESH, 0.1, 0.3, 30_000, 2e5, 1e5, nan, 0, 0, 1],
+        [0.01, 3, 10.0, INFINITE_SSTHRESH, 0.1, 0.3, 5_000, 2e5, 1e5, nan, 0, 0, 0],
+        [0.01, 4, 10.0, 14, 0.12, 0.32, 0, 3e5, 2e5, 4e5, 256, 256, 0],
+        [0.02, 4, 20.0, 14, 0.12, 0.32, 1_000, 3e5, 2e5, 4e5, 739, 739, 3],
+        [0.03, 4, 20.0, 14, 0.12, 0.32, 2_000, 3e5, 2e5, 4e5, 88, 739, 4],
+        [0.04, 4, 4.0, 14, 0.12, 0.32, 3_000, 3e5, 2e5, 4e5, 256, 256, 2],
+        [0.05, 4, 20.0, 14, 0.12, 0.32, 4_000, 3e5, 2e5, 4e5, 320, 512, -1],
     ]
     t = flow_series_table(rows).to_pydict()
     assert t["time_s"] == [0.01, 0.01, 0.02, 0.02, 0.03, 0.04, 0.05]
@@ -189,6 +191,7 @@ def test_flow_series_from_the_kernels_samples() -> None:
     p = t["pacing_rate_bps"]
     assert p[0] != p[0] and p[1] != p[1] and p[3] == 2.4e6
     assert t["bbr_bw_bps"][6] == 3.2e6 and t["bbr_bw_bps"][2] != t["bbr_bw_bps"][2]
+    assert t["ca_state"] == ["open", "open", "disorder", "recovery", "loss", "cwr", ""]
 
 
 def test_tcp_info_of_a_socket() -> None:
@@ -212,6 +215,7 @@ def test_tcp_info_of_a_socket() -> None:
         s.close()
     assert i["cwnd"] >= 10, i
     assert i["ssthresh"] == INFINITE_SSTHRESH, i
+    assert i["ca_state"] == 0, i
     assert i["rto_s"] >= 0.2, i
     assert i["bytes_acked"] >= 100_000, i
     assert i["pacing_rate_Bps"] > 0 and i["delivery_rate_Bps"] > 0, i
@@ -496,8 +500,10 @@ def test_the_kernels_flow_series(runs: dict[str, Path]) -> None:
             got = flows[f]["goodput_bps"] * 12 / 8
             assert abs(acked / got - 1) < 0.05, (name, f, acked, got)
     fq = load_run(runs["fq-codel"]).flow_series.to_pydict()
-    # CUBIC through FQ-CoDel loses packets: ssthresh is set; no BBR columns.
+    # CUBIC through FQ-CoDel loses packets: ssthresh is set, the flows pass through fast
+    # recovery; no BBR columns.
     assert any(s < float("inf") for s in fq["ssthresh"])
+    assert {"open", "recovery"} <= set(fq["ca_state"]), set(fq["ca_state"])
     assert set(fq["bbr_state"]) == {""}
     bbr = load_run(runs["bbr-pie"]).flow_series.to_pydict()
     # Drain lasts less than a sample at 20 flows, most times: not required.

@@ -22,7 +22,8 @@ the kernel's side does not change when the simulator's TCP does. ``--sim-set`` c
 simulator's scenario only (``aqmlab run --set`` syntax, e.g. ``tcp.moderate_rcvbuf=true``).
 ``--flow-series`` traces every flow on both sides (``metrics.flow_series``; the testbed's from the
 kernel's ``TCP_INFO`` every 10 ms) and prints each side's window growth in congestion avoidance,
-segments per round trip (:func:`ca_growth`).
+segments per round trip (:func:`ca_growth`), over all its samples and over those in a state that
+lets the window grow (``ca_state``: the kernel's ``tcpi_ca_state``).
 """
 
 from __future__ import annotations
@@ -79,22 +80,32 @@ def figures(summary: dict[str, Any]) -> dict[str, float]:
     }
 
 
-def ca_growth(fs: Any, start_s: float) -> float:
+#: Loss-recovery states in which Linux's window does not grow (``tcp_cong_control``: a
+#: reduction in progress, or the Loss state's slow start from one segment).
+NO_GROWTH = ("cwr", "recovery", "loss")
+
+
+def ca_growth(fs: Any, start_s: float, open_only: bool = False) -> float:
     """The window's growth in congestion avoidance, segments per round trip, over the flows'
     samples from ``start_s``: between consecutive samples of a flow whose ssthresh is the same
     and finite, with the window at or above it and not falling (no cut, no slow start), the
-    sum of the window's increases over the sum of the intervals in smoothed RTTs."""
+    sum of the window's increases over the sum of the intervals in smoothed RTTs. With
+    ``open_only``, only the intervals whose first sample's ``ca_state`` lets the window grow
+    (not in :data:`NO_GROWTH`): the time a recovery holds the window at ssthresh is left out."""
     t = fs.to_pydict()
-    last: dict[int, tuple[float, float, float, float]] = {}
+    states = t.get("ca_state") or [""] * len(t["time_s"])
+    last: dict[int, tuple[float, float, float, float, str]] = {}
     grown = rtts = 0.0
-    for time_s, f, cwnd, ssth, srtt in zip(
-        t["time_s"], t["flow"], t["cwnd"], t["ssthresh"], t["srtt_s"], strict=True
+    for time_s, f, cwnd, ssth, srtt, state in zip(
+        t["time_s"], t["flow"], t["cwnd"], t["ssthresh"], t["srtt_s"], states, strict=True
     ):
         p = last.get(f)
-        last[f] = (time_s, cwnd, ssth, srtt)
+        last[f] = (time_s, cwnd, ssth, srtt, state)
         if p is None or p[0] < start_s or p[2] != ssth or ssth == float("inf"):
             continue
         if p[1] < ssth or cwnd < p[1] or not srtt > 0:
+            continue
+        if open_only and p[4] in NO_GROWTH:
             continue
         grown += cwnd - p[1]
         rtts += (time_s - p[0]) / srtt
@@ -136,6 +147,7 @@ def run_cell(
         tb = figures(json.loads((out / "summary.json").read_text()))
         if series:
             tb["growth"] = ca_growth(res.flow_series, start_s)
+            tb["growth_open"] = ca_growth(res.flow_series, start_s, open_only=True)
     sim_doc = json.loads(json.dumps(doc))
     sim_doc["tcp"] = {"profile": "linux", "variant": cc, "packet_size": PACKET}
     if sim_set:
@@ -144,6 +156,7 @@ def run_cell(
     sim = figures(sim_run.summary)
     if series:
         sim["growth"] = ca_growth(sim_run.flow_series, start_s)
+        sim["growth_open"] = ca_growth(sim_run.flow_series, start_s, open_only=True)
     return {
         "cc": cc,
         "aqm": aqm,
@@ -168,14 +181,20 @@ def row(c: dict[str, Any]) -> str:
         f"{s['jain']:.3f} {t['jain']:.3f}{mark('jain')}  "
         f"{s['drops']:6.0f} {t['drops']:6.0f}"
         + (f"  {s['growth']:.2f} {t['growth']:.2f}" if "growth" in s and "growth" in t else "")
+        + (
+            f"  {s['growth_open']:.2f} {t['growth_open']:.2f}"
+            if "growth_open" in s and "growth_open" in t
+            else ""
+        )
     )
 
 
 HEADER = (
     "cc     aqm       flows Mb/s  util sim/tb       queue sim/tb     Jain sim/tb    drops sim/tb"
-    "  [growth sim/tb]"
+    "  [growth sim/tb  open sim/tb]"
     "\n(* outside the band: utilisation 0.02, queue 15 % + 2 packets, Jain 0.03; growth: the"
-    " window's in congestion avoidance, segments per round trip, with --flow-series)"
+    " window's in congestion avoidance, segments per round trip, with --flow-series; open: the"
+    " same over the samples in a state that lets it grow, neither CWR, Recovery nor Loss)"
 )
 
 

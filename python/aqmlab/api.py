@@ -309,6 +309,7 @@ FLOW_SERIES_COLUMNS: tuple[tuple[str, pa.DataType], ...] = (
     ("rate_sample_bps", pa.float64()),
     ("bbr_state", pa.string()),
     ("bbr_bw_bps", pa.float64()),
+    ("ca_state", pa.string()),
 )
 
 #: Columns of the event trace.

@@ -555,8 +555,9 @@ def plot_series(
             ylabel = "throughput (Mb/s)"
         else:
             fs = _flow_series(r, label)
-            if series not in fs.column_names or series in ("time_s", "flow", "bbr_state"):
-                cols = [c for c in fs.column_names if c not in ("time_s", "flow", "bbr_state")]
+            text = ("time_s", "flow", "bbr_state", "ca_state")
+            if series not in fs.column_names or series in text:
+                cols = [c for c in fs.column_names if c not in text]
                 raise ValueError(f"series must be one of {', '.join(cols)}, not {series!r}")
             ids = list(flows) or list(dict.fromkeys(fs.column("flow").to_pylist()))
             for f in ids:

@@ -102,3 +102,27 @@ fn a_delay_step_times_out_and_the_undo_restores_the_window() {
     );
     assert!(on.flows.goodput_bps[0] > off.flows.goodput_bps[0]);
 }
+
+/// The flow series names the sender's loss-recovery state (`ca_state`, as
+/// Linux's `tcpi_ca_state`): the flow passes through fast recovery when
+/// the buffer overflows; after the delay step's timeout it is in `loss`
+/// until what was outstanding is acknowledged, unless the undo reopens
+/// it (then `open` again within the first ACKs after the step).
+#[test]
+fn the_flow_series_names_the_loss_recovery_state() {
+    let states = |r: &RunResult, lo: f64, hi: f64| -> Vec<&'static str> {
+        let s = &r.flow_series;
+        (0..s.time_s.len())
+            .filter(|&i| s.time_s[i] >= lo && s.time_s[i] < hi)
+            .map(|i| s.ca_state[i])
+            .collect()
+    };
+    let (on, off) = (spike(true), spike(false));
+    for r in [&on, &off] {
+        let all = states(r, 0.0, 30.0);
+        assert!(all.contains(&"recovery") && all.contains(&"open"));
+        assert!(all.iter().all(|s| ["open", "recovery", "loss"].contains(s)));
+    }
+    assert!(states(&off, 10.0, 12.0).contains(&"loss"));
+    assert!(states(&on, 11.5, 12.0).iter().all(|&s| s == "open"));
+}

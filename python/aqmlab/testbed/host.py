@@ -108,6 +108,7 @@ def tcp_info(s: socket.socket) -> dict[str, float]:
 
     out: dict[str, float] = {}
     for name, v, scale in (
+        ("ca_state", float(b[1]) if len(b) > 1 else None, 1.0),
         ("rto_s", u32(8), 1e-6),
         ("rtt_s", u32(8 + 15 * 4), 1e-6),
         ("ssthresh", u32(8 + 17 * 4), 1.0),
@@ -592,8 +593,8 @@ class Host:
     def sample_series(self, now: int) -> None:
         """One row per listed open flow: time (s from the start), flow, cwnd, ssthresh (the
         kernel's 2^31 - 1 when infinite), srtt (s), RTO (s), bytes acknowledged, pacing and
-        delivery rates (bytes/s), BBR's bandwidth (bytes/s; NaN for other controls) and its
-        pacing and window gains (0 for others)."""
+        delivery rates (bytes/s), BBR's bandwidth (bytes/s; NaN for other controls), its
+        pacing and window gains (0 for others) and the kernel's ``tcpi_ca_state``."""
         t = (now - self.t0) * 1e-9
         for fid in self.series_ids:
             st = self.tx.get(fid)
@@ -618,6 +619,7 @@ class Host:
                     bw,
                     pg,
                     cg,
+                    i.get("ca_state", -1.0),
                 ]
             )
 

@@ -688,10 +688,15 @@ def bbr_state(pacing_gain: int, cwnd_gain: int) -> str:
     return "probe_bw"
 
 
+#: Linux's ``tcpi_ca_state`` values (``enum tcp_ca_state``) by name.
+CA_STATES = ("open", "disorder", "cwr", "recovery", "loss")
+
+
 def flow_series_table(rows: Sequence[Sequence[float]]) -> pa.Table:
     """The hosts' ``TCP_INFO`` samples as the simulator's ``flow_series`` table: per row
     time, flow, cwnd, ssthresh, srtt, RTO, bytes acknowledged, pacing rate and delivery rate
-    (bytes/s), BBR's bandwidth (bytes/s) and gains. ssthresh is infinite where the kernel
+    (bytes/s), BBR's bandwidth (bytes/s) and gains, and ``tcpi_ca_state`` (``ca_state`` by
+    Linux's names; empty where unknown). ssthresh is infinite where the kernel
     says ``TCP_INFINITE_SSTHRESH``; ``delivery_rate_bps`` is the payload acknowledged since
     the flow's previous sample (NaN at its first), ``rate_sample_bps`` the kernel's
     ``tcpi_delivery_rate``, ``pacing_rate_bps`` its ``tcpi_pacing_rate`` for BBR (the
@@ -704,7 +709,7 @@ def flow_series_table(rows: Sequence[Sequence[float]]) -> pa.Table:
     last: dict[int, tuple[float, float]] = {}
     begun: set[int] = set()
     nan = math.nan
-    for t, fid, cwnd, ssth, srtt, rto, acked, pacing, rate, bw, pg, cg in rows:
+    for t, fid, cwnd, ssth, srtt, rto, acked, pacing, rate, bw, pg, cg, ca in rows:
         f = int(fid)
         prev = last.get(f)
         last[f] = (t, acked)
@@ -727,6 +732,7 @@ def flow_series_table(rows: Sequence[Sequence[float]]) -> pa.Table:
         cols["rate_sample_bps"].append(rate * 8)
         cols["bbr_state"].append(state)
         cols["bbr_bw_bps"].append(bw * 8 if state else nan)
+        cols["ca_state"].append(CA_STATES[int(ca)] if 0 <= ca < len(CA_STATES) else "")
     return typed_table(cols, FLOW_SERIES_COLUMNS)
 
 

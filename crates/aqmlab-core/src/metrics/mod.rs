@@ -220,6 +220,12 @@ pub struct FlowSeries {
     /// (NaN for other algorithms).
     pub bbr_state: Vec<&'static str>,
     pub bbr_bw_bps: Vec<f64>,
+    /// The sender's loss-recovery state, as Linux's `tcpi_ca_state` names
+    /// it: `open`, `recovery` (fast recovery) or `loss` (after a
+    /// retransmission timeout, until what was outstanding then is
+    /// acknowledged); the testbed's kernel also reports `disorder` and
+    /// `cwr`, which the simulator counts as `open`.
+    pub ca_state: Vec<&'static str>,
 }
 
 /// The queueing delay histogram of the measurement interval, per monitored

@@ -100,6 +100,7 @@ impl World {
             let (state, bw) = fl.bbr_status().unwrap_or(("", f64::NAN));
             fs.bbr_state.push(state);
             fs.bbr_bw_bps.push(bw);
+            fs.ca_state.push(fl.ca_state_name());
             x.last_delivered[k] = now;
         }
         x.last_sample = self.now;

@@ -617,6 +617,17 @@ impl TcpFlow {
             .map(|r| r * mss * 8.0)
     }
 
+    /// The loss-recovery state's name in the flow series (`open`,
+    /// `recovery`, `loss`: Linux's `tcpi_ca_state`, Disorder and CWR
+    /// counted as open).
+    pub fn ca_state_name(&self) -> &'static str {
+        match self.ca_state() {
+            CaState::Open => "open",
+            CaState::Recovery => "recovery",
+            CaState::Loss => "loss",
+        }
+    }
+
     /// BBR's state and bandwidth estimate (payload bit/s), with BBR.
     pub fn bbr_status(&self) -> Option<(&'static str, f64)> {
         let mss = f64::from(self.mss());
