@@ -312,35 +312,29 @@ impl TcpFlow {
             // RFC 6675 section 2: a duplicate ACK SACKs data not SACKed before.
             self.dupacks += 1;
         }
+        // The echo's RTT, for an ACK that advances the left edge (RFC 7323
+        // section 4.2): where neither the cumulative ACK (Karn) nor a SACK
+        // gives a sample, Linux's `tcp_ack_update_rtt` takes it for both
+        // the estimator and the rate sample.
+        let timestamps = self.cfg.tcp.timestamps();
+        let echo = || (advanced && timestamps).then(|| super::timestamps::linux_ts_rtt(now, tsecr));
         if let Some(p) = pace.as_deref_mut() {
-            // The rate sample's RTT as Linux's `tcp_ack_update_rtt` gives
-            // it (`rs->rtt_us = ca_rtt_us`): the newest segment newly
-            // SACKed, else the newest newly acknowledged unless the
-            // cumulative ACK covers a retransmission (Karn), else the
-            // echoed timestamp of an ACK that advances the left edge.
+            // The rate sample's RTT (`rs->rtt_us = ca_rtt_us`): the newest
+            // segment newly SACKed, else the newest newly acknowledged
+            // unless the cumulative ACK covers a retransmission, else the
+            // echo's.
             let ca_rtt = last_sacked
                 .or(last_acked.filter(|_| !retx_acked))
                 .map(|t| now - t)
-                .or_else(|| {
-                    (advanced && self.cfg.tcp.timestamps())
-                        .then(|| super::timestamps::linux_ts_rtt(now, tsecr))
-                });
+                .or_else(echo);
             p.rate.ack_rtt(ca_rtt);
         }
         self.pace = pace;
         if self.cfg.tcp.rtt_estimator == RttEstimator::Linux {
             // The cumulative ACK's sample unless it covers a retransmitted
-            // segment (Karn), else the SACK's (`tcp_ack_update_rtt`).
+            // segment (Karn), else the SACK's, else the echo's.
             let sent = first_acked.filter(|_| !retx_acked).or(first_sacked);
-            let rtt = if let Some(t) = sent {
-                Some(now - t)
-            } else if advanced && self.cfg.tcp.timestamps() {
-                // Neither: the echo's, for an ACK that advances the left
-                // edge (RFC 7323 section 4.2, `tcp_ack_update_rtt`).
-                Some(super::timestamps::linux_ts_rtt(now, tsecr))
-            } else {
-                None
-            };
+            let rtt = sent.map(|t| now - t).or_else(echo);
             if let Some(r) = rtt {
                 self.linux_rtt_of(lr, r);
                 if self.cfg.tcp.cubic_linux() {
