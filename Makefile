@@ -26,6 +26,7 @@ help:
 	@echo "make browser install Debian's Chromium for the report's browser test (as root)"
 	@echo "make ns2     install Debian's ns-2.35 for the TCP cross-check (as root)"
 	@echo "make tshark  install Debian's tshark for the capture test (as root)"
+	@echo "make uml     install Debian's user-mode-linux (with kmod, ethtool): Linux's own queue discs and DCTCP as a reference (as root)"
 	@echo "make ns3     install ns-3 (PyPI's ns3 wheel, the ns3 extra) into $(VENV) for the cross-check of tests/ns3/"
 	@echo "make pgo-tools   install Debian's llvm-N (llvm-profdata) for the profile-guided build (as root)"
 	@echo "make bench   speed of the canonical scenario per scheme, the scaling table (100 ... 100 000 flows), the testbed router, then the thesis' experiments in full"
@@ -108,10 +109,10 @@ test-rust:
 	RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --quiet
 	cargo test --workspace --release
 
-test-python: build lint browser ns2 ns3 tshark
+test-python: build lint browser ns2 ns3 tshark uml
 	$(VPY) -m pytest -q
 
-.PHONY: browser ns2 ns3 tshark pgo-tools
+.PHONY: browser ns2 ns3 tshark uml pgo-tools
 
 # The report's HTML test loads the pages in a real headless browser (tests/test_report_browser.py).
 # Installed only when missing and we are root; otherwise the test is skipped and says why.
@@ -148,6 +149,20 @@ tshark:
 	    || { apt-get update -q >/dev/null && apt-get install -y -q --no-install-recommends tshark >/dev/null; } \
 	    || echo "warning: could not install tshark; the capture test will be skipped" >&2; \
 	else echo "note: tshark is missing (install it as root: apt-get install tshark); the capture test will be skipped" >&2; fi
+
+# Debian's user-mode-linux: a Linux 6.1 kernel run as a process, whose modules carry the queue
+# discs (pie, codel, fq_codel) and DCTCP that this machine's kernel lacks; the guest needs kmod
+# (modprobe) and ethtool (python/aqmlab/testbed/linux_qdisc.py, tests/test_linux_qdisc.py).
+# Same rules as browser.
+uml:
+	@if command -v linux.uml >/dev/null && command -v ethtool >/dev/null && command -v modprobe >/dev/null; then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	  echo "installing user-mode-linux, kmod and ethtool for Linux's queue discs"; \
+	  export DEBIAN_FRONTEND=noninteractive; \
+	  apt-get install -y -q --no-install-recommends user-mode-linux kmod ethtool >/dev/null \
+	    || { apt-get update -q >/dev/null && apt-get install -y -q --no-install-recommends user-mode-linux kmod ethtool >/dev/null; } \
+	    || echo "warning: could not install user-mode-linux; the Linux queue-disc reference will be skipped" >&2; \
+	else echo "note: user-mode-linux is missing (install it as root: apt-get install user-mode-linux kmod ethtool); the Linux queue-disc reference will be skipped" >&2; fi
 
 # ns-3.44 (PyPI's ns3 wheel and its cppyy) for the cross-check of tests/ns3/: the `ns3` extra of
 # pyproject.toml, installed into the venv when missing. Its wheel exists for CPython 3.11 only;

@@ -6,15 +6,17 @@
 # they share here (measured: lanes that overlapped the stages, with three or four CPU-bound
 # processes at once, took 1 546 s against 1 424 for these stages on the same day). Stages:
 #   build+rust   the venv and the engine (make build), the wheel from that engine (make wheel),
-#                ruff and mypy (make lint), Debian's chromium, ns2 and tshark and PyPI's ns3
-#                wheel (the browser test, the cross-checks, the capture test), in this order;
+#                ruff and mypy (make lint), Debian's chromium, ns2, tshark and user-mode-linux
+#                and PyPI's ns3 wheel (the browser test, the cross-checks, the capture test,
+#                Linux's queue discs), in this order;
 #                beside them cargo fmt, clippy, doc and test (make test-rust), whose release
 #                build shares the engine's dependencies (a test profile of its own built them
 #                twice: measured no faster here, 249 s against 238)
 #   python+ns2   pytest, every test but the cross-checks, beside the ns-2.35 cross-check (its
 #                longest test after the others), both at a lower CPU priority (nice 10); beside
 #                them the runs that wait on the clock rather than the CPU: the testbed's
-#                real-time runs (its router at nice -10) and the wheel installed in a fresh venv
+#                real-time runs (its router at nice -10), Linux's queue discs in a user-mode
+#                Linux guest, and the wheel installed in a fresh venv
 #   crosscheck   pytest -m crosscheck, the rest: ns-3.44, every preset in quick form
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -94,10 +96,10 @@ jobs_beside() {
 build_lint_tools() {
     $MAKE --no-print-directory wheel &&
         $MAKE --no-print-directory lint &&
-        $MAKE --no-print-directory browser ns2 ns3 tshark
+        $MAKE --no-print-directory browser ns2 ns3 tshark uml
 }
 rust() { $MAKE --no-print-directory test-rust; }
-stage build+rust jobs_beside "make wheel, lint, then browser ns2 ns3 tshark" build_lint_tools \
+stage build+rust jobs_beside "make wheel, lint, then browser ns2 ns3 tshark uml" build_lint_tools \
     "make test-rust" rust
 wheel=$(ls -t dist/aqmlab-*.whl 2>/dev/null | head -n 1)
 export AQMLAB_WHEEL=$wheel
@@ -108,7 +110,7 @@ export AQMLAB_WHEEL=$wheel
 # beside them. Both yield the CPU to a third job, the runs that wait on the clock.
 NS2=tests/test_ns2_crosscheck.py
 NS2_LONG=$NS2::test_open_pages_and_a_common_start_give_the_papers_collapse_in_ns2_and_ours
-CLOCK=(tests/test_testbed.py tests/test_wheel.py)
+CLOCK=(tests/test_testbed.py tests/test_linux_qdisc.py tests/test_wheel.py)
 python_then_long() {
     nice -n 10 bash -c "$(declare -f pytest_stage); PY=$PY
         pytest_stage -q -p no:cacheprovider -m 'not crosscheck' &&

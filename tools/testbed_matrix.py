@@ -14,6 +14,7 @@ Usage::
     tools/testbed_matrix.py [--cc reno cubic bbr] [--aqm droptail pie fq-codel]
         [--flows 5 20] [--rate 10 50] [--seed 1] [--json FILE] [--keep DIR]
         [--testbed-from FILE] [--sim-set KEY=VALUE ...] [--flow-series]
+        [--reference testbed|linux-qdisc] [--ecn]
 
 Both sides run the same scenario: the testbed starts each flow when the simulator does (the
 router's ``--check`` gives the simulator's start draws). ``--testbed-from`` takes each cell's
@@ -24,6 +25,13 @@ simulator's scenario only (``aqmlab run --set`` syntax, e.g. ``tcp.moderate_rcvb
 kernel's ``TCP_INFO`` every 10 ms) and prints each side's window growth in congestion avoidance,
 segments per round trip (:func:`ca_growth`), over all its samples and over those in a state that
 lets the window grow (``ca_state``: the kernel's ``tcpi_ca_state``).
+
+``--reference linux-qdisc`` takes the kernel's side from Linux's own queue discs instead, in a
+user-mode Linux guest (Linux 6.1, its TCP; :mod:`aqmlab.testbed.linux_qdisc`, ``make uml``, no
+root needed): the schemes this machine's kernel lacks (``--aqm codel``, ``--aqm step``: a
+sojourn step of 15 ms, codel's ``ce_threshold`` there) and DCTCP (``--cc dctcp``, ECN on every
+flow and queue, as ``--ecn`` sets for the others). Sound at 10 Mbit/s; at 50 the guest's one CPU
+holds the link below its rate (docs/testbed.md). The marks of both sides are printed too.
 """
 
 from __future__ import annotations
@@ -42,14 +50,24 @@ RTT_S = 0.1
 PACKET = 1500
 CCS = ("reno", "cubic", "bbr")
 AQMS = ("droptail", "pie", "fq-codel")
+#: With ``--reference linux-qdisc`` also DCTCP (ECN on every flow and queue), CoDel and the step
+#: on sojourn time (Linux: codel's ce_threshold), the schemes the kernel here lacks.
+UML_CCS = ("dctcp",)
+UML_AQMS = ("codel", "step")
+#: The step's threshold: above a seventh of the BDP at 100 ms (the DCTCP paper's bound), 12.5
+#: packets at 10 Mbit/s.
+STEP_THRESHOLD = "15ms"
 
 
 def bdp_packets(rate_mbps: float) -> int:
     return round(rate_mbps * 1e6 * RTT_S / (8 * PACKET))
 
 
-def scenario(aqm: str, flows: int, rate_mbps: float, seed: int) -> dict[str, Any]:
-    """The cell's scenario document (the testbed's; the simulator adds its TCP keys)."""
+def scenario(
+    aqm: str, flows: int, rate_mbps: float, seed: int, ecn: bool = False
+) -> dict[str, Any]:
+    """The cell's scenario document (the testbed's; the simulator adds its TCP keys). With
+    ``ecn`` every flow and the queue use ECN."""
     from aqmlab import scenario as sc
 
     doc = sc.load(DUMBBELL)
@@ -59,6 +77,12 @@ def scenario(aqm: str, flows: int, rate_mbps: float, seed: int) -> dict[str, Any
     bdp = bdp_packets(rate_mbps)
     doc["topology"]["buffer"] = bdp if aqm == "droptail" else max(200, 2 * bdp)
     doc["aqm"] = {"kind": aqm}
+    if aqm == "step":
+        doc["aqm"]["threshold"] = STEP_THRESHOLD
+    if ecn:
+        doc["tcp"]["ecn"] = True
+        if aqm != "droptail":
+            doc["aqm"]["ecn"] = True
     doc["traffic"][0]["flows"] = flows
     return doc
 
@@ -70,6 +94,7 @@ def figures(summary: dict[str, Any]) -> dict[str, float]:
         "queue": float(b["queue_mean_pkts"]),
         "jain": float(f["jain_fairness"]),
         "drops": float(b["drops_early"] + b["drops_forced"] + b["drops_overflow"]),
+        "departures": float(b["departures"]),
         # Loss recovery over the measurement window, where the summary has it (the testbed's
         # from the kernel's counters).
         **{
@@ -130,17 +155,30 @@ def run_cell(
     earlier: dict[tuple[str, str, int, float], dict[str, float]] | None = None,
     sim_set: list[str] | None = None,
     series: bool = False,
+    reference: str = "testbed",
+    ecn: bool = False,
 ) -> dict[str, Any]:
     import aqmlab
     from aqmlab import scenario as sc
     from aqmlab.testbed import run_testbed
 
-    doc = scenario(aqm, flows, rate, seed)
+    ecn = ecn or cc == "dctcp"
+    doc = scenario(aqm, flows, rate, seed, ecn)
+    if reference == "linux-qdisc" and aqm == "pie":
+        # Linux's pie always de-randomises (RFC 8033 section 5.4); so does the simulator's here.
+        doc["aqm"]["derandomize"] = True
     start_s = (sc._ns(doc["metrics"]["start"]) or 0) * 1e-9
     if series:
         doc["metrics"]["flow_series"] = list(range(flows))
     if earlier is not None:
         tb = earlier[(cc, aqm, flows, rate)]
+    elif reference == "linux-qdisc":
+        from aqmlab.testbed.linux_qdisc import run_linux_qdisc
+
+        summary = run_linux_qdisc(doc, cc)
+        (keep / f"{cc}-{aqm}-{flows}-{rate:g}.linux-qdisc.json").write_text(json.dumps(summary))
+        tb = figures(summary)
+        tb["marks"] = float(summary["bottleneck"]["marks"])
     else:
         out = keep / f"{cc}-{aqm}-{flows}-{rate:g}"
         res = run_testbed(doc, out, cc=cc)
@@ -150,10 +188,14 @@ def run_cell(
             tb["growth_open"] = ca_growth(res.flow_series, start_s, open_only=True)
     sim_doc = json.loads(json.dumps(doc))
     sim_doc["tcp"] = {"profile": "linux", "variant": cc, "packet_size": PACKET}
+    if ecn:
+        sim_doc["tcp"]["ecn"] = True
     if sim_set:
         sc.apply_overrides(sim_doc, sim_set)
     sim_run = aqmlab.run(sim_doc)
     sim = figures(sim_run.summary)
+    b = sim_run.summary["bottleneck"]
+    sim["marks"] = float(b["marks_early"] + b["marks_forced"])
     if series:
         sim["growth"] = ca_growth(sim_run.flow_series, start_s)
         sim["growth_open"] = ca_growth(sim_run.flow_series, start_s, open_only=True)
@@ -162,6 +204,8 @@ def run_cell(
         "aqm": aqm,
         "flows": flows,
         "rate_mbps": rate,
+        "ecn": ecn,
+        "reference": reference,
         "sim": sim,
         "testbed": tb,
         "within": within(sim, tb),
@@ -180,6 +224,7 @@ def row(c: dict[str, Any]) -> str:
         f"{s['queue']:6.1f} {t['queue']:6.1f}{mark('queue')}  "
         f"{s['jain']:.3f} {t['jain']:.3f}{mark('jain')}  "
         f"{s['drops']:6.0f} {t['drops']:6.0f}"
+        + (f"  marks {s['marks']:6.0f} {t['marks']:6.0f}" if "marks" in t else "")
         + (f"  {s['growth']:.2f} {t['growth']:.2f}" if "growth" in s and "growth" in t else "")
         + (
             f"  {s['growth_open']:.2f} {t['growth_open']:.2f}"
@@ -200,8 +245,18 @@ HEADER = (
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--cc", nargs="+", default=list(CCS), choices=CCS)
-    ap.add_argument("--aqm", nargs="+", default=list(AQMS), choices=AQMS)
+    ap.add_argument("--cc", nargs="+", default=list(CCS), choices=CCS + UML_CCS)
+    ap.add_argument("--aqm", nargs="+", default=list(AQMS), choices=AQMS + UML_AQMS)
+    ap.add_argument(
+        "--reference",
+        choices=("testbed", "linux-qdisc"),
+        default="testbed",
+        help="the kernel's side: the testbed (aqmlab's AQM code on the router, the host's "
+        "kernel; root) or Linux's own queue discs in a user-mode Linux guest (make uml)",
+    )
+    ap.add_argument(
+        "--ecn", action="store_true", help="every flow and queue with ECN (DCTCP's always)"
+    )
     ap.add_argument("--flows", nargs="+", type=int, default=[5, 20])
     ap.add_argument("--rate", nargs="+", type=float, default=[10.0, 50.0], help="Mbit/s")
     ap.add_argument("--seed", type=int, default=1)
@@ -226,6 +281,16 @@ def main(argv: list[str] | None = None) -> int:
         "avoidance (segments per round trip)",
     )
     args = ap.parse_args(argv)
+    if args.reference == "testbed":
+        for name, chosen, only in (("--cc", args.cc, UML_CCS), ("--aqm", args.aqm, UML_AQMS)):
+            bad = [x for x in chosen if x in only]
+            if bad:
+                print(
+                    f"error: {name} {bad[0]}: only with --reference linux-qdisc (this kernel "
+                    "lacks it)",
+                    file=sys.stderr,
+                )
+                return 2
     from aqmlab import ScenarioError
     from aqmlab.testbed import TestbedError
 
@@ -260,7 +325,17 @@ def main(argv: list[str] | None = None) -> int:
         for rate, flows, aqm, cc in itertools.product(args.rate, args.flows, args.aqm, args.cc):
             try:
                 c = run_cell(
-                    cc, aqm, flows, rate, args.seed, keep, earlier, args.sim_set, args.flow_series
+                    cc,
+                    aqm,
+                    flows,
+                    rate,
+                    args.seed,
+                    keep,
+                    earlier,
+                    args.sim_set,
+                    args.flow_series,
+                    args.reference,
+                    args.ecn,
                 )
             except (TestbedError, ScenarioError) as e:
                 print(f"error: {e}", file=sys.stderr)

@@ -33,6 +33,7 @@
 //! sample the wait is at most 500 ms and the RTO 1 s.
 
 use super::TcpFlow;
+use crate::packet::Ecn;
 use crate::units::SimTime;
 
 /// Linux's `TCP_MAX_QUICKACKS`.
@@ -53,6 +54,8 @@ pub(super) struct Ato {
     quick: u32,
     /// The receiver's RTT (see the module's head); zero until known.
     rtt: SimTime,
+    /// An ECN-capable or CE data segment has arrived (`TCP_ECN_SEEN`).
+    ecn_seen: bool,
 }
 
 impl Ato {
@@ -118,10 +121,33 @@ impl TcpFlow {
     /// A segment wholly below `rcv_nxt` arrived: quick-ACK mode
     /// (`tcp_enter_quickack_mode`).
     pub(super) fn ato_duplicate(&mut self) {
-        let (min, quickacks) = (self.ato_min(), self.quickacks(false));
+        self.ato_quickack(MAX_QUICKACKS);
+    }
+
+    /// Quick-ACK mode for at most `most` ACKs, ato back to its least
+    /// (`tcp_enter_quickack_mode`).
+    fn ato_quickack(&mut self, most: u32) {
+        let (min, quickacks) = (self.ato_min(), self.quickacks(false).min(most));
         if let Some(lr) = self.lr.as_deref_mut() {
             lr.ato.quick = lr.ato.quick.max(quickacks);
             lr.ato.ato = min;
+        }
+    }
+
+    /// The ECN codepoint `ecn` of an arriving data segment of a classic-ECN
+    /// flow (`__tcp_ecn_check_ce`), after its ato update: the first CE mark
+    /// since the sender's last CWR (`starts_echo`: "better not delay acks,
+    /// sender can have a very low cwnd"), and a segment without ECT after
+    /// ECT was seen ("probably a retransmit") each bring quick-ACK mode for
+    /// two ACKs.
+    pub(super) fn ato_ecn(&mut self, ecn: Ecn, starts_echo: bool) {
+        let Some(lr) = self.lr.as_deref_mut() else {
+            return;
+        };
+        let quick = starts_echo || (ecn == Ecn::NotEct && lr.ato.ecn_seen);
+        lr.ato.ecn_seen |= ecn != Ecn::NotEct;
+        if quick {
+            self.ato_quickack(2);
         }
     }
 
@@ -199,10 +225,16 @@ mod tests {
 
     /// Segment `seq` arrives at `ms`; returns how many ACKs went out.
     fn seg(r: &mut TcpFlow, ms: f64, seq: u64) -> usize {
+        seg_ecn(r, ms, seq, flags::DATA, Ecn::NotEct).len()
+    }
+
+    /// Segment `seq` with flags `f` and codepoint `ecn` arrives at `ms`;
+    /// returns the ACKs that went out.
+    fn seg_ecn(r: &mut TcpFlow, ms: f64, seq: u64, f: u8, ecn: Ecn) -> Vec<Seg> {
         let mut out: Vec<Seg> = Vec::new();
         let now = SimTime::from_secs_f64(ms / 1e3);
-        r.on_data(now, seq, flags::DATA, Ecn::NotEct, now, &mut out);
-        out.len()
+        r.on_data(now, seq, f, ecn, now, &mut out);
+        out
     }
 
     /// The first five segments are acknowledged at once (Linux's initial
@@ -252,5 +284,59 @@ mod tests {
             assert_eq!(seg(&mut r, ms, i), 1, "quick ACK after the stall, {i}");
         }
         assert_eq!(seg(&mut r, 1_230.0, 11), 0);
+    }
+
+    /// A classic-ECN flow (`__tcp_ecn_check_ce`, `tcp_ecn_accept_cwr`),
+    /// past the first quick ACKs, each segment listed with the ACKs it
+    /// draws (`E`: with ECE, `A`: without, `-`: held). Every second segment
+    /// is acknowledged as ever; besides, the first CE mark brings two ACKs
+    /// at once (its own and the next), a second mark before CWR none, the
+    /// CWR segment its own ACK at once (the echo over), and a segment
+    /// without ECT after ECT (a retransmission) two at once. Without ECN
+    /// every second segment only, none with ECE.
+    #[test]
+    fn ecn_marks_cwr_and_retransmissions_bring_quick_acks() {
+        let (d, c, e, ce, not) = (
+            flags::DATA,
+            flags::DATA | flags::CWR,
+            Ecn::Ect0,
+            Ecn::Ce,
+            Ecn::NotEct,
+        );
+        let segs = [
+            (d, e),
+            (d, e),
+            (d, ce),
+            (d, e),
+            (d, ce),
+            (d, e),
+            (c, e),
+            (d, e),
+            (d, e),
+            (d, not),
+            (d, e),
+            (d, e),
+        ];
+        for (ecn_on, want) in [(true, "-AEE-EA-AAA-"), (false, "-A-A-A-A-A-A")] {
+            let mut r = rx(6);
+            r.cfg.tcp.ecn = ecn_on;
+            for i in 0..3 {
+                assert_eq!(seg(&mut r, 10.0 * i as f64, i), 1);
+            }
+            let got: String = segs
+                .iter()
+                .enumerate()
+                .map(|(i, &(f, ecn))| {
+                    let acks = seg_ecn(&mut r, 30.0 + i as f64, 3 + i as u64, f, ecn);
+                    match acks.as_slice() {
+                        [] => '-',
+                        [a] if a.flags & flags::ECE != 0 => 'E',
+                        [_] => 'A',
+                        _ => '2',
+                    }
+                })
+                .collect();
+            assert_eq!(got, want, "ecn {ecn_on}");
+        }
     }
 }

@@ -46,13 +46,21 @@ impl TcpFlow {
             return;
         }
         self.stats.data_arrived += 1;
+        let linux_delack = self.cfg.tcp.delack_linux() && self.cfg.tcp.delayed_ack;
+        // Linux's receiver of a classic-ECN flow (`tcp_ecn_accept_cwr`,
+        // `__tcp_ecn_check_ce`): CWR on a data segment is acknowledged at
+        // once, as the sender's window may be one segment.
+        let linux_ecn = linux_delack && self.cfg.tcp.ecn && !self.cfg.tcp.variant.scalable();
+        let mut immediate = !self.cfg.tcp.delayed_ack;
         if f & flags::CWR != 0 {
             self.cwr_arrives();
+            immediate |= linux_ecn;
         }
-        let mut immediate = !self.cfg.tcp.delayed_ack;
+        let mut starts_echo = false;
         if ecn == Ecn::Ce {
             self.stats.marks_seen += 1;
             if self.cfg.tcp.ecn && self.ece_pending == Echo::None {
+                starts_echo = true;
                 immediate |= self.ce_state_changes(true, out);
             }
         } else if self.ece_pending == Echo::Ce {
@@ -62,7 +70,6 @@ impl TcpFlow {
         // RFC 7323's Last.ACK.sent: every in-order segment not yet
         // acknowledged (at most one, delayed) advanced `rcv_nxt` by one.
         let last_ack_sent = self.rcv_nxt - u64::from(self.delack_count);
-        let linux_delack = self.cfg.tcp.delack_linux() && self.cfg.tcp.delayed_ack;
         if seq == self.rcv_nxt {
             if linux_delack {
                 self.ato_in_order(now);
@@ -107,6 +114,9 @@ impl TcpFlow {
             self.last_ts = ts;
         }
         self.last_retx = retx;
+        if linux_ecn {
+            self.ato_ecn(ecn, starts_echo);
+        }
         if linux_delack && !immediate && self.ato_quick() {
             immediate = true;
         }
