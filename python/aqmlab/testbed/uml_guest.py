@@ -88,25 +88,8 @@ def dumbbell(spec: dict[str, Any]) -> None:
         ("bn", "rl", "bn", "rr"),
         ("h0", "r", "h0", "rr"),
     ):
-        sh(
-            "ip",
-            "link",
-            "add",
-            a,
-            "netns",
-            na,
-            "mtu",
-            mtu,
-            "type",
-            "veth",
-            "peer",
-            "name",
-            b,
-            "netns",
-            nb,
-            "mtu",
-            mtu,
-        )
+        veth = f"link add {a} netns {na} mtu {mtu} type veth peer name {b} netns {nb} mtu {mtu}"
+        sh("ip", *veth.split())
         for dev, ns in ((a, na), (b, nb)):
             sh("ethtool", "-K", dev, "tso", "off", "gso", "off", "gro", "off", ns=ns)
             sh("ip", "link", "set", dev, "up", ns=ns)
