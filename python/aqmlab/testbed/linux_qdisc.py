@@ -33,7 +33,15 @@ from typing import Any
 
 from aqmlab import scenario
 from aqmlab.testbed.netns import TestbedError
-from aqmlab.testbed.runner import FLOW_COUNTERS, find_router, kernel_tcp_window, plan
+from aqmlab.testbed.runner import (
+    FLOW_COUNTERS,
+    _bytes,
+    _jain,
+    _rate_bps,
+    find_router,
+    kernel_tcp_window,
+    plan,
+)
 
 UML = "linux.uml"
 MODULES = Path("/usr/lib/uml/modules")
@@ -155,10 +163,6 @@ def qdisc_args(resolved: Mapping[str, Any]) -> list[str]:
     return args
 
 
-def _bytes(v: Any) -> int:
-    return int(str(v).removesuffix("B"))
-
-
 def _same(a: Any, b: Any) -> bool:
     if isinstance(a, str) and isinstance(b, str):
         ta, tb = scenario._ns(a), scenario._ns(b)
@@ -207,7 +211,7 @@ def guest_spec(doc: Mapping[str, Any], cc: str, work: Path) -> dict[str, Any]:
     return {
         "work": str(work),
         "mtu": int(resolved["tcp"]["packet_size"]),
-        "rate_bps": scenario_rate_bps(topo["bottleneck_rate"]),
+        "rate_bps": _rate_bps(topo["bottleneck_rate"]),
         "rtt_ns": int(derived["base_rtt_ns"]),
         "qdisc": qdisc,
         "cc": cc,
@@ -220,15 +224,6 @@ def guest_spec(doc: Mapping[str, Any], cc: str, work: Path) -> dict[str, Any]:
         "modules": modules,
         "host_py": str(Path(__file__).with_name("host.py")),
     }
-
-
-def scenario_rate_bps(v: Any) -> float:
-    """A rate as the resolved scenario writes it ("10Mbps")."""
-    s = str(v)
-    for suffix, mult in (("Gbps", 1e9), ("Mbps", 1e6), ("Kbps", 1e3), ("kbps", 1e3), ("bps", 1)):
-        if s.endswith(suffix):
-            return float(s.removesuffix(suffix)) * mult
-    return float(s)
 
 
 INIT = """#!/bin/sh
@@ -331,7 +326,6 @@ def summarise(spec: Mapping[str, Any], res: Mapping[str, Any]) -> dict[str, Any]
         else 0.0
         for i in range(len(spec["starts_ns"]))
     ]
-    sq = sum(g * g for g in good)
     kernel_tcp = kernel_tcp_window([res["hosts"]["l"], res["hosts"]["r"]])
     return {
         "bottleneck": {
@@ -352,7 +346,7 @@ def summarise(spec: Mapping[str, Any], res: Mapping[str, Any]) -> dict[str, Any]
             "count": len(good),
             "goodput_bps": good,
             "goodput_bps_total": sum(good),
-            "jain_fairness": sum(good) ** 2 / (len(good) * sq) if sq else 0.0,
+            "jain_fairness": _jain(good),
             "retransmits": sum(int(v["info"].get("total_retrans", 0)) for v in tx.values()),
             # The guest kernel's counters over the measurement (timeouts, SACK recoveries,
             # loss probes, timeouts undone), as the testbed's summary has them.
