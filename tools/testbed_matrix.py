@@ -152,7 +152,7 @@ def run_cell(
     rate: float,
     seed: int,
     keep: Path,
-    earlier: dict[tuple[str, str, int, float], dict[str, float]] | None = None,
+    earlier: dict[tuple[str, str, int, float, bool, str], dict[str, float]] | None = None,
     sim_set: list[str] | None = None,
     series: bool = False,
     reference: str = "testbed",
@@ -171,7 +171,7 @@ def run_cell(
     if series:
         doc["metrics"]["flow_series"] = list(range(flows))
     if earlier is not None:
-        tb = earlier[(cc, aqm, flows, rate)]
+        tb = earlier[(cc, aqm, flows, rate, ecn, reference)]
     elif reference == "linux-qdisc":
         from aqmlab.testbed.linux_qdisc import run_linux_qdisc
 
@@ -297,8 +297,17 @@ def main(argv: list[str] | None = None) -> int:
     earlier = None
     if args.testbed_from:
         try:
+            # A cell is its grid point, its ECN and its reference (an earlier JSON without the
+            # last two ran the testbed without ECN).
             earlier = {
-                (c["cc"], c["aqm"], int(c["flows"]), float(c["rate_mbps"])): c["testbed"]
+                (
+                    c["cc"],
+                    c["aqm"],
+                    int(c["flows"]),
+                    float(c["rate_mbps"]),
+                    bool(c.get("ecn", False)),
+                    str(c.get("reference", "testbed")),
+                ): c["testbed"]
                 for c in json.loads(args.testbed_from.read_text())
             }
         except (OSError, ValueError, KeyError, TypeError) as e:
@@ -307,13 +316,16 @@ def main(argv: list[str] | None = None) -> int:
                 file=sys.stderr,
             )
             return 2
-        wanted = itertools.product(args.cc, args.aqm, args.flows, args.rate)
+        wanted = [
+            (cc, aqm, flows, rate, args.ecn or cc == "dctcp", args.reference)
+            for cc, aqm, flows, rate in itertools.product(args.cc, args.aqm, args.flows, args.rate)
+        ]
         missing = [k for k in wanted if k not in earlier]
         if missing:
-            cc, aqm, flows, rate = missing[0]
+            cc, aqm, flows, rate, ecn, ref = missing[0]
             print(
                 f"error: --testbed-from {args.testbed_from}: no cell {cc} {aqm} {flows} flows "
-                f"{rate:g} Mbit/s ({len(missing)} missing)",
+                f"{rate:g} Mbit/s{' with ECN' if ecn else ''} ({ref}) ({len(missing)} missing)",
                 file=sys.stderr,
             )
             return 2
