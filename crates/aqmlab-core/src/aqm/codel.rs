@@ -211,13 +211,22 @@ impl CodelState {
         }
     }
 
-    /// `dodequeue` on an empty queue (RFC 8289 section 5.5): the queue
-    /// cannot be above target, and a dropping state ends.
+    /// `dodequeue` on an empty queue at `now` (RFC 8289 section 5.5): the
+    /// queue cannot be above target, and a dropping state ends. If the
+    /// drop that enters the dropping state took the queue's last packet
+    /// (FQ-CoDel, whose MAXPACKET test may read the whole scheduler's
+    /// backlog), the state is entered all the same, as the RFC's
+    /// `dequeue()` and Linux's `codel_dequeue` do: `count`, `lastcount`
+    /// and `drop_next` start their cycle, and the flag is cleared at the
+    /// queue's next dequeue opportunity.
     #[inline]
-    pub fn on_empty(&mut self) {
+    pub fn on_empty(&mut self, p: &CodelParams, now: SimTime) {
         self.first_above_time = SimTime::ZERO;
-        self.dropping = false;
-        self.pending = Pending::None;
+        if std::mem::take(&mut self.pending) == Pending::Entering {
+            self.enter(p, now);
+        } else {
+            self.dropping = false;
+        }
     }
 
     /// Enter the dropping state at `now` (RFC 8289 section 5.5, the
@@ -579,9 +588,56 @@ mod tests {
         // An empty queue at a dequeue opportunity (FQ-CoDel's flow
         // scheduler) resets first_above_time and the dropping state.
         s.dropping = true;
-        s.on_empty();
+        s.on_empty(&p, ms(30));
         assert_eq!(s.first_above_time, SimTime::ZERO);
         assert!(!s.dropping);
+    }
+
+    #[test]
+    fn entering_drop_of_the_last_packet_still_enters() {
+        // FQ-CoDel's MAXPACKET test may read the scheduler's backlog, so
+        // the drop that enters the dropping state can take a flow queue's
+        // last packet. The state is entered all the same (RFC 8289's
+        // dequeue(), Linux's codel_dequeue): the last cycle's 4 - 2 drops,
+        // 0.5 s after its drop_next, give count 2 and drop_next 2000 +
+        // 100 / sqrt(2) ms.
+        let p = params();
+        let mut s = CodelState {
+            first_above_time: ms(1000),
+            count: 4,
+            lastcount: 2,
+            drop_next: ms(1500),
+            ..CodelState::default()
+        };
+        assert_eq!(
+            s.on_packet(&p, ms(2000), ms(50), 3000, false),
+            Verdict::Drop(Cause::Early)
+        );
+        s.on_empty(&p, ms(2000));
+        let next = control_law(ms(2000), p.interval, 2);
+        assert_eq!((s.count, s.lastcount, s.drop_next), (2, 2, next));
+        assert!(s.dropping);
+        assert_eq!(s.first_above_time, SimTime::ZERO);
+        // The queue's next packet, above target, starts a new interval and
+        // ends the state without a drop.
+        assert_eq!(
+            s.on_packet(&p, ms(2050), ms(50), 3000, false),
+            Verdict::Pass
+        );
+        assert!(!s.dropping);
+        assert_eq!(s.first_above_time, ms(2150));
+        // Entered again: this cycle dropped nothing more (count - lastcount
+        // = 0), so count restarts at 1. Had the state not been entered at
+        // 2000 ms, the older cycle's 4 - 2 would have set it to 2.
+        assert_eq!(
+            s.on_packet(&p, ms(2200), ms(50), 3000, false),
+            Verdict::Drop(Cause::Early)
+        );
+        assert_eq!(
+            s.on_packet(&p, ms(2200), ms(50), 1500, false),
+            Verdict::Pass
+        );
+        assert_eq!((s.count, s.drop_next), (1, ms(2300)));
     }
 
     #[test]

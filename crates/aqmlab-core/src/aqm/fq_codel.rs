@@ -381,8 +381,8 @@ impl FlowAqm for CodelState {
     }
 
     #[inline(always)]
-    fn on_empty(&mut self, _p: &FqCodelParams, _now: SimTime) {
-        CodelState::on_empty(self)
+    fn on_empty(&mut self, p: &FqCodelParams, now: SimTime) {
+        CodelState::on_empty(self, &p.codel, now)
     }
 }
 
