@@ -188,6 +188,10 @@ def run_cell(
             tb["growth_open"] = ca_growth(res.flow_series, start_s, open_only=True)
     sim_doc = json.loads(json.dumps(doc))
     sim_doc["tcp"] = {"profile": "linux", "variant": cc, "packet_size": PACKET}
+    if reference == "testbed":
+        # The testbed's router hashes a connection's 5-tuple, which the kernel's new
+        # sk_txhash after a timeout leaves as it was (the guest's queue reads the hash).
+        sim_doc["tcp"]["txrehash"] = False
     if ecn:
         sim_doc["tcp"]["ecn"] = True
     if sim_set:
@@ -333,6 +337,7 @@ def main(argv: list[str] | None = None) -> int:
     cells = []
     with tempfile.TemporaryDirectory() as tmp:
         keep = args.keep or Path(tmp)
+        keep.mkdir(parents=True, exist_ok=True)
         print(HEADER, flush=True)
         for rate, flows, aqm, cc in itertools.product(args.rate, args.flows, args.aqm, args.cc):
             try:

@@ -109,9 +109,11 @@ pub struct Packet {
     /// every route's links (`Routes::link_at`): the next link is at
     /// `pos + 1` (an end mark after the route's last link).
     pub pos: u32,
-    /// 0 on its flow's data route (sender to receiver), 1 on the route
-    /// back: the route's index is `2 * flow + dir` ([`Packet::route`]).
-    pub dir: u8,
+    /// Bit 0, [`Packet::dir`]: 0 on its flow's data route (sender to
+    /// receiver), 1 on the route back: the route's index is `2 * flow +
+    /// dir` ([`Packet::route`]). Bits 1-7, [`Packet::label`]: its flow's
+    /// hash label ([`Packet::pack_dir`]).
+    pub dir_label: u8,
     /// Connection number of the flow (wrapping): a packet of an earlier
     /// connection of the same flow (web transfers) is recognised as stale.
     pub conn: u8,
@@ -126,7 +128,35 @@ impl Packet {
     /// Index of its route (see `World::routes`): even for data, odd back.
     #[inline]
     pub fn route(&self) -> usize {
-        2 * self.flow as usize + self.dir as usize
+        2 * self.flow as usize + self.dir() as usize
+    }
+
+    /// 0 on its flow's data route, 1 on the route back.
+    #[inline]
+    pub fn dir(&self) -> u8 {
+        self.dir_label & 1
+    }
+
+    /// Which of its flow's hashes a flow-hashing queue files it by: the
+    /// sender's count of retransmission timeouts modulo 128 with
+    /// `tcp.txrehash` (a new hash at each, as Linux's `sk_txhash`), else 0.
+    #[inline]
+    pub fn label(&self) -> u8 {
+        self.dir_label >> 1
+    }
+
+    /// The key a flow-hashing queue hashes: the flow, and its label above
+    /// the flow's 32 bits (label 0: the flow id alone).
+    #[inline]
+    pub fn hash_key(&self) -> u64 {
+        u64::from(self.flow) | u64::from(self.label()) << 32
+    }
+
+    /// [`Packet::dir_label`] of direction `dir` (0 or 1) and hash label
+    /// `label` (its low 7 bits).
+    #[inline]
+    pub fn pack_dir(dir: u8, label: u8) -> u8 {
+        dir | (label << 1)
     }
 
     #[inline]
@@ -295,6 +325,31 @@ mod tests {
         assert_eq!(kind_name(ACK | REQ, 40), "ack");
         assert_eq!(kind_name(DATA | RETX | CWR, 1500), "data");
         assert_eq!(kind_name(ACK | ECE | RETX, 40), "ack");
+    }
+
+    /// The direction byte carries the hash label above the direction: the
+    /// route and the direction read as without it, and the hash key is the
+    /// flow alone at label 0.
+    #[test]
+    fn the_hash_label_rides_above_the_direction() {
+        let p = Packet {
+            flow: 7,
+            dir_label: Packet::pack_dir(1, 5),
+            ..Packet::default()
+        };
+        assert_eq!((p.dir(), p.label(), p.route()), (1, 5, 15));
+        assert_eq!(p.hash_key(), 7 | 5 << 32);
+        let q = Packet {
+            flow: 7,
+            dir_label: Packet::pack_dir(0, 127),
+            ..Packet::default()
+        };
+        assert_eq!((q.dir(), q.label(), q.route()), (0, 127, 14));
+        let r = Packet {
+            flow: 7,
+            ..Packet::default()
+        };
+        assert_eq!(r.hash_key(), 7);
     }
 
     /// Both ways of reusing slots hand out distinct live slots, keep the

@@ -58,6 +58,8 @@ mod tcp_rtt;
 mod tcp_sack;
 #[path = "tcp_timestamps.rs"]
 mod tcp_timestamps;
+#[path = "tcp_txrehash.rs"]
+mod tcp_txrehash;
 #[path = "tcp_undo.rs"]
 mod tcp_undo;
 #[path = "topologies.rs"]

@@ -402,8 +402,11 @@ impl Dir {
         };
         let (limit, busy_until) = (self.limit, self.busy_until);
         let (rng, evicted) = (&mut self.rng, &mut self.evicted);
+        // The router hashes the connection's 5-tuple (its flow id), which a
+        // sender's new `sk_txhash` leaves as it was: hash label 0.
+        let key = u64::from(flow);
         let verdict = flow_queues!(&mut self.aqm,
-            fq => Some(fq.enqueue(pkt, flow, limit, busy_until, rng, evicted)),
+            fq => Some(fq.enqueue(pkt, key, limit, busy_until, rng, evicted)),
             _ => None
         );
         let kept = match verdict {

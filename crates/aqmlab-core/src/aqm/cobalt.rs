@@ -598,7 +598,14 @@ mod tests {
         let (mut r, mut ev) = (rng(), Vec::new());
         let lim = Buffer::Packets(2);
         for id in 1..=3 {
-            s.enqueue(pkt(id, ms(10)), id, lim, SimTime::ZERO, &mut r, &mut ev);
+            s.enqueue(
+                pkt(id, ms(10)),
+                u64::from(id),
+                lim,
+                SimTime::ZERO,
+                &mut r,
+                &mut ev,
+            );
         }
         assert_eq!(ev, vec![3]);
         assert_eq!(s.states().next().unwrap().p_drop(), 1.0 / 256.0);

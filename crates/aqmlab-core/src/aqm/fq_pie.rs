@@ -269,7 +269,9 @@ mod tests {
         s.dequeue(ms(0), &mut rng).unwrap();
         // Flow 0's queue, found empty, leaves the lists.
         assert!(s.dequeue(ms(0), &mut rng).is_none());
-        let other = (1..).find(|&f| s.bucket(f) != s.bucket(0)).unwrap();
+        let other = (1..)
+            .find(|&f| s.bucket(u64::from(f)) != s.bucket(0))
+            .unwrap();
         (s, rng, other)
     }
 
@@ -297,7 +299,14 @@ mod tests {
         for id in 1..=3 {
             s.enqueue(pkt(id, ms(0)), 0, lim, SimTime::ZERO, &mut rng, &mut ev);
         }
-        s.enqueue(pkt(11, ms(20)), f1, lim, SimTime::ZERO, &mut rng, &mut ev);
+        s.enqueue(
+            pkt(11, ms(20)),
+            u64::from(f1),
+            lim,
+            SimTime::ZERO,
+            &mut rng,
+            &mut ev,
+        );
         // Flow 0 is new first: packet 1 at 30 ms (deficit 1514 -> 514).
         let (p, v) = s.dequeue(ms(30), &mut rng).unwrap();
         assert_eq!((p.id, v), (1, Verdict::Pass));
@@ -329,14 +338,21 @@ mod tests {
         s.enqueue(pkt(1, ms(1)), 0, lim, SimTime::ZERO, &mut rng, &mut ev);
         s.enqueue(pkt(2, ms(1)), 0, lim, SimTime::ZERO, &mut rng, &mut ev);
         assert!(ev.is_empty());
-        let v = s.enqueue(pkt(3, ms(1)), f1, lim, SimTime::ZERO, &mut rng, &mut ev);
+        let v = s.enqueue(
+            pkt(3, ms(1)),
+            u64::from(f1),
+            lim,
+            SimTime::ZERO,
+            &mut rng,
+            &mut ev,
+        );
         assert_eq!((v, ev.as_slice()), (Verdict::Pass, &[3][..]));
         assert_eq!(s.qlen().pkts, 2);
         // A byte limit of 2500: the third 1000-byte packet would make 3000.
         ev.clear();
         s.enqueue(
             pkt(4, ms(1)),
-            f1,
+            u64::from(f1),
             Buffer::Bytes(2500),
             SimTime::ZERO,
             &mut rng,

@@ -118,7 +118,7 @@ pub fn headers(p: &Packet, w: FlowWire, out: &mut Vec<u8>) -> u32 {
     let transport = if w.udp { UDP_HEADER } else { TCP_HEADER };
     let len = p.size.clamp((IP_HEADER + transport) as u32, 65_535);
     let (sender, receiver) = addresses(p.flow);
-    let (src, dst) = if p.dir == 0 {
+    let (src, dst) = if p.dir() == 0 {
         (sender, receiver)
     } else {
         (receiver, sender)
@@ -142,7 +142,7 @@ pub fn headers(p: &Packet, w: FlowWire, out: &mut Vec<u8>) -> u32 {
     } else {
         (10_000 + u16::from(p.conn), 5001)
     };
-    let (a, b) = if p.dir == 0 {
+    let (a, b) = if p.dir() == 0 {
         (sport, dport)
     } else {
         (dport, sport)
@@ -186,7 +186,7 @@ fn tcp_numbers(p: &Packet, mss: u32) -> (u32, u32, u8) {
     if p.has(flags::DATA) {
         // A data segment (on its flow's data route: `seq` is its number).
         (bytes(p.seq), 1, ACK | fin)
-    } else if p.dir == 0 {
+    } else if p.dir() == 0 {
         // The data sender's FIN/ACK: after the last segment acknowledged.
         (bytes(p.seq), 1, ACK | fin)
     } else {
@@ -324,7 +324,7 @@ mod tests {
         let ack = Packet {
             size: 40,
             seq: 3,
-            dir: 1,
+            dir_label: 1,
             flags: flags::ACK | flags::ECE,
             ..Packet::default()
         };
@@ -353,7 +353,7 @@ mod tests {
             size: 40,
             flow: 1,
             conn: 3,
-            dir: 1,
+            dir_label: 1,
             flags: flags::SYN,
             ..Packet::default()
         };

@@ -734,7 +734,7 @@ impl Link {
         let fq = FlowQueues::<A>::of(&mut self.aqm);
         let verdict = fq.enqueue(
             pkt,
-            p.flow,
+            p.hash_key(),
             self.limit,
             self.busy_until,
             &mut self.aqm_rng,

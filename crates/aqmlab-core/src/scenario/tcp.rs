@@ -169,14 +169,16 @@ impl TcpProfile {
                 // CUBIC's window as `tcp_cubic` grows it (`bictcp_update`),
                 // and the receiver's delayed-ACK timer and quick ACKs as
                 // `tcp_event_data_recv` and `tcp_delack_timer_handler` set
-                // them.
+                // them. A new flow hash at every timeout
+                // (`net.core.txrehash = 1`).
                 switches: TcpSwitches(
                     TcpSwitches::TIMESTAMPS
                         | TcpSwitches::HYSTART
                         | TcpSwitches::TSO
                         | TcpSwitches::UNDO
                         | TcpSwitches::CUBIC_LINUX
-                        | TcpSwitches::DELACK_LINUX,
+                        | TcpSwitches::DELACK_LINUX
+                        | TcpSwitches::TXREHASH,
                 ),
                 ..d
             },
@@ -233,11 +235,6 @@ pub struct TcpSpec {
     /// RFC 3042 limited transmit: a new segment on each of the first two
     /// duplicate ACKs (on by default, as in ns-2 and Linux).
     pub limited_transmit: bool,
-    /// RFC 6582 section 4.2's ACK heuristic: after a timeout, three
-    /// duplicate ACKs below `recover` still start a fast retransmit when
-    /// cwnd > 1 and the last advance of the cumulative ACK was at most four
-    /// segments (ns-2's `bugfix_ack_`). Off: the "careful" rule alone.
-    pub ack_heuristic: bool,
     /// ns-2's `ecn_backoff_`: an ECN-Echo that finds the window at one
     /// segment a second time in a row doubles the retransmission timer
     /// that governs the RFC 3168 section 6.1.2 hold.
@@ -354,33 +351,36 @@ pub struct TcpSpec {
     #[serde(skip_serializing_if = "EcnCodepoint::is_ect0")]
     pub ecn_codepoint: EcnCodepoint,
     /// `timestamps`, `hystart`, `prague_classic_ecn_detection`,
-    /// `moderate_rcvbuf`, `tso`, `cubic`, `undo` and `delack_timer`, one
-    /// bit each ([`TcpSpec::timestamps`], [`TcpSpec::hystart`],
+    /// `moderate_rcvbuf`, `tso`, `cubic`, `undo`, `delack_timer`,
+    /// `txrehash` and `ack_heuristic`, one bit each ([`TcpSpec::timestamps`], [`TcpSpec::hystart`],
     /// [`TcpSpec::prague_classic_ecn_detection`],
     /// [`TcpSpec::moderate_rcvbuf`], [`TcpSpec::tso`],
     /// [`TcpSpec::cubic_linux`], [`TcpSpec::undo`],
-    /// [`TcpSpec::delack_linux`]), so that a flow's
+    /// [`TcpSpec::delack_linux`], [`TcpSpec::txrehash`],
+    /// [`TcpSpec::ack_heuristic`]), so that a flow's
     /// configuration stays within its cache lines. Each key is listed in the
-    /// resolved scenario when on.
+    /// resolved scenario when on (`ack_heuristic` always).
     #[serde(flatten)]
     pub switches: TcpSwitches,
 }
 
-/// Switches of `[tcp]` packed in one byte (see [`TcpSpec::switches`]).
+/// Switches of `[tcp]` packed in two bytes (see [`TcpSpec::switches`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct TcpSwitches(u8);
+pub struct TcpSwitches(u16);
 
 impl TcpSwitches {
-    const TIMESTAMPS: u8 = 1;
-    const HYSTART: u8 = 2;
-    const PRAGUE_DETECTION: u8 = 4;
-    const MODERATE_RCVBUF: u8 = 8;
-    const TSO: u8 = 16;
-    const CUBIC_LINUX: u8 = 32;
-    const UNDO: u8 = 64;
-    const DELACK_LINUX: u8 = 128;
+    const TIMESTAMPS: u16 = 1;
+    const HYSTART: u16 = 2;
+    const PRAGUE_DETECTION: u16 = 4;
+    const MODERATE_RCVBUF: u16 = 8;
+    const TSO: u16 = 16;
+    const CUBIC_LINUX: u16 = 32;
+    const UNDO: u16 = 64;
+    const DELACK_LINUX: u16 = 128;
+    const TXREHASH: u16 = 256;
+    const ACK_HEURISTIC: u16 = 512;
 
-    fn set(&mut self, bit: u8, on: bool) {
+    fn set(&mut self, bit: u16, on: bool) {
         if on {
             self.0 |= bit;
         } else {
@@ -392,7 +392,11 @@ impl TcpSwitches {
 impl Serialize for TcpSwitches {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeMap;
-        let mut m = s.serialize_map(Some(self.0.count_ones() as usize))?;
+        // `ack_heuristic` is listed on or off (as when it was a field of
+        // its own); the others when on.
+        let on = (self.0 & !TcpSwitches::ACK_HEURISTIC).count_ones() as usize;
+        let mut m = s.serialize_map(Some(on + 1))?;
+        m.serialize_entry("ack_heuristic", &(self.0 & TcpSwitches::ACK_HEURISTIC != 0))?;
         if self.0 & TcpSwitches::TIMESTAMPS != 0 {
             m.serialize_entry("timestamps", &true)?;
         }
@@ -416,6 +420,9 @@ impl Serialize for TcpSwitches {
         }
         if self.0 & TcpSwitches::DELACK_LINUX != 0 {
             m.serialize_entry("delack_timer", "linux")?;
+        }
+        if self.0 & TcpSwitches::TXREHASH != 0 {
+            m.serialize_entry("txrehash", &true)?;
         }
         m.end()
     }
@@ -565,7 +572,6 @@ impl Default for TcpSpec {
             initial_cwnd: 1,
             rwnd: 100_000,
             limited_transmit: true,
-            ack_heuristic: false,
             ecn_backoff: true,
             ect_retransmits: false,
             dupack_halving: true,
@@ -642,7 +648,6 @@ impl TcpSpec {
             initial_cwnd: initial_cwnd as u16,
             rwnd: t.u32("rwnd", d.rwnd)?,
             limited_transmit: t.bool("limited_transmit", d.limited_transmit)?,
-            ack_heuristic: t.bool("ack_heuristic", d.ack_heuristic)?,
             ecn_backoff: t.bool("ecn_backoff", d.ecn_backoff)?,
             ect_retransmits: t.bool("ect_retransmits", d.ect_retransmits)?,
             dupack_halving: t.bool("dupack_halving", d.dupack_halving)?,
@@ -744,7 +749,9 @@ impl TcpSpec {
                 Some(if d.cubic_linux() { "linux" } else { "rfc9438" }),
             )? == "linux",
         );
+        s.set_ack_heuristic(t.bool("ack_heuristic", d.ack_heuristic())?);
         s.set_undo(t.bool("undo", d.undo())?);
+        s.set_txrehash(t.bool("txrehash", d.txrehash())?);
         s.set_delack_linux(
             t.choice(
                 "delack_timer",
@@ -1052,6 +1059,41 @@ impl TcpSpec {
 
     pub fn set_undo(&mut self, on: bool) {
         self.switches.set(TcpSwitches::UNDO, on);
+    }
+
+    /// RFC 6582 section 4.2's ACK heuristic (`tcp.ack_heuristic`): after a
+    /// timeout, three duplicate ACKs below `recover` still start a fast
+    /// retransmit when cwnd > 1 and the last advance of the cumulative ACK
+    /// was at most four segments (ns-2's `bugfix_ack_`). Off (the default):
+    /// the "careful" rule alone.
+    #[inline]
+    pub fn ack_heuristic(&self) -> bool {
+        self.switches.0 & TcpSwitches::ACK_HEURISTIC != 0
+    }
+
+    pub fn set_ack_heuristic(&mut self, on: bool) {
+        self.switches.set(TcpSwitches::ACK_HEURISTIC, on);
+    }
+
+    /// A new flow hash at every retransmission timeout (`tcp.txrehash`;
+    /// Linux's `net.core.txrehash = 1`: `tcp_write_timeout` calls
+    /// `sk_rethink_txhash`, which draws the socket's `sk_txhash` afresh, so
+    /// that a flow stuck on a bad path may take another). A flow-hashing
+    /// queue (FQ-CoDel, FQ-PIE, COBALT) then files the flow's data packets
+    /// in another of its queues after each timeout. In the network that
+    /// holds where the queue's hash reads the sender's: a queue on the
+    /// sender's host or behind a veth pair in one kernel (`skb->hash`), a
+    /// Linux queue hashing IPv6 packets (the flow label follows
+    /// `sk_txhash`); not an IPv4 router, whose hash of the 5-tuple stays.
+    /// On in the linux profile; off (the default) elsewhere. Left out of
+    /// the resolved scenario when off.
+    #[inline]
+    pub fn txrehash(&self) -> bool {
+        self.switches.0 & TcpSwitches::TXREHASH != 0
+    }
+
+    pub fn set_txrehash(&mut self, on: bool) {
+        self.switches.set(TcpSwitches::TXREHASH, on);
     }
 
     /// The receiver's delayed-ACK timer and quick-ACK mode as Linux's

@@ -115,7 +115,7 @@ impl World {
         self.in_ahead = true;
         loop {
             let fl = &self.flows[f];
-            let (due, event) = if p.dir == 0 {
+            let (due, event) = if p.dir() == 0 {
                 (fl.delack_deadline, fl.delack_event)
             } else if fl.cfg.tcp.pacing {
                 // A pacing sender: its release time is its own timer too.
@@ -133,7 +133,7 @@ impl World {
             };
             self.now = d;
             let mut out = std::mem::take(&mut self.out);
-            if p.dir == 0 {
+            if p.dir() == 0 {
                 self.flows[f].on_delack(d, &mut out);
             } else {
                 self.flows[f].on_rto(d, &mut out);

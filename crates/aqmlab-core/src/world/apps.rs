@@ -68,7 +68,7 @@ impl World {
                 ts: self.now,
                 enq_time: self.now,
                 pos,
-                dir: 0,
+                dir_label: 0,
                 conn: 0,
                 flags: flags::DATA,
                 ecn: Ecn::NotEct,

@@ -278,6 +278,7 @@ impl World {
                     web: web[f].is_some(),
                     sack: udp[f].is_none() && flows[f].cfg.tcp.sack,
                     ping: matches!(sc.traffic[meta[f].group as usize], TrafficSpec::Ping(_)),
+                    rehash: udp[f].is_none() && flows[f].cfg.tcp.txrehash(),
                 })
                 .collect(),
             sack: Vec::new(),

@@ -32,7 +32,7 @@ impl World {
             // exchange. Before the straggler test: with HTTP/1.0 the
             // client's FIN is usually still on its way when the page's
             // next object opens a new connection.
-            if p.dir == 1 {
+            if p.dir() == 1 {
                 self.send_teardown(f, false, p.conn);
             }
             return;
@@ -45,7 +45,7 @@ impl World {
             return;
         }
         let mut out = std::mem::take(&mut self.out);
-        if p.dir == 0 {
+        if p.dir() == 0 {
             self.flows[f].on_data(self.now, p.seq, p.flags, p.ecn, p.ts, &mut out);
         } else if tag.sack {
             // The slot may be taken again by what this ACK sends: its
@@ -144,6 +144,14 @@ impl World {
     fn emit_seg(&mut self, f: usize, s: &Seg, sack: bool) {
         let dir = u8::from(!s.from_sender);
         let pos = self.routes.first(2 * f + dir as usize);
+        // `tcp.txrehash`: the data packets' hash label follows the sender's
+        // timeouts (the receiver's ACKs keep theirs: Linux rehashes them on
+        // a duplicate segment, not modelled).
+        let label = if self.tag[f].rehash && dir == 0 {
+            (self.flows[f].stats.timeouts & 0x7f) as u8
+        } else {
+            0
+        };
         let id = self.arena.alloc(Packet {
             size: s.size,
             flow: f as u32,
@@ -151,7 +159,7 @@ impl World {
             ts: s.ts,
             enq_time: self.now,
             pos,
-            dir,
+            dir_label: Packet::pack_dir(dir, label),
             conn: self.tag[f].conn,
             flags: s.flags,
             ecn: s.ecn,

@@ -114,6 +114,8 @@ struct FlowTag {
     sack: bool,
     /// A latency probe source (`kind = "ping"`; also `udp`).
     ping: bool,
+    /// Its data packets' hash label follows its timeouts (`tcp.txrehash`).
+    rehash: bool,
 }
 
 /// A traffic group's flows and which of them run.

@@ -117,14 +117,14 @@ impl World {
     /// A probe reached the far end (`dir` 0: echoed at once on the return
     /// route) or its echo came back (`dir` 1: the round trip is recorded).
     pub(super) fn ping_arrives(&mut self, f: usize, p: Packet) {
-        if p.dir == 0 {
+        if p.dir() == 0 {
             let s = &mut self.flows[f].stats;
             s.data_arrived += 1;
             s.segments_delivered += 1;
             let pos = self.routes.first(2 * f + 1);
             let id = self.arena.alloc(Packet {
                 pos,
-                dir: 1,
+                dir_label: 1,
                 flags: 0,
                 ecn: Ecn::NotEct,
                 enq_time: self.now,

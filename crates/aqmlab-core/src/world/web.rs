@@ -404,7 +404,7 @@ impl World {
             ts: self.now,
             enq_time: self.now,
             pos,
-            dir,
+            dir_label: dir,
             conn,
             flags: flags::FIN | flags::ACK,
             ecn: Ecn::NotEct,

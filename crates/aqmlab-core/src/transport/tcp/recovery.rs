@@ -55,7 +55,7 @@ impl TcpFlow {
                         || (self.last_cut == Cut::Ecn && ack == self.recover)
                         || self.recover == 0
                         || after_ecn
-                        || (self.cfg.tcp.ack_heuristic
+                        || (self.cfg.tcp.ack_heuristic()
                             && self.cwnd > 1.0
                             && ack - self.prev_una <= 4)
                 }
@@ -506,11 +506,11 @@ mod tests {
     #[test]
     fn ack_heuristic_after_a_timeout() {
         for (heur, fr) in [(false, 0), (true, 1)] {
-            let tcp = TcpSpec {
-                ack_heuristic: heur,
+            let mut tcp = TcpSpec {
                 limited_transmit: false,
                 ..spec()
             };
+            tcp.set_ack_heuristic(heur);
             let (mut tx, _) = sender(8.0, tcp);
             tx.on_rto(SimTime::from_millis(300), &mut Vec::new()); // recover = 8
             ack(&mut tx, 400, 1, false); // the retransmission of 0 arrives
