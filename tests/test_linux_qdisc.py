@@ -43,10 +43,10 @@ def test_each_scheme_maps_to_its_linux_queue_disc() -> None:
         *("pie", "limit", "200", "target", "15000us", "tupdate", "15000us"),
         *("alpha", "2", "beta", "20", "ecn"),
     ]
-    assert _args(kind="codel", target="3ms") == [
+    assert _args(kind="codel", target="3ms", control_law="linux") == [
         *("codel", "limit", "200", "target", "3000us", "interval", "100000us", "noecn"),
     ]
-    assert _args(kind="fq-codel", flows=64, ecn=True) == [
+    assert _args(kind="fq-codel", flows=64, ecn=True, control_law="linux") == [
         *("fq_codel", "limit", "200", "target", "5000us", "interval", "100000us"),
         *("flows", "64", "quantum", "1514", "ecn"),
     ]
@@ -61,8 +61,12 @@ def test_each_scheme_maps_to_its_linux_queue_disc() -> None:
     ("aqm", "named"),
     [
         ({"kind": "red"}, "aqm.kind: 'red'"),
-        ({"kind": "fq-codel", "maxpacket_backlog": "flow"}, "aqm.maxpacket_backlog: 'flow'"),
-        ({"kind": "fq-codel", "ce_threshold": "1ms"}, "aqm.ce_threshold"),
+        ({"kind": "codel"}, "aqm.control_law: 'rfc8289': Linux's codel has 'linux' only"),
+        (
+            {"kind": "fq-codel", "maxpacket_backlog": "flow", "control_law": "linux"},
+            "aqm.maxpacket_backlog: 'flow'",
+        ),
+        ({"kind": "fq-codel", "ce_threshold": "1ms", "control_law": "linux"}, "aqm.ce_threshold"),
         ({"kind": "pie", "alpha": 0.1, "derandomize": True}, "aqm.alpha: 0.1"),
         ({"kind": "pie"}, "aqm.derandomize: False: Linux's pie has True only"),
         ({"kind": "pie", "target": "15.5us", "derandomize": True}, "aqm.target"),

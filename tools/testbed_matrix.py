@@ -167,6 +167,9 @@ def run_cell(
     if reference == "linux-qdisc" and aqm == "pie":
         # Linux's pie always de-randomises (RFC 8033 section 5.4); so does the simulator's here.
         doc["aqm"]["derandomize"] = True
+    if reference == "linux-qdisc" and aqm in ("codel", "fq-codel"):
+        # Linux's CoDel steps 1/sqrt(count) by Newton's method; so does the simulator's here.
+        doc["aqm"]["control_law"] = "linux"
     start_s = (sc._ns(doc["metrics"]["start"]) or 0) * 1e-9
     if series:
         doc["metrics"]["flow_series"] = list(range(flows))

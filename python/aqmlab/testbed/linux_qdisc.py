@@ -122,6 +122,13 @@ def qdisc_args(resolved: Mapping[str, Any]) -> list[str]:
         }
     elif kind in ("codel", "fq-codel"):
         args = ["codel" if kind == "codel" else "fq_codel", "limit", limit]
+        law = aqm.pop("control_law", "rfc8289")
+        if law != "linux":
+            # As pie's de-randomisation: the simulator's side must run the kernel's rule.
+            raise TestbedError(
+                f"aqm.control_law: {law!r}: Linux's {args[0]} has 'linux' only (one Newton "
+                "step on 1/sqrt(count) per change); set aqm.control_law = \"linux\""
+            )
         args += ["target", _time_us(aqm.pop("target"), "aqm.target")]
         args += ["interval", _time_us(aqm.pop("interval"), "aqm.interval")]
         if kind == "fq-codel":

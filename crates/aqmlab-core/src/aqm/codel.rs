@@ -39,7 +39,10 @@
 //! control law), and the dequeue ends with the marked packet.
 //!
 //! The control law runs only when a packet is signalled (not per packet);
-//! it computes `interval / sqrt(count)` with one hardware square root.
+//! it computes `interval / sqrt(count)` with one hardware square root, or
+//! with `control_law = "linux"` as Linux's `codel_impl.h` does: 1 /
+//! sqrt(count) in 16 bits, moved by one Newton step per change of `count`
+//! (see [`ControlLaw::Linux`]).
 //!
 //! CoDel never drops at enqueue: the link's buffer limit is its only
 //! enqueue-side drop (RFC 8289 section 5.4). Every CoDel signal has cause
@@ -81,6 +84,39 @@ pub struct CodelParams {
     pub maxpacket: u32,
     /// Mark ECN-capable packets instead of dropping them.
     pub ecn: bool,
+    /// How `interval / sqrt(count)` is computed (`control_law`): exactly
+    /// (RFC 8289 section 5.6, the default), or as Linux's `codel_impl.h`
+    /// does. Listed in the resolved scenario only when `"linux"`.
+    #[serde(skip_serializing_if = "ControlLaw::is_rfc")]
+    pub control_law: ControlLaw,
+}
+
+/// `control_law`: how CoDel computes the spacing `interval / sqrt(count)`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub enum ControlLaw {
+    /// RFC 8289 section 5.6: the square root of `count`, exactly.
+    #[default]
+    #[serde(rename = "rfc8289")]
+    Rfc8289,
+    /// Linux (`codel_Newton_step`, `codel_control_law`): 1 / sqrt(count)
+    /// kept in 16 bits and moved by one Newton step
+    /// y <- y (3 - count y^2) / 2 each time `count` changes, from 1 when
+    /// the state is entered afresh and from the last cycle's value when
+    /// `count` restarts at the last cycle's drops. The step lags the root
+    /// while `count` is small or has jumped: at count 2 the spacing is
+    /// interval / 2 (exactly: / 1.414), at count 3 interval x 0.5625
+    /// (0.577); on a restart at count = delta from a cycle that ended at
+    /// C, interval x (3 - delta / C) / (2 sqrt C).
+    #[serde(rename = "linux")]
+    Linux,
+}
+
+impl ControlLaw {
+    pub const NAMES: &'static [&'static str] = &["rfc8289", "linux"];
+
+    fn is_rfc(&self) -> bool {
+        *self == ControlLaw::Rfc8289
+    }
 }
 
 impl Default for CodelParams {
@@ -90,6 +126,7 @@ impl Default for CodelParams {
             interval: INTERVAL,
             maxpacket: 1000,
             ecn: false,
+            control_law: ControlLaw::Rfc8289,
         }
     }
 }
@@ -102,6 +139,10 @@ impl CodelParams {
             interval: t.time("interval", INTERVAL)?,
             maxpacket: t.u32("maxpacket", default_pkt_size)?,
             ecn: t.bool("ecn", false)?,
+            control_law: match t.choice("control_law", ControlLaw::NAMES, Some("rfc8289"))? {
+                "linux" => ControlLaw::Linux,
+                _ => ControlLaw::Rfc8289,
+            },
         };
         p.validate(t.path())?;
         Ok(p)
@@ -142,6 +183,25 @@ pub fn control_law(t: SimTime, interval: SimTime, count: u32) -> SimTime {
     t + SimTime((interval.0 as f64 / c.sqrt()).round() as u64)
 }
 
+/// One Newton step of Linux's 1 / sqrt(count) in Q0.16 toward `count`:
+/// y (3 - count y^2) / 2, in 32-bit fixed point as `codel_Newton_step`
+/// computes it (truncating at each product).
+#[inline]
+fn newton_step(y16: u16, count: u32) -> u16 {
+    let y = u64::from(y16) << 16; // Q0.32
+    let y2 = (y * y) >> 32;
+    let three_minus = (3u64 << 32).wrapping_sub(u64::from(count).wrapping_mul(y2)) >> 2;
+    let next = (three_minus.wrapping_mul(y)) >> 31; // x 4 / 2, back to Q0.32
+    (next >> 16) as u16
+}
+
+/// Linux's control law: `t + interval x y` with y in Q0.16
+/// (`codel_control_law`: `reciprocal_scale(interval, y << 16)`).
+#[inline]
+fn control_law_q16(t: SimTime, interval: SimTime, y16: u16) -> SimTime {
+    t + SimTime(((u128::from(interval.0) * (u128::from(y16) << 16)) >> 32) as u64)
+}
+
 /// What the next call of [`CodelState::on_packet`] continues.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 enum Pending {
@@ -172,6 +232,9 @@ pub struct CodelState {
     /// In the dropping state.
     dropping: bool,
     pending: Pending,
+    /// 1 / sqrt(count) in Q0.16 under Linux's control law (0 until the
+    /// state is first entered, as Linux's `codel_vars_init` leaves it).
+    rec_inv_sqrt: u16,
 }
 
 impl CodelState {
@@ -238,11 +301,37 @@ impl CodelState {
         // now - drop_next < 16 interval, in signed arithmetic: drop_next
         // may lie in the future if the state was left before it.
         let since = now.0 as i128 - self.drop_next.0 as i128;
-        if delta > 1 && since < 16 * p.interval.0 as i128 {
+        let restart = delta > 1 && since < 16 * p.interval.0 as i128;
+        if restart {
             self.count = delta;
         }
-        self.drop_next = control_law(now, p.interval, self.count);
+        if p.control_law == ControlLaw::Linux {
+            self.rec_inv_sqrt = if restart {
+                newton_step(self.rec_inv_sqrt, self.count)
+            } else {
+                u16::MAX
+            };
+        }
+        self.drop_next = self.law(p, now);
         self.lastcount = self.count;
+    }
+
+    /// The control law from `t` at the current `count`.
+    #[inline]
+    fn law(&self, p: &CodelParams, t: SimTime) -> SimTime {
+        match p.control_law {
+            ControlLaw::Rfc8289 => control_law(t, p.interval, self.count),
+            ControlLaw::Linux => control_law_q16(t, p.interval, self.rec_inv_sqrt),
+        }
+    }
+
+    /// `count` grows by one (a signal in the dropping state).
+    #[inline]
+    fn bump(&mut self, p: &CodelParams) {
+        self.count = self.count.saturating_add(1);
+        if p.control_law == ControlLaw::Linux {
+            self.rec_inv_sqrt = newton_step(self.rec_inv_sqrt, self.count);
+        }
     }
 
     /// The drop loop's test `while (now >= drop_next && dropping)` for the
@@ -252,11 +341,11 @@ impl CodelState {
         if now < self.drop_next {
             return Verdict::Pass;
         }
-        self.count = self.count.saturating_add(1);
+        self.bump(p);
         if mark {
             // The marked packet is sent; schedule the next signal as the
             // loop does after a drop whose successor is still above target.
-            self.drop_next = control_law(self.drop_next, p.interval, self.count);
+            self.drop_next = self.law(p, self.drop_next);
             return Verdict::Mark(Cause::Early);
         }
         self.pending = Pending::Looping;
@@ -291,7 +380,7 @@ impl CodelState {
                     self.dropping = false;
                     return Verdict::Pass;
                 }
-                self.drop_next = control_law(self.drop_next, p.interval, self.count);
+                self.drop_next = self.law(p, self.drop_next);
                 self.loop_step(p, now, mark)
             }
             Pending::None if self.dropping => {
@@ -591,6 +680,54 @@ mod tests {
         s.on_empty(&p, ms(30));
         assert_eq!(s.first_above_time, SimTime::ZERO);
         assert!(!s.dropping);
+    }
+
+    /// Linux's control law: one Newton step per change of `count`, in 16
+    /// bits. From 1 (0xffff) the steps give 0.50002, 0.5625, 0.48779 at
+    /// counts 2, 3, 4 (the roots: 0.7071, 0.5774, 0.5); a restart at
+    /// count 5 from a cycle that ended at 20 (1 / sqrt(20) = 0.2234) gives
+    /// 0.3072 where the root is 0.4472.
+    #[test]
+    fn linux_control_law_lags_the_root() {
+        let mut y = u16::MAX;
+        let mut seen = Vec::new();
+        for c in 2..=4 {
+            y = newton_step(y, c);
+            seen.push(y);
+        }
+        assert_eq!(seen, [32769, 36864, 31968]);
+        assert_eq!(control_law_q16(ms(0), INTERVAL, 32769), SimTime(50_001_525));
+        let mut y = u16::MAX;
+        for c in 2..=20 {
+            y = newton_step(y, c);
+        }
+        assert_eq!(y, 14640); // 0.22339
+        assert_eq!(newton_step(y, 5), 20133); // 0.30721
+                                              // In the state machine: entered afresh at 100 ms, the second drop
+                                              // comes 50 ms after the first rather than 70.7 ms.
+        let p = CodelParams {
+            control_law: ControlLaw::Linux,
+            ..params()
+        };
+        let mut s = CodelState {
+            first_above_time: ms(50),
+            ..CodelState::default()
+        };
+        assert_eq!(
+            s.on_packet(&p, ms(100), ms(10), 3000, false),
+            Verdict::Drop(Cause::Early)
+        );
+        assert_eq!(s.on_packet(&p, ms(100), ms(10), 1500, false), Verdict::Pass);
+        assert_eq!((s.count, s.rec_inv_sqrt), (1, u16::MAX));
+        assert_eq!(s.drop_next, control_law_q16(ms(100), INTERVAL, u16::MAX));
+        let first = s.drop_next;
+        assert_eq!(
+            s.on_packet(&p, first, ms(10), 3000, false),
+            Verdict::Drop(Cause::Early)
+        );
+        assert_eq!(s.on_packet(&p, first, ms(10), 1500, false), Verdict::Pass);
+        assert_eq!((s.count, s.rec_inv_sqrt), (2, 32769));
+        assert_eq!(s.drop_next, control_law_q16(first, INTERVAL, 32769));
     }
 
     #[test]
