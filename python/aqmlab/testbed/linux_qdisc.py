@@ -127,7 +127,7 @@ def qdisc_args(resolved: Mapping[str, Any]) -> list[str]:
             # As pie's de-randomisation: the simulator's side must run the kernel's rule.
             raise TestbedError(
                 f"aqm.control_law: {law!r}: Linux's {args[0]} has 'linux' only (one Newton "
-                "step on 1/sqrt(count) per change); set aqm.control_law = \"linux\""
+                'step on 1/sqrt(count) per change); set aqm.control_law = "linux"'
             )
         args += ["target", _time_us(aqm.pop("target"), "aqm.target")]
         args += ["interval", _time_us(aqm.pop("interval"), "aqm.interval")]
