@@ -133,7 +133,10 @@ def qdisc_args(resolved: Mapping[str, Any]) -> list[str]:
         args += ["interval", _time_us(aqm.pop("interval"), "aqm.interval")]
         if kind == "fq-codel":
             args += ["flows", str(int(aqm.pop("flows")))]
-            args += ["quantum", str(int(_bytes(aqm.pop("quantum"))))]
+            # Linux counts the 14-byte Ethernet header in each packet's bytes: the quantum
+            # scaled as HTB's rate is, so that a quantum of one packet stays one packet.
+            q = int(_bytes(aqm.pop("quantum")))
+            args += ["quantum", str(round(q * (mtu + ETH_HEADER) / mtu))]
         args += ["ecn"] if ecn else ["noecn"]
         # Linux's CoDel reads MAXPACKET from the packets it has seen (at least the MTU
         # here), fq_codel against the whole disc's backlog.

@@ -60,14 +60,15 @@
 //! `p_drop`) and `CeThreshold`/`UseL4s`, and Linux's 32-bit fixed-point
 //! `p_drop` (here a float stepped by the same fractions).
 
-use super::fq_codel::{
-    check_flows_quantum, flows_fixed, FlowAqm, FlowQueues, Queued, FLOWS, QUANTUM,
-};
+use super::fq_codel::{check_flows_quantum, flows_fixed, FlowAqm, FlowQueues, Queued, FLOWS};
 use super::{change, Aqm, Cause, PacketInfo, QueueLen, Verdict};
 use crate::rng::Rng;
 use crate::scenario::decode::{check_range, join, SpecError, SpecResult, Table};
 use crate::units::SimTime;
 use serde::Serialize;
+
+/// CAKE's quantum, bytes (its 1514 at the rates the defaults are for).
+pub const COBALT_QUANTUM: u32 = 1514;
 
 /// Default `target`: 5 ms (ns-3's `Target`; CAKE's at high rates).
 pub const TARGET: SimTime = SimTime::from_millis(5);
@@ -195,7 +196,7 @@ impl FqCobaltParams {
     pub fn single(cobalt: CobaltParams) -> FqCobaltParams {
         FqCobaltParams {
             flows: 1,
-            quantum: QUANTUM,
+            quantum: COBALT_QUANTUM,
             cobalt,
         }
     }
@@ -203,7 +204,7 @@ impl FqCobaltParams {
     /// Read the FQ-COBALT keys of an `[aqm]` table.
     pub fn decode(t: &mut Table) -> SpecResult<FqCobaltParams> {
         let flows = t.u32("flows", FLOWS)?;
-        let quantum = t.u32("quantum", QUANTUM)?;
+        let quantum = t.u32("quantum", COBALT_QUANTUM)?;
         let cobalt = CobaltParams::decode(t)?;
         let p = FqCobaltParams {
             flows,

@@ -30,11 +30,16 @@
 //!   taken from the deficit. A queue found empty leaves the new list for
 //!   the tail of the old list (so a flow cannot stay "new" by emptying its
 //!   queue), or leaves the old list altogether.
-//! - Quantum (section 5.2.4): 1514 bytes by default, the RFC's value
-//!   whatever the packet size. With 500-byte data packets a backlogged
-//!   flow sends 3 or 4 packets per round (3.03 on average), with
-//!   1000-byte packets 1 or 2 (1.51); fairness is in bytes either way.
-//!   `quantum = 500` gives one 500-byte packet per round.
+//! - Quantum (section 5.2.4): 1500 bytes by default, one Ethernet MTU of
+//!   the IP bytes aqmlab counts. The RFC's 1514 and Linux's default (the
+//!   device's MTU with its link-layer header) are one full 1500-byte packet
+//!   with its 14-byte Ethernet header, which aqmlab's packets do not carry:
+//!   with 1514 here a flow of 1500-byte packets kept 14 bytes of credit
+//!   after each, so a queue it emptied left the lists at once (its next
+//!   packet came back as a new flow) where Linux's, its credit spent to
+//!   the byte, waits a round on the old list. With 500-byte data packets a
+//!   backlogged flow sends 3 packets per round, with 1000-byte packets 1
+//!   or 2 (1.5); fairness is in bytes either way.
 //! - MAXPACKET (RFC 8289 section 5.5): CoDel sends no signal while at
 //!   most `maxpacket` bytes remain queued. By default the bytes are the
 //!   whole scheduler's, as Linux's `fq_codel` passes the qdisc's backlog
@@ -79,8 +84,9 @@ use std::collections::VecDeque;
 
 /// Default number of flow queues (RFC 8290 section 5.2.5).
 pub const FLOWS: u32 = 1024;
-/// Default quantum, bytes (RFC 8290 section 5.2.4).
-pub const QUANTUM: u32 = 1514;
+/// Default quantum, bytes: one 1500-byte packet (RFC 8290 section 5.2.4's
+/// 1514 is that packet with the Ethernet header aqmlab does not count).
+pub const QUANTUM: u32 = 1500;
 
 /// FQ-CoDel's parameters (RFC 8290 section 5.2). The packet limit of
 /// section 5.2.3 is the link's buffer (`topology.buffer`).
@@ -88,7 +94,8 @@ pub const QUANTUM: u32 = 1514;
 pub struct FqCodelParams {
     /// Number of flow queues, in [1, 65536]. Default 1024 (section 5.2.5).
     pub flows: u32,
-    /// DRR quantum, bytes, in [1, 1e6]. Default 1514 (section 5.2.4).
+    /// DRR quantum, bytes, in [1, 1e6]. Default 1500 (section 5.2.4's 1514
+    /// less the Ethernet header).
     pub quantum: u32,
     /// Every flow queue's CoDel: `target` (5 ms), `interval` (100 ms),
     /// `maxpacket` (`tcp.packet_size`), `ecn` (sections 5.2.1, 5.2.2, 5.2.6).

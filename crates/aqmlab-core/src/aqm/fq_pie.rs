@@ -9,7 +9,7 @@
 //!
 //! Model:
 //! - Scheduler: [`super::fq_codel::FlowQueues`], shared with FQ-CoDel
-//!   (`flows` = 1024 queues by hash, quantum = 1514 bytes, new flows
+//!   (`flows` = 1024 queues by hash, quantum = 1500 bytes, new flows
 //!   first, DRR; RFC 8290 sections 4.1, 4.2).
 //! - Per-queue PIE (RFC 8033): each queue has its own [`PieState`] (drop
 //!   probability `p`, delays, burst allowance, `accu_prob`) under one
@@ -62,7 +62,8 @@ use serde::Serialize;
 pub struct FqPieParams {
     /// Number of flow queues, in [1, 65536]. Default 1024 (Linux `flows`).
     pub flows: u32,
-    /// DRR quantum, bytes, in [1, 1e6]. Default 1514 (Linux: the MTU).
+    /// DRR quantum, bytes, in [1, 1e6]. Default 1500 (Linux: the device's
+    /// MTU with its link-layer header, one full packet).
     pub quantum: u32,
     /// Every queue's PIE: `target` 15 ms, `t_update` 15 ms, `alpha`
     /// 0.125, `beta` 1.25, `max_burst` 150 ms, `ecn` off, `mark_ecnth`
@@ -361,13 +362,14 @@ mod tests {
         assert_eq!(ev, vec![4]);
     }
 
-    /// Linux's defaults: 1024 queues, quantum 1514, target and t_update
+    /// Linux's defaults: 1024 queues, quantum one packet (1500 IP bytes;
+    /// Linux's 1514 with the Ethernet header), target and t_update
     /// 15 ms, alpha 0.125, beta 1.25, ECN off with `ecn_prob` 10 %,
     /// de-randomised.
     #[test]
     fn defaults_are_linux_fq_pie() {
         let p = FqPieParams::default();
-        assert_eq!((p.flows, p.quantum), (1024, 1514));
+        assert_eq!((p.flows, p.quantum), (1024, 1500));
         assert_eq!((p.pie.target, p.pie.t_update), (ms(15), ms(15)));
         assert_eq!((p.pie.alpha, p.pie.beta), (0.125, 1.25));
         assert!(!p.pie.ecn && p.pie.derandomize);
