@@ -15,31 +15,11 @@ use common::run;
 /// quantum of the kernel's run, 1514 bytes (with one packet's 1500, now
 /// the default, both timers give about the kernel's count: 237 and 229).
 fn many(timer: &str) -> RunResult {
-    run(&format!(
-        r#"
-duration = "20s"
-seed = 1
-[topology]
-kind = "dumbbell"
-bottleneck_rate = "10Mbps"
-bottleneck_delay = "20ms"
-access_delay = "15ms"
-buffer = 200
-[aqm]
-kind = "fq-codel"
-quantum = 1514
-[tcp]
-profile = "linux"
-variant = "reno"
-delack_timer = "{timer}"
-txrehash = false
-[[traffic]]
-kind = "bulk"
-flows = 100
-start = {{ uniform = ["0s", "2s"] }}
-[metrics]
-start = "8s"
-"#
+    run(&common::grid_fq_codel(
+        1,
+        100,
+        "quantum = 1514",
+        &format!("variant = \"reno\"\ndelack_timer = \"{timer}\"\ntxrehash = false"),
     ))
 }
 

@@ -14,28 +14,11 @@ use common::run;
 /// dumbbell (10 Mbit/s, 100 ms, 200 packets, measured 8-20 s), seed
 /// `seed`, `txrehash` as given.
 fn fq_codel_100(seed: u64, txrehash: bool) -> RunResult {
-    run(&format!(
-        r#"
-duration = "20s"
-seed = {seed}
-[topology]
-kind = "dumbbell"
-bottleneck_rate = "10Mbps"
-bottleneck_delay = "20ms"
-access_delay = "15ms"
-buffer = 200
-[aqm]
-kind = "fq-codel"
-[tcp]
-profile = "linux"
-txrehash = {txrehash}
-[[traffic]]
-kind = "bulk"
-flows = 100
-start = {{ uniform = ["0s", "2s"] }}
-[metrics]
-start = "8s"
-"#
+    run(&common::grid_fq_codel(
+        seed,
+        100,
+        "",
+        &format!("txrehash = {txrehash}"),
     ))
 }
 

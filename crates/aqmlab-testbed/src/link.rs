@@ -732,13 +732,14 @@ mod tests {
         // one of port 2000, all at 0. Through a FIFO the last leaves at
         // 11 ms. FQ-CoDel puts its flow on the new list (RFC 8290 section
         // 4.2), behind port 1000's, which keeps the head while its deficit is
-        // positive: a quantum of 1514 bytes covers one packet and 14 bytes,
-        // so port 1000 sends two and port 2000's leaves third, at 3 ms.
-        // FQ-PIE and FQ-COBALT schedule alike; COBALT is one queue, a FIFO.
+        // positive: FQ-CoDel's and FQ-PIE's quantum (1500 bytes) covers one
+        // packet, so port 2000's leaves second, at 2 ms; FQ-COBALT's (1514)
+        // one packet and 14 bytes, so port 1000 sends two and port 2000's
+        // leaves third, at 3 ms. COBALT is one queue, a FIFO.
         for (kind, want) in [
             ("droptail", 11),
-            ("fq-codel", 3),
-            ("fq-pie", 3),
+            ("fq-codel", 2),
+            ("fq-pie", 2),
             ("fq-cobalt", 3),
             ("cobalt", 11),
         ] {

@@ -16,6 +16,38 @@ pub fn run(text: &str) -> RunResult {
     r
 }
 
+/// The testbed grid's dumbbell (`scenarios/testbed/dumbbell-20.toml`: 10
+/// Mbit/s, 20 ms bottleneck and 15 ms access delays, 100 ms base RTT, a
+/// 200-packet buffer, starts spread over 2 s, 20 s measured from 8 s):
+/// `flows` bulk flows of the linux profile through FQ-CoDel, seed `seed`,
+/// `aqm` and `tcp` more lines of the two tables.
+pub fn grid_fq_codel(seed: u64, flows: u32, aqm: &str, tcp: &str) -> String {
+    format!(
+        r#"
+duration = "20s"
+seed = {seed}
+[topology]
+kind = "dumbbell"
+bottleneck_rate = "10Mbps"
+bottleneck_delay = "20ms"
+access_delay = "15ms"
+buffer = 200
+[aqm]
+kind = "fq-codel"
+{aqm}
+[tcp]
+profile = "linux"
+{tcp}
+[[traffic]]
+kind = "bulk"
+flows = {flows}
+start = {{ uniform = ["0s", "2s"] }}
+[metrics]
+start = "8s"
+"#
+    )
+}
+
 pub fn dumbbell(flows: u32, aqm: &str, extra_tcp: &str) -> String {
     format!(
         r#"
