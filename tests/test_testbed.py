@@ -474,7 +474,8 @@ def test_kernel_bbr_through_pie_agrees_with_the_linux_profile(runs: dict[str, Pa
 def test_the_kernels_flow_series(runs: dict[str, Path]) -> None:
     """``metrics.flow_series`` on the testbed: the kernel's TCP_INFO of the listed flows every
     10 ms from their start (at least 80 % of the samples: the host's loop may be late), the
-    window and RTT as the flows had them, the delivery rate adding up to the flow's goodput,
+    window and RTT as the flows had them, the delivery rate adding up to the flow's goodput
+    (nothing on either side for a flow held in timeout backoff over the whole measurement),
     BBR's states and estimate; `aqmlab plot --what flows` draws it."""
     for name in ("fq-codel", "bbr-pie"):
         r = load_run(runs[name])
@@ -498,6 +499,13 @@ def test_the_kernels_flow_series(runs: dict[str, Path]) -> None:
                 / 8
             )
             got = flows[f]["goodput_bps"] * 12 / 8
+            if got == 0:
+                # BBR through PIE loses a fifth of its packets here: a flow may spend the whole
+                # measurement in timeout backoff (its retransmission timer seen at 11.8 s). Then
+                # the sender has nothing acknowledged either, and its timer says why.
+                rto = max(fs["rto_s"][i] for i in meas)
+                assert acked == 0 and rto >= 4.0, (name, f, acked, rto)
+                continue
             assert abs(acked / got - 1) < 0.05, (name, f, acked, got)
     fq = load_run(runs["fq-codel"]).flow_series.to_pydict()
     # CUBIC through FQ-CoDel loses packets: ssthresh is set, the flows pass through fast
