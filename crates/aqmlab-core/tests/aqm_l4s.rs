@@ -32,6 +32,7 @@ buffer = 4000
 [tcp]
 profile = "linux"
 ecn = true
+dctcp = "rfc8257"
 {traffic}
 [metrics]
 start = "15s"
@@ -70,7 +71,11 @@ fn ratio(r: &RunResult) -> f64 {
 /// where neither DCTCP's sawtooth under a 1 ms step nor one CUBIC flow
 /// in a 15 ms queue covers a BDP of 833 packets: the RFC's check needs
 /// Prague's RTT independence); L's packets are ECT(1) marked, never
-/// dropped, C's dropped.
+/// dropped, C's dropped. DCTCP runs RFC 8257's real numbers here
+/// (`dctcp = "rfc8257"` in every run of this file), as a scalable sender's
+/// fractional window does: with Linux's integers a cut of less than one
+/// segment is not made, and under L's low marking DCTCP's share grows
+/// (2.47, 3.29 and 0.45 at 10, 50 and 100 ms).
 #[test]
 fn dctcp_ect1_and_cubic_share_dualpi2() {
     let mut ratios = Vec::new();

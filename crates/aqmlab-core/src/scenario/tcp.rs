@@ -170,7 +170,8 @@ impl TcpProfile {
                 // and the receiver's delayed-ACK timer and quick ACKs as
                 // `tcp_event_data_recv` and `tcp_delack_timer_handler` set
                 // them. A new flow hash at every timeout
-                // (`net.core.txrehash = 1`).
+                // (`net.core.txrehash = 1`). DCTCP in `tcp_dctcp`'s
+                // integers.
                 switches: TcpSwitches(
                     TcpSwitches::TIMESTAMPS
                         | TcpSwitches::HYSTART
@@ -178,7 +179,8 @@ impl TcpProfile {
                         | TcpSwitches::UNDO
                         | TcpSwitches::CUBIC_LINUX
                         | TcpSwitches::DELACK_LINUX
-                        | TcpSwitches::TXREHASH,
+                        | TcpSwitches::TXREHASH
+                        | TcpSwitches::DCTCP_LINUX,
                 ),
                 ..d
             },
@@ -352,12 +354,12 @@ pub struct TcpSpec {
     pub ecn_codepoint: EcnCodepoint,
     /// `timestamps`, `hystart`, `prague_classic_ecn_detection`,
     /// `moderate_rcvbuf`, `tso`, `cubic`, `undo`, `delack_timer`,
-    /// `txrehash` and `ack_heuristic`, one bit each ([`TcpSpec::timestamps`], [`TcpSpec::hystart`],
+    /// `txrehash`, `dctcp` and `ack_heuristic`, one bit each ([`TcpSpec::timestamps`], [`TcpSpec::hystart`],
     /// [`TcpSpec::prague_classic_ecn_detection`],
     /// [`TcpSpec::moderate_rcvbuf`], [`TcpSpec::tso`],
     /// [`TcpSpec::cubic_linux`], [`TcpSpec::undo`],
     /// [`TcpSpec::delack_linux`], [`TcpSpec::txrehash`],
-    /// [`TcpSpec::ack_heuristic`]), so that a flow's
+    /// [`TcpSpec::dctcp_linux`], [`TcpSpec::ack_heuristic`]), so that a flow's
     /// configuration stays within its cache lines. Each key is listed in the
     /// resolved scenario when on (`ack_heuristic` always).
     #[serde(flatten)]
@@ -379,6 +381,7 @@ impl TcpSwitches {
     const DELACK_LINUX: u16 = 128;
     const TXREHASH: u16 = 256;
     const ACK_HEURISTIC: u16 = 512;
+    const DCTCP_LINUX: u16 = 1024;
 
     fn set(&mut self, bit: u16, on: bool) {
         if on {
@@ -423,6 +426,9 @@ impl Serialize for TcpSwitches {
         }
         if self.0 & TcpSwitches::TXREHASH != 0 {
             m.serialize_entry("txrehash", &true)?;
+        }
+        if self.0 & TcpSwitches::DCTCP_LINUX != 0 {
+            m.serialize_entry("dctcp", "linux")?;
         }
         m.end()
     }
@@ -752,6 +758,13 @@ impl TcpSpec {
         s.set_ack_heuristic(t.bool("ack_heuristic", d.ack_heuristic())?);
         s.set_undo(t.bool("undo", d.undo())?);
         s.set_txrehash(t.bool("txrehash", d.txrehash())?);
+        s.set_dctcp_linux(
+            t.choice(
+                "dctcp",
+                &["rfc8257", "linux"],
+                Some(if d.dctcp_linux() { "linux" } else { "rfc8257" }),
+            )? == "linux",
+        );
         s.set_delack_linux(
             t.choice(
                 "delack_timer",
@@ -1096,6 +1109,22 @@ impl TcpSpec {
         self.switches.set(TcpSwitches::TXREHASH, on);
     }
 
+    /// DCTCP in Linux's integers (`tcp.dctcp = "linux"`, `cc/dctcp.rs`):
+    /// alpha in 1/1024ths with `dctcp_update_alpha`'s rounding, the cuts
+    /// on the window in whole segments, rounded as `dctcp_ssthresh` and
+    /// `dctcp_react_to_loss` round them (a small window is not cut until
+    /// alpha reaches about 2 / cwnd). `"rfc8257"` (the default outside the
+    /// linux profile): RFC 8257's arithmetic, exact. Other variants ignore
+    /// it.
+    #[inline]
+    pub fn dctcp_linux(&self) -> bool {
+        self.switches.0 & TcpSwitches::DCTCP_LINUX != 0
+    }
+
+    pub fn set_dctcp_linux(&mut self, on: bool) {
+        self.switches.set(TcpSwitches::DCTCP_LINUX, on);
+    }
+
     /// The receiver's delayed-ACK timer and quick-ACK mode as Linux's
     /// (`tcp.delack_timer = "linux"`, `transport/tcp/delack.rs`): the wait
     /// adapts to the gaps between segments (from `delack_timeout`, up to
@@ -1375,6 +1404,30 @@ mod tests {
         assert!(!sc.tcp.tso());
         let e = parse(&doc("tso = 1", "")).unwrap_err();
         assert_eq!(e.path, "tcp.tso");
+    }
+
+    /// `dctcp` is `"rfc8257"` by default, `"linux"` in the linux profile,
+    /// listed in the resolved scenario only when `"linux"`; another value
+    /// is refused naming the key and the allowed ones.
+    #[test]
+    fn dctcp_arithmetic_key() {
+        let sc = parse(&doc("variant = \"dctcp\"\necn = true", "")).unwrap();
+        assert!(!sc.tcp.dctcp_linux());
+        assert!(!serde_json::to_string(&sc.tcp).unwrap().contains("dctcp\":"));
+        let sc = parse(&doc("profile = \"linux\"", "")).unwrap();
+        assert!(sc.tcp.dctcp_linux());
+        assert!(serde_json::to_string(&sc.tcp)
+            .unwrap()
+            .contains("\"dctcp\":\"linux\""));
+        let sc = parse(&doc("profile = \"linux\"\ndctcp = \"rfc8257\"", "")).unwrap();
+        assert!(!sc.tcp.dctcp_linux());
+        let e = parse(&doc("dctcp = \"fixed\"", "")).unwrap_err();
+        assert_eq!(e.path, "tcp.dctcp");
+        assert!(
+            e.msg.contains("rfc8257") && e.msg.contains("linux"),
+            "{}",
+            e.msg
+        );
     }
 
     /// `cubic` is `"rfc9438"` by default, `"linux"` in the linux profile

@@ -22,8 +22,8 @@
 //!   counts bytes: the same for full segments); a duplicate ACK delivers
 //!   one segment, and the cumulative ACK that follows duplicates counts
 //!   those segments once (Linux's Reno path, `tcp_add_reno_sack`).
-//!   aqmlab keeps alpha in floating point (Linux: in 1/1024, which snaps
-//!   an alpha below 16/1024 to 0).
+//!   alpha is kept in floating point (RFC 8257's arithmetic) or, with
+//!   `tcp.dctcp = "linux"` (the linux profile), in Linux's integers: below.
 //! - The cut (`dctcp_ssthresh`): ssthresh = max(cwnd (1 - alpha / 2), 2)
 //!   and the window goes down to it at once (Linux spreads the cut over a
 //!   round trip by PRR, RFC 6937, which aqmlab does not model). At most one
@@ -42,6 +42,19 @@
 //!   (`tcp_enter_loss`).
 //! - Growth (section 3.4): Reno's (or byte counting's, `tcp.byte_counting`).
 //!   Recovery is NewReno's.
+//!
+//! Linux's integers (`tcp.dctcp = "linux"`; `tcp_dctcp.c`): alpha counts
+//! 1/1024ths; a window's update first takes away alpha >> 4 (all of alpha
+//! once that is 0, so an alpha below 16/1024 falls to 0), then adds
+//! (marked << 6) / acked, at most 1024; the cut is `w - ((w x alpha) >>
+//! 11)` and a loss's `w >> 1`, both at least 2, on the window `w` in whole
+//! segments (`snd_cwnd`). The cut rounds down what it takes: a window of
+//! 5 at alpha 0.35 (358) loses (5 x 358) >> 11 = 0 segments, so a small
+//! window is cut only once alpha reaches about 2 / w, where RFC 8257's
+//! arithmetic takes 0.875 of a segment. With small windows Linux's DCTCP
+//! therefore needs about twice the marks to hold a queue (20 flows through
+//! CoDel at 10 Mbit/s, windows of 5: 35 % of packets marked, against 18 %
+//! with exact arithmetic; docs/tcp.md).
 //!
 //! The receiver's side, RFC 8257 section 3.2's two-state machine that keeps
 //! ECE exact with delayed ACKs, is in `receiver.rs`; every packet of a DCTCP
@@ -69,6 +82,9 @@ pub struct Dctcp {
     /// `DCTCP.WindowEnd`: the window ends when the cumulative ACK reaches
     /// this segment.
     window_end: u64,
+    /// Linux's integer arithmetic (`tcp.dctcp = "linux"`): alpha a
+    /// multiple of 1/1024, the cuts in whole segments (module head).
+    pub linux: bool,
 }
 
 impl Default for Dctcp {
@@ -79,6 +95,7 @@ impl Default for Dctcp {
             marked: 0,
             dup_credit: 0,
             window_end: 0,
+            linux: false,
         }
     }
 }
@@ -103,12 +120,16 @@ impl Dctcp {
             return false;
         }
         // RFC 8257 section 3.3: the window ended.
-        let f = if self.acked == 0 {
-            0.0
+        if self.linux {
+            self.alpha = linux_alpha(self.alpha, self.marked, self.acked);
         } else {
-            self.marked as f64 / self.acked as f64
-        };
-        self.alpha = (1.0 - G) * self.alpha + G * f;
+            let f = if self.acked == 0 {
+                0.0
+            } else {
+                self.marked as f64 / self.acked as f64
+            };
+            self.alpha = (1.0 - G) * self.alpha + G * f;
+        }
         self.acked = 0;
         self.marked = 0;
         self.window_end = snd_max;
@@ -118,8 +139,32 @@ impl Dctcp {
     /// ssthresh after an ECN-Echo that found the window `cwnd` (RFC 8257
     /// section 3.3; Linux's `dctcp_ssthresh`, at least two segments).
     pub fn ecn_ssthresh(&self, cwnd: f64) -> f64 {
+        if self.linux {
+            // `dctcp_ssthresh`, in whole segments and 1/1024ths of alpha
+            // (both exact in an f64).
+            let w = cwnd.floor() as u64;
+            let a = (self.alpha * ALPHA_ONE as f64) as u64;
+            return (w - ((w * a) >> 11)).max(2) as f64;
+        }
         (cwnd * (1.0 - self.alpha / 2.0)).max(2.0)
     }
+}
+
+/// Linux's unit of alpha (`DCTCP_MAX_ALPHA`): alpha = 1.
+const ALPHA_ONE: u64 = 1024;
+
+/// One window's alpha update in Linux's integers (`dctcp_update_alpha`,
+/// `dctcp_shift_g` = 4): `alpha` a multiple of 1/1024, `marked` of
+/// `acked` segments acknowledged with ECE.
+fn linux_alpha(alpha: f64, marked: u64, acked: u64) -> f64 {
+    let mut a = (alpha * ALPHA_ONE as f64) as u64;
+    // alpha -= min_not_zero(alpha, alpha >> g): all of it below 16.
+    let decay = a >> 4;
+    a -= if decay == 0 { a } else { decay };
+    if marked > 0 {
+        a = (a + (marked << 6) / acked.max(1)).min(ALPHA_ONE);
+    }
+    a as f64 / ALPHA_ONE as f64
 }
 
 /// ssthresh after a loss that found the window `cwnd` (Linux's
@@ -167,6 +212,17 @@ impl TcpFlow {
     #[inline]
     pub(in crate::transport::tcp) fn dctcp_in_cwr(&self) -> bool {
         self.last_cut == Cut::Ecn && self.snd_una <= self.ecn_recover
+    }
+
+    /// ssthresh after a loss or a timeout (Linux's `dctcp_react_to_loss`
+    /// from the window before recovery's inflation): half, at least 2; in
+    /// whole segments with Linux's integers. Prague halves alike.
+    pub(in crate::transport::tcp) fn dctcp_loss_ssthresh(&self) -> f64 {
+        let w = self.uninflated();
+        match self.cc.as_deref() {
+            Some(State::Dctcp(d)) if d.linux => ((w.floor() as u64) >> 1).max(2) as f64,
+            _ => loss_ssthresh(w),
+        }
     }
 
     /// DCTCP's alpha, or Prague's (None for other variants).
@@ -360,6 +416,49 @@ mod tests {
         let deadline = tx.rto_deadline.unwrap();
         tx.on_rto(deadline, &mut Vec::new());
         assert_eq!((tx.ssthresh, tx.cwnd), (10.0, 1.0));
+    }
+
+    /// Linux's integers (`tcp.dctcp = "linux"`, `dctcp_update_alpha`,
+    /// `dctcp_ssthresh`, `dctcp_react_to_loss`), by hand in 1/1024ths.
+    #[test]
+    fn linux_integers() {
+        let q = |a: f64| a / 1024.0;
+        // 1024 - (1024 >> 4) + (2 << 6) / 8 = 960 + 16 = 976, as the exact
+        // rule gives (0.953125); then no marks: 976 - 61 = 915.
+        assert_eq!(linux_alpha(1.0, 2, 8), q(976.0));
+        assert_eq!(linux_alpha(q(976.0), 0, 8), q(915.0));
+        // Below 16 all of alpha goes (15 >> 4 = 0): 15 -> 0, where the
+        // exact rule keeps 14.06.
+        assert_eq!(linux_alpha(q(15.0), 0, 8), 0.0);
+        // One of three marked: 64 / 3 = 21 (exact: 21.33).
+        assert_eq!(linux_alpha(0.0, 1, 3), q(21.0));
+        // A window all marked from 1: 960 + 64 = 1024, at most 1024.
+        assert_eq!(linux_alpha(1.0, 8, 8), 1.0);
+        let d = |a: f64, linux: bool| Dctcp {
+            alpha: q(a),
+            linux,
+            ..Dctcp::default()
+        };
+        // A window of 5 at alpha 358: (5 x 358) >> 11 = 0, no cut; the
+        // exact rule takes 5 x 358 / 2048 = 0.874 of a segment.
+        assert_eq!(d(358.0, true).ecn_ssthresh(5.0), 5.0);
+        assert_eq!(d(358.0, false).ecn_ssthresh(5.0), 5.0 - 1790.0 / 2048.0);
+        // At 410 (about 2 / 5): 2050 >> 11 = 1.
+        assert_eq!(d(410.0, true).ecn_ssthresh(5.0), 4.0);
+        assert_eq!(d(512.0, true).ecn_ssthresh(20.0), 15.0);
+        assert_eq!(d(1024.0, true).ecn_ssthresh(3.0), 2.0);
+        // A loss halves the window in whole segments: 5 -> 5 >> 1 = 2
+        // (exact: 2.5).
+        for (linux, want) in [(true, 2.0), (false, 2.5)] {
+            let mut spec = dctcp_spec();
+            spec.set_dctcp_linux(linux);
+            let (mut tx, _) = sender(5.0, spec);
+            for _ in 0..3 {
+                ack(&mut tx, 100, 0, false);
+            }
+            assert!(tx.in_recovery);
+            assert_eq!(tx.ssthresh, want, "linux {linux}");
+        }
     }
 
     /// Every data segment ECT(0), retransmissions too, and the receiver's

@@ -59,7 +59,11 @@ impl State {
                 }
                 Some(State::Cubic(c))
             }
-            TcpVariant::Dctcp => Some(State::Dctcp(Dctcp::default())),
+            TcpVariant::Dctcp => {
+                let mut d = Dctcp::default();
+                d.linux = tcp.dctcp_linux();
+                Some(State::Dctcp(d))
+            }
             TcpVariant::Prague => Some(State::Prague(Prague::default())),
         }
     }

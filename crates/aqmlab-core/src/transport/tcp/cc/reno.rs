@@ -32,7 +32,7 @@
 //! changes its slow start and hands it the left-over segments.
 
 use crate::scenario::{LossSsthresh, TcpVariant, TimeoutInRecovery};
-use crate::transport::tcp::cc::{dctcp, hystart, hystart_linux, Cubic, State};
+use crate::transport::tcp::cc::{hystart, hystart_linux, Cubic, State};
 use crate::transport::tcp::{Cut, Growth, TcpFlow};
 use crate::units::SimTime;
 
@@ -229,7 +229,7 @@ impl TcpFlow {
         match self.cfg.tcp.variant {
             TcpVariant::Reno | TcpVariant::NewReno | TcpVariant::Bbr => reno,
             // Prague halves too (the reference's `prague_enter_loss`).
-            TcpVariant::Dctcp | TcpVariant::Prague => dctcp::loss_ssthresh(self.uninflated()),
+            TcpVariant::Dctcp | TcpVariant::Prague => self.dctcp_loss_ssthresh(),
             TcpVariant::Cubic => {
                 let w = self.uninflated();
                 match self.cc.as_deref_mut() {
@@ -357,7 +357,7 @@ impl TcpFlow {
                     if again {
                         self.ssthresh
                     } else {
-                        dctcp::loss_ssthresh(self.uninflated())
+                        self.dctcp_loss_ssthresh()
                     }
                 }
             };
