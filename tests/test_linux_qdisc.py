@@ -107,6 +107,7 @@ def test_the_guests_record_summarised() -> None:
         "starts_ns": [0, 1, 2],
         "cc": "dctcp",
         "qdisc": ["codel"],
+        "ecn": True,
     }
     start = {"bytes": 1_000, "packets": 10, "drops": 2, "ce_mark": 5, "drop_overlimit": 1}
     end = {
@@ -117,7 +118,11 @@ def test_the_guests_record_summarised() -> None:
         "drop_overlimit": 4,
     }
     rx = {"0": {"bytes": 7_000_000, "bytes_at_start": 1_000_000}, "1": {"bytes": 3_000_000}}
-    tx = {"0": {"info": {"total_retrans": 4}}, "1": {"info": {"total_retrans": 1}}}
+    # tcpi_options: flow 0 negotiated ECN (bit 8), flow 1 fell back to none.
+    tx = {
+        "0": {"info": {"total_retrans": 4, "options": 15}},
+        "1": {"info": {"total_retrans": 1, "options": 7}},
+    }
     res = {
         "kernel": "6.1",
         "qdisc_at_start": start,
@@ -139,6 +144,8 @@ def test_the_guests_record_summarised() -> None:
     assert f["goodput_bps"] == [4e6, 2e6, 0.0]  # flow 2 never connected
     assert f["jain_fairness"] == pytest.approx(36 / (3 * 20))
     assert f["retransmits"] == 5
+    assert f["ecn_fallbacks"] == 1
+    assert summarise(dict(spec, ecn=False), res)["flows"]["ecn_fallbacks"] == 0
 
 
 WHY_NOT = available()

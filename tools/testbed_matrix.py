@@ -84,6 +84,9 @@ def scenario(
         if aqm != "droptail":
             doc["aqm"]["ecn"] = True
     doc["traffic"][0]["flows"] = flows
+    # Each flow opens with SYN and SYN/ACK, as the kernel's connections do: a SYN dropped by
+    # the queue delays its flow, and with ECN opens it without ECN (`tcp.ecn_fallback`).
+    doc["traffic"][0]["handshake"] = True
     return doc
 
 
@@ -99,7 +102,13 @@ def figures(summary: dict[str, Any]) -> dict[str, float]:
         # from the kernel's counters).
         **{
             k: float(f[k])
-            for k in ("timeouts", "sack_recoveries", "tlp_probes", "timeouts_undone")
+            for k in (
+                "timeouts",
+                "sack_recoveries",
+                "tlp_probes",
+                "timeouts_undone",
+                "ecn_fallbacks",
+            )
             if k in f
         },
     }

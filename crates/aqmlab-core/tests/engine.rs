@@ -44,6 +44,8 @@ mod tcp_cubic;
 mod tcp_dctcp;
 #[path = "tcp_delack.rs"]
 mod tcp_delack;
+#[path = "tcp_ecn_fallback.rs"]
+mod tcp_ecn_fallback;
 #[path = "tcp_fidelity.rs"]
 mod tcp_fidelity;
 #[path = "tcp_hystart.rs"]

@@ -109,6 +109,7 @@ def tcp_info(s: socket.socket) -> dict[str, float]:
     out: dict[str, float] = {}
     for name, v, scale in (
         ("ca_state", float(b[1]) if len(b) > 1 else None, 1.0),
+        ("options", float(b[5]) if len(b) > 5 else None, 1.0),
         ("rto_s", u32(8), 1e-6),
         ("rtt_s", u32(8 + 15 * 4), 1e-6),
         ("ssthresh", u32(8 + 17 * 4), 1.0),

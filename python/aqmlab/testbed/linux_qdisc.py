@@ -38,6 +38,7 @@ from aqmlab.testbed.runner import (
     _bytes,
     _jain,
     _rate_bps,
+    ecn_fallbacks,
     find_router,
     kernel_tcp_window,
     plan,
@@ -358,6 +359,7 @@ def summarise(spec: Mapping[str, Any], res: Mapping[str, Any]) -> dict[str, Any]
             "goodput_bps_total": sum(good),
             "jain_fairness": _jain(good),
             "retransmits": sum(int(v["info"].get("total_retrans", 0)) for v in tx.values()),
+            "ecn_fallbacks": ecn_fallbacks(v["info"] for v in tx.values()) if spec["ecn"] else 0,
             # The guest kernel's counters over the measurement (timeouts, SACK recoveries,
             # loss probes, timeouts undone), as the testbed's summary has them.
             **{k: kernel_tcp[m] for k, m in FLOW_COUNTERS.items() if m in kernel_tcp},

@@ -28,7 +28,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from types import FrameType
@@ -749,6 +749,16 @@ def kernel_tcp_window(hosts: Sequence[Mapping[str, Any]]) -> dict[str, int]:
     return out
 
 
+#: ``tcpi_options``' bit of a connection that negotiated ECN (``TCPI_OPT_ECN``).
+TCPI_OPT_ECN = 8
+
+
+def ecn_fallbacks(infos: Iterable[Mapping[str, Any]]) -> int:
+    """Of the connections that asked for ECN (their final ``TCP_INFO`` given), those that run
+    without it: the kernel's fallback after a SYN sent again (``tcp.ecn_fallback``)."""
+    return sum(1 for i in infos if "options" in i and not int(i["options"]) & TCPI_OPT_ECN)
+
+
 def _jain(x: Sequence[float]) -> float:
     if not x or sum(v * v for v in x) == 0:
         return 0.0
@@ -890,6 +900,15 @@ def _result(
         if d == "forward" and not math.isnan(r)
     ]
     kernel_tcp = kernel_tcp_window([hl, hr])
+    ecn_groups = {
+        g: bool(t.get("ecn", resolved["tcp"].get("ecn", False)))
+        for g, t in enumerate(resolved.get("traffic", []))
+    }
+    fallbacks = ecn_fallbacks(
+        (hl if f["forward"] else hr)["tx"].get(str(f["id"]), {}).get("info", {})
+        for f in flows
+        if f["forward"] and f["udp"] is None and ecn_groups.get(int(f["group"]), False)
+    )
     summary: dict[str, Any] = {
         "duration_s": dur,
         "measure_start_s": ms,
@@ -909,6 +928,7 @@ def _result(
                 )
             ),
             "rtt_mean_s": float(np.mean(fwd_rtts)) if fwd_rtts else 0.0,
+            "ecn_fallbacks": fallbacks,
             **{k: kernel_tcp[m] for k, m in FLOW_COUNTERS.items() if m in kernel_tcp},
         },
         **(

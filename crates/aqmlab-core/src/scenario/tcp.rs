@@ -171,7 +171,8 @@ impl TcpProfile {
                 // `tcp_event_data_recv` and `tcp_delack_timer_handler` set
                 // them. A new flow hash at every timeout
                 // (`net.core.txrehash = 1`). DCTCP in `tcp_dctcp`'s
-                // integers.
+                // integers. A connection whose SYN was sent again runs
+                // without ECN (`net.ipv4.tcp_ecn_fallback = 1`).
                 switches: TcpSwitches(
                     TcpSwitches::TIMESTAMPS
                         | TcpSwitches::HYSTART
@@ -180,7 +181,8 @@ impl TcpProfile {
                         | TcpSwitches::CUBIC_LINUX
                         | TcpSwitches::DELACK_LINUX
                         | TcpSwitches::TXREHASH
-                        | TcpSwitches::DCTCP_LINUX,
+                        | TcpSwitches::DCTCP_LINUX
+                        | TcpSwitches::ECN_FALLBACK,
                 ),
                 ..d
             },
@@ -354,12 +356,13 @@ pub struct TcpSpec {
     pub ecn_codepoint: EcnCodepoint,
     /// `timestamps`, `hystart`, `prague_classic_ecn_detection`,
     /// `moderate_rcvbuf`, `tso`, `cubic`, `undo`, `delack_timer`,
-    /// `txrehash`, `dctcp` and `ack_heuristic`, one bit each ([`TcpSpec::timestamps`], [`TcpSpec::hystart`],
+    /// `txrehash`, `dctcp`, `ecn_fallback` and `ack_heuristic`, one bit each ([`TcpSpec::timestamps`], [`TcpSpec::hystart`],
     /// [`TcpSpec::prague_classic_ecn_detection`],
     /// [`TcpSpec::moderate_rcvbuf`], [`TcpSpec::tso`],
     /// [`TcpSpec::cubic_linux`], [`TcpSpec::undo`],
     /// [`TcpSpec::delack_linux`], [`TcpSpec::txrehash`],
-    /// [`TcpSpec::dctcp_linux`], [`TcpSpec::ack_heuristic`]), so that a flow's
+    /// [`TcpSpec::dctcp_linux`], [`TcpSpec::ecn_fallback`],
+    /// [`TcpSpec::ack_heuristic`]), so that a flow's
     /// configuration stays within its cache lines. Each key is listed in the
     /// resolved scenario when on (`ack_heuristic` always).
     #[serde(flatten)]
@@ -382,6 +385,7 @@ impl TcpSwitches {
     const TXREHASH: u16 = 256;
     const ACK_HEURISTIC: u16 = 512;
     const DCTCP_LINUX: u16 = 1024;
+    const ECN_FALLBACK: u16 = 2048;
 
     fn set(&mut self, bit: u16, on: bool) {
         if on {
@@ -429,6 +433,9 @@ impl Serialize for TcpSwitches {
         }
         if self.0 & TcpSwitches::DCTCP_LINUX != 0 {
             m.serialize_entry("dctcp", "linux")?;
+        }
+        if self.0 & TcpSwitches::ECN_FALLBACK != 0 {
+            m.serialize_entry("ecn_fallback", &true)?;
         }
         m.end()
     }
@@ -758,6 +765,7 @@ impl TcpSpec {
         s.set_ack_heuristic(t.bool("ack_heuristic", d.ack_heuristic())?);
         s.set_undo(t.bool("undo", d.undo())?);
         s.set_txrehash(t.bool("txrehash", d.txrehash())?);
+        s.set_ecn_fallback(t.bool("ecn_fallback", d.ecn_fallback())?);
         s.set_dctcp_linux(
             t.choice(
                 "dctcp",
@@ -1125,6 +1133,23 @@ impl TcpSpec {
         self.switches.set(TcpSwitches::DCTCP_LINUX, on);
     }
 
+    /// RFC 3168 section 6.1.1.1's fallback (`tcp.ecn_fallback`; Linux's
+    /// `net.ipv4.tcp_ecn_fallback = 1`): a connection whose SYN had to be
+    /// sent again runs without ECN, as Linux's retransmitted SYN leaves
+    /// without ECN's set-up flags (`tcp_ecn_clear_syn`). With a queue that
+    /// drops a not-ECT SYN while it marks, those flows then see drops
+    /// where the others see marks. DCTCP and Prague keep ECN (their SYN is
+    /// ECT). On in the linux profile; off (the default) elsewhere. Left out
+    /// of the resolved scenario when off.
+    #[inline]
+    pub fn ecn_fallback(&self) -> bool {
+        self.switches.0 & TcpSwitches::ECN_FALLBACK != 0
+    }
+
+    pub fn set_ecn_fallback(&mut self, on: bool) {
+        self.switches.set(TcpSwitches::ECN_FALLBACK, on);
+    }
+
     /// The receiver's delayed-ACK timer and quick-ACK mode as Linux's
     /// (`tcp.delack_timer = "linux"`, `transport/tcp/delack.rs`): the wait
     /// adapts to the gaps between segments (from `delack_timeout`, up to
@@ -1404,6 +1429,26 @@ mod tests {
         assert!(!sc.tcp.tso());
         let e = parse(&doc("tso = 1", "")).unwrap_err();
         assert_eq!(e.path, "tcp.tso");
+    }
+
+    /// `ecn_fallback` is off by default, on in the linux profile, listed
+    /// in the resolved scenario only when on; not a boolean is refused.
+    #[test]
+    fn ecn_fallback_key() {
+        let sc = parse(&doc("ecn = true", "")).unwrap();
+        assert!(!sc.tcp.ecn_fallback());
+        assert!(!serde_json::to_string(&sc.tcp)
+            .unwrap()
+            .contains("ecn_fallback"));
+        let sc = parse(&doc("profile = \"linux\"", "")).unwrap();
+        assert!(sc.tcp.ecn_fallback());
+        assert!(serde_json::to_string(&sc.tcp)
+            .unwrap()
+            .contains("\"ecn_fallback\":true"));
+        let sc = parse(&doc("profile = \"linux\"\necn_fallback = false", "")).unwrap();
+        assert!(!sc.tcp.ecn_fallback());
+        let e = parse(&doc("ecn_fallback = \"yes\"", "")).unwrap_err();
+        assert_eq!(e.path, "tcp.ecn_fallback");
     }
 
     /// `dctcp` is `"rfc8257"` by default, `"linux"` in the linux profile,

@@ -156,6 +156,10 @@ pub struct FlowsSummary {
     pub rack_detections: u64,
     pub tlp_probes: u64,
     pub timeouts_undone: u64,
+    /// Connections of the forward flows that ran without ECN because their
+    /// SYN was sent again (`tcp.ecn_fallback`), since the run began: a flow
+    /// falls back while it opens, mostly before the interval.
+    pub ecn_fallbacks: u64,
     /// Mean of the flows' RTT samples (their measured round-trip times,
     /// queueing included), seconds; NaN without samples.
     pub rtt_mean_s: f64,
@@ -387,6 +391,7 @@ impl World {
                 fs.rack_detections += s.rack_detections - b.rack_detections;
                 fs.tlp_probes += s.tlp_probes - b.tlp_probes;
                 fs.timeouts_undone += s.timeouts_undone - b.timeouts_undone;
+                fs.ecn_fallbacks += s.ecn_fallbacks;
                 rtt_sum += s.rtt_sum_s - b.rtt_sum_s;
                 rtt_n += s.rtt_samples - b.rtt_samples;
             }

@@ -41,6 +41,9 @@ impl TcpFlow {
     /// The active opener's SYN/ACK arrives: the connection is established
     /// and the first window goes out.
     pub(super) fn on_synack(&mut self, now: SimTime, ecn: Ecn, out: &mut Vec<Seg>) {
+        if self.syn_retx {
+            self.ecn_fallback();
+        }
         if ecn == Ecn::Ce {
             self.stats.synack_marks += 1;
         }
@@ -81,7 +84,7 @@ impl TcpFlow {
     /// because the events they describe are still queued.
     pub fn new_connection(&mut self, segments: u64) {
         let (stats, rto_event, delack_event) = (self.stats, self.rto_event, self.delack_event);
-        *self = TcpFlow::fresh(self.cfg, self.pace.take());
+        *self = TcpFlow::fresh(self.fresh_cfg(), self.pace.take());
         self.stats = stats;
         self.rto_event = rto_event;
         self.delack_event = delack_event;
@@ -95,7 +98,7 @@ impl TcpFlow {
     pub fn new_passive_connection(&mut self) {
         let (stats, rto_event, delack_event) = (self.stats, self.rto_event, self.delack_event);
         let short = std::mem::take(&mut self.short);
-        *self = TcpFlow::fresh(self.cfg, self.pace.take());
+        *self = TcpFlow::fresh(self.fresh_cfg(), self.pace.take());
         self.stats = stats;
         self.rto_event = rto_event;
         self.delack_event = delack_event;
@@ -216,6 +219,9 @@ impl TcpFlow {
     pub(super) fn client_synack(&mut self, now: SimTime, ecn: Ecn, out: &mut Vec<Seg>) {
         match self.client {
             Client::SynSent => {
+                if self.c_retx {
+                    self.ecn_fallback();
+                }
                 if ecn == Ecn::Ce {
                     self.stats.synack_marks += 1;
                     // RFC 5562 section 3.2: echo the mark so that the
@@ -346,6 +352,31 @@ impl TcpFlow {
     /// every packet carries its codepoint: Linux sets ECT on the socket of
     /// such an algorithm before the SYN leaves (`tcp_ecn_send_syn`), as on
     /// its pure ACKs (`ack_ecn`).
+    /// RFC 3168 section 6.1.1.1's fallback as Linux takes it
+    /// (`tcp.ecn_fallback`; `net.ipv4.tcp_ecn_fallback = 1`,
+    /// `tcp_ecn_clear_syn`): a SYN sent again leaves without ECN's set-up
+    /// flags, so the connection whose SYN/ACK answers it runs without ECN
+    /// at both ends. Called on that SYN/ACK. A scalable sender keeps ECN
+    /// (its SYN is ECT, so an ECN queue marks it; Linux's DCTCP would fall
+    /// back to Reno: not modelled).
+    fn ecn_fallback(&mut self) {
+        if self.cfg.tcp.ecn && self.cfg.tcp.ecn_fallback() && !self.cfg.tcp.variant.scalable() {
+            self.cfg.tcp.ecn = false;
+            self.ecn_fell_back = true;
+            self.stats.ecn_fallbacks += 1;
+        }
+    }
+
+    /// The configuration a new connection of this flow starts with: ECN
+    /// asked for again after a fallback.
+    fn fresh_cfg(&self) -> super::TcpConfig {
+        let mut cfg = self.cfg;
+        if self.ecn_fell_back {
+            cfg.tcp.ecn = true;
+        }
+        cfg
+    }
+
     pub(super) fn syn_ecn(&self) -> Ecn {
         self.ack_ecn
     }
@@ -465,6 +496,50 @@ mod tests {
             fl.on_ack(t(3150), req.seq, req.flags, req.ecn, &mut out);
             assert_eq!(fl.cwnd, want, "cut {cut}");
             assert_eq!(out.len(), want as usize);
+        }
+    }
+
+    /// `tcp.ecn_fallback` (Linux's `tcp_ecn_fallback = 1`): a connection
+    /// whose SYN was sent again runs without ECN, its data not-ECT, and
+    /// the flow's next connection asks for ECN again; a connection whose
+    /// first SYN was answered keeps it, as does every connection without
+    /// the switch and a DCTCP flow (its SYN is ECT).
+    #[test]
+    fn a_syn_sent_again_opens_without_ecn() {
+        let t = |ms: u64| SimTime::from_millis(ms);
+        let cases = [
+            (crate::scenario::TcpVariant::NewReno, true, true, false),
+            (crate::scenario::TcpVariant::NewReno, true, false, true),
+            (crate::scenario::TcpVariant::NewReno, false, true, true),
+            (crate::scenario::TcpVariant::Dctcp, true, true, true),
+        ];
+        for (variant, fallback, lost, ecn_after) in cases {
+            let mut spec = TcpSpec {
+                variant,
+                ecn: true,
+                initial_cwnd: 2,
+                ..TcpSpec::default()
+            };
+            spec.set_ecn_fallback(fallback);
+            let mut tx = TcpFlow::new(TcpConfig::from_spec(&spec, true, true));
+            let mut out = Vec::new();
+            tx.start(t(0), &mut out);
+            let mut at = 100;
+            if lost {
+                tx.on_rto(t(3000), &mut out);
+                at = 3100;
+            }
+            out.clear();
+            tx.on_ack(t(at), 0, flags::SYN | flags::ACK, Ecn::NotEct, &mut out);
+            let case = format!("{variant:?} fallback {fallback} lost {lost}");
+            assert_eq!(tx.cfg.tcp.ecn, ecn_after, "{case}");
+            assert_eq!(tx.stats.ecn_fallbacks, u64::from(!ecn_after), "{case}");
+            assert!(!out.is_empty());
+            for seg in &out {
+                assert_eq!(seg.ecn != Ecn::NotEct, ecn_after, "{case}");
+            }
+            tx.new_connection(10);
+            assert!(tx.cfg.tcp.ecn, "{case}: the next connection asks again");
         }
     }
 

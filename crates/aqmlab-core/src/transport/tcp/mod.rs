@@ -143,6 +143,9 @@ pub struct FlowStats {
     /// Window reductions in response to ECE.
     pub ecn_reductions: u64,
     pub syn_retransmits: u64,
+    /// Connections that went without ECN because their SYN was sent again
+    /// (`tcp.ecn_fallback`).
+    pub ecn_fallbacks: u64,
     /// SYNs dropped in the network (counted by the engine).
     pub syn_drops: u64,
     /// SYN/ACKs sent (first ones and answers to repeated SYNs).
@@ -328,6 +331,9 @@ pub struct TcpFlow {
     req: (u64, u32),
     syn_retx: bool,
     synack_retx: bool,
+    /// This connection fell back to not-ECN (`tcp.ecn_fallback`): the
+    /// next connection of the flow asks for ECN again.
+    ecn_fell_back: bool,
     client: Client,
     c_retx: bool,
     /// The SYN/ACK arrived CE-marked: echo ECE on the request (RFC 5562).
@@ -411,6 +417,7 @@ impl TcpFlow {
             rto_event: None,
             syn_sent_at: SimTime::ZERO,
             syn_retx: false,
+            ecn_fell_back: false,
             synack_sent_at: SimTime::ZERO,
             synack_retx: false,
             short: Vec::new(),
