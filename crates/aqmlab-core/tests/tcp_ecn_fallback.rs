@@ -15,32 +15,12 @@ use common::run;
 /// ms, 200 packets, starts within 2 s, measured 8-20 s), each opening with
 /// a handshake; `ecn_fallback` as given.
 fn codel_ecn_100(seed: u64, fallback: bool) -> RunResult {
-    run(&format!(
-        r#"
-duration = "20s"
-seed = {seed}
-[topology]
-kind = "dumbbell"
-bottleneck_rate = "10Mbps"
-bottleneck_delay = "20ms"
-access_delay = "15ms"
-buffer = 200
-[aqm]
-kind = "codel"
-ecn = true
-control_law = "linux"
-[tcp]
-profile = "linux"
-ecn = true
-ecn_fallback = {fallback}
-[[traffic]]
-kind = "bulk"
-flows = 100
-handshake = true
-start = {{ uniform = ["0s", "2s"] }}
-[metrics]
-start = "8s"
-"#
+    run(&common::grid(
+        seed,
+        100,
+        "kind = \"codel\"\necn = true\ncontrol_law = \"linux\"",
+        &format!("ecn = true\necn_fallback = {fallback}"),
+        "handshake = true",
     ))
 }
 

@@ -19,9 +19,10 @@ pub fn run(text: &str) -> RunResult {
 /// The testbed grid's dumbbell (`scenarios/testbed/dumbbell-20.toml`: 10
 /// Mbit/s, 20 ms bottleneck and 15 ms access delays, 100 ms base RTT, a
 /// 200-packet buffer, starts spread over 2 s, 20 s measured from 8 s):
-/// `flows` bulk flows of the linux profile through FQ-CoDel, seed `seed`,
-/// `aqm` and `tcp` more lines of the two tables.
-pub fn grid_fq_codel(seed: u64, flows: u32, aqm: &str, tcp: &str) -> String {
+/// `flows` bulk flows of the linux profile, seed `seed`; `aqm`, `tcp` and
+/// `bulk` the lines of the `[aqm]` table (its kind included), more lines
+/// of `[tcp]` and of the bulk group.
+pub fn grid(seed: u64, flows: u32, aqm: &str, tcp: &str, bulk: &str) -> String {
     format!(
         r#"
 duration = "20s"
@@ -33,7 +34,6 @@ bottleneck_delay = "20ms"
 access_delay = "15ms"
 buffer = 200
 [aqm]
-kind = "fq-codel"
 {aqm}
 [tcp]
 profile = "linux"
@@ -42,10 +42,16 @@ profile = "linux"
 kind = "bulk"
 flows = {flows}
 start = {{ uniform = ["0s", "2s"] }}
+{bulk}
 [metrics]
 start = "8s"
 "#
     )
+}
+
+/// [`grid`] through FQ-CoDel, `aqm` more lines of its table.
+pub fn grid_fq_codel(seed: u64, flows: u32, aqm: &str, tcp: &str) -> String {
+    grid(seed, flows, &format!("kind = \"fq-codel\"\n{aqm}"), tcp, "")
 }
 
 pub fn dumbbell(flows: u32, aqm: &str, extra_tcp: &str) -> String {
