@@ -1138,9 +1138,10 @@ impl TcpSpec {
     /// sent again runs without ECN, as Linux's retransmitted SYN leaves
     /// without ECN's set-up flags (`tcp_ecn_clear_syn`). With a queue that
     /// drops a not-ECT SYN while it marks, those flows then see drops
-    /// where the others see marks. DCTCP and Prague keep ECN (their SYN is
-    /// ECT). On in the linux profile; off (the default) elsewhere. Left out
-    /// of the resolved scenario when off.
+    /// where the others see marks. A DCTCP connection runs as Reno then
+    /// (Linux's `dctcp_reno`); Prague keeps ECN. On in the linux profile;
+    /// off (the default) elsewhere. Left out of the resolved scenario when
+    /// off.
     #[inline]
     pub fn ecn_fallback(&self) -> bool {
         self.switches.0 & TcpSwitches::ECN_FALLBACK != 0

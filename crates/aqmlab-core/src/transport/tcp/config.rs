@@ -41,7 +41,7 @@ pub enum Growth {
 }
 
 impl Growth {
-    fn of(s: &TcpSpec) -> Growth {
+    pub(super) fn of(s: &TcpSpec) -> Growth {
         match s.variant {
             _ if s.byte_counting => Growth::Counted,
             // HyStart++'s slow start (`cc/hystart.rs`), out of line.

@@ -5,8 +5,9 @@
 //! backoff; RFC 5562 for a CE-marked SYN/ACK), with ns-2's WebTraf pattern
 //! of a request connection and a response connection the server opens.
 
-use super::{Client, Echo, Seg, State, TcpFlow};
+use super::{Client, Echo, Growth, Seg, State, TcpFlow};
 use crate::packet::{flags, Ecn};
+use crate::scenario::TcpVariant;
 use crate::scenario::HEADER_BYTES;
 use crate::units::SimTime;
 
@@ -356,23 +357,34 @@ impl TcpFlow {
     /// (`tcp.ecn_fallback`; `net.ipv4.tcp_ecn_fallback = 1`,
     /// `tcp_ecn_clear_syn`): a SYN sent again leaves without ECN's set-up
     /// flags, so the connection whose SYN/ACK answers it runs without ECN
-    /// at both ends. Called on that SYN/ACK. A scalable sender keeps ECN
-    /// (its SYN is ECT, so an ECN queue marks it; Linux's DCTCP would fall
-    /// back to Reno: not modelled).
+    /// at both ends, every packet not-ECT. Called on that SYN/ACK. DCTCP,
+    /// which needs ECN, then runs as Reno (Linux's `dctcp_init` turns to
+    /// `dctcp_reno`: Reno's halving and growth); Prague keeps ECN (its
+    /// reference negotiates AccECN, not modelled).
     fn ecn_fallback(&mut self) {
-        if self.cfg.tcp.ecn && self.cfg.tcp.ecn_fallback() && !self.cfg.tcp.variant.scalable() {
-            self.cfg.tcp.ecn = false;
-            self.ecn_fell_back = true;
-            self.stats.ecn_fallbacks += 1;
+        let variant = self.cfg.tcp.variant;
+        if !self.cfg.tcp.ecn || !self.cfg.tcp.ecn_fallback() || variant == TcpVariant::Prague {
+            return;
         }
+        self.cfg.tcp.ecn = false;
+        if variant == TcpVariant::Dctcp {
+            self.cfg.tcp.variant = TcpVariant::Reno;
+            self.cfg.growth = Growth::of(&self.cfg.tcp);
+            self.cc = None;
+        }
+        self.ack_ecn = Ecn::NotEct;
+        self.fell_back = Some(variant);
+        self.stats.ecn_fallbacks += 1;
     }
 
-    /// The configuration a new connection of this flow starts with: ECN
-    /// asked for again after a fallback.
+    /// The configuration a new connection of this flow starts with: its
+    /// own again after a fallback (ECN asked for, the variant it had).
     fn fresh_cfg(&self) -> super::TcpConfig {
         let mut cfg = self.cfg;
-        if self.ecn_fell_back {
+        if let Some(variant) = self.fell_back {
             cfg.tcp.ecn = true;
+            cfg.tcp.variant = variant;
+            cfg.growth = Growth::of(&cfg.tcp);
         }
         cfg
     }
@@ -500,18 +512,20 @@ mod tests {
     }
 
     /// `tcp.ecn_fallback` (Linux's `tcp_ecn_fallback = 1`): a connection
-    /// whose SYN was sent again runs without ECN, its data not-ECT, and
-    /// the flow's next connection asks for ECN again; a connection whose
-    /// first SYN was answered keeps it, as does every connection without
-    /// the switch and a DCTCP flow (its SYN is ECT).
+    /// whose SYN was sent again runs without ECN, its data not-ECT, a
+    /// DCTCP one as Reno, and the flow's next connection starts as
+    /// configured; a connection whose first SYN was answered keeps ECN, as
+    /// does every connection without the switch and a Prague one.
     #[test]
     fn a_syn_sent_again_opens_without_ecn() {
         let t = |ms: u64| SimTime::from_millis(ms);
         let cases = [
-            (crate::scenario::TcpVariant::NewReno, true, true, false),
-            (crate::scenario::TcpVariant::NewReno, true, false, true),
-            (crate::scenario::TcpVariant::NewReno, false, true, true),
-            (crate::scenario::TcpVariant::Dctcp, true, true, true),
+            (TcpVariant::NewReno, true, true, false),
+            (TcpVariant::NewReno, true, false, true),
+            (TcpVariant::NewReno, false, true, true),
+            (TcpVariant::Dctcp, true, true, false),
+            (TcpVariant::Dctcp, true, false, true),
+            (TcpVariant::Prague, true, true, true),
         ];
         for (variant, fallback, lost, ecn_after) in cases {
             let mut spec = TcpSpec {
@@ -538,8 +552,17 @@ mod tests {
             for seg in &out {
                 assert_eq!(seg.ecn != Ecn::NotEct, ecn_after, "{case}");
             }
+            let runs_as = if variant == TcpVariant::Dctcp && !ecn_after {
+                TcpVariant::Reno
+            } else {
+                variant
+            };
+            assert_eq!(tx.cfg.tcp.variant, runs_as, "{case}");
+            assert_eq!(tx.dctcp_alpha().is_some(), runs_as.scalable(), "{case}");
             tx.new_connection(10);
             assert!(tx.cfg.tcp.ecn, "{case}: the next connection asks again");
+            assert_eq!(tx.cfg.tcp.variant, variant, "{case}");
+            assert_eq!(tx.dctcp_alpha().is_some(), variant.scalable(), "{case}");
         }
     }
 

@@ -331,9 +331,10 @@ pub struct TcpFlow {
     req: (u64, u32),
     syn_retx: bool,
     synack_retx: bool,
-    /// This connection fell back to not-ECN (`tcp.ecn_fallback`): the
-    /// next connection of the flow asks for ECN again.
-    ecn_fell_back: bool,
+    /// This connection fell back to not-ECN (`tcp.ecn_fallback`), and
+    /// from which variant: the next connection of the flow starts as the
+    /// flow was configured.
+    fell_back: Option<crate::scenario::TcpVariant>,
     client: Client,
     c_retx: bool,
     /// The SYN/ACK arrived CE-marked: echo ECE on the request (RFC 5562).
@@ -417,7 +418,7 @@ impl TcpFlow {
             rto_event: None,
             syn_sent_at: SimTime::ZERO,
             syn_retx: false,
-            ecn_fell_back: false,
+            fell_back: None,
             synack_sent_at: SimTime::ZERO,
             synack_retx: false,
             short: Vec::new(),
