@@ -1,0 +1,274 @@
+//! The on/off switches of `[tcp]`, packed in two bytes so that a flow's
+//! configuration keeps its cache lines: the bits, their listing in the
+//! resolved scenario, and the accessors of [`TcpSpec`] that read them.
+
+use super::tcp::TcpSpec;
+use serde::Serialize;
+
+/// Switches of `[tcp]` packed in two bytes (see [`TcpSpec::switches`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct TcpSwitches(pub(super) u16);
+
+impl TcpSwitches {
+    pub(super) const TIMESTAMPS: u16 = 1;
+    pub(super) const HYSTART: u16 = 2;
+    pub(super) const PRAGUE_DETECTION: u16 = 4;
+    pub(super) const MODERATE_RCVBUF: u16 = 8;
+    pub(super) const TSO: u16 = 16;
+    pub(super) const CUBIC_LINUX: u16 = 32;
+    pub(super) const UNDO: u16 = 64;
+    pub(super) const DELACK_LINUX: u16 = 128;
+    pub(super) const TXREHASH: u16 = 256;
+    pub(super) const ACK_HEURISTIC: u16 = 512;
+    pub(super) const DCTCP_LINUX: u16 = 1024;
+    pub(super) const ECN_FALLBACK: u16 = 2048;
+
+    pub(super) fn set(&mut self, bit: u16, on: bool) {
+        if on {
+            self.0 |= bit;
+        } else {
+            self.0 &= !bit;
+        }
+    }
+}
+
+impl Serialize for TcpSwitches {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        // `ack_heuristic` is listed on or off (as when it was a field of
+        // its own); the others when on.
+        let on = (self.0 & !TcpSwitches::ACK_HEURISTIC).count_ones() as usize;
+        let mut m = s.serialize_map(Some(on + 1))?;
+        m.serialize_entry("ack_heuristic", &(self.0 & TcpSwitches::ACK_HEURISTIC != 0))?;
+        if self.0 & TcpSwitches::TIMESTAMPS != 0 {
+            m.serialize_entry("timestamps", &true)?;
+        }
+        if self.0 & TcpSwitches::HYSTART != 0 {
+            m.serialize_entry("hystart", &true)?;
+        }
+        if self.0 & TcpSwitches::PRAGUE_DETECTION != 0 {
+            m.serialize_entry("prague_classic_ecn_detection", &true)?;
+        }
+        if self.0 & TcpSwitches::MODERATE_RCVBUF != 0 {
+            m.serialize_entry("moderate_rcvbuf", &true)?;
+        }
+        if self.0 & TcpSwitches::TSO != 0 {
+            m.serialize_entry("tso", &true)?;
+        }
+        if self.0 & TcpSwitches::CUBIC_LINUX != 0 {
+            m.serialize_entry("cubic", "linux")?;
+        }
+        if self.0 & TcpSwitches::UNDO != 0 {
+            m.serialize_entry("undo", &true)?;
+        }
+        if self.0 & TcpSwitches::DELACK_LINUX != 0 {
+            m.serialize_entry("delack_timer", "linux")?;
+        }
+        if self.0 & TcpSwitches::TXREHASH != 0 {
+            m.serialize_entry("txrehash", &true)?;
+        }
+        if self.0 & TcpSwitches::DCTCP_LINUX != 0 {
+            m.serialize_entry("dctcp", "linux")?;
+        }
+        if self.0 & TcpSwitches::ECN_FALLBACK != 0 {
+            m.serialize_entry("ecn_fallback", &true)?;
+        }
+        m.end()
+    }
+}
+
+impl TcpSpec {
+    /// RFC 7323 timestamps for RTT measurement (`tcp.timestamps`): the
+    /// receiver echoes the send time of the segment section 4.3 names, and
+    /// every ACK that advances the cumulative ACK gives the sender an RTT
+    /// sample, also one that covers a retransmission (Karn's rule no longer
+    /// blocks it). Off (the default): samples from the timed segment or
+    /// the send times of segments never retransmitted.
+    #[inline]
+    pub fn timestamps(&self) -> bool {
+        self.switches.0 & TcpSwitches::TIMESTAMPS != 0
+    }
+
+    pub fn set_timestamps(&mut self, on: bool) {
+        self.switches.set(TcpSwitches::TIMESTAMPS, on);
+    }
+
+    /// HyStart++ (RFC 9406) in CUBIC's initial slow start (`tcp.hystart`):
+    /// a rise of the round's minimum RTT over the last round's moves to
+    /// Conservative Slow Start, which ends slow start after five rounds
+    /// (Linux's classic HyStart with `cubic = "linux"`). Acts on CUBIC
+    /// flows, `[tcp]`'s or a group's; needs `rtt_estimator = "linux"` (an
+    /// RTT sample per ACK), and written in the file a flow that runs CUBIC.
+    #[inline]
+    pub fn hystart(&self) -> bool {
+        self.switches.0 & TcpSwitches::HYSTART != 0
+    }
+
+    pub fn set_hystart(&mut self, on: bool) {
+        self.switches.set(TcpSwitches::HYSTART, on);
+    }
+
+    /// Prague's classic-ECN-bottleneck detection and fallback
+    /// (`tcp.prague_classic_ecn_detection`; the reference's
+    /// `prague_ecn_fallback = 1`): a score from the RTT's variation and the
+    /// queue's depth, and past a threshold the cut uses an alpha of at
+    /// least 0.625 of the score's excess. Off (the default, as the
+    /// reference's module parameter): pure L4S.
+    #[inline]
+    pub fn prague_classic_ecn_detection(&self) -> bool {
+        self.switches.0 & TcpSwitches::PRAGUE_DETECTION != 0
+    }
+
+    pub fn set_prague_classic_ecn_detection(&mut self, on: bool) {
+        self.switches.set(TcpSwitches::PRAGUE_DETECTION, on);
+    }
+
+    /// Linux's receive-buffer autotuning (`tcp.moderate_rcvbuf`,
+    /// `transport/tcp/rcvbuf.rs`): the receiver's window starts at 64 KiB
+    /// and grows with what it reads each round trip; segments held out of
+    /// order take its space. Needs `sack` (the window travels beside the
+    /// SACK blocks). Off (the default): the fixed `rwnd`.
+    #[inline]
+    pub fn moderate_rcvbuf(&self) -> bool {
+        self.switches.0 & TcpSwitches::MODERATE_RCVBUF != 0
+    }
+
+    pub fn set_moderate_rcvbuf(&mut self, on: bool) {
+        self.switches.set(TcpSwitches::MODERATE_RCVBUF, on);
+    }
+
+    /// A paced flow's segments leave in the bursts of Linux's TSO/GSO
+    /// autosizing (`tcp.tso`, `transport/tcp/pacing.rs`): about a
+    /// millisecond of the pacing rate, two segments at least (BBR: one
+    /// below 1.2 Mbit/s), at the release time of the burst. Flows that do
+    /// not pace, and Prague, send as without it. Off (the default): one
+    /// segment per release.
+    #[inline]
+    pub fn tso(&self) -> bool {
+        self.switches.0 & TcpSwitches::TSO != 0
+    }
+
+    pub fn set_tso(&mut self, on: bool) {
+        self.switches.set(TcpSwitches::TSO, on);
+    }
+
+    /// CUBIC flows grow their window as Linux's `tcp_cubic` does where it
+    /// departs from RFC 9438 (`tcp.cubic = "linux"`, `cc/cubic.rs`): the
+    /// target one minimum RTT ahead, at least 5 % per round trip before
+    /// the first event, Reno's estimate at alpha 8 / 15 throughout. Needs
+    /// `rtt_estimator = "linux"` (the linux profile's default stays inert
+    /// beside the timed estimator). `"rfc9438"` (the default outside the
+    /// linux profile): the RFC's rules. Other variants ignore it.
+    #[inline]
+    pub fn cubic_linux(&self) -> bool {
+        self.switches.0 & TcpSwitches::CUBIC_LINUX != 0
+    }
+
+    pub fn set_cubic_linux(&mut self, on: bool) {
+        self.switches.set(TcpSwitches::CUBIC_LINUX, on);
+    }
+
+    /// A retransmission timeout's cut undone when it proves spurious
+    /// (`tcp.undo`, `transport/tcp/undo.rs`): the first ACK after the
+    /// timeout that advances the cumulative ACK and echoes a timestamp from
+    /// before the first retransmission (RFC 3522's detection, Linux's
+    /// `tcp_try_undo_loss`) restores the window and ssthresh from before
+    /// and forgets the timeout's loss marks. Acts on SACK flows with
+    /// timestamps (an explicit `true` without them is refused; the linux
+    /// profile's default stays inert when a file turns `timestamps` off).
+    /// Off (the default): every timeout's cut stands.
+    #[inline]
+    pub fn undo(&self) -> bool {
+        self.switches.0 & TcpSwitches::UNDO != 0
+    }
+
+    pub fn set_undo(&mut self, on: bool) {
+        self.switches.set(TcpSwitches::UNDO, on);
+    }
+
+    /// RFC 6582 section 4.2's ACK heuristic (`tcp.ack_heuristic`): after a
+    /// timeout, three duplicate ACKs below `recover` still start a fast
+    /// retransmit when cwnd > 1 and the last advance of the cumulative ACK
+    /// was at most four segments (ns-2's `bugfix_ack_`). Off (the default):
+    /// the "careful" rule alone.
+    #[inline]
+    pub fn ack_heuristic(&self) -> bool {
+        self.switches.0 & TcpSwitches::ACK_HEURISTIC != 0
+    }
+
+    pub fn set_ack_heuristic(&mut self, on: bool) {
+        self.switches.set(TcpSwitches::ACK_HEURISTIC, on);
+    }
+
+    /// A new flow hash at every retransmission timeout (`tcp.txrehash`;
+    /// Linux's `net.core.txrehash = 1`: `tcp_write_timeout` calls
+    /// `sk_rethink_txhash`, which draws the socket's `sk_txhash` afresh, so
+    /// that a flow stuck on a bad path may take another). A flow-hashing
+    /// queue (FQ-CoDel, FQ-PIE, COBALT) then files the flow's data packets
+    /// in another of its queues after each timeout. In the network that
+    /// holds where the queue's hash reads the sender's: a queue on the
+    /// sender's host or behind a veth pair in one kernel (`skb->hash`), a
+    /// Linux queue hashing IPv6 packets (the flow label follows
+    /// `sk_txhash`); not an IPv4 router, whose hash of the 5-tuple stays.
+    /// On in the linux profile; off (the default) elsewhere. Left out of
+    /// the resolved scenario when off.
+    #[inline]
+    pub fn txrehash(&self) -> bool {
+        self.switches.0 & TcpSwitches::TXREHASH != 0
+    }
+
+    pub fn set_txrehash(&mut self, on: bool) {
+        self.switches.set(TcpSwitches::TXREHASH, on);
+    }
+
+    /// DCTCP in Linux's integers (`tcp.dctcp = "linux"`, `cc/dctcp.rs`):
+    /// alpha in 1/1024ths with `dctcp_update_alpha`'s rounding, the cuts
+    /// on the window in whole segments, rounded as `dctcp_ssthresh` and
+    /// `dctcp_react_to_loss` round them (a small window is not cut until
+    /// alpha reaches about 2 / cwnd). `"rfc8257"` (the default outside the
+    /// linux profile): RFC 8257's arithmetic, exact. Other variants ignore
+    /// it.
+    #[inline]
+    pub fn dctcp_linux(&self) -> bool {
+        self.switches.0 & TcpSwitches::DCTCP_LINUX != 0
+    }
+
+    pub fn set_dctcp_linux(&mut self, on: bool) {
+        self.switches.set(TcpSwitches::DCTCP_LINUX, on);
+    }
+
+    /// RFC 3168 section 6.1.1.1's fallback (`tcp.ecn_fallback`; Linux's
+    /// `net.ipv4.tcp_ecn_fallback = 1`): a connection whose SYN had to be
+    /// sent again runs without ECN, as Linux's retransmitted SYN leaves
+    /// without ECN's set-up flags (`tcp_ecn_clear_syn`). With a queue that
+    /// drops a not-ECT SYN while it marks, those flows then see drops
+    /// where the others see marks. A DCTCP connection runs as Reno then
+    /// (Linux's `dctcp_reno`); Prague keeps ECN. On in the linux profile;
+    /// off (the default) elsewhere. Left out of the resolved scenario when
+    /// off.
+    #[inline]
+    pub fn ecn_fallback(&self) -> bool {
+        self.switches.0 & TcpSwitches::ECN_FALLBACK != 0
+    }
+
+    pub fn set_ecn_fallback(&mut self, on: bool) {
+        self.switches.set(TcpSwitches::ECN_FALLBACK, on);
+    }
+
+    /// The receiver's delayed-ACK timer and quick-ACK mode as Linux's
+    /// (`tcp.delack_timer = "linux"`, `transport/tcp/delack.rs`): the wait
+    /// adapts to the gaps between segments (from `delack_timeout`, up to
+    /// the receiver's RTT), and the first segments, those after a stall and
+    /// those after a duplicate are acknowledged at once. Needs `sack` (the
+    /// state is kept beside SACK's; the linux profile's default stays inert
+    /// without it). `"fixed"` (the default outside the linux profile):
+    /// every held segment waits `delack_timeout`.
+    #[inline]
+    pub fn delack_linux(&self) -> bool {
+        self.switches.0 & TcpSwitches::DELACK_LINUX != 0
+    }
+
+    pub fn set_delack_linux(&mut self, on: bool) {
+        self.switches.set(TcpSwitches::DELACK_LINUX, on);
+    }
+}
