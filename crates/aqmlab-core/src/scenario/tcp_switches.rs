@@ -23,6 +23,26 @@ impl TcpSwitches {
     pub(super) const DCTCP_LINUX: u16 = 1024;
     pub(super) const ECN_FALLBACK: u16 = 2048;
 
+    /// The switches the resolved scenario lists when on, in its order:
+    /// the bit, the key and the choice it is listed with (`true` if none).
+    const LISTED: [(u16, &'static str, Option<&'static str>); 11] = [
+        (TcpSwitches::TIMESTAMPS, "timestamps", None),
+        (TcpSwitches::HYSTART, "hystart", None),
+        (
+            TcpSwitches::PRAGUE_DETECTION,
+            "prague_classic_ecn_detection",
+            None,
+        ),
+        (TcpSwitches::MODERATE_RCVBUF, "moderate_rcvbuf", None),
+        (TcpSwitches::TSO, "tso", None),
+        (TcpSwitches::CUBIC_LINUX, "cubic", Some("linux")),
+        (TcpSwitches::UNDO, "undo", None),
+        (TcpSwitches::DELACK_LINUX, "delack_timer", Some("linux")),
+        (TcpSwitches::TXREHASH, "txrehash", None),
+        (TcpSwitches::DCTCP_LINUX, "dctcp", Some("linux")),
+        (TcpSwitches::ECN_FALLBACK, "ecn_fallback", None),
+    ];
+
     pub(super) fn set(&mut self, bit: u16, on: bool) {
         if on {
             self.0 |= bit;
@@ -40,38 +60,13 @@ impl Serialize for TcpSwitches {
         let on = (self.0 & !TcpSwitches::ACK_HEURISTIC).count_ones() as usize;
         let mut m = s.serialize_map(Some(on + 1))?;
         m.serialize_entry("ack_heuristic", &(self.0 & TcpSwitches::ACK_HEURISTIC != 0))?;
-        if self.0 & TcpSwitches::TIMESTAMPS != 0 {
-            m.serialize_entry("timestamps", &true)?;
-        }
-        if self.0 & TcpSwitches::HYSTART != 0 {
-            m.serialize_entry("hystart", &true)?;
-        }
-        if self.0 & TcpSwitches::PRAGUE_DETECTION != 0 {
-            m.serialize_entry("prague_classic_ecn_detection", &true)?;
-        }
-        if self.0 & TcpSwitches::MODERATE_RCVBUF != 0 {
-            m.serialize_entry("moderate_rcvbuf", &true)?;
-        }
-        if self.0 & TcpSwitches::TSO != 0 {
-            m.serialize_entry("tso", &true)?;
-        }
-        if self.0 & TcpSwitches::CUBIC_LINUX != 0 {
-            m.serialize_entry("cubic", "linux")?;
-        }
-        if self.0 & TcpSwitches::UNDO != 0 {
-            m.serialize_entry("undo", &true)?;
-        }
-        if self.0 & TcpSwitches::DELACK_LINUX != 0 {
-            m.serialize_entry("delack_timer", "linux")?;
-        }
-        if self.0 & TcpSwitches::TXREHASH != 0 {
-            m.serialize_entry("txrehash", &true)?;
-        }
-        if self.0 & TcpSwitches::DCTCP_LINUX != 0 {
-            m.serialize_entry("dctcp", "linux")?;
-        }
-        if self.0 & TcpSwitches::ECN_FALLBACK != 0 {
-            m.serialize_entry("ecn_fallback", &true)?;
+        for (bit, key, choice) in TcpSwitches::LISTED {
+            if self.0 & bit != 0 {
+                match choice {
+                    Some(c) => m.serialize_entry(key, c)?,
+                    None => m.serialize_entry(key, &true)?,
+                }
+            }
         }
         m.end()
     }
