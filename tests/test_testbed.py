@@ -281,6 +281,7 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
         "udp": (UDP, None, {}, "reno"),
         "web": (WEB, None, {}, "reno"),
         "fq-codel": (DUMBBELL, {"kind": "fq-codel"}, {"metrics.flow_series": "[0, 1]"}, "cubic"),
+        "fq-codel-16": (DUMBBELL, {"kind": "fq-codel", "flows": 16}, {}, "cubic"),
         "dualpi2": (DUMBBELL, {"kind": "dualpi2"}, {}, "cubic"),
         "bbr-pie": (DUMBBELL, {"kind": "pie"}, {"metrics.flow_series": "[0, 1]"}, "bbr"),
     }
@@ -443,6 +444,35 @@ def test_schedulers_with_kernel_cubic_agree_with_the_linux_profile(
     assert abs(s["utilization"] - t["utilization"]) <= 0.02
     assert abs(s["queue_mean_pkts"] - t["queue_mean_pkts"]) <= 0.15 * s["queue_mean_pkts"] + 2
     assert abs(sim["flows"]["jain_fairness"] - tb["flows"]["jain_fairness"]) <= 0.03
+
+
+@needs_testbed
+@pytest.mark.crosscheck
+def test_the_same_flows_share_a_flow_queue_on_both_sides(runs: dict[str, Path]) -> None:
+    """Twenty flows in FQ-CoDel's sixteen flow queues: a flow alone in its queue gets a
+    sixteenth of the link, twice or more what a flow that shares its queue gets. The router
+    keys a flow by its number, as the simulator does, with the simulator's hash perturbation:
+    the flows alone in their queues (those above 1.5 x the median goodput) are the same on
+    both sides (keyed by the ports the kernel chose, they would be others)."""
+    import aqmlab
+
+    doc = _doc(DUMBBELL)
+    doc["aqm"] = {"kind": "fq-codel", "flows": 16}
+    # The router keys a flow by its number alone; the linux profile's sender would give its
+    # packets a new hash after a timeout (`txrehash`), which only a queue that reads the
+    # socket's hash sees.
+    doc["tcp"] = {"profile": "linux", "variant": "cubic", "packet_size": 1500, "txrehash": False}
+    sim = aqmlab.run(doc).flows.to_pydict()
+    tb = load_run(runs["fq-codel-16"]).flows.to_pydict()
+    alone = []
+    for t in (sim, tb):
+        g = dict(zip(t["flow"], t["goodput_bps"], strict=True))
+        assert sorted(g) == list(range(20))
+        median = sorted(g.values())[10]
+        alone.append({f for f, x in g.items() if x > 1.5 * median})
+        print("goodput by flow, kbit/s:", [round(g[f] / 1e3) for f in range(20)])
+    print(f"alone in a queue: simulator {sorted(alone[0])}, testbed {sorted(alone[1])}")
+    assert alone[0] and alone[0] == alone[1]
 
 
 @needs_testbed

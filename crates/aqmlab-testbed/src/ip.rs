@@ -25,8 +25,11 @@ pub struct Header {
     pub len: u32,
     /// The two ECN bits.
     pub ecn: u8,
-    /// A hash of the 5-tuple (protocol, addresses, ports).
+    /// A hash of the 5-tuple (protocol, addresses, ports), or the flow's
+    /// number where [`FlowPorts`] names it.
     pub flow: u32,
+    /// Source and destination port (TCP and UDP; 0 and 0 otherwise).
+    pub ports: (u16, u16),
     /// TCP flags in the core's encoding ([`aqmlab_core::packet::flags`]).
     pub flags: u8,
     /// TCP sequence number (0 for other protocols).
@@ -90,9 +93,13 @@ pub fn parse(pkt: &[u8]) -> Result<Header, NotIpv4> {
     let mut h = fnv1a(&pkt[12..20], 0x811c_9dc5);
     h = fnv1a(&[proto], h);
     let l4 = &pkt[ihl..total];
-    let (mut fl, mut seq) = (0u8, 0u64);
+    let (mut fl, mut seq, mut ports) = (0u8, 0u64, (0u16, 0u16));
     if (proto == 6 || proto == 17) && l4.len() >= 4 {
         h = fnv1a(&l4[0..4], h);
+        ports = (
+            u16::from_be_bytes([l4[0], l4[1]]),
+            u16::from_be_bytes([l4[2], l4[3]]),
+        );
     }
     if proto == 6 && l4.len() >= 20 {
         seq = u32::from_be_bytes([l4[4], l4[5], l4[6], l4[7]]) as u64;
@@ -117,10 +124,47 @@ pub fn parse(pkt: &[u8]) -> Result<Header, NotIpv4> {
         len: total as u32,
         ecn: pkt[1] & 0b11,
         flow: h,
+        ports,
         flags: fl,
         seq,
         proto,
     })
+}
+
+/// The testbed's hosts send flow `i` of the scenario from port `base + i`
+/// (and receive its ACKs there), so the router can key a flow queue by the
+/// flow's number, as the simulator keys it, rather than by a hash of ports
+/// the kernel chose: a flow-queueing scheme then puts the same flows in the
+/// same queues on both sides.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Deserialize)]
+pub struct FlowPorts {
+    /// The port of flow 0.
+    pub base: u16,
+    /// How many flows have a port of their own.
+    pub count: u16,
+}
+
+impl FlowPorts {
+    /// The flow number of a TCP or UDP packet sent from or to a flow's port.
+    pub fn flow(&self, h: &Header) -> Option<u32> {
+        if h.proto != 6 && h.proto != 17 {
+            return None;
+        }
+        let of = |p: u16| {
+            p.checked_sub(self.base)
+                .filter(|&i| i < self.count)
+                .map(u32::from)
+        };
+        of(h.ports.0).or_else(|| of(h.ports.1))
+    }
+
+    /// `h` with its flow keyed by the flow's number where it has one.
+    pub fn key(ports: Option<FlowPorts>, mut h: Header) -> Header {
+        if let Some(i) = ports.and_then(|p| p.flow(&h)) {
+            h.flow = i;
+        }
+        h
+    }
 }
 
 /// Set CE in an ECN-capable IPv4 packet and update its header checksum.
@@ -207,6 +251,34 @@ mod tests {
             h.flow,
             parse(&build_tcp(60, 0, 40000, 9, 0x11)).unwrap().flow
         );
+    }
+
+    #[test]
+    fn a_flows_port_gives_its_number() {
+        let fp = FlowPorts {
+            base: 10000,
+            count: 5,
+        };
+        // Data from flow 3's port (build_tcp's destination port is 5001),
+        // and a packet to it.
+        let d = parse(&build_tcp(1500, 2, 10003, 7, 0x10)).unwrap();
+        assert_eq!(d.ports, (10003, 5001));
+        assert_eq!(fp.flow(&d), Some(3));
+        let mut a = d;
+        a.ports = (5001, 10003);
+        assert_eq!(fp.flow(&a), Some(3));
+        assert_eq!(FlowPorts::key(Some(fp), d).flow, 3);
+        // Outside the range, or no range: the 5-tuple's hash.
+        let o = parse(&build_tcp(1500, 2, 10005, 7, 0x10)).unwrap();
+        assert_eq!(fp.flow(&o), None);
+        assert_eq!(FlowPorts::key(Some(fp), o).flow, o.flow);
+        assert_eq!(FlowPorts::key(None, d).flow, d.flow);
+        let low = parse(&build_tcp(1500, 2, 9999, 7, 0x10)).unwrap();
+        assert_eq!(fp.flow(&low), None);
+        // Neither TCP nor UDP: no ports.
+        let mut icmp = d;
+        icmp.proto = 1;
+        assert_eq!(fp.flow(&icmp), None);
     }
 
     #[test]

@@ -28,7 +28,7 @@ mod sys;
 use aqmlab_core::aqm::{apply_set, AqmSpec, LinkInfo};
 use aqmlab_core::rng::{Rng, Stream};
 use aqmlab_core::scenario::{
-    Action, Direction, LinkDir, LinkSel, Scenario, TimeDist, Topology, TrafficSpec, Value,
+    Action, Direction, LinkDir, LinkSel, Purpose, Scenario, TimeDist, Topology, TrafficSpec, Value,
 };
 use aqmlab_core::units::{BitRate, SimTime};
 use link::{Dir, Slot, Stats};
@@ -178,6 +178,9 @@ struct Config {
     t0_ns: u64,
     #[serde(default)]
     tuns: Vec<(String, String)>,
+    /// The hosts' ports of their flows: flow queues keyed by flow number.
+    #[serde(default)]
+    flow_ports: Option<ip::FlowPorts>,
 }
 
 fn read_config(path: &str) -> Result<Config, String> {
@@ -291,7 +294,10 @@ struct Side {
 }
 
 fn build_dirs(s: &Setup) -> [Dir; 2] {
-    let seed = s.sc.seed;
+    // The simulator's stream of the bottleneck's AQM (links 0 and 1 of its
+    // dumbbell), so that a scheme's own draws (FQ-CoDel's hash
+    // perturbation, RED's coin) start where the simulator's do.
+    let seed = s.sc.seed_for(Purpose::Aqm);
     let ms = s.sc.metrics.start;
     let delay = SimTime(s.d.delay_ns);
     let fwd = Dir::new(
@@ -406,6 +412,7 @@ fn run(cfg_path: &str, out_path: &str) -> Result<(), String> {
                         buf.truncate(n);
                         match ip::parse(&buf) {
                             Ok(h) => {
+                                let h = ip::FlowPorts::key(cfg.flow_ports, h);
                                 let t = clock();
                                 dir.advance(t);
                                 dir.arrive(t, Slot::new(buf, &h, t));
@@ -569,7 +576,6 @@ struct WebScript {
 /// pages enough to fill the run (think times alone reach its end).
 fn web_plan(path: &str) -> Result<(), String> {
     use aqmlab_core::scenario::web::{FirstPage, Http, Pages};
-    use aqmlab_core::scenario::Purpose;
     use aqmlab_core::traffic::web::Session;
     let cfg = read_config(path)?;
     let s = setup(cfg.scenario)?;

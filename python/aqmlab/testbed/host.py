@@ -69,7 +69,20 @@ SCM_TIMESTAMPNS = SO_TIMESTAMPNS
 DATA_PORT = 5001
 UDP_PORT = 5002
 WEB_PORT = 8080
+#: Flow ``i`` of the scenario sends from port ``FLOW_PORT_BASE + i`` (for
+#: ``i < FLOW_PORTS``, below the kernel's ephemeral range), so that the router
+#: keys its flow queues by the flow's number as the simulator does.
+FLOW_PORT_BASE = 10000
+FLOW_PORTS = 22768
 SIZE = struct.Struct("!Q")
+
+
+def bind_flow_port(s: socket.socket, f: dict[str, Any]) -> None:
+    """Send flow ``f`` from its own port (``f["port"]``); where that port is
+    taken, from one the kernel picks (the router then hashes the 5-tuple)."""
+    if f.get("port") is not None:
+        with contextlib.suppress(OSError):
+            s.bind(("", int(f["port"])))
 
 
 def die_with_parent() -> None:
@@ -366,6 +379,7 @@ class Host:
     def start_udp(self, f: dict[str, Any]) -> None:
         s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
         s.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 4 << 20)
+        bind_flow_port(s, f)
         s.connect((f["dst"], UDP_PORT))
         s.setblocking(False)
         u = f["udp"]
@@ -556,6 +570,7 @@ class Host:
             s.setsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, cc.encode())
         except OSError as e:
             self.errors.append(f"flow {f['id']}: TCP_CONGESTION {cc}: {e}")
+        bind_flow_port(s, f)
         s.setblocking(False)
         err = s.connect_ex((f["dst"], DATA_PORT))
         if err not in (0, 115):  # EINPROGRESS

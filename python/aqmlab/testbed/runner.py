@@ -45,6 +45,7 @@ from aqmlab.api import (
     responses_table,
     typed_table,
 )
+from aqmlab.testbed import host
 from aqmlab.testbed.netns import (
     Dumbbell,
     TestbedError,
@@ -477,6 +478,11 @@ def run_testbed(
                 db.up()
                 cfg["t0_ns"] = 0  # handed over on stdin once every process is ready
                 cfg["tuns"] = [[db.netns_path("rl"), "tb0"], [db.netns_path("rr"), "tb0"]]
+                if flows:
+                    cfg["flow_ports"] = {
+                        "base": host.FLOW_PORT_BASE,
+                        "count": min(len(flows), host.FLOW_PORTS),
+                    }
                 (tmp / "router.json").write_text(json.dumps(cfg))
                 traced = {int(f) for f in resolved["metrics"].get("flow_series", [])}
                 every = scenario._ns(resolved["metrics"].get("sample_interval", "10ms"))
@@ -500,6 +506,9 @@ def run_testbed(
                             "start_ns": f["start_ns"],
                             "stop_ns": f["stop_ns"],
                             "udp": f["udp"],
+                            "port": host.FLOW_PORT_BASE + f["id"]
+                            if f["id"] < host.FLOW_PORTS
+                            else None,
                         }
                         for f in flows
                         if f["forward"] == left
