@@ -203,7 +203,7 @@ AQM_KINDS := droptail ared-feng ared autotune-red pi rem blue avq ap-red st-red 
 BENCH_REPS ?= 3
 
 bench: build
-	$(BENCH) --reps $(BENCH_REPS) scenarios/canonical.toml \
+	$(BENCH) --reps $(BENCH_REPS) scenarios/canonical.toml scenarios/canonical-linux.toml \
 	  $(foreach k,$(AQM_KINDS),scenarios/canonical.toml@$(k)) \
 	  scenarios/web.toml
 	$(MAKE) bench-scale

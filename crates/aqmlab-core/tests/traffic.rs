@@ -85,6 +85,43 @@ phases = [[1, 20], [21, 40]]
     assert_eq!(r.summary.bottleneck.drops_overflow, 0);
 }
 
+/// `sizes = "fixed"`: every transfer of a `web-simple` session carries
+/// `mean_packets` segments (50 x 960 payload bytes of 1000-byte packets),
+/// and the resolved scenario writes the key as it reads it, so that a run
+/// of the resolved scenario is the same run.
+#[test]
+fn web_simple_fixed_sizes() {
+    let text = r#"
+duration = "20s"
+[topology]
+bottleneck_rate = "100Mbps"
+bottleneck_delay = "20ms"
+access_delay = "5ms"
+[tcp]
+packet_size = 1000
+[[traffic]]
+kind = "web-simple"
+sessions = 3
+mean_packets = 49.7
+sizes = "fixed"
+[metrics]
+start = "2s"
+"#;
+    let r = run(text);
+    let sizes = &r.responses.size_bytes;
+    assert!(sizes.len() > 30, "{}", sizes.len());
+    assert!(sizes.iter().all(|&b| b == 50 * 960), "{sizes:?}");
+    let sc = common::scenario(text);
+    let json = serde_json::to_value(&sc).unwrap();
+    assert_eq!(json["traffic"][0]["sizes"], "fixed");
+    let again =
+        aqmlab_core::scenario::Scenario::from_value(serde_json::from_value(json).unwrap()).unwrap();
+    assert_eq!(
+        serde_json::to_value(&again).unwrap(),
+        serde_json::to_value(&sc).unwrap()
+    );
+}
+
 /// `web-simple` sessions: every transfer is recorded; a session's next
 /// transfer starts only after the previous one is fully acknowledged (so
 /// after its last byte arrived, plus at least the ACK's way back); on an

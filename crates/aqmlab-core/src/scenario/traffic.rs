@@ -43,6 +43,23 @@ pub enum TrafficSpec {
     Web(WebSpec),
 }
 
+/// The sizes of a `web-simple` session's transfers (`sizes`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TransferSizes {
+    /// Exponential with mean `mean_packets`, rounded, at least 1.
+    #[default]
+    Exponential,
+    /// Every transfer `mean_packets`, rounded, at least 1.
+    Fixed,
+}
+
+impl TransferSizes {
+    fn is_exponential(&self) -> bool {
+        *self == TransferSizes::Exponential
+    }
+}
+
 /// `kind = "web-simple"`: the HTTP sessions of `003_b277268f444f7691.txt`
 /// sections 4.5 and 5.5.4. Each session repeatedly transfers a file of
 /// exponentially distributed size over a new TCP connection, then thinks
@@ -61,6 +78,10 @@ pub struct WebSimpleSpec {
     pub base_rtt: Option<TimeDist>,
     /// Mean transfer size in data packets (default 12, of 1 KB in the thesis).
     pub mean_packets: f64,
+    /// Exponential transfer sizes of mean `mean_packets` (the default), or
+    /// every transfer `mean_packets` rounded.
+    #[serde(skip_serializing_if = "TransferSizes::is_exponential")]
+    pub sizes: TransferSizes,
     /// Mean think time (default 500 ms).
     pub think: SimTime,
     /// Open each connection with SYN / SYN-ACK (default true).
@@ -257,6 +278,14 @@ impl TrafficSpec {
                     start,
                     base_rtt,
                     mean_packets: t.f64("mean_packets", 12.0)?,
+                    sizes: match t.choice(
+                        "sizes",
+                        &["exponential", "fixed"],
+                        Some("exponential"),
+                    )? {
+                        "fixed" => TransferSizes::Fixed,
+                        _ => TransferSizes::Exponential,
+                    },
                     think: t.time("think", SimTime::from_millis(500))?,
                     handshake: t.bool("handshake", true)?,
                     ecn: t.opt_bool("ecn")?,

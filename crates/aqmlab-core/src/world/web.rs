@@ -17,6 +17,7 @@ use crate::units::SimTime;
 #[derive(Clone, Debug)]
 pub(super) struct WebSession {
     mean_packets: f64,
+    fixed_size: bool,
     think_s: f64,
     rng: Rng,
     /// The current transfer: its size in segments and start time.
@@ -31,11 +32,13 @@ pub(super) struct WebSession {
 }
 
 impl WebSession {
-    /// A session with transfers of `mean_packets` segments on average and
-    /// think times of `think_s` seconds on average, drawn from `rng`.
-    pub(super) fn new(mean_packets: f64, think_s: f64, rng: Rng) -> WebSession {
+    /// A session with transfers of `mean_packets` segments on average (of
+    /// exactly that many, rounded, with `fixed_size`) and think times of
+    /// `think_s` seconds on average, drawn from `rng`.
+    pub(super) fn new(mean_packets: f64, fixed_size: bool, think_s: f64, rng: Rng) -> WebSession {
         WebSession {
             mean_packets,
+            fixed_size,
             think_s,
             rng,
             segments: 0,
@@ -47,9 +50,15 @@ impl WebSession {
     }
 
     /// Begin a transfer at `now`: draw its size (exponential with mean
-    /// `mean_packets`, rounded to whole segments, at least one).
+    /// `mean_packets`, rounded to whole segments, at least one; with
+    /// `fixed_size` that mean, rounded, and no draw).
     pub(super) fn begin(&mut self, now: SimTime) -> u64 {
-        let n = self.rng.exp(self.mean_packets).round().max(1.0) as u64;
+        let size = if self.fixed_size {
+            self.mean_packets
+        } else {
+            self.rng.exp(self.mean_packets)
+        };
+        let n = size.round().max(1.0) as u64;
         self.segments = n;
         self.started = now;
         self.active = true;
@@ -423,7 +432,7 @@ mod tests {
     /// each within 5 % over 10 000 draws.
     #[test]
     fn web_simple_size_and_think_draws() {
-        let mut w = WebSession::new(12.0, 0.5, Rng::new(11, Stream::App(0)));
+        let mut w = WebSession::new(12.0, false, 0.5, Rng::new(11, Stream::App(0)));
         let n = 10_000;
         let sizes: u64 = (0..n).map(|_| w.begin(SimTime::ZERO)).sum();
         let mean = sizes as f64 / n as f64;
@@ -431,5 +440,16 @@ mod tests {
         let think: f64 = (0..n).map(|_| w.rng.exp(w.think_s)).sum::<f64>() / n as f64;
         assert!((think - 0.5).abs() < 0.025, "mean think {think}");
         assert_eq!(w.transfers, n);
+    }
+
+    /// `sizes = "fixed"`: every transfer of the mean, rounded; the think
+    /// times are drawn from the stream as with exponential sizes, so a
+    /// session's first think is the stream's first draw.
+    #[test]
+    fn web_simple_fixed_sizes() {
+        let mut w = WebSession::new(49.6, true, 0.5, Rng::new(11, Stream::App(0)));
+        assert!((0..100).all(|_| w.begin(SimTime::ZERO) == 50));
+        let first_think = w.rng.exp(w.think_s);
+        assert_eq!(first_think, Rng::new(11, Stream::App(0)).exp(0.5));
     }
 }
