@@ -18,6 +18,7 @@ import aqmlab
 
 SHORT = ["duration=20s", "metrics.start=5s"]
 OTHERS = (
+    "scenarios/canonical-linux.toml",
     "scenarios/web.toml",
     "scenarios/parking-lot.toml",
     "scenarios/custom.toml",
