@@ -186,3 +186,18 @@ def test_rfc7928_presets_run_every_scheme_and_cite_the_rfc() -> None:
         eight = tomllib.load(f)
     counts = [v[0][0]["flows"] for v in eight["factor"][0]["values"][:3]]
     assert counts == [round(k * 166) for k in (0.036, 0.081, 0.114)] == [6, 13, 19]
+
+
+def test_the_pattern_names_the_five_presets() -> None:
+    """`aqmlab reproduce 'rfc7928-*' --quick`, as CI's quick runs of each preset do one by one:
+    the pattern picks sections 5-9 in order, every scheme in each (357 points in all)."""
+    p = subprocess.run(
+        [sys.executable, "-m", "aqmlab", "reproduce", "rfc7928-*", "--quick", "--dry-run"],
+        capture_output=True,
+        text=True,
+    )
+    assert p.returncode == 0, p.stderr
+    names = [ln.split(" ")[0] for ln in p.stdout.splitlines() if "(quick form):" in ln]
+    assert names == [f"rfc7928-{n}" for n in (5, 6, 7, 8, 9)]
+    points = [int(ln.split(" ")[0]) for ln in p.stdout.splitlines() if " points (21 scheme" in ln]
+    assert sum(points) == 357, points

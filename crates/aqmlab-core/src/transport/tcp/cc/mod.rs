@@ -16,6 +16,18 @@
 //! answers the same events: a new ACK outside recovery (the window grows),
 //! a congestion event by loss or by ECN-Echo (ssthresh is set, the window
 //! cut), and a retransmission timeout (ssthresh set, one segment).
+//!
+//! The seam is four methods of the flow, not a trait object:
+//! `grow_window` (a new ACK), `ecn_echo` and `loss_cut` (a congestion
+//! event), `timeout_cut` (a timeout), each in `reno.rs` and each matching
+//! on [`State`] to reach the algorithm's own rules; what the sender may
+//! send is the flow's `cwnd` and, for a pacing flow, its pacing rate
+//! (`pacing.rs`). Every algorithm reads and writes the variables the loss
+//! recovery shares (cwnd, ssthresh, the RTT estimates, the recovery's
+//! state), which live in the flow, so a trait's methods would take the
+//! flow itself; the match keeps the variant's state beside them in one
+//! box and the per-ACK path without a dynamic call. A new algorithm adds
+//! a file here, a [`State`] variant and an arm in each of the four.
 
 pub mod bbr;
 pub mod cubic;
