@@ -105,7 +105,7 @@ impl World {
                 web.push(match group {
                     TrafficSpec::WebSimple(w) => Some(Box::new(WebApp::Simple(WebSession::new(
                         w.mean_packets,
-                        w.sizes == crate::scenario::TransferSizes::Fixed,
+                        w.sizes,
                         w.think.as_secs_f64(),
                         Rng::new(app_seed, Stream::App(f)),
                     )))),

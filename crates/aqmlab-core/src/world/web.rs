@@ -9,6 +9,7 @@ use super::World;
 use crate::packet::{flags, Ecn, Packet};
 use crate::rng::Rng;
 use crate::scenario::web::{FirstPage, Http, Pages};
+use crate::scenario::TransferSizes;
 use crate::sim::Event;
 use crate::traffic::web::{Assigned, Phase, Session};
 use crate::units::SimTime;
@@ -17,7 +18,7 @@ use crate::units::SimTime;
 #[derive(Clone, Debug)]
 pub(super) struct WebSession {
     mean_packets: f64,
-    fixed_size: bool,
+    sizes: TransferSizes,
     think_s: f64,
     rng: Rng,
     /// The current transfer: its size in segments and start time.
@@ -33,12 +34,17 @@ pub(super) struct WebSession {
 
 impl WebSession {
     /// A session with transfers of `mean_packets` segments on average (of
-    /// exactly that many, rounded, with `fixed_size`) and think times of
+    /// exactly that many, rounded, with fixed `sizes`) and think times of
     /// `think_s` seconds on average, drawn from `rng`.
-    pub(super) fn new(mean_packets: f64, fixed_size: bool, think_s: f64, rng: Rng) -> WebSession {
+    pub(super) fn new(
+        mean_packets: f64,
+        sizes: TransferSizes,
+        think_s: f64,
+        rng: Rng,
+    ) -> WebSession {
         WebSession {
             mean_packets,
-            fixed_size,
+            sizes,
             think_s,
             rng,
             segments: 0,
@@ -50,13 +56,12 @@ impl WebSession {
     }
 
     /// Begin a transfer at `now`: draw its size (exponential with mean
-    /// `mean_packets`, rounded to whole segments, at least one; with
-    /// `fixed_size` that mean, rounded, and no draw).
+    /// `mean_packets`, rounded to whole segments, at least one; with fixed
+    /// `sizes` that mean, rounded, and no draw).
     pub(super) fn begin(&mut self, now: SimTime) -> u64 {
-        let size = if self.fixed_size {
-            self.mean_packets
-        } else {
-            self.rng.exp(self.mean_packets)
+        let size = match self.sizes {
+            TransferSizes::Fixed => self.mean_packets,
+            TransferSizes::Exponential => self.rng.exp(self.mean_packets),
         };
         let n = size.round().max(1.0) as u64;
         self.segments = n;
@@ -432,7 +437,12 @@ mod tests {
     /// each within 5 % over 10 000 draws.
     #[test]
     fn web_simple_size_and_think_draws() {
-        let mut w = WebSession::new(12.0, false, 0.5, Rng::new(11, Stream::App(0)));
+        let mut w = WebSession::new(
+            12.0,
+            TransferSizes::Exponential,
+            0.5,
+            Rng::new(11, Stream::App(0)),
+        );
         let n = 10_000;
         let sizes: u64 = (0..n).map(|_| w.begin(SimTime::ZERO)).sum();
         let mean = sizes as f64 / n as f64;
@@ -447,7 +457,12 @@ mod tests {
     /// session's first think is the stream's first draw.
     #[test]
     fn web_simple_fixed_sizes() {
-        let mut w = WebSession::new(49.6, true, 0.5, Rng::new(11, Stream::App(0)));
+        let mut w = WebSession::new(
+            49.6,
+            TransferSizes::Fixed,
+            0.5,
+            Rng::new(11, Stream::App(0)),
+        );
         assert!((0..100).all(|_| w.begin(SimTime::ZERO) == 50));
         let first_think = w.rng.exp(w.think_s);
         assert_eq!(first_think, Rng::new(11, Stream::App(0)).exp(0.5));
