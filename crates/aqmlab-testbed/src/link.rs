@@ -439,12 +439,7 @@ impl Dir {
             }
             None => match &mut self.aqm {
                 AqmImpl::DualPi2(d) => {
-                    let pkt = Held {
-                        id,
-                        size,
-                        enq_time: now,
-                        ecn,
-                    };
+                    let pkt = Held::new(id, size, now, ecn);
                     let kept = d.enqueue(pkt, self.limit);
                     if !kept {
                         let slot = self.take_held(id);

@@ -29,7 +29,10 @@
 //!   it is ECT(0), a drop when Not-ECT. An L packet is marked with
 //!   probability p_CL, and again by the native L4S AQM, a step: marked when
 //!   its sojourn exceeds `step_thresh` (1 ms; or, given as a number, when
-//!   more than that many packets remain in the L queue). Linux's step and
+//!   more than that many packets remain in the L queue), if at its arrival
+//!   at least `min_qlen_step` packets were in L (Linux's rule; its default
+//!   0 always applies the step, and the L4S team's 2020 kernel applied it
+//!   behind more than one packet, `min_qlen_step = 2`). Linux's step and
 //!   not the RFC's ramp (appendix A.1 `laqm`, minTh 800 us over 400 us).
 //!   Nothing is signalled while the two queues hold fewer than 2 `mtu`
 //!   bytes after the packet left (Linux's `must_drop`).
@@ -52,8 +55,8 @@
 //! marks (and drops of a Not-ECT packet in L, which the classifier never
 //! puts there) have cause `Forced`.
 //!
-//! Not modelled: Linux's `drop_early` (signals at enqueue), its
-//! `min_qlen_step`, the `ecn_mask` choice (ECT(1) and CE always go to L),
+//! Not modelled: Linux's `drop_early` (signals at enqueue), the `ecn_mask`
+//! choice (ECT(1) and CE always go to L),
 //! tc filters and the LLLL class, and GSO splitting.
 //!
 //! The scheduler owns the queued packets (by id), as FQ-CoDel's does, so
@@ -105,6 +108,9 @@ pub struct DualPi2Params {
     /// The L queue's step: a sojourn time (`"1ms"`, the default) or a
     /// number of packets left in the L queue.
     pub step_thresh: Threshold,
+    /// Packets the L queue must hold at an arrival for the step to apply to
+    /// it (Linux's `min_qlen_step`). Default 0: always.
+    pub min_qlen_step: u32,
     /// k: p_CL = k p', in [1, 255]. Default 2.
     pub coupling_factor: u32,
     /// The C queue's weight in the scheduler, percent, in [0, 100]. Default 10.
@@ -125,6 +131,7 @@ impl Default for DualPi2Params {
             alpha: ALPHA,
             beta: BETA,
             step_thresh: Threshold::Sojourn(STEP_THRESH),
+            min_qlen_step: 0,
             coupling_factor: COUPLING,
             c_protection: C_PROTECTION,
             drop_overload: true,
@@ -158,6 +165,7 @@ impl DualPi2Params {
             alpha: t.f64("alpha", d.alpha)?,
             beta: t.f64("beta", d.beta)?,
             step_thresh,
+            min_qlen_step: t.u32("min_qlen_step", d.min_qlen_step)?,
             coupling_factor: t.u32("coupling_factor", d.coupling_factor)?,
             c_protection: t.u32("c_protection", d.c_protection)?,
             drop_overload: t.bool("drop_overload", d.drop_overload)?,
@@ -215,6 +223,21 @@ pub struct Held {
     pub enq_time: SimTime,
     /// Its codepoint on arrival.
     pub ecn: Ecn,
+    /// The step may mark it: set by [`DualPi2::enqueue`] (`min_qlen_step`).
+    step: bool,
+}
+
+impl Held {
+    /// Packet `id` of `size` bytes with codepoint `ecn`, arriving at `enq_time`.
+    pub fn new(id: PktId, size: u32, enq_time: SimTime, ecn: Ecn) -> Held {
+        Held {
+            id,
+            size,
+            enq_time,
+            ecn,
+            step: true,
+        }
+    }
 }
 
 /// Which of the two queues.
@@ -307,7 +330,7 @@ impl DualPi2 {
     /// the L queue if it carries the L4S identifier (section 2.3), the C
     /// queue otherwise.
     #[inline]
-    pub fn enqueue(&mut self, pkt: Held, limit: Buffer) -> bool {
+    pub fn enqueue(&mut self, mut pkt: Held, limit: Buffer) -> bool {
         let full = match limit {
             Buffer::Packets(n) => self.l.len() + self.c.len() >= n as usize,
             Buffer::Bytes(b) => self.l_bytes + self.c_bytes + pkt.size as u64 > b,
@@ -316,6 +339,8 @@ impl DualPi2 {
             return false;
         }
         if pkt.ecn.l4s() {
+            // Linux's `skb_apply_step`: the L queue's length before it.
+            pkt.step = self.l.len() >= self.p.min_qlen_step as usize;
             self.l.push_back(pkt);
             self.l_bytes += pkt.size as u64;
         } else {
@@ -401,7 +426,7 @@ impl DualPi2 {
                 }
             };
         }
-        if class == Class::L && verdict == Verdict::Pass {
+        if class == Class::L && verdict == Verdict::Pass && pkt.step {
             // The native L4S AQM: Linux's step (section 2.4 leaves its shape open).
             let above = match self.p.step_thresh {
                 Threshold::Sojourn(t) => now.saturating_sub(pkt.enq_time) > t,
@@ -483,7 +508,8 @@ impl Aqm for DualPi2 {
     }
 
     /// `target`, `t_update` (seconds), `alpha`, `beta` (Hz),
-    /// `coupling_factor` and `c_protection` may change during a run; p',
+    /// `coupling_factor`, `c_protection` and `min_qlen_step` may change
+    /// during a run; p',
     /// the queues and the credit carry over.
     fn set_param(&mut self, key: &str, value: f64) -> Result<(), String> {
         const KEYS: &[&str] = &[
@@ -493,6 +519,7 @@ impl Aqm for DualPi2 {
             "beta",
             "coupling_factor",
             "c_protection",
+            "min_qlen_step",
         ];
         let mut p = self.p.clone();
         match key {
@@ -502,6 +529,7 @@ impl Aqm for DualPi2 {
             "beta" => p.beta = value,
             "coupling_factor" => p.coupling_factor = change::count(value)?,
             "c_protection" => p.c_protection = change::count(value)?,
+            "min_qlen_step" => p.min_qlen_step = change::count(value)?,
             _ => return Err(change::unknown_key("DualPI2", key, KEYS)),
         }
         p.validate("").map_err(|e| change::invalid(key, e))?;
@@ -530,12 +558,7 @@ mod tests {
         DualPi2::new(p, LinkInfo::new(BitRate(100_000_000), 1500))
     }
     fn held(id: u32, ecn: Ecn, at: SimTime) -> Held {
-        Held {
-            id,
-            size: 1500,
-            enq_time: at,
-            ecn,
-        }
+        Held::new(id, 1500, at, ecn)
     }
     fn close(a: f64, b: f64) -> bool {
         (a - b).abs() < 1e-12
@@ -676,6 +699,37 @@ mod tests {
             .collect();
         assert_eq!(v[0], Verdict::Mark(Cause::Forced));
         assert!(v[1..].iter().all(|v| *v == Verdict::Pass));
+    }
+
+    /// `min_qlen_step = 2`: the step spares a packet that arrived behind
+    /// fewer than two L packets, however long it waited; the third and
+    /// fourth arrivals (behind 2 and 3) are marked. C packets do not count.
+    #[test]
+    fn step_applies_behind_min_qlen_step_packets() {
+        let mut d = dq();
+        d.p.min_qlen_step = 2;
+        let mut rng = Rng::new(1, Stream::Aqm(0));
+        d.enqueue(held(9, Ecn::NotEct, ms(0)), BIG);
+        for i in 0..4 {
+            d.enqueue(held(i, Ecn::Ect1, ms(0)), BIG);
+        }
+        let v: Vec<(u32, Verdict)> = (0..5)
+            .map(|_| {
+                let (h, _, v) = d.dequeue(ms(10), &mut rng).unwrap();
+                (h.id, v)
+            })
+            .collect();
+        let marked = Verdict::Mark(Cause::Forced);
+        assert_eq!(
+            v,
+            vec![
+                (0, Verdict::Pass),
+                (1, Verdict::Pass),
+                (2, marked),
+                (3, marked),
+                (9, Verdict::Pass)
+            ]
+        );
     }
 
     /// Coupled and classic probabilities: p' = 0.2 gives p_CL = 0.4 on L

@@ -812,12 +812,7 @@ impl Link {
         self.stats.arrival_bytes += p.size as u64;
         self.stats.data_arrivals += u64::from(data);
         p.enq_time = now;
-        let held = Held {
-            id,
-            size: p.size,
-            enq_time: now,
-            ecn: p.ecn,
-        };
+        let held = Held::new(id, p.size, now, p.ecn);
         if !d.enqueue(held, self.limit) {
             self.stats.drops_overflow += 1;
             self.stats.drops_by_ecn[p.ecn.index()] += 1;

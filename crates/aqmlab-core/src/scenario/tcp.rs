@@ -355,7 +355,7 @@ pub struct TcpSpec {
     /// scenario only when `"ect1"`.
     #[serde(skip_serializing_if = "EcnCodepoint::is_ect0")]
     pub ecn_codepoint: EcnCodepoint,
-    /// `timestamps`, `hystart`, `prague_classic_ecn_detection`,
+    /// `timestamps`, `hystart`, `prague_classic_ecn_detection`, `prague_rtt_scaling`,
     /// `moderate_rcvbuf`, `tso`, `cubic`, `undo`, `delack_timer`,
     /// `txrehash`, `dctcp`, `ecn_fallback` and `ack_heuristic`, one bit each ([`TcpSpec::timestamps`], [`TcpSpec::hystart`],
     /// [`TcpSpec::prague_classic_ecn_detection`],
@@ -682,6 +682,17 @@ impl TcpSpec {
             "prague_classic_ecn_detection",
             d.prague_classic_ecn_detection(),
         )?);
+        s.set_prague_rtt_scaling(
+            t.choice(
+                "prague_rtt_scaling",
+                &["rate", "none"],
+                Some(if d.prague_rtt_scaling() {
+                    "rate"
+                } else {
+                    "none"
+                }),
+            )? == "rate",
+        );
         s.set_moderate_rcvbuf(t.bool("moderate_rcvbuf", d.moderate_rcvbuf())?);
         s.set_tso(t.bool("tso", d.tso())?);
         s.set_cubic_linux(
@@ -1206,6 +1217,29 @@ mod tests {
         assert_eq!(e.path, "tcp.dctcp");
         assert!(
             e.msg.contains("rfc8257") && e.msg.contains("linux"),
+            "{}",
+            e.msg
+        );
+    }
+
+    /// `prague_rtt_scaling` is `"rate"` by default, listed in the resolved
+    /// scenario only when `"none"`; another value is refused naming the key.
+    #[test]
+    fn prague_rtt_scaling_key() {
+        let sc = parse(&doc("variant = \"prague\"\necn = true", "")).unwrap();
+        assert!(sc.tcp.prague_rtt_scaling());
+        assert!(!serde_json::to_string(&sc.tcp)
+            .unwrap()
+            .contains("prague_rtt_scaling"));
+        let sc = parse(&doc("prague_rtt_scaling = \"none\"", "")).unwrap();
+        assert!(!sc.tcp.prague_rtt_scaling());
+        assert!(serde_json::to_string(&sc.tcp)
+            .unwrap()
+            .contains("\"prague_rtt_scaling\":\"none\""));
+        let e = parse(&doc("prague_rtt_scaling = \"additive\"", "")).unwrap_err();
+        assert_eq!(e.path, "tcp.prague_rtt_scaling");
+        assert!(
+            e.msg.contains("rate") && e.msg.contains("none"),
             "{}",
             e.msg
         );

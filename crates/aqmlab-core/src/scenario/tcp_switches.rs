@@ -22,10 +22,11 @@ impl TcpSwitches {
     pub(super) const ACK_HEURISTIC: u16 = 512;
     pub(super) const DCTCP_LINUX: u16 = 1024;
     pub(super) const ECN_FALLBACK: u16 = 2048;
+    pub(super) const PRAGUE_RTT_NONE: u16 = 4096;
 
     /// The switches the resolved scenario lists when on, in its order:
     /// the bit, the key and the choice it is listed with (`true` if none).
-    const LISTED: [(u16, &'static str, Option<&'static str>); 11] = [
+    const LISTED: [(u16, &'static str, Option<&'static str>); 12] = [
         (TcpSwitches::TIMESTAMPS, "timestamps", None),
         (TcpSwitches::HYSTART, "hystart", None),
         (
@@ -41,6 +42,11 @@ impl TcpSwitches {
         (TcpSwitches::TXREHASH, "txrehash", None),
         (TcpSwitches::DCTCP_LINUX, "dctcp", Some("linux")),
         (TcpSwitches::ECN_FALLBACK, "ecn_fallback", None),
+        (
+            TcpSwitches::PRAGUE_RTT_NONE,
+            "prague_rtt_scaling",
+            Some("none"),
+        ),
     ];
 
     pub(super) fn set(&mut self, bit: u16, on: bool) {
@@ -116,6 +122,21 @@ impl TcpSpec {
 
     pub fn set_prague_classic_ecn_detection(&mut self, on: bool) {
         self.switches.set(TcpSwitches::PRAGUE_DETECTION, on);
+    }
+
+    /// Prague's RTT independence (`tcp.prague_rtt_scaling`): `"rate"` (the
+    /// default, the reference's `RTT_CONTROL_RATE`) makes a flow below
+    /// 25 ms grow and cut as a 25 ms flow does after 500 rounds; `"none"`
+    /// (`RTT_CONTROL_NONE`, as the L4S team's Prague ran before RTT
+    /// independence) keeps one segment per round trip and a cut per round
+    /// trip at any RTT. True for `"rate"`.
+    #[inline]
+    pub fn prague_rtt_scaling(&self) -> bool {
+        self.switches.0 & TcpSwitches::PRAGUE_RTT_NONE == 0
+    }
+
+    pub fn set_prague_rtt_scaling(&mut self, rate: bool) {
+        self.switches.set(TcpSwitches::PRAGUE_RTT_NONE, !rate);
     }
 
     /// Linux's receive-buffer autotuning (`tcp.moderate_rcvbuf`,

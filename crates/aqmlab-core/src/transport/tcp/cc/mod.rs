@@ -76,7 +76,11 @@ impl State {
                 d.linux = tcp.dctcp_linux();
                 Some(State::Dctcp(d))
             }
-            TcpVariant::Prague => Some(State::Prague(Prague::default())),
+            TcpVariant::Prague => {
+                let mut p = Prague::default();
+                p.rtt_scaling = tcp.prague_rtt_scaling();
+                Some(State::Prague(p))
+            }
         }
     }
 }

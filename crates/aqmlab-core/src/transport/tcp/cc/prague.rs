@@ -60,8 +60,10 @@
 //!   rate growth per 25 ms as a 25 ms flow does, and updates alpha and
 //!   cuts at most once per 25 ms. `ai` is recomputed at every round's
 //!   start from the SRTT then (the reference: also whenever the window
-//!   changes). The other modes (`NONE`, `SCALABLE`, `ADDITIVE`) are not
-//!   modelled.
+//!   changes). `tcp.prague_rtt_scaling = "none"` is the reference's
+//!   `RTT_CONTROL_NONE`: one segment a round trip and a cut a round trip at
+//!   any RTT, as the L4S team's Prague ran before RTT independence (2020).
+//!   The other modes (`SCALABLE`, `ADDITIVE`) are not modelled.
 //! - **Pacing** (`prague_update_pacing_rate`): the flow always paces
 //!   (`pacing.rs`'s release clock) at packet_size x cwnd / SRTT bytes per
 //!   second of payload, twice that while cwnd < ssthresh / 2: 100 % in
@@ -227,6 +229,8 @@ pub struct Prague {
     dup_credit: u64,
     /// Rounds since slow start ended.
     round: u32,
+    /// RTT independence on (`tcp.prague_rtt_scaling = "rate"`).
+    pub rtt_scaling: bool,
     /// When alpha was last updated, and the last cut.
     alpha_stamp: SimTime,
     cwr_stamp: Option<SimTime>,
@@ -246,6 +250,7 @@ impl Default for Prague {
             marked: 0,
             dup_credit: 0,
             round: 0,
+            rtt_scaling: true,
             alpha_stamp: SimTime::ZERO,
             cwr_stamp: None,
             ai: 1.0,
@@ -278,10 +283,10 @@ impl Prague {
         delivered
     }
 
-    /// Whether the flow is RTT-independent: outside slow start, 500
-    /// rounds after it (`prague_is_rtt_indep`).
+    /// Whether the flow is RTT-independent: with RTT scaling, outside slow
+    /// start, 500 rounds after it (`prague_is_rtt_indep`).
     pub fn rtt_indep(&self, slow_start: bool) -> bool {
-        !slow_start && self.round >= RTT_TRANSITION
+        self.rtt_scaling && !slow_start && self.round >= RTT_TRANSITION
     }
 
     /// Whether alpha is due (`prague_should_update_ewma`): the round is
@@ -322,7 +327,11 @@ impl Prague {
         if !slow_start {
             self.round = self.round.saturating_add(1);
         }
-        self.ai = ai_increase(self.round, srtt);
+        self.ai = if self.rtt_scaling {
+            ai_increase(self.round, srtt)
+        } else {
+            1.0
+        };
     }
 
     /// Whether an ECE that starts a reduction may cut: always before the
@@ -572,6 +581,25 @@ mod tests {
         p.end_round(ms(2), 20, false, ms(10), false);
         assert_eq!(p.round, 500);
         assert!((p.ai - 0.16).abs() < 1e-15);
+    }
+
+    /// `prague_rtt_scaling = "none"` (RTT_CONTROL_NONE): after 500 rounds
+    /// at 10 ms the increase stays one segment a round, alpha is due at
+    /// every round's end and every reduction may cut, however soon.
+    #[test]
+    fn without_rtt_scaling_a_short_flow_stays_rtt_dependent() {
+        let mut p = Prague {
+            round: 599,
+            rtt_scaling: false,
+            alpha_stamp: ms(100),
+            cwr_stamp: Some(ms(100)),
+            ..Prague::default()
+        };
+        assert!(!p.rtt_indep(false));
+        assert!(p.alpha_due(0, ms(101), false));
+        assert!(p.may_cut(ms(101), false));
+        p.end_round(ms(110), 20, false, ms(10), false);
+        assert_eq!((p.round, p.ai), (600, 1.0));
     }
 
     /// The detector: gains from ssthresh (100 -> 6 + 3 + 1 = 10; 1000 ->
