@@ -652,7 +652,14 @@ def test_ctrl_c_while_loading_exits_130_with_one_line() -> None:
         # silently; afterwards the command exits 130 with one line (or it
         # finished first).
         assert proc.returncode in (0, 130, -signal.SIGINT), err
-        assert "Traceback" not in err, (delay, err)
+        if "Traceback" in err:
+            # Under load a moment may still fall inside Python's own start:
+            # runpy finding and reading aqmlab's __main__, before aqmlab's
+            # entry point runs. Such a traceback has only the interpreter's
+            # frozen frames; one with a frame of aqmlab's is a failure.
+            frames = [ln for ln in err.splitlines() if ln.lstrip().startswith('File "')]
+            assert frames and all('File "<frozen ' in ln for ln in frames), (delay, err)
+            continue
         if proc.returncode == 130:
             assert err.strip() == "aqmlab: interrupted", err
 

@@ -36,7 +36,7 @@ pub enum Growth {
     Cubic,
     /// Byte counting (RFC 3465, any variant), DCTCP (no growth in the
     /// window after an ECN cut, as Linux's CWR state) or Prague (its
-    /// fractional window): the rules of `TcpFlow::grow_counted`.
+    /// fractional window): the rules of `TcpFlow::counted_growth`.
     Counted,
 }
 

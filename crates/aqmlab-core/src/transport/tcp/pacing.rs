@@ -286,7 +286,7 @@ impl TcpFlow {
     }
 
     /// The smoothed RTT, if measured.
-    fn srtt(&self) -> Option<SimTime> {
+    pub(in crate::transport::tcp) fn srtt(&self) -> Option<SimTime> {
         self.has_rtt
             .then(|| SimTime::from_nanos(self.srtt_ns.round() as u64))
     }
@@ -362,48 +362,26 @@ impl TcpFlow {
         held: u64,
     ) {
         let rs = p.rate.sample(now);
-        match p.bbr.as_mut() {
-            Some(b) => {
-                let a = super::cc::AckInfo {
-                    now,
-                    delivered: p.rate.delivered,
-                    delivered_time: p.rate.delivered_time,
-                    lost: p.rate.lost,
-                    prior_in_flight,
-                    in_flight,
-                    state: self.ca_state(),
-                    next_send: p.pacer.next,
-                    mss: self.mss(),
-                    srtt: self.srtt(),
-                };
-                if b.on_ack(&rs, &a) {
-                    p.rate.mark_app_limited(in_flight);
-                }
-                p.pacer.rate = b.pacing_rate;
-                self.cwnd = (b.cwnd + held) as f64;
-                self.ssthresh = b.ssthresh.map_or(f64::INFINITY, |s| s as f64);
-            }
-            None if self.cfg.tcp.variant == TcpVariant::Prague => {
-                if let Some(s) = self.srtt() {
-                    p.pacer.rate = super::cc::prague::pacing_rate(
-                        u32::from(self.cfg.tcp.packet_size),
-                        self.cwnd,
-                        self.ssthresh,
-                        s,
-                    );
-                }
-            }
-            None => {
-                if let Some(s) = self.srtt() {
-                    p.pacer.rate = linux_rate(
-                        self.mss(),
-                        self.cwnd as u64,
-                        self.ssthresh as u64,
-                        self.outstanding(),
-                        s,
-                    );
-                }
-            }
+        let flight = super::cc::Flight {
+            prior_in_flight,
+            in_flight,
+            held,
+        };
+        self.pace_model(p, now, &rs, flight);
+    }
+
+    /// Linux's default pacing rate ([`linux_rate`]), once an RTT is known:
+    /// [`super::cc::CongestionControl::pace`]'s default.
+    #[inline]
+    pub(super) fn linux_pace(&mut self, p: &mut Paced) {
+        if let Some(s) = self.srtt() {
+            p.pacer.rate = linux_rate(
+                self.mss(),
+                self.cwnd as u64,
+                self.ssthresh as u64,
+                self.outstanding(),
+                s,
+            );
         }
     }
 

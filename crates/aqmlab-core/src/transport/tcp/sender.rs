@@ -5,7 +5,6 @@
 
 use super::{SackBlocks, Seg, State, TcpFlow};
 use crate::packet::{flags, Ecn};
-use crate::scenario::TcpVariant;
 use crate::units::SimTime;
 
 impl TcpFlow {
@@ -97,22 +96,6 @@ impl TcpFlow {
             self.reno_prr_send(now, out);
         } else {
             self.send_window(now, out);
-        }
-    }
-
-    /// The ECN-Echo's rules: DCTCP's (RFC 8257 section 3.3), Prague's
-    /// (`cc/prague.rs`) or RFC 3168's
-    /// (section 6.1.2).
-    #[inline(always)]
-    fn echo_rules(&mut self, now: SimTime, ack: u64, ece: bool) {
-        if self.cfg.tcp.variant.scalable() {
-            if self.cfg.tcp.variant == TcpVariant::Dctcp {
-                self.dctcp_ack(ack, ece);
-            } else {
-                self.prague_ack(now, ack, ece);
-            }
-        } else {
-            self.ecn_echo(now, ece);
         }
     }
 

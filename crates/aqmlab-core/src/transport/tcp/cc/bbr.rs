@@ -57,7 +57,9 @@
 //! Units: windows in segments, BtlBw in segments per second, the pacing
 //! rate in payload bytes per second, times as [`SimTime`].
 
+use super::{CongestionControl, Flight, Reno};
 use crate::rng::Rng;
+use crate::transport::tcp::pacing::Paced;
 use crate::transport::tcp::pacing::{bbr_min_tso_segs, tso_autosize};
 use crate::transport::tcp::rate::{RateEstimator, RateSample};
 use crate::transport::tcp::TcpFlow;
@@ -815,6 +817,63 @@ impl Bbr {
         }
         self.lt_bw = bw;
         self.reset_lt_interval(delivered, delivered_time, lost);
+    }
+}
+
+/// BBR v1 (`tcp.variant = "bbr"`): its model sets the window and the pacing
+/// rate after every ACK's rate sample; congestion events save the window.
+impl CongestionControl for Bbr {
+    /// An ECN-Echo outside recovery, once per window: [`TcpFlow::bbr_ecn_echo`].
+    #[inline(always)]
+    fn on_ack(f: &mut TcpFlow, _now: SimTime, _ack: u64, ece: bool) {
+        if ece && !f.in_recovery && f.snd_una >= f.ecn_recover {
+            f.bbr_ecn_echo();
+        } else if !ece {
+            f.ecn_backoff_on = false;
+        }
+    }
+
+    /// Reno's (the model then sets the window, [`CongestionControl::pace`]).
+    #[inline(always)]
+    fn on_new_ack(f: &mut TcpFlow, now: SimTime, acked: u64) {
+        <Reno as CongestionControl>::on_new_ack(f, now, acked);
+    }
+
+    #[inline]
+    fn on_loss(f: &mut TcpFlow, _after_ecn: bool) {
+        f.bbr_loss_event();
+    }
+
+    #[inline]
+    fn on_timeout(f: &mut TcpFlow) {
+        f.bbr_timeout();
+    }
+
+    /// The model on the ACK's rate sample: its window (plus the segments
+    /// duplicate ACKs took out of the network) and pacing rate.
+    #[inline]
+    fn pace(f: &mut TcpFlow, p: &mut Paced, now: SimTime, rs: &RateSample, flight: Flight) {
+        let Some(b) = p.bbr.as_mut() else {
+            return f.linux_pace(p);
+        };
+        let a = AckInfo {
+            now,
+            delivered: p.rate.delivered,
+            delivered_time: p.rate.delivered_time,
+            lost: p.rate.lost,
+            prior_in_flight: flight.prior_in_flight,
+            in_flight: flight.in_flight,
+            state: f.ca_state(),
+            next_send: p.pacer.next,
+            mss: f.mss(),
+            srtt: f.srtt(),
+        };
+        if b.on_ack(rs, &a) {
+            p.rate.mark_app_limited(flight.in_flight);
+        }
+        p.pacer.rate = b.pacing_rate;
+        f.cwnd = (b.cwnd + flight.held) as f64;
+        f.ssthresh = b.ssthresh.map_or(f64::INFINITY, |s| s as f64);
     }
 }
 

@@ -61,6 +61,8 @@
 //! update Linux skips while the window is unchanged and less than 1/32 s
 //! has passed, and its jiffies clock, are not modelled.
 
+use super::{hystart, hystart_linux, CongestionControl, State};
+use crate::transport::tcp::{Growth, TcpFlow};
 use crate::units::SimTime;
 
 /// `C` (RFC 9438 section 5.1), segments per second cubed.
@@ -336,6 +338,151 @@ impl Cubic {
         self.delay_min = None;
         if let Some(h) = self.hystart_linux.as_mut() {
             h.reset(now, sent);
+        }
+    }
+}
+
+/// CUBIC (`tcp.variant = "cubic"`): Reno's slow start and RFC 9438's
+/// congestion avoidance; its cuts from the window before the event.
+impl CongestionControl for Cubic {
+    /// RFC 9438 section 4.8: after a timeout in fast recovery CUBIC keeps
+    /// the loss's cut but starts its curve afresh
+    /// ([`CongestionControl::timeout_ssthresh`] below).
+    const KEEPS_RECOVERY_CUT: bool = false;
+
+    /// Reno's slow start, then RFC 9438's window for the `acked` segments
+    /// this ACK covers; with byte counting or HyStart:
+    /// [`TcpFlow::counted_growth`].
+    #[inline(always)]
+    fn on_new_ack(f: &mut TcpFlow, now: SimTime, acked: u64) {
+        if f.cfg.growth == Growth::Counted {
+            f.counted_growth(now, acked);
+        } else if f.cwnd < f.ssthresh {
+            f.cwnd += 1.0; // slow start
+        } else {
+            f.cubic_avoidance(now, acked);
+        }
+    }
+
+    /// RFC 9438 section 4.6: from the window before the event.
+    #[inline]
+    fn event_ssthresh(f: &mut TcpFlow, reno: f64) -> f64 {
+        let w = f.uninflated();
+        match f.cc.as_deref_mut() {
+            Some(State::Cubic(c)) => c.on_congestion(w),
+            _ => reno,
+        }
+    }
+
+    /// RFC 9438 section 4.8: beta, and K = 0 in the next stage. A timeout
+    /// in fast recovery keeps the cut the loss made (as Linux's
+    /// tcp_enter_loss does in Recovery).
+    #[inline]
+    fn timeout_ssthresh(f: &mut TcpFlow, reno: f64) -> f64 {
+        let (w, again) = (f.uninflated(), !f.in_recovery);
+        let kept = f.ssthresh;
+        match f.cc.as_deref_mut() {
+            Some(State::Cubic(c)) if again => c.on_timeout(w),
+            Some(State::Cubic(c)) => {
+                c.restart_after_timeout();
+                kept
+            }
+            _ => reno,
+        }
+    }
+}
+
+impl TcpFlow {
+    /// HyStart++'s growth in CUBIC's initial slow start (RFC 9406 section
+    /// 4.2: min(N, L), a quarter in CSS); false when it is over.
+    #[cold]
+    pub(in crate::transport::tcp) fn hystart_slow_start(&mut self, acked: u64) -> bool {
+        let paced = self.cfg.tcp.pacing;
+        match self.cc.as_deref() {
+            Some(State::Cubic(Cubic {
+                hystart: Some(h), ..
+            })) if h.phase != hystart::Phase::Done => {
+                self.cwnd += h.growth(acked, paced);
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// An ACK's RTT sample `rtt` for HyStart++ (RFC 9406 section 4.2):
+    /// the round's minimum, the delay test, CSS's rounds; at their end
+    /// slow start ends (ssthresh = cwnd).
+    #[cold]
+    pub(in crate::transport::tcp) fn hystart_rtt(&mut self, rtt: SimTime) {
+        if self.ssthresh != f64::INFINITY {
+            return;
+        }
+        let (una, nxt) = (self.snd_una, self.snd_nxt);
+        if let Some(State::Cubic(Cubic {
+            hystart: Some(h), ..
+        })) = self.cc.as_deref_mut()
+        {
+            if h.on_rtt(rtt.0, una, nxt) == hystart::Verdict::EndSlowStart {
+                self.ssthresh = self.cwnd;
+            }
+        }
+    }
+
+    /// An ACK's RTT sample with CUBIC's Linux rules: its minimum RTT, and
+    /// in slow start Linux's classic HyStart, which may end it (ssthresh =
+    /// cwnd).
+    #[cold]
+    pub(in crate::transport::tcp) fn cubic_rtt(&mut self, now: SimTime, rtt: SimTime) {
+        let (cwnd, slow_start) = (self.cwnd, self.cwnd < self.ssthresh);
+        let (una, nxt, srtt) = (self.snd_una, self.snd_nxt, self.srtt_s());
+        let (mss, paced) = (f64::from(self.cfg.tcp.mss()), self.cfg.tcp.pacing);
+        let Some(State::Cubic(c)) = self.cc.as_deref_mut() else {
+            return;
+        };
+        if !c.on_rtt(now, rtt) || !slow_start {
+            return;
+        }
+        let delay_min = c.delay_min().unwrap_or(rtt);
+        let Some(h) = c.hystart_linux.as_mut() else {
+            return;
+        };
+        // Linux's slow-start pacing rate, set for every socket
+        // (`tcp_update_pacing_rate`), bytes per second.
+        let rate_bps = if srtt > 0.0 {
+            2.0 * cwnd * mss / srtt
+        } else {
+            0.0
+        };
+        let sample = hystart_linux::Sample {
+            now,
+            rtt,
+            una,
+            nxt,
+            cwnd,
+            delay_min,
+            rate_bps,
+            paced,
+        };
+        if h.on_ack(sample) {
+            self.ssthresh = cwnd;
+        }
+    }
+
+    /// A timeout under CUBIC's Linux rules, after its cut: the state is
+    /// reset as on Linux's entering Loss (`cubictcp_state`).
+    #[cold]
+    pub(in crate::transport::tcp) fn cubic_timeout(&mut self, now: SimTime) {
+        let sent = self.snd_max;
+        if let Some(State::Cubic(c)) = self.cc.as_deref_mut() {
+            c.on_loss_state(now, sent);
+        }
+    }
+
+    #[cold]
+    pub(in crate::transport::tcp) fn cubic_avoidance(&mut self, now: SimTime, acked: u64) {
+        let rtt = self.srtt_s();
+        if let Some(State::Cubic(c)) = self.cc.as_deref_mut() {
+            self.cwnd = c.congestion_avoidance(self.cwnd, acked, now, rtt);
         }
     }
 }

@@ -60,8 +60,9 @@
 //! ECE exact with delayed ACKs, is in `receiver.rs`; every packet of a DCTCP
 //! flow but the connection set-up is ECT(0) (`sender.rs`, `receiver.rs`).
 
-use super::State;
+use super::{CongestionControl, State};
 use crate::transport::tcp::{Cut, TcpFlow};
+use crate::units::SimTime;
 
 /// `g` (RFC 8257 section 3.3; Linux's `dctcp_shift_g` = 4): the weight of
 /// the newest window in `alpha`.
@@ -173,6 +174,38 @@ pub fn loss_ssthresh(cwnd: f64) -> f64 {
     (cwnd / 2.0).max(2.0)
 }
 
+/// DCTCP (`tcp.variant = "dctcp"`, RFC 8257): alpha and its cut on every
+/// ACK, Reno's growth outside the window a cut answered, the halving on a
+/// loss or a timeout.
+impl CongestionControl for Dctcp {
+    #[inline(always)]
+    fn on_ack(f: &mut TcpFlow, _now: SimTime, ack: u64, ece: bool) {
+        f.dctcp_ack(ack, ece);
+    }
+
+    /// No growth while the window the last ECN cut answered is being
+    /// acknowledged (Linux's CWR state); then Reno's, by the segments
+    /// acknowledged ([`TcpFlow::counted_growth`]).
+    #[inline(always)]
+    fn on_new_ack(f: &mut TcpFlow, now: SimTime, acked: u64) {
+        if f.dctcp_in_cwr() {
+            return;
+        }
+        f.counted_growth(now, acked);
+    }
+
+    /// Linux's `dctcp_react_to_loss`.
+    #[inline]
+    fn event_ssthresh(f: &mut TcpFlow, _reno: f64) -> f64 {
+        f.dctcp_loss_ssthresh()
+    }
+
+    #[inline]
+    fn timeout_ssthresh(f: &mut TcpFlow, _reno: f64) -> f64 {
+        f.dctcp_timeout_ssthresh()
+    }
+}
+
 impl TcpFlow {
     /// A DCTCP flow's work on an arriving ACK, before the new-ACK and
     /// duplicate-ACK rules (`ece`: echoed, and the flow is ECN-capable):
@@ -222,6 +255,19 @@ impl TcpFlow {
         match self.cc.as_deref() {
             Some(State::Dctcp(d)) if d.linux => ((w.floor() as u64) >> 1).max(2) as f64,
             _ => loss_ssthresh(w),
+        }
+    }
+
+    /// ssthresh at a timeout (DCTCP's and Prague's CA_EVENT_LOSS halves
+    /// the window): Linux's tcp_enter_loss sets it only outside recovery
+    /// (`timeout_in_recovery`) and outside the window of an earlier
+    /// timeout.
+    pub(in crate::transport::tcp) fn dctcp_timeout_ssthresh(&self) -> f64 {
+        let again = self.last_cut == Cut::Timeout && self.snd_una < self.recover;
+        if again {
+            self.ssthresh
+        } else {
+            self.dctcp_loss_ssthresh()
         }
     }
 

@@ -98,7 +98,9 @@
 //!   self-limited term is left out as there. The draft (section 2.3.6)
 //!   describes the same idea.
 
-use super::State;
+use super::{CongestionControl, Flight, State};
+use crate::transport::tcp::pacing::Paced;
+use crate::transport::tcp::rate::RateSample;
 use crate::transport::tcp::{Cut, TcpFlow};
 use crate::units::SimTime;
 
@@ -389,6 +391,38 @@ pub fn grow(cwnd: f64, ssthresh: f64, n: u64, ai: f64) -> f64 {
 pub fn pacing_rate(packet_size: u32, cwnd: f64, ssthresh: f64, srtt: SimTime) -> u64 {
     let ratio = if cwnd < ssthresh / 2.0 { 2.0 } else { 1.0 };
     (ratio * f64::from(packet_size) * cwnd * 1e9 / srtt.0.max(1) as f64) as u64
+}
+
+/// TCP Prague (`tcp.variant = "prague"`): the module head's rules.
+impl CongestionControl for Prague {
+    #[inline(always)]
+    fn on_ack(f: &mut TcpFlow, now: SimTime, ack: u64, ece: bool) {
+        f.prague_ack(now, ack, ece);
+    }
+
+    #[inline(always)]
+    fn on_new_ack(f: &mut TcpFlow, _now: SimTime, acked: u64) {
+        f.prague_grow(acked);
+    }
+
+    /// Prague halves on a loss (the reference's `prague_enter_loss`).
+    #[inline]
+    fn event_ssthresh(f: &mut TcpFlow, _reno: f64) -> f64 {
+        f.dctcp_loss_ssthresh()
+    }
+
+    #[inline]
+    fn timeout_ssthresh(f: &mut TcpFlow, _reno: f64) -> f64 {
+        f.dctcp_timeout_ssthresh()
+    }
+
+    /// The window stays; the pacing rate is [`pacing_rate`]'s.
+    #[inline]
+    fn pace(f: &mut TcpFlow, p: &mut Paced, _now: SimTime, _rs: &RateSample, _flight: Flight) {
+        if let Some(s) = f.srtt() {
+            p.pacer.rate = pacing_rate(u32::from(f.cfg.tcp.packet_size), f.cwnd, f.ssthresh, s);
+        }
+    }
 }
 
 impl TcpFlow {

@@ -31,45 +31,38 @@
 //! section 4.4's per-ACK increment and `W_est`, section 4.3); byte counting
 //! changes its slow start and hands it the left-over segments.
 
+use super::CongestionControl;
 use crate::scenario::{LossSsthresh, TcpVariant, TimeoutInRecovery};
-use crate::transport::tcp::cc::{hystart, hystart_linux, Cubic, State};
 use crate::transport::tcp::{Cut, Growth, TcpFlow};
 use crate::units::SimTime;
 
-impl TcpFlow {
-    /// A new ACK outside fast recovery and without ECN-Echo opens the
-    /// window: +1 segment in slow start, +1/cwnd in congestion avoidance
-    /// (RFC 5681 section 3.1).
-    ///
-    /// CUBIC (`tcp.variant = "cubic"`) shares slow start and answers
-    /// congestion avoidance with RFC 9438's window, for the `acked`
-    /// segments this ACK covers. Byte counting and DCTCP:
-    /// [`TcpFlow::grow_counted`].
-    #[inline]
-    pub(in crate::transport::tcp) fn grow_window(&mut self, now: SimTime, acked: u64) {
-        if self.cfg.growth == Growth::Counted {
-            self.grow_counted(now, acked);
-        } else if self.cwnd < self.ssthresh {
-            self.cwnd += 1.0; // slow start
-        } else if self.cfg.growth == Growth::Cubic {
-            self.cubic_avoidance(now, acked);
+/// Reno and NewReno (`tcp.variant = "reno"`, `"newreno"`): the trait's
+/// default rules, and RFC 5681 section 3.1's growth.
+pub struct Reno;
+
+impl CongestionControl for Reno {
+    /// +1 segment per new ACK in slow start, +1/cwnd in congestion
+    /// avoidance (RFC 5681 section 3.1); byte counting:
+    /// [`TcpFlow::counted_growth`].
+    #[inline(always)]
+    fn on_new_ack(f: &mut TcpFlow, now: SimTime, acked: u64) {
+        if f.cfg.growth == Growth::Counted {
+            f.counted_growth(now, acked);
+        } else if f.cwnd < f.ssthresh {
+            f.cwnd += 1.0; // slow start
         } else {
-            self.cwnd += 1.0 / self.cwnd; // congestion avoidance
+            f.cwnd += 1.0 / f.cwnd; // congestion avoidance
         }
     }
+}
 
-    /// The growth of a DCTCP flow or with byte counting: none while DCTCP
-    /// still acknowledges the window its last ECN cut answered (Linux's CWR
-    /// state); then RFC 3465's byte counting if asked (module head), else
-    /// Reno's rules.
+impl TcpFlow {
+    /// Growth by the segments an ACK covers: HyStart++'s slow start
+    /// (CUBIC's, `tcp.hystart`), then RFC 3465's byte counting if asked
+    /// (module head), else Reno's rules; CUBIC's congestion avoidance for
+    /// CUBIC.
     #[inline(never)]
-    fn grow_counted(&mut self, now: SimTime, acked: u64) {
-        if self.cfg.tcp.variant == TcpVariant::Dctcp && self.dctcp_in_cwr() {
-            return;
-        }
-        if self.cfg.tcp.variant == TcpVariant::Prague {
-            return self.prague_grow(acked);
-        }
+    pub(in crate::transport::tcp) fn counted_growth(&mut self, now: SimTime, acked: u64) {
         if self.ssthresh == f64::INFINITY
             && self.cfg.tcp.hystart()
             && self.hystart_slow_start(acked)
@@ -125,135 +118,21 @@ impl TcpFlow {
         }
     }
 
-    /// HyStart++'s growth in CUBIC's initial slow start (RFC 9406 section
-    /// 4.2: min(N, L), a quarter in CSS); false when it is over.
-    #[cold]
-    fn hystart_slow_start(&mut self, acked: u64) -> bool {
-        let paced = self.cfg.tcp.pacing;
-        match self.cc.as_deref() {
-            Some(State::Cubic(Cubic {
-                hystart: Some(h), ..
-            })) if h.phase != hystart::Phase::Done => {
-                self.cwnd += h.growth(acked, paced);
-                true
-            }
-            _ => false,
-        }
-    }
-
-    /// An ACK's RTT sample `rtt` for HyStart++ (RFC 9406 section 4.2):
-    /// the round's minimum, the delay test, CSS's rounds; at their end
-    /// slow start ends (ssthresh = cwnd).
-    #[cold]
-    pub(in crate::transport::tcp) fn hystart_rtt(&mut self, rtt: SimTime) {
-        if self.ssthresh != f64::INFINITY {
-            return;
-        }
-        let (una, nxt) = (self.snd_una, self.snd_nxt);
-        if let Some(State::Cubic(Cubic {
-            hystart: Some(h), ..
-        })) = self.cc.as_deref_mut()
-        {
-            if h.on_rtt(rtt.0, una, nxt) == hystart::Verdict::EndSlowStart {
-                self.ssthresh = self.cwnd;
-            }
-        }
-    }
-
-    /// An ACK's RTT sample with CUBIC's Linux rules: its minimum RTT, and
-    /// in slow start Linux's classic HyStart, which may end it (ssthresh =
-    /// cwnd).
-    #[cold]
-    pub(in crate::transport::tcp) fn cubic_rtt(&mut self, now: SimTime, rtt: SimTime) {
-        let (cwnd, slow_start) = (self.cwnd, self.cwnd < self.ssthresh);
-        let (una, nxt, srtt) = (self.snd_una, self.snd_nxt, self.srtt_s());
-        let (mss, paced) = (f64::from(self.cfg.tcp.mss()), self.cfg.tcp.pacing);
-        let Some(State::Cubic(c)) = self.cc.as_deref_mut() else {
-            return;
-        };
-        if !c.on_rtt(now, rtt) || !slow_start {
-            return;
-        }
-        let delay_min = c.delay_min().unwrap_or(rtt);
-        let Some(h) = c.hystart_linux.as_mut() else {
-            return;
-        };
-        // Linux's slow-start pacing rate, set for every socket
-        // (`tcp_update_pacing_rate`), bytes per second.
-        let rate_bps = if srtt > 0.0 {
-            2.0 * cwnd * mss / srtt
-        } else {
-            0.0
-        };
-        let sample = hystart_linux::Sample {
-            now,
-            rtt,
-            una,
-            nxt,
-            cwnd,
-            delay_min,
-            rate_bps,
-            paced,
-        };
-        if h.on_ack(sample) {
-            self.ssthresh = cwnd;
-        }
-    }
-
-    /// A timeout under CUBIC's Linux rules, after its cut: the state is
-    /// reset as on Linux's entering Loss (`cubictcp_state`).
-    #[cold]
-    pub(in crate::transport::tcp) fn cubic_timeout(&mut self, now: SimTime) {
-        let sent = self.snd_max;
-        if let Some(State::Cubic(c)) = self.cc.as_deref_mut() {
-            c.on_loss_state(now, sent);
-        }
-    }
-
-    #[cold]
-    fn cubic_avoidance(&mut self, now: SimTime, acked: u64) {
-        let rtt = self.srtt_s();
-        if let Some(State::Cubic(c)) = self.cc.as_deref_mut() {
-            self.cwnd = c.congestion_avoidance(self.cwnd, acked, now, rtt);
-        }
-    }
-
-    /// ssthresh after a congestion event by loss or ECN-Echo: Reno's rule's
-    /// value `reno` (RFC 5681 eq. (4), or RFC 3168's halving), or CUBIC's
-    /// from the window before the event (RFC 9438 section 4.6).
-    ///
-    /// DCTCP halves the window on a loss (Linux's `dctcp_react_to_loss`);
-    /// its answer to ECN-Echo is in `dctcp.rs`.
+    /// RFC 3168 section 6.1.2's answer to an ACK's ECN-Echo (`ece`:
+    /// echoed, and the flow is ECN-capable): halve at most once per window
+    /// of data, like a loss (ssthresh by `C`'s rule) but down to one
+    /// segment. An ECE that finds a one-segment window (cwnd in [1, 2))
+    /// resets the retransmission timer, and new data waits for it to
+    /// expire; with `ecn_backoff` (ns-2's `ecn_backoff_`) a second such ECE
+    /// in a row doubles the timer first. With `ecn_hold` off the floor is
+    /// two segments and there is no hold, as in Linux.
     #[inline]
-    fn event_ssthresh(&mut self, reno: f64) -> f64 {
-        match self.cfg.tcp.variant {
-            TcpVariant::Reno | TcpVariant::NewReno | TcpVariant::Bbr => reno,
-            // Prague halves too (the reference's `prague_enter_loss`).
-            TcpVariant::Dctcp | TcpVariant::Prague => self.dctcp_loss_ssthresh(),
-            TcpVariant::Cubic => {
-                let w = self.uninflated();
-                match self.cc.as_deref_mut() {
-                    Some(State::Cubic(c)) => c.on_congestion(w),
-                    _ => reno,
-                }
-            }
-        }
-    }
-
-    /// The answer to an ACK's ECN-Echo (`ece`: echoed, and the flow is
-    /// ECN-capable). RFC 3168 section 6.1.2: halve at most once per window
-    /// of data, like a loss but down to one segment. An ECE that finds a
-    /// one-segment window (cwnd in [1, 2)) resets the retransmission
-    /// timer, and new data waits for it to expire; with `ecn_backoff`
-    /// (ns-2's `ecn_backoff_`) a second such ECE in a row doubles the timer
-    /// first. With `ecn_hold` off the floor is two segments and there is
-    /// no hold, as in Linux.
-    #[inline]
-    pub(in crate::transport::tcp) fn ecn_echo(&mut self, now: SimTime, ece: bool) {
+    pub(in crate::transport::tcp) fn rfc3168_echo<C: CongestionControl>(
+        &mut self,
+        now: SimTime,
+        ece: bool,
+    ) {
         if ece && !self.in_recovery && self.snd_una >= self.ecn_recover {
-            if self.cfg.tcp.variant == TcpVariant::Bbr {
-                return self.bbr_ecn_echo();
-            }
             // Without `ecn_hold` (Linux: `tcp_init_cwnd_reduction` with
             // Reno's ssthresh, max(cwnd / 2, 2)) the window stops at two
             // segments and nothing waits for the timer.
@@ -269,7 +148,7 @@ impl TcpFlow {
                 self.ecn_backoff_on = false;
             }
             let half = (self.outstanding() as f64 / 2.0).max(floor);
-            self.ssthresh = self.event_ssthresh(half);
+            self.ssthresh = C::event_ssthresh(self, half);
             self.cwnd = self.ssthresh;
             self.ecn_recover = self.snd_max;
             self.recover = self.snd_max;
@@ -283,16 +162,16 @@ impl TcpFlow {
     }
 
     /// The cut at a fast retransmission: ssthresh by RFC 5681 eq. (4)
-    /// ([`TcpFlow::halve`]) and the window fast recovery returns to
-    /// (`exit_cwnd`), or no cut at all without `dupack_halving` (the
-    /// wireless TCP) or for a loss in a window an ECN reduction already
-    /// answered (`after_ecn`; DCTCP cuts again, as Linux enters recovery
-    /// with a new ssthresh after CWR).
+    /// ([`TcpFlow::halve`], then `C`'s rule) and the window fast recovery
+    /// returns to (`exit_cwnd`), or no cut at all without `dupack_halving`
+    /// (the wireless TCP) or for a loss in a window an ECN reduction
+    /// already answered (`after_ecn`; DCTCP cuts again, as Linux enters
+    /// recovery with a new ssthresh after CWR).
     #[inline]
-    pub(in crate::transport::tcp) fn loss_cut(&mut self, after_ecn: bool) {
-        if self.cfg.tcp.variant == TcpVariant::Bbr {
-            return self.bbr_loss_event();
-        }
+    pub(in crate::transport::tcp) fn reno_loss_cut<C: CongestionControl>(
+        &mut self,
+        after_ecn: bool,
+    ) {
         let halve = self.cfg.tcp.dupack_halving && (!after_ecn || self.cfg.tcp.variant.scalable());
         self.cwnd_cnt = 0;
         if halve {
@@ -300,7 +179,7 @@ impl TcpFlow {
             // when it retransmits; recovery leaves with that.
             let half = self.ns2_window() / 2.0;
             let reno = self.halve();
-            self.ssthresh = self.event_ssthresh(reno);
+            self.ssthresh = C::event_ssthresh(self, reno);
             self.exit_cwnd = match self.cfg.tcp.loss_ssthresh {
                 LossSsthresh::Ns2 if self.cfg.tcp.variant != TcpVariant::Cubic => half.max(1.0),
                 _ => self.ssthresh,
@@ -312,55 +191,24 @@ impl TcpFlow {
         }
     }
 
-    /// The cut at a retransmission timeout: ssthresh by eq. (4) (unless an
-    /// ECN reduction in this window already halved it, RFC 3168 section
-    /// 6.1.2) and a window of one segment (RFC 5681 section 3.1).
+    /// The cut at a retransmission timeout: ssthresh by eq. (4) and `C`'s
+    /// rule (unless an ECN reduction in this window already halved it, RFC
+    /// 3168 section 6.1.2) and a window of one segment (RFC 5681 section
+    /// 3.1).
     #[inline]
-    pub(in crate::transport::tcp) fn timeout_cut(&mut self) {
-        if self.cfg.tcp.variant == TcpVariant::Bbr {
-            return self.bbr_timeout();
-        }
+    pub(in crate::transport::tcp) fn reno_timeout_cut<C: CongestionControl>(&mut self) {
         // A timeout during fast recovery keeps the cut the recovery made,
         // as Linux's `tcp_enter_loss` does (`timeout_in_recovery =
         // "keep"`); ns-2 cuts again.
         let kept = self.in_recovery
             && self.cfg.tcp.timeout_in_recovery == TimeoutInRecovery::Keep
-            && self.cfg.tcp.variant != TcpVariant::Cubic;
+            && C::KEEPS_RECOVERY_CUT;
         let ecn_cut = self.last_cut == Cut::Ecn && self.snd_una < self.recover;
         if !kept && !ecn_cut {
             // After an ECN reduction in this window ssthresh was
             // already halved for it (RFC 3168 section 6.1.2).
             let reno = self.halve();
-            self.ssthresh = match self.cfg.tcp.variant {
-                TcpVariant::Reno | TcpVariant::NewReno | TcpVariant::Bbr => reno,
-                TcpVariant::Cubic => {
-                    // RFC 9438 section 4.8: beta, and K = 0 in the next
-                    // stage. A timeout in fast recovery keeps the cut the
-                    // loss made (as Linux's tcp_enter_loss does in Recovery).
-                    let (w, again) = (self.uninflated(), !self.in_recovery);
-                    let kept = self.ssthresh;
-                    match self.cc.as_deref_mut() {
-                        Some(State::Cubic(c)) if again => c.on_timeout(w),
-                        Some(State::Cubic(c)) => {
-                            c.restart_after_timeout();
-                            kept
-                        }
-                        _ => reno,
-                    }
-                }
-                TcpVariant::Dctcp | TcpVariant::Prague => {
-                    // DCTCP's (and Prague's) CA_EVENT_LOSS halves the window; Linux's
-                    // tcp_enter_loss sets ssthresh only outside recovery
-                    // (`timeout_in_recovery`, above) and outside the
-                    // window of an earlier timeout.
-                    let again = self.last_cut == Cut::Timeout && self.snd_una < self.recover;
-                    if again {
-                        self.ssthresh
-                    } else {
-                        self.dctcp_loss_ssthresh()
-                    }
-                }
-            };
+            self.ssthresh = C::timeout_ssthresh(self, reno);
         }
         self.cwnd = 1.0;
         self.cwnd_cnt = 0;
