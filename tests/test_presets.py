@@ -45,6 +45,7 @@ DERIVED = {
     "goodput_all",
     "goodput_ratio",
     "group_goodput",
+    "group_loss",
     "response_mean",
     "loss_sync",
 }

@@ -341,6 +341,35 @@ def test_param_and_response_metrics_by_hand(tmp_path: Path) -> None:
     assert any("unknown derived metric 'queue_meen'" in w for w in out.warnings)
 
 
+def test_group_loss_by_hand(tmp_path: Path) -> None:
+    """Group 1's two started flows sent 300 + 100 data packets and lost 6 + 2: 8 / 400; its
+    flow that never started (NaN start, 50 sent by no one) does not count; group 2 has none."""
+    d = tmp_path / "points" / "p"
+    d.mkdir(parents=True)
+    flows = {
+        "group": [0, 1, 1, 1],
+        "start_s": [0.0, 0.0, 1.0, float("nan")],
+        "data_sent": [1000, 300, 100, 50],
+        "drops": [10, 6, 2, 5],
+    }
+    pq.write_table(pa.table(flows), d / "flows.parquet")
+    exp = parse_experiment(
+        {
+            "metric": [
+                {"name": "l0", "derived": "group_loss", "args": {"group": 0}},
+                {"name": "l1", "derived": "group_loss", "args": {"group": 1}},
+                {"name": "l2", "derived": "group_loss", "args": {"group": 2}},
+            ]
+        }
+    )
+    out = Output(tmp_path, exp, [], [])
+    row = Row("p", "s", {}, 1, "all", -1, 1.0, 10.0, "ok", "", {})
+    assert evaluate(out, row, exp.metrics["l0"]) == pytest.approx(0.01)
+    assert evaluate(out, row, exp.metrics["l1"]) == pytest.approx(8 / 400)
+    assert math.isnan(evaluate(out, row, exp.metrics["l2"]))
+    assert any("no started flow of group 2" in w for w in out.warnings)
+
+
 def test_param_of_a_static_scheme_is_its_configured_value(bulk: Output) -> None:
     m = bulk.experiment.metrics["max_p"]
     assert evaluate(bulk, _ok_row(bulk, "RED", "2-5 s"), m) == 0.1  # small.toml's max_p

@@ -57,6 +57,11 @@ Derived metrics (``args`` in brackets, with defaults):
 ``goodput_ratio`` [num, den]
     ``group_goodput`` of group ``num`` divided by that of group ``den`` (RFC 7928 section 6.3:
     the ratio of the two flows' average goodputs).
+``group_loss`` [group]
+    Drop rate of ``[[traffic]]`` group ``group``: its started flows' data packets dropped in
+    the network over the data packets they sent (first transmissions and retransmissions;
+    ``flows.parquet``'s ``drops`` and ``data_sent``, over the measurement interval). RFC 7928
+    section 6.3 asks it per category of flows.
 ``goodput_all``
     Payload rate (bit/s) delivered to the receivers by every forward flow, TCP and UDP: the
     phase's ``flows.goodput_bps_total`` plus ``udp.delivered_bps`` where there are UDP flows.
@@ -377,6 +382,19 @@ def _group_goodput(p: PointData, start: float, end: float, args: Mapping[str, An
     return float(np.mean(_col(f, "goodput_bps")[sel]))
 
 
+def _group_loss(p: PointData, start: float, end: float, args: Mapping[str, Any]) -> float:
+    if "group" not in args:
+        raise MetricError("group_loss needs args.group (a [[traffic]] index)")
+    f = p.table("flows")
+    sel = (_col(f, "group") == float(args["group"])) & ~np.isnan(_col(f, "start_s"))
+    if not sel.any():
+        raise MetricError(f"flows.parquet has no started flow of group {args['group']}")
+    sent = float(np.sum(_col(f, "data_sent")[sel]))
+    if sent <= 0:
+        raise MetricError(f"group {args['group']} sent no data")
+    return float(np.sum(_col(f, "drops")[sel])) / sent
+
+
 def _goodput_ratio(p: PointData, start: float, end: float, args: Mapping[str, Any]) -> float:
     if "num" not in args or "den" not in args:
         raise MetricError("goodput_ratio needs args.num and args.den (group indices)")
@@ -485,6 +503,7 @@ DERIVED: dict[str, Derived] = {
     "link_bytes": Derived(_link_bytes, (), "bytes sent on the bottleneck", needs_row=True),
     "group_goodput": Derived(_group_goodput, ("group",), "mean goodput of a group's flows"),
     "goodput_ratio": Derived(_goodput_ratio, ("num", "den"), "ratio of two groups' goodputs"),
+    "group_loss": Derived(_group_loss, ("group",), "drop rate of a group's flows"),
     "response_mean": Derived(_response_mean, (), "mean response time"),
     "goodput_all": Derived(_goodput_all, (), "TCP and UDP payload delivered", needs_row=True),
     "loss_sync": Derived(_loss_sync, ("gap_s", "link"), "loss synchronisation ratio"),
