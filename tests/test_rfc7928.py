@@ -179,7 +179,7 @@ def test_rfc7928_presets_run_every_scheme_and_cite_the_rfc() -> None:
         exp = load_experiment(p, quick=True)
         assert exp.seeds == (1,)
     notes = (PRESETS_DIR / "rfc7928-5.toml").read_text()
-    assert "5.4" in notes and "no LBE sender" in notes
+    assert "5.4" in notes and 'variant =\n"ledbat"' in notes and "5 ms" in notes
     # Section 8.2.1's flow counts for S = 83 + 83 packets: round(0.036 S), round(0.081 S),
     # round(0.114 S).
     with (PRESETS_DIR / "rfc7928-8.toml").open("rb") as f:
@@ -191,7 +191,7 @@ def test_rfc7928_presets_run_every_scheme_and_cite_the_rfc() -> None:
 def test_the_pattern_names_the_six_presets() -> None:
     """`aqmlab reproduce 'rfc7928-*' --quick`, as CI's quick runs of each preset do one by one:
     the pattern picks section 4.5 (section 6 with ECN) and sections 5-9 in order, every scheme
-    in each (399 points in all)."""
+    in each (420 points in all)."""
     p = subprocess.run(
         [sys.executable, "-m", "aqmlab", "reproduce", "rfc7928-*", "--quick", "--dry-run"],
         capture_output=True,
@@ -201,4 +201,4 @@ def test_the_pattern_names_the_six_presets() -> None:
     names = [ln.split(" ")[0] for ln in p.stdout.splitlines() if "(quick form):" in ln]
     assert names == [f"rfc7928-{n}" for n in ("4.5", 5, 6, 7, 8, 9)]
     points = [int(ln.split(" ")[0]) for ln in p.stdout.splitlines() if " points (21 scheme" in ln]
-    assert sum(points) == 399, points
+    assert sum(points) == 420, points

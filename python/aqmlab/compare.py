@@ -109,6 +109,7 @@ VARIANTS = {
     "dctcp": "DCTCP",
     "bbr": "BBR",
     "prague": "Prague",
+    "ledbat": "LEDBAT",
 }
 #: ``tcp.*`` switches the TCP row names (their keys are then not listed apart).
 TCP_SWITCHES = (

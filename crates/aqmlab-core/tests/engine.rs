@@ -50,6 +50,8 @@ mod tcp_ecn_fallback;
 mod tcp_fidelity;
 #[path = "tcp_hystart.rs"]
 mod tcp_hystart;
+#[path = "tcp_ledbat.rs"]
+mod tcp_ledbat;
 #[path = "tcp_prague.rs"]
 mod tcp_prague;
 #[path = "tcp_profiles.rs"]

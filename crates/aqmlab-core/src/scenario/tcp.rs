@@ -38,12 +38,15 @@ pub enum TcpVariant {
     /// recovery (SACK's with `sack`) decides what is retransmitted. Always
     /// paces.
     Bbr,
+    /// LEDBAT (RFC 6817), a less-than-best-effort sender (`cc/ledbat.rs`).
+    Ledbat,
 }
 
 impl TcpVariant {
     /// The names `variant` takes, in the order the errors list them.
-    pub const NAMES: &'static [&'static str] =
-        &["newreno", "reno", "cubic", "dctcp", "bbr", "prague"];
+    pub const NAMES: &'static [&'static str] = &[
+        "newreno", "reno", "cubic", "dctcp", "bbr", "prague", "ledbat",
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -53,6 +56,7 @@ impl TcpVariant {
             TcpVariant::Dctcp => "dctcp",
             TcpVariant::Bbr => "bbr",
             TcpVariant::Prague => "prague",
+            TcpVariant::Ledbat => "ledbat",
         }
     }
 
@@ -63,6 +67,7 @@ impl TcpVariant {
             "dctcp" => TcpVariant::Dctcp,
             "bbr" => TcpVariant::Bbr,
             "prague" => TcpVariant::Prague,
+            "ledbat" => TcpVariant::Ledbat,
             _ => TcpVariant::NewReno,
         }
     }
@@ -682,6 +687,17 @@ impl TcpSpec {
             "prague_classic_ecn_detection",
             d.prague_classic_ecn_detection(),
         )?);
+        s.set_ledbat_rfc7928(
+            t.choice(
+                "ledbat",
+                &["rfc6817", "rfc7928"],
+                Some(if d.ledbat_rfc7928() {
+                    "rfc7928"
+                } else {
+                    "rfc6817"
+                }),
+            )? == "rfc7928",
+        );
         s.set_prague_rtt_scaling(
             t.choice(
                 "prague_rtt_scaling",
@@ -1217,6 +1233,31 @@ mod tests {
         assert_eq!(e.path, "tcp.dctcp");
         assert!(
             e.msg.contains("rfc8257") && e.msg.contains("linux"),
+            "{}",
+            e.msg
+        );
+    }
+
+    /// `ledbat` is `"rfc6817"` by default, listed in the resolved scenario
+    /// only when `"rfc7928"`; another value is refused naming the key;
+    /// `variant = "ledbat"` is a variant's name.
+    #[test]
+    fn ledbat_key() {
+        let sc = parse(&doc("variant = \"ledbat\"", "")).unwrap();
+        assert_eq!(sc.tcp.variant, TcpVariant::Ledbat);
+        assert!(!sc.tcp.ledbat_rfc7928());
+        assert!(!serde_json::to_string(&sc.tcp)
+            .unwrap()
+            .contains("\"ledbat\":"));
+        let sc = parse(&doc("variant = \"ledbat\"\nledbat = \"rfc7928\"", "")).unwrap();
+        assert!(sc.tcp.ledbat_rfc7928());
+        assert!(serde_json::to_string(&sc.tcp)
+            .unwrap()
+            .contains("\"ledbat\":\"rfc7928\""));
+        let e = parse(&doc("ledbat = \"rfc9999\"", "")).unwrap_err();
+        assert_eq!(e.path, "tcp.ledbat");
+        assert!(
+            e.msg.contains("rfc6817") && e.msg.contains("rfc7928"),
             "{}",
             e.msg
         );

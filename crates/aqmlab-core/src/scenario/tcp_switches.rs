@@ -23,10 +23,11 @@ impl TcpSwitches {
     pub(super) const DCTCP_LINUX: u16 = 1024;
     pub(super) const ECN_FALLBACK: u16 = 2048;
     pub(super) const PRAGUE_RTT_NONE: u16 = 4096;
+    pub(super) const LEDBAT_RFC7928: u16 = 8192;
 
     /// The switches the resolved scenario lists when on, in its order:
     /// the bit, the key and the choice it is listed with (`true` if none).
-    const LISTED: [(u16, &'static str, Option<&'static str>); 12] = [
+    const LISTED: [(u16, &'static str, Option<&'static str>); 13] = [
         (TcpSwitches::TIMESTAMPS, "timestamps", None),
         (TcpSwitches::HYSTART, "hystart", None),
         (
@@ -47,6 +48,7 @@ impl TcpSwitches {
             "prague_rtt_scaling",
             Some("none"),
         ),
+        (TcpSwitches::LEDBAT_RFC7928, "ledbat", Some("rfc7928")),
     ];
 
     pub(super) fn set(&mut self, bit: u16, on: bool) {
@@ -137,6 +139,18 @@ impl TcpSpec {
 
     pub fn set_prague_rtt_scaling(&mut self, rate: bool) {
         self.switches.set(TcpSwitches::PRAGUE_RTT_NONE, !rate);
+    }
+
+    /// LEDBAT's TARGET and GAIN (`tcp.ledbat`): `"rfc6817"` (the default:
+    /// 100 ms, the RFC's largest, and 1) or `"rfc7928"` (5 ms and 10, RFC
+    /// 7928 section 5.4's). True for `"rfc7928"`.
+    #[inline]
+    pub fn ledbat_rfc7928(&self) -> bool {
+        self.switches.0 & TcpSwitches::LEDBAT_RFC7928 != 0
+    }
+
+    pub fn set_ledbat_rfc7928(&mut self, on: bool) {
+        self.switches.set(TcpSwitches::LEDBAT_RFC7928, on);
     }
 
     /// Linux's receive-buffer autotuning (`tcp.moderate_rcvbuf`,

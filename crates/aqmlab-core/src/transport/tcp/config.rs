@@ -53,6 +53,8 @@ impl Growth {
             TcpVariant::Reno | TcpVariant::NewReno => Growth::Reno,
             // BBR sets the window itself after every ACK (`pacing.rs`).
             TcpVariant::Bbr => Growth::Reno,
+            // LEDBAT grows by its own rule (`cc/ledbat.rs`).
+            TcpVariant::Ledbat => Growth::Reno,
         }
     }
 }

@@ -50,7 +50,8 @@ impl TcpFlow {
                 | TcpVariant::Cubic
                 | TcpVariant::Dctcp
                 | TcpVariant::Prague
-                | TcpVariant::Bbr => {
+                | TcpVariant::Bbr
+                | TcpVariant::Ledbat => {
                     ack > self.recover
                         || (self.last_cut == Cut::Ecn && ack == self.recover)
                         || self.recover == 0
@@ -219,7 +220,8 @@ impl TcpFlow {
             | TcpVariant::Cubic
             | TcpVariant::Dctcp
             | TcpVariant::Prague
-            | TcpVariant::Bbr => {
+            | TcpVariant::Bbr
+            | TcpVariant::Ledbat => {
                 if ack >= self.recover {
                     // RFC 6582 3.2 step 3, option (1) or (2); with PRR,
                     // ssthresh (RFC 6937 section 3).

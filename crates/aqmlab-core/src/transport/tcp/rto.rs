@@ -7,7 +7,7 @@
 //! flow's timer when it stands for a probe or reordering timeout).
 
 use super::{Cut, Seg, State, TcpFlow};
-use crate::scenario::RttEstimator;
+use crate::scenario::{RttEstimator, TcpVariant};
 use crate::units::SimTime;
 
 impl TcpFlow {
@@ -27,6 +27,9 @@ impl TcpFlow {
         self.stats.rtt_samples += 1;
         if self.cfg.tcp.prague_classic_ecn_detection() {
             self.prague_rtt(r);
+        }
+        if self.cfg.tcp.variant == TcpVariant::Ledbat {
+            self.ledbat_rtt(now, r);
         }
         let rto = if let Some(tick) = std::num::NonZeroU64::new(self.cfg.tcp.clock_tick.0) {
             // A clock that ticks every `tick`: the sample is the number of
@@ -72,15 +75,23 @@ impl TcpFlow {
         now: SimTime,
         sent: SimTime,
     ) {
-        self.linux_rtt_of(lr, now - sent);
+        self.linux_rtt_of(lr, now, now - sent);
     }
 
     /// [`TcpFlow::linux_rtt_sample`] of a round trip `r`.
-    pub(super) fn linux_rtt_of(&mut self, lr: &mut super::sack_recovery::Lr, r: SimTime) {
+    pub(super) fn linux_rtt_of(
+        &mut self,
+        lr: &mut super::sack_recovery::Lr,
+        now: SimTime,
+        r: SimTime,
+    ) {
         self.stats.rtt_sum_s += r.0 as f64 * 1e-9;
         self.stats.rtt_samples += 1;
         if self.cfg.tcp.prague_classic_ecn_detection() {
             self.prague_rtt(r);
+        }
+        if self.cfg.tcp.variant == TcpVariant::Ledbat {
+            self.ledbat_rtt(now, r);
         }
         let (srtt, rto) = lr
             .rtt

@@ -336,7 +336,7 @@ impl TcpFlow {
             let sent = first_acked.filter(|_| !retx_acked).or(first_sacked);
             let rtt = sent.map(|t| now - t).or_else(echo);
             if let Some(r) = rtt {
-                self.linux_rtt_of(lr, r);
+                self.linux_rtt_of(lr, now, r);
                 if self.cfg.tcp.cubic_linux() {
                     self.cubic_rtt(now, r);
                 } else if self.cfg.tcp.hystart() {

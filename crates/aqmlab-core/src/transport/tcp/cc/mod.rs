@@ -19,7 +19,7 @@
 //! (ssthresh set, one segment), and, for a pacing flow, what it may send
 //! after an ACK's rate sample: its window and pacing rate. Each algorithm
 //! implements it in its own file (`Reno` for `reno` and `newreno`,
-//! [`Cubic`], [`Dctcp`], [`Prague`], [`Bbr`]); the default methods are
+//! [`Cubic`], [`Dctcp`], [`Prague`], [`Bbr`], [`Ledbat`]); the default methods are
 //! Reno's rules, which most share. The window's variables that loss
 //! recovery shares (cwnd, ssthresh, the RTT estimates, the recovery's
 //! state) live in the flow, so the trait's functions take the flow; the
@@ -35,12 +35,14 @@ pub mod cubic;
 pub mod dctcp;
 pub mod hystart;
 pub mod hystart_linux;
+pub mod ledbat;
 pub mod prague;
 mod reno;
 
 pub use bbr::{Bbr, CaState};
 pub use cubic::Cubic;
 pub use dctcp::Dctcp;
+pub use ledbat::Ledbat;
 pub use prague::Prague;
 
 use super::pacing::Paced;
@@ -130,6 +132,7 @@ macro_rules! by_variant {
             TcpVariant::Dctcp => <Dctcp as CongestionControl>::$f($flow, $($arg),*),
             TcpVariant::Prague => <Prague as CongestionControl>::$f($flow, $($arg),*),
             TcpVariant::Bbr => <Bbr as CongestionControl>::$f($flow, $($arg),*),
+            TcpVariant::Ledbat => <Ledbat as CongestionControl>::$f($flow, $($arg),*),
         }
     };
 }
@@ -179,6 +182,7 @@ pub enum State {
     Cubic(Cubic),
     Dctcp(Dctcp),
     Prague(Prague),
+    Ledbat(Ledbat),
 }
 
 impl State {
@@ -204,6 +208,11 @@ impl State {
                 d.linux = tcp.dctcp_linux();
                 Some(State::Dctcp(d))
             }
+            TcpVariant::Ledbat => Some(State::Ledbat(if tcp.ledbat_rfc7928() {
+                Ledbat::rfc7928()
+            } else {
+                Ledbat::rfc6817()
+            })),
             TcpVariant::Prague => {
                 let mut p = Prague::default();
                 p.rtt_scaling = tcp.prague_rtt_scaling();
