@@ -343,7 +343,8 @@ def test_param_and_response_metrics_by_hand(tmp_path: Path) -> None:
 
 def test_group_loss_by_hand(tmp_path: Path) -> None:
     """Group 1's two started flows sent 300 + 100 data packets and lost 6 + 2: 8 / 400; its
-    flow that never started (NaN start, 50 sent by no one) does not count; group 2 has none."""
+    flow that never started (NaN start, 50 sent by no one) does not count; group 2 has none;
+    group 1's rate over group 0's (10 / 1000) is 2."""
     d = tmp_path / "points" / "p"
     d.mkdir(parents=True)
     flows = {
@@ -359,6 +360,7 @@ def test_group_loss_by_hand(tmp_path: Path) -> None:
                 {"name": "l0", "derived": "group_loss", "args": {"group": 0}},
                 {"name": "l1", "derived": "group_loss", "args": {"group": 1}},
                 {"name": "l2", "derived": "group_loss", "args": {"group": 2}},
+                {"name": "r", "derived": "loss_ratio", "args": {"num": 1, "den": 0}},
             ]
         }
     )
@@ -367,6 +369,7 @@ def test_group_loss_by_hand(tmp_path: Path) -> None:
     assert evaluate(out, row, exp.metrics["l0"]) == pytest.approx(0.01)
     assert evaluate(out, row, exp.metrics["l1"]) == pytest.approx(8 / 400)
     assert math.isnan(evaluate(out, row, exp.metrics["l2"]))
+    assert evaluate(out, row, exp.metrics["r"]) == pytest.approx((8 / 400) / 0.01)
     assert any("no started flow of group 2" in w for w in out.warnings)
 
 

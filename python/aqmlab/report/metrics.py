@@ -62,6 +62,9 @@ Derived metrics (``args`` in brackets, with defaults):
     the network over the data packets they sent (first transmissions and retransmissions;
     ``flows.parquet``'s ``drops`` and ``data_sent``, over the measurement interval). RFC 7928
     section 6.3 asks it per category of flows.
+``loss_ratio`` [num, den]
+    ``group_loss`` of group ``num`` over that of group ``den`` (RFC 7928 section 4.4: whether
+    an AQM drops the flows of small packets less often than those of large ones, RFC 7141).
 ``goodput_all``
     Payload rate (bit/s) delivered to the receivers by every forward flow, TCP and UDP: the
     phase's ``flows.goodput_bps_total`` plus ``udp.delivered_bps`` where there are UDP flows.
@@ -395,6 +398,15 @@ def _group_loss(p: PointData, start: float, end: float, args: Mapping[str, Any])
     return float(np.sum(_col(f, "drops")[sel])) / sent
 
 
+def _loss_ratio(p: PointData, start: float, end: float, args: Mapping[str, Any]) -> float:
+    if "num" not in args or "den" not in args:
+        raise MetricError("loss_ratio needs args.num and args.den (group indices)")
+    den = _group_loss(p, start, end, {"group": args["den"]})
+    if den <= 0:
+        raise MetricError(f"group {args['den']} lost nothing")
+    return _group_loss(p, start, end, {"group": args["num"]}) / den
+
+
 def _goodput_ratio(p: PointData, start: float, end: float, args: Mapping[str, Any]) -> float:
     if "num" not in args or "den" not in args:
         raise MetricError("goodput_ratio needs args.num and args.den (group indices)")
@@ -504,6 +516,7 @@ DERIVED: dict[str, Derived] = {
     "group_goodput": Derived(_group_goodput, ("group",), "mean goodput of a group's flows"),
     "goodput_ratio": Derived(_goodput_ratio, ("num", "den"), "ratio of two groups' goodputs"),
     "group_loss": Derived(_group_loss, ("group",), "drop rate of a group's flows"),
+    "loss_ratio": Derived(_loss_ratio, ("num", "den"), "ratio of two groups' drop rates"),
     "response_mean": Derived(_response_mean, (), "mean response time"),
     "goodput_all": Derived(_goodput_all, (), "TCP and UDP payload delivered", needs_row=True),
     "loss_sync": Derived(_loss_sync, ("gap_s", "link"), "loss synchronisation ratio"),
