@@ -48,6 +48,12 @@ def base_doc(**extra: Any) -> dict[str, Any]:
     return doc
 
 
+def test_a_summary_path_may_name_a_link_with_a_hyphen() -> None:
+    doc = base_doc(metric=[{"name": "rev", "summary": "links.bottleneck-rev.loss_rate"}])
+    exp = parse_experiment(doc, DATA / "x.toml")
+    assert exp.doc["metric"][0]["summary"] == "links.bottleneck-rev.loss_rate"
+
+
 def error_of(doc: dict[str, Any], **kw: Any) -> ExperimentError:
     with pytest.raises(ExperimentError) as e:
         parse_experiment(doc, DATA / "x.toml", **kw)
@@ -73,6 +79,11 @@ def error_of(doc: dict[str, Any], **kw: Any) -> ExperimentError:
         (lambda d: d["factor"][0].update(values=[10, "x"]), "factor[0].values", "mixes"),
         (lambda d: d["factor"][0].update(name="seed"), "factor[0].name", "reserved"),
         (lambda d: d["factor"][0].update(keys=["a"]), "factor[0]", "exactly one"),
+        (
+            lambda d: d["metric"][0].update(summary="bottleneck..loss_rate"),
+            "metric[0].summary",
+            "not a dotted path",
+        ),
         (
             lambda d: d.update(quick={"factors": {"flows": [30]}}),
             "quick.factors.flows[0]",

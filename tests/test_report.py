@@ -373,6 +373,22 @@ def test_group_loss_by_hand(tmp_path: Path) -> None:
     assert any("no started flow of group 2" in w for w in out.warnings)
 
 
+def test_summary_paths_step_into_lists_by_name_or_index() -> None:
+    from aqmlab.report.metrics import MetricError, _entry_value
+
+    entry = {
+        "links": [
+            {"name": "bottleneck", "loss_rate": 0.1},
+            {"name": "bottleneck-rev", "loss_rate": 0.2},
+        ]
+    }
+    assert _entry_value(entry, "links.bottleneck-rev.loss_rate") == 0.2
+    assert _entry_value(entry, "links.0.loss_rate") == 0.1
+    for bad in ("links.nosuch.loss_rate", "links.2.loss_rate", "links.bottleneck.x"):
+        with pytest.raises(MetricError, match="has no"):
+            _entry_value(entry, bad)
+
+
 def test_param_of_a_static_scheme_is_its_configured_value(bulk: Output) -> None:
     m = bulk.experiment.metrics["max_p"]
     assert evaluate(bulk, _ok_row(bulk, "RED", "2-5 s"), m) == 0.1  # small.toml's max_p

@@ -22,7 +22,7 @@ from aqmlab.report.relations import holds
 
 TESTS = Path(__file__).resolve().parent
 MINI = TESTS / "data" / "rfc7928-mini.toml"
-RFC = sorted(PRESETS_DIR.glob("rfc7928-*.toml"))
+RFC = sorted(PRESETS_DIR.glob("rfc7928-*.toml"), key=lambda p: p.stem)
 
 
 def _aqm_kinds() -> list[str]:
@@ -167,7 +167,7 @@ def test_mini_metrics_are_sane(mini: Path) -> None:
 def test_rfc7928_presets_run_every_scheme_and_cite_the_rfc() -> None:
     every = _aqm_kinds()
     assert len(every) >= 21 and "dualpi2" in every and "fq-cobalt" in every
-    assert [p.stem for p in RFC] == [f"rfc7928-{n}" for n in ("4.4", "4.5", 5, 6, 7, 8, 9)]
+    assert [p.stem for p in RFC] == [f"rfc7928-{n}" for n in ("4.4", "4.5", 5, 6, 7, 8, 9, "9.2")]
     for p in RFC:
         with p.open("rb") as f:
             doc = tomllib.load(f)
@@ -188,10 +188,10 @@ def test_rfc7928_presets_run_every_scheme_and_cite_the_rfc() -> None:
     assert counts == [round(k * 166) for k in (0.036, 0.081, 0.114)] == [6, 13, 19]
 
 
-def test_the_pattern_names_the_seven_presets() -> None:
+def test_the_pattern_names_the_eight_presets() -> None:
     """`aqmlab reproduce 'rfc7928-*' --quick`, as CI's quick runs of each preset do one by one:
-    the pattern picks sections 4.4 (packet sizes), 4.5 (section 6 with ECN) and 5-9 in order,
-    every scheme in each (441 points in all)."""
+    the pattern picks sections 4.4 (packet sizes), 4.5 (section 6 with ECN), 5-9 and 9.2
+    (bidirectional traffic) in order, every scheme in each (462 points in all)."""
     p = subprocess.run(
         [sys.executable, "-m", "aqmlab", "reproduce", "rfc7928-*", "--quick", "--dry-run"],
         capture_output=True,
@@ -199,6 +199,6 @@ def test_the_pattern_names_the_seven_presets() -> None:
     )
     assert p.returncode == 0, p.stderr
     names = [ln.split(" ")[0] for ln in p.stdout.splitlines() if "(quick form):" in ln]
-    assert names == [f"rfc7928-{n}" for n in ("4.4", "4.5", 5, 6, 7, 8, 9)]
+    assert names == [f"rfc7928-{n}" for n in ("4.4", "4.5", 5, 6, 7, 8, 9, "9.2")]
     points = [int(ln.split(" ")[0]) for ln in p.stdout.splitlines() if " points (21 scheme" in ln]
-    assert sum(points) == 441, points
+    assert sum(points) == 462, points

@@ -653,7 +653,8 @@ def _metrics(v: Any) -> list[dict[str, Any]]:
             )
         if "summary" in t:
             s = _str(t, path, "summary", required=True)
-            if not re.fullmatch(r"[A-Za-z0-9_]+(\.[A-Za-z0-9_]+)*", s):
+            # Steps are keys, or a list element's name (link names carry hyphens) or index.
+            if not re.fullmatch(r"[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*", s):
                 raise ExperimentError(
                     f"{path}.summary",
                     f"{_q(s)} is not a dotted path of summary.json (e.g. bottleneck.utilization)",

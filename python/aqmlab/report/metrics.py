@@ -334,8 +334,19 @@ def _completed(p: PointData, start: float, end: float, args: Mapping[str, Any]) 
 
 
 def _entry_value(entry: Mapping[str, Any], path: str) -> float:
+    """The number at dotted ``path`` of a summary entry; in a list (``links``) a step is an
+    index or the ``name`` of an element (``links.bottleneck-rev.loss_rate``)."""
     node: Any = entry
     for k in path.split("."):
+        if isinstance(node, list):
+            named = [e for e in node if isinstance(e, dict) and e.get("name") == k]
+            if named:
+                node = named[0]
+                continue
+            if k.isdigit() and int(k) < len(node):
+                node = node[int(k)]
+                continue
+            raise MetricError(f"summary.json has no {path!r}")
         if not isinstance(node, dict) or k not in node:
             raise MetricError(f"summary.json has no {path!r}")
         node = node[k]
