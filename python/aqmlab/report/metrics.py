@@ -409,22 +409,31 @@ def _group_loss(p: PointData, start: float, end: float, args: Mapping[str, Any])
     return float(np.sum(_col(f, "drops")[sel])) / sent
 
 
-def _loss_ratio(p: PointData, start: float, end: float, args: Mapping[str, Any]) -> float:
+def _group_ratio(
+    per_group: Callable[[PointData, float, float, Mapping[str, Any]], float],
+    name: str,
+    none: str,
+    p: PointData,
+    start: float,
+    end: float,
+    args: Mapping[str, Any],
+) -> float:
+    """``per_group`` of group ``args.num`` over that of group ``args.den`` (``none``: what a
+    zero denominator means)."""
     if "num" not in args or "den" not in args:
-        raise MetricError("loss_ratio needs args.num and args.den (group indices)")
-    den = _group_loss(p, start, end, {"group": args["den"]})
+        raise MetricError(f"{name} needs args.num and args.den (group indices)")
+    den = per_group(p, start, end, {"group": args["den"]})
     if den <= 0:
-        raise MetricError(f"group {args['den']} lost nothing")
-    return _group_loss(p, start, end, {"group": args["num"]}) / den
+        raise MetricError(f"group {args['den']} {none}")
+    return per_group(p, start, end, {"group": args["num"]}) / den
+
+
+def _loss_ratio(p: PointData, start: float, end: float, args: Mapping[str, Any]) -> float:
+    return _group_ratio(_group_loss, "loss_ratio", "lost nothing", p, start, end, args)
 
 
 def _goodput_ratio(p: PointData, start: float, end: float, args: Mapping[str, Any]) -> float:
-    if "num" not in args or "den" not in args:
-        raise MetricError("goodput_ratio needs args.num and args.den (group indices)")
-    den = _group_goodput(p, start, end, {"group": args["den"]})
-    if den <= 0:
-        raise MetricError(f"group {args['den']} delivered nothing")
-    return _group_goodput(p, start, end, {"group": args["num"]}) / den
+    return _group_ratio(_group_goodput, "goodput_ratio", "delivered nothing", p, start, end, args)
 
 
 def _response_mean(p: PointData, start: float, end: float, args: Mapping[str, Any]) -> float:

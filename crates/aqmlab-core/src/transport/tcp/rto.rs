@@ -7,7 +7,7 @@
 //! flow's timer when it stands for a probe or reordering timeout).
 
 use super::{Cut, Seg, State, TcpFlow};
-use crate::scenario::{RttEstimator, TcpVariant};
+use crate::scenario::RttEstimator;
 use crate::units::SimTime;
 
 impl TcpFlow {
@@ -25,12 +25,7 @@ impl TcpFlow {
         let r = now - sent;
         self.stats.rtt_sum_s += r.0 as f64 * 1e-9;
         self.stats.rtt_samples += 1;
-        if self.cfg.tcp.prague_classic_ecn_detection() {
-            self.prague_rtt(r);
-        }
-        if self.cfg.tcp.variant == TcpVariant::Ledbat {
-            self.ledbat_rtt(now, r);
-        }
+        self.rtt_seen(now, r);
         let rto = if let Some(tick) = std::num::NonZeroU64::new(self.cfg.tcp.clock_tick.0) {
             // A clock that ticks every `tick`: the sample is the number of
             // ticks that passed while the segment was out (at least one),
@@ -87,12 +82,7 @@ impl TcpFlow {
     ) {
         self.stats.rtt_sum_s += r.0 as f64 * 1e-9;
         self.stats.rtt_samples += 1;
-        if self.cfg.tcp.prague_classic_ecn_detection() {
-            self.prague_rtt(r);
-        }
-        if self.cfg.tcp.variant == TcpVariant::Ledbat {
-            self.ledbat_rtt(now, r);
-        }
+        self.rtt_seen(now, r);
         let (srtt, rto) = lr
             .rtt
             .sample(r.0, self.snd_una, self.snd_nxt, self.cfg.tcp.min_rto.0);

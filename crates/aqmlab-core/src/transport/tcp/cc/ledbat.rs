@@ -155,6 +155,12 @@ impl Ledbat {
 /// LEDBAT (`tcp.variant = "ledbat"`): its delay-based growth; Reno's
 /// answers to loss and ECN with its own floor.
 impl CongestionControl for Ledbat {
+    /// Every RTT sample is a delay sample (module head).
+    #[inline]
+    fn on_rtt(f: &mut TcpFlow, now: SimTime, rtt: SimTime) {
+        f.ledbat_rtt(now, rtt);
+    }
+
     #[inline]
     fn on_new_ack(f: &mut TcpFlow, now: SimTime, acked: u64) {
         let (cwnd, flight) = (f.cwnd, f.outstanding() + acked);

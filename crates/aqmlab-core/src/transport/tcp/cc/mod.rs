@@ -25,7 +25,7 @@
 //! state) live in the flow, so the trait's functions take the flow; the
 //! algorithm's own state is in `TcpFlow::cc` ([`State`]) or, for BBR, in
 //! the pacing flow's box. The flow's [`TcpFlow`] methods `echo_rules`,
-//! `grow_window`, `loss_cut`, `timeout_cut` and `pace_model` call the
+//! `grow_window`, `rtt_seen`, `loss_cut`, `timeout_cut` and `pace_model` call the
 //! algorithm of its `tcp.variant` (one `match`, statically dispatched: no
 //! dynamic call on the per-ACK path). A new algorithm adds a file here, a
 //! [`State`] variant if it keeps state, and an arm in `by_variant!`.
@@ -72,6 +72,14 @@ pub(in crate::transport::tcp) trait CongestionControl: Sized {
     /// A new ACK outside fast recovery and without ECN-Echo, for `acked`
     /// segments: the window grows.
     fn on_new_ack(f: &mut TcpFlow, now: SimTime, acked: u64);
+
+    /// An RTT sample `rtt` taken at `now`, before the estimator takes it.
+    /// Default: nothing (Prague's classic-ECN detector and LEDBAT's delays
+    /// read it).
+    #[inline(always)]
+    fn on_rtt(f: &mut TcpFlow, now: SimTime, rtt: SimTime) {
+        let _ = (f, now, rtt);
+    }
 
     /// ssthresh after a congestion event by loss or ECN-Echo, given Reno's
     /// value `reno` (RFC 5681 eq. (4), or RFC 3168's halving).
@@ -148,6 +156,12 @@ impl TcpFlow {
     #[inline]
     pub(in crate::transport::tcp) fn grow_window(&mut self, now: SimTime, acked: u64) {
         by_variant!(self, on_new_ack(now, acked))
+    }
+
+    /// [`CongestionControl::on_rtt`] of the flow's algorithm.
+    #[inline]
+    pub(in crate::transport::tcp) fn rtt_seen(&mut self, now: SimTime, rtt: SimTime) {
+        by_variant!(self, on_rtt(now, rtt))
     }
 
     /// [`CongestionControl::on_loss`] of the flow's algorithm.

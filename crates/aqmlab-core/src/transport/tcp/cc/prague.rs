@@ -98,7 +98,7 @@
 //!   self-limited term is left out as there. The draft (section 2.3.6)
 //!   describes the same idea.
 
-use super::{CongestionControl, Flight, State};
+use super::{CongestionControl, Dctcp, Flight, State};
 use crate::transport::tcp::pacing::Paced;
 use crate::transport::tcp::rate::RateSample;
 use crate::transport::tcp::{Cut, TcpFlow};
@@ -405,15 +405,24 @@ impl CongestionControl for Prague {
         f.prague_grow(acked);
     }
 
-    /// Prague halves on a loss (the reference's `prague_enter_loss`).
+    /// The classic-ECN detector's sample, with the switch on.
     #[inline]
-    fn event_ssthresh(f: &mut TcpFlow, _reno: f64) -> f64 {
-        f.dctcp_loss_ssthresh()
+    fn on_rtt(f: &mut TcpFlow, _now: SimTime, rtt: SimTime) {
+        if f.cfg.tcp.prague_classic_ecn_detection() {
+            f.prague_rtt(rtt);
+        }
+    }
+
+    /// Prague halves on a loss as DCTCP does (the reference's
+    /// `prague_enter_loss`).
+    #[inline]
+    fn event_ssthresh(f: &mut TcpFlow, reno: f64) -> f64 {
+        <Dctcp as CongestionControl>::event_ssthresh(f, reno)
     }
 
     #[inline]
-    fn timeout_ssthresh(f: &mut TcpFlow, _reno: f64) -> f64 {
-        f.dctcp_timeout_ssthresh()
+    fn timeout_ssthresh(f: &mut TcpFlow, reno: f64) -> f64 {
+        <Dctcp as CongestionControl>::timeout_ssthresh(f, reno)
     }
 
     /// The window stays; the pacing rate is [`pacing_rate`]'s.
