@@ -62,7 +62,7 @@
 //! has passed, and its jiffies clock, are not modelled.
 
 use super::{hystart, hystart_linux, CongestionControl, State};
-use crate::transport::tcp::{Growth, TcpFlow};
+use crate::transport::tcp::TcpFlow;
 use crate::units::SimTime;
 
 /// `C` (RFC 9438 section 5.1), segments per second cubed.
@@ -350,18 +350,12 @@ impl CongestionControl for Cubic {
     /// ([`CongestionControl::timeout_ssthresh`] below).
     const KEEPS_RECOVERY_CUT: bool = false;
 
-    /// Reno's slow start, then RFC 9438's window for the `acked` segments
-    /// this ACK covers; with byte counting or HyStart:
-    /// [`TcpFlow::counted_growth`].
+    /// After Reno's slow start (with byte counting or HyStart:
+    /// [`TcpFlow::counted_growth`]), RFC 9438's window for the `acked`
+    /// segments this ACK covers, counted or not.
     #[inline(always)]
-    fn on_new_ack(f: &mut TcpFlow, now: SimTime, acked: u64) {
-        if f.cfg.growth == Growth::Counted {
-            f.counted_growth(now, acked);
-        } else if f.cwnd < f.ssthresh {
-            f.cwnd += 1.0; // slow start
-        } else {
-            f.cubic_avoidance(now, acked);
-        }
+    fn avoidance(f: &mut TcpFlow, now: SimTime, acked: u64, _counted: bool) {
+        f.cubic_avoidance(now, acked);
     }
 
     /// RFC 9438 section 4.6: from the window before the event.

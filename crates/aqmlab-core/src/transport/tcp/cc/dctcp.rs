@@ -191,7 +191,7 @@ impl CongestionControl for Dctcp {
         if f.dctcp_in_cwr() {
             return;
         }
-        f.counted_growth(now, acked);
+        f.counted_growth::<Self>(now, acked);
     }
 
     /// Linux's `dctcp_react_to_loss`.

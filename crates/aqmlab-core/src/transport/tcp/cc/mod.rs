@@ -70,8 +70,28 @@ pub(in crate::transport::tcp) trait CongestionControl: Sized {
     }
 
     /// A new ACK outside fast recovery and without ECN-Echo, for `acked`
-    /// segments: the window grows.
-    fn on_new_ack(f: &mut TcpFlow, now: SimTime, acked: u64);
+    /// segments: the window grows. Default: slow start, then
+    /// [`Self::avoidance`]; by the segments acknowledged (HyStart, byte
+    /// counting: [`TcpFlow::counted_growth`]) where the flow counts them.
+    #[inline(always)]
+    fn on_new_ack(f: &mut TcpFlow, now: SimTime, acked: u64) {
+        f.reno_growth::<Self>(now, acked);
+    }
+
+    /// Congestion avoidance's growth (cwnd >= ssthresh) for an ACK of
+    /// `acked` segments; `counted`: the flow counts the segments
+    /// acknowledged (RFC 3465), else each ACK. Default: Reno's (RFC 5681
+    /// section 3.1: +1/cwnd per ACK; counted, one segment per window of
+    /// segments acknowledged).
+    #[inline(always)]
+    fn avoidance(f: &mut TcpFlow, now: SimTime, acked: u64, counted: bool) {
+        let _ = now;
+        if counted {
+            f.counted_avoidance(acked);
+        } else {
+            f.cwnd += 1.0 / f.cwnd;
+        }
+    }
 
     /// An RTT sample `rtt` taken at `now`, before the estimator takes it.
     /// Default: nothing (Prague's classic-ECN detector and LEDBAT's delays

@@ -37,32 +37,41 @@ use crate::transport::tcp::{Cut, Growth, TcpFlow};
 use crate::units::SimTime;
 
 /// Reno and NewReno (`tcp.variant = "reno"`, `"newreno"`): the trait's
-/// default rules, and RFC 5681 section 3.1's growth.
+/// default rules, RFC 5681 section 3.1's growth among them.
 pub struct Reno;
 
-impl CongestionControl for Reno {
-    /// +1 segment per new ACK in slow start, +1/cwnd in congestion
-    /// avoidance (RFC 5681 section 3.1); byte counting:
-    /// [`TcpFlow::counted_growth`].
-    #[inline(always)]
-    fn on_new_ack(f: &mut TcpFlow, now: SimTime, acked: u64) {
-        if f.cfg.growth == Growth::Counted {
-            f.counted_growth(now, acked);
-        } else if f.cwnd < f.ssthresh {
-            f.cwnd += 1.0; // slow start
-        } else {
-            f.cwnd += 1.0 / f.cwnd; // congestion avoidance
-        }
-    }
-}
+impl CongestionControl for Reno {}
 
 impl TcpFlow {
+    /// The trait's default growth for algorithm `C`: +1 segment per new
+    /// ACK in slow start, then `C`'s congestion avoidance (RFC 5681
+    /// section 3.1 for Reno); a flow that counts segments:
+    /// [`TcpFlow::counted_growth`].
+    #[inline(always)]
+    pub(in crate::transport::tcp) fn reno_growth<C: CongestionControl>(
+        &mut self,
+        now: SimTime,
+        acked: u64,
+    ) {
+        if self.cfg.growth == Growth::Counted {
+            self.counted_growth::<C>(now, acked);
+        } else if self.cwnd < self.ssthresh {
+            self.cwnd += 1.0; // slow start
+        } else {
+            C::avoidance(self, now, acked, false);
+        }
+    }
+
     /// Growth by the segments an ACK covers: HyStart++'s slow start
     /// (CUBIC's, `tcp.hystart`), then RFC 3465's byte counting if asked
-    /// (module head), else Reno's rules; CUBIC's congestion avoidance for
-    /// CUBIC.
+    /// (module head), else Reno's slow start; congestion avoidance is
+    /// `C`'s ([`CongestionControl::avoidance`]).
     #[inline(never)]
-    pub(in crate::transport::tcp) fn counted_growth(&mut self, now: SimTime, acked: u64) {
+    pub(in crate::transport::tcp) fn counted_growth<C: CongestionControl>(
+        &mut self,
+        now: SimTime,
+        acked: u64,
+    ) {
         if self.ssthresh == f64::INFINITY
             && self.cfg.tcp.hystart()
             && self.hystart_slow_start(acked)
@@ -71,14 +80,11 @@ impl TcpFlow {
         }
         if !self.cfg.tcp.byte_counting {
             // Counted growth without byte counting: HyStart++ (above) or
-            // DCTCP; congestion avoidance as `grow_window` answers it,
-            // CUBIC's for CUBIC.
+            // DCTCP; congestion avoidance per ACK.
             if self.cwnd < self.ssthresh {
                 self.cwnd += 1.0;
-            } else if self.cfg.tcp.variant == TcpVariant::Cubic {
-                self.cubic_avoidance(now, acked);
             } else {
-                self.cwnd += 1.0 / self.cwnd;
+                C::avoidance(self, now, acked, false);
             }
             return;
         }
@@ -97,12 +103,13 @@ impl TcpFlow {
                 return;
             }
         }
-        if self.cfg.tcp.variant == TcpVariant::Cubic {
-            self.cubic_avoidance(now, acked);
-            return;
-        }
-        // RFC 3465 section 2.1 (Linux's tcp_cong_avoid_ai): one segment per
-        // window of segments acknowledged.
+        C::avoidance(self, now, acked, true);
+    }
+
+    /// RFC 3465 section 2.1 (Linux's tcp_cong_avoid_ai): one segment per
+    /// window of segments acknowledged.
+    #[inline]
+    pub(in crate::transport::tcp) fn counted_avoidance(&mut self, acked: u64) {
         let w = (self.cwnd as u32).max(1);
         if self.cwnd_cnt >= w {
             self.cwnd_cnt = 0;
