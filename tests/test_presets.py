@@ -46,6 +46,7 @@ DERIVED = {
     "goodput_ratio",
     "group_goodput",
     "group_loss",
+    "group_jain",
     "loss_ratio",
     "response_mean",
     "loss_sync",

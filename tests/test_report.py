@@ -310,11 +310,22 @@ def test_param_and_response_metrics_by_hand(tmp_path: Path) -> None:
             "name": ["max_p", "min_th", "max_p", "max_p"],
             "value": [0.1, 20.0, 0.2, 0.4],
         },
-        pa.table({"response_time_s": rt, "end_s": ends, "start_s": [0.0] * 10}),
+        pa.table(
+            {
+                "response_time_s": rt,
+                "end_s": ends,
+                "start_s": [0.0] * 10,
+                "group": [2] * 5 + [3] * 5,
+            }
+        ),
     )
     exp = parse_experiment(
         {
             "metric": [
+                {"name": "rm", "derived": "response_mean"},
+                {"name": "rm2", "derived": "response_mean", "args": {"group": 2}},
+                {"name": "rm3", "derived": "response_mean", "args": {"group": 3}},
+                {"name": "rm4", "derived": "response_mean", "args": {"group": 4}},
                 {"name": "pm", "derived": "param_mean", "args": {"name": "max_p"}},
                 {"name": "pf", "derived": "param_final", "args": {"name": "max_p"}},
                 {"name": "w", "derived": "response_within", "args": {"t_s": 0.45}},
@@ -335,6 +346,13 @@ def test_param_and_response_metrics_by_hand(tmp_path: Path) -> None:
     assert evaluate(out, row, m["w"]) == pytest.approx(4 / 9)
     assert evaluate(out, row, m["q9"]) == pytest.approx(0.9)  # nearest rank: ceil(8.1) = 9th
     assert evaluate(out, row, m["n"]) == 9
+    # Their mean 0.5 s; group 2's (0.1-0.5) 0.3, group 3's (0.6-0.9; its fifth ended at 11 s)
+    # 0.75; group 4 has none.
+    assert evaluate(out, row, m["rm"]) == pytest.approx(0.5)
+    assert evaluate(out, row, m["rm2"]) == pytest.approx(0.3)
+    assert evaluate(out, row, m["rm3"]) == pytest.approx(0.75)
+    assert math.isnan(evaluate(out, row, m["rm4"]))
+    assert any("no web response of group 4 ended in [1, 10] s" in w for w in out.warnings)
     assert math.isnan(evaluate(out, row, m["bad"]))
     assert math.isnan(evaluate(out, row, m["typo"]))
     assert any("no 'nothere' (it has max_p, min_th)" in w for w in out.warnings)
@@ -371,6 +389,38 @@ def test_group_loss_by_hand(tmp_path: Path) -> None:
     assert math.isnan(evaluate(out, row, exp.metrics["l2"]))
     assert evaluate(out, row, exp.metrics["r"]) == pytest.approx((8 / 400) / 0.01)
     assert any("no started flow of group 2" in w for w in out.warnings)
+
+
+def test_group_jain_by_hand(tmp_path: Path) -> None:
+    """Groups 0 and 2's started flows delivered 1, 1 and 4 Mbit/s: (6)^2 / (3 x 18) = 2/3;
+    group 1's (a web transfer at 0.01) and a flow that never started are left out; group 0
+    alone: 1; group 3 has none; a group given as one number is refused."""
+    d = tmp_path / "points" / "p"
+    d.mkdir(parents=True)
+    flows = {
+        "group": [0, 0, 1, 2, 2],
+        "start_s": [0.0, 1.0, 0.0, 0.0, float("nan")],
+        "goodput_bps": [1e6, 1e6, 1e4, 4e6, 0.0],
+    }
+    pq.write_table(pa.table(flows), d / "flows.parquet")
+    exp = parse_experiment(
+        {
+            "metric": [
+                {"name": "j02", "derived": "group_jain", "args": {"groups": [0, 2]}},
+                {"name": "j0", "derived": "group_jain", "args": {"groups": [0]}},
+                {"name": "j3", "derived": "group_jain", "args": {"groups": [3]}},
+                {"name": "bad", "derived": "group_jain", "args": {"groups": 0}},
+            ]
+        }
+    )
+    out = Output(tmp_path, exp, [], [])
+    row = Row("p", "s", {}, 1, "all", -1, 1.0, 10.0, "ok", "", {})
+    assert evaluate(out, row, exp.metrics["j02"]) == pytest.approx(2 / 3)
+    assert evaluate(out, row, exp.metrics["j0"]) == pytest.approx(1.0)
+    assert math.isnan(evaluate(out, row, exp.metrics["j3"]))
+    assert math.isnan(evaluate(out, row, exp.metrics["bad"]))
+    assert any("no started flow of groups [3]" in w for w in out.warnings)
+    assert any("args.groups, a list of [[traffic]] indices (got 0)" in w for w in out.warnings)
 
 
 def test_summary_paths_step_into_lists_by_name_or_index() -> None:

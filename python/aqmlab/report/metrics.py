@@ -57,6 +57,11 @@ Derived metrics (``args`` in brackets, with defaults):
 ``goodput_ratio`` [num, den]
     ``group_goodput`` of group ``num`` divided by that of group ``den`` (RFC 7928 section 6.3:
     the ratio of the two flows' average goodputs).
+``group_jain`` [groups]
+    Jain's index, (sum x)^2 / (n sum x^2), of the goodputs of the started flows of the
+    ``[[traffic]]`` groups listed in ``groups`` (``flows.parquet``, over the measurement
+    interval): the fairness among the long-lived flows of a mix, where the summary's
+    ``flows.jain_fairness`` takes every forward TCP flow, short web transfers included.
 ``group_loss`` [group]
     Drop rate of ``[[traffic]]`` group ``group``: its started flows' data packets dropped in
     the network over the data packets they sent (first transmissions and retransmissions;
@@ -68,9 +73,10 @@ Derived metrics (``args`` in brackets, with defaults):
 ``goodput_all``
     Payload rate (bit/s) delivered to the receivers by every forward flow, TCP and UDP: the
     phase's ``flows.goodput_bps_total`` plus ``udp.delivered_bps`` where there are UDP flows.
-``response_mean``
+``response_mean`` [group]
     Mean response time (s) of the web responses that ended in [start, end] (RFC 7928
-    section 2.1: the flow completion time of the short transfers).
+    section 2.1: the flow completion time of the short transfers); with ``group``, those of
+    ``[[traffic]]`` group ``group`` only (``responses.parquet``'s ``group``).
 ``loss_sync`` [gap_s, link]
     Loss synchronisation (RFC 7928 section 2.4; the "global synchronisation ratio" of Hassayoun
     and Ros): the data drops of forward TCP flows at the link (``events.parquet``; needs
@@ -294,11 +300,14 @@ def _param_final(p: PointData, start: float, end: float, args: Mapping[str, Any]
     return float(vs[max(i, 0)])
 
 
-def _responses(p: PointData, start: float, end: float) -> F64:
+def _responses(p: PointData, start: float, end: float, group: Any = None) -> F64:
     t = p.table("responses")
     e = _col(t, "end_s")
     rt = _col(t, "response_time_s")
-    return rt[(e >= start) & (e <= end)]
+    sel = (e >= start) & (e <= end)
+    if group is not None:
+        sel &= _col(t, "group") == float(group)
+    return rt[sel]
 
 
 def _response_within(p: PointData, start: float, end: float, args: Mapping[str, Any]) -> float:
@@ -396,6 +405,27 @@ def _group_goodput(p: PointData, start: float, end: float, args: Mapping[str, An
     return float(np.mean(_col(f, "goodput_bps")[sel]))
 
 
+def _group_jain(p: PointData, start: float, end: float, args: Mapping[str, Any]) -> float:
+    groups = args.get("groups")
+    if (
+        not isinstance(groups, list)
+        or not groups
+        or not all(isinstance(g, int) and not isinstance(g, bool) for g in groups)
+    ):
+        raise MetricError(
+            f"group_jain needs args.groups, a list of [[traffic]] indices (got {groups!r})"
+        )
+    f = p.table("flows")
+    sel = np.isin(_col(f, "group"), [float(g) for g in groups]) & ~np.isnan(_col(f, "start_s"))
+    if not sel.any():
+        raise MetricError(f"flows.parquet has no started flow of groups {groups}")
+    x = _col(f, "goodput_bps")[sel]
+    squares = float(np.sum(x * x))
+    if squares <= 0:
+        raise MetricError(f"the flows of groups {groups} delivered nothing")
+    return float(np.sum(x)) ** 2 / (len(x) * squares)
+
+
 def _group_loss(p: PointData, start: float, end: float, args: Mapping[str, Any]) -> float:
     if "group" not in args:
         raise MetricError("group_loss needs args.group (a [[traffic]] index)")
@@ -437,9 +467,11 @@ def _goodput_ratio(p: PointData, start: float, end: float, args: Mapping[str, An
 
 
 def _response_mean(p: PointData, start: float, end: float, args: Mapping[str, Any]) -> float:
-    r = _responses(p, start, end)
+    group = args.get("group")
+    r = _responses(p, start, end, group)
     if len(r) == 0:
-        raise MetricError(f"no web response ended in [{start:g}, {end:g}] s")
+        of = "" if group is None else f" of group {group}"
+        raise MetricError(f"no web response{of} ended in [{start:g}, {end:g}] s")
     return float(np.mean(r))
 
 
@@ -536,8 +568,9 @@ DERIVED: dict[str, Derived] = {
     "group_goodput": Derived(_group_goodput, ("group",), "mean goodput of a group's flows"),
     "goodput_ratio": Derived(_goodput_ratio, ("num", "den"), "ratio of two groups' goodputs"),
     "group_loss": Derived(_group_loss, ("group",), "drop rate of a group's flows"),
+    "group_jain": Derived(_group_jain, ("groups",), "Jain's index of some groups' flows"),
     "loss_ratio": Derived(_loss_ratio, ("num", "den"), "ratio of two groups' drop rates"),
-    "response_mean": Derived(_response_mean, (), "mean response time"),
+    "response_mean": Derived(_response_mean, ("group",), "mean response time"),
     "goodput_all": Derived(_goodput_all, (), "TCP and UDP payload delivered", needs_row=True),
     "loss_sync": Derived(_loss_sync, ("gap_s", "link"), "loss synchronisation ratio"),
 }
