@@ -106,6 +106,38 @@ def test_bad_relations_name_the_field(edit, path: str, says: str) -> None:  # ty
     assert says in str(e.value), str(e.value)
 
 
+def test_a_metric_is_measured_where_its_factors_say() -> None:
+    """One value, or a list of them: the report's metric applies at those settings only."""
+    from aqmlab.report.data import parse_experiment as report_experiment
+
+    doc = _doc()
+    for given, where in (("5.3.2", [False, True]), (["5.1.2", "5.3.2"], [True, True])):
+        doc["metric"][3]["factors"] = {"test": given}
+        exp = report_experiment(parse_experiment(doc, MINI).doc)
+        m = exp.metrics["IW3 / IW10"]
+        assert [m.applies(exp.factors, (k,)) for k in (0, 1)] == where, given
+    assert exp.metrics["delay"].applies(exp.factors, (0,))
+
+
+@pytest.mark.parametrize(
+    ("factors", "path", "says"),
+    [
+        ({"tests": "5.1.2"}, "metric[3].factors.tests", '"tests" is not a factor; known: test'),
+        ({"test": "5.9"}, "metric[3].factors.test", '"5.9" is not a value of factor "test"'),
+        ({"test": ["5.1.2", "5.9"]}, "metric[3].factors.test[1]", '"5.9" is not a value of'),
+        ({"test": []}, "metric[3].factors.test", "an empty list"),
+    ],
+)
+def test_bad_metric_factors_name_the_field(factors: dict, path: str, says: str) -> None:
+    doc = _doc()
+    assert doc["metric"][3]["name"] == "IW3 / IW10"
+    doc["metric"][3]["factors"] = factors
+    with pytest.raises(ExperimentError) as e:
+        parse_experiment(doc, MINI)
+    assert e.value.path == path, str(e.value)
+    assert says in str(e.value), str(e.value)
+
+
 def test_bad_ellipse_interval() -> None:
     doc = _doc()
     doc["figure"][0]["interval_s"] = 0
@@ -139,6 +171,11 @@ def test_mini_report_checks_relations_and_draws_the_ellipse(mini: Path) -> None:
     assert "<h2>Relations</h2>" in page and "not kept" in page
     md = (rep / "tables.md").read_text()
     assert "a goodput above 100 Mbit/s on a 10 Mbit/s link (never kept) (0/1 kept)" in md
+    # "IW3 / IW10" is measured in 5.1.2 only (its `factors`): "-" under 5.3.2, no warning.
+    ratio = md[md.index("### The two NewReno flows of 5.1.2") :].splitlines()
+    pie = next(ln for ln in ratio if ln.startswith("| PIE |"))
+    assert pie.endswith("| - |") and "**" in pie, pie
+    assert s["warnings"] == 0
 
 
 def test_mini_metrics_are_sane(mini: Path) -> None:
@@ -162,6 +199,13 @@ def test_mini_metrics_are_sane(mini: Path) -> None:
         if r.phase == "all" and r.scheme == "CoDel" and r.factors["test"] == "5.1.2"
     ]
     assert all(0.5 < x < 2.0 for x in ratios), ratios
+    # Not measured in 5.3.2 (the metric's `factors`): NaN, and no warning says so.
+    assert all(
+        math.isnan(vals[(r.id, "all")]["IW3 / IW10"])
+        for r in out.rows
+        if r.factors["test"] == "5.3.2"
+    )
+    assert not any("IW3 / IW10" in w for w in out.warnings), out.warnings
 
 
 def test_rfc7928_presets_run_every_scheme_and_cite_the_rfc() -> None:
@@ -191,7 +235,7 @@ def test_rfc7928_presets_run_every_scheme_and_cite_the_rfc() -> None:
 def test_the_pattern_names_the_eight_presets() -> None:
     """`aqmlab reproduce 'rfc7928-*' --quick`, as CI's quick runs of each preset do one by one:
     the pattern picks sections 4.4 (packet sizes), 4.5 (section 6 with ECN), 5-9 and 9.2
-    (bidirectional traffic) in order, every scheme in each (483 points in all)."""
+    (bidirectional traffic) in order, every scheme in each (504 points in all)."""
     p = subprocess.run(
         [sys.executable, "-m", "aqmlab", "reproduce", "rfc7928-*", "--quick", "--dry-run"],
         capture_output=True,
@@ -201,4 +245,4 @@ def test_the_pattern_names_the_eight_presets() -> None:
     names = [ln.split(" ")[0] for ln in p.stdout.splitlines() if "(quick form):" in ln]
     assert names == [f"rfc7928-{n}" for n in ("4.4", "4.5", 5, 6, 7, 8, 9, "9.2")]
     points = [int(ln.split(" ")[0]) for ln in p.stdout.splitlines() if " points (21 scheme" in ln]
-    assert sum(points) == 483, points
+    assert sum(points) == 504, points

@@ -331,7 +331,7 @@ def parse_experiment(
     for i, s in enumerate(extra):
         _check_override(s, f"--set[{i}]")
 
-    metrics = _metrics(doc.get("metric"))
+    metrics = _metrics(doc.get("metric"), all_factors)
     metric_names = [m["name"] for m in metrics]
     dims = ["scheme", "phase", *[f.name for f in factors]]
     tables = _tables(doc.get("table"), dims, metric_names)
@@ -627,7 +627,7 @@ def _derived_names() -> list[str] | None:
     return None
 
 
-def _metrics(v: Any) -> list[dict[str, Any]]:
+def _metrics(v: Any, factors: tuple[Factor, ...]) -> list[dict[str, Any]]:
     if v is None:
         return []
     out: list[dict[str, Any]] = []
@@ -638,7 +638,18 @@ def _metrics(v: Any) -> list[dict[str, Any]]:
         _only(
             t,
             path,
-            ("name", "summary", "derived", "args", "unit", "scale", "digits", "stat", "better"),
+            (
+                "name",
+                "summary",
+                "derived",
+                "args",
+                "unit",
+                "scale",
+                "digits",
+                "stat",
+                "better",
+                "factors",
+            ),
         )
         name = _str(t, path, "name", required=True)
         if name in seen:
@@ -680,7 +691,34 @@ def _metrics(v: Any) -> list[dict[str, Any]]:
             m["digits"] = dg
         m["stat"] = _choice(t, path, "stat", STATS, "mean")
         m["better"] = _choice(t, path, "better", BETTER, "none")
+        if "factors" in t:
+            m["factors"] = _metric_factors(t["factors"], f"{path}.factors", factors)
         out.append(m)
+    return out
+
+
+def _metric_factors(v: Any, path: str, factors: tuple[Factor, ...]) -> dict[str, list[Any]]:
+    """A metric's ``{ factor = value }``, or ``{ factor = [value, ...] }`` (it is measured at
+    each of them): the values as summary.parquet's columns hold them, a list per factor."""
+    out: dict[str, list[Any]] = {}
+    for fname, fv in _table(v, path).items():
+        f = next((x for x in factors if x.name == fname), None)
+        if f is None or not isinstance(fv, list) or _factor_index(f, fv) is not None:
+            out[fname] = [_factor_values({fname: fv}, path, factors)[fname]]
+            continue
+        if not fv:
+            raise ExperimentError(f"{path}.{fname}", "an empty list; give one value or more")
+        values = []
+        for i, x in enumerate(fv):
+            idx = _factor_index(f, x)
+            if idx is None:
+                raise ExperimentError(
+                    f"{path}.{fname}[{i}]",
+                    f"{_q(x)} is not a value of factor {_q(fname)}; its values: "
+                    f"{', '.join(json.dumps(y) for y in f.raw)}",
+                )
+            values.append(f.column_value(idx))
+        out[fname] = values
     return out
 
 

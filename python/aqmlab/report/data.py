@@ -110,10 +110,23 @@ class Metric:
     digits: int | None
     stat: str  # "mean" | "range"
     better: str  # "higher" | "lower" | "none"
+    #: Factor values where the metric is measured (``factors``: the values of each factor
+    #: named); elsewhere it has no value and its table cells read "-" (a web metric where a
+    #: setting has no web traffic).
+    factors: dict[str, list[Any]] = field(default_factory=dict)
 
     @property
     def label(self) -> str:
         return f"{self.name} ({self.unit})" if self.unit else self.name
+
+    def applies(self, factors: Sequence[Factor], fkey: Sequence[int | None]) -> bool:
+        """Whether the metric is measured at the factor positions ``fkey``."""
+        for f, idx in zip(factors, fkey, strict=True):
+            if f.name in self.factors and (
+                idx is None or idx not in {f.index(v) for v in self.factors[f.name]}
+            ):
+                return False
+        return True
 
 
 @dataclass(frozen=True)
@@ -265,6 +278,7 @@ def parse_experiment(doc: Mapping[str, Any]) -> Experiment:
             digits=None if digits is None else int(digits),
             stat=str(m.get("stat", "mean")),
             better=str(m.get("better", "none")),
+            factors={k: list(v) for k, v in (m.get("factors") or {}).items()},
         )
     papers = [_reference(p) for p in _list(doc, "paper", "papers")]
     ns2 = [_reference(p) for p in _list(doc, "ns2")]

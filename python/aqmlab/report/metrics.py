@@ -602,7 +602,7 @@ def evaluate(
         f"metric {metric.name!r}, point {row.id} ({row.scheme}, seed {row.seed}), "
         f"phase {row.phase!r}"
     )
-    if not row.ok:
+    if not row.ok or not metric.applies(out.experiment.factors, out.factor_key(row)):
         return math.nan
     try:
         if metric.summary is not None:

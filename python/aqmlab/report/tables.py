@@ -303,6 +303,17 @@ class Pair:
         return "kept" if self.kept else "not kept"
 
 
+class NotMeasured:
+    """A table cell whose metric is not measured in its factor setting (``[[metric]]``'s
+    ``factors``): shown as "-", apart from "no data" (a point that failed or is missing)."""
+
+    TEXT = "-"
+
+
+#: The one :class:`NotMeasured` cell.
+NOT_MEASURED = NotMeasured()
+
+
 @dataclass
 class ReportTable:
     """A table laid out as the paper's: header rows, row labels and cells."""
@@ -312,7 +323,7 @@ class ReportTable:
     col_headers: list[list[str]]  # one list per header level, one entry per column
     row_labels: list[list[str]]  # one entry per row: one label per row dimension
     row_dims: list[str]
-    cells: list[list[Cell | None]]
+    cells: list[list[Cell | NotMeasured | None]]
     #: Whether the experiment gives the paper's (or ns-2.35's) numbers: without any, a cell
     #: shows ours alone, the spread below the value, and no "paper -" line.
     with_paper: bool = True
@@ -400,6 +411,8 @@ def collect_cells(
     cells = {}
     for (scheme, fkey, phase), ids in seeds.items():
         for m in exp.metrics.values():
+            if not m.applies(exp.factors, fkey):
+                continue
             vals = [values.get((i, phase), {}).get(m.name, math.nan) for i in ids]
             cells[(scheme, fkey, phase, m.name)] = Cell(
                 scheme,
@@ -557,16 +570,18 @@ def _layout(
         ]
         for level in range(len(cols))
     ]
-    grid: list[list[Cell | None]] = []
+    grid: list[list[Cell | NotMeasured | None]] = []
     for rv in rvals:
-        line: list[Cell | None] = []
+        line: list[Cell | NotMeasured | None] = []
         for cv in cvals:
             at = dict(fixed)
             at.update(zip(rows, [v for v, _ in rv], strict=True))
             at.update(zip(cols, [v for v, _ in cv], strict=True))
             fkey = tuple(at.get(f.name) for f in exp.factors)
             key = (at.get("scheme"), fkey, at.get("phase", ALL), at.get("metric"))
-            line.append(cells.get(key))
+            m = exp.metrics.get(str(at.get("metric")))
+            measured = m is None or m.applies(exp.factors, fkey)
+            line.append(cells.get(key) if measured else NOT_MEASURED)
         grid.append(line)
     return ReportTable(
         name=name,
@@ -595,6 +610,9 @@ def to_rich(t: ReportTable) -> Table:
     for labels, line in zip(t.row_labels, t.cells, strict=True):
         texts = []
         for c in line:
+            if isinstance(c, NotMeasured):
+                texts.append(f"[dim]{c.TEXT}[/dim]")
+                continue
             if c is None:
                 texts.append("[dim]no data[/dim]")
                 continue
@@ -695,6 +713,9 @@ def to_markdown(tables: Tables) -> str:
         for labels, line in zip(t.row_labels, t.cells, strict=True):
             texts = []
             for c in line:
+                if isinstance(c, NotMeasured):
+                    texts.append(c.TEXT)
+                    continue
                 if c is None:
                     texts.append("no data")
                     continue
@@ -775,6 +796,9 @@ def to_html(t: ReportTable) -> str:
     for labels, line in zip(t.row_labels, t.cells, strict=True):
         out.append("<tr>" + "".join(f"<th>{_e(x)}</th>" for x in labels[:nrd]))
         for c in line:
+            if isinstance(c, NotMeasured):
+                out.append(f'<td class="nodata">{c.TEXT}</td>')
+                continue
             if c is None:
                 out.append('<td class="nodata">no data</td>')
                 continue
@@ -828,8 +852,10 @@ def _words(text: str) -> float:
     return max((len(w) for w in text.split()), default=0) * _CH_BOLD + _PAD
 
 
-def _cell_px(t: ReportTable, c: Cell | None) -> float:
+def _cell_px(t: ReportTable, c: Cell | NotMeasured | None) -> float:
     """The width of a cell on one line per line (table cells do not wrap), px."""
+    if isinstance(c, NotMeasured):
+        return len(c.TEXT) * _CH + _PAD
     if c is None:
         return 7 * _CH + _PAD
     nan = len(f" ({c.ours.n}/{c.ours.n + c.ours.n_nan} seeds)") * _CH_SMALL if c.ours.n_nan else 0
