@@ -54,6 +54,23 @@ def test_a_summary_path_may_name_a_link_with_a_hyphen() -> None:
     assert exp.doc["metric"][0]["summary"] == "links.bottleneck-rev.loss_rate"
 
 
+def test_a_table_may_fix_factor_values() -> None:
+    doc = base_doc()
+    fname = doc["factor"][0]["name"]
+    value = doc["factor"][0]["values"][0]
+    doc["table"] = [{"name": "t", "rows": ["scheme"], "metrics": [doc["metric"][0]["name"]]}]
+    doc["table"][0]["factors"] = {fname: value}
+    exp = parse_experiment(doc, DATA / "x.toml")
+    assert exp.doc["table"][0]["factors"] == {fname: value}
+    doc["table"][0]["columns"] = [fname]
+    e = error_of(doc)
+    assert e.path == f"table[0].factors.{fname}" and "not both" in str(e), str(e)
+    doc["table"][0]["columns"] = []
+    doc["table"][0]["factors"] = {fname: "no such value"}
+    e = error_of(doc)
+    assert e.path == f"table[0].factors.{fname}" and "is not a value" in str(e), str(e)
+
+
 def error_of(doc: dict[str, Any], **kw: Any) -> ExperimentError:
     with pytest.raises(ExperimentError) as e:
         parse_experiment(doc, DATA / "x.toml", **kw)

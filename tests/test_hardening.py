@@ -303,3 +303,24 @@ def test_no_profiler_output_is_tracked_and_it_is_ignored() -> None:
         ["git", "ls-files"], cwd=ROOT, capture_output=True, text=True, check=True
     ).stdout.split()
     assert not [f for f in files if "grind.out." in f or f.startswith("perf.data")]
+
+
+def test_schedule_occurrences_expand_repeating_entries_as_the_engine() -> None:
+    """Each repetition of an entry with ``every`` in time order, at equal times in file order;
+    ``until`` and the end of the run excluded (worked by hand)."""
+    resolved = {
+        "duration": "1s",
+        "schedule": [
+            {"at": "500ms", "every": "200ms", "action": "link", "rate": "1Mbps"},
+            {"at": "700ms", "action": "flows", "start": 1},
+            {"at": "100ms", "every": "300ms", "until": "700ms", "action": "flows", "start": 2},
+        ],
+    }
+    got = [(i, t // 1_000_000) for i, t, _ in scenario.schedule_occurrences(resolved)]
+    assert got == [(2, 100), (2, 400), (0, 500), (0, 700), (1, 700), (0, 900)]
+    doc = scenario.load(SMALL)
+    doc["duration"] = "20s"
+    doc["schedule"] = [{"at": "1s", "every": "5s", "action": "flows", "start": 1}]
+    ok = scenario.validate(doc)
+    assert ok["schedule"][0]["every"] == "5s"
+    assert "(+4 started by the schedule)" in scenario.describe(ok)

@@ -503,6 +503,27 @@ def test_table_layout(bulk: Output) -> None:
     assert cell.ours.lo == min(cell.values) and cell.ours.hi == max(cell.values)
 
 
+def test_a_table_fixing_a_factor_shows_that_value_only(bulk: Output) -> None:
+    """``factors = { flows = 20 }``: one table, of the flows = 20 points (not one per value);
+    a value the run lacks (a quick form without it) leaves the table out."""
+    import dataclasses
+
+    spec = next(t for t in bulk.experiment.tables if t.name == "Table 1")
+    fixed = [
+        dataclasses.replace(spec, name="only 20", factors={"flows": 20}),
+        dataclasses.replace(spec, name="none", factors={"flows": 99}),
+    ]
+    out = dataclasses.replace(bulk, experiment=dataclasses.replace(bulk.experiment, tables=fixed))
+    tables = T.build_tables(out, evaluate_all(out))
+    (t,) = tables.tables
+    assert (t.name, t.slice) == ("only 20", "")
+    whole = [x for x in T.build_tables(bulk, evaluate_all(bulk)).tables if x.name == "Table 1"]
+    ref = next(x for x in whole if x.slice == "flows = 20")
+    assert [[c and c.ours.mean for c in r] for r in t.cells] == [
+        [c and c.ours.mean for c in r] for r in ref.cells
+    ]
+
+
 def test_ranking_on_the_real_folder_is_consistent(bulk: Output) -> None:
     tables = T.build_tables(bulk, evaluate_all(bulk))
     assert len(tables.pairs) == 2  # utilisation and queue at flows 10; deviation has one scheme

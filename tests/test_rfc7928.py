@@ -230,12 +230,28 @@ def test_rfc7928_presets_run_every_scheme_and_cite_the_rfc() -> None:
         eight = tomllib.load(f)
     counts = [v[0][0]["flows"] for v in eight["factor"][0]["values"][:3]]
     assert counts == [round(k * 166) for k in (0.036, 0.081, 0.114)] == [6, 13, 19]
+    # Section 8.2.6's Experiment 2: two entries that repeat every 200 ms, 100 ms apart, from
+    # 10 s to the end: 1 Mbit/s in 10.0-10.1 s, 10 Mbit/s in 10.1-10.2 s, ...
+    labels = eight["factor"][0]["labels"]
+    exp2 = eight["factor"][0]["values"][labels.index("varying capacity every 100 ms")][1]
+    assert [(e["at"], e["every"], e["rate"]) for e in exp2] == [
+        ("10s", "200ms", "1Mbps"),
+        ("10100ms", "200ms", "10Mbps"),
+    ]
+    # Results per phase: the 20 s phases of 8.2.5 and 8.2.6, a table for each varying case.
+    assert "metrics.phases=[[10,30],[30,50],[50,70],[70,90]]" in eight["experiment"]["set"]
+    assert [p["name"] for p in eight["phase"]] == ["10-30 s", "30-50 s", "50-70 s", "70-90 s"]
+    per_phase = [t for t in eight["table"] if t.get("columns") == ["phase"]]
+    assert [t["factors"]["condition"] for t in per_phase] == [
+        "varying congestion 6-13-19-6",
+        "varying capacity 10-1 Mbit/s",
+    ]
 
 
 def test_the_pattern_names_the_eight_presets() -> None:
     """`aqmlab reproduce 'rfc7928-*' --quick`, as CI's quick runs of each preset do one by one:
     the pattern picks sections 4.4 (packet sizes), 4.5 (section 6 with ECN), 5-9 and 9.2
-    (bidirectional traffic) in order, every scheme in each (504 points in all)."""
+    (bidirectional traffic) in order, every scheme in each (525 points in all)."""
     p = subprocess.run(
         [sys.executable, "-m", "aqmlab", "reproduce", "rfc7928-*", "--quick", "--dry-run"],
         capture_output=True,
@@ -245,4 +261,4 @@ def test_the_pattern_names_the_eight_presets() -> None:
     names = [ln.split(" ")[0] for ln in p.stdout.splitlines() if "(quick form):" in ln]
     assert names == [f"rfc7928-{n}" for n in ("4.4", "4.5", 5, 6, 7, 8, 9, "9.2")]
     points = [int(ln.split(" ")[0]) for ln in p.stdout.splitlines() if " points (21 scheme" in ln]
-    assert sum(points) == 504, points
+    assert sum(points) == 525, points

@@ -91,6 +91,14 @@ def test_unsupported_keys_are_named() -> None:
     ], errs
     doc["traffic"] = [{"kind": "web", "sessions": 2, "pages": "closed"}]
     assert unsupported(doc) == []
+    doc["schedule"] = [
+        {"at": "1s", "every": "100ms", "action": "link", "link": "bottleneck", "rate": "1Mbps"}
+    ]
+    errs = unsupported(doc)
+    assert errs == [
+        "schedule[0].every: '100ms': the testbed does not repeat schedule entries; write each "
+        "change as an entry of its own"
+    ], errs
 
 
 def test_plan_draws_starts_and_follows_the_schedule() -> None:

@@ -499,6 +499,25 @@ def _fmt_ns(ns: int) -> str:
     return f"{ns}ns"
 
 
+def schedule_occurrences(resolved: Mapping[str, Any]) -> list[tuple[int, int, Mapping[str, Any]]]:
+    """Every application of a resolved scenario's ``[[schedule]]`` entries as the engine
+    runs them: (entry index, time in ns, entry), an entry with ``every`` once per repetition
+    (at ``at``, ``at + every``, ... before ``until`` and ``duration``), in time order and at
+    equal times in file order."""
+    end = _ns(resolved.get("duration")) or 0
+    out: list[tuple[int, int, Mapping[str, Any]]] = []
+    for i, e in enumerate(resolved.get("schedule", []) or []):
+        at = _ns(e.get("at")) or 0
+        every = _ns(e.get("every"))
+        if not every:
+            out.append((i, at, e))
+            continue
+        stop = min(end, _ns(e.get("until")) or end)
+        out.extend((i, t, e) for t in range(at, stop, every))
+    out.sort(key=lambda o: (o[1], o[0]))
+    return out
+
+
 def _ranges(name: str, idx: list[int]) -> str:
     """``schedule[3], schedule[10..44]`` for indices [3, 10, 11, ..., 44]."""
     out: list[str] = []
@@ -676,7 +695,7 @@ def _traffic(resolved: Mapping[str, Any]) -> str:
     parts = [" + ".join(ns) + f" {label}" for label, ns in by_label.items()]
     added = sum(
         int(e.get("start", 0)) + int(e.get("add_sessions", 0))
-        for e in resolved.get("schedule", [])
+        for _, _, e in schedule_occurrences(resolved)
         if e.get("action") in ("flows", "web")
     )
     text = " + ".join([*parts, *loads]) or "no traffic"

@@ -40,8 +40,9 @@ pub enum Stream {
     Aqm(u32),
     /// Topology construction draws.
     Topology,
-    /// Draws of `[[schedule]]` entry `entry` (new delays, start times).
-    Schedule(u32),
+    /// Draws of `[[schedule]]` entry `entry`'s repetition `rep` (new delays,
+    /// start times); repetition 0 is the entry at its `at`.
+    Schedule(u32, u32),
     /// The application of flow `flow` (UDP ON/OFF periods, web sizes and
     /// think times).
     App(u32),
@@ -60,7 +61,10 @@ impl Stream {
             Stream::LinkLoss(i) => (3 << 32) | i as u64,
             Stream::Aqm(i) => (4 << 32) | i as u64,
             Stream::Topology => 5 << 32,
-            Stream::Schedule(i) => (6 << 32) | i as u64,
+            Stream::Schedule(i, 0) => (6 << 32) | i as u64,
+            // Bit 62 set: apart from the kinds above and from sessions
+            // (repetitions are at most MAX_SCHEDULE_ENTRIES < 2^30).
+            Stream::Schedule(i, k) => (1 << 62) | (u64::from(k) << 32) | u64::from(i),
             Stream::App(i) => (7 << 32) | i as u64,
             Stream::Tcp(i) => (8 << 32) | i as u64,
             // Bit 63 set: apart from the kinds above (under 2^35).

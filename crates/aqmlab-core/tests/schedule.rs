@@ -333,3 +333,180 @@ fn scheduled_aqm_changes_are_checked_at_load_time() {
         "schedule[0].set.min_th: 150 must be less than max_th (60)"
     );
 }
+
+/// Load a dumbbell scenario of `duration` s with the extra TOML `tail`.
+fn load(duration: u32, tail: &str) -> Result<aqmlab_core::scenario::Scenario, String> {
+    use aqmlab_core::scenario::{Scenario, Value};
+    let doc: Value = toml::from_str(&dumbbell_with(4, duration, "", tail)).unwrap();
+    Scenario::from_value(doc).map_err(|e| e.to_string())
+}
+
+/// An entry with `every` is applied at `at`, `at + every`, ... before
+/// `until` (default the end of the run) and before `duration`; each
+/// application is an ordinary entry, in time order and, at equal times, in
+/// file order. Worked by hand for a 2 s run.
+#[test]
+fn repeating_entries_expand_in_time_order() {
+    let sc = load(
+        2,
+        r#"
+[[schedule]]
+at = "500ms"
+every = "200ms"
+action = "link"
+link = "bottleneck"
+rate = "1Mbps"
+[[schedule]]
+at = "600ms"
+every = "200ms"
+until = "1300ms"
+action = "link"
+link = "bottleneck"
+rate = "10Mbps"
+[[schedule]]
+at = "700ms"
+action = "link"
+link = "bottleneck"
+delay = "30ms"
+[[schedule]]
+at = "1s"
+every = "500ms"
+until = "2s"
+action = "flows"
+start = 1
+"#,
+    )
+    .unwrap();
+    let got: Vec<(u32, u32, u64)> = sc
+        .schedule_in_order()
+        .iter()
+        .map(|o| (o.entry, o.rep, o.at.0 / 1_000_000))
+        .collect();
+    // Entry 0: 0.5, 0.7, ..., 1.9 s (8 times: 1.5 s / 0.2 s rounded up);
+    // entry 1: 0.6, 0.8, 1.0, 1.2 s (until 1.3 s); entry 2 once at 0.7 s,
+    // after entry 0's 0.7 s (file order); entry 3 at 1.0 and 1.5 s (until
+    // 2 s is not included).
+    let want = vec![
+        (0, 0, 500),
+        (1, 0, 600),
+        (0, 1, 700),
+        (2, 0, 700),
+        (1, 1, 800),
+        (0, 2, 900),
+        (1, 2, 1000),
+        (3, 0, 1000),
+        (0, 3, 1100),
+        (1, 3, 1200),
+        (0, 4, 1300),
+        (0, 5, 1500),
+        (3, 1, 1500),
+        (0, 6, 1700),
+        (0, 7, 1900),
+    ];
+    assert_eq!(got, want);
+    // The flows each repetition starts are created for the run.
+    assert_eq!(sc.total_flows(), 4 + 2);
+    // `until` past the end is cut at the end; an exact multiple of `every`
+    // before `duration` is the last.
+    let sc = load(
+        2,
+        "[[schedule]]\nat = \"0s\"\nevery = \"1s\"\nuntil = \"9s\"\naction = \"link\"\nlink = \"bottleneck\"\nrate = \"5Mbps\"\n",
+    )
+    .unwrap();
+    assert_eq!(sc.schedule_in_order().len(), 2);
+    assert_eq!(sc.schedule[0].repetitions(sc.duration), 2);
+}
+
+/// The capacity alternating every 100 ms (RFC 7928 section 8.2.6's second
+/// experiment, 10 <-> 1 Mbit/s): each 100 ms carries the rate then in
+/// force, and the run's utilisation counts the capacity offered.
+#[test]
+fn capacity_alternating_every_100ms() {
+    let r = run(&dumbbell_with(
+        13,
+        20,
+        "",
+        r#"
+[[schedule]]
+at = "10s"
+every = "200ms"
+action = "link"
+link = "bottleneck"
+rate = "1Mbps"
+[[schedule]]
+at = "10100ms"
+every = "200ms"
+action = "link"
+link = "bottleneck"
+rate = "10Mbps"
+[metrics]
+start = "10s"
+phases = [[15.0, 15.1], [15.1, 15.2], [10, 20]]
+"#,
+    ));
+    let p = &r.summary.phases;
+    let (slow, fast) = (&p[0].bottleneck, &p[1].bottleneck);
+    eprintln!(
+        "1 Mbit/s: {} ({}); 10 Mbit/s: {} ({}); all {} ({})",
+        slow.throughput_bps,
+        slow.utilization,
+        fast.throughput_bps,
+        fast.utilization,
+        p[2].bottleneck.throughput_bps,
+        p[2].bottleneck.utilization
+    );
+    // A 1500-byte packet in transmission at a change may run over by 12 ms.
+    assert!(slow.throughput_bps < 1.2e6, "{}", slow.throughput_bps);
+    assert!(fast.throughput_bps > 2e6, "{}", fast.throughput_bps);
+    // Over 10-20 s the link offered 5.5 Mbit/s on average.
+    let all = &p[2].bottleneck;
+    assert!(all.throughput_bps < 5.5e6 * 1.01, "{}", all.throughput_bps);
+    assert!(all.utilization > 0.5 && all.utilization <= 1.0 + 1e-9);
+    assert!(r.summary.warnings.is_empty(), "{:?}", r.summary.warnings);
+}
+
+/// Bad repetitions name the entry's field, the value and what is allowed.
+#[test]
+fn bad_repetitions_are_refused() {
+    let entry = |keys: &str| {
+        format!("[[schedule]]\nat = \"10s\"\n{keys}\naction = \"link\"\nlink = \"bottleneck\"\nrate = \"5Mbps\"\n")
+    };
+    let err = |keys: &str| load(60, &entry(keys)).unwrap_err();
+    assert_eq!(
+        err("every = \"0s\""),
+        "schedule[0].every: 0s is not allowed: the time between repetitions must be > 0"
+    );
+    let e = err("every = 5");
+    assert!(
+        e.starts_with("schedule[0].every: expected a time string"),
+        "{e}"
+    );
+    let e = err("every = \"-1s\"");
+    assert!(e.starts_with("schedule[0].every: invalid value"), "{e}");
+    assert_eq!(
+        err("every = \"1s\"\nuntil = \"10s\""),
+        "schedule[0].until: 10s is not after `at` (10s); repetitions run from `at` to before `until`"
+    );
+    let e = err("until = \"20s\"");
+    assert!(
+        e.starts_with("schedule[0].until: 20s ends the repetitions of `every`"),
+        "{e}"
+    );
+    // 50 s every 10 us: 5 000 000 applications.
+    let e = load(60, &format!("{}{}", entry(""), entry("every = \"10us\""))).unwrap_err();
+    assert!(
+        e.starts_with("schedule[1].every: 10us repeats the entry 5000000 times from 10s to 60s"),
+        "{e}"
+    );
+    assert!(e.contains("at most 1000000 are allowed"), "{e}");
+    // A repetition that stops more flows than are active names its time.
+    let e = load(
+        60,
+        "[[schedule]]\nat = \"10s\"\nevery = \"10s\"\naction = \"flows\"\nstop = 2\n",
+    )
+    .unwrap_err();
+    assert_eq!(
+        e,
+        "schedule[0].stop: 2 is more than the 0 flows of group 0 active at 30s"
+    );
+}

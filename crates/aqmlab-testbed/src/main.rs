@@ -371,12 +371,16 @@ fn run(cfg_path: &str, out_path: &str) -> Result<(), String> {
     let end = SimTime(s.d.duration_ns);
     let mut late = Lateness::new();
     let (mut not_ipv4, mut write_errors) = (0u64, 0u64);
-    let mut sched =
+    // Every application in time order, repetitions included, each with
+    // the time it is due.
+    let sched =
         s.sc.schedule_in_order()
             .into_iter()
-            .map(|(_, e)| e.clone())
+            .map(|o| {
+                let e = &s.sc.schedule[o.entry as usize];
+                (o.at, e.action.clone())
+            })
             .collect::<Vec<_>>();
-    sched.sort_by_key(|e| e.at);
     let mut sched_i = 0usize;
     let mut schedule_errors = Vec::new();
     let clock = || SimTime(sys::monotonic_ns().saturating_sub(t0));
@@ -393,9 +397,9 @@ fn run(cfg_path: &str, out_path: &str) -> Result<(), String> {
             break;
         }
         // Scheduled changes of the link and the AQMs.
-        while sched_i < sched.len() && sched[sched_i].at <= now {
-            let e = &sched[sched_i];
-            apply_action(&mut dirs, e.at, &e.action, &s, &mut schedule_errors);
+        while sched_i < sched.len() && sched[sched_i].0 <= now {
+            let (at, action) = &sched[sched_i];
+            apply_action(&mut dirs, *at, action, &s, &mut schedule_errors);
             sched_i += 1;
         }
         // Arrivals: side 0 (left) feeds the forward direction.
@@ -449,7 +453,7 @@ fn run(cfg_path: &str, out_path: &str) -> Result<(), String> {
         }
         let mut next = end.min(dirs[0].next_event()).min(dirs[1].next_event());
         if let Some(e) = sched.get(sched_i) {
-            next = next.min(e.at);
+            next = next.min(e.0);
         }
         let now = clock();
         if next > now {

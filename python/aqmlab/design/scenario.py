@@ -34,6 +34,7 @@ from aqmlab.design.model import (
     parse_rate_bps,
     parse_time_s,
 )
+from aqmlab.scenario import schedule_occurrences
 
 __all__ = ["LinkPhases", "scenario_phases"]
 
@@ -91,10 +92,8 @@ def scenario_phases(resolved: Mapping[str, Any]) -> list[LinkPhases]:
     kind = topo.get("kind", "dumbbell")
     size = int(resolved.get("tcp", {}).get("packet_size", 1000))
     traffic = list(resolved.get("traffic", []))
-    schedule = sorted(
-        enumerate(resolved.get("schedule", []) or []),
-        key=lambda e: (parse_time_s(e[1]["at"], f"schedule[{e[0]}].at", True), e[0]),
-    )
+    # Each repetition of an entry with `every` is a change of its own.
+    schedule = schedule_occurrences(resolved)
     if kind == "dumbbell":
         links = ["bottleneck"]
         aqms = {"bottleneck": (dict(resolved.get("aqm", {})), "aqm")}
@@ -247,8 +246,8 @@ def scenario_phases(resolved: Mapping[str, Any]) -> list[LinkPhases]:
                 lp.phases.append(Phase(t, net, law, label))
 
     snapshot(0.0, "start")
-    for i, e in schedule:
-        t = parse_time_s(e["at"], f"schedule[{i}].at", True)
+    for i, t_ns, e in schedule:
+        t = t_ns / 1e9
         act = e.get("action")
         if act == "flows":
             g = int(e.get("group", 0))

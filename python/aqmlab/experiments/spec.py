@@ -334,7 +334,7 @@ def parse_experiment(
     metrics = _metrics(doc.get("metric"), all_factors)
     metric_names = [m["name"] for m in metrics]
     dims = ["scheme", "phase", *[f.name for f in factors]]
-    tables = _tables(doc.get("table"), dims, metric_names)
+    tables = _tables(doc.get("table"), dims, metric_names, all_factors)
     papers = _references(doc.get("paper"), "paper", schemes, all_factors, phases, metric_names)
     ns2 = _references(doc.get("ns2"), "ns2", schemes, all_factors, phases, metric_names)
     figures = _figures(doc.get("figure"), metric_names, all_factors, phases)
@@ -722,7 +722,9 @@ def _metric_factors(v: Any, path: str, factors: tuple[Factor, ...]) -> dict[str,
     return out
 
 
-def _tables(v: Any, dims: list[str], metric_names: list[str]) -> list[dict[str, Any]]:
+def _tables(
+    v: Any, dims: list[str], metric_names: list[str], factors: tuple[Factor, ...] = ()
+) -> list[dict[str, Any]]:
     if v is None:
         return []
     single = isinstance(v, dict)
@@ -732,7 +734,7 @@ def _tables(v: Any, dims: list[str], metric_names: list[str]) -> list[dict[str, 
     for i, t0 in enumerate(items):
         path = "table" if single else f"table[{i}]"
         t = _table(t0, path)
-        _only(t, path, ("name", "rows", "columns", "metrics"))
+        _only(t, path, ("name", "rows", "columns", "metrics", "factors"))
         name = _str(t, path, "name", required=True)
         if name in seen:
             raise ExperimentError(f"{path}.name", f"{_q(name)} is used by an earlier table")
@@ -769,6 +771,18 @@ def _tables(v: Any, dims: list[str], metric_names: list[str]) -> list[dict[str, 
                     f"{_q(mname)} is not a metric; known: {', '.join(metric_names) or 'none'}",
                 )
         tab["metrics"] = list(ms)
+        if "factors" in t:
+            # Fixes factor values: the table shows those points only (a factor fixed here
+            # cannot also lay out rows or columns).
+            fixed = _factor_values(t["factors"], f"{path}.factors", factors)
+            for fname in fixed:
+                if fname in used:
+                    raise ExperimentError(
+                        f"{path}.factors.{fname}",
+                        f"{_q(fname)} is in {path}.{used[fname]}; a factor either lays out the "
+                        "table or is fixed by factors, not both",
+                    )
+            tab["factors"] = fixed
         out.append(tab)
     return out
 

@@ -158,6 +158,8 @@ class TableSpec:
     rows: list[str]
     columns: list[str]
     metrics: list[str]
+    #: Factor values the table is restricted to (factor name -> value or label).
+    factors: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -288,6 +290,7 @@ def parse_experiment(doc: Mapping[str, Any]) -> Experiment:
             rows=[str(x) for x in t.get("rows", ["scheme"])],
             columns=[str(x) for x in t.get("columns", [])],
             metrics=[str(x) for x in t.get("metrics", list(metrics))],
+            factors=dict(t.get("factors") or {}),
         )
         for i, t in enumerate(_list(doc, "table", "tables"))
     ]

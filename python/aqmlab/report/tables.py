@@ -538,14 +538,29 @@ def build_tables(out: Output, values: dict[tuple[str, str], dict[str, float]]) -
         if "metric" not in rows and "metric" not in cols:
             cols = ["metric", *cols]
         layout = set(rows) | set(cols)
-        slice_dims = [f.name for f in exp.factors if f.name not in layout]
-        if "scheme" not in layout:
-            slice_dims.insert(0, "scheme")
-        slice_vals = [_dim_values(exp, d, metrics) for d in slice_dims]
-        for combo in itertools.product(*slice_vals):
-            fixed = dict(zip(slice_dims, [v for v, _ in combo], strict=True))
-            label = ", ".join(f"{d} = {lab}" for d, (_, lab) in zip(slice_dims, combo, strict=True))
-            result.tables.append(_layout(exp, spec.name, label, rows, cols, fixed, metrics, cells))
+        # Factor values the table fixes (`factors`); one the run lacks (a quick form that
+        # leaves it out) leaves the table out.
+        pinned: dict[str, Any] = {}
+        for fname, v in spec.factors.items():
+            f = exp.factor(fname)
+            idx = None if f is None else f.index(v)
+            if idx is None:
+                break
+            pinned[fname] = idx
+        else:
+            slice_dims = [f.name for f in exp.factors if f.name not in layout | set(pinned)]
+            if "scheme" not in layout:
+                slice_dims.insert(0, "scheme")
+            slice_vals = [_dim_values(exp, d, metrics) for d in slice_dims]
+            for combo in itertools.product(*slice_vals):
+                fixed = dict(pinned)
+                fixed.update(zip(slice_dims, [v for v, _ in combo], strict=True))
+                label = ", ".join(
+                    f"{d} = {lab}" for d, (_, lab) in zip(slice_dims, combo, strict=True)
+                )
+                result.tables.append(
+                    _layout(exp, spec.name, label, rows, cols, fixed, metrics, cells)
+                )
     return result
 
 

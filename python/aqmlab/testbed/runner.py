@@ -181,6 +181,11 @@ def unsupported(doc: Mapping[str, Any]) -> list[str]:
             errs.append(
                 f"schedule[{i}].action: {e.get('action')!r} is not supported by the testbed"
             )
+        if isinstance(e, Mapping) and "every" in e:
+            errs.append(
+                f"schedule[{i}].every: {e['every']!r}: the testbed does not repeat schedule "
+                "entries; write each change as an entry of its own"
+            )
     metrics = doc.get("metrics", {})
     if isinstance(metrics, Mapping) and "phases" in metrics:
         errs.append("metrics.phases: per-phase summaries are not computed by the testbed yet")

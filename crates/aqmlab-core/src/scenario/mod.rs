@@ -20,7 +20,7 @@ pub mod web;
 
 pub use decode::{SpecError, SpecResult};
 pub use metrics::*;
-pub use schedule::{Action, LinkDir, LinkSel, ScheduleEntry};
+pub use schedule::{Action, LinkDir, LinkSel, Occurrence, ScheduleEntry, MAX_SCHEDULE_ENTRIES};
 pub use seeds::{Purpose, Seeds, SEED_KEYS};
 pub use spec::*;
 pub use tcp::*;

@@ -13,6 +13,13 @@
 //!   density 0.1 -> 0.3 -> ... -> 0.9 and back).
 //! - `web`: add sessions to a web or web-simple group, or remove some
 //!   (a load step; section 5.5.4 adds one web-simple session every 100 s).
+//!
+//! Any entry may repeat: with `every` it is applied at `at`, `at + every`,
+//! `at + 2 every`, ... while before `until` (default: the end of the run)
+//! and before `duration`. Each repetition is an ordinary entry of the run
+//! ([`Scenario::schedule_in_order`]); RFC 7928 section 8.2.6's second
+//! experiment (the capacity changes every 100 ms) is two repeating `link`
+//! entries.
 
 use super::decode::{as_f64, as_time, join, SpecError, SpecResult, Table};
 use super::spec::{Scenario, TimeDist};
@@ -221,12 +228,31 @@ pub enum Action {
     },
 }
 
+/// Most schedule entries a run may have, every repetition counted: an
+/// entry applied every nanosecond would otherwise fill the memory.
+pub const MAX_SCHEDULE_ENTRIES: u64 = 1_000_000;
+
 /// One `[[schedule]]` entry.
 #[derive(Clone, Debug, Serialize)]
 pub struct ScheduleEntry {
     pub at: SimTime,
+    /// Repeat the entry this often (> 0) from `at`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub every: Option<SimTime>,
+    /// Repetitions stop before this time (default: the end of the run).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub until: Option<SimTime>,
     #[serde(flatten)]
     pub action: Action,
+}
+
+/// One application of a `[[schedule]]` entry: entry `entry`'s repetition
+/// `rep` (0 for `at` itself), due at `at`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Occurrence {
+    pub entry: u32,
+    pub rep: u32,
+    pub at: SimTime,
 }
 
 impl ScheduleEntry {
@@ -239,6 +265,30 @@ impl ScheduleEntry {
                 t.field_path("at"),
                 format!("{at} is not before the end of the run (duration = {duration})"),
             ));
+        }
+        let every = t.opt_time("every")?;
+        let until = t.opt_time("until")?;
+        if every == Some(SimTime::ZERO) {
+            return Err(SpecError::new(
+                t.field_path("every"),
+                "0s is not allowed: the time between repetitions must be > 0",
+            ));
+        }
+        if let Some(u) = until {
+            if every.is_none() {
+                return Err(SpecError::new(
+                    t.field_path("until"),
+                    format!("{u} ends the repetitions of `every`, which this entry does not have; give `every` (a time > 0) or leave `until` out"),
+                ));
+            }
+            if u <= at {
+                return Err(SpecError::new(
+                    t.field_path("until"),
+                    format!(
+                        "{u} is not after `at` ({at}); repetitions run from `at` to before `until`"
+                    ),
+                ));
+            }
         }
         let action = match t.choice("action", &["link", "flows", "aqm", "udp", "web"], None)? {
             "web" => {
@@ -373,7 +423,26 @@ impl ScheduleEntry {
             }
         };
         t.finish()?;
-        Ok(ScheduleEntry { at, action })
+        Ok(ScheduleEntry {
+            at,
+            every,
+            until,
+            action,
+        })
+    }
+
+    /// How many times the entry is applied in a run of `duration`: once
+    /// without `every`; with it, at `at + k every` for every k >= 0 before
+    /// `until` and before `duration`.
+    pub fn repetitions(&self, duration: SimTime) -> u64 {
+        match self.every {
+            None => 1,
+            Some(every) => {
+                let end = self.until.map_or(duration, |u| u.min(duration));
+                // `at` is before `duration` and before `until` (decode).
+                (end.0 - self.at.0).div_ceil(every.0.max(1))
+            }
+        }
     }
 }
 
@@ -386,6 +455,61 @@ fn is_zero_time(t: &SimTime) -> bool {
 }
 
 impl Scenario {
+    /// Every application of the schedule's entries in time order, each
+    /// repetition an occurrence of its own; at equal times in file order.
+    pub fn schedule_in_order(&self) -> Vec<Occurrence> {
+        let n: u64 = self
+            .schedule
+            .iter()
+            .map(|e| e.repetitions(self.duration))
+            .sum();
+        let mut v: Vec<Occurrence> = Vec::with_capacity(n.min(MAX_SCHEDULE_ENTRIES) as usize);
+        for (i, e) in self.schedule.iter().enumerate() {
+            let every = e.every.map_or(0, |t| t.0);
+            for k in 0..e.repetitions(self.duration) {
+                v.push(Occurrence {
+                    entry: i as u32,
+                    rep: k as u32,
+                    at: SimTime(e.at.0 + k * every),
+                });
+            }
+        }
+        v.sort_by_key(|o| (o.at, o.entry));
+        v
+    }
+
+    /// The repetitions of every entry together, at most
+    /// [`MAX_SCHEDULE_ENTRIES`]; the error names the entry that passes it.
+    pub(super) fn check_schedule_size(&self) -> SpecResult<()> {
+        let mut total = 0u64;
+        for (i, e) in self.schedule.iter().enumerate() {
+            let n = e.repetitions(self.duration);
+            total += n;
+            if total > MAX_SCHEDULE_ENTRIES {
+                let (Some(every), true) = (e.every, n > 1) else {
+                    return Err(SpecError::new(
+                        "schedule",
+                        format!("{total} entries or more, repetitions included; at most {MAX_SCHEDULE_ENTRIES} are allowed"),
+                    ));
+                };
+                let end = e.until.map_or(self.duration, |u| u.min(self.duration));
+                let with_earlier = if total > n {
+                    format!(", {total} schedule entries in all with the earlier ones")
+                } else {
+                    String::new()
+                };
+                return Err(SpecError::new(
+                    format!("schedule[{i}].every"),
+                    format!(
+                        "{every} repeats the entry {n} times from {} to {end}{with_earlier}; at most {MAX_SCHEDULE_ENTRIES} are allowed, repetitions included: give a longer `every` or an earlier `until`",
+                        e.at
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+
     /// The duplex links `sel` names, each with whether its forward and its
     /// reverse direction are selected (empty for `access`).
     pub fn select_duplex(&self, sel: &LinkSel) -> Vec<(DuplexView<'_>, bool, bool)> {

@@ -338,6 +338,7 @@ impl Scenario {
             metrics,
         };
         sc.check_paths()?;
+        sc.check_schedule_size()?;
         sc.check_schedule()?;
         sc.check_web()?;
         if let Some((i, &f)) = sc
@@ -412,24 +413,21 @@ impl Scenario {
         let extra: u32 = self
             .schedule
             .iter()
-            .map(|e| match e.action {
-                super::Action::Flows { group, start, .. } if group as usize == g => start,
-                super::Action::Web {
-                    group,
-                    add_sessions,
-                    ..
-                } if group as usize == g => add_sessions,
-                _ => 0,
+            .map(|e| {
+                let n = match e.action {
+                    super::Action::Flows { group, start, .. } if group as usize == g => start,
+                    super::Action::Web {
+                        group,
+                        add_sessions,
+                        ..
+                    } if group as usize == g => add_sessions,
+                    _ => 0,
+                };
+                let reps = e.repetitions(self.duration).min(u64::from(u32::MAX)) as u32;
+                n.saturating_mul(reps)
             })
             .fold(0u32, u32::saturating_add);
         self.traffic[g].flows().saturating_add(extra)
-    }
-
-    /// The schedule's entries in time order (stable for equal times).
-    pub fn schedule_in_order(&self) -> Vec<(usize, &super::ScheduleEntry)> {
-        let mut v: Vec<(usize, &super::ScheduleEntry)> = self.schedule.iter().enumerate().collect();
-        v.sort_by_key(|(i, e)| (e.at, *i));
-        v
     }
 
     /// Cross-checks of the schedule against the rest of the scenario.
@@ -440,7 +438,9 @@ impl Scenario {
         // values the earlier ones set (adaptive schemes may still move
         // them during the run: the run then reports a refused change).
         let mut probes: Vec<(String, bool, crate::aqm::AqmImpl)> = Vec::new();
-        for (i, e) in self.schedule_in_order() {
+        for o in self.schedule_in_order() {
+            let i = o.entry as usize;
+            let e = &self.schedule[i];
             let path = format!("schedule[{i}]");
             match &e.action {
                 super::Action::Flows {
@@ -475,7 +475,7 @@ impl Scenario {
                             format!(
                                 "{stop} is more than the {} flows of group {group} active at {}",
                                 active[g] + *stop as i64,
-                                e.at
+                                o.at
                             ),
                         ));
                     }
@@ -553,7 +553,7 @@ impl Scenario {
                             format!(
                                 "{remove_sessions} is more than the {} sessions of group {group} active at {}",
                                 active[g] + *remove_sessions as i64,
-                                e.at
+                                o.at
                             ),
                         ));
                     }

@@ -309,6 +309,7 @@ impl World {
             barriers: BinaryHeap::new(),
             flow_samples: !sc.metrics.flow_series.is_empty(),
             horizon: sc.duration,
+            schedule: sc.schedule_in_order(),
         };
         w.warm = w.flows.len() >= WARM_FLOWS;
         if opts.ahead && !link_changes {
@@ -342,8 +343,8 @@ impl World {
                 w.events.schedule(t, Event::AqmTick(i as u32));
             }
         }
-        for (i, e) in sc.schedule_in_order() {
-            w.schedule_barrier(e.at, Event::Schedule(i as u32));
+        for j in 0..w.schedule.len() {
+            w.schedule_barrier(w.schedule[j].at, Event::Schedule(j as u32));
         }
         if !web_rtt.is_empty() {
             // The bottleneck AQMs were built with the topology's access

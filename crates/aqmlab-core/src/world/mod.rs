@@ -44,7 +44,7 @@ use crate::aqm::Aqm;
 use crate::net::link::Link;
 use crate::net::topology::Routes;
 use crate::packet::{Arena, PktId};
-use crate::scenario::{Direction, Scenario};
+use crate::scenario::{Direction, Occurrence, Scenario};
 use crate::sim::{Event, EventQueue};
 use crate::transport::{SackBlocks, Seg, TcpFlow, UdpSource};
 use crate::units::SimTime;
@@ -246,6 +246,9 @@ pub struct World {
     flow_samples: bool,
     /// The end of the current `run*` call: no endpoint runs ahead past it.
     horizon: SimTime,
+    /// The schedule's applications in time order, repetitions included
+    /// (`Event::Schedule(j)` is the `j`th).
+    schedule: Vec<Occurrence>,
 }
 
 impl World {
@@ -404,9 +407,9 @@ impl World {
                 self.settle_all(self.now);
                 self.phase_results[i] = self.interval_summary(i, self.now).0;
             }
-            Event::Schedule(i) => {
+            Event::Schedule(j) => {
                 self.pass_barrier();
-                self.apply_schedule(i as usize)
+                self.apply_schedule(self.schedule[j as usize])
             }
         }
     }

@@ -6,20 +6,23 @@ use super::apps::udp_rate;
 use super::World;
 use crate::aqm::{Aqm, LinkInfo};
 use crate::rng::{Rng, Stream};
-use crate::scenario::{Action, Direction, LinkSel, Purpose, TrafficSpec};
+use crate::scenario::{Action, Direction, LinkSel, Occurrence, Purpose, TrafficSpec};
 use crate::sim::Event;
 use crate::units::SimTime;
 
 impl World {
-    /// Apply `[[schedule]]` entry `i`.
-    pub(super) fn apply_schedule(&mut self, i: usize) {
+    /// Apply one occurrence of a `[[schedule]]` entry (the entry at `at`,
+    /// or one of its repetitions); each draws from its own stream.
+    pub(super) fn apply_schedule(&mut self, o: Occurrence) {
         // Departures before now happen under the old settings.
         self.settle_all(self.now);
+        let i = o.entry as usize;
+        let stream = Stream::Schedule(o.entry, o.rep);
         let entry = self.sc.schedule[i].clone();
         let now = self.now;
         match entry.action {
             Action::Link { link, rate, delay } => {
-                let mut rng = Rng::new(self.sc.seed_for(Purpose::Rtt), Stream::Schedule(i as u32));
+                let mut rng = Rng::new(self.sc.seed_for(Purpose::Rtt), stream);
                 if let Some((src, snk)) = link.access_sides() {
                     for f in 0..self.access.len() {
                         let d = delay.map(|d| d.sample(&mut rng));
@@ -74,8 +77,7 @@ impl World {
                 spread,
             } => {
                 let g = group as usize;
-                let mut rng =
-                    Rng::new(self.sc.seed_for(Purpose::Start), Stream::Schedule(i as u32));
+                let mut rng = Rng::new(self.sc.seed_for(Purpose::Start), stream);
                 // Stop the most recently started live flows first.
                 let mut to_stop = stop;
                 let members = self.groups[g].members.clone();
@@ -147,9 +149,8 @@ impl World {
                     m.live = false;
                     m.stopped = Some(now);
                 }
-                let mut rng = (spread > SimTime::ZERO).then(|| {
-                    Rng::new(self.sc.seed_for(Purpose::Start), Stream::Schedule(i as u32))
-                });
+                let mut rng = (spread > SimTime::ZERO)
+                    .then(|| Rng::new(self.sc.seed_for(Purpose::Start), stream));
                 for _ in 0..add_sessions {
                     let gs = &mut self.groups[g];
                     let Some(&f) = gs.members.get(gs.next) else {
