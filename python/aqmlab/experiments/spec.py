@@ -546,13 +546,7 @@ def _quick_factors(v: Any, factors: tuple[Factor, ...]) -> dict[str, Factor]:
             raise ExperimentError(path, f"expected a non-empty array of values, found {_q(vals)}")
         keep: list[int] = []
         for j, x in enumerate(vals):
-            idx = _factor_index(f, x)
-            if idx is None:
-                raise ExperimentError(
-                    f"{path}[{j}]",
-                    f"{_q(x)} is not a value of factor {_q(name)}; its values: "
-                    f"{', '.join(_label(y) if len(f.keys) == 1 else json.dumps(y) for y in f.raw)}",
-                )
+            idx = _value_index(f, x, f"{path}[{j}]")
             if idx not in keep:
                 keep.append(idx)
         keep.sort()
@@ -576,6 +570,18 @@ def _factor_index(f: Factor, x: Any) -> int | None:
     if isinstance(x, str) and x in f.labels:
         return f.labels.index(x)
     return None
+
+
+def _value_index(f: Factor, x: Any, path: str) -> int:
+    """:func:`_factor_index` of ``x``, or an error at ``path`` listing the factor's values."""
+    idx = _factor_index(f, x)
+    if idx is None:
+        raise ExperimentError(
+            path,
+            f"{_q(x)} is not a value of factor {_q(f.name)}; its values: "
+            f"{', '.join(_label(y) if len(f.keys) == 1 else json.dumps(y) for y in f.raw)}",
+        )
+    return idx
 
 
 def _num_equal(a: list[Any], b: Any) -> bool:
@@ -708,17 +714,9 @@ def _metric_factors(v: Any, path: str, factors: tuple[Factor, ...]) -> dict[str,
             continue
         if not fv:
             raise ExperimentError(f"{path}.{fname}", "an empty list; give one value or more")
-        values = []
-        for i, x in enumerate(fv):
-            idx = _factor_index(f, x)
-            if idx is None:
-                raise ExperimentError(
-                    f"{path}.{fname}[{i}]",
-                    f"{_q(x)} is not a value of factor {_q(fname)}; its values: "
-                    f"{', '.join(json.dumps(y) for y in f.raw)}",
-                )
-            values.append(f.column_value(idx))
-        out[fname] = values
+        out[fname] = [
+            f.column_value(_value_index(f, x, f"{path}.{fname}[{i}]")) for i, x in enumerate(fv)
+        ]
     return out
 
 
@@ -874,14 +872,7 @@ def _factor_values(v: Any, path: str, factors: tuple[Factor, ...]) -> dict[str, 
                 f"{_q(fname)} is not a factor; known: {', '.join(by_factor) or 'none'}",
             )
         f = by_factor[fname]
-        idx = _factor_index(f, fv)
-        if idx is None:
-            raise ExperimentError(
-                f"{path}.{fname}",
-                f"{_q(fv)} is not a value of factor {_q(fname)}; its values: "
-                f"{', '.join(json.dumps(x) for x in f.raw)}",
-            )
-        out[fname] = f.column_value(idx)
+        out[fname] = f.column_value(_value_index(f, fv, f"{path}.{fname}"))
     return out
 
 
