@@ -211,7 +211,8 @@ def test_mini_metrics_are_sane(mini: Path) -> None:
 def test_rfc7928_presets_run_every_scheme_and_cite_the_rfc() -> None:
     every = _aqm_kinds()
     assert len(every) >= 21 and "dualpi2" in every and "fq-cobalt" in every
-    assert [p.stem for p in RFC] == [f"rfc7928-{n}" for n in ("4.4", "4.5", 5, 6, 7, 8, 9, "9.2")]
+    sections = ("3.1", "4.4", "4.5", 5, 6, 7, 8, 9, "9.2")
+    assert [p.stem for p in RFC] == [f"rfc7928-{n}" for n in sections]
     for p in RFC:
         with p.open("rb") as f:
             doc = tomllib.load(f)
@@ -248,10 +249,11 @@ def test_rfc7928_presets_run_every_scheme_and_cite_the_rfc() -> None:
     ]
 
 
-def test_the_pattern_names_the_eight_presets() -> None:
+def test_the_pattern_names_the_nine_presets() -> None:
     """`aqmlab reproduce 'rfc7928-*' --quick`, as CI's quick runs of each preset do one by one:
-    the pattern picks sections 4.4 (packet sizes), 4.5 (section 6 with ECN), 5-9 and 9.2
-    (bidirectional traffic) in order, every scheme in each (525 points in all)."""
+    the pattern picks sections 3.1 (an asymmetric link), 4.4 (packet sizes), 4.5 (section 6
+    with ECN), 5-9 and 9.2 (bidirectional traffic) in order, every scheme in each (567 points
+    in all)."""
     p = subprocess.run(
         [sys.executable, "-m", "aqmlab", "reproduce", "rfc7928-*", "--quick", "--dry-run"],
         capture_output=True,
@@ -259,6 +261,6 @@ def test_the_pattern_names_the_eight_presets() -> None:
     )
     assert p.returncode == 0, p.stderr
     names = [ln.split(" ")[0] for ln in p.stdout.splitlines() if "(quick form):" in ln]
-    assert names == [f"rfc7928-{n}" for n in ("4.4", "4.5", 5, 6, 7, 8, 9, "9.2")]
+    assert names == [f"rfc7928-{n}" for n in ("3.1", "4.4", "4.5", 5, 6, 7, 8, 9, "9.2")]
     points = [int(ln.split(" ")[0]) for ln in p.stdout.splitlines() if " points (21 scheme" in ln]
-    assert sum(points) == 525, points
+    assert sum(points) == 567, points
