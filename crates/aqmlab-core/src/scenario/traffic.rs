@@ -164,12 +164,49 @@ pub struct UdpSpec {
     /// Mean OFF time (udp-onoff).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub off: Option<SimTime>,
+    /// The rate sent as video frames (cbr).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub frames: Option<VideoFrames>,
     /// Where the flows run (parking-lot and custom topologies).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub path: Option<PathSpec>,
     /// Custom topology: extra one-way delay drawn per flow.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub extra_delay: Option<TimeDist>,
+}
+
+/// A `cbr` group's `frames`: its rate sent as the frames of a video,
+/// each frame's packets at once, `fps` frames a second in groups of
+/// pictures of `gop` frames whose first (the I-frame) is `i_ratio` times
+/// the size of the others (P-frames).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct VideoFrames {
+    pub fps: f64,
+    pub gop: u32,
+    pub i_ratio: f64,
+}
+
+impl VideoFrames {
+    fn decode(mut t: Table) -> SpecResult<VideoFrames> {
+        let fps = t.f64("fps", 25.0)?;
+        check_range(&t.field_path("fps"), fps, 0.0, true, 1000.0)?;
+        let gop = t.u32("gop", 12)?;
+        if !(1..=10_000).contains(&gop) {
+            return Err(SpecError::new(
+                t.field_path("gop"),
+                format!("{gop} is outside the allowed range [1, 10000] frames"),
+            ));
+        }
+        let i_ratio = t.f64("i_ratio", 5.0)?;
+        if !(1.0..=1000.0).contains(&i_ratio) {
+            return Err(SpecError::new(
+                t.field_path("i_ratio"),
+                format!("{i_ratio} is outside the allowed range [1, 1000] (an I-frame is at least a P-frame's size)"),
+            ));
+        }
+        t.finish()?;
+        Ok(VideoFrames { fps, gop, i_ratio })
+    }
 }
 
 /// `base_rtt`: on the dumbbell, a time or `{ uniform = [lo, hi] }` whose
@@ -327,6 +364,7 @@ impl TrafficSpec {
                     packet_size: size,
                     on: None,
                     off: None,
+                    frames: None,
                     path,
                     extra_delay,
                 })
@@ -377,6 +415,13 @@ impl TrafficSpec {
                 } else {
                     (None, None)
                 };
+                let frames = if onoff {
+                    None
+                } else {
+                    t.opt_table("frames")?
+                        .map(VideoFrames::decode)
+                        .transpose()?
+                };
                 let u = UdpSpec {
                     flows,
                     direction,
@@ -386,6 +431,7 @@ impl TrafficSpec {
                     packet_size: size,
                     on,
                     off,
+                    frames,
                     path,
                     extra_delay,
                 };

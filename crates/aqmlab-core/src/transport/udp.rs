@@ -3,12 +3,78 @@
 //! while ON (`003_b277268f444f7691.txt` section 5.5.5: means of 1 s, rate
 //! density x C / flows while ON).
 //!
+//! A constant bit rate may be sent as video frames (`frames`): every 1 /
+//! fps a frame leaves whole, its packets at once (the sender's access link
+//! spaces them at its own rate); in a group of pictures of `gop` frames the
+//! first, the I-frame, is `i_ratio` times the size of each other, so with a
+//! mean frame of M = rate / (8 fps) bytes a P-frame has gop M / (gop - 1 +
+//! i_ratio) bytes. A frame's bytes go in whole packets and the part of a
+//! packet left over joins the next frame, so the rate over a group of
+//! pictures is the rate asked.
+//!
 //! A source only decides when its packets leave; the engine sends them and
 //! counts them in the flow's statistics like TCP data (sent, arrived,
 //! dropped). Receivers send nothing back.
 
 use crate::rng::Rng;
+use crate::scenario::VideoFrames;
 use crate::units::{BitRate, SimTime};
+
+/// A frame source's state (see the module's head).
+#[derive(Clone, Debug)]
+struct Frames {
+    spec: VideoFrames,
+    /// Bytes of a P-frame and of an I-frame at the current rate.
+    p_bytes: f64,
+    i_bytes: f64,
+    /// Time between frames.
+    period: SimTime,
+    /// Frames begun; the next is an I-frame when this is a multiple of gop.
+    count: u64,
+    /// When the next frame leaves.
+    next: SimTime,
+    /// Packets of the current frame not yet sent.
+    left: u64,
+    /// Bytes short of a whole packet carried to the next frame.
+    carry: f64,
+}
+
+impl Frames {
+    fn new(spec: VideoFrames, rate: BitRate) -> Frames {
+        let mut f = Frames {
+            spec,
+            p_bytes: 0.0,
+            i_bytes: 0.0,
+            period: SimTime::from_secs_f64(1.0 / spec.fps),
+            count: 0,
+            next: SimTime::ZERO,
+            left: 0,
+            carry: 0.0,
+        };
+        f.set_rate(rate);
+        f
+    }
+
+    fn set_rate(&mut self, rate: BitRate) {
+        let mean = rate.0 as f64 / 8.0 / self.spec.fps;
+        let gop = f64::from(self.spec.gop);
+        self.p_bytes = gop * mean / (gop - 1.0 + self.spec.i_ratio);
+        self.i_bytes = self.spec.i_ratio * self.p_bytes;
+    }
+
+    /// The frames due by `now` join the packets to send.
+    fn catch_up(&mut self, now: SimTime, size: u32) {
+        while now >= self.next {
+            let i = self.count % u64::from(self.spec.gop) == 0;
+            let bytes = if i { self.i_bytes } else { self.p_bytes } + self.carry;
+            let n = (bytes / f64::from(size)).floor();
+            self.carry = bytes - n * f64::from(size);
+            self.left += n as u64;
+            self.count += 1;
+            self.next += self.period;
+        }
+    }
+}
 
 /// One UDP source.
 #[derive(Clone, Debug)]
@@ -28,6 +94,8 @@ pub struct UdpSource {
     rng: Rng,
     /// Next sequence number.
     pub seq: u64,
+    /// A frame source's state (`frames`).
+    frames: Option<Box<Frames>>,
 }
 
 impl UdpSource {
@@ -43,6 +111,15 @@ impl UdpSource {
             stopped: false,
             rng,
             seq: 0,
+            frames: None,
+        }
+    }
+
+    /// A constant bit rate sent as video frames (module head).
+    pub fn frames(size: u32, rate: BitRate, spec: VideoFrames, rng: Rng) -> UdpSource {
+        UdpSource {
+            frames: Some(Box::new(Frames::new(spec, rate))),
+            ..UdpSource::new(size, rate, None, rng)
         }
     }
 
@@ -56,6 +133,11 @@ impl UdpSource {
 
     /// Change the sending rate (from the next packet on).
     pub fn set_rate(&mut self, rate: BitRate) {
+        if let Some(f) = self.frames.as_deref_mut() {
+            // From the next frame on.
+            f.set_rate(rate);
+            return;
+        }
         let old = self.interval;
         self.interval = rate.tx_time(self.size);
         // Re-space the pending packet from the last one sent.
@@ -79,6 +161,10 @@ impl UdpSource {
     /// An ON/OFF source starts ON with probability on / (on + off) (the
     /// stationary share), so a group's rate is stationary from the start.
     pub fn start(&mut self, now: SimTime) -> Option<SimTime> {
+        if let Some(f) = self.frames.as_deref_mut() {
+            f.next = now;
+            return self.wake(now);
+        }
         if let Some((a, b)) = self.onoff {
             self.on = self.rng.uniform() < a / (a + b);
             self.next_toggle = self.period(self.on, now);
@@ -92,6 +178,15 @@ impl UdpSource {
     pub fn on_timer(&mut self, now: SimTime) -> (bool, Option<SimTime>) {
         if self.stopped {
             return (false, None);
+        }
+        if let Some(f) = self.frames.as_deref_mut() {
+            f.catch_up(now, self.size);
+            let send = f.left > 0;
+            if send {
+                f.left -= 1;
+                self.seq += 1;
+            }
+            return (send, self.wake(now));
         }
         while now >= self.next_toggle {
             let t = self.next_toggle;
@@ -109,9 +204,13 @@ impl UdpSource {
         (send, self.wake(now))
     }
 
-    fn wake(&self, _now: SimTime) -> Option<SimTime> {
+    fn wake(&self, now: SimTime) -> Option<SimTime> {
         if self.stopped {
             return None;
+        }
+        if let Some(f) = self.frames.as_deref() {
+            // The frame's packets one after another at this instant.
+            return Some(if f.left > 0 { now } else { f.next });
         }
         Some(if self.on {
             self.next_send.min(self.next_toggle)
@@ -141,6 +240,61 @@ mod tests {
         }
         let ms: Vec<u64> = sent.iter().map(|x| x.0 / 1_000_000).collect();
         assert_eq!(ms, vec![1000, 1004, 1008, 1012, 1016]);
+    }
+
+    /// 2 Mbit/s at 25 frames a second: a mean frame of 10 000 bytes; in
+    /// groups of 12 with the I-frame 5 times a P-frame, P = 12 x 10 000 /
+    /// 16 = 7 500 bytes (5 packets of 1 500) and I = 37 500 (25 packets),
+    /// each frame's packets at its instant, every 40 ms; 80 packets a
+    /// group of pictures (0.48 s), 2 Mbit/s.
+    #[test]
+    fn frames_by_hand() {
+        let spec = VideoFrames {
+            fps: 25.0,
+            gop: 12,
+            i_ratio: 5.0,
+        };
+        let mut u = UdpSource::frames(1500, BitRate(2_000_000), spec, Rng::new(1, Stream::App(0)));
+        let mut t = u.start(SimTime::from_secs(1)).unwrap();
+        let mut per_frame: Vec<(u64, u64)> = Vec::new(); // (ms, packets)
+        while t < SimTime::from_millis(1000 + 960) {
+            let (s, next) = u.on_timer(t);
+            if s {
+                let ms = t.0 / 1_000_000;
+                match per_frame.last_mut() {
+                    Some((m, n)) if *m == ms => *n += 1,
+                    _ => per_frame.push((ms, 1)),
+                }
+            }
+            t = next.unwrap();
+        }
+        let counts: Vec<u64> = per_frame.iter().map(|&(_, n)| n).collect();
+        let mut want = vec![25];
+        want.extend([5; 11]);
+        want.push(25);
+        want.extend([5; 11]);
+        assert_eq!(counts, want);
+        let times: Vec<u64> = per_frame.iter().map(|&(m, _)| m - 1000).collect();
+        assert_eq!(times, (0..24).map(|k| 40 * k).collect::<Vec<_>>());
+        assert_eq!(u.seq, 160); // 2 x 80 packets of 1 500 bytes in 0.96 s: 2 Mbit/s
+    }
+
+    /// A frame that is not a whole number of packets carries the rest: at
+    /// 1 Mbit/s (P = 3 750 bytes, 2.5 packets; I = 18 750, 12.5) a group
+    /// of pictures sends 12 + 3 + 2 + 3 + 2 + ... and 40 packets in all.
+    #[test]
+    fn frames_carry_the_part_of_a_packet() {
+        let spec = VideoFrames {
+            fps: 25.0,
+            gop: 12,
+            i_ratio: 5.0,
+        };
+        let mut u = UdpSource::frames(1500, BitRate(1_000_000), spec, Rng::new(1, Stream::App(0)));
+        let mut t = u.start(SimTime::ZERO).unwrap();
+        while t < SimTime::from_millis(480) {
+            t = u.on_timer(t).1.unwrap();
+        }
+        assert_eq!(u.seq, 40);
     }
 
     #[test]

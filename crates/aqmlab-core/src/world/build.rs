@@ -153,12 +153,12 @@ impl World {
                         Rng::new(app_seed, Stream::App(f)),
                     ))),
                     TrafficSpec::Cbr(u) | TrafficSpec::UdpOnoff(u) => {
-                        Some(Box::new(UdpSource::new(
-                            u.packet_size,
-                            udp_rate(sc, g, u),
-                            u.on.zip(u.off),
-                            Rng::new(app_seed, Stream::App(f)),
-                        )))
+                        let rng = Rng::new(app_seed, Stream::App(f));
+                        let rate = udp_rate(sc, g, u);
+                        Some(Box::new(match u.frames {
+                            Some(v) => UdpSource::frames(u.packet_size, rate, v, rng),
+                            None => UdpSource::new(u.packet_size, rate, u.on.zip(u.off), rng),
+                        }))
                     }
                 });
             }
