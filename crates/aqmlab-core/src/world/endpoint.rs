@@ -130,8 +130,9 @@ impl World {
         self.out = out;
     }
 
-    /// [`World::emit`]'s segments of a SACK flow.
-    #[cold]
+    /// [`World::emit`]'s segments of a SACK flow (out of line: NewReno's
+    /// path stays small).
+    #[inline(never)]
     fn emit_sack(&mut self, f: usize, out: &mut Vec<Seg>) {
         for s in out.drain(..) {
             self.emit_seg(f, &s, true);
@@ -173,7 +174,7 @@ impl World {
     /// The SACK blocks of packet `id`, a SACK flow's segment on the ACK
     /// route: those of its receiver's last ACK for an ACK, none for a SYN
     /// or a request.
-    #[cold]
+    #[inline]
     fn put_sack(&mut self, f: usize, id: PktId, s: &Seg) {
         let i = id as usize;
         if self.sack.len() <= i {

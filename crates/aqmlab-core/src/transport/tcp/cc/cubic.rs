@@ -224,7 +224,15 @@ impl Cubic {
         };
         let ahead = self.delay_min.map_or(0.0, SimTime::as_secs_f64);
         let t = now.saturating_sub(epoch).as_secs_f64() + ahead;
-        let delta = (LINUX_C * (t - self.k).abs().powi(3)).floor();
+        // Whole segments, as `bictcp_update`'s integer delta. The value is
+        // >= 0; below 2^52 a cast truncates as floor() does, without a call
+        // to libm's floor on every ACK (above, every f64 is whole).
+        let x = LINUX_C * (t - self.k).abs().powi(3);
+        let delta = if x < 4.5e15 {
+            x as i64 as f64
+        } else {
+            x.floor()
+        };
         let target = if t < self.k {
             (self.w_max - delta).max(0.0)
         } else {
