@@ -247,14 +247,20 @@ mod tests {
     /// 16 = 7 500 bytes (5 packets of 1 500) and I = 37 500 (25 packets),
     /// each frame's packets at its instant, every 40 ms; 80 packets a
     /// group of pictures (0.48 s), 2 Mbit/s.
-    #[test]
-    fn frames_by_hand() {
+    /// A source of 1 500-byte packets, 25 frames a second in groups of 12
+    /// whose I-frame is 5 times a P-frame, at `bps`.
+    fn video(bps: u64) -> UdpSource {
         let spec = VideoFrames {
             fps: 25.0,
             gop: 12,
             i_ratio: 5.0,
         };
-        let mut u = UdpSource::frames(1500, BitRate(2_000_000), spec, Rng::new(1, Stream::App(0)));
+        UdpSource::frames(1500, BitRate(bps), spec, Rng::new(1, Stream::App(0)))
+    }
+
+    #[test]
+    fn frames_by_hand() {
+        let mut u = video(2_000_000);
         let mut t = u.start(SimTime::from_secs(1)).unwrap();
         let mut per_frame: Vec<(u64, u64)> = Vec::new(); // (ms, packets)
         while t < SimTime::from_millis(1000 + 960) {
@@ -284,12 +290,7 @@ mod tests {
     /// of pictures sends 12 + 3 + 2 + 3 + 2 + ... and 40 packets in all.
     #[test]
     fn frames_carry_the_part_of_a_packet() {
-        let spec = VideoFrames {
-            fps: 25.0,
-            gop: 12,
-            i_ratio: 5.0,
-        };
-        let mut u = UdpSource::frames(1500, BitRate(1_000_000), spec, Rng::new(1, Stream::App(0)));
+        let mut u = video(1_000_000);
         let mut t = u.start(SimTime::ZERO).unwrap();
         while t < SimTime::from_millis(480) {
             t = u.on_timer(t).1.unwrap();
