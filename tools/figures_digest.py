@@ -76,6 +76,14 @@ def _run_scenario(path: str, dropped: frozenset[str] = frozenset()) -> tuple[str
         return path, digest_folder(Path(tmp) / "run")
 
 
+def _point_key(p: Path) -> str:
+    """A preset point named by what it runs (scheme, factor values, seed), not by its folder's
+    id, which hashes the resolved scenario and so changes when a default is added to it."""
+    point = json.loads((p / "point.json").read_text())
+    factors = _hash(point.get("factors", {}))
+    return f"{point.get('scheme')} {factors} seed {point.get('seed')}"
+
+
 def take(out: Path, jobs: int, presets: bool, dropped: frozenset[str] = frozenset()) -> None:
     DROPPED.update(dropped)
     files = sorted(str(p) for p in Path("scenarios").rglob("*.toml"))
@@ -93,7 +101,7 @@ def take(out: Path, jobs: int, presets: bool, dropped: frozenset[str] = frozense
                 sys.exit(f"the quick presets failed:\n{r.stdout[-2000:]}{r.stderr[-4000:]}")
             for p in sorted(Path(tmp).glob("*/points/*")):
                 if (p / "summary.json").is_file():
-                    digests[f"preset {p.parent.parent.name} {p.name}"] = digest_folder(p)
+                    digests[f"preset {p.parent.parent.name} {_point_key(p)}"] = digest_folder(p)
     out.write_text(json.dumps(digests, indent=1, sort_keys=True) + "\n")
     print(f"{len(digests)} runs digested into {out}")
 

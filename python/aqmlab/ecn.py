@@ -32,7 +32,7 @@ from typing import Any
 __all__ = ["ECNNote", "ecn_notes"]
 
 #: Traffic kinds that run TCP (and so may be ECN-capable).
-TCP_KINDS = ("bulk", "web-simple", "web")
+TCP_KINDS = ("bulk", "web-simple", "web", "video")
 
 
 class ECNNote(UserWarning):

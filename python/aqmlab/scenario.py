@@ -680,6 +680,9 @@ def _traffic(resolved: Mapping[str, Any]) -> str:
         elif k == "web-simple":
             label = "web-simple sessions"
             n = g.get("sessions", 0)
+        elif k == "video":
+            label = "video sessions"
+            n = g.get("sessions", 0)
         elif k == "web":
             if "sessions" not in g:
                 loads.append(f"web sessions for {g.get('offered_load', '?')} ({d})")

@@ -70,5 +70,7 @@ mod tcp_undo;
 mod topologies;
 #[path = "traffic.rs"]
 mod traffic;
+#[path = "video.rs"]
+mod video;
 #[path = "web.rs"]
 mod web;

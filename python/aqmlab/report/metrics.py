@@ -104,6 +104,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from aqmlab.ecn import TCP_KINDS
 from aqmlab.report.data import ALL, Metric, Output, Row
 
 __all__ = ["DERIVED", "Derived", "MetricError", "PointData", "evaluate", "evaluate_all"]
@@ -372,9 +373,6 @@ def _goodput_bytes(
 def _link_bytes(p: PointData, start: float, end: float, args: Mapping[str, Any], row: Row) -> float:
     e = p.summary_entry(row)
     return _entry_value(e, "bottleneck.throughput_bps") * (end - start) / 8
-
-
-TCP_KINDS = ("bulk", "web-simple", "web")
 
 
 def goodput_all(entry: Mapping[str, Any]) -> float:

@@ -16,6 +16,7 @@ pub mod tcp_switches;
 pub mod topo;
 pub mod traffic;
 pub mod value;
+pub mod video;
 pub mod web;
 
 pub use decode::{SpecError, SpecResult};
@@ -28,3 +29,4 @@ pub use tcp_switches::TcpSwitches;
 pub use topo::*;
 pub use traffic::*;
 pub use value::Value;
+pub use video::VideoSpec;

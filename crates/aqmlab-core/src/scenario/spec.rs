@@ -456,6 +456,12 @@ impl Scenario {
                             ),
                         ));
                     }
+                    if let TrafficSpec::Video(_) = self.traffic[g] {
+                        return Err(SpecError::new(
+                            format!("{path}.group"),
+                            format!("group {group} is a video group: its sessions run from their start to the end of the run; the schedule starts and stops bulk and UDP flows"),
+                        ));
+                    }
                     if matches!(
                         self.traffic[g],
                         TrafficSpec::Web(_) | TrafficSpec::WebSimple(_)

@@ -178,7 +178,9 @@ impl TcpProfile {
                 // them. A new flow hash at every timeout
                 // (`net.core.txrehash = 1`). DCTCP in `tcp_dctcp`'s
                 // integers. A connection whose SYN was sent again runs
-                // without ECN (`net.ipv4.tcp_ecn_fallback = 1`).
+                // without ECN (`net.ipv4.tcp_ecn_fallback = 1`). A
+                // server idle for more than an RTO restarts its window
+                // (`net.ipv4.tcp_slow_start_after_idle = 1`).
                 switches: TcpSwitches(
                     TcpSwitches::TIMESTAMPS
                         | TcpSwitches::HYSTART
@@ -188,7 +190,8 @@ impl TcpProfile {
                         | TcpSwitches::DELACK_LINUX
                         | TcpSwitches::TXREHASH
                         | TcpSwitches::DCTCP_LINUX
-                        | TcpSwitches::ECN_FALLBACK,
+                        | TcpSwitches::ECN_FALLBACK
+                        | TcpSwitches::IDLE_RESTART,
                 ),
                 ..d
             },
@@ -722,6 +725,7 @@ impl TcpSpec {
         s.set_undo(t.bool("undo", d.undo())?);
         s.set_txrehash(t.bool("txrehash", d.txrehash())?);
         s.set_ecn_fallback(t.bool("ecn_fallback", d.ecn_fallback())?);
+        s.set_slow_start_after_idle(t.bool("slow_start_after_idle", d.slow_start_after_idle())?);
         s.set_dctcp_linux(
             t.choice(
                 "dctcp",

@@ -24,10 +24,11 @@ impl TcpSwitches {
     pub(super) const ECN_FALLBACK: u16 = 2048;
     pub(super) const PRAGUE_RTT_NONE: u16 = 4096;
     pub(super) const LEDBAT_RFC7928: u16 = 8192;
+    pub(super) const IDLE_RESTART: u16 = 16384;
 
     /// The switches the resolved scenario lists when on, in its order:
     /// the bit, the key and the choice it is listed with (`true` if none).
-    const LISTED: [(u16, &'static str, Option<&'static str>); 13] = [
+    const LISTED: [(u16, &'static str, Option<&'static str>); 14] = [
         (TcpSwitches::TIMESTAMPS, "timestamps", None),
         (TcpSwitches::HYSTART, "hystart", None),
         (
@@ -49,6 +50,7 @@ impl TcpSwitches {
             Some("none"),
         ),
         (TcpSwitches::LEDBAT_RFC7928, "ledbat", Some("rfc7928")),
+        (TcpSwitches::IDLE_RESTART, "slow_start_after_idle", None),
     ];
 
     pub(super) fn set(&mut self, bit: u16, on: bool) {
@@ -283,6 +285,26 @@ impl TcpSpec {
 
     pub fn set_ecn_fallback(&mut self, on: bool) {
         self.switches.set(TcpSwitches::ECN_FALLBACK, on);
+    }
+
+    /// Linux's restart after idle (`tcp.slow_start_after_idle`;
+    /// `net.ipv4.tcp_slow_start_after_idle = 1`,
+    /// `tcp_slow_start_after_idle_check`, `tcp_cwnd_restart`): when a
+    /// server with nothing in flight is given data more than an RTO after
+    /// it last sent (a request on a persistent connection: `web` with
+    /// HTTP/1.1, `video`), ssthresh is kept at least 3/4 of the window and
+    /// the window halves for every RTO of the idle time, down to the
+    /// initial window at least. BBR and Prague keep their window (their
+    /// `cong_control` exempts them in Linux). On in the linux profile; off
+    /// (the default) elsewhere. Left out of the resolved scenario when
+    /// off.
+    #[inline]
+    pub fn slow_start_after_idle(&self) -> bool {
+        self.switches.0 & TcpSwitches::IDLE_RESTART != 0
+    }
+
+    pub fn set_slow_start_after_idle(&mut self, on: bool) {
+        self.switches.set(TcpSwitches::IDLE_RESTART, on);
     }
 
     /// The receiver's delayed-ACK timer and quick-ACK mode as Linux's

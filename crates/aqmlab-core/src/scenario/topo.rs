@@ -1109,6 +1109,7 @@ impl TrafficSpec {
             }
             TrafficSpec::WebSimple(w) => w.path.as_ref(),
             TrafficSpec::Web(w) => w.path.as_ref(),
+            TrafficSpec::Video(v) => v.path.as_ref(),
         }
     }
 }

@@ -1,12 +1,14 @@
 //! `[[traffic]]`: the groups of flows and their kinds (bulk TCP, web
-//! browsing, web-simple transfers, constant-rate and ON/OFF UDP, latency
-//! probes), each kind's keys, defaults and validation.
+//! browsing, web-simple transfers, adaptive video, constant-rate and
+//! ON/OFF UDP, latency probes), each kind's keys, defaults and validation
+//! (the video's own in [`super::video`]).
 
 use super::decode::{as_bytes, check_range, SpecError, SpecResult, Table};
 use super::spec::{ser_bytes, TimeDist, HEADER_BYTES, MAX_FLOWS};
 use super::tcp::{TcpOverrides, TcpSpec};
 use super::topo::{PathSpec, Topology};
 use super::value::Value;
+use super::video::{Common, VideoSpec};
 use super::web::{self, FirstPage, Http, PageEstimate, Pages, SizeDist, WebParams};
 use crate::units::{BitRate, SimTime};
 use serde::Serialize;
@@ -41,6 +43,10 @@ pub enum TrafficSpec {
     /// WebTraf's two connections per object, Pareto think times
     /// (`000_0675317d310dd341.txt`).
     Web(WebSpec),
+    /// Adaptive video streaming: segments fetched over one persistent
+    /// connection at bitrates chosen from the measured throughput
+    /// ([`crate::scenario::video`]).
+    Video(VideoSpec),
 }
 
 /// The sizes of a `web-simple` session's transfers (`sizes`).
@@ -239,7 +245,15 @@ fn decode_base_rtt(t: &mut Table, topology: &Topology) -> SpecResult<Option<Time
     Ok(Some(rtt))
 }
 
-pub const TRAFFIC_KINDS: &[&str] = &["bulk", "cbr", "udp-onoff", "ping", "web-simple", "web"];
+pub const TRAFFIC_KINDS: &[&str] = &[
+    "bulk",
+    "cbr",
+    "udp-onoff",
+    "ping",
+    "web-simple",
+    "web",
+    "video",
+];
 
 /// A latency probe's bytes on the wire by default (a 64-byte ICMP echo).
 pub const PING_BYTES: u32 = 64;
@@ -271,7 +285,7 @@ impl TrafficSpec {
             t.finish()?;
             return Ok(TrafficSpec::Web(w));
         }
-        let count_key = if kind == "web-simple" {
+        let count_key = if kind == "web-simple" || kind == "video" {
             "sessions"
         } else {
             "flows"
@@ -293,6 +307,17 @@ impl TrafficSpec {
         let path = PathSpec::decode_opt(&mut t)?;
         let base_rtt = decode_base_rtt(&mut t, topology)?;
         let spec = match kind {
+            "video" => {
+                let c = Common {
+                    sessions: flows,
+                    direction,
+                    start,
+                    base_rtt,
+                    path,
+                    extra_delay,
+                };
+                TrafficSpec::Video(VideoSpec::decode(&mut t, c, tcp)?)
+            }
             "bulk" => {
                 let b = BulkSpec {
                     flows,
@@ -452,6 +477,7 @@ impl TrafficSpec {
             TrafficSpec::Cbr(u) | TrafficSpec::UdpOnoff(u) | TrafficSpec::Ping(u) => u.flows,
             TrafficSpec::WebSimple(w) => w.sessions,
             TrafficSpec::Web(w) => w.n,
+            TrafficSpec::Video(v) => v.sessions,
         }
     }
 
@@ -461,6 +487,7 @@ impl TrafficSpec {
             TrafficSpec::Cbr(u) | TrafficSpec::UdpOnoff(u) | TrafficSpec::Ping(u) => u.direction,
             TrafficSpec::WebSimple(w) => w.direction,
             TrafficSpec::Web(w) => w.direction,
+            TrafficSpec::Video(v) => v.direction,
         }
     }
 
@@ -470,6 +497,7 @@ impl TrafficSpec {
             TrafficSpec::Cbr(u) | TrafficSpec::UdpOnoff(u) | TrafficSpec::Ping(u) => u.start,
             TrafficSpec::WebSimple(w) => w.start,
             TrafficSpec::Web(w) => w.start,
+            TrafficSpec::Video(v) => v.start,
         }
     }
 
@@ -482,6 +510,7 @@ impl TrafficSpec {
             TrafficSpec::Ping(_) => "ping",
             TrafficSpec::WebSimple(_) => "web-simple",
             TrafficSpec::Web(_) => "web",
+            TrafficSpec::Video(_) => "video",
         }
     }
 
@@ -489,7 +518,10 @@ impl TrafficSpec {
     pub fn is_tcp(&self) -> bool {
         matches!(
             self,
-            TrafficSpec::Bulk(_) | TrafficSpec::WebSimple(_) | TrafficSpec::Web(_)
+            TrafficSpec::Bulk(_)
+                | TrafficSpec::WebSimple(_)
+                | TrafficSpec::Web(_)
+                | TrafficSpec::Video(_)
         )
     }
 
@@ -501,6 +533,7 @@ impl TrafficSpec {
             TrafficSpec::Cbr(u) | TrafficSpec::UdpOnoff(u) | TrafficSpec::Ping(u) => u.base_rtt,
             TrafficSpec::WebSimple(w) => w.base_rtt,
             TrafficSpec::Web(_) => None,
+            TrafficSpec::Video(v) => v.base_rtt,
         }
     }
 
@@ -511,6 +544,7 @@ impl TrafficSpec {
             TrafficSpec::Cbr(u) | TrafficSpec::UdpOnoff(u) | TrafficSpec::Ping(u) => u.extra_delay,
             TrafficSpec::WebSimple(w) => w.extra_delay,
             TrafficSpec::Web(w) => w.extra_delay,
+            TrafficSpec::Video(v) => v.extra_delay,
         }
     }
 
@@ -522,6 +556,7 @@ impl TrafficSpec {
             TrafficSpec::Bulk(b) => b.tcp.apply(tcp),
             TrafficSpec::WebSimple(w) => w.tcp.apply(tcp),
             TrafficSpec::Web(w) => w.tcp.apply(tcp),
+            TrafficSpec::Video(v) => v.tcp.apply(tcp),
             TrafficSpec::Cbr(_) | TrafficSpec::UdpOnoff(_) | TrafficSpec::Ping(_) => *tcp,
         }
     }

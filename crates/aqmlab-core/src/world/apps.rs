@@ -1,6 +1,7 @@
 //! The applications' side of a flow's start, and the UDP sources: a
 //! flow's `FlowStart` (a UDP source, a web session's step, a `web-simple`
-//! transfer, a bulk flow's open) and a UDP source's timer.
+//! transfer, a video session's next segment, a bulk flow's open) and a UDP
+//! source's timer.
 
 use super::web::WebApp;
 use super::World;
@@ -27,6 +28,10 @@ impl World {
                 WebApp::Simple(w) => w,
                 WebApp::Browse(_) => {
                     self.browse_event(f as usize);
+                    return;
+                }
+                WebApp::Video(_) => {
+                    self.video_event(f as usize);
                     return;
                 }
             };

@@ -59,6 +59,9 @@ impl World {
                 TrafficSpec::Web(w) => {
                     TcpConfig::passive(&tcp, w.ecn.unwrap_or(sc.tcp.ecn), w.request_size as u32)
                 }
+                TrafficSpec::Video(v) => {
+                    TcpConfig::passive(&tcp, v.ecn.unwrap_or(sc.tcp.ecn), v.request_size)
+                }
                 TrafficSpec::Cbr(u) | TrafficSpec::UdpOnoff(u) | TrafficSpec::Ping(u) => {
                     // Only the statistics are used; mss = payload of a packet.
                     let spec = crate::scenario::TcpSpec {
@@ -140,10 +143,14 @@ impl World {
                             owner as usize,
                         ))))
                     }
+                    TrafficSpec::Video(v) => Some(super::video::player(v)),
                     _ => None,
                 });
                 udp.push(match group {
-                    TrafficSpec::Bulk(_) | TrafficSpec::WebSimple(_) | TrafficSpec::Web(_) => None,
+                    TrafficSpec::Bulk(_)
+                    | TrafficSpec::WebSimple(_)
+                    | TrafficSpec::Web(_)
+                    | TrafficSpec::Video(_) => None,
                     TrafficSpec::Ping(u) => Some(Box::new(UdpSource::every(
                         u.packet_size,
                         match u.rate {
@@ -288,6 +295,7 @@ impl World {
             udp,
             web,
             responses: ResponseTable::default(),
+            videos: Default::default(),
             pings: PingTable::default(),
             meta,
             groups,

@@ -10,8 +10,8 @@
 //! endpoint take the packet ahead of the clock; on arrival the packet goes
 //! on to its route's next link, or reaches the other end of its flow
 //! (`endpoint.rs`), whose answer starts the next packets. The applications
-//! start flows and give them data: `apps.rs` (flow starts, UDP sources) and
-//! `web.rs` (web sessions).
+//! start flows and give them data: `apps.rs` (flow starts, UDP sources),
+//! `web.rs` (web sessions) and `video.rs` (adaptive video sessions).
 //!
 //! Around the path: `build.rs` builds the network and the flows,
 //! `warm.rs` loads the caches for large worlds, `schedule.rs` applies the
@@ -29,6 +29,7 @@ mod results;
 mod sample;
 mod schedule;
 mod summary;
+mod video;
 mod warm;
 mod web;
 
@@ -39,6 +40,7 @@ pub use summary::{
     BottleneckSummary, FlowTable, FlowsSummary, LinkSummary, PhaseSummary, Summary, UdpSummary,
     WebSummary,
 };
+pub use video::VideoSummary;
 
 use crate::aqm::Aqm;
 use crate::net::link::Link;
@@ -207,6 +209,8 @@ pub struct World {
     pings: PingTable,
     /// Completed web transfers.
     responses: ResponseTable,
+    /// Video sessions' segments and stalls.
+    videos: video::VideoTable,
     meta: Vec<FlowMeta>,
     groups: Vec<GroupState>,
     out: Vec<Seg>,

@@ -99,6 +99,7 @@ impl World {
                 secs(end),
             ),
             web: main.web,
+            video: main.video,
             phases,
             warnings: std::mem::take(&mut self.warnings),
         };

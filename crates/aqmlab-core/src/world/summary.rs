@@ -37,6 +37,9 @@ pub struct Summary {
     /// Web transfers completed in the interval, when there are any.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub web: Option<WebSummary>,
+    /// Video sessions, when there are any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub video: Option<super::video::VideoSummary>,
     /// One entry per `[metrics] phases` interval.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub phases: Vec<PhaseSummary>,
@@ -57,6 +60,8 @@ pub struct PhaseSummary {
     pub udp: Option<UdpSummary>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub web: Option<WebSummary>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub video: Option<super::video::VideoSummary>,
 }
 
 /// Figures of the monitored link over the measurement interval.
@@ -454,7 +459,9 @@ impl World {
         } else {
             1.0 - (udp_arrived as f64 / udp_sent as f64).min(1.0)
         };
+        let video = self.video_summary(start, end);
         let phase = PhaseSummary {
+            video,
             start_s: secs(start),
             end_s: secs(end),
             bottleneck: links.first().map(|l| l.figures.clone()).unwrap_or_default(),

@@ -84,6 +84,8 @@ pub(super) enum WebApp {
     Simple(WebSession),
     /// `web`: pages of objects ([`crate::traffic::web`]).
     Browse(Session),
+    /// `video`: an adaptive video player ([`crate::traffic::video`]).
+    Video(crate::traffic::video::Player),
 }
 
 impl World {
@@ -100,6 +102,10 @@ impl World {
             WebApp::Simple(w) => w,
             WebApp::Browse(_) => {
                 self.browse_progress(f);
+                return;
+            }
+            WebApp::Video(_) => {
+                self.video_progress(f);
                 return;
             }
         };

@@ -328,10 +328,48 @@ impl TcpFlow {
                 }
                 // The request also acknowledges (and may echo ECE).
                 self.on_ack(now, ack, f & !flags::REQ, ecn, out);
+                if self.cfg.tcp.slow_start_after_idle() {
+                    self.restart_after_idle(now);
+                }
                 self.accept_request(now, out);
             }
             State::Idle | State::SynSent => {}
         }
+    }
+
+    /// Linux's restart after idle (`tcp_slow_start_after_idle_check`,
+    /// `tcp_cwnd_restart`), as the server is given a response: with
+    /// nothing in flight and more than an RTO since it last sent, ssthresh
+    /// becomes at least 3/4 of the window (`tcp_current_ssthresh`) and the
+    /// window halves for every further RTO of the idle time while above
+    /// the restart window, min(initial window, window), which bounds it
+    /// from below. BBR and Prague are exempt (their `cong_control`).
+    fn restart_after_idle(&mut self, now: SimTime) {
+        use crate::scenario::TcpVariant;
+        if self.snd_max > self.snd_una
+            || matches!(self.cfg.tcp.variant, TcpVariant::Bbr | TcpVariant::Prague)
+        {
+            return;
+        }
+        let rto = self.rto.0 as i64;
+        let mut idle = now.0.saturating_sub(self.last_sent.0) as i64;
+        if idle <= rto {
+            return;
+        }
+        // Linux's window is whole segments.
+        let mut cwnd = self.cwnd.max(1.0) as u64;
+        if !self.in_recovery {
+            self.ssthresh = self.ssthresh.max(((cwnd >> 1) + (cwnd >> 2)) as f64);
+        }
+        let restart = u64::from(self.cfg.tcp.initial_cwnd).min(cwnd);
+        loop {
+            idle -= rto;
+            if idle <= 0 || cwnd <= restart {
+                break;
+            }
+            cwnd >>= 1;
+        }
+        self.cwnd = cwnd.max(restart) as f64;
     }
 
     /// The server's SYN/ACK.
@@ -509,6 +547,48 @@ mod tests {
             assert_eq!(fl.cwnd, want, "cut {cut}");
             assert_eq!(out.len(), want as usize);
         }
+    }
+
+    /// `tcp.slow_start_after_idle`, by hand: RTO 300 ms, a window of 80
+    /// and ssthresh 40, nothing in flight. Idle 1 s: ssthresh max(40, 40 +
+    /// 20) = 60; the window halves while a further RTO remains (700, 400,
+    /// 100 ms left: 40, 20, 10) and stops at the initial window, 10. Idle
+    /// 500 ms: one halving, 40. Idle 250 ms (not above the RTO), data in
+    /// flight, BBR or Prague: unchanged. A window of 6, below the initial
+    /// window: kept at 6.
+    #[test]
+    fn a_window_restarts_after_an_idle_period() {
+        use crate::scenario::TcpVariant;
+        let t = |ms: u64| SimTime::from_millis(ms);
+        let fresh = |variant: TcpVariant, cwnd: f64| {
+            let spec = TcpSpec {
+                initial_cwnd: 10,
+                variant,
+                ..TcpSpec::default()
+            };
+            let mut fl = TcpFlow::new(TcpConfig::passive(&spec, false, 300));
+            fl.cwnd = cwnd;
+            fl.ssthresh = 40.0;
+            fl.rto = t(300);
+            fl.last_sent = t(1000);
+            fl
+        };
+        let after = |mut fl: TcpFlow, idle_ms: u64| {
+            fl.restart_after_idle(t(1000 + idle_ms));
+            (fl.cwnd, fl.ssthresh)
+        };
+        let cubic = TcpVariant::Cubic;
+        assert_eq!(after(fresh(cubic, 80.0), 1000), (10.0, 60.0));
+        assert_eq!(after(fresh(cubic, 80.0), 500), (40.0, 60.0));
+        assert_eq!(after(fresh(cubic, 80.5), 500), (40.0, 60.0));
+        assert_eq!(after(fresh(cubic, 80.0), 300), (80.0, 40.0));
+        assert_eq!(after(fresh(cubic, 6.0), 1000), (6.0, 40.0));
+        for v in [TcpVariant::Bbr, TcpVariant::Prague] {
+            assert_eq!(after(fresh(v, 80.0), 1000), (80.0, 40.0));
+        }
+        let mut busy = fresh(cubic, 80.0);
+        busy.snd_max = 5;
+        assert_eq!(after(busy, 1000), (80.0, 40.0));
     }
 
     /// `tcp.ecn_fallback` (Linux's `tcp_ecn_fallback = 1`): a connection

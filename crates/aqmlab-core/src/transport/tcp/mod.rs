@@ -326,6 +326,9 @@ pub struct TcpFlow {
     c_rto: SimTime,
     c_rto_base: SimTime,
     c_sent_at: SimTime,
+    /// Server of a passive flow: when a data segment was last sent
+    /// (Linux's `lsndtime`), for the restart after idle.
+    last_sent: SimTime,
     /// The object the pending request asks for: segments and the payload
     /// of the last one.
     req: (u64, u32),
@@ -413,6 +416,7 @@ impl TcpFlow {
             has_rtt: false,
             rtt_seq: None,
             rtt_start: SimTime::ZERO,
+            last_sent: SimTime::ZERO,
             rto: cfg.tcp.initial_rto,
             rto_deadline: None,
             rto_event: None,

@@ -197,6 +197,9 @@ impl TcpFlow {
             self.cwr_pending = false;
         }
         self.stats.data_sent += 1;
+        if self.cfg.passive {
+            self.last_sent = now;
+        }
         if self.rto_deadline.is_none() {
             self.rto_deadline = Some(now + self.rto); // RFC 6298 (5.1)
         }

@@ -1,0 +1,202 @@
+//! Adaptive video sessions in the run (`kind = "video"`): the player of
+//! [`crate::traffic::video`] asks for its segments over one persistent
+//! connection (the first over a new connection opened with SYN / SYN-ACK,
+//! the rest as requests on it), each segment recorded when its last byte is
+//! in, each stall when it ends; and the figures of a measurement interval.
+
+use super::web::WebApp;
+use super::World;
+use crate::sim::Event;
+use crate::traffic::video::Player;
+use crate::traffic::web::segments;
+use crate::units::SimTime;
+use serde::Serialize;
+
+/// What the video sessions did: one row per segment received, one per
+/// stall that ended.
+#[derive(Clone, Debug, Default)]
+pub struct VideoTable {
+    pub seg_flow: Vec<u32>,
+    pub seg_bitrate_bps: Vec<u64>,
+    /// Its level differs from the session's segment before it.
+    pub seg_switched: Vec<bool>,
+    pub seg_end_s: Vec<f64>,
+    pub stall_flow: Vec<u32>,
+    pub stall_start_s: Vec<f64>,
+    pub stall_end_s: Vec<f64>,
+}
+
+/// The video sessions' figures over a measurement interval.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct VideoSummary {
+    /// Sessions that had asked for a segment by the interval's end.
+    pub sessions: u64,
+    /// Segments whose last byte arrived in the interval.
+    pub segments: u64,
+    /// Their mean bitrate.
+    pub bitrate_mean_bps: f64,
+    /// Of those segments, how many changed bitrate from the session's
+    /// segment before.
+    pub switches: u64,
+    /// Stalls (rebuffering) begun in the interval.
+    pub stalls: u64,
+    /// Time stalled within the interval, summed over the sessions.
+    pub stall_time_s: f64,
+    /// Time stalled over time watched (after playback first started),
+    /// both within the interval.
+    pub rebuffer_ratio: f64,
+    /// Mean time from the first request to the start of playback, over
+    /// the sessions whose playback started in the interval.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub startup_delay_mean_s: Option<f64>,
+}
+
+/// The length of [a, b] within [from, to].
+fn overlap(a: f64, b: f64, from: f64, to: f64) -> f64 {
+    (b.min(to) - a.max(from)).max(0.0)
+}
+
+impl World {
+    /// A video session's `FlowStart`: its first segment, or the next one
+    /// once the buffer has room.
+    pub(super) fn video_event(&mut self, f: usize) {
+        let now = self.now;
+        let mss = self.flows[f].mss();
+        let Some(WebApp::Video(p)) = self.web[f].as_deref_mut() else {
+            return;
+        };
+        if p.fetching {
+            return;
+        }
+        let first = p.requested == 0;
+        let bytes = p.ask(now);
+        let (n, last) = segments(bytes, mss);
+        let mut out = std::mem::take(&mut self.out);
+        let fl = &mut self.flows[f];
+        if first {
+            p.end = n;
+            fl.new_passive_connection();
+            self.tag[f].conn = self.tag[f].conn.wrapping_add(1);
+            fl.client_connect(now, n, last, &mut out);
+        } else {
+            p.end += n;
+            fl.client_request(now, n, last, &mut out);
+        }
+        self.emit(f, &mut out);
+        self.out = out;
+    }
+
+    /// A packet of video session `f` arrived: if the segment's last byte is
+    /// in, record it and ask for the next when the buffer has room.
+    pub(super) fn video_progress(&mut self, f: usize) {
+        let now = self.now;
+        let delivered = self.flows[f].delivered();
+        let mss = u64::from(self.flows[f].mss());
+        let Some(WebApp::Video(p)) = self.web[f].as_deref_mut() else {
+            return;
+        };
+        if !p.fetching || delivered < p.end {
+            return;
+        }
+        let a = p.arrive(now);
+        // The segment's last packet was short by what its bytes leave of
+        // whole segments.
+        self.short_bytes[f] += (mss - p.bytes % mss) % mss;
+        let v = &mut self.videos;
+        v.seg_flow.push(f as u32);
+        v.seg_bitrate_bps.push(p.bitrate(p.level).bps());
+        v.seg_switched
+            .push(p.prev_level.is_some_and(|l| l != p.level));
+        v.seg_end_s.push(now.as_secs_f64());
+        if let Some((from, to)) = a.stall {
+            v.stall_flow.push(f as u32);
+            v.stall_start_s.push(from.as_secs_f64());
+            v.stall_end_s.push(to.as_secs_f64());
+        }
+        let wait = p.wait();
+        if self.meta[f].stopped.is_some() {
+            return;
+        }
+        if wait == SimTime::ZERO {
+            self.video_event(f);
+        } else if wait < self.sc.duration - now {
+            self.events.schedule(now + wait, Event::FlowStart(f as u32));
+        }
+    }
+
+    /// The video sessions' figures over [start, end], `end` being now.
+    pub(super) fn video_summary(&self, start: SimTime, end: SimTime) -> Option<VideoSummary> {
+        let (from, to) = (start.as_secs_f64(), end.as_secs_f64());
+        let mut s = VideoSummary::default();
+        let mut bits = 0.0;
+        let v = &self.videos;
+        for i in 0..v.seg_end_s.len() {
+            if v.seg_end_s[i] >= from && v.seg_end_s[i] <= to {
+                s.segments += 1;
+                bits += v.seg_bitrate_bps[i] as f64;
+                s.switches += u64::from(v.seg_switched[i]);
+            }
+        }
+        for i in 0..v.stall_start_s.len() {
+            let (a, b) = (v.stall_start_s[i], v.stall_end_s[i]);
+            s.stall_time_s += overlap(a, b, from, to);
+            s.stalls += u64::from(a >= from && a <= to);
+        }
+        let (mut watched, mut startup, mut started) = (0.0, 0.0, 0u64);
+        for app in self.web.iter().flatten() {
+            let WebApp::Video(p) = app.as_ref() else {
+                continue;
+            };
+            if p.requested == 0 {
+                continue;
+            }
+            s.sessions += 1;
+            if let Some(a) = p.open_stall(end) {
+                let a = a.as_secs_f64();
+                s.stall_time_s += overlap(a, to, from, to);
+                s.stalls += u64::from(a >= from && a <= to);
+            }
+            if let Some(t) = p.played_from {
+                let t = t.as_secs_f64();
+                watched += overlap(t, to, from, to);
+                if t >= from && t <= to {
+                    startup += t - p.began.as_secs_f64();
+                    started += 1;
+                }
+            }
+        }
+        if s.sessions == 0 {
+            return None;
+        }
+        s.bitrate_mean_bps = if s.segments == 0 {
+            0.0
+        } else {
+            bits / s.segments as f64
+        };
+        s.rebuffer_ratio = if watched > 0.0 {
+            s.stall_time_s / watched
+        } else {
+            0.0
+        };
+        s.startup_delay_mean_s = (started > 0).then(|| startup / started as f64);
+        Some(s)
+    }
+}
+
+/// A session's player, boxed with the web sessions' applications.
+pub(super) fn player(v: &crate::scenario::VideoSpec) -> Box<WebApp> {
+    Box::new(WebApp::Video(Player::new(v)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::overlap;
+
+    #[test]
+    fn overlap_of_intervals() {
+        assert_eq!(overlap(1.0, 3.0, 2.0, 5.0), 1.0);
+        assert_eq!(overlap(1.0, 3.0, 4.0, 5.0), 0.0);
+        assert_eq!(overlap(2.5, 3.0, 2.0, 5.0), 0.5);
+        assert_eq!(overlap(0.0, 9.0, 2.0, 5.0), 3.0);
+    }
+}
