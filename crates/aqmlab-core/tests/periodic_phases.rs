@@ -80,7 +80,8 @@ fn the_two_capacity_states_add_up_to_their_span() {
     for k in 0..c.len() {
         assert_eq!(c[k], a[k] + b[k], "count {k}: {c:?} = {a:?} + {b:?}");
     }
-    let sojourn = |p: &PhaseSummary| p.bottleneck.queuing_delay_mean_s * p.bottleneck.departures as f64;
+    let sojourn =
+        |p: &PhaseSummary| p.bottleneck.queuing_delay_mean_s * p.bottleneck.departures as f64;
     let (s0, s1, s2) = (sojourn(&all), sojourn(&slow), sojourn(&fast));
     assert!((s0 - s1 - s2).abs() < 1e-9 * s0, "{s0} {s1} {s2}");
     // Bits sent: throughput x measured time.
@@ -91,7 +92,10 @@ fn the_two_capacity_states_add_up_to_their_span() {
     // takes effect once the packet in transmission has left, so a window's
     // first packet still goes at the other rate): utilisation is about
     // throughput over 1 or 10 Mbit/s.
-    let (ts, tf) = (slow.bottleneck.throughput_bps, fast.bottleneck.throughput_bps);
+    let (ts, tf) = (
+        slow.bottleneck.throughput_bps,
+        fast.bottleneck.throughput_bps,
+    );
     assert!(ts < 1.02e6 && ts > 0.9e6, "{ts}");
     let (us, uf) = (slow.bottleneck.utilization, fast.bottleneck.utilization);
     assert!((us / (ts / 1e6) - 1.0).abs() < 0.05, "{us} {ts}");

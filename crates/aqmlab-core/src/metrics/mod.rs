@@ -723,7 +723,9 @@ mod tests {
         // The interval that did not pause saw all of it.
         let all = m.end(0, SimTime(200));
         assert_eq!(m.delays(0).max(), 9000);
-        assert!((all.mean_pkts - (10.0 * 50.0 + 1000.0 * 100.0 + 20.0 * 50.0) / 200.0).abs() < 1e-9);
+        assert!(
+            (all.mean_pkts - (10.0 * 50.0 + 1000.0 * 100.0 + 20.0 * 50.0) / 200.0).abs() < 1e-9
+        );
     }
 
     #[test]

@@ -529,7 +529,9 @@ mod tests {
         let e = err(r#"[{ from = "1s", to = "9s", every = "1s", length = "1ms", offset = "1s" }]"#);
         assert_eq!(e.path, "metrics.phases[0].offset");
         assert!(e.msg.contains("0 <= offset < every (1s)"), "{}", e.msg);
-        let e = err(r#"[{ from = "8.5s", to = "9s", every = "1s", length = "1ms", offset = "600ms" }]"#);
+        let e = err(
+            r#"[{ from = "8.5s", to = "9s", every = "1s", length = "1ms", offset = "600ms" }]"#,
+        );
         assert_eq!(e.path, "metrics.phases[0].offset");
         assert!(e.msg.contains("has no window"), "{}", e.msg);
         let e = err(r#"[{ from = "1s", to = "30s", every = "1s", length = "1ms" }]"#);
@@ -546,8 +548,14 @@ mod tests {
         assert_eq!(e.path, "metrics.phases[0]");
         assert!(e.msg.contains("a periodic phase"), "{}", e.msg);
         // 60 000 windows, then 80 000 more: past the 100 000 of a run.
-        let e = err(r#"[{ from = "0s", to = "6s", every = "100us", length = "50us" }, { from = "0s", to = "8s", every = "100us", length = "50us" }]"#);
+        let e = err(
+            r#"[{ from = "0s", to = "6s", every = "100us", length = "50us" }, { from = "0s", to = "8s", every = "100us", length = "50us" }]"#,
+        );
         assert_eq!(e.path, "metrics.phases[1].every");
-        assert!(e.msg.contains("80000 windows") && e.msg.contains("140000 with"), "{}", e.msg);
+        assert!(
+            e.msg.contains("80000 windows") && e.msg.contains("140000 with"),
+            "{}",
+            e.msg
+        );
     }
 }

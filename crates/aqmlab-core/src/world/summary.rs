@@ -523,19 +523,17 @@ impl World {
             links,
             flows: fs,
             udp: (udp.count > 0).then_some(udp),
-            web: web.map(|w| {
-                WebSummary {
-                    syn_drops: setup.syn_drops,
-                    synacks_sent: setup.synacks_sent,
-                    synack_drops: setup.synack_drops,
-                    synack_marks: setup.synack_marks,
-                    syn_retransmits: setup.syn_retransmits,
-                    request_retransmits: setup.request_retransmits,
-                    fins_sent: setup.fins_sent,
-                    fin_acks_sent: setup.fin_acks_sent,
-                    pages_waited: setup.pages_waited,
-                    ..w
-                }
+            web: web.map(|w| WebSummary {
+                syn_drops: setup.syn_drops,
+                synacks_sent: setup.synacks_sent,
+                synack_drops: setup.synack_drops,
+                synack_marks: setup.synack_marks,
+                syn_retransmits: setup.syn_retransmits,
+                request_retransmits: setup.request_retransmits,
+                fins_sent: setup.fins_sent,
+                fin_acks_sent: setup.fin_acks_sent,
+                pages_waited: setup.pages_waited,
+                ..w
             }),
         };
         (phase, table)

@@ -211,7 +211,8 @@ impl FlowStats {
         FlowStats {
             data_sent: self.data_sent + (data_sent - earlier.data_sent),
             data_arrived: self.data_arrived + (data_arrived - earlier.data_arrived),
-            segments_delivered: self.segments_delivered + (segments_delivered - earlier.segments_delivered),
+            segments_delivered: self.segments_delivered
+                + (segments_delivered - earlier.segments_delivered),
             rtt_sum_s: self.rtt_sum_s + (rtt_sum_s - earlier.rtt_sum_s),
             rtt_samples: self.rtt_samples + (rtt_samples - earlier.rtt_samples),
             data_dropped: self.data_dropped + (data_dropped - earlier.data_dropped),
@@ -226,7 +227,8 @@ impl FlowStats {
             synacks_sent: self.synacks_sent + (synacks_sent - earlier.synacks_sent),
             synack_drops: self.synack_drops + (synack_drops - earlier.synack_drops),
             synack_marks: self.synack_marks + (synack_marks - earlier.synack_marks),
-            request_retransmits: self.request_retransmits + (request_retransmits - earlier.request_retransmits),
+            request_retransmits: self.request_retransmits
+                + (request_retransmits - earlier.request_retransmits),
             fins_sent: self.fins_sent + (fins_sent - earlier.fins_sent),
             fin_acks_sent: self.fin_acks_sent + (fin_acks_sent - earlier.fin_acks_sent),
             pages_waited: self.pages_waited + (pages_waited - earlier.pages_waited),
