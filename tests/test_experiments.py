@@ -71,6 +71,25 @@ def test_a_table_may_fix_factor_values() -> None:
     assert e.path == f"table[0].factors.{fname}" and "is not a value" in str(e), str(e)
 
 
+def test_a_table_names_its_phases() -> None:
+    """``phases`` picks the named phases a table's phase dimension shows; a phase that is not
+    named, one listed twice, or the key without a phase dimension is an error naming it."""
+    doc = base_doc(phase=[{"name": "early"}, {"name": "late"}])
+    table = {"name": "t", "rows": ["scheme"], "columns": ["phase"]}
+    doc["table"] = [{**table, "metrics": [doc["metric"][0]["name"]], "phases": ["late"]}]
+    exp = parse_experiment(doc, DATA / "x.toml")
+    assert exp.doc["table"][0]["phases"] == ["late"]
+    doc["table"][0]["phases"] = ["late", "middle"]
+    e = error_of(doc)
+    assert e.path == "table[0].phases[1]" and '"middle" is not a phase' in str(e), str(e)
+    doc["table"][0]["phases"] = ["late", "late"]
+    assert error_of(doc).path == "table[0].phases[1]"
+    doc["table"][0]["phases"] = ["late"]
+    doc["table"][0]["columns"] = []
+    e = error_of(doc)
+    assert e.path == "table[0].phases" and 'put "phase" in rows or columns' in str(e), str(e)
+
+
 def error_of(doc: dict[str, Any], **kw: Any) -> ExperimentError:
     with pytest.raises(ExperimentError) as e:
         parse_experiment(doc, DATA / "x.toml", **kw)

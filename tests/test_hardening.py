@@ -196,6 +196,21 @@ def test_truncate_drops_entries_and_clips_phases() -> None:
     assert "metrics.phases[3..9]" in notes[2]
 
 
+def test_truncate_clips_or_drops_a_periodic_phase() -> None:
+    doc = scenario.load(SMALL)
+    doc.setdefault("metrics", {})["phases"] = [
+        {"from": "2s", "to": "30s", "every": "1s", "length": "500ms"},
+        {"from": "19s", "to": "30s", "every": "2s", "length": "500ms", "offset": "1s"},
+    ]
+    scenario.apply_overrides(doc, ["duration=20s"])
+    notes = scenario.truncate(doc)
+    resolved = scenario.validate(doc)
+    assert resolved["metrics"]["phases"] == [
+        {"from": "2s", "to": "20s", "every": "1s", "length": "500ms"}
+    ]
+    assert "clipped metrics.phases[0]" in notes[0] and "dropped 1 of 2 phases" in notes[1]
+
+
 def test_truncate_keeps_an_entry_just_before_the_end_and_moves_a_late_start() -> None:
     doc = scenario.load(SMALL)
     doc["schedule"] = [

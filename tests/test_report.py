@@ -359,6 +359,64 @@ def test_param_and_response_metrics_by_hand(tmp_path: Path) -> None:
     assert any("unknown derived metric 'queue_meen'" in w for w in out.warnings)
 
 
+def test_derived_metrics_over_a_periodic_phase(tmp_path: Path) -> None:
+    """A periodic phase over [1, 10] s, 1 s every 2 s: the responses that ended in its
+    windows [1, 2), [3, 4), ..., [9, 10) count (those of 1, 3, 5, 7 and 9 s: mean 0.5 s);
+    goodput_bytes is over the 5 s its windows measured; param_mean is not defined over
+    windows (NaN and a warning naming the phase's windows)."""
+    rt = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0]
+    ends = [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0]
+    p = _fake_point(
+        tmp_path,
+        {"time_s": [0.0], "name": ["max_p"], "value": [0.1]},
+        pa.table({"response_time_s": rt, "end_s": ends, "start_s": [0.0] * 10, "group": [0] * 10}),
+    )
+    phase = {
+        "start_s": 1.0,
+        "end_s": 10.0,
+        "every_s": 2.0,
+        "length_s": 1.0,
+        "offset_s": 0.0,
+        "windows": 5,
+        "measured_s": 5.0,
+        "flows": {"goodput_bps_total": 8e6},
+    }
+    (p.path / "summary.json").write_text(json.dumps({"phases": [phase]}))
+    exp = parse_experiment(
+        {
+            "phase": [{"name": "odd seconds"}],
+            "metric": [
+                {"name": "rm", "derived": "response_mean"},
+                {"name": "n", "derived": "completed_requests"},
+                {"name": "gb", "derived": "goodput_bytes"},
+                {"name": "pm", "derived": "param_mean", "args": {"name": "max_p"}},
+            ],
+        }
+    )
+    out = Output(tmp_path, exp, [], [])
+    row = Row("p", "s", {}, 1, "odd seconds", 0, 1.0, 10.0, "ok", "", {})
+    m = exp.metrics
+    assert evaluate(out, row, m["n"]) == 5
+    assert evaluate(out, row, m["rm"]) == pytest.approx(0.5)
+    assert evaluate(out, row, m["gb"]) == pytest.approx(8e6 * 5 / 8)
+    assert math.isnan(evaluate(out, row, m["pm"]))
+    assert any(
+        "param_mean is not defined over the windows of a periodic phase (every 2 s, 1 s long)" in w
+        for w in out.warnings
+    )
+
+
+def test_a_table_shows_the_phases_it_names() -> None:
+    doc = {
+        "phase": [{"name": "a"}, {"name": "b"}, {"name": "c"}],
+        "metric": [{"name": "d", "summary": "bottleneck.queuing_delay_mean_s"}],
+        "table": [{"name": "t", "rows": ["scheme"], "columns": ["phase"], "metrics": ["d"]}],
+    }
+    exp = parse_experiment({**doc, "table": [{**doc["table"][0], "phases": ["c", "a"]}]})
+    assert exp.tables[0].phases == ["c", "a"]
+    assert [v for v, _ in T._dim_values(exp, "phase", ["d"], exp.tables[0].phases)] == ["c", "a"]
+
+
 def test_group_loss_by_hand(tmp_path: Path) -> None:
     """Group 1's two started flows sent 300 + 100 data packets and lost 6 + 2: 8 / 400; its
     flow that never started (NaN start, 50 sent by no one) does not count; group 2 has none;

@@ -239,13 +239,37 @@ def test_rfc7928_presets_run_every_scheme_and_cite_the_rfc() -> None:
         ("10s", "200ms", "1Mbps"),
         ("10100ms", "200ms", "10Mbps"),
     ]
-    # Results per phase: the 20 s phases of 8.2.5 and 8.2.6, a table for each varying case.
-    assert "metrics.phases=[[10,30],[30,50],[50,70],[70,90]]" in eight["experiment"]["set"]
-    assert [p["name"] for p in eight["phase"]] == ["10-30 s", "30-50 s", "50-70 s", "70-90 s"]
+    # Results per phase: the 20 s phases of 8.2.5 and 8.2.6, a table for each varying case;
+    # Experiment 2 per capacity state: two periodic phases (the first and the second 100 ms of
+    # every 200 ms from 10 s), the other conditions the whole 10-90 s in their place.
+    twenty = [[10, 30], [30, 50], [50, 70], [70, 90]]
+    phases = [v[2] for v in eight["factor"][0]["values"]]
+    assert eight["factor"][0]["keys"] == ["traffic", "schedule", "metrics.phases"]
+    state = {"from": "10s", "to": "90s", "every": "200ms", "length": "100ms"}
+    for label, ph in zip(labels, phases, strict=True):
+        assert ph[:4] == twenty, label
+        if label == "varying capacity every 100 ms":
+            assert ph[4:] == [state, {**state, "offset": "100ms"}]
+        else:
+            assert ph[4:] == [[10, 90], [10, 90]], label
+    assert [p["name"] for p in eight["phase"]] == [
+        "10-30 s",
+        "30-50 s",
+        "50-70 s",
+        "70-90 s",
+        "Exp. 2 at 1 Mbit/s",
+        "Exp. 2 at 10 Mbit/s",
+    ]
     per_phase = [t for t in eight["table"] if t.get("columns") == ["phase"]]
-    assert [t["factors"]["condition"] for t in per_phase] == [
-        "varying congestion 6-13-19-6",
-        "varying capacity 10-1 Mbit/s",
+    assert [(t["factors"]["condition"], t["phases"]) for t in per_phase] == [
+        ("varying congestion 6-13-19-6", ["10-30 s", "30-50 s", "50-70 s", "70-90 s"]),
+        ("varying capacity 10-1 Mbit/s", ["10-30 s", "30-50 s", "50-70 s", "70-90 s"]),
+        ("varying capacity every 100 ms", ["Exp. 2 at 1 Mbit/s", "Exp. 2 at 10 Mbit/s"]),
+    ]
+    per_state = [r for r in eight["relation"] if r.get("phase", "").startswith("Exp. 2")]
+    assert [(r["metric"], r["phase"]) for r in per_state] == [
+        ("delay", "Exp. 2 at 1 Mbit/s"),
+        ("utilisation", "Exp. 2 at 10 Mbit/s"),
     ]
 
 

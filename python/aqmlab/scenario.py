@@ -455,7 +455,9 @@ class TruncationNote(UserWarning):
 
 
 #: Errors of values past the end of the run, which ``--truncate`` removes.
-_PAST_END = re.compile(r"^(schedule\[\d+\]\.at|metrics\.phases\[\d+\](\[[01]\])?|metrics\.start)$")
+_PAST_END = re.compile(
+    r"^(schedule\[\d+\]\.at|metrics\.phases\[\d+\](\[[01]\]|\.to)?|metrics\.start)$"
+)
 
 
 def with_truncate_hint(e: ScenarioError) -> ScenarioError:
@@ -535,10 +537,11 @@ def truncate(doc: dict[str, Any]) -> list[str]:
     """Fit ``doc`` (in place) into its ``duration``, so that a long scenario
     can be tried short (``--set duration=20s --truncate``): every
     ``[[schedule]]`` entry at or after the end is dropped, ``metrics.phases``
-    that begin at or after the end are dropped and those that end after it
-    end at it, and a ``metrics.start`` at or after the end becomes ``0s``.
-    Returns one note per change (empty when nothing lies past the end);
-    values that are not times are left for validation to report."""
+    that begin at or after the end (a periodic one: whose first window does)
+    are dropped and those that end after it end at it, and a ``metrics.start``
+    at or after the end becomes ``0s``. Returns one note per change (empty
+    when nothing lies past the end); values that are not times are left for
+    validation to report."""
     end = _ns(doc.get("duration"))
     if end is None:
         return []
@@ -575,6 +578,21 @@ def truncate(doc: dict[str, Any]) -> list[str]:
         kept_phases: list[Any] = []
         gone: list[int] = []
         for i, ph in enumerate(phases):
+            if isinstance(ph, dict):
+                # A periodic phase: dropped if its first window begins at or after the end.
+                a, b = _ns(ph.get("from"), True), _ns(ph.get("to"), True)
+                first = None if a is None else a + (_ns(ph.get("offset", 0), True) or 0)
+                if first is not None and first >= end:
+                    gone.append(i)
+                    continue
+                if b is not None and b > end:
+                    notes.append(
+                        f"clipped metrics.phases[{i}] (from {ph.get('from')} to {ph.get('to')}, "
+                        f"every {ph.get('every')}) to end at {_fmt_ns(end)}"
+                    )
+                    ph = {**ph, "to": _fmt_ns(end)}
+                kept_phases.append(ph)
+                continue
             if not (isinstance(ph, list) and len(ph) == 2):
                 kept_phases.append(ph)
                 continue

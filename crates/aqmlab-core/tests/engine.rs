@@ -26,6 +26,8 @@ mod common;
 mod fidelity_engine;
 #[path = "pcap.rs"]
 mod pcap;
+#[path = "periodic_phases.rs"]
+mod periodic_phases;
 #[path = "ping.rs"]
 mod ping;
 #[path = "scenario_setups.rs"]

@@ -171,18 +171,34 @@ def resolve_points(exp: Experiment) -> list[Point]:
 
 def _phases(exp: Experiment, resolved: Mapping[str, Any]) -> list[tuple[str, float, float]]:
     """The point's phases: (name, start_s, end_s) per ``[metrics] phases``
-    entry, named by the experiment's ``[[phase]]`` entries (or, without any,
-    by their interval)."""
+    entry (a periodic one's span [from, to]), named by the experiment's
+    ``[[phase]]`` entries (or, without any, by their interval)."""
     entries = resolved.get("metrics", {}).get("phases", [])
-    spans = [(seconds(a), seconds(b)) for a, b in entries]
+    spans = [
+        (seconds(e["from"]), seconds(e["to"]))
+        if isinstance(e, Mapping)
+        else (seconds(e[0]), seconds(e[1]))
+        for e in entries
+    ]
     if exp.phases and len(exp.phases) != len(spans):
         raise ExperimentError(
             "phase",
             f"the experiment names {len(exp.phases)} phase(s) but this point's scenario has "
             f"{len(spans)} metrics.phases entr{'y' if len(spans) == 1 else 'ies'}",
         )
-    names = list(exp.phases) or [f"{a:g}-{b:g} s" for a, b in spans]
+    names = list(exp.phases) or [
+        _phase_name(e, a, b) for e, (a, b) in zip(entries, spans, strict=True)
+    ]
     return [(n, a, b) for n, (a, b) in zip(names, spans, strict=True)]
+
+
+def _phase_name(entry: Any, a: float, b: float) -> str:
+    """A phase's default name: its span, and a periodic one's windows ("10-90 s, 100ms every
+    200ms, offset 100ms")."""
+    if not isinstance(entry, Mapping):
+        return f"{a:g}-{b:g} s"
+    offset = f", offset {entry['offset']}" if entry.get("offset") else ""
+    return f"{a:g}-{b:g} s, {entry.get('length')} every {entry.get('every')}{offset}"
 
 
 _TIME = re.compile(r"\s*([0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)\s*(ns|us|ms|s)\s*")

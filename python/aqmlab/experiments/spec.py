@@ -334,7 +334,7 @@ def parse_experiment(
     metrics = _metrics(doc.get("metric"), all_factors)
     metric_names = [m["name"] for m in metrics]
     dims = ["scheme", "phase", *[f.name for f in factors]]
-    tables = _tables(doc.get("table"), dims, metric_names, all_factors)
+    tables = _tables(doc.get("table"), dims, metric_names, all_factors, phases)
     papers = _references(doc.get("paper"), "paper", schemes, all_factors, phases, metric_names)
     ns2 = _references(doc.get("ns2"), "ns2", schemes, all_factors, phases, metric_names)
     figures = _figures(doc.get("figure"), metric_names, all_factors, phases)
@@ -721,7 +721,11 @@ def _metric_factors(v: Any, path: str, factors: tuple[Factor, ...]) -> dict[str,
 
 
 def _tables(
-    v: Any, dims: list[str], metric_names: list[str], factors: tuple[Factor, ...] = ()
+    v: Any,
+    dims: list[str],
+    metric_names: list[str],
+    factors: tuple[Factor, ...] = (),
+    phases: tuple[str, ...] = (),
 ) -> list[dict[str, Any]]:
     if v is None:
         return []
@@ -732,7 +736,7 @@ def _tables(
     for i, t0 in enumerate(items):
         path = "table" if single else f"table[{i}]"
         t = _table(t0, path)
-        _only(t, path, ("name", "rows", "columns", "metrics", "factors"))
+        _only(t, path, ("name", "rows", "columns", "metrics", "factors", "phases"))
         name = _str(t, path, "name", required=True)
         if name in seen:
             raise ExperimentError(f"{path}.name", f"{_q(name)} is used by an earlier table")
@@ -781,8 +785,28 @@ def _tables(
                         "table or is fixed by factors, not both",
                     )
             tab["factors"] = fixed
+        if "phases" in t:
+            tab["phases"] = _table_phases(t["phases"], f"{path}.phases", phases, used)
         out.append(tab)
     return out
+
+
+def _table_phases(v: Any, path: str, phases: tuple[str, ...], used: dict[str, str]) -> list[str]:
+    """A table's ``phases``: the named phases its phase dimension shows, in this order."""
+    if "phase" not in used:
+        raise ExperimentError(
+            path, 'selects the phases of the phase dimension; put "phase" in rows or columns'
+        )
+    if not isinstance(v, list) or not v or not all(isinstance(x, str) for x in v):
+        raise ExperimentError(path, f"expected a non-empty array of phase names, found {_q(v)}")
+    for j, ph in enumerate(v):
+        if ph not in phases:
+            raise ExperimentError(
+                f"{path}[{j}]", f"{_q(ph)} is not a phase; known: {', '.join(phases) or 'none'}"
+            )
+        if ph in v[:j]:
+            raise ExperimentError(f"{path}[{j}]", f"{_q(ph)} is listed twice")
+    return list(v)
 
 
 def _references(

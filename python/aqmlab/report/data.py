@@ -160,6 +160,8 @@ class TableSpec:
     metrics: list[str]
     #: Factor values the table is restricted to (factor name -> value or label).
     factors: dict[str, Any] = field(default_factory=dict)
+    #: The phases its phase dimension shows, in order (empty: every named phase).
+    phases: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -291,6 +293,7 @@ def parse_experiment(doc: Mapping[str, Any]) -> Experiment:
             columns=[str(x) for x in t.get("columns", [])],
             metrics=[str(x) for x in t.get("metrics", list(metrics))],
             factors=dict(t.get("factors") or {}),
+            phases=[str(x) for x in t.get("phases") or []],
         )
         for i, t in enumerate(_list(doc, "table", "tables"))
     ]

@@ -9,6 +9,15 @@ into display units afterwards.
 Missing data (a failed point, a missing column or file, no samples in the interval) gives NaN
 and a warning in the output's ``warnings``, never an exception.
 
+A periodic phase (``metrics.phases`` entry ``{from, to, every, length, offset}``) is measured
+over its windows only: ``summary`` metrics are the engine's figures of its windows; the
+derived metrics that read a table over [start, end] (the queue samples, the web responses, the
+drops of ``loss_sync``) keep the rows whose time lies in a window; ``goodput_bytes`` and
+``link_bytes`` multiply by the time the windows measured (``measured_s``); those of a
+``[[traffic]]`` group (``group_*``, ``goodput_ratio``, ``loss_ratio``) read the measurement
+interval whatever the phase; ``queue_std_mean``, ``param_mean`` and ``param_final`` are not
+defined over windows (NaN and a warning).
+
 Derived metrics (``args`` in brackets, with defaults):
 
 ``queue_mean`` [unit = "pkts", link]
@@ -46,10 +55,10 @@ Derived metrics (``args`` in brackets, with defaults):
 ``goodput_bytes``
     Payload bytes the forward flows delivered in order in [start, end]: the phase's
     ``flows.goodput_bps_total`` x (end - start) / 8 (for the whole interval the same figure of
-    ``summary.json``).
+    ``summary.json``; a periodic phase's ``measured_s`` in place of end - start).
 ``link_bytes``
     Bytes that started transmission on the bottleneck in [start, end]:
-    ``bottleneck.throughput_bps`` x (end - start) / 8.
+    ``bottleneck.throughput_bps`` x (end - start) / 8 (a periodic phase: x ``measured_s``).
 ``group_goodput`` [group]
     Mean goodput (bit/s) of the started flows of ``[[traffic]]`` group ``group``
     (``flows.parquet``'s ``goodput_bps``). ``flows.parquet`` covers the measurement interval,
@@ -192,8 +201,52 @@ def _mean_pkt_size(p: PointData, args: Mapping[str, Any]) -> float:
     raise MetricError("no mean packet size: give args.mean_pkt_size")
 
 
-def queue_samples(p: PointData, start: float, end: float, args: Mapping[str, Any]) -> F64:
-    """The queue samples with start <= t < end in ``args.unit``."""
+@dataclass(frozen=True)
+class Windows:
+    """The windows of a periodic phase within its [start, end]: ``length`` seconds every
+    ``every``, the first at start + ``offset``."""
+
+    every: float
+    length: float
+    offset: float
+
+    def mask(self, t: F64, start: float, end: float) -> npt.NDArray[np.bool_]:
+        """Which of the times ``t`` lie in a window [w, w + length)."""
+        first = start + self.offset
+        inside: npt.NDArray[np.bool_] = (
+            (t >= first) & (t < end) & (np.mod(t - first, self.every) < self.length)
+        )
+        return inside
+
+
+def _in(
+    t: F64, start: float, end: float, windows: Windows | None, closed: bool = False
+) -> npt.NDArray[np.bool_]:
+    """The times in [start, end) (``closed``: [start, end]), or in the windows."""
+    if windows is not None:
+        return windows.mask(t, start, end)
+    inside: npt.NDArray[np.bool_] = (t >= start) & ((t <= end) if closed else (t < end))
+    return inside
+
+
+def _periodic(p: PointData, row: Row) -> Windows | None:
+    """The windows of the row's phase if it is periodic."""
+    if row.phase == ALL or row.phase_index < 0:
+        return None
+    e = p.summary_entry(row)
+    if not isinstance(e.get("every_s"), int | float):
+        return None
+    return Windows(float(e["every_s"]), float(e["length_s"]), float(e.get("offset_s", 0.0)))
+
+
+def queue_samples(
+    p: PointData,
+    start: float,
+    end: float,
+    args: Mapping[str, Any],
+    windows: Windows | None = None,
+) -> F64:
+    """The queue samples with start <= t < end (or in the ``windows``) in ``args.unit``."""
     q = p.queue(args.get("link"))
     t = _col(q, "time_s")
     unit = str(args.get("unit", "pkts"))
@@ -205,18 +258,22 @@ def queue_samples(p: PointData, start: float, end: float, args: Mapping[str, Any
         v = _col(q, "queue_bytes") / _mean_pkt_size(p, args)
     else:
         raise MetricError(f'args.unit = {unit!r}; allowed: "pkts", "bytes", "mean_pkts"')
-    sel = (t >= start) & (t < end)
+    sel = _in(t, start, end, windows)
     if not sel.any():
         raise MetricError(f"no queue samples in [{start:g}, {end:g}) s")
     return v[sel]
 
 
-def _queue_mean(p: PointData, start: float, end: float, args: Mapping[str, Any]) -> float:
-    return float(np.mean(queue_samples(p, start, end, args)))
+def _queue_mean(
+    p: PointData, start: float, end: float, args: Mapping[str, Any], windows: Windows | None = None
+) -> float:
+    return float(np.mean(queue_samples(p, start, end, args, windows)))
 
 
-def _queue_std(p: PointData, start: float, end: float, args: Mapping[str, Any]) -> float:
-    return float(np.std(queue_samples(p, start, end, args)))
+def _queue_std(
+    p: PointData, start: float, end: float, args: Mapping[str, Any], windows: Windows | None = None
+) -> float:
+    return float(np.std(queue_samples(p, start, end, args, windows)))
 
 
 def window_std_mean(t: F64, v: F64, start: float, end: float, window: float) -> float:
@@ -301,20 +358,24 @@ def _param_final(p: PointData, start: float, end: float, args: Mapping[str, Any]
     return float(vs[max(i, 0)])
 
 
-def _responses(p: PointData, start: float, end: float, group: Any = None) -> F64:
+def _responses(
+    p: PointData, start: float, end: float, group: Any = None, windows: Windows | None = None
+) -> F64:
     t = p.table("responses")
     e = _col(t, "end_s")
     rt = _col(t, "response_time_s")
-    sel = (e >= start) & (e <= end)
+    sel = _in(e, start, end, windows, closed=True)
     if group is not None:
         sel &= _col(t, "group") == float(group)
     return rt[sel]
 
 
-def _response_within(p: PointData, start: float, end: float, args: Mapping[str, Any]) -> float:
+def _response_within(
+    p: PointData, start: float, end: float, args: Mapping[str, Any], windows: Windows | None = None
+) -> float:
     if "t_s" not in args:
         raise MetricError("args.t_s (seconds) is required")
-    rt = _responses(p, start, end)
+    rt = _responses(p, start, end, windows=windows)
     if len(rt) == 0:
         raise MetricError(f"no web responses ended in [{start:g}, {end:g}] s")
     return float(np.mean(rt <= float(args["t_s"])))
@@ -330,17 +391,21 @@ def nearest_rank(x: F64, q: float) -> float:
     return float(s[k - 1])
 
 
-def _response_quantile(p: PointData, start: float, end: float, args: Mapping[str, Any]) -> float:
+def _response_quantile(
+    p: PointData, start: float, end: float, args: Mapping[str, Any], windows: Windows | None = None
+) -> float:
     if "q" not in args:
         raise MetricError("args.q (in (0, 1]) is required")
-    rt = _responses(p, start, end)
+    rt = _responses(p, start, end, windows=windows)
     if len(rt) == 0:
         raise MetricError(f"no web responses ended in [{start:g}, {end:g}] s")
     return nearest_rank(rt, float(args["q"]))
 
 
-def _completed(p: PointData, start: float, end: float, args: Mapping[str, Any]) -> float:
-    return float(len(_responses(p, start, end)))
+def _completed(
+    p: PointData, start: float, end: float, args: Mapping[str, Any], windows: Windows | None = None
+) -> float:
+    return float(len(_responses(p, start, end, windows=windows)))
 
 
 def _entry_value(entry: Mapping[str, Any], path: str) -> float:
@@ -367,12 +432,19 @@ def _goodput_bytes(
     p: PointData, start: float, end: float, args: Mapping[str, Any], row: Row
 ) -> float:
     e = p.summary_entry(row)
-    return _entry_value(e, "flows.goodput_bps_total") * (end - start) / 8
+    return _entry_value(e, "flows.goodput_bps_total") * _measured(e, start, end) / 8
 
 
 def _link_bytes(p: PointData, start: float, end: float, args: Mapping[str, Any], row: Row) -> float:
     e = p.summary_entry(row)
-    return _entry_value(e, "bottleneck.throughput_bps") * (end - start) / 8
+    return _entry_value(e, "bottleneck.throughput_bps") * _measured(e, start, end) / 8
+
+
+def _measured(entry: Mapping[str, Any], start: float, end: float) -> float:
+    """The time a summary entry's rates are over: a periodic phase's ``measured_s``, else
+    end - start."""
+    m = entry.get("measured_s")
+    return float(m) if isinstance(m, int | float) else end - start
 
 
 def goodput_all(entry: Mapping[str, Any]) -> float:
@@ -464,9 +536,11 @@ def _goodput_ratio(p: PointData, start: float, end: float, args: Mapping[str, An
     return _group_ratio(_group_goodput, "goodput_ratio", "delivered nothing", p, start, end, args)
 
 
-def _response_mean(p: PointData, start: float, end: float, args: Mapping[str, Any]) -> float:
+def _response_mean(
+    p: PointData, start: float, end: float, args: Mapping[str, Any], windows: Windows | None = None
+) -> float:
     group = args.get("group")
-    r = _responses(p, start, end, group)
+    r = _responses(p, start, end, group, windows)
     if len(r) == 0:
         of = "" if group is None else f" of group {group}"
         raise MetricError(f"no web response{of} ended in [{start:g}, {end:g}] s")
@@ -488,7 +562,9 @@ def loss_events(
     return events
 
 
-def _loss_sync(p: PointData, start: float, end: float, args: Mapping[str, Any]) -> float:
+def _loss_sync(
+    p: PointData, start: float, end: float, args: Mapping[str, Any], windows: Windows | None = None
+) -> float:
     f = p.table("flows")
     kinds = f.column("kind").to_pylist()
     dirs = f.column("direction").to_pylist()
@@ -523,8 +599,10 @@ def _loss_sync(p: PointData, start: float, end: float, args: Mapping[str, Any]) 
         dtype=bool,
     )
     times = _col(ev, "time_s")
-    # Only the drops in the interval: drops that never pause for gap_s make one event of it.
-    keep &= (times >= start) & (times < end)
+    # Only the drops in the interval (a periodic phase: in its windows; a gap between two
+    # windows longer than gap_s cuts an event): drops that never pause for gap_s make one
+    # event of it.
+    keep &= _in(times, start, end, windows)
     events = loss_events(times[keep], efl[keep], float(gap))
     tcp_starts = np.sort(starts[tcp & ~np.isnan(starts)])
     ratios = []
@@ -532,25 +610,34 @@ def _loss_sync(p: PointData, start: float, end: float, args: Mapping[str, Any]) 
         n = int(np.searchsorted(tcp_starts, t, side="right"))
         ratios.append(len(hit) / max(n, len(hit)))
     if not ratios:
-        raise MetricError(f"no loss event in [{start:g}, {end:g}] s")
+        within = "the windows of " if windows is not None else ""
+        raise MetricError(f"no loss event in {within}[{start:g}, {end:g}] s")
     return float(np.mean(ratios))
 
 
 @dataclass(frozen=True)
 class Derived:
     """A derived metric: ``fn(point, start_s, end_s, args)``, or with ``needs_row`` also the
-    summary row (for figures of the phase's summary entry)."""
+    summary row (for figures of the phase's summary entry). ``periodic``: how it reads a
+    periodic phase: ``"windows"`` (``fn`` takes ``windows=``, the rows in the windows),
+    ``"phase"`` (from the phase's summary entry, or over the measurement interval whatever
+    the phase), ``""`` (not defined over windows)."""
 
     fn: Callable[..., float]
     args: tuple[str, ...]
     doc: str
     needs_row: bool = False
+    periodic: str = ""
 
 
 #: The derived metrics by name (documented in this module's docstring).
 DERIVED: dict[str, Derived] = {
-    "queue_mean": Derived(_queue_mean, ("unit", "link", "mean_pkt_size"), "mean queue"),
-    "queue_std": Derived(_queue_std, ("unit", "link", "mean_pkt_size"), "queue std"),
+    "queue_mean": Derived(
+        _queue_mean, ("unit", "link", "mean_pkt_size"), "mean queue", periodic="windows"
+    ),
+    "queue_std": Derived(
+        _queue_std, ("unit", "link", "mean_pkt_size"), "queue std", periodic="windows"
+    ),
     "queue_std_mean": Derived(
         _queue_std_mean,
         ("window_s", "unit", "link", "mean_pkt_size"),
@@ -558,19 +645,41 @@ DERIVED: dict[str, Derived] = {
     ),
     "param_mean": Derived(_param_mean, ("name",), "time-weighted mean of a parameter"),
     "param_final": Derived(_param_final, ("name",), "a parameter's value at the end"),
-    "response_within": Derived(_response_within, ("t_s",), "share of responses <= t_s"),
-    "response_quantile": Derived(_response_quantile, ("q",), "response-time quantile"),
-    "completed_requests": Derived(_completed, (), "responses completed"),
-    "goodput_bytes": Derived(_goodput_bytes, (), "payload bytes delivered", needs_row=True),
-    "link_bytes": Derived(_link_bytes, (), "bytes sent on the bottleneck", needs_row=True),
-    "group_goodput": Derived(_group_goodput, ("group",), "mean goodput of a group's flows"),
-    "goodput_ratio": Derived(_goodput_ratio, ("num", "den"), "ratio of two groups' goodputs"),
-    "group_loss": Derived(_group_loss, ("group",), "drop rate of a group's flows"),
-    "group_jain": Derived(_group_jain, ("groups",), "Jain's index of some groups' flows"),
-    "loss_ratio": Derived(_loss_ratio, ("num", "den"), "ratio of two groups' drop rates"),
-    "response_mean": Derived(_response_mean, ("group",), "mean response time"),
-    "goodput_all": Derived(_goodput_all, (), "TCP and UDP payload delivered", needs_row=True),
-    "loss_sync": Derived(_loss_sync, ("gap_s", "link"), "loss synchronisation ratio"),
+    "response_within": Derived(
+        _response_within, ("t_s",), "share of responses <= t_s", periodic="windows"
+    ),
+    "response_quantile": Derived(
+        _response_quantile, ("q",), "response-time quantile", periodic="windows"
+    ),
+    "completed_requests": Derived(_completed, (), "responses completed", periodic="windows"),
+    "goodput_bytes": Derived(
+        _goodput_bytes, (), "payload bytes delivered", needs_row=True, periodic="phase"
+    ),
+    "link_bytes": Derived(
+        _link_bytes, (), "bytes sent on the bottleneck", needs_row=True, periodic="phase"
+    ),
+    "group_goodput": Derived(
+        _group_goodput, ("group",), "mean goodput of a group's flows", periodic="phase"
+    ),
+    "goodput_ratio": Derived(
+        _goodput_ratio, ("num", "den"), "ratio of two groups' goodputs", periodic="phase"
+    ),
+    "group_loss": Derived(
+        _group_loss, ("group",), "drop rate of a group's flows", periodic="phase"
+    ),
+    "group_jain": Derived(
+        _group_jain, ("groups",), "Jain's index of some groups' flows", periodic="phase"
+    ),
+    "loss_ratio": Derived(
+        _loss_ratio, ("num", "den"), "ratio of two groups' drop rates", periodic="phase"
+    ),
+    "response_mean": Derived(_response_mean, ("group",), "mean response time", periodic="windows"),
+    "goodput_all": Derived(
+        _goodput_all, (), "TCP and UDP payload delivered", needs_row=True, periodic="phase"
+    ),
+    "loss_sync": Derived(
+        _loss_sync, ("gap_s", "link"), "loss synchronisation ratio", periodic="windows"
+    ),
 }
 
 
@@ -621,8 +730,16 @@ def evaluate(
         if math.isnan(row.start_s) or math.isnan(row.end_s):
             raise MetricError("the phase's start_s/end_s are missing")
         p = points.setdefault(row.id, PointData(out.point_dir(row.id)))
+        windows = _periodic(p, row)
+        if windows is not None and not d.periodic:
+            raise MetricError(
+                f"{metric.derived} is not defined over the windows of a periodic phase "
+                f"(every {windows.every:g} s, {windows.length:g} s long)"
+            )
         if d.needs_row:
             return float(d.fn(p, row.start_s, row.end_s, metric.args, row))
+        if windows is not None and d.periodic == "windows":
+            return float(d.fn(p, row.start_s, row.end_s, metric.args, windows=windows))
         return float(d.fn(p, row.start_s, row.end_s, metric.args))
     except MetricError as e:
         out.warn(f"{where}: {e}")

@@ -427,13 +427,18 @@ def collect_cells(
     return cells
 
 
-def _dim_values(exp: Experiment, dim: str, metrics: list[str]) -> list[tuple[Any, str]]:
-    """(value, label) of each value of a layout dimension."""
+def _dim_values(
+    exp: Experiment, dim: str, metrics: list[str], phases: list[str] | None = None
+) -> list[tuple[Any, str]]:
+    """(value, label) of each value of a layout dimension (``phases``: the phases a table
+    selects)."""
     if dim == "scheme":
         return [(s, s) for s in exp.schemes]
     if dim == "metric":
         return [(m, exp.metrics[m].label) for m in metrics if m in exp.metrics]
     if dim == "phase":
+        if phases:
+            return [(p, p) for p in phases]
         named = [p for p in exp.phases if p != ALL]
         with_all = any(p.phase == ALL and p.metric in metrics for p in [*exp.papers, *exp.ns2])
         ph = ([ALL] if with_all or not named else []) + named
@@ -559,7 +564,7 @@ def build_tables(out: Output, values: dict[tuple[str, str], dict[str, float]]) -
                     f"{d} = {lab}" for d, (_, lab) in zip(slice_dims, combo, strict=True)
                 )
                 result.tables.append(
-                    _layout(exp, spec.name, label, rows, cols, fixed, metrics, cells)
+                    _layout(exp, spec.name, label, rows, cols, fixed, metrics, cells, spec.phases)
                 )
     return result
 
@@ -573,9 +578,10 @@ def _layout(
     fixed: dict[str, Any],
     metrics: list[str],
     cells: dict[Any, Cell],
+    phases: list[str] | None = None,
 ) -> ReportTable:
-    rvals = list(itertools.product(*[_dim_values(exp, d, metrics) for d in rows]))
-    cvals = list(itertools.product(*[_dim_values(exp, d, metrics) for d in cols]))
+    rvals = list(itertools.product(*[_dim_values(exp, d, metrics, phases) for d in rows]))
+    cvals = list(itertools.product(*[_dim_values(exp, d, metrics, phases) for d in cols]))
     # A factor's columns are headed with its name and value ("buffer = 50"): a bare 50 says
     # nothing of what was varied.
     col_headers = [

@@ -75,6 +75,46 @@ impl LinkStats {
             drops_by_ecn: std::array::from_fn(|i| self.drops_by_ecn[i] - e.drops_by_ecn[i]),
         }
     }
+    /// `self + (later - earlier)` field by field: a periodic phase's
+    /// counters at its start moved on by what a gap between two of its
+    /// windows counted, so that the differences at its end count its
+    /// windows only. Every field is named, so a new one is not forgotten.
+    pub fn plus_since(&self, later: &LinkStats, earlier: &LinkStats) -> LinkStats {
+        let LinkStats {
+            sojourn_ns,
+            arrivals,
+            arrival_bytes,
+            data_arrivals,
+            departures,
+            departure_bytes,
+            data_drops,
+            drops_early,
+            drops_forced,
+            drops_overflow,
+            marks_early,
+            marks_forced,
+            lost,
+            marks_by_ecn,
+            drops_by_ecn,
+        } = later.since(earlier);
+        LinkStats {
+            sojourn_ns: self.sojourn_ns + sojourn_ns,
+            arrivals: self.arrivals + arrivals,
+            arrival_bytes: self.arrival_bytes + arrival_bytes,
+            data_arrivals: self.data_arrivals + data_arrivals,
+            departures: self.departures + departures,
+            departure_bytes: self.departure_bytes + departure_bytes,
+            data_drops: self.data_drops + data_drops,
+            drops_early: self.drops_early + drops_early,
+            drops_forced: self.drops_forced + drops_forced,
+            drops_overflow: self.drops_overflow + drops_overflow,
+            marks_early: self.marks_early + marks_early,
+            marks_forced: self.marks_forced + marks_forced,
+            lost: self.lost + lost,
+            marks_by_ecn: std::array::from_fn(|i| self.marks_by_ecn[i] + marks_by_ecn[i]),
+            drops_by_ecn: std::array::from_fn(|i| self.drops_by_ecn[i] + drops_by_ecn[i]),
+        }
+    }
 }
 
 /// Time integrals of the queue length over an interval (exact integers).
@@ -359,6 +399,8 @@ struct IntervalAcc {
     window_stds: Vec<f64>,
     /// The same in bytes.
     window_stds_bytes: Vec<f64>,
+    /// When a periodic phase's interval paused (between its windows), ns.
+    paused_at: u64,
 }
 
 impl IntervalAcc {
@@ -463,6 +505,30 @@ impl QueueMonitor {
             ..IntervalAcc::default()
         };
         self.active.push(i);
+    }
+
+    /// Pause interval `i` at `now` (a periodic phase's window ends): the
+    /// queue and the departures count no more until it resumes.
+    pub fn pause(&mut self, i: usize, now: SimTime) {
+        self.advance(now);
+        self.active.retain(|&a| a != i);
+        if let Some(acc) = self.accs.get_mut(i) {
+            acc.paused_at = now.0;
+        }
+    }
+
+    /// Resume interval `i` at `now` (its next window begins). Its deviation
+    /// windows run over the time it measures: the one in progress when it
+    /// paused goes on from here.
+    pub fn resume(&mut self, i: usize, now: SimTime) {
+        self.advance(now);
+        let Some(acc) = self.accs.get_mut(i) else {
+            return;
+        };
+        acc.window_end += now.0 - acc.paused_at;
+        if !self.active.contains(&i) {
+            self.active.push(i);
+        }
     }
 
     /// Figures of interval `i` ending at `end`; a partial last window
@@ -629,6 +695,37 @@ mod tests {
         // -> mean 18, E[q^2] = (2000 + 32000) / 100 = 340, var 16, std 4.
         assert_eq!(f.windows, 2);
         assert!((f.window_std_mean_pkts - 2.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn a_paused_interval_counts_neither_the_queue_nor_the_departures_of_its_gap() {
+        let mut m = QueueMonitor::default();
+        m.begin(0, SimTime(0), SimTime(1000));
+        m.begin(1, SimTime(0), SimTime(100));
+        m.set(SimTime(0), 10, 0);
+        m.sojourn(SimTime(1000));
+        m.pause(1, SimTime(50));
+        // The gap: 1000 packets for 100 ns and a departure of 9 us.
+        m.set(SimTime(50), 1000, 0);
+        m.sojourn(SimTime(9000));
+        m.resume(1, SimTime(150));
+        m.set(SimTime(150), 20, 0);
+        m.sojourn(SimTime(2000));
+        let f = m.end(1, SimTime(200));
+        // 10 for 50 ns, then 20 for 50 ns: mean 15, std 5; the deviation
+        // window of 100 ns runs over the measured time, so it is one window.
+        assert!((f.mean_pkts - 15.0).abs() < 1e-12, "{}", f.mean_pkts);
+        assert!((f.std_pkts - 5.0).abs() < 1e-12);
+        assert_eq!(f.windows, 1);
+        assert!((f.window_std_mean_pkts - 5.0).abs() < 1e-12);
+        assert_eq!(m.delays(1).max(), 2000);
+        assert_eq!(m.delays(1).count(), 2);
+        // The interval that did not pause saw all of it.
+        let all = m.end(0, SimTime(200));
+        assert_eq!(m.delays(0).max(), 9000);
+        assert!(
+            (all.mean_pkts - (10.0 * 50.0 + 1000.0 * 100.0 + 20.0 * 50.0) / 200.0).abs() < 1e-9
+        );
     }
 
     #[test]

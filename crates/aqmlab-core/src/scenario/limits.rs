@@ -565,8 +565,10 @@ impl Scenario {
             n
         });
         let w = self.metrics.window.0.max(1);
+        // A periodic phase's deviation windows run over its measured time,
+        // at most its span.
         let per_link: u64 = std::iter::once((self.metrics.start, self.duration))
-            .chain(self.metrics.phases.iter().copied())
+            .chain(self.metrics.phases.iter().map(|p| (p.from, p.to)))
             .map(|(a, b)| b.0.saturating_sub(a.0) / w + 1)
             .fold(0u64, u64::saturating_add);
         MemoryEstimate {
@@ -590,11 +592,16 @@ impl Scenario {
 
     /// The most measurement intervals (the main one and the phases) open
     /// at one instant: each keeps the flows' counters from its start to its
-    /// end.
+    /// end (a periodic phase two sets: [`super::metrics::Phase::snapshots`]).
     fn open_intervals_at_most(&self) -> usize {
-        let mut edges: Vec<(SimTime, i8)> = std::iter::once((self.metrics.start, self.duration))
-            .chain(self.metrics.phases.iter().copied())
-            .flat_map(|(a, b)| [(a, 1), (b, -1)])
+        let mut edges: Vec<(SimTime, i8)> = std::iter::once((self.metrics.start, self.duration, 1))
+            .chain(
+                self.metrics
+                    .phases
+                    .iter()
+                    .map(|p| (p.from, p.to, p.snapshots() as i8)),
+            )
+            .flat_map(|(a, b, n)| [(a, n), (b, -n)])
             .collect();
         // An interval that ends where another begins is closed first.
         edges.sort_unstable();

@@ -19,7 +19,7 @@ use crate::aqm::Aqm;
 use crate::net::topology::{self, Routes};
 use crate::packet::Arena;
 use crate::rng::{Rng, Stream};
-use crate::scenario::{Action, Purpose, Scenario, TrafficSpec};
+use crate::scenario::{Action, Phase, Purpose, Scenario, TrafficSpec};
 use crate::sim::{Event, EventQueue};
 use crate::traffic::web::Session;
 use crate::transport::{TcpConfig, TcpFlow, UdpSource};
@@ -244,7 +244,7 @@ impl World {
                 }
             }
         }
-        let mut intervals = vec![(sc.metrics.start, sc.duration)];
+        let mut intervals = vec![Phase::span(sc.metrics.start, sc.duration)];
         intervals.extend(sc.metrics.phases.iter().copied());
         let n = flows.len();
         // The event queue's buckets suit the monitored links' rate (the
@@ -302,6 +302,8 @@ impl World {
             out: Vec::with_capacity(64),
             series: QueueSeries::default(),
             snaps: vec![Snapshot::default(); intervals.len()],
+            gaps: vec![Snapshot::default(); intervals.len()],
+            window_k: vec![0; intervals.len()],
             phase_results: vec![PhaseSummary::default(); intervals.len()],
             intervals,
             warnings: Vec::new(),
@@ -329,10 +331,16 @@ impl World {
                 w.ahead = Vec::new();
             }
         }
-        for (i, (a, b)) in w.intervals.clone().into_iter().enumerate() {
-            w.schedule_barrier(a, Event::IntervalStart(i as u32));
-            if i > 0 {
-                w.schedule_barrier(b, Event::IntervalEnd(i as u32));
+        // Every window of a periodic phase begins and ends with an event of
+        // its own; the main interval ends with the run.
+        for (i, ph) in w.intervals.clone().into_iter().enumerate() {
+            let mut k = 0;
+            while let Some((a, b)) = ph.window(k) {
+                w.schedule_barrier(a, Event::IntervalStart(i as u32));
+                if i > 0 {
+                    w.schedule_barrier(b, Event::IntervalEnd(i as u32));
+                }
+                k += 1;
             }
         }
         if w.flow_samples {

@@ -16,8 +16,9 @@
 //! Around the path: `build.rs` builds the network and the flows,
 //! `warm.rs` loads the caches for large worlds, `schedule.rs` applies the
 //! scenario's mid-run changes, `sample.rs` takes the time series,
-//! `summary.rs` the figures of the measurement interval and the phases, and
-//! `results.rs` gathers everything at the end.
+//! `summary.rs` the figures of the measurement interval and the phases,
+//! `windows.rs` opens and closes them (a periodic phase at each of its
+//! windows), and `results.rs` gathers everything at the end.
 
 mod ahead;
 mod apps;
@@ -32,6 +33,7 @@ mod summary;
 mod video;
 mod warm;
 mod web;
+mod windows;
 
 pub use ping::{PingSummary, PingTable};
 pub use results::{ResponseTable, RunResult};
@@ -46,7 +48,7 @@ use crate::aqm::Aqm;
 use crate::net::link::Link;
 use crate::net::topology::Routes;
 use crate::packet::{Arena, PktId};
-use crate::scenario::{Direction, Occurrence, Scenario};
+use crate::scenario::{Direction, Occurrence, Phase, Scenario};
 use crate::sim::{Event, EventQueue};
 use crate::transport::{SackBlocks, Seg, TcpFlow, UdpSource};
 use crate::units::SimTime;
@@ -216,8 +218,14 @@ pub struct World {
     out: Vec<Seg>,
     series: QueueSeries,
     /// Measurement intervals: 0 is [metrics.start, duration], then the phases.
-    intervals: Vec<(SimTime, SimTime)>,
+    intervals: Vec<Phase>,
+    /// Per interval: the counters at its start (for a periodic phase moved
+    /// on past each gap between its windows), and at the end of its last
+    /// window so far (periodic phases only).
     snaps: Vec<Snapshot>,
+    gaps: Vec<Snapshot>,
+    /// Per interval: the window in progress or next (periodic phases).
+    window_k: Vec<u64>,
     phase_results: Vec<PhaseSummary>,
     warnings: Vec<String>,
     extra: Extras,
@@ -403,13 +411,11 @@ impl World {
             }
             Event::IntervalStart(i) => {
                 self.pass_barrier();
-                self.interval_start(i as usize)
+                self.window_start(i as usize)
             }
             Event::IntervalEnd(i) => {
                 self.pass_barrier();
-                let i = i as usize;
-                self.settle_all(self.now);
-                self.phase_results[i] = self.interval_summary(i, self.now).0;
+                self.window_end(i as usize)
             }
             Event::Schedule(j) => {
                 self.pass_barrier();

@@ -2,7 +2,10 @@
 //! `[metrics] phases` interval): the counters taken at its start, then at
 //! its end the monitored links' figures, the flows' goodput, fairness and
 //! TCP events, UDP loss, web response times and connection set-up, and
-//! (main interval) the per-flow table.
+//! (main interval) the per-flow table. A periodic phase's counters at its
+//! start are moved on past each gap between its windows
+//! ([`Snapshot::skip_gap`], `windows.rs`), so that the same differences
+//! count its windows only.
 
 use super::results::ResponseTable;
 use super::World;
@@ -53,6 +56,19 @@ pub struct Summary {
 pub struct PhaseSummary {
     pub start_s: f64,
     pub end_s: f64,
+    /// A periodic phase: its windows (`every`, `length`, `offset`), how
+    /// many there were, and the time they measured together (the figures'
+    /// rates are over this time), seconds.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub every_s: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub length_s: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub offset_s: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub windows: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub measured_s: Option<f64>,
     pub bottleneck: BottleneckSummary,
     pub links: Vec<LinkSummary>,
     pub flows: FlowsSummary,
@@ -207,10 +223,10 @@ pub struct WebSummary {
 }
 
 impl WebSummary {
-    /// Over the responses that ended in [from, to].
-    fn of(r: &ResponseTable, from: f64, to: f64) -> Option<WebSummary> {
+    /// Over the responses whose end `within` keeps.
+    fn of(r: &ResponseTable, within: impl Fn(f64) -> bool) -> Option<WebSummary> {
         let mut t: Vec<f64> = (0..r.end_s.len())
-            .filter(|&i| r.end_s[i] >= from && r.end_s[i] <= to)
+            .filter(|&i| within(r.end_s[i]))
             .map(|i| r.response_time_s[i])
             .collect();
         if t.is_empty() {
@@ -275,6 +291,24 @@ pub(super) struct Snapshot {
     short_bytes: Vec<u64>,
 }
 
+impl Snapshot {
+    /// Move these counters (taken at a periodic phase's start) on by what
+    /// was counted from `gap` (taken at the end of one of its windows) to
+    /// `now` (the start of the next): the phase's differences then leave
+    /// the gap out.
+    pub(super) fn skip_gap(&mut self, now: &Snapshot, gap: &Snapshot) {
+        for (k, s) in self.links.iter_mut().enumerate() {
+            *s = s.plus_since(&now.links[k], &gap.links[k]);
+            self.capacity_bits[k] += now.capacity_bits[k] - gap.capacity_bits[k];
+            self.pending_bits[k] += now.pending_bits[k] - gap.pending_bits[k];
+        }
+        for (f, s) in self.flows.iter_mut().enumerate() {
+            *s = s.plus_since(&now.flows[f], &gap.flows[f]);
+            self.short_bytes[f] += now.short_bytes[f] - gap.short_bytes[f];
+        }
+    }
+}
+
 impl World {
     /// Measurement interval `i` begins: start its queue integrals and take
     /// the counters it will be measured against.
@@ -282,32 +316,45 @@ impl World {
         self.settle_all(self.now);
         let now = self.now;
         let window = self.sc.metrics.window;
+        for (l, _) in &self.monitored {
+            if let Some(m) = self.links[*l].monitor.as_mut() {
+                m.begin(i, now, window);
+            }
+        }
+        self.snaps[i] = self.snapshot();
+    }
+
+    /// The counters now (the links settled to now).
+    pub(super) fn snapshot(&self) -> Snapshot {
+        let now = self.now;
         let mut links = Vec::with_capacity(self.monitored.len());
         let mut capacity_bits = Vec::with_capacity(self.monitored.len());
         let mut pending_bits = Vec::with_capacity(self.monitored.len());
         for (l, _) in &self.monitored {
-            let link = &mut self.links[*l];
-            if let Some(m) = link.monitor.as_mut() {
-                m.begin(i, now, window);
-            }
+            let link = &self.links[*l];
             links.push(link.stats);
             capacity_bits.push(link.capacity_bits(now));
             pending_bits.push(link.pending_tx_bits(now));
         }
-        self.snaps[i] = Snapshot {
+        Snapshot {
             links,
             capacity_bits,
             pending_bits,
             flows: self.flows.iter().map(|f| f.stats).collect(),
             short_bytes: self.short_bytes.clone(),
-        };
+        }
     }
 
     /// The figures of interval `i` from its start to `end`, and (for the
     /// main interval) the per-flow table.
     pub(super) fn interval_summary(&mut self, i: usize, end: SimTime) -> (PhaseSummary, FlowTable) {
-        let start = self.intervals[i].0;
-        let interval = (end - start).as_secs_f64();
+        let phase = self.intervals[i];
+        let start = phase.from;
+        // Rates are over the time measured: a periodic phase's windows.
+        let interval = match phase.windows {
+            None => (end - start).as_secs_f64(),
+            Some(_) => phase.measured().as_secs_f64(),
+        };
         let snap = std::mem::take(&mut self.snaps[i]);
         let mut links = Vec::with_capacity(self.monitored.len());
         for (k, (l, name)) in self.monitored.iter().enumerate() {
@@ -459,28 +506,41 @@ impl World {
         } else {
             1.0 - (udp_arrived as f64 / udp_sent as f64).min(1.0)
         };
-        let video = self.video_summary(start, end);
+        let video = self.video_summary(&phase, end);
+        let web = match phase.windows {
+            None => WebSummary::of(&self.responses, |t| {
+                t >= start.as_secs_f64() && t <= end.as_secs_f64()
+            }),
+            Some(_) => WebSummary::of(&self.responses, |t| {
+                phase.contains(SimTime((t * 1e9).round() as u64))
+            }),
+        };
+        let w = phase.windows;
         let phase = PhaseSummary {
             video,
             start_s: secs(start),
-            end_s: secs(end),
+            // A periodic phase's span, whose last window may end before it.
+            end_s: secs(if w.is_some() { phase.to } else { end }),
+            every_s: w.map(|w| secs(w.every)),
+            length_s: w.map(|w| secs(w.length)),
+            offset_s: w.map(|w| secs(w.offset)),
+            windows: w.map(|_| phase.window_count()),
+            measured_s: w.map(|_| secs(phase.measured())),
             bottleneck: links.first().map(|l| l.figures.clone()).unwrap_or_default(),
             links,
             flows: fs,
             udp: (udp.count > 0).then_some(udp),
-            web: WebSummary::of(&self.responses, start.as_secs_f64(), end.as_secs_f64()).map(|w| {
-                WebSummary {
-                    syn_drops: setup.syn_drops,
-                    synacks_sent: setup.synacks_sent,
-                    synack_drops: setup.synack_drops,
-                    synack_marks: setup.synack_marks,
-                    syn_retransmits: setup.syn_retransmits,
-                    request_retransmits: setup.request_retransmits,
-                    fins_sent: setup.fins_sent,
-                    fin_acks_sent: setup.fin_acks_sent,
-                    pages_waited: setup.pages_waited,
-                    ..w
-                }
+            web: web.map(|w| WebSummary {
+                syn_drops: setup.syn_drops,
+                synacks_sent: setup.synacks_sent,
+                synack_drops: setup.synack_drops,
+                synack_marks: setup.synack_marks,
+                syn_retransmits: setup.syn_retransmits,
+                request_retransmits: setup.request_retransmits,
+                fins_sent: setup.fins_sent,
+                fin_acks_sent: setup.fin_acks_sent,
+                pages_waited: setup.pages_waited,
+                ..w
             }),
         };
         (phase, table)

@@ -6,6 +6,7 @@
 
 use super::web::WebApp;
 use super::World;
+use crate::scenario::Phase;
 use crate::sim::Event;
 use crate::traffic::video::Player;
 use crate::traffic::web::segments;
@@ -54,6 +55,31 @@ pub struct VideoSummary {
 /// The length of [a, b] within [from, to].
 fn overlap(a: f64, b: f64, from: f64, to: f64) -> f64 {
     (b.min(to) - a.max(from)).max(0.0)
+}
+
+/// The time of [a, b] (seconds) that `phase` measures up to `end` (now):
+/// its span, or a periodic phase's windows.
+fn measured_overlap(phase: &Phase, a: f64, b: f64, end: f64) -> f64 {
+    let from = phase.from.as_secs_f64();
+    let Some(w) = phase.windows else {
+        return overlap(a, b, from, end);
+    };
+    let first = from + w.offset.as_secs_f64();
+    let b = b.min(end);
+    if b <= first || b <= a {
+        return 0.0;
+    }
+    let mut k = ((a - first) / w.every.as_secs_f64()).floor().max(0.0) as u64;
+    let mut sum = 0.0;
+    while let Some((s, e)) = phase.window(k) {
+        let (s, e) = (s.as_secs_f64(), e.as_secs_f64());
+        if s >= b {
+            break;
+        }
+        sum += overlap(a, b, s, e);
+        k += 1;
+    }
+    sum
 }
 
 impl World {
@@ -124,14 +150,20 @@ impl World {
         }
     }
 
-    /// The video sessions' figures over [start, end], `end` being now.
-    pub(super) fn video_summary(&self, start: SimTime, end: SimTime) -> Option<VideoSummary> {
-        let (from, to) = (start.as_secs_f64(), end.as_secs_f64());
+    /// The video sessions' figures over `phase` (the measurement
+    /// interval, or a phase: over its windows if periodic) up to `end`,
+    /// now.
+    pub(super) fn video_summary(&self, phase: &Phase, end: SimTime) -> Option<VideoSummary> {
+        let (from, to) = (phase.from.as_secs_f64(), end.as_secs_f64());
+        let within = |t: f64| match phase.windows {
+            None => t >= from && t <= to,
+            Some(_) => t <= to && phase.contains(SimTime::from_secs_f64(t)),
+        };
         let mut s = VideoSummary::default();
         let mut bits = 0.0;
         let v = &self.videos;
         for i in 0..v.seg_end_s.len() {
-            if v.seg_end_s[i] >= from && v.seg_end_s[i] <= to {
+            if within(v.seg_end_s[i]) {
                 s.segments += 1;
                 bits += v.seg_bitrate_bps[i] as f64;
                 s.switches += u64::from(v.seg_switched[i]);
@@ -139,8 +171,8 @@ impl World {
         }
         for i in 0..v.stall_start_s.len() {
             let (a, b) = (v.stall_start_s[i], v.stall_end_s[i]);
-            s.stall_time_s += overlap(a, b, from, to);
-            s.stalls += u64::from(a >= from && a <= to);
+            s.stall_time_s += measured_overlap(phase, a, b, to);
+            s.stalls += u64::from(within(a));
         }
         let (mut watched, mut startup, mut started) = (0.0, 0.0, 0u64);
         for app in self.web.iter().flatten() {
@@ -153,13 +185,13 @@ impl World {
             s.sessions += 1;
             if let Some(a) = p.open_stall(end) {
                 let a = a.as_secs_f64();
-                s.stall_time_s += overlap(a, to, from, to);
-                s.stalls += u64::from(a >= from && a <= to);
+                s.stall_time_s += measured_overlap(phase, a, to, to);
+                s.stalls += u64::from(within(a));
             }
             if let Some(t) = p.played_from {
                 let t = t.as_secs_f64();
-                watched += overlap(t, to, from, to);
-                if t >= from && t <= to {
+                watched += measured_overlap(phase, t, to, to);
+                if within(t) {
                     startup += t - p.began.as_secs_f64();
                     started += 1;
                 }
@@ -190,7 +222,9 @@ pub(super) fn player(v: &crate::scenario::VideoSpec) -> Box<WebApp> {
 
 #[cfg(test)]
 mod tests {
-    use super::overlap;
+    use super::{measured_overlap, overlap};
+    use crate::scenario::{Phase, Windows};
+    use crate::units::SimTime;
 
     #[test]
     fn overlap_of_intervals() {
@@ -198,5 +232,33 @@ mod tests {
         assert_eq!(overlap(1.0, 3.0, 4.0, 5.0), 0.0);
         assert_eq!(overlap(2.5, 3.0, 2.0, 5.0), 0.5);
         assert_eq!(overlap(0.0, 9.0, 2.0, 5.0), 3.0);
+    }
+
+    /// A periodic phase from 10 s to 20 s, 1 s every 4 s from 11 s:
+    /// windows [11, 12), [15, 16), [19, 20). A stall over [11.5, 17] is
+    /// measured 0.5 + 1 = 1.5 s; one over [0, 30] with now at 19.5 s,
+    /// 1 + 1 + 0.5 = 2.5 s; between two windows, nothing; a plain phase
+    /// takes its span.
+    #[test]
+    fn overlap_with_a_periodic_phase() {
+        let s = SimTime::from_secs;
+        let p = Phase {
+            from: s(10),
+            to: s(20),
+            windows: Some(Windows {
+                every: s(4),
+                length: s(1),
+                offset: s(1),
+            }),
+        };
+        // Seconds in floating point: equal to a nanosecond.
+        let near = |x: f64, y: f64| assert!((x - y).abs() < 1e-9, "{x} against {y}");
+        near(measured_overlap(&p, 11.5, 17.0, 20.0), 1.5);
+        near(measured_overlap(&p, 0.0, 30.0, 19.5), 2.5);
+        near(measured_overlap(&p, 12.0, 15.0, 20.0), 0.0);
+        near(
+            measured_overlap(&Phase::span(s(10), s(20)), 0.0, 30.0, 20.0),
+            10.0,
+        );
     }
 }

@@ -176,6 +176,70 @@ pub struct FlowStats {
     pub timeouts_undone: u64,
 }
 
+impl FlowStats {
+    /// `self + (later - earlier)` field by field (a periodic phase's
+    /// counters moved on by a gap between two of its windows). Every field
+    /// is named, so a new one is not forgotten.
+    pub fn plus_since(&self, later: &FlowStats, earlier: &FlowStats) -> FlowStats {
+        let FlowStats {
+            data_sent,
+            data_arrived,
+            segments_delivered,
+            rtt_sum_s,
+            rtt_samples,
+            data_dropped,
+            retransmits,
+            timeouts,
+            fast_retransmits,
+            marks_seen,
+            ecn_reductions,
+            syn_retransmits,
+            ecn_fallbacks,
+            syn_drops,
+            synacks_sent,
+            synack_drops,
+            synack_marks,
+            request_retransmits,
+            fins_sent,
+            fin_acks_sent,
+            pages_waited,
+            sack_recoveries,
+            rack_detections,
+            tlp_probes,
+            timeouts_undone,
+        } = *later;
+        FlowStats {
+            data_sent: self.data_sent + (data_sent - earlier.data_sent),
+            data_arrived: self.data_arrived + (data_arrived - earlier.data_arrived),
+            segments_delivered: self.segments_delivered
+                + (segments_delivered - earlier.segments_delivered),
+            rtt_sum_s: self.rtt_sum_s + (rtt_sum_s - earlier.rtt_sum_s),
+            rtt_samples: self.rtt_samples + (rtt_samples - earlier.rtt_samples),
+            data_dropped: self.data_dropped + (data_dropped - earlier.data_dropped),
+            retransmits: self.retransmits + (retransmits - earlier.retransmits),
+            timeouts: self.timeouts + (timeouts - earlier.timeouts),
+            fast_retransmits: self.fast_retransmits + (fast_retransmits - earlier.fast_retransmits),
+            marks_seen: self.marks_seen + (marks_seen - earlier.marks_seen),
+            ecn_reductions: self.ecn_reductions + (ecn_reductions - earlier.ecn_reductions),
+            syn_retransmits: self.syn_retransmits + (syn_retransmits - earlier.syn_retransmits),
+            ecn_fallbacks: self.ecn_fallbacks + (ecn_fallbacks - earlier.ecn_fallbacks),
+            syn_drops: self.syn_drops + (syn_drops - earlier.syn_drops),
+            synacks_sent: self.synacks_sent + (synacks_sent - earlier.synacks_sent),
+            synack_drops: self.synack_drops + (synack_drops - earlier.synack_drops),
+            synack_marks: self.synack_marks + (synack_marks - earlier.synack_marks),
+            request_retransmits: self.request_retransmits
+                + (request_retransmits - earlier.request_retransmits),
+            fins_sent: self.fins_sent + (fins_sent - earlier.fins_sent),
+            fin_acks_sent: self.fin_acks_sent + (fin_acks_sent - earlier.fin_acks_sent),
+            pages_waited: self.pages_waited + (pages_waited - earlier.pages_waited),
+            sack_recoveries: self.sack_recoveries + (sack_recoveries - earlier.sack_recoveries),
+            rack_detections: self.rack_detections + (rack_detections - earlier.rack_detections),
+            tlp_probes: self.tlp_probes + (tlp_probes - earlier.tlp_probes),
+            timeouts_undone: self.timeouts_undone + (timeouts_undone - earlier.timeouts_undone),
+        }
+    }
+}
+
 /// The sender's last window reduction (ns-2's `last_cwnd_action_`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Cut {
