@@ -211,8 +211,9 @@ pub struct World {
     pings: PingTable,
     /// Completed web transfers.
     responses: ResponseTable,
-    /// Video sessions' segments and stalls.
-    videos: video::VideoTable,
+    /// Video sessions' segments and stalls (boxed: read only by video
+    /// sessions, it keeps the fields after it where they were).
+    videos: Box<video::VideoTable>,
     meta: Vec<FlowMeta>,
     groups: Vec<GroupState>,
     out: Vec<Seg>,
