@@ -94,22 +94,11 @@ impl World {
         if p.fetching {
             return;
         }
-        let first = p.requested == 0;
+        let reuse = p.requested > 0;
         let bytes = p.ask(now);
         let (n, last) = segments(bytes, mss);
-        let mut out = std::mem::take(&mut self.out);
-        let fl = &mut self.flows[f];
-        if first {
-            p.end = n;
-            fl.new_passive_connection();
-            self.tag[f].conn = self.tag[f].conn.wrapping_add(1);
-            fl.client_connect(now, n, last, &mut out);
-        } else {
-            p.end += n;
-            fl.client_request(now, n, last, &mut out);
-        }
-        self.emit(f, &mut out);
-        self.out = out;
+        p.end = if reuse { p.end + n } else { n };
+        self.client_ask(f, reuse, n, last);
     }
 
     /// A packet of video session `f` arrived: if the segment's last byte is

@@ -301,22 +301,40 @@ impl World {
         let reuse = s.p.http == Http::V11 && s.object > 0;
         let o = s.draw_object(mss);
         s.started = now;
-        let mut out = std::mem::take(&mut self.out);
-        let fl = &mut self.flows[f];
         if s.p.http == Http::WebTraf {
             s.end = o.segments;
             s.requesting = true;
+            let mut out = std::mem::take(&mut self.out);
+            let fl = &mut self.flows[f];
             fl.new_request_connection();
             self.tag[f].conn = self.tag[f].conn.wrapping_add(1);
             fl.client_connect(now, o.segments, o.last_payload, &mut out);
-        } else if reuse {
-            s.end += o.segments;
-            fl.client_request(now, o.segments, o.last_payload, &mut out);
+            self.emit(f, &mut out);
+            self.out = out;
         } else {
-            s.end = o.segments;
+            s.end = if reuse {
+                s.end + o.segments
+            } else {
+                o.segments
+            };
+            self.client_ask(f, reuse, o.segments, o.last_payload);
+        }
+    }
+
+    /// The client of passive flow `f` asks for a response of `segments`
+    /// segments, the last carrying `last_payload` bytes: on its open
+    /// persistent connection (`reuse`), or over a new connection it opens
+    /// with a SYN.
+    pub(super) fn client_ask(&mut self, f: usize, reuse: bool, segments: u64, last_payload: u32) {
+        let now = self.now;
+        let mut out = std::mem::take(&mut self.out);
+        let fl = &mut self.flows[f];
+        if reuse {
+            fl.client_request(now, segments, last_payload, &mut out);
+        } else {
             fl.new_passive_connection();
             self.tag[f].conn = self.tag[f].conn.wrapping_add(1);
-            fl.client_connect(now, o.segments, o.last_payload, &mut out);
+            fl.client_connect(now, segments, last_payload, &mut out);
         }
         self.emit(f, &mut out);
         self.out = out;
