@@ -65,6 +65,17 @@ def _canon(v: Any) -> str:
     return json.dumps(v, sort_keys=True, separators=(",", ":"), default=str)
 
 
+def selects(
+    factors: Sequence[Factor], fkey: Sequence[int | None], wanted: Mapping[str, Sequence[Any]]
+) -> bool:
+    """Whether the factor positions ``fkey`` (None: a factor taken over all its values) lie
+    among the ``wanted`` values of each factor named there; a factor not named is free."""
+    for f, idx in zip(factors, fkey, strict=True):
+        if f.name in wanted and (idx is None or all(f.index(v) != idx for v in wanted[f.name])):
+            return False
+    return True
+
+
 @dataclass(frozen=True)
 class Factor:
     name: str
@@ -121,12 +132,7 @@ class Metric:
 
     def applies(self, factors: Sequence[Factor], fkey: Sequence[int | None]) -> bool:
         """Whether the metric is measured at the factor positions ``fkey``."""
-        for f, idx in zip(factors, fkey, strict=True):
-            if f.name in self.factors and (
-                idx is None or idx not in {f.index(v) for v in self.factors[f.name]}
-            ):
-                return False
-        return True
+        return selects(factors, fkey, self.factors)
 
 
 @dataclass(frozen=True)

@@ -29,7 +29,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from aqmlab.report.data import ALL, Experiment
+from aqmlab.report.data import ALL, Experiment, selects
 from aqmlab.report.tables import Cell, fmt_value
 
 __all__ = ["OPS", "Check", "Relation", "check_relations", "parse_relations"]
@@ -133,11 +133,7 @@ def check_relations(
     out: list[Check] = []
     for ri, r in enumerate(rels):
         for fkey in fkeys:
-            skip = False
-            for f, idx in zip(exp.factors, fkey, strict=True):
-                if f.name in r.factors and (idx is None or f.index(r.factors[f.name]) != idx):
-                    skip = True
-            if skip:
+            if not selects(exp.factors, fkey, {k: [v] for k, v in r.factors.items()}):
                 continue
             ref = math.nan
             if r.than is not None:

@@ -40,7 +40,7 @@ from typing import Any
 import numpy as np
 from rich.table import Table
 
-from aqmlab.report.data import ALL, Experiment, Metric, Output, Paper
+from aqmlab.report.data import ALL, Experiment, Metric, Output, Paper, selects
 
 __all__ = [
     "NOT_GIVEN",
@@ -390,12 +390,7 @@ def _entry_for(
     for p in entries:
         if p.scheme != scheme or p.metric != metric or p.phase != phase:
             continue
-        ok = True
-        for f, idx in zip(exp.factors, fkey, strict=True):
-            if f.name in p.factors and (idx is None or f.index(p.factors[f.name]) != idx):
-                ok = False
-                break
-        if ok:
+        if selects(exp.factors, fkey, {k: [v] for k, v in p.factors.items()}):
             return p
     return None
 
