@@ -328,8 +328,12 @@ impl TcpFlow {
                 }
                 // The request also acknowledges (and may echo ECE).
                 self.on_ack(now, ack, f & !flags::REQ, ecn, out);
-                if self.cfg.tcp.slow_start_after_idle() {
-                    self.restart_after_idle(now);
+                if self.snd_max == self.snd_una {
+                    // The server was application limited: it sends again.
+                    if self.cfg.tcp.slow_start_after_idle() {
+                        self.restart_after_idle(now);
+                    }
+                    self.cubic_after_idle(now, now.saturating_sub(self.last_sent));
                 }
                 self.accept_request(now, out);
             }

@@ -348,6 +348,18 @@ impl Cubic {
             h.reset(now, sent);
         }
     }
+
+    /// The flow sends again at `now` after `idle` with nothing in flight
+    /// (application limited): the stage's start moves on by the idle
+    /// time, no later than `now`, so that the curve resumes where it
+    /// stood (RFC 9438 section 5.8: t leaves out the time the flow was
+    /// application limited; Linux's `cubictcp_cwnd_event` on
+    /// `CA_EVENT_TX_START`).
+    pub fn after_idle(&mut self, now: SimTime, idle: SimTime) {
+        if let Some(e) = self.epoch {
+            self.epoch = Some((e + idle).min(now));
+        }
+    }
 }
 
 /// CUBIC (`tcp.variant = "cubic"`): Reno's slow start and RFC 9438's
@@ -480,6 +492,15 @@ impl TcpFlow {
         }
     }
 
+    /// A CUBIC flow sends again at `now` with nothing in flight
+    /// ([`Cubic::after_idle`]); other variants are left as they are.
+    #[cold]
+    pub(in crate::transport::tcp) fn cubic_after_idle(&mut self, now: SimTime, idle: SimTime) {
+        if let Some(State::Cubic(c)) = self.cc.as_deref_mut() {
+            c.after_idle(now, idle);
+        }
+    }
+
     #[cold]
     pub(in crate::transport::tcp) fn cubic_avoidance(&mut self, now: SimTime, acked: u64) {
         let rtt = self.srtt_s();
@@ -495,6 +516,26 @@ mod tests {
 
     fn ms(x: u64) -> SimTime {
         SimTime::from_millis(x)
+    }
+
+    /// RFC 9438 section 5.8 / Linux's `CA_EVENT_TX_START`: a stage begun
+    /// at 1 s, the flow idle 2 s until 5 s: the stage now begins at 3 s
+    /// (the curve stands where it stood at 3 s, not 5 s); an idle time
+    /// longer than the stage moves it to now at most; no stage, nothing
+    /// to move.
+    #[test]
+    fn idle_time_moves_the_stage_on() {
+        let mut c = Cubic {
+            epoch: Some(ms(1000)),
+            ..Cubic::default()
+        };
+        c.after_idle(ms(5000), ms(2000));
+        assert_eq!(c.epoch, Some(ms(3000)));
+        c.after_idle(ms(6000), ms(9000));
+        assert_eq!(c.epoch, Some(ms(6000)));
+        let mut c = Cubic::default();
+        c.after_idle(ms(5000), ms(2000));
+        assert_eq!(c.epoch, None);
     }
 
     #[test]
