@@ -78,6 +78,7 @@ def test_the_same_seed_gives_the_same_figures(runs: dict[str, Path], tmp_path: P
         ('traffic[1].segment="5ms"', "traffic[1].segment", "[10ms, 600s]"),
         ("traffic[1].window=0", "traffic[1].window", "[1, 100] segments"),
         ('traffic[1].buffer="3s"', "traffic[1].buffer", "2 x segment = 4s"),
+        ('traffic[1].request_size="70KB"', "traffic[1].request_size", "[1, 65495] bytes"),
     ],
 )
 def test_bad_keys_are_refused_naming_the_field(override: str, field: str, fragment: str) -> None:

@@ -215,6 +215,22 @@ impl VideoFrames {
     }
 }
 
+/// A request's payload (`request_size`, a passive group's key: `web`,
+/// `video`): bytes, default 300, one segment at most.
+pub(super) fn decode_request_size(t: &mut Table) -> SpecResult<u64> {
+    let n = match t.take("request_size") {
+        Some(v) => as_bytes(&v, &t.field_path("request_size"))?,
+        None => web::REQUEST_SIZE,
+    };
+    if n == 0 || n > u64::from(65_535 - HEADER_BYTES) {
+        return Err(SpecError::new(
+            t.field_path("request_size"),
+            format!("{n} bytes is outside the allowed range [1, 65495] bytes (one segment)"),
+        ));
+    }
+    Ok(n)
+}
+
 /// `base_rtt`: on the dumbbell, a time or `{ uniform = [lo, hi] }` whose
 /// lower bound is at least the bottleneck's round trip (2 x
 /// `bottleneck_delay`), since the access delays take the rest of it.
@@ -805,7 +821,7 @@ impl WebSpec {
         let size_sigma = t.f64("size_sigma", web::SIZE_SIGMA)?;
         let size_tail = t.f64("size_tail", web::SIZE_TAIL)?;
         let size_max = bytes(t, "size_max", web::SIZE_MAX)?;
-        let request_size = bytes(t, "request_size", web::REQUEST_SIZE)?;
+        let request_size = decode_request_size(t)?;
         if size_median == 0 {
             return Err(SpecError::new(
                 t.field_path("size_median"),
@@ -823,12 +839,6 @@ impl WebSpec {
             return Err(SpecError::new(
                 t.field_path("size_max"),
                 format!("{size_max} bytes is outside the allowed range (size_median = {size_median} bytes, 1e12 bytes]"),
-            ));
-        }
-        if request_size == 0 || request_size > (65_535 - HEADER_BYTES) as u64 {
-            return Err(SpecError::new(
-                t.field_path("request_size"),
-                format!("{request_size} bytes is outside the allowed range [1, 65495] bytes (one segment)"),
             ));
         }
         let sizes = SizeDist::new(size_median as f64, size_sigma, size_tail, size_max as f64)

@@ -18,12 +18,11 @@
 //!   al.); the first segment at the lowest bitrate.
 
 use super::decode::{as_rate, check_range, SpecError, SpecResult, Table};
-use super::spec::{TimeDist, HEADER_BYTES};
+use super::spec::{ser_bytes, TimeDist};
 use super::tcp::{TcpOverrides, TcpSpec};
 use super::topo::PathSpec;
 use super::traffic::Direction;
 use super::value::Value;
-use super::web::REQUEST_SIZE;
 use crate::units::{BitRate, SimTime};
 use serde::Serialize;
 
@@ -65,7 +64,8 @@ pub struct VideoSpec {
     /// Segments whose download rates make the estimate.
     pub window: u32,
     /// Bytes of a request's payload.
-    pub request_size: u32,
+    #[serde(serialize_with = "ser_bytes")]
+    pub request_size: u64,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ecn: Option<bool>,
     #[serde(flatten)]
@@ -128,13 +128,7 @@ impl VideoSpec {
                 format!("{window} is outside the allowed range [1, 100] segments"),
             ));
         }
-        let request_size = t.u64("request_size", REQUEST_SIZE)?;
-        if request_size == 0 || request_size > u64::from(65_535 - HEADER_BYTES) {
-            return Err(SpecError::new(
-                t.field_path("request_size"),
-                format!("{request_size} bytes is outside the allowed range [1, 65495] bytes (one segment)"),
-            ));
-        }
+        let request_size = super::traffic::decode_request_size(t)?;
         let ecn = t.opt_bool("ecn")?;
         let group_tcp = TcpOverrides::decode(t, tcp)?;
         group_tcp.check_ecn(t, tcp, ecn)?;
@@ -149,7 +143,7 @@ impl VideoSpec {
             startup,
             safety,
             window,
-            request_size: request_size as u32,
+            request_size,
             ecn,
             tcp: group_tcp,
             path: c.path,

@@ -60,7 +60,7 @@ impl World {
                     TcpConfig::passive(&tcp, w.ecn.unwrap_or(sc.tcp.ecn), w.request_size as u32)
                 }
                 TrafficSpec::Video(v) => {
-                    TcpConfig::passive(&tcp, v.ecn.unwrap_or(sc.tcp.ecn), v.request_size)
+                    TcpConfig::passive(&tcp, v.ecn.unwrap_or(sc.tcp.ecn), v.request_size as u32)
                 }
                 TrafficSpec::Cbr(u) | TrafficSpec::UdpOnoff(u) | TrafficSpec::Ping(u) => {
                     // Only the statistics are used; mss = payload of a packet.
