@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pyarrow.parquet as pq
 import pytest
 
 from aqmlab.experiments.catalog import find_preset
@@ -75,6 +76,27 @@ def test_the_quick_form_checks_every_relation(quick: Path) -> None:
         assert all(ln.endswith(("| kept |", "| not kept |")) for ln in rows), rows
     # The per-class ratio, DualPI2's L p99 and C mean are real numbers for DualPI2.
     assert "Rate ratio per flow class" in md and "DualPI2's queues" in md
+
+
+def test_the_flow_classes_delays_are_measured_under_every_scheme(quick: Path) -> None:
+    """Each group's packets' delays at the bottleneck (`metrics.group_delays`): a number for
+    every scheme and point, and under DualPI2 its L and C queues' own figures."""
+    md = (quick / "report" / "tables.md").read_text()
+    head = "### Queueing delay per flow class, every scheme"
+    assert head in md
+    block = md.split(head, 1)[1].split("### ", 1)[0]
+    rows = [ln for ln in block.splitlines() if ln.startswith("| ") and "scheme" not in ln]
+    assert len(rows) == 5 * 2, rows
+    assert all("could not" not in ln and "nan" not in ln.lower() for ln in rows), rows
+    t = pq.read_table(quick / "summary.parquet").to_pylist()
+    whole = [r for r in t if r["phase"] == "all"]
+    assert len(whole) == 20
+    for r in whole:
+        assert r["bottleneck.groups.0.delay_p99_s"] > 0, r["scheme"]
+        assert r["bottleneck.groups.1.delay_mean_s"] > 0, r["scheme"]
+        if r["scheme"] == "DualPI2":
+            assert r["bottleneck.groups.0.delay_p99_s"] == r["bottleneck.l_queue_delay_p99_s"]
+            assert r["bottleneck.groups.1.delay_mean_s"] == r["bottleneck.c_queue_delay_mean_s"]
 
 
 @pytest.mark.skipif(chromium() is None, reason="chromium is not installed: `make browser`")

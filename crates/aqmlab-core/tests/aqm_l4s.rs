@@ -167,3 +167,58 @@ fn classic_pie_marks_ect1_as_ect0() {
     assert_eq!(b0.marks_ect0, b1.marks_ect1);
     assert_eq!(b0.queuing_delay_mean_s, b1.queuing_delay_mean_s);
 }
+
+/// `metrics.group_delays` keeps each traffic group's sojourn times apart:
+/// with the ECT(1) group alone in DualPI2's L queue and the classic group
+/// alone in C, group 0's figures are L's and group 1's are C's, to the
+/// last digit; and keeping them changes nothing the run does.
+#[test]
+fn group_delays_through_dualpi2_are_its_two_queues() {
+    let scenario = |groups: bool| {
+        format!(
+            r#"
+duration = "20s"
+seed = 1
+[topology]
+bottleneck_rate = "100Mbps"
+bottleneck_delay = "8ms"
+access_rate = "1Gbps"
+access_delay = "1ms"
+buffer = 4000
+[aqm]
+kind = "dualpi2"
+[tcp]
+profile = "linux"
+ecn = true
+dctcp = "rfc8257"
+{PAIR}
+[metrics]
+start = "10s"
+group_delays = {groups}
+"#
+        )
+    };
+    let with = run(&scenario(true));
+    let without = run(&scenario(false));
+    let b = &with.summary.bottleneck;
+    let (l, c) = (&b.groups["0"], &b.groups["1"]);
+    println!("group 0: {l:?}\ngroup 1: {c:?}");
+    assert_eq!(b.groups.len(), 2);
+    assert_eq!(Some(l.delay_mean_s), b.l_queue_delay_mean_s);
+    assert_eq!(Some(l.delay_p99_s), b.l_queue_delay_p99_s);
+    assert_eq!(Some(c.delay_mean_s), b.c_queue_delay_mean_s);
+    assert_eq!(Some(c.delay_p99_s), b.c_queue_delay_p99_s);
+    assert!(l.delay_p99_s < 0.002 && c.delay_mean_s > 0.005);
+    assert_eq!(l.packets + c.packets, b.departures);
+    // The link's own quantiles lie between the two groups'.
+    assert!(l.delay_p50_s <= b.queuing_delay_p50_s && b.queuing_delay_p50_s <= c.delay_p50_s);
+    assert!(b.queuing_delay_max_s == l.delay_max_s.max(c.delay_max_s));
+    // A measurement only: the run is the same without it.
+    let o = &without.summary.bottleneck;
+    assert!(o.groups.is_empty());
+    assert_eq!(with.flows.goodput_bps, without.flows.goodput_bps);
+    assert_eq!(
+        (b.departures, b.marks, b.drops_early, b.queuing_delay_mean_s),
+        (o.departures, o.marks, o.drops_early, o.queuing_delay_mean_s)
+    );
+}

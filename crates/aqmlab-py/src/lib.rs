@@ -53,6 +53,7 @@ fn estimate<'py>(py: Python<'py>, json: &str) -> PyResult<Bound<'py, PyDict>> {
     d.set_item("pcap_packets", e.pcap_packets)?;
     d.set_item("phases", e.phases)?;
     d.set_item("snapshot_flows", e.snapshot_flows)?;
+    d.set_item("group_delays", e.group_delays)?;
     Ok(d)
 }
 

@@ -446,7 +446,7 @@ impl Link {
             let sojourn = d.start - d.info.enq_time;
             self.stats.sojourn_ns += sojourn.0 as u128;
             if let Some(m) = self.monitor.as_mut() {
-                m.sojourn(sojourn);
+                m.sojourn(sojourn, d.info.flow);
             }
         }
     }
@@ -975,7 +975,7 @@ impl Link {
         let sojourn = now - arena.get(id).enq_time;
         self.stats.sojourn_ns += sojourn.0 as u128;
         if let Some(m) = self.monitor.as_mut() {
-            m.sojourn(sojourn);
+            m.sojourn(sojourn, arena.get(id).flow);
             if let Some(c) = m.capture.as_mut() {
                 c.record(now, arena.get(id));
             }

@@ -68,6 +68,11 @@ pub const PCAP_PACKET_BYTES: u64 = 160;
 /// `scenarios/web.toml`; 52 KB with 10 000 phases once the summary counted
 /// marks and drops per ECN codepoint), rounded up.
 pub const PHASE_BYTES: u64 = 60_000;
+/// Bytes one traffic group's queueing delays cost per measurement interval
+/// and monitored link (`metrics.group_delays`): a histogram of
+/// [`crate::metrics::DELAY_BINS`] counters (7.8 KB) and its figures in the
+/// summary through the engine, JSON and Python, rounded up.
+pub const GROUP_DELAY_BYTES: u64 = 10_000;
 /// Bytes an open measurement interval keeps per flow: the flow's counters
 /// as they stood when the interval began (measured 170 B per flow and
 /// overlapping phase: 2000 phases over the same span of
@@ -100,6 +105,9 @@ pub struct MemoryEstimate {
     /// Flow records kept by the measurement intervals open at one time, at
     /// their most (the intervals open at once x the flows).
     pub snapshot_flows: f64,
+    /// Per-group delay histograms (`metrics.group_delays`): traffic groups
+    /// x measurement intervals x monitored links (0 without the switch).
+    pub group_delays: f64,
 }
 
 impl MemoryEstimate {
@@ -123,6 +131,10 @@ impl MemoryEstimate {
     pub fn phase_bytes(&self) -> f64 {
         self.phases * PHASE_BYTES as f64 + self.snapshot_flows * SNAPSHOT_FLOW_BYTES as f64
     }
+    /// Bytes of the per-group delay histograms.
+    pub fn group_delay_bytes(&self) -> f64 {
+        self.group_delays * GROUP_DELAY_BYTES as f64
+    }
     /// Bytes in all.
     pub fn bytes(&self) -> f64 {
         self.queue_bytes()
@@ -130,6 +142,7 @@ impl MemoryEstimate {
             + self.flow_bytes()
             + self.series_bytes()
             + self.phase_bytes()
+            + self.group_delay_bytes()
     }
 }
 
@@ -587,6 +600,12 @@ impl Scenario {
                 0.0
             },
             pcap_packets: self.metrics.pcap as f64,
+            group_delays: if self.metrics.group_delays {
+                let l = links + u64::from(self.dumbbell().is_some());
+                self.traffic.len() as f64 * (self.metrics.phases.len() + 1) as f64 * l as f64
+            } else {
+                0.0
+            },
         }
     }
 
@@ -646,6 +665,19 @@ impl Scenario {
             return Ok(());
         }
         let tail = format!("about {} in all; {source}", human_bytes(e.bytes()));
+        let g = e.group_delay_bytes();
+        if g >= e.bytes() / 2.0 {
+            return Err(SpecError::new(
+                "metrics.group_delays",
+                format!(
+                    "the queueing delays of {} traffic groups kept apart over {} measurement \
+                     intervals would take {}, {tail}; turn it off, or use fewer phases",
+                    self.traffic.len(),
+                    self.metrics.phases.len() + 1,
+                    human_bytes(g)
+                ),
+            ));
+        }
         let p = e.phase_bytes();
         if p >= e.bytes() / 2.0 {
             return Err(SpecError::new(
@@ -901,6 +933,29 @@ flows = 10
         // A UDP source at 1000000 Gbps: one packet per ns, 2e10 in 20 s.
         let udp = "[[traffic]]\nkind = \"cbr\"\nrate = \"1000000Gbps\"\n";
         assert_eq!(path_of(udp), "traffic[1].rate");
+    }
+
+    #[test]
+    fn group_delays_are_estimated_and_refused_past_memory() {
+        // One group, the main interval and two phases, both directions of
+        // the dumbbell's bottleneck: 1 x 3 x 2 histograms.
+        let on = "[metrics]\ngroup_delays = true\nphases = [[1, 2], [2, 3]]\n";
+        let e = check(on).unwrap().estimate_memory();
+        assert_eq!(e.group_delays, 6.0);
+        let off = check("[metrics]\nphases = [[1, 2], [2, 3]]\n").unwrap();
+        assert_eq!(off.estimate_memory().group_delays, 0.0);
+        assert_eq!(
+            e.bytes() - off.estimate_memory().bytes(),
+            6.0 * GROUP_DELAY_BYTES as f64
+        );
+        // 100 groups over 11 intervals in 10 MB: 22 MB of histograms.
+        let groups = "[[traffic]]\nkind = \"bulk\"\nflows = 1\n".repeat(99);
+        let phases: Vec<String> = (1..=10).map(|i| format!("[{i}, {}]", i + 1)).collect();
+        let many = format!(
+            "{groups}[metrics]\ngroup_delays = true\nmemory_limit = \"10MB\"\nphases = [{}]\n",
+            phases.join(", ")
+        );
+        assert_eq!(path_of(&many), "metrics.group_delays");
     }
 
     #[test]

@@ -45,6 +45,10 @@ pub struct MetricsSpec {
     /// where that is measured too (0: no capture).
     #[serde(skip_serializing_if = "is_zero")]
     pub pcap: u64,
+    /// Keep the queueing delays of each traffic group's packets apart on
+    /// every monitored link (`bottleneck.groups` in the summaries).
+    #[serde(skip_serializing_if = "is_false")]
+    pub group_delays: bool,
 }
 
 fn is_zero(n: &u64) -> bool {
@@ -96,6 +100,7 @@ impl MetricsSpec {
             trace: t.bool("trace", false)?,
             trace_limit: t.u64("trace_limit", DEFAULT_TRACE_LIMIT)?,
             pcap: t.u64("pcap", 0)?,
+            group_delays: t.bool("group_delays", false)?,
         };
         t.finish()?;
         if m.sample_interval == SimTime::ZERO {

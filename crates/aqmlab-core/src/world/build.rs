@@ -216,6 +216,9 @@ impl World {
                     ..Default::default()
                 });
             }
+            if sc.metrics.group_delays {
+                m.keep_groups(meta.iter().map(|fm| fm.group).collect());
+            }
             built.links[*l].monitor = Some(m);
         }
         if sc.metrics.pcap > 0 {

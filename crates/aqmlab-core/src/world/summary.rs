@@ -10,12 +10,13 @@
 use super::results::ResponseTable;
 use super::World;
 use crate::aqm::AqmImpl;
-use crate::metrics::{jain, LinkStats, QueueFigures};
+use crate::metrics::{jain, GroupDelay, LinkStats, QueueFigures};
 use crate::packet::Ecn;
 use crate::scenario::Direction;
 use crate::transport::FlowStats;
 use crate::units::SimTime;
 use serde::Serialize;
+use std::collections::BTreeMap;
 
 /// Every scalar figure of a run.
 #[derive(Clone, Debug, Default, Serialize)]
@@ -146,6 +147,12 @@ pub struct BottleneckSummary {
     pub c_queue_delay_mean_s: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub c_queue_delay_p99_s: Option<f64>,
+    /// `metrics.group_delays`: the sojourn times of each traffic group's
+    /// packets, keyed by the group's index in `[[traffic]]` (as a string,
+    /// `groups.0.delay_p99_s`), for the groups with packets that left the
+    /// queue in the interval.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub groups: BTreeMap<String, GroupDelay>,
 }
 
 /// A monitored link's figures with its name.
@@ -376,6 +383,7 @@ impl World {
                 - link.pending_tx_bits(end);
             let mut figures =
                 link_figures(&link.stats.since(&base), &q, capacity, interval, sent_bits);
+            figures.groups = q.groups.iter().map(|(g, d)| (g.to_string(), *d)).collect();
             if matches!(*link.aqm, AqmImpl::DualPi2(_)) {
                 let [l, c] = q.class_delay;
                 figures.l_queue_delay_mean_s = Some(l.mean_s);
