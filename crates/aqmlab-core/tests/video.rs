@@ -135,3 +135,79 @@ rate = "0.2Mbps"
     assert!(v.switches >= 1, "{v:?}");
     assert!(v.bitrate_mean_bps < 4.3e6, "{v:?}");
 }
+
+/// Two video groups in one run, one with a ladder that stops at 1.2 Mbit/s:
+/// `summary.video.groups` keeps each group's sessions apart (keyed by the
+/// group's `[[traffic]]` index, the bulk group between them has none), and
+/// the groups' counts add up to the total, whose bitrate is their
+/// segment-weighted mean. With one video group its only entry is the total.
+#[test]
+fn each_video_group_has_its_own_figures() {
+    let capped = r#"
+[[traffic]]
+kind = "video"
+base_rtt = "100ms"
+bitrates = ["300kbps", "750kbps", "1.2Mbps"]
+"#;
+    let r = video("10Mbps", 2, "60s", "");
+    let v = r.summary.video.as_ref().unwrap();
+    assert_eq!(v.groups.len(), 1);
+    let g = &v.groups["0"];
+    assert!(g.groups.is_empty());
+    assert_eq!(
+        (
+            g.sessions,
+            g.segments,
+            g.switches,
+            g.stalls,
+            g.bitrate_mean_bps
+        ),
+        (
+            v.sessions,
+            v.segments,
+            v.switches,
+            v.stalls,
+            v.bitrate_mean_bps
+        )
+    );
+    // The capped group comes after the bulk group: [[traffic]] index 2.
+    let text = format!(
+        r#"
+duration = "60s"
+seed = 1
+[topology]
+bottleneck_rate = "10Mbps"
+bottleneck_delay = "1ms"
+buffer = 100
+[tcp]
+profile = "linux"
+variant = "newreno"
+[[traffic]]
+kind = "video"
+base_rtt = "100ms"
+[[traffic]]
+kind = "bulk"
+flows = 2
+base_rtt = "100ms"
+{capped}
+[metrics]
+start = "20s"
+"#
+    );
+    let r = run(&text);
+    let v = r.summary.video.as_ref().unwrap();
+    let keys: Vec<&str> = v.groups.keys().map(String::as_str).collect();
+    assert_eq!(keys, ["0", "2"]);
+    let (a, b) = (&v.groups["0"], &v.groups["2"]);
+    println!("all {v:?}");
+    assert_eq!((a.sessions, b.sessions, v.sessions), (1, 1, 2));
+    assert_eq!(a.segments + b.segments, v.segments);
+    assert_eq!(a.switches + b.switches, v.switches);
+    assert_eq!(a.stalls + b.stalls, v.stalls);
+    assert!((a.stall_time_s + b.stall_time_s - v.stall_time_s).abs() < 1e-9);
+    assert!(b.bitrate_mean_bps <= 1.2e6 && a.bitrate_mean_bps > b.bitrate_mean_bps);
+    let weighted = (a.bitrate_mean_bps * a.segments as f64
+        + b.bitrate_mean_bps * b.segments as f64)
+        / v.segments as f64;
+    assert!((weighted / v.bitrate_mean_bps - 1.0).abs() < 1e-12);
+}

@@ -12,6 +12,7 @@ use crate::traffic::video::Player;
 use crate::traffic::web::segments;
 use crate::units::SimTime;
 use serde::Serialize;
+use std::collections::BTreeMap;
 
 /// What the video sessions did: one row per segment received, one per
 /// stall that ended.
@@ -50,6 +51,11 @@ pub struct VideoSummary {
     /// the sessions whose playback started in the interval.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub startup_delay_mean_s: Option<f64>,
+    /// The same figures for each video group's sessions alone, keyed by
+    /// the group's index in `[[traffic]]` (as a string: `groups.9.stalls`);
+    /// empty in a group's own figures.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub groups: BTreeMap<String, VideoSummary>,
 }
 
 /// The length of [a, b] within [from, to].
@@ -141,8 +147,32 @@ impl World {
 
     /// The video sessions' figures over `phase` (the measurement
     /// interval, or a phase: over its windows if periodic) up to `end`,
-    /// now.
+    /// now: all sessions together, and each video group's apart.
     pub(super) fn video_summary(&self, phase: &Phase, end: SimTime) -> Option<VideoSummary> {
+        let mut all = self.video_figures(phase, end, |_| true)?;
+        let mut groups: Vec<u32> = (0..self.web.len())
+            .filter(|&f| matches!(self.web[f].as_deref(), Some(WebApp::Video(_))))
+            .map(|f| self.meta[f].group)
+            .collect();
+        groups.sort_unstable();
+        groups.dedup();
+        for g in groups {
+            let of_group = |f: usize| self.meta[f].group == g;
+            if let Some(s) = self.video_figures(phase, end, of_group) {
+                all.groups.insert(g.to_string(), s);
+            }
+        }
+        Some(all)
+    }
+
+    /// [`World::video_summary`]'s figures of the sessions of the flows
+    /// `keep` takes (`None` if it takes none that asked for a segment).
+    fn video_figures(
+        &self,
+        phase: &Phase,
+        end: SimTime,
+        keep: impl Fn(usize) -> bool,
+    ) -> Option<VideoSummary> {
         let (from, to) = (phase.from.as_secs_f64(), end.as_secs_f64());
         let within = |t: f64| match phase.windows {
             None => t >= from && t <= to,
@@ -152,22 +182,28 @@ impl World {
         let mut bits = 0.0;
         let v = &self.videos;
         for i in 0..v.seg_end_s.len() {
-            if within(v.seg_end_s[i]) {
+            if keep(v.seg_flow[i] as usize) && within(v.seg_end_s[i]) {
                 s.segments += 1;
                 bits += v.seg_bitrate_bps[i] as f64;
                 s.switches += u64::from(v.seg_switched[i]);
             }
         }
         for i in 0..v.stall_start_s.len() {
+            if !keep(v.stall_flow[i] as usize) {
+                continue;
+            }
             let (a, b) = (v.stall_start_s[i], v.stall_end_s[i]);
             s.stall_time_s += measured_overlap(phase, a, b, to);
             s.stalls += u64::from(within(a));
         }
         let (mut watched, mut startup, mut started) = (0.0, 0.0, 0u64);
-        for app in self.web.iter().flatten() {
-            let WebApp::Video(p) = app.as_ref() else {
+        for (f, app) in self.web.iter().enumerate() {
+            let Some(WebApp::Video(p)) = app.as_deref() else {
                 continue;
             };
+            if !keep(f) {
+                continue;
+            }
             if p.requested == 0 {
                 continue;
             }
