@@ -1,4 +1,4 @@
-"""The l4s-coexistence preset: it cites RFC 9332, its quick form runs (20 short runs, about 4 s on
+"""The l4s-coexistence preset: it cites RFC 9332, its quick form runs (24 short runs, about 4 s on
 two workers), and its report carries the RFC's relations, each checked for its schemes and
 settings, and renders in a real browser where Chromium is installed."""
 
@@ -43,7 +43,7 @@ def test_the_preset_cites_rfc_9332_and_its_quick_form_is_small() -> None:
     quick = load_experiment(p.path, quick=True)
     assert quick.seeds == (1,)
     assert [len(f.values) for f in quick.factors] == [2, 1, 2]
-    assert len(quick.schemes) == 5
+    assert len(quick.schemes) == 6
 
 
 @pytest.fixture(scope="module")
@@ -61,7 +61,7 @@ def quick(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_the_quick_form_checks_every_relation(quick: Path) -> None:
     rep = quick / "report"
     s = json.loads((rep / "summary.json").read_text())
-    assert s["points"] == 20 and s["failed"] == 0
+    assert s["points"] == 24 and s["failed"] == 0
     assert s["figures_failed"] == []
     # Each relation: one scheme, in the quick form's 2 mixes x 2 RTTs; every check has data.
     assert s["relations"]["checked"] == 4 * len(RELATIONS)
@@ -86,11 +86,11 @@ def test_the_flow_classes_delays_are_measured_under_every_scheme(quick: Path) ->
     assert head in md
     block = md.split(head, 1)[1].split("### ", 1)[0]
     rows = [ln for ln in block.splitlines() if ln.startswith("| ") and "scheme" not in ln]
-    assert len(rows) == 5 * 2, rows
+    assert len(rows) == 6 * 2, rows
     assert all("could not" not in ln and "nan" not in ln.lower() for ln in rows), rows
     t = pq.read_table(quick / "summary.parquet").to_pylist()
     whole = [r for r in t if r["phase"] == "all"]
-    assert len(whole) == 20
+    assert len(whole) == 24
     for r in whole:
         assert r["bottleneck.groups.0.delay_p99_s"] > 0, r["scheme"]
         assert r["bottleneck.groups.1.delay_mean_s"] > 0, r["scheme"]
