@@ -16,6 +16,11 @@ use common::run;
 /// way), 1500-byte packets (Linux's TCP), a 4000-packet buffer, the queue
 /// `aqm` and the traffic groups `traffic`; 40 s, measured from 15 s.
 fn l4s_run(rtt_ms: u64, aqm: &str, traffic: &str) -> RunResult {
+    l4s_run_with(rtt_ms, aqm, traffic, "")
+}
+
+/// [`l4s_run`] with more `[metrics]` keys.
+fn l4s_run_with(rtt_ms: u64, aqm: &str, traffic: &str, metrics: &str) -> RunResult {
     let bottleneck_us = rtt_ms * 500 - 2000;
     run(&format!(
         r#"
@@ -37,6 +42,7 @@ dctcp = "rfc8257"
 [metrics]
 start = "15s"
 sample_interval = "10ms"
+{metrics}
 "#
     ))
 }
@@ -174,32 +180,9 @@ fn classic_pie_marks_ect1_as_ect0() {
 /// last digit; and keeping them changes nothing the run does.
 #[test]
 fn group_delays_through_dualpi2_are_its_two_queues() {
-    let scenario = |groups: bool| {
-        format!(
-            r#"
-duration = "20s"
-seed = 1
-[topology]
-bottleneck_rate = "100Mbps"
-bottleneck_delay = "8ms"
-access_rate = "1Gbps"
-access_delay = "1ms"
-buffer = 4000
-[aqm]
-kind = "dualpi2"
-[tcp]
-profile = "linux"
-ecn = true
-dctcp = "rfc8257"
-{PAIR}
-[metrics]
-start = "10s"
-group_delays = {groups}
-"#
-        )
-    };
-    let with = run(&scenario(true));
-    let without = run(&scenario(false));
+    let dualpi2 = "kind = \"dualpi2\"";
+    let with = l4s_run_with(20, dualpi2, PAIR, "group_delays = true");
+    let without = l4s_run(20, dualpi2, PAIR);
     let b = &with.summary.bottleneck;
     let (l, c) = (&b.groups["0"], &b.groups["1"]);
     println!("group 0: {l:?}\ngroup 1: {c:?}");

@@ -170,31 +170,9 @@ bitrates = ["300kbps", "750kbps", "1.2Mbps"]
             v.bitrate_mean_bps
         )
     );
-    // The capped group comes after the bulk group: [[traffic]] index 2.
-    let text = format!(
-        r#"
-duration = "60s"
-seed = 1
-[topology]
-bottleneck_rate = "10Mbps"
-bottleneck_delay = "1ms"
-buffer = 100
-[tcp]
-profile = "linux"
-variant = "newreno"
-[[traffic]]
-kind = "video"
-base_rtt = "100ms"
-[[traffic]]
-kind = "bulk"
-flows = 2
-base_rtt = "100ms"
-{capped}
-[metrics]
-start = "20s"
-"#
-    );
-    let r = run(&text);
+    // The capped group comes after the bulk group: [[traffic]] index 2
+    // (a `[[traffic]]` table after `[metrics]` joins the same list).
+    let r = video("10Mbps", 2, "60s", capped);
     let v = r.summary.video.as_ref().unwrap();
     let keys: Vec<&str> = v.groups.keys().map(String::as_str).collect();
     assert_eq!(keys, ["0", "2"]);
