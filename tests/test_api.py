@@ -332,3 +332,41 @@ def test_sack_rack_prr_counters() -> None:
     with pytest.raises(aqmlab.ScenarioError) as e:
         aqmlab.validate({**doc, "tcp": {"rack": True}})
     assert e.value.path == "tcp.rack"
+
+
+def test_group_delays_are_a_table_of_their_own(tmp_path: Path) -> None:
+    """``metrics.group_delays``: each traffic group's histogram in ``group_delay`` (and
+    ``group_delay.parquet``), whose counts are the summary's ``groups.G.packets`` and add up to
+    the link's own histogram; without the switch the table is empty and the file absent."""
+    doc = {
+        "duration": "10s",
+        "topology": {"bottleneck_rate": "10Mbps", "buffer": 100},
+        "tcp": {"packet_size": 500},
+        "traffic": [
+            {"kind": "bulk", "flows": 3},
+            {"kind": "bulk", "flows": 3, "direction": "reverse"},
+            {"kind": "bulk", "flows": 2, "base_rtt": "200ms"},
+        ],
+        "metrics": {"start": "2s", "group_delays": True},
+    }
+    r = aqmlab.run(doc)
+    g = r.group_delay
+    assert g.column_names == ["link", "group", "lower_s", "upper_s", "count"]
+    groups = r.summary["bottleneck"]["groups"]
+    # The forward groups' data and the reverse group's ACKs cross the bottleneck.
+    assert sorted(groups) == ["0", "1", "2"]
+    rows = g.to_pylist()
+    for key, figures in groups.items():
+        n = sum(x["count"] for x in rows if x["link"] == "bottleneck" and x["group"] == int(key))
+        assert n == figures["packets"]
+    link = sum(x["count"] for x in r.delay.to_pylist() if x["link"] == "bottleneck")
+    assert (
+        link == sum(f["packets"] for f in groups.values()) == r.summary["bottleneck"]["departures"]
+    )
+    out = r.save(tmp_path / "run")
+    assert (out / results.GROUP_DELAY).is_file()
+    assert same_table(load_run(out).group_delay, g)
+    doc["metrics"] = {"start": "2s"}
+    plain = aqmlab.run(doc)
+    assert plain.group_delay.num_rows == 0 and "groups" not in plain.summary["bottleneck"]
+    assert not (plain.save(tmp_path / "plain") / results.GROUP_DELAY).exists()

@@ -202,6 +202,16 @@ def error_of(doc: dict[str, Any], **kw: Any) -> ExperimentError:
             'not a key of a "timeseries" figure',
         ),
         (
+            lambda d: d.update(figure=[{"name": "f", "kind": "cdf", "group": 1}]),
+            "figure[0].group",
+            'for of = "delay" only',
+        ),
+        (
+            lambda d: d.update(figure=[{"name": "f", "kind": "cdf", "of": "delay", "group": -1}]),
+            "figure[0].group",
+            "a whole number >= 0",
+        ),
+        (
             lambda d: d.update(figure=[{"name": "f", "kind": "pie"}]),
             "figure[0].kind",
             "one of",

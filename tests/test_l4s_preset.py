@@ -104,6 +104,6 @@ def test_the_quick_report_renders(quick: Path) -> None:
     res = check_page(quick / "report" / "index.html", width=1400)
     assert res.errors == []
     assert res.title.startswith(f"{NAME}:")
-    assert len(res.images) == 2
+    assert len(res.images) == 3
     for img in res.images:
         assert img["complete"] and img["width"] > 300 and img["height"] > 200, img

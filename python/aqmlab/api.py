@@ -56,7 +56,9 @@ class RunResult:
     ``seq``, ``sent_s``, ``rtt_s``, NaN when no echo came back), ``delay``
     the queueing delay histogram of every monitored link over the
     measurement interval (``link``, ``lower_s``, ``upper_s``, ``count``: one
-    row per non-empty log-spaced bin), ``flow_series`` the TCP state of the
+    row per non-empty log-spaced bin), ``group_delay`` the same per traffic
+    group with ``metrics.group_delays = true`` (``link``, ``group``,
+    ``lower_s``, ``upper_s``, ``count``; empty without it), ``flow_series`` the TCP state of the
     flows listed in ``metrics.flow_series`` (``time_s``, ``flow``, ``cwnd``,
     ``ssthresh``, ``srtt_s``, ``rto_s``, ``delivery_rate_bps``, DCTCP's
     ``alpha``; for pacing flows ``pacing_rate_bps`` and ``rate_sample_bps``,
@@ -79,6 +81,7 @@ class RunResult:
     responses: pa.Table = field(default_factory=lambda: responses_table({}))
     pings: pa.Table = field(default_factory=lambda: typed_table({}, PING_COLUMNS))
     delay: pa.Table = field(default_factory=lambda: typed_table({}, DELAY_COLUMNS))
+    group_delay: pa.Table = field(default_factory=lambda: typed_table({}, GROUP_DELAY_COLUMNS))
     flow_series: pa.Table = field(default_factory=lambda: typed_table({}, FLOW_SERIES_COLUMNS))
     events: pa.Table = field(default_factory=lambda: typed_table({}, EVENT_COLUMNS))
     pcap: bytes = b""
@@ -253,6 +256,7 @@ def from_core(raw: Mapping[str, Any]) -> RunResult:
         responses=responses_table(raw.get("responses", {})),
         pings=typed_table(raw.get("pings", {}), PING_COLUMNS),
         delay=typed_table(raw.get("delay", {}), DELAY_COLUMNS),
+        group_delay=typed_table(raw.get("group_delay", {}), GROUP_DELAY_COLUMNS),
         flow_series=typed_table(raw.get("flow_series", {}), FLOW_SERIES_COLUMNS),
         events=typed_table(raw.get("events", {}), EVENT_COLUMNS),
         pcap=bytes(raw.get("pcap", b"")),
@@ -276,7 +280,17 @@ def params_table(cols: Mapping[str, Column]) -> pa.Table:
 
 
 #: The tables of a run, by attribute name.
-TABLES = ("queue", "flows", "params", "responses", "pings", "delay", "flow_series", "events")
+TABLES = (
+    "queue",
+    "flows",
+    "params",
+    "responses",
+    "pings",
+    "delay",
+    "group_delay",
+    "flow_series",
+    "events",
+)
 
 #: Columns of the latency probes' table.
 PING_COLUMNS: tuple[tuple[str, pa.DataType], ...] = (
@@ -290,6 +304,15 @@ PING_COLUMNS: tuple[tuple[str, pa.DataType], ...] = (
 #: Columns of the delay histogram.
 DELAY_COLUMNS: tuple[tuple[str, pa.DataType], ...] = (
     ("link", pa.string()),
+    ("lower_s", pa.float64()),
+    ("upper_s", pa.float64()),
+    ("count", pa.uint64()),
+)
+
+#: Columns of the per-group delay histograms (``metrics.group_delays``).
+GROUP_DELAY_COLUMNS: tuple[tuple[str, pa.DataType], ...] = (
+    ("link", pa.string()),
+    ("group", pa.uint32()),
     ("lower_s", pa.float64()),
     ("upper_s", pa.float64()),
     ("count", pa.uint64()),

@@ -58,6 +58,8 @@ EVENTS = "events.parquet"
 PINGS = "pings.parquet"
 #: The packet capture of ``metrics.pcap`` (only when it captured packets).
 PCAP = "packets.pcap"
+#: The per-group delay histograms of ``metrics.group_delays`` (only with it).
+GROUP_DELAY = "group_delay.parquet"
 #: The optional tables: (attribute of RunResult, file).
 EXTRA_TABLES = (
     ("delay", DELAY),
@@ -213,6 +215,8 @@ def _write_files(result: RunResult, d: Path) -> None:
     pq.write_table(result.responses, d / RESPONSES)
     for attr, name in EXTRA_TABLES:
         pq.write_table(getattr(result, attr), d / name)
+    if result.group_delay.num_rows > 0:
+        pq.write_table(result.group_delay, d / GROUP_DELAY)
     if result.pcap:
         (d / PCAP).write_bytes(result.pcap)
     # The manifest last: a folder with a manifest has everything else.
@@ -256,6 +260,8 @@ def load_run(path: str | os.PathLike[str]) -> RunResult:
         responses = pq.read_table(d / RESPONSES) if (d / RESPONSES).is_file() else None
         # Folders written before these tables existed have none of them.
         extra = {a: pq.read_table(d / f) for a, f in EXTRA_TABLES if (d / f).is_file()}
+        if (d / GROUP_DELAY).is_file():
+            extra["group_delay"] = pq.read_table(d / GROUP_DELAY)
         pcap = (d / PCAP).read_bytes() if (d / PCAP).is_file() else b""
     except (OSError, ValueError) as e:
         raise ResultsError(f"{d}: cannot read the result folder: {e}") from e

@@ -69,7 +69,7 @@ fn estimate<'py>(py: Python<'py>, json: &str) -> PyResult<Bound<'py, PyDict>> {
 /// while the engine runs.
 ///
 /// Returns a dict: `scenario` and `summary` (JSON text), `queue`, `flows`,
-/// `params`, `responses`, `pings`, `delay`, `flow_series` and `events` (dicts of
+/// `params`, `responses`, `pings`, `delay`, `group_delay`, `flow_series` and `events` (dicts of
 /// column name -> Arrow buffers, see [`columns`]), `pcap` (the bytes of
 /// `packets.pcap`, empty without `metrics.pcap`), `peak_packets` and
 /// `version` (the engine's).
@@ -137,6 +137,7 @@ fn hand_over(py: Python<'_>, r: aqmlab_core::RunResult) -> PyResult<Bound<'_, Py
         pings,
         peak_packets,
         delay,
+        group_delay,
         flow_series,
         events,
         pcap,
@@ -151,6 +152,7 @@ fn hand_over(py: Python<'_>, r: aqmlab_core::RunResult) -> PyResult<Bound<'_, Py
     put(&d, "responses", responses)?;
     put(&d, "pings", pings)?;
     put(&d, "delay", delay)?;
+    put(&d, "group_delay", group_delay)?;
     put(&d, "flow_series", flow_series)?;
     put(&d, "events", events)?;
     put(&d, "queue", queue)?;

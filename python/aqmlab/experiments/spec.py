@@ -79,7 +79,7 @@ FIGURE_KINDS: dict[str, tuple[str, ...]] = {
     "timeseries": ("series",),
     "metric_vs_factor": ("metric", "factor"),
     "phase_bars": ("metric",),
-    "cdf": ("of", "x_max", "tail", "log_x", "link"),
+    "cdf": ("of", "x_max", "tail", "log_x", "link", "group"),
     "ellipse": ("interval_s",),
 }
 #: What a ``cdf`` figure draws: web response times or the packets' queueing delay.
@@ -1005,6 +1005,20 @@ def _figures(
                         'a link is chosen for of = "delay" only (responses are end to end)',
                     )
                 fig["link"] = _str(t, path, "link", required=True)
+            if "group" in t:
+                g = t["group"]
+                if fig["of"] != "delay":
+                    raise ExperimentError(
+                        f"{path}.group",
+                        'a traffic group is chosen for of = "delay" only '
+                        "(its packets' queueing delay, metrics.group_delays)",
+                    )
+                if isinstance(g, bool) or not isinstance(g, int) or g < 0:
+                    raise ExperimentError(
+                        f"{path}.group",
+                        f"expected a [[traffic]] index (a whole number >= 0), found {_q(g)}",
+                    )
+                fig["group"] = g
         out.append(fig)
     return out
 

@@ -28,9 +28,10 @@ Kinds (``[[figure]] kind``):
     measurement interval pooled; ``of = "delay"``: the CDF of the queueing delay of the
     packets that left the bottleneck (or ``link``) in the measurement interval, in ms, from
     the points' delay histograms (delay.parquet, bins within 3.2 %) pooled over the seeds, up
-    to ``x_max`` ms (default: the largest delay). One curve per scheme (and per value of the
-    other factors); ``tail = true``: the complementary CDF on a log scale; ``log_x = true``: a
-    logarithmic x axis, from the smallest value above 0.
+    to ``x_max`` ms (default: the largest delay); with ``group = G`` only the packets of
+    traffic group ``G`` (group_delay.parquet, ``metrics.group_delays``). One curve per scheme
+    (and per value of the other factors); ``tail = true``: the complementary CDF on a log
+    scale; ``log_x = true``: a logarithmic x axis, from the smallest value above 0.
 """
 
 from __future__ import annotations
@@ -505,19 +506,29 @@ def _response_samples(out: Output, fig: Figure, r: Row) -> tuple[F64, F64] | Non
 
 def _delay_samples(out: Output, fig: Figure, r: Row) -> tuple[F64, F64] | None:
     """A point's queueing-delay histogram (delay.parquet: the packets that left the link in
-    the measurement interval) as (each bin's upper edge in ms, its count); the link is the
-    figure's ``link``, else the first monitored one. The bin of delay 0 keeps its upper edge
-    (1 ns)."""
+    the measurement interval; with the figure's ``group``, group_delay.parquet: that traffic
+    group's packets) as (each bin's upper edge in ms, its count); the link is the figure's
+    ``link``, else the first monitored one. The bin of delay 0 keeps its upper edge (1 ns)."""
+    group = fig.get("group")
     try:
-        t = PointData(out.point_dir(r.id)).table("delay")
+        if group is None:
+            t = PointData(out.point_dir(r.id)).table("delay")
+        else:
+            t = PointData(out.point_dir(r.id)).table("group_delay")
     except MetricError as e:
-        out.warn(f"figure {fig.name}: point {r.id}: {e}")
+        hint = " (the scenario needs metrics.group_delays = true)" if group is not None else ""
+        out.warn(f"figure {fig.name}: point {r.id}: {e}{hint}")
         return None
     if t.num_rows == 0:
         out.warn(f"figure {fig.name}: point {r.id}: no delay histogram (an older folder?)")
         return None
     link = str(fig.get("link") or t.column("link")[0].as_py())
     t = t.filter(pc.equal(t.column("link"), link))
+    if group is not None:
+        t = t.filter(pc.equal(t.column("group"), int(group)))
+        if t.num_rows == 0:
+            out.warn(f"figure {fig.name}: point {r.id}: no packet of group {group} left {link}")
+            return None
     if t.num_rows == 0:
         raise FigureError(f"link {link!r}: not a monitored link of point {r.id}")
     upper = np.asarray(t.column("upper_s").to_numpy(), dtype=np.float64) * 1e3

@@ -281,6 +281,17 @@ pub struct DelayTable {
     pub count: Vec<u64>,
 }
 
+/// The same per traffic group (`metrics.group_delays`; else empty): one
+/// row per non-empty bin of each group's histogram on each monitored link.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct GroupDelayTable {
+    pub link: Vec<String>,
+    pub group: Vec<u32>,
+    pub lower_s: Vec<f64>,
+    pub upper_s: Vec<f64>,
+    pub count: Vec<u64>,
+}
+
 /// Sub-bins per power of two of [`DelayHist`]: bin widths are 1/16 to 1/32
 /// of their values, so a quantile read at a bin's middle is within 3.2 % of
 /// the exact sojourn time.
@@ -525,6 +536,18 @@ impl QueueMonitor {
             .get(i)
             .map(|a| a.delay.clone())
             .unwrap_or_default()
+    }
+
+    /// The delay histogram of each traffic group over interval `i`
+    /// (`metrics.group_delays`): (group, its histogram) for the groups with
+    /// a packet that left the queue, by group.
+    pub fn group_delays(&self, i: usize) -> Vec<(u32, &DelayHist)> {
+        self.accs.get(i).map_or_else(Vec::new, |a| {
+            (0u32..)
+                .zip(&a.group_delay)
+                .filter(|(_, h)| h.count() > 0)
+                .collect()
+        })
     }
 
     /// Begin integrating interval `i` at `now`, with deviation windows of `window`.

@@ -7,7 +7,7 @@ use super::ping::PingTable;
 use super::sample::QueueSeries;
 use super::summary::{secs, FlowTable, Summary};
 use super::World;
-use crate::metrics::{DelayTable, EventTrace, FlowSeries, ParamSeries};
+use crate::metrics::{DelayTable, EventTrace, FlowSeries, GroupDelayTable, ParamSeries};
 use crate::packet::flags;
 use crate::scenario::Scenario;
 use crate::units::SimTime;
@@ -31,6 +31,8 @@ pub struct RunResult {
     pub peak_packets: usize,
     /// Queueing delay histogram of each monitored link (measurement interval).
     pub delay: DelayTable,
+    /// The same per traffic group (`metrics.group_delays`; else empty).
+    pub group_delay: GroupDelayTable,
     /// Chosen flows' TCP state over time (`metrics.flow_series`; else empty).
     pub flow_series: FlowSeries,
     /// Drops and marks on the monitored links (`metrics.trace`; else empty).
@@ -81,7 +83,7 @@ impl World {
             .unwrap_or_default();
         let mut phases = std::mem::take(&mut self.phase_results);
         phases.remove(0);
-        let (delay, events) = self.delay_and_trace();
+        let (delay, group_delay, events) = self.delay_and_trace();
         let pcap = self.capture_file(end);
         let summary = Summary {
             duration_s: secs(self.sc.duration),
@@ -113,6 +115,7 @@ impl World {
             responses: self.responses,
             pings: std::mem::take(&mut self.pings),
             delay,
+            group_delay,
             flow_series: self.extra.flow_series,
             events,
             pcap,
@@ -186,8 +189,9 @@ impl World {
     /// The monitored links' delay histograms of the measurement interval,
     /// and their drop/mark traces merged in time order (a warning notes
     /// events past `metrics.trace_limit`).
-    pub(super) fn delay_and_trace(&mut self) -> (DelayTable, EventTrace) {
+    pub(super) fn delay_and_trace(&mut self) -> (DelayTable, GroupDelayTable, EventTrace) {
         let mut delay = DelayTable::default();
+        let mut groups = GroupDelayTable::default();
         let mut merged: Vec<(SimTime, usize, u32, &'static str, &'static str)> = Vec::new();
         for (k, (l, name)) in self.monitored.iter().enumerate() {
             let Some(m) = self.links[*l].monitor.as_mut() else {
@@ -198,6 +202,15 @@ impl World {
                 delay.lower_s.push(lo as f64 / 1e9);
                 delay.upper_s.push(hi as f64 / 1e9);
                 delay.count.push(c);
+            }
+            for (g, h) in m.group_delays(0) {
+                for (lo, hi, c) in h.bins() {
+                    groups.link.push(name.clone());
+                    groups.group.push(g);
+                    groups.lower_s.push(lo as f64 / 1e9);
+                    groups.upper_s.push(hi as f64 / 1e9);
+                    groups.count.push(c);
+                }
             }
             if let Some(t) = m.trace.take() {
                 if t.missed > 0 {
@@ -219,6 +232,6 @@ impl World {
             events.event.push(w);
             events.packet.push(p);
         }
-        (delay, events)
+        (delay, groups, events)
     }
 }
