@@ -386,6 +386,28 @@ def test_plot_smooth_and_log_x_on_the_command_line(three_runs: list[Path], tmp_p
         assert words in p.stderr, (args, p.stderr)
 
 
+def test_plot_a_cdf_per_traffic_group(three_runs: list[Path], tmp_path: Path) -> None:
+    """`--what cdf --group G`: one curve per traffic group from a run with
+    `metrics.group_delays`; a run without it, a group with no packets, another `--what` and a
+    bad index are refused with one error line."""
+    run = tmp_path / "groups"
+    p = aqmlab_cli("run", SMALL, "--set", "metrics.group_delays=true", "-o", run, "-q")
+    assert p.returncode == 0, p.stderr
+    out = tmp_path / "g.png"
+    p = aqmlab_cli("plot", run, "--what", "cdf", "--group", "0", "--log-x", "-o", out)
+    assert p.returncode == 0, p.stderr
+    assert out.read_bytes()[:4] == b"\x89PNG"
+    for dirs, args, words in (
+        ([three_runs[0]], ["--what", "cdf", "--group", "0"], "metrics.group_delays = true"),
+        ([run], ["--what", "cdf", "--group", "7"], "no packet of traffic group 7"),
+        ([run], ["--what", "queue", "--group", "0"], "--group is for --what cdf"),
+        ([run], ["--what", "cdf", "--group", "-1"], "a whole number >= 0"),
+    ):
+        p = aqmlab_cli("plot", *dirs, *args, "-o", tmp_path / "x.png")
+        assert_clean_error(p)
+        assert words in p.stderr, (args, p.stderr)
+
+
 def test_plot_errors_name_the_choice(three_runs: list[Path], tmp_path: Path) -> None:
     p = aqmlab_cli("plot", three_runs[0], "--link", "nope", "-o", tmp_path / "x.png")
     assert_clean_error(p)

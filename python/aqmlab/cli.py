@@ -70,6 +70,18 @@ def _seed(text: str) -> int:
         ) from None
 
 
+def _group_index(text: str) -> int:
+    try:
+        g = int(text, 10)
+    except ValueError:
+        g = -1
+    if g < 0:
+        raise argparse.ArgumentTypeError(
+            f"invalid traffic group {text!r}: expected a [[traffic]] index, a whole number >= 0"
+        )
+    return g
+
+
 class _Version(argparse.Action):
     """``--version``: the version is looked up (importlib.metadata) only
     when asked for, not each time the parser is built."""
@@ -468,6 +480,10 @@ def cmd_plot(args: argparse.Namespace) -> int:
         )
     if args.log_x and args.what != "cdf":
         raise UserError(f"--log-x is for --what cdf, not {args.what} (time axes stay linear)")
+    if args.group and args.what != "cdf":
+        raise UserError(
+            f"--group is for --what cdf (a traffic group's queueing delay), not {args.what}"
+        )
     name = f"{args.what}.png"
     one = len(args.dirs) == 1 and len(chosen) == 1 and Path(args.dirs[0]) == chosen[0].path
     output = args.output or (chosen[0].path / name if one else name)
@@ -482,6 +498,7 @@ def cmd_plot(args: argparse.Namespace) -> int:
             series=args.series,
             smooth=smooth,
             log_x=args.log_x,
+            groups=args.group,
         )
     except (results.ResultsError, ValueError) as e:
         raise UserError(str(e)) from None
@@ -712,6 +729,15 @@ def add_plot_arguments(pl: argparse.ArgumentParser) -> None:
         "--log-x",
         action="store_true",
         help="with --what cdf: a logarithmic delay axis",
+    )
+    pl.add_argument(
+        "--group",
+        action="append",
+        default=[],
+        type=_group_index,
+        metavar="G",
+        help="with --what cdf: a curve of traffic group G's packets alone (its [[traffic]] "
+        "index; repeatable; the run needs metrics.group_delays = true)",
     )
     pl.add_argument(
         "--param",

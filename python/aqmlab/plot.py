@@ -341,50 +341,34 @@ def delay_cdf(
     link: str | None = None,
     title: str | None = None,
     log_x: bool = False,
+    groups: Sequence[int] = (),
 ) -> Path:
     """The CDFs of the queueing delay of the packets that crossed ``link``
     (default: each run's first monitored link) in the measurement interval,
     one curve per run, from the runs' delay histograms (``delay.parquet``;
     bins within 3.2 % of the delay), with the p50/p99 in the legend.
     ``log_x``: a logarithmic delay axis from the smallest delay above 0 (the
-    packets that found the queue empty stay in the curve's first step)."""
+    packets that found the queue empty stay in the curve's first step).
+    ``groups``: one curve per run and traffic group instead, each of that
+    group's packets alone (``group_delay.parquet``, ``metrics.group_delays``)."""
     if not runs:
         raise ValueError("delay_cdf needs at least one run")
     fig = _figure(figsize=(7, 4.5), layout="constrained")
     ax = fig.subplots()
     lowest = math.inf
-    for label, rl in runs:
+    for run_label, rl in runs:
         r = _as_result(rl)
         d = r.delay
         if d.num_rows == 0:
-            raise ValueError(f"{label}: the run has no delay histogram (made before aqmlab 0.2?)")
+            raise ValueError(
+                f"{run_label}: the run has no delay histogram (made before aqmlab 0.2?)"
+            )
         name = link or d.column("link")[0].as_py()
-        rows = _rows(d, "link", name)
-        if rows.num_rows == 0:
+        if _rows(d, "link", name).num_rows == 0:
             have = ", ".join(repr(x) for x in dict.fromkeys(d.column("link").to_pylist()))
-            raise ValueError(f"{label}: no delay histogram of link {name!r} (have {have})")
-        upper = np.asarray(rows.column("upper_s").to_numpy(), dtype=float) * 1e3
-        count = np.asarray(rows.column("count").to_numpy(), dtype=float)
-        p = np.cumsum(count) / count.sum()
-        lower0 = float(rows.column("lower_s")[0].as_py()) * 1e3
-        x = np.concatenate(([lower0], upper))
-        y = np.concatenate(([0.0], p))
-        if log_x:
-            # Delays of 0 (an empty queue: the first bin, from 0) cannot be placed on a log
-            # axis: the curve starts at the lower edge of the first bin above 0, with the share
-            # of the packets below it.
-            lowers = np.asarray(rows.column("lower_s").to_numpy(), dtype=float) * 1e3
-            k = int(np.argmax(lowers > 0)) if (lowers > 0).any() else len(lowers)
-            x = np.concatenate((lowers[k : k + 1], upper[k:]))
-            y = np.concatenate(([p[k - 1] if k > 0 else 0.0], p[k:]))[: len(x)]
-            if len(x):
-                lowest = min(lowest, float(x[0]))
-        figs: Mapping[str, Any] = next(
-            (s for s in r.summary.get("links", []) if s.get("name") == name), {}
-        )
-        p50 = figs.get("queuing_delay_p50_s", float("nan")) * 1e3
-        p99 = figs.get("queuing_delay_p99_s", float("nan")) * 1e3
-        ax.plot(x, y, lw=1.4, label=f"{label} (p50 {p50:.1f} ms, p99 {p99:.1f} ms)")
+            raise ValueError(f"{run_label}: no delay histogram of link {name!r} (have {have})")
+        for label, rows, figs in _delay_curves(run_label, r, name, groups):
+            lowest = min(lowest, _cdf_curve(ax, label, rows, figs, log_x))
     ax.set_xlabel("queueing delay (ms)")
     ax.set_ylabel("cumulative probability")
     ax.set_ylim(0, 1.0)
@@ -400,6 +384,66 @@ def delay_cdf(
     return _save(fig, path)
 
 
+def _delay_curves(
+    label: str, r: RunResult, link: str, groups: Sequence[int]
+) -> list[tuple[str, pa.Table, Mapping[str, Any]]]:
+    """The curves :func:`delay_cdf` draws for run ``r``: (label, histogram rows, the summary's
+    figures with its quantiles), the link's whole histogram or each of ``groups``'."""
+    figs: Mapping[str, Any] = next(
+        (s for s in r.summary.get("links", []) if s.get("name") == link), {}
+    )
+    if not groups:
+        return [(label, _rows(r.delay, "link", link), figs)]
+    g = r.group_delay
+    if g.num_rows == 0:
+        raise ValueError(
+            f"{label}: the run kept no delay per traffic group (run it with "
+            "metrics.group_delays = true)"
+        )
+    rows = _rows(g, "link", link)
+    out = []
+    for k in groups:
+        of = _rows(rows, "group", k)
+        if of.num_rows == 0:
+            have = ", ".join(str(x) for x in sorted(set(rows.column("group").to_pylist())))
+            raise ValueError(
+                f"{label}: no packet of traffic group {k} left {link} (groups with packets: "
+                f"{have or 'none'})"
+            )
+        per_group = figs.get("groups", {}).get(str(k), {})
+        renamed = {
+            f"queuing_delay_{q}_s": per_group.get(f"delay_{q}_s", float("nan"))
+            for q in ("p50", "p99")
+        }
+        out.append((f"{label}, group {k}", of, renamed))
+    return out
+
+
+def _cdf_curve(ax: Any, label: str, rows: pa.Table, figs: Mapping[str, Any], log_x: bool) -> float:
+    """Draw one histogram's CDF on ``ax``; returns its smallest x (for a log axis)."""
+    lowest = math.inf
+    upper = np.asarray(rows.column("upper_s").to_numpy(), dtype=float) * 1e3
+    count = np.asarray(rows.column("count").to_numpy(), dtype=float)
+    p = np.cumsum(count) / count.sum()
+    lower0 = float(rows.column("lower_s")[0].as_py()) * 1e3
+    x = np.concatenate(([lower0], upper))
+    y = np.concatenate(([0.0], p))
+    if log_x:
+        # Delays of 0 (an empty queue: the first bin, from 0) cannot be placed on a log
+        # axis: the curve starts at the lower edge of the first bin above 0, with the share
+        # of the packets below it.
+        lowers = np.asarray(rows.column("lower_s").to_numpy(), dtype=float) * 1e3
+        k = int(np.argmax(lowers > 0)) if (lowers > 0).any() else len(lowers)
+        x = np.concatenate((lowers[k : k + 1], upper[k:]))
+        y = np.concatenate(([p[k - 1] if k > 0 else 0.0], p[k:]))[: len(x)]
+        if len(x):
+            lowest = min(lowest, float(x[0]))
+    p50 = figs.get("queuing_delay_p50_s", float("nan")) * 1e3
+    p99 = figs.get("queuing_delay_p99_s", float("nan")) * 1e3
+    ax.plot(x, y, lw=1.4, label=f"{label} (p50 {p50:.1f} ms, p99 {p99:.1f} ms)")
+    return lowest
+
+
 def plot_series(
     runs: Sequence[tuple[str, RunLike]],
     path: str | os.PathLike[str],
@@ -411,6 +455,7 @@ def plot_series(
     title: str | None = None,
     smooth: float | None = None,
     log_x: bool = False,
+    groups: Sequence[int] = (),
 ) -> Path:
     """One panel per run, against time: ``what`` is ``queue`` (packets, with
     the AQM's average), ``queue-bytes``, ``delay`` (the queue's drain time at
@@ -423,7 +468,8 @@ def plot_series(
     one curve per flow labelled by :func:`flow_labels`) or ``ping`` (each
     latency probe's round trip against its sending time, ms, one curve per
     probe flow; lost probes left out). ``cdf`` draws
-    :func:`delay_cdf` (``log_x``: a logarithmic delay axis), ``goodput-rtt``
+    :func:`delay_cdf` (``log_x``: a logarithmic delay axis; ``groups``: a curve per
+    traffic group), ``goodput-rtt``
     :func:`goodput_rtt`.
 
     ``smooth``: a window in seconds; each curve becomes its trailing mean over
@@ -443,8 +489,10 @@ def plot_series(
         )
     if log_x and what != "cdf":
         raise ValueError(f"log_x is for the cdf, not {what} (a time axis stays linear)")
+    if groups and what != "cdf":
+        raise ValueError(f"groups are for the cdf, not {what}")
     if what == "cdf":
-        return delay_cdf(runs, path, link, title, log_x=log_x)
+        return delay_cdf(runs, path, link, title, log_x=log_x, groups=groups)
     if what == "goodput-rtt":
         return goodput_rtt(runs, path, title)
     if what == "queue" and link is None and not params and not flows:
