@@ -401,7 +401,7 @@ def _delay_curves(
             "metrics.group_delays = true)"
         )
     rows = _rows(g, "link", link)
-    out = []
+    out: list[tuple[str, pa.Table, Mapping[str, Any]]] = []
     for k in groups:
         of = _rows(rows, "group", k)
         if of.num_rows == 0:
