@@ -11,9 +11,10 @@ values. A refactor is checked by taking a digest before and after and comparing 
 ``diff`` prints every run whose summary or table differs and exits 1 if any does. Usage from
 the project root with aqmlab installed (``make build``).
 
-A change that adds figures (a summary key, a table column) and should change no other compares
-with ``take --drop NAME`` (repeatable): NAME is left out of every summary, at any depth, and of
-every table, so the digest taken after the change matches the one taken before it::
+A change that adds figures (a summary key, a table column, a table) and should change no other
+compares with ``take --drop NAME`` (repeatable): NAME is left out of every summary, at any depth,
+and of every table, and a table of that name (its file's stem) is left out whole, so the digest
+taken after the change matches the one taken before it::
 
     python tools/figures_digest.py take after.json --drop sack_recoveries --drop tlp_probes
 """
@@ -61,6 +62,8 @@ def digest_folder(d: Path) -> dict[str, str]:
     """The digest of one run folder: its summary and each parquet table."""
     out = {"summary": _hash(_strip(json.loads((d / "summary.json").read_text())))}
     for f in sorted(d.glob("*.parquet")):
+        if f.stem in DROPPED:
+            continue
         table = pq.read_table(f).to_pydict()
         out[f.stem] = _hash({k: v for k, v in table.items() if k not in DROPPED})
     return out
