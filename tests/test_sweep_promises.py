@@ -82,8 +82,8 @@ def test_a_point_run_on_dask_is_the_same_folder_as_one_run_locally(tmp_path: Pat
     p = _sweep(ALL_TABLES, "--out", tmp_path / "local", "--jobs", "2")
     assert p.returncode == 0, p.stderr
     n = assert_same_points(tmp_path / "dask", tmp_path / "local")
-    # 4 points x (8 tables, summary, manifest, point.json); every table has rows.
-    assert n == 4 * 11
+    # 4 points x (9 tables, summary, manifest, point.json); every table has rows.
+    assert n == 4 * 12
     import pyarrow.parquet as pq
 
     some = next(iter(_points(tmp_path / "dask").values()))
