@@ -202,6 +202,16 @@ def error_of(doc: dict[str, Any], **kw: Any) -> ExperimentError:
             'not a key of a "timeseries" figure',
         ),
         (
+            lambda d: d["metric"][0].update(schemes=["Z"]),
+            "metric[0].schemes[0]",
+            '"Z" is not a scheme',
+        ),
+        (
+            lambda d: d["metric"][0].update(schemes=[]),
+            "metric[0].schemes",
+            "a non-empty array of scheme names",
+        ),
+        (
             lambda d: d.update(figure=[{"name": "f", "kind": "cdf", "group": 1}]),
             "figure[0].group",
             'for of = "delay" only',

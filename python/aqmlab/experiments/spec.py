@@ -331,7 +331,7 @@ def parse_experiment(
     for i, s in enumerate(extra):
         _check_override(s, f"--set[{i}]")
 
-    metrics = _metrics(doc.get("metric"), all_factors)
+    metrics = _metrics(doc.get("metric"), all_factors, schemes)
     metric_names = [m["name"] for m in metrics]
     dims = ["scheme", "phase", *[f.name for f in factors]]
     tables = _tables(doc.get("table"), dims, metric_names, all_factors, phases)
@@ -633,7 +633,21 @@ def _derived_names() -> list[str] | None:
     return None
 
 
-def _metrics(v: Any, factors: tuple[Factor, ...]) -> list[dict[str, Any]]:
+def _scheme_names(sch: Any, path: str, names: list[str]) -> list[str]:
+    """A ``schemes`` key: a non-empty array of the experiment's scheme names."""
+    if not isinstance(sch, list) or not sch:
+        raise ExperimentError(path, f"expected a non-empty array of scheme names, found {_q(sch)}")
+    for j, s in enumerate(sch):
+        if s not in names:
+            raise ExperimentError(
+                f"{path}[{j}]", f"{_q(s)} is not a scheme; known: {', '.join(names)}"
+            )
+    return list(sch)
+
+
+def _metrics(
+    v: Any, factors: tuple[Factor, ...], schemes: tuple[Scheme, ...] = ()
+) -> list[dict[str, Any]]:
     if v is None:
         return []
     out: list[dict[str, Any]] = []
@@ -655,6 +669,7 @@ def _metrics(v: Any, factors: tuple[Factor, ...]) -> list[dict[str, Any]]:
                 "stat",
                 "better",
                 "factors",
+                "schemes",
             ),
         )
         name = _str(t, path, "name", required=True)
@@ -699,6 +714,8 @@ def _metrics(v: Any, factors: tuple[Factor, ...]) -> list[dict[str, Any]]:
         m["better"] = _choice(t, path, "better", BETTER, "none")
         if "factors" in t:
             m["factors"] = _metric_factors(t["factors"], f"{path}.factors", factors)
+        if "schemes" in t:
+            m["schemes"] = _scheme_names(t["schemes"], f"{path}.schemes", [s.name for s in schemes])
         out.append(m)
     return out
 
@@ -1061,20 +1078,8 @@ def _relations(
             rel["than"] = than
         else:
             rel["value"] = _number(t, path, "value", default=0.0)
-        sch = t.get("schemes")
-        if sch is not None:
-            if not isinstance(sch, list) or not sch:
-                raise ExperimentError(
-                    f"{path}.schemes",
-                    f"expected a non-empty array of scheme names, found {_q(sch)}",
-                )
-            for j, s in enumerate(sch):
-                if s not in names:
-                    raise ExperimentError(
-                        f"{path}.schemes[{j}]",
-                        f"{_q(s)} is not a scheme; known: {', '.join(names)}",
-                    )
-            rel["schemes"] = list(sch)
+        if "schemes" in t:
+            rel["schemes"] = _scheme_names(t["schemes"], f"{path}.schemes", names)
         rel["ratio"] = _number(t, path, "ratio", default=1.0)
         if not rel["ratio"] > 0:
             raise ExperimentError(f"{path}.ratio", f"expected a number > 0, found {_q(t['ratio'])}")

@@ -125,13 +125,21 @@ class Metric:
     #: named); elsewhere it has no value and its table cells read "-" (a web metric where a
     #: setting has no web traffic).
     factors: dict[str, list[Any]] = field(default_factory=dict)
+    #: The schemes the metric is measured for (``schemes``; empty: every scheme); elsewhere
+    #: its cells read "-" too (a figure of one scheme's own queues).
+    schemes: tuple[str, ...] = ()
 
     @property
     def label(self) -> str:
         return f"{self.name} ({self.unit})" if self.unit else self.name
 
-    def applies(self, factors: Sequence[Factor], fkey: Sequence[int | None]) -> bool:
-        """Whether the metric is measured at the factor positions ``fkey``."""
+    def applies(
+        self, factors: Sequence[Factor], fkey: Sequence[int | None], scheme: str | None = None
+    ) -> bool:
+        """Whether the metric is measured at the factor positions ``fkey`` (for ``scheme``,
+        when given)."""
+        if self.schemes and scheme is not None and scheme not in self.schemes:
+            return False
         return selects(factors, fkey, self.factors)
 
 
@@ -289,6 +297,7 @@ def parse_experiment(doc: Mapping[str, Any]) -> Experiment:
             stat=str(m.get("stat", "mean")),
             better=str(m.get("better", "none")),
             factors={k: list(v) for k, v in (m.get("factors") or {}).items()},
+            schemes=tuple(str(x) for x in m.get("schemes") or ()),
         )
     papers = [_reference(p) for p in _list(doc, "paper", "papers")]
     ns2 = [_reference(p) for p in _list(doc, "ns2")]

@@ -709,7 +709,7 @@ def evaluate(
         f"metric {metric.name!r}, point {row.id} ({row.scheme}, seed {row.seed}), "
         f"phase {row.phase!r}"
     )
-    if not row.ok or not metric.applies(out.experiment.factors, out.factor_key(row)):
+    if not row.ok or not metric.applies(out.experiment.factors, out.factor_key(row), row.scheme):
         return math.nan
     try:
         if metric.summary is not None:

@@ -406,7 +406,7 @@ def collect_cells(
     cells = {}
     for (scheme, fkey, phase), ids in seeds.items():
         for m in exp.metrics.values():
-            if not m.applies(exp.factors, fkey):
+            if not m.applies(exp.factors, fkey, scheme):
                 continue
             vals = [values.get((i, phase), {}).get(m.name, math.nan) for i in ids]
             cells[(scheme, fkey, phase, m.name)] = Cell(
@@ -596,7 +596,7 @@ def _layout(
             fkey = tuple(at.get(f.name) for f in exp.factors)
             key = (at.get("scheme"), fkey, at.get("phase", ALL), at.get("metric"))
             m = exp.metrics.get(str(at.get("metric")))
-            measured = m is None or m.applies(exp.factors, fkey)
+            measured = m is None or m.applies(exp.factors, fkey, at.get("scheme"))
             line.append(cells.get(key) if measured else NOT_MEASURED)
         grid.append(line)
     return ReportTable(
