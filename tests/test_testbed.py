@@ -91,6 +91,11 @@ def test_unsupported_keys_are_named() -> None:
     ], errs
     doc["traffic"] = [{"kind": "web", "sessions": 2, "pages": "closed"}]
     assert unsupported(doc) == []
+    doc["metrics"] = {"group_delays": True}
+    errs = unsupported(doc)
+    assert len(errs) == 1 and errs[0].startswith("metrics.group_delays: the testbed's router"), errs
+    doc["metrics"] = {"group_delays": False}
+    assert unsupported(doc) == []
     doc["schedule"] = [
         {"at": "1s", "every": "100ms", "action": "link", "link": "bottleneck", "rate": "1Mbps"}
     ]

@@ -189,6 +189,11 @@ def unsupported(doc: Mapping[str, Any]) -> list[str]:
     metrics = doc.get("metrics", {})
     if isinstance(metrics, Mapping) and "phases" in metrics:
         errs.append("metrics.phases: per-phase summaries are not computed by the testbed yet")
+    if isinstance(metrics, Mapping) and metrics.get("group_delays") is True:
+        errs.append(
+            "metrics.group_delays: the testbed's router keeps no delay histograms, so no "
+            "traffic group's delays either (set it to false, or run the scenario in the simulator)"
+        )
     return errs
 
 
