@@ -349,7 +349,12 @@ def test_plot_legends_stay_off_the_traces(
 
     figs: list[Any] = []
     real = P._save
-    monkeypatch.setattr(P, "_save", lambda fig, path: (figs.append(fig), real(fig, path))[1])
+
+    def keep(fig: Any, path: Any) -> Any:
+        figs.append(fig)
+        return real(fig, path)
+
+    monkeypatch.setattr(P, "_save", keep)
     P.plot_series([("red", three_runs[0]), ("pi", three_runs[1])], tmp_path / "q.png")
     P.plot_series([("red", three_runs[0])], tmp_path / "t.png", what="throughput")
     for fig in figs:
@@ -738,7 +743,7 @@ def test_error_messages_quote_a_bounded_piece_of_the_input() -> None:
     assert_clean_error(p)
     assert len(p.stderr) < 600, len(p.stderr)
     assert "(5000 characters)" in p.stderr and '"droptail"' in p.stderr
-    from aqmlab.cli import bound_quotes
+    from aqmlab._input import bound_quotes
 
     assert bound_quotes('value "short" ok') == 'value "short" ok'
     assert len(bound_quotes("y" * 10_000)) <= 2000
