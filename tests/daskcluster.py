@@ -38,6 +38,19 @@ def dask_command() -> str:
     return dask
 
 
+def _scheduler_address(sched_file: Path, deadline: float) -> str:
+    """The address the scheduler writes to ``sched_file``, once the file is whole: it
+    appears before its contents (an empty or partial file is read again until the
+    deadline)."""
+    while True:
+        try:
+            return str(json.loads(sched_file.read_text())["address"])
+        except (OSError, ValueError, KeyError):
+            if time.monotonic() >= deadline:
+                raise
+            time.sleep(0.1)
+
+
 @contextmanager
 def dask_cluster(tmp: Path, workers: int = 2) -> Iterator[Cluster]:
     """A scheduler on 127.0.0.1 (a free port) and ``workers`` workers of one
@@ -48,10 +61,7 @@ def dask_cluster(tmp: Path, workers: int = 2) -> Iterator[Cluster]:
     sched = _start([*cmd, "--scheduler-file", str(sched_file)], tmp / "scheduler.log")
     cluster = Cluster("", sched)
     try:
-        deadline = time.monotonic() + 60
-        while not sched_file.is_file() and time.monotonic() < deadline:
-            time.sleep(0.1)
-        cluster.address = json.loads(sched_file.read_text())["address"]
+        cluster.address = _scheduler_address(sched_file, time.monotonic() + 60)
         assert cluster.address.startswith("tcp://127.0.0.1:")
         for i in range(workers):
             args = ["--nthreads", "1", "--no-nanny", "--no-dashboard", "--name", f"w{i}"]
