@@ -367,8 +367,8 @@ def delay_cdf(
         if _rows(d, "link", name).num_rows == 0:
             have = ", ".join(repr(x) for x in dict.fromkeys(d.column("link").to_pylist()))
             raise ValueError(f"{run_label}: no delay histogram of link {name!r} (have {have})")
-        for label, rows, figs in _delay_curves(run_label, r, name, groups):
-            lowest = min(lowest, _cdf_curve(ax, label, rows, figs, log_x))
+        for label, rows, p50, p99 in _delay_curves(run_label, r, name, groups):
+            lowest = min(lowest, _cdf_curve(ax, label, rows, p50, p99, log_x))
     ax.set_xlabel("queueing delay (ms)")
     ax.set_ylabel("cumulative probability")
     ax.set_ylim(0, 1.0)
@@ -386,14 +386,16 @@ def delay_cdf(
 
 def _delay_curves(
     label: str, r: RunResult, link: str, groups: Sequence[int]
-) -> list[tuple[str, pa.Table, Mapping[str, Any]]]:
+) -> list[tuple[str, pa.Table, float, float]]:
     """The curves :func:`delay_cdf` draws for run ``r``: (label, histogram rows, the summary's
-    figures with its quantiles), the link's whole histogram or each of ``groups``'."""
+    p50 and p99 in seconds), the link's whole histogram or each of ``groups``'."""
     figs: Mapping[str, Any] = next(
         (s for s in r.summary.get("links", []) if s.get("name") == link), {}
     )
+    nan = float("nan")
     if not groups:
-        return [(label, _rows(r.delay, "link", link), figs)]
+        p50, p99 = (figs.get(f"queuing_delay_{q}_s", nan) for q in ("p50", "p99"))
+        return [(label, _rows(r.delay, "link", link), p50, p99)]
     g = r.group_delay
     if g.num_rows == 0:
         raise ValueError(
@@ -401,7 +403,7 @@ def _delay_curves(
             "metrics.group_delays = true)"
         )
     rows = _rows(g, "link", link)
-    out: list[tuple[str, pa.Table, Mapping[str, Any]]] = []
+    out: list[tuple[str, pa.Table, float, float]] = []
     for k in groups:
         of = _rows(rows, "group", k)
         if of.num_rows == 0:
@@ -411,15 +413,14 @@ def _delay_curves(
                 f"{have or 'none'})"
             )
         per_group = figs.get("groups", {}).get(str(k), {})
-        renamed = {
-            f"queuing_delay_{q}_s": per_group.get(f"delay_{q}_s", float("nan"))
-            for q in ("p50", "p99")
-        }
-        out.append((f"{label}, group {k}", of, renamed))
+        p50, p99 = (per_group.get(f"delay_{q}_s", nan) for q in ("p50", "p99"))
+        out.append((f"{label}, group {k}", of, p50, p99))
     return out
 
 
-def _cdf_curve(ax: Any, label: str, rows: pa.Table, figs: Mapping[str, Any], log_x: bool) -> float:
+def _cdf_curve(
+    ax: Any, label: str, rows: pa.Table, p50_s: float, p99_s: float, log_x: bool
+) -> float:
     """Draw one histogram's CDF on ``ax``; returns its smallest x (for a log axis)."""
     lowest = math.inf
     upper = np.asarray(rows.column("upper_s").to_numpy(), dtype=float) * 1e3
@@ -438,9 +439,7 @@ def _cdf_curve(ax: Any, label: str, rows: pa.Table, figs: Mapping[str, Any], log
         y = np.concatenate(([p[k - 1] if k > 0 else 0.0], p[k:]))[: len(x)]
         if len(x):
             lowest = min(lowest, float(x[0]))
-    p50 = figs.get("queuing_delay_p50_s", float("nan")) * 1e3
-    p99 = figs.get("queuing_delay_p99_s", float("nan")) * 1e3
-    ax.plot(x, y, lw=1.4, label=f"{label} (p50 {p50:.1f} ms, p99 {p99:.1f} ms)")
+    ax.plot(x, y, lw=1.4, label=f"{label} (p50 {p50_s * 1e3:.1f} ms, p99 {p99_s * 1e3:.1f} ms)")
     return lowest
 
 

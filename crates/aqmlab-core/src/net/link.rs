@@ -972,12 +972,13 @@ impl Link {
         self.busy_until = tx_end;
         self.stats.departures += 1;
         self.stats.departure_bytes += size as u64;
-        let sojourn = now - arena.get(id).enq_time;
+        let p = arena.get(id);
+        let sojourn = now - p.enq_time;
         self.stats.sojourn_ns += sojourn.0 as u128;
         if let Some(m) = self.monitor.as_mut() {
-            m.sojourn(sojourn, arena.get(id).flow);
+            m.sojourn(sojourn, p.flow);
             if let Some(c) = m.capture.as_mut() {
-                c.record(now, arena.get(id));
+                c.record(now, p);
             }
         }
         if let Some(l) = self.loss.as_mut() {
