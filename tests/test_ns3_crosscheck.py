@@ -92,12 +92,17 @@ MODEL_DIFFERENCE = {
         "either way"
     ),
 }
-# A disagreement beyond the band whose cause is not found yet (README.md, "The newer TCPs").
-UNEXPLAINED = {
+# Single-queue pairs outside a band for a rule the two models set differently, per pair (README.md,
+# "The newer TCPs").
+NAMED_DIFFERENCE = {
     "newreno-pie-5-sack": (
-        "cause not found: on seed 1 the utilisation is 0.976 against ns-3's 0.952 (the drop "
-        "rates 6.2 % apart), on seed 2 the drop rate 11.9 % (0.59 % against 0.52 %), where RED "
-        "and CoDel with SACK agree within 11 % and 0.017"
+        "the cut at three duplicate ACKs with SACK: ns-3's NewReno halves its pipe, which leaves "
+        'out the SACKed segments, aqmlab the window (loss_ssthresh = "window"); over seeds 1-12 '
+        "aqmlab drops 11.2 % more (1569 against 1394) and recovers 16 % more often, as through RED "
+        "(8.6 %) and CoDel (8.5 %) within their bands; with ns-3 cutting as aqmlab "
+        "(crosscheck.py --ns3-window-cut) the gap is 2.7 %, the utilisation 0.966 against 0.962, "
+        "and seeds 1 and 2 agree within every band (seed 1's utilisation 0.976 against 0.964) "
+        "(test_newreno_pie_sack_agrees_when_ns3_cuts_the_window)"
     ),
 }
 
@@ -139,8 +144,11 @@ def _rel(a: float, b: float) -> float:
 
 def outside_bands(name: str, pairs: dict[str, dict[str, Any]]) -> list[str]:
     """The figures of the pair outside the bands."""
-    case = CASES[name]
-    ours, ns3 = pairs[name]["aqmlab"], pairs[name]["ns3"]
+    return outside(CASES[name], pairs[name]["aqmlab"], pairs[name]["ns3"])
+
+
+def outside(case: Any, ours: dict[str, Any], ns3: dict[str, Any]) -> list[str]:
+    """The figures of one run of `case` on both sides outside the bands."""
     signal = "mark_pct" if case.ecn else "drop_pct"
     bands = {
         "utilisation": abs(ours["utilisation"] - ns3["utilisation"]) <= UTILISATION,
@@ -162,7 +170,7 @@ def hold(name: str, pairs: dict[str, dict[str, Any]]) -> None:
     why = (
         ns3_scoreboard_defect(ns3, ours, case.sack)
         or MODEL_DIFFERENCE.get(case.variant)
-        or UNEXPLAINED.get(name)
+        or NAMED_DIFFERENCE.get(name)
     )
     if why:
         pytest.xfail(f"{name}: {', '.join(outside)} outside; {why}; README.md")
@@ -214,6 +222,18 @@ def test_bbr_pair(name: str, pairs: dict[str, dict[str, Any]]) -> None:
 def test_sack_pair(name: str, pairs: dict[str, dict[str, Any]]) -> None:
     """NewReno and CUBIC with SACK (RFC 6675's recovery, TcpClassicRecovery: no PRR; no RACK)."""
     hold(name, pairs)
+
+
+def test_newreno_pie_sack_agrees_when_ns3_cuts_the_window() -> None:
+    """What keeps newreno-pie-5-sack outside its bands (utilisation 0.976 against 0.952 on seed 1,
+    drop rate 11.9 % apart on seed 2) is ns-3's cut at three duplicate ACKs with SACK, half its
+    pipe, against aqmlab's half the window: with dumbbell.cc's NewReno that halves the window,
+    both seeds come within every band."""
+    case = CASES["newreno-pie-5-sack"]
+    for seed in (1, 2):
+        ours, starts, delays = cc.run_aqmlab(case, seed)
+        ns3 = cc.run_ns3(dict(case.ns3_config(seed, starts, delays), cc=cc.NS3_WINDOW_CUT))
+        assert not outside(case, ours, ns3), (seed, ours, ns3)
 
 
 def _fq_sack_cut(ours: dict[str, Any], ns3: dict[str, Any]) -> str:

@@ -86,6 +86,10 @@ NS3_CC = {
     "bbr": "ns3::TcpBbr",
 }
 
+# dumbbell.cc's NewReno whose cut at three duplicate ACKs halves the window, as aqmlab's
+# `loss_ssthresh = "window"`, where ns-3's halves its pipe (README.md, "The flow-queue schemes").
+NS3_WINDOW_CUT = "aqmlab_ns3::TcpNewRenoWindowCut"
+
 FIGURES = (
     "utilisation",
     "queue_pkts",
@@ -567,7 +571,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = ap.parse_args(argv)
     if args.ns3_window_cut:
-        NS3_CC["newreno"] = "aqmlab_ns3::TcpNewRenoWindowCut"
+        NS3_CC["newreno"] = NS3_WINDOW_CUT
     if not available():
         print(f"error: ns-3 not found: install the ns3 wheel ({INSTALL})", file=sys.stderr)
         return 2
