@@ -5,12 +5,13 @@ pair is one case of ``tests/ns3/crosscheck.py`` (NewReno and CUBIC, SACK off on 
 through RED, PIE and CoDel, 5 and 20 flows, with and without ECN; the same with SACK and without
 ECN, BBR with SACK through the three and DCTCP through a step-marking queue, ten of these
 (``CI_NEWER``); NewReno through FQ-PIE and FQ-COBALT and DCTCP sending ECT(1) beside NewReno
-through FQ-CoDel with a CE threshold, the five flow-queue pairs; 10 Mbit/s, base RTT 70-130 ms,
+through FQ-CoDel with a CE threshold, the five flow-queue pairs; NewReno through COBALT on one
+queue, 5 and 20 flows, with drops and with ECN; 10 Mbit/s, base RTT 70-130 ms,
 1500-byte packets, 40 s with the last 30 measured), seed 1 (the flow-queue pairs seed 2), all
 pairs run once in a pool of two workers (``pytest -s`` prints the table). The bands are the
 largest differences measured over seeds 1-3 on the pairs without SACK where the two models are
 the same (README.md, "Agreement"); the newer TCPs and the flow-queue schemes are held to the same
-bands (README.md, "The newer TCPs", "The flow-queue schemes").
+bands (README.md, "The newer TCPs", "The flow-queue schemes", "COBALT on one queue").
 
 A pair outside a band is an expected failure when ns-3's figures show a known defect
 (README.md, "Where ns-3 differs": its scoreboard without SACK, its spurious timeouts with SACK)
@@ -57,9 +58,12 @@ CI_NEWER = (
     "newreno-red-20-sack",
     "bbr-pie-5-sack",
 )
-# The flow-queue pairs (README.md, "The flow-queue schemes") all run.
+# The flow-queue pairs (README.md, "The flow-queue schemes") and the COBALT pairs ("COBALT on one
+# queue") all run.
 CASES = {
-    c.name: c for c in cc.all_cases() if c in cc.cases() or c.name in CI_NEWER or c in cc.fq_cases()
+    c.name: c
+    for c in cc.all_cases()
+    if c in cc.cases() or c.name in CI_NEWER or c in cc.fq_cases() or c in cc.cobalt_cases()
 }
 # Seed 1 would put flows 0 and 1 of the flow-queue pairs in one queue in aqmlab (its hash is
 # perturbed from the seed's stream: 4 queues for 5 flows, Jain's index 0.915), where ns-3's hash
@@ -221,6 +225,13 @@ def test_bbr_pair(name: str, pairs: dict[str, dict[str, Any]]) -> None:
 @pytest.mark.parametrize("name", [c.name for c in cc.sack_cases() if c.name in CASES])
 def test_sack_pair(name: str, pairs: dict[str, dict[str, Any]]) -> None:
     """NewReno and CUBIC with SACK (RFC 6675's recovery, TcpClassicRecovery: no PRR; no RACK)."""
+    hold(name, pairs)
+
+
+@pytest.mark.parametrize("name", [c.name for c in cc.cobalt_cases()])
+def test_cobalt_pair(name: str, pairs: dict[str, dict[str, Any]]) -> None:
+    """COBALT on one queue (CoDel's part as CAKE runs it, BLUE beside it) beside ns-3's
+    CobaltQueueDisc, NewReno with drops (SACK) and with ECN, 5 and 20 flows."""
     hold(name, pairs)
 
 

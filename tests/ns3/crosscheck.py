@@ -122,7 +122,8 @@ def available() -> bool:
 @dataclasses.dataclass(frozen=True)
 class Case:
     variant: str  # "newreno", "cubic", "dctcp", "bbr"
-    # "red", "pie", "codel", "step" (DCTCP's marking), "fq-pie", "fq-cobalt", "fq-codel"
+    # "red", "pie", "codel", "cobalt", "step" (DCTCP's marking), "fq-pie", "fq-cobalt",
+    # "fq-codel"
     aqm: str
     flows: int
     ecn: bool = False
@@ -205,6 +206,14 @@ class Case:
                 f'target = "{self.pie_target_ms}ms"\nt_update = "{self.pie_t_update_ms}ms"\n'
                 f'alpha = 0.125\nbeta = 1.25\nmax_burst = "150ms"\nmark_ecnth = 0.1\n'
                 f"derandomize = false\ncap_drop_adjustment = true\necn = {ecn}\n"
+            )
+        if self.aqm == "cobalt":
+            # ns-3's CobaltQueueDisc: CAKE's CoDel (no MinBytes test) and BLUE on one queue.
+            return (
+                f'kind = "cobalt"\ntarget = "{self.codel_target_ms}ms"\n'
+                f'interval = "{self.codel_interval_ms}ms"\n'
+                f"increment = {self.cobalt_increment!r}\ndecrement = {self.cobalt_decrement!r}\n"
+                f"ecn = {ecn}\n"
             )
         if self.aqm == "fq-cobalt":
             return (
@@ -553,8 +562,14 @@ def fq_cases() -> list[Case]:
     ]
 
 
+def cobalt_cases() -> list[Case]:
+    """COBALT on one queue, NewReno, 5 and 20 flows: with drops (SACK on, as the SACK pairs) and
+    with ECN (SACK off, as the ECN pairs)."""
+    return [Case("newreno", "cobalt", n, sack=not e, ecn=e) for n in (5, 20) for e in (False, True)]
+
+
 def all_cases() -> list[Case]:
-    return cases() + sack_cases() + bbr_cases() + dctcp_cases() + fq_cases()
+    return cases() + sack_cases() + bbr_cases() + dctcp_cases() + fq_cases() + cobalt_cases()
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -54,8 +54,8 @@ struct Setup
     std::vector<std::string> flow_cc;
     // TcpDctcp's UseEct0: false sends ECT(1), the L4S identifier.
     bool dctcp_ect0 = true;
-    // "red", "pie", "codel", "step" (RED as a step marker: instantaneous queue, one threshold),
-    // "fq-pie", "fq-cobalt" or "fq-codel".
+    // "red", "pie", "codel", "cobalt", "step" (RED as a step marker: instantaneous queue, one
+    // threshold), "fq-pie", "fq-cobalt" or "fq-codel".
     std::string aqm = "red";
     bool ecn = false;
     bool sack = false;
@@ -470,6 +470,24 @@ QueueDiscFor(const Setup& c)
                              "UseEcn",
                              BooleanValue(c.ecn));
     }
+    else if (c.aqm == "cobalt")
+    {
+        tch.SetRootQueueDisc("ns3::CobaltQueueDisc",
+                             "MaxSize",
+                             QueueSizeValue(QueueSize(limit)),
+                             "Target",
+                             TimeValue(NanoSeconds(c.codel_target_ns)),
+                             "Interval",
+                             TimeValue(NanoSeconds(c.codel_interval_ns)),
+                             "Increment",
+                             DoubleValue(c.cobalt_increment),
+                             "Decrement",
+                             DoubleValue(c.cobalt_decrement),
+                             "BlueThreshold",
+                             TimeValue(NanoSeconds(c.cobalt_blue_threshold_ns)),
+                             "UseEcn",
+                             BooleanValue(c.ecn));
+    }
     else if (c.aqm == "fq-pie")
     {
         // FqPieQueueDisc hands its PIE attributes to a PieQueueDisc per flow queue (all but
@@ -652,7 +670,7 @@ Run(const Setup& c)
     }
     Ipv4GlobalRoutingHelper::PopulateRoutingTables();
 
-    // RED's and PIE's random streams, fixed whatever ran before in this process.
+    // RED's, PIE's and COBALT's random streams, fixed whatever ran before in this process.
     int64_t stream = 0;
     for (uint32_t k = 0; k < qdiscs.GetN(); ++k)
     {
@@ -663,6 +681,10 @@ Run(const Setup& c)
         else if (auto pie = DynamicCast<PieQueueDisc>(qdiscs.Get(k)))
         {
             stream += pie->AssignStreams(stream);
+        }
+        else if (auto cobalt = DynamicCast<CobaltQueueDisc>(qdiscs.Get(k)))
+        {
+            stream += cobalt->AssignStreams(stream);
         }
     }
 
