@@ -86,6 +86,9 @@ NS3_CC = {
     "bbr": "ns3::TcpBbr",
 }
 
+# Feng et al.'s initial max_p (fig. 7 of their paper; ns-3's LInterm default 50).
+FENG_MAX_P = 0.02
+
 # dumbbell.cc's NewReno whose cut at three duplicate ACKs halves the window, as aqmlab's
 # `loss_ssthresh = "window"`, where ns-3's halves its pipe (README.md, "The flow-queue schemes").
 NS3_WINDOW_CUT = "aqmlab_ns3::TcpNewRenoWindowCut"
@@ -122,8 +125,8 @@ def available() -> bool:
 @dataclasses.dataclass(frozen=True)
 class Case:
     variant: str  # "newreno", "cubic", "dctcp", "bbr"
-    # "red", "pie", "codel", "cobalt", "step" (DCTCP's marking), "fq-pie", "fq-cobalt",
-    # "fq-codel"
+    # "red", "ared", "ared-feng", "pie", "codel", "cobalt", "step" (DCTCP's marking), "fq-pie",
+    # "fq-cobalt", "fq-codel"
     aqm: str
     flows: int
     ecn: bool = False
@@ -182,6 +185,26 @@ class Case:
             return (
                 f'kind = "red"\nmin_th = {self.min_th}\nmax_th = {self.max_th}\n'
                 f"max_p = {self.max_p}\nw_q = {self.w_q}\ngentle = true\nwait = true\n"
+                f'empty_gate = true\nidle_decay = "ns2"\nabove_max = "mark"\necn = {ecn}\n'
+            )
+        if self.aqm == "ared":
+            # ns-3's ARED (RedQueueDisc with ARED on): ns-2's red.cc adaptation (on an arrival
+            # once Interval has passed since max_p last changed, the bounds tested, not clamped),
+            # thresholds and weight from the link with TargetDelay 5 ms, the gentle line fixed
+            # from the initial max_p; the RED rules of the "red" pairs.
+            return (
+                f'kind = "ared"\ntarget_delay = "5ms"\nmax_p = {self.max_p}\ninterval = "0.5s"\n'
+                f'beta = 0.9\nbounds = "ns2"\nadapt = "arrival"\ngentle = true\n'
+                f'gentle_base = "initial"\nwait = true\nempty_gate = true\nidle_decay = "ns2"\n'
+                f'above_max = "mark"\necn = {ecn}\n'
+            )
+        if self.aqm == "ared-feng":
+            # ns-3's FengAdaptive starts Above, so its first arrival (average 0) divides max_p
+            # by 3: aqmlab starts Below from that value. Not gentle on both sides (Feng et al.'s
+            # RED; ns-3's gentle line stays where the initial max_p put it).
+            return (
+                f'kind = "ared-feng"\nmin_th = {self.min_th}\nmax_th = {self.max_th}\n'
+                f"max_p = {FENG_MAX_P / 3!r}\nw_q = {self.w_q}\ngentle = false\nwait = true\n"
                 f'empty_gate = true\nidle_decay = "ns2"\nabove_max = "mark"\necn = {ecn}\n'
             )
         if self.aqm == "pie":
@@ -322,8 +345,13 @@ start = "{self.measure_s}s"
             "run": seed,
             "red_min_th": self.min_th,
             "red_max_th": self.max_th,
-            "red_max_p": self.max_p,
+            "red_max_p": FENG_MAX_P if self.aqm == "ared-feng" else self.max_p,
             "red_w_q": self.w_q,
+            "red_ared": self.aqm == "ared",
+            "red_feng": self.aqm == "ared-feng",
+            # aqmlab's bounds = "ns2": bottom = min(0.01, 80 000 / link rate in bit/s)
+            "red_bottom": min(0.01, 80_000 / (self.rate_mbps * 1e6)) if self.aqm == "ared" else 0.0,
+            "red_gentle": self.aqm != "ared-feng",
             "pie_target_ns": round(self.pie_target_ms * 1e6),
             "pie_t_update_ns": round(self.pie_t_update_ms * 1e6),
             "codel_target_ns": round(self.codel_target_ms * 1e6),
@@ -568,8 +596,31 @@ def cobalt_cases() -> list[Case]:
     return [Case("newreno", "cobalt", n, sack=not e, ecn=e) for n in (5, 20) for e in (False, True)]
 
 
+def ared_cases() -> list[Case]:
+    """Floyd's Adaptive RED beside ns-3's ARED, NewReno, 5 and 20 flows: with drops (SACK on) and
+    with ECN (SACK off)."""
+    return [Case("newreno", "ared", n, sack=not e, ecn=e) for n in (5, 20) for e in (False, True)]
+
+
+def feng_cases() -> list[Case]:
+    """Feng's self-configuring RED beside ns-3's FengAdaptive, as ``ared_cases`` (README.md,
+    "Adaptive RED": the two land in different regimes; not in the test)."""
+    return [
+        Case("newreno", "ared-feng", n, sack=not e, ecn=e) for n in (5, 20) for e in (False, True)
+    ]
+
+
 def all_cases() -> list[Case]:
-    return cases() + sack_cases() + bbr_cases() + dctcp_cases() + fq_cases() + cobalt_cases()
+    return (
+        cases()
+        + sack_cases()
+        + bbr_cases()
+        + dctcp_cases()
+        + fq_cases()
+        + cobalt_cases()
+        + ared_cases()
+        + feng_cases()
+    )
 
 
 def main(argv: list[str] | None = None) -> int:

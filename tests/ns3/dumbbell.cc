@@ -54,8 +54,8 @@ struct Setup
     std::vector<std::string> flow_cc;
     // TcpDctcp's UseEct0: false sends ECT(1), the L4S identifier.
     bool dctcp_ect0 = true;
-    // "red", "pie", "codel", "cobalt", "step" (RED as a step marker: instantaneous queue, one
-    // threshold), "fq-pie", "fq-cobalt" or "fq-codel".
+    // "red", "ared", "ared-feng", "pie", "codel", "cobalt", "step" (RED as a step marker:
+    // instantaneous queue, one threshold), "fq-pie", "fq-cobalt" or "fq-codel".
     std::string aqm = "red";
     bool ecn = false;
     bool sack = false;
@@ -85,6 +85,12 @@ struct Setup
     double red_w_q = 0.002;
     bool red_gentle = true;
     bool red_wait = true;
+    // Floyd's Adaptive RED (`ARED`: thresholds and weight set from the link, max_p adapted by
+    // AIMD) and Feng's self-configuring RED (`FengAdaptive`); ARED's lower bound on max_p
+    // (`Bottom`; 0: ns-3's own, min(0.01, 8 MeanPktSize Rtt / LinkBandwidth)).
+    bool red_ared = false;
+    bool red_feng = false;
+    double red_bottom = 0;
     // PIE
     int64_t pie_target_ns = 15000000;
     int64_t pie_t_update_ns = 15000000;
@@ -423,7 +429,7 @@ QueueDiscFor(const Setup& c)
 {
     TrafficControlHelper tch;
     std::string limit = std::to_string(c.buffer) + "p";
-    if (c.aqm == "red" || c.aqm == "step")
+    if (c.aqm == "red" || c.aqm == "ared" || c.aqm == "ared-feng" || c.aqm == "step")
     {
         bool step = c.aqm == "step";
         tch.SetRootQueueDisc("ns3::RedQueueDisc",
@@ -450,7 +456,13 @@ QueueDiscFor(const Setup& c)
                              "UseEcn",
                              BooleanValue(c.ecn),
                              "UseHardDrop",
-                             BooleanValue(false));
+                             BooleanValue(false),
+                             "ARED",
+                             BooleanValue(c.red_ared),
+                             "FengAdaptive",
+                             BooleanValue(c.red_feng),
+                             "Bottom",
+                             DoubleValue(c.red_bottom));
     }
     else if (c.aqm == "pie")
     {
