@@ -544,6 +544,49 @@ def table(rows: Sequence[dict[str, Any]]) -> str:
     return "\n".join(out)
 
 
+def totals(rows: Sequence[dict[str, Any]]) -> str:
+    """Each case over its seeds as a Markdown table: the signal (drops, or marks with ECN), the
+    recoveries and the timeouts summed, the signal's gap ((aqmlab - ns-3) / the larger) over the
+    sums and its range over the seeds, the mean utilisation and its range of differences, the
+    mean queue (ns-3: its total, and its queue disc alone)."""
+    ecn = {c.name: c.ecn for c in all_cases()}
+    by_case: dict[str, list[dict[str, Any]]] = {}
+    for r in rows:
+        by_case.setdefault(r["case"], []).append(r)
+
+    def gap(a: float, b: float) -> float:
+        return (a - b) / max(a, b, 1)
+
+    out = [
+        "| case | seeds | signal, aqmlab / ns-3 | gap | gap per seed | utilisation | difference "
+        "per seed | queue, aqmlab / ns-3 (queue disc) | recoveries | timeouts |",
+        "|---|---:|---|---:|---|---|---|---|---|---|",
+    ]
+    for name, runs in by_case.items():
+        sig = "marks" if ecn.get(name) else "drops"
+        a, b = (sum(int(r[side][sig]) for r in runs) for side in ("aqmlab", "ns3"))
+        per = [gap(r["aqmlab"][sig], r["ns3"][sig]) for r in runs]
+        du = [r["aqmlab"]["utilisation"] - r["ns3"]["utilisation"] for r in runs]
+
+        def mean(side: str, key: str, runs: list[dict[str, Any]] = runs) -> float:
+            return sum(float(r[side][key]) for r in runs) / len(runs)
+
+        def total(key: str, runs: list[dict[str, Any]] = runs) -> str:
+            return " / ".join(
+                str(sum(int(r[side][key]) for r in runs)) for side in ("aqmlab", "ns3")
+            )
+
+        out.append(
+            f"| {name} | {len(runs)} | {sig} {a} / {b} | {100 * gap(a, b):+.1f} % | "
+            f"{100 * min(per):+.1f} to {100 * max(per):+.1f} % | "
+            f"{mean('aqmlab', 'utilisation'):.3f} / {mean('ns3', 'utilisation'):.3f} | "
+            f"{min(du):+.3f} to {max(du):+.3f} | {mean('aqmlab', 'queue_pkts'):.2f} / "
+            f"{mean('ns3', 'queue_pkts'):.2f} ({mean('ns3', 'qdisc_pkts'):.2f}) | "
+            f"{total('fast_rtx')} | {total('timeouts')} |"
+        )
+    return "\n".join(out)
+
+
 def cases(variants: Sequence[str] = ("newreno", "cubic")) -> list[Case]:
     """The cross-check's pairs without SACK: each variant through RED, PIE and CoDel, 5 and 20
     flows, with and without ECN."""
@@ -631,6 +674,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--duration", type=float, help="simulated seconds (default 40)")
     ap.add_argument("--json", action="store_true", help="print the figures as JSON")
     ap.add_argument(
+        "--totals",
+        action="store_true",
+        help="each case over its seeds: signals, recoveries and timeouts summed, means",
+    )
+    ap.add_argument(
         "--ns3-window-cut",
         action="store_true",
         help="diagnosis: ns-3's NewReno cuts to half the window, as aqmlab (README.md)",
@@ -641,6 +689,18 @@ def main(argv: list[str] | None = None) -> int:
     if not available():
         print(f"error: ns-3 not found: install the ns3 wheel ({INSTALL})", file=sys.stderr)
         return 2
+    names = {c.name for c in all_cases()}
+    unknown = [n for n in args.case or [] if n not in names]
+    if unknown:
+        print(
+            f"error: --case: no case named {', '.join(unknown)} (crosscheck.py's cases: "
+            f"{', '.join(sorted(names))})",
+            file=sys.stderr,
+        )
+        return 2
+    if any(s < 1 for s in args.seeds):
+        print(f"error: --seeds: {args.seeds}: seeds are positive whole numbers", file=sys.stderr)
+        return 2
     chosen = [c for c in all_cases() if not args.case or c.name in args.case]
     if args.duration:
         chosen = [dataclasses.replace(c, duration_s=args.duration) for c in chosen]
@@ -648,6 +708,9 @@ def main(argv: list[str] | None = None) -> int:
     rows = run_pairs([(c, s) for c in chosen for s in args.seeds], args.jobs)
     if args.json:
         print(json.dumps(rows, indent=1))
+    elif args.totals:
+        print(totals(rows))
+        print(f"\n{len(rows)} pairs in {time.perf_counter() - t0:.1f} s")
     else:
         print(table(rows))
         print(f"\n{len(rows)} pairs in {time.perf_counter() - t0:.1f} s")
