@@ -496,9 +496,51 @@ def run_ns3(config: dict[str, Any]) -> dict[str, float]:
     }
 
 
+# Diagnosis (--queue-trace): a folder for each ns-3 run's queue trace (dumbbell.cc's
+# Setup::queue_trace_path), or None.
+QUEUE_TRACE_DIR: Path | None = None
+
+
+def red_average_steps(case: Case, path: Path) -> list[tuple[float, str, float]]:
+    """From a ``--queue-trace`` file of a RED-family pair, ns-3's RED average rebuilt arrival by
+    arrival (its estimator: the queue disc's packets before the arrival, weight ``w_q``, and an
+    idle period counted in packet times of ``packet_size`` at the link rate; the last arrival's
+    own count change comes before it in the file), and each time it enters Below (under
+    ``min_th``) or Above (over ``max_th``), Feng's status changes: (seconds, status, average).
+    ARED's thresholds and weight are computed, not read: only for ``red`` and ``ared-feng``."""
+    ptc = case.rate_mbps * 1e6 / (8 * case.packet_size)
+    avg, queued, status = 0.0, 0, "Above"
+    idle_since: int | None = 0
+    steps: list[tuple[float, str, float]] = []
+    for line in path.read_text().splitlines():
+        kind, *fields = line.split()
+        t = int(fields[0])
+        if kind == "q":
+            n = int(fields[1])
+            if n == 0 and queued > 0:
+                idle_since = t
+            queued = n
+            continue
+        m = int(ptc * (t - idle_since) * 1e-9) if idle_since is not None else 0
+        idle_since = None
+        avg = avg * (1 - case.w_q) ** (m + 1) + case.w_q * (queued - 1)
+        if case.min_th < avg < case.max_th:
+            status = "Between"
+        elif avg < case.min_th and status != "Below":
+            status = "Below"
+            steps.append((t * 1e-9, status, avg))
+        elif avg > case.max_th and status != "Above":
+            status = "Above"
+            steps.append((t * 1e-9, status, avg))
+    return steps
+
+
 def run_pair(case: Case, seed: int) -> dict[str, Any]:
     ours, starts, delays = run_aqmlab(case, seed)
-    theirs = run_ns3(case.ns3_config(seed, starts, delays))
+    config = case.ns3_config(seed, starts, delays)
+    if QUEUE_TRACE_DIR is not None:
+        config["queue_trace_path"] = str(QUEUE_TRACE_DIR / f"{case.name}-seed{seed}.txt")
+    theirs = run_ns3(config)
     return {"case": case.name, "seed": seed, "aqmlab": ours, "ns3": theirs}
 
 
@@ -674,6 +716,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--duration", type=float, help="simulated seconds (default 40)")
     ap.add_argument("--json", action="store_true", help="print the figures as JSON")
     ap.add_argument(
+        "--queue-trace",
+        metavar="DIR",
+        help="diagnosis: write each ns-3 run's bottleneck arrivals and queue lengths to DIR",
+    )
+    ap.add_argument(
         "--totals",
         action="store_true",
         help="each case over its seeds: signals, recoveries and timeouts summed, means",
@@ -686,6 +733,10 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     if args.ns3_window_cut:
         NS3_CC["newreno"] = NS3_WINDOW_CUT
+    if args.queue_trace:
+        global QUEUE_TRACE_DIR
+        QUEUE_TRACE_DIR = Path(args.queue_trace)
+        QUEUE_TRACE_DIR.mkdir(parents=True, exist_ok=True)
     if not available():
         print(f"error: ns-3 not found: install the ns3 wheel ({INSTALL})", file=sys.stderr)
         return 2
@@ -708,12 +759,18 @@ def main(argv: list[str] | None = None) -> int:
     rows = run_pairs([(c, s) for c in chosen for s in args.seeds], args.jobs)
     if args.json:
         print(json.dumps(rows, indent=1))
-    elif args.totals:
-        print(totals(rows))
-        print(f"\n{len(rows)} pairs in {time.perf_counter() - t0:.1f} s")
-    else:
-        print(table(rows))
-        print(f"\n{len(rows)} pairs in {time.perf_counter() - t0:.1f} s")
+        return 0
+    print(totals(rows) if args.totals else table(rows))
+    print(f"\n{len(rows)} pairs in {time.perf_counter() - t0:.1f} s")
+    if QUEUE_TRACE_DIR is not None:
+        for c in chosen:
+            if c.aqm not in ("red", "ared-feng"):
+                continue
+            for seed in args.seeds:
+                steps = red_average_steps(c, QUEUE_TRACE_DIR / f"{c.name}-seed{seed}.txt")
+                print(f"\n{c.name}, seed {seed}: ns-3's RED average entering Below / Above")
+                for t, status, avg in steps:
+                    print(f"  {t:9.3f} s  {status:5s}  {avg:.1f}")
     return 0
 
 

@@ -31,6 +31,7 @@
 #include "ns3/traffic-control-module.h"
 
 #include <chrono>
+#include <fstream>
 #include <map>
 #include <memory>
 #include <utility>
@@ -119,6 +120,10 @@ struct Setup
     int32_t trace_flow = -1;
     int64_t trace_from_ns = 0;
     int64_t trace_to_ns = 0;
+    // Diagnosis: write the bottleneck queue disc's arrivals ("a TIME_NS") and every change of its
+    // packet count ("q TIME_NS PACKETS") to this file, from which RED's average can be followed
+    // (crosscheck.py --queue-trace); empty: none.
+    std::string queue_trace_path;
 };
 
 // For diagnosis only (crosscheck.py --ns3-window-cut): NewReno whose ssthresh at three duplicate
@@ -730,6 +735,24 @@ Run(const Setup& c)
             MakeCallback(&ChildStreams::Enqueue, childStreams.back().get()));
     }
     q->TraceConnectWithoutContext("PacketsInQueue", MakeCallback(&Monitor::QdiscPackets, &mon));
+    std::ofstream queueTrace;
+    if (!c.queue_trace_path.empty())
+    {
+        queueTrace.open(c.queue_trace_path);
+        std::ofstream* out = &queueTrace;
+        q->TraceConnectWithoutContext(
+            "PacketsInQueue",
+            MakeCallback(
+                +[](std::ofstream* o, uint32_t, uint32_t n) {
+                    *o << "q " << Simulator::Now().GetNanoSeconds() << ' ' << n << '\n';
+                })
+                .Bind(out));
+        q->TraceConnectWithoutContext(
+            "Enqueue",
+            MakeCallback(+[](std::ofstream* o, Ptr<const QueueDiscItem>) {
+                *o << "a " << Simulator::Now().GetNanoSeconds() << '\n';
+            }).Bind(out));
+    }
     q->TraceConnectWithoutContext("SojournTime", MakeCallback(&Monitor::Sojourn, &mon));
     q->TraceConnectWithoutContext("Enqueue", MakeCallback(&Monitor::Enqueue, &mon));
     q->TraceConnectWithoutContext("DropAfterDequeue",
