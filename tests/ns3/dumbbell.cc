@@ -429,6 +429,35 @@ SetPieRoot(TrafficControlHelper& tch,
                          std::forward<More>(more)...);
 }
 
+// COBALT's attributes as the pairs set them, on CobaltQueueDisc or on FqCobaltQueueDisc (which
+// hands them to a CobaltQueueDisc per flow queue; its Target and Interval are strings),
+// followed by the disc's own (`more`).
+template <typename... More>
+void
+SetCobaltRoot(TrafficControlHelper& tch,
+              const std::string& type,
+              const Setup& c,
+              const std::string& limit,
+              More&&... more)
+{
+    tch.SetRootQueueDisc(type,
+                         "MaxSize",
+                         QueueSizeValue(QueueSize(limit)),
+                         "Target",
+                         StringValue(std::to_string(c.codel_target_ns) + "ns"),
+                         "Interval",
+                         StringValue(std::to_string(c.codel_interval_ns) + "ns"),
+                         "Increment",
+                         DoubleValue(c.cobalt_increment),
+                         "Decrement",
+                         DoubleValue(c.cobalt_decrement),
+                         "BlueThreshold",
+                         TimeValue(NanoSeconds(c.cobalt_blue_threshold_ns)),
+                         "UseEcn",
+                         BooleanValue(c.ecn),
+                         std::forward<More>(more)...);
+}
+
 inline TrafficControlHelper
 QueueDiscFor(const Setup& c)
 {
@@ -489,21 +518,7 @@ QueueDiscFor(const Setup& c)
     }
     else if (c.aqm == "cobalt")
     {
-        tch.SetRootQueueDisc("ns3::CobaltQueueDisc",
-                             "MaxSize",
-                             QueueSizeValue(QueueSize(limit)),
-                             "Target",
-                             TimeValue(NanoSeconds(c.codel_target_ns)),
-                             "Interval",
-                             TimeValue(NanoSeconds(c.codel_interval_ns)),
-                             "Increment",
-                             DoubleValue(c.cobalt_increment),
-                             "Decrement",
-                             DoubleValue(c.cobalt_decrement),
-                             "BlueThreshold",
-                             TimeValue(NanoSeconds(c.cobalt_blue_threshold_ns)),
-                             "UseEcn",
-                             BooleanValue(c.ecn));
+        SetCobaltRoot(tch, "ns3::CobaltQueueDisc", c, limit);
     }
     else if (c.aqm == "fq-pie")
     {
@@ -513,23 +528,7 @@ QueueDiscFor(const Setup& c)
     }
     else if (c.aqm == "fq-cobalt")
     {
-        tch.SetRootQueueDisc("ns3::FqCobaltQueueDisc",
-                             "MaxSize",
-                             QueueSizeValue(QueueSize(limit)),
-                             "Flows",
-                             UintegerValue(c.fq_flows),
-                             "Target",
-                             StringValue(std::to_string(c.codel_target_ns) + "ns"),
-                             "Interval",
-                             StringValue(std::to_string(c.codel_interval_ns) + "ns"),
-                             "Increment",
-                             DoubleValue(c.cobalt_increment),
-                             "Decrement",
-                             DoubleValue(c.cobalt_decrement),
-                             "BlueThreshold",
-                             TimeValue(NanoSeconds(c.cobalt_blue_threshold_ns)),
-                             "UseEcn",
-                             BooleanValue(c.ecn));
+        SetCobaltRoot(tch, "ns3::FqCobaltQueueDisc", c, limit, "Flows", UintegerValue(c.fq_flows));
     }
     else if (c.aqm == "fq-codel")
     {
