@@ -261,7 +261,7 @@ def test_newreno_pie_sack_agrees_when_ns3_cuts_the_window() -> None:
 
 def _fq_sack_cut(ours: dict[str, Any], ns3: dict[str, Any]) -> str:
     return (
-        "in part the cut at three duplicate ACKs with SACK: ns-3 halves its pipe, (W - 2) / 2 "
+        "the cut at three duplicate ACKs with SACK: ns-3 halves its pipe, (W - 2) / 2 "
         "with limited transmit (flow 0 of newreno-fq-pie-5-sack, seed 2: 22 recoveries from 22.4 "
         'segments on average to 9.9), aqmlab the window (loss_ssthresh = "window"), so at the '
         "share the scheduler fixes aqmlab's sawtooth is shorter and it cuts more often; ns-3 "

@@ -675,24 +675,26 @@ def fq_cases() -> list[Case]:
     ]
 
 
+def _drops_and_ecn(aqm: str) -> list[Case]:
+    """NewReno through `aqm`, 5 and 20 flows: with drops (SACK on, as the SACK pairs) and with ECN
+    (SACK off, as the ECN pairs)."""
+    return [Case("newreno", aqm, n, sack=not e, ecn=e) for n in (5, 20) for e in (False, True)]
+
+
 def cobalt_cases() -> list[Case]:
-    """COBALT on one queue, NewReno, 5 and 20 flows: with drops (SACK on, as the SACK pairs) and
-    with ECN (SACK off, as the ECN pairs)."""
-    return [Case("newreno", "cobalt", n, sack=not e, ecn=e) for n in (5, 20) for e in (False, True)]
+    """COBALT on one queue beside ns-3's CobaltQueueDisc."""
+    return _drops_and_ecn("cobalt")
 
 
 def ared_cases() -> list[Case]:
-    """Floyd's Adaptive RED beside ns-3's ARED, NewReno, 5 and 20 flows: with drops (SACK on) and
-    with ECN (SACK off)."""
-    return [Case("newreno", "ared", n, sack=not e, ecn=e) for n in (5, 20) for e in (False, True)]
+    """Floyd's Adaptive RED beside ns-3's ARED."""
+    return _drops_and_ecn("ared")
 
 
 def feng_cases() -> list[Case]:
-    """Feng's self-configuring RED beside ns-3's FengAdaptive, as ``ared_cases`` (README.md,
-    "Adaptive RED": the two land in different regimes; not in the test)."""
-    return [
-        Case("newreno", "ared-feng", n, sack=not e, ecn=e) for n in (5, 20) for e in (False, True)
-    ]
+    """Feng's self-configuring RED beside ns-3's FengAdaptive (README.md, "Adaptive RED": the two
+    land in different states; not in the test)."""
+    return _drops_and_ecn("ared-feng")
 
 
 def all_cases() -> list[Case]:
