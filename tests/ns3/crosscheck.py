@@ -501,17 +501,26 @@ def run_ns3(config: dict[str, Any]) -> dict[str, float]:
 QUEUE_TRACE_DIR: Path | None = None
 
 
-def red_average_steps(case: Case, path: Path) -> list[tuple[float, str, float]]:
+def red_average_steps(case: Case, path: Path) -> list[tuple[float, str, float, float]]:
     """From a ``--queue-trace`` file of a RED-family pair, ns-3's RED average rebuilt arrival by
     arrival (its estimator: the queue disc's packets before the arrival, weight ``w_q``, and an
-    idle period counted in packet times of ``packet_size`` at the link rate; the last arrival's
-    own count change comes before it in the file), and each time it enters Below (under
-    ``min_th``) or Above (over ``max_th``), Feng's status changes: (seconds, status, average).
-    ARED's thresholds and weight are computed, not read: only for ``red`` and ``ared-feng``."""
+    idle period counted in packet times of ``packet_size`` at the link rate; an arrival's own
+    count change comes before it in the file) and the steps of max_p its adaptation takes:
+    Feng's status changes (entering Below under ``min_th``, Above over ``max_th``) for
+    ``ared-feng``, ARED's AIMD steps (thresholds and weight from the link, ``Bottom`` as the pair
+    sets it) for ``ared``, none for ``red``: (seconds, what, average, max_p after it)."""
     ptc = case.rate_mbps * 1e6 / (8 * case.packet_size)
-    avg, queued, status = 0.0, 0, "Above"
+    w_q, min_th, max_th, max_p = case.w_q, case.min_th, case.max_th, case.max_p
+    if case.aqm == "ared":
+        w_q = 1 - math.exp(-1 / ptc)
+        min_th = max(5.0, 0.005 * ptc / 2)
+        max_th = 3 * min_th
+    elif case.aqm == "ared-feng":
+        max_p = FENG_MAX_P
+    bottom = min(0.01, 80_000 / (case.rate_mbps * 1e6))
+    avg, queued, status, last_set = 0.0, 0, "Above", 0
     idle_since: int | None = 0
-    steps: list[tuple[float, str, float]] = []
+    steps: list[tuple[float, str, float, float]] = []
     for line in path.read_text().splitlines():
         kind, *fields = line.split()
         t = int(fields[0])
@@ -523,15 +532,25 @@ def red_average_steps(case: Case, path: Path) -> list[tuple[float, str, float]]:
             continue
         m = int(ptc * (t - idle_since) * 1e-9) if idle_since is not None else 0
         idle_since = None
-        avg = avg * (1 - case.w_q) ** (m + 1) + case.w_q * (queued - 1)
-        if case.min_th < avg < case.max_th:
-            status = "Between"
-        elif avg < case.min_th and status != "Below":
-            status = "Below"
-            steps.append((t * 1e-9, status, avg))
-        elif avg > case.max_th and status != "Above":
-            status = "Above"
-            steps.append((t * 1e-9, status, avg))
+        avg = avg * (1 - w_q) ** (m + 1) + w_q * (queued - 1)
+        step = None
+        if case.aqm == "ared" and t > last_set + 500_000_000:
+            part = 0.4 * (max_th - min_th)
+            if avg < min_th + part and max_p > bottom:
+                max_p, step = max_p * 0.9, "decrease"
+            elif avg > max_th - part and max_p < 0.5:
+                max_p, step = max_p + min(0.01, max_p / 4), "increase"
+            if step:
+                last_set = t
+        elif case.aqm == "ared-feng":
+            if min_th < avg < max_th:
+                status = "Between"
+            elif avg < min_th and status != "Below":
+                status, max_p, step = "Below", max_p / 3, "Below"
+            elif avg > max_th and status != "Above":
+                status, max_p, step = "Above", max_p * 2, "Above"
+        if step:
+            steps.append((t * 1e-9, step, avg, max_p))
     return steps
 
 
@@ -766,13 +785,13 @@ def main(argv: list[str] | None = None) -> int:
     print(f"\n{len(rows)} pairs in {time.perf_counter() - t0:.1f} s")
     if QUEUE_TRACE_DIR is not None:
         for c in chosen:
-            if c.aqm not in ("red", "ared-feng"):
+            if c.aqm not in ("ared", "ared-feng"):
                 continue
             for seed in args.seeds:
                 steps = red_average_steps(c, QUEUE_TRACE_DIR / f"{c.name}-seed{seed}.txt")
-                print(f"\n{c.name}, seed {seed}: ns-3's RED average entering Below / Above")
-                for t, status, avg in steps:
-                    print(f"  {t:9.3f} s  {status:5s}  {avg:.1f}")
+                print(f"\n{c.name}, seed {seed}: ns-3's max_p, rebuilt (time, step, average)")
+                for t, what, avg, p in steps:
+                    print(f"  {t:9.3f} s  {what:8s}  average {avg:6.1f}  max_p {p:.3g}")
     return 0
 
 
