@@ -177,6 +177,12 @@ class Case:
             return f"{mix}-{aqm}{tail}"
         return f"{self.variant}-{aqm}-{self.flows}{tail}"
 
+    @property
+    def ared_bottom(self) -> float:
+        """ARED's lower bound on max_p as aqmlab's `bounds = "ns2"` sets it (ns-2's red.cc):
+        min(0.01, 80 000 / the link rate in bit/s); ns-3's `Bottom` is set to it."""
+        return min(0.01, 80_000 / (self.rate_mbps * 1e6))
+
     def aqm_table(self) -> str:
         ecn = "true" if self.ecn else "false"
         if self.aqm == "red":
@@ -349,8 +355,7 @@ start = "{self.measure_s}s"
             "red_w_q": self.w_q,
             "red_ared": self.aqm == "ared",
             "red_feng": self.aqm == "ared-feng",
-            # aqmlab's bounds = "ns2": bottom = min(0.01, 80 000 / link rate in bit/s)
-            "red_bottom": min(0.01, 80_000 / (self.rate_mbps * 1e6)) if self.aqm == "ared" else 0.0,
+            "red_bottom": self.ared_bottom if self.aqm == "ared" else 0.0,
             "red_gentle": self.aqm != "ared-feng",
             "pie_target_ns": round(self.pie_target_ms * 1e6),
             "pie_t_update_ns": round(self.pie_t_update_ms * 1e6),
@@ -517,7 +522,7 @@ def red_average_steps(case: Case, path: Path) -> list[tuple[float, str, float, f
         max_th = 3 * min_th
     elif case.aqm == "ared-feng":
         max_p = FENG_MAX_P
-    bottom = min(0.01, 80_000 / (case.rate_mbps * 1e6))
+    bottom = case.ared_bottom
     avg, queued, status, last_set = 0.0, 0, "Above", 0
     idle_since: int | None = 0
     steps: list[tuple[float, str, float, float]] = []
