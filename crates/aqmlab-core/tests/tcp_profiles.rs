@@ -5,8 +5,8 @@
 use crate::common;
 
 use aqmlab_core::scenario::{
-    LimitedTransmitSends, LossSsthresh, PartialAckTimer, RecoveryExit, Scenario, TcpVariant,
-    TimeoutInRecovery, Value,
+    LimitedTransmitSends, LossSsthresh, PartialAckTimer, RecoveryExit, Scenario, SynLossCut,
+    TcpVariant, TimeoutInRecovery, Value,
 };
 use aqmlab_core::units::SimTime;
 
@@ -33,6 +33,7 @@ fn linux_profile_sets_the_kernels_defaults_and_keys_refine_it() {
     assert_eq!(t.min_rto, SimTime::from_millis(200));
     assert_eq!(t.max_rto, SimTime::from_secs(120));
     assert!(t.undo() && t.cubic_linux() && t.delack_linux());
+    assert_eq!(t.syn_loss_cut, SynLossCut::Linux);
     // A key refines the profile.
     let s = common::scenario(&with_tcp(
         "profile = \"linux\"\ninitial_cwnd = 4\nvariant = \"reno\"",
@@ -79,6 +80,37 @@ fn ns2_profiles_are_the_seeds_sets() {
         assert!(a.summary.flows.fast_retransmits > 0);
         assert_eq!(a.flows.goodput_bps, b.flows.goodput_bps, "{profile}");
         assert_eq!(a.summary.events, b.summary.events, "{profile}");
+    }
+}
+
+/// `syn_loss_cut` takes `true`, `false` or `"linux"`, and the resolved
+/// scenario lists it as it was written.
+#[test]
+fn syn_loss_cut_takes_a_switch_or_linux() {
+    for (text, want, listed) in [
+        ("", SynLossCut::Cut, "true"),
+        ("syn_loss_cut = false", SynLossCut::Keep, "false"),
+        ("syn_loss_cut = \"linux\"", SynLossCut::Linux, "\"linux\""),
+        (
+            "profile = \"linux\"\nsyn_loss_cut = true",
+            SynLossCut::Cut,
+            "true",
+        ),
+    ] {
+        let s = common::scenario(&with_tcp(text));
+        assert_eq!(s.tcp.syn_loss_cut, want, "{text}");
+        let json = serde_json::to_string(&s.tcp).unwrap();
+        assert!(
+            json.contains(&format!("\"syn_loss_cut\":{listed}")),
+            "{json}"
+        );
+    }
+    for bad in ["\"rfc5681\"", "1"] {
+        let e = err(&with_tcp(&format!("syn_loss_cut = {bad}")));
+        assert!(
+            e.contains("tcp.syn_loss_cut: expected true, false or \"linux\", found"),
+            "{e}"
+        );
     }
 }
 

@@ -91,13 +91,12 @@ fn timestamps_end_a_backed_off_rto_at_the_first_ack() {
 /// s, seed 1 (`tests/ns3/`'s topology). Jain's index of the flows'
 /// goodput and the smallest share of the fair share among the flows that
 /// connected, with and without timestamps. Measured (seeds 1-5): Jain
-/// 0.945-0.965 without, 0.964-0.974 with, higher with in every seed (Linux
-/// and ns-3: 0.98-1.00); the smallest connected flow 0.00-0.56 of the fair
-/// share without, 0.34-0.55 with (higher in 3 of the 5 seeds; seed 1:
-/// 0.012 and 0.451); timeouts 2462-2668 and 2788-2897. With timestamps
-/// seed 3 has a flow that never connected: its SYN lost again and again
-/// (SYNs carry no timestamp sample before the connection exists), so it is
-/// left out of the smallest share and counted apart.
+/// 0.926-0.955 without, 0.956-0.975 with, higher with in every seed (Linux
+/// and ns-3: 0.98-1.00); the smallest flow 0.00-0.47 of the fair share
+/// without, 0.15-0.60 with (higher in 3 of the 5 seeds; seed 1: 0.000 and
+/// 0.513); timeouts 2503-2544 and 2753-2958; every flow connected. A flow
+/// that never connects (its SYN lost again and again) would be left out of
+/// the smallest share and counted apart.
 #[test]
 fn timestamps_spare_the_starved_flows_of_a_red_queue() {
     let text = |ts: bool| {

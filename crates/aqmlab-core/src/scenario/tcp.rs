@@ -157,6 +157,8 @@ impl TcpProfile {
                 recovery_exit: RecoveryExit::Ssthresh,
                 ecn_hold: false,
                 byte_counting: true,
+                // The start after a lost SYN (`tcp_init_transfer`).
+                syn_loss_cut: SynLossCut::Linux,
                 // SACK (`net.ipv4.tcp_sack = 1`), RACK-TLP as its loss
                 // detection (`net.ipv4.tcp_recovery = 1`), PRR in recovery.
                 sack: true,
@@ -292,13 +294,9 @@ pub struct TcpSpec {
     /// a timeout that is a segment already sent, often one the receiver
     /// holds.
     pub limited_transmit_sends: LimitedTransmitSends,
-    /// A lost SYN or SYN/ACK cuts the connection's window (the default):
-    /// the data sender after a retransmitted SYN or SYN/ACK starts with one
-    /// segment (RFC 5681 section 3.1), and the SYN's timeout sets ssthresh
-    /// by eq. (4) with nothing in flight, two segments, as ns-2's
-    /// `timeout()` does. Off: `initial_cwnd` and ssthresh as if nothing
-    /// was lost.
-    pub syn_loss_cut: bool,
+    /// How a connection whose SYN or SYN/ACK was sent again starts its data
+    /// (`tcp.syn_loss_cut`, see [`SynLossCut`]).
+    pub syn_loss_cut: SynLossCut,
     /// RFC 3168 section 6.1.2's floor under ECN (the default): an ECN-Echo
     /// halves the window down to one segment, and one that finds a
     /// one-segment window holds new data until the retransmission timer
@@ -445,6 +443,35 @@ impl EcnCodepoint {
 /// The error for ECT(1) without ECN (`{where}` names the switch).
 pub(super) const ECT1_NEEDS_ECN: &str = "\"ect1\" is not allowed while ECN is off: the codepoint is that of ECN-capable packets (RFC 9331 section 4.1); set {where} = true, or leave ecn_codepoint out";
 
+/// How a connection whose SYN or SYN/ACK was sent again starts its data
+/// (`tcp.syn_loss_cut`): `true`, `false` or `"linux"` in a scenario file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SynLossCut {
+    /// `true` (the default): one segment (RFC 5681 section 3.1), and the
+    /// SYN's timeout sets ssthresh by eq. (4) with nothing in flight, two
+    /// segments, as ns-2's `timeout()` does.
+    Cut,
+    /// `false`: `initial_cwnd` and ssthresh as if nothing was lost.
+    Keep,
+    /// `"linux"`: Linux's `tcp_init_transfer` and `tcp_init_metrics`: one
+    /// segment only after two or more retransmissions of the SYN (or
+    /// SYN/ACK), and not when the echoed timestamp shows the first SYN
+    /// arrived (`tcp_try_undo_spurious_syn`); ssthresh as if nothing was
+    /// lost; an RTO of 3 s when the handshake gave no RTT sample
+    /// (`TCP_TIMEOUT_FALLBACK`, RFC 6298 (5.7)).
+    Linux,
+}
+
+impl Serialize for SynLossCut {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            SynLossCut::Cut => s.serialize_bool(true),
+            SynLossCut::Keep => s.serialize_bool(false),
+            SynLossCut::Linux => s.serialize_str("linux"),
+        }
+    }
+}
+
 /// ssthresh at a timeout during fast recovery (`tcp.timeout_in_recovery`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -530,7 +557,7 @@ impl Default for TcpSpec {
             loss_ssthresh: LossSsthresh::Flight,
             recovery_exit: RecoveryExit::Flight,
             limited_transmit_sends: LimitedTransmitSends::New,
-            syn_loss_cut: true,
+            syn_loss_cut: SynLossCut::Cut,
             ecn_hold: true,
             timeout_in_recovery: TimeoutInRecovery::Keep,
             byte_counting: false,
@@ -648,7 +675,21 @@ impl TcpSpec {
                 "next" => LimitedTransmitSends::Next,
                 _ => LimitedTransmitSends::New,
             },
-            syn_loss_cut: t.bool("syn_loss_cut", d.syn_loss_cut)?,
+            syn_loss_cut: match t.take("syn_loss_cut") {
+                None => d.syn_loss_cut,
+                Some(Value::Bool(true)) => SynLossCut::Cut,
+                Some(Value::Bool(false)) => SynLossCut::Keep,
+                Some(Value::Str(s)) if s == "linux" => SynLossCut::Linux,
+                Some(v) => {
+                    return Err(SpecError::new(
+                        t.field_path("syn_loss_cut"),
+                        format!(
+                            "expected true, false or \"linux\", found {} {v}",
+                            v.type_name()
+                        ),
+                    ))
+                }
+            },
             ecn_hold: t.bool("ecn_hold", d.ecn_hold)?,
             timeout_in_recovery: match t.choice(
                 "timeout_in_recovery",

@@ -7,8 +7,8 @@
 
 use super::{Client, Echo, Growth, Seg, State, TcpFlow};
 use crate::packet::{flags, Ecn};
-use crate::scenario::TcpVariant;
 use crate::scenario::HEADER_BYTES;
+use crate::scenario::{SynLossCut, TcpVariant};
 use crate::units::SimTime;
 
 impl TcpFlow {
@@ -27,7 +27,11 @@ impl TcpFlow {
     }
 
     pub(super) fn send_syn(&mut self, now: SimTime, out: &mut Vec<Seg>) {
-        self.syn_sent_at = now;
+        if self.syn_retx == 0 {
+            // The first SYN's send time: its round trip, and what an echo
+            // of it shows (the SYN arrived: Linux's spurious SYN timeout).
+            self.syn_sent_at = now;
+        }
         out.push(Seg {
             seq: 0,
             ts: now,
@@ -39,32 +43,49 @@ impl TcpFlow {
         self.rto_deadline = Some(now + self.rto);
     }
 
-    /// The active opener's SYN/ACK arrives: the connection is established
-    /// and the first window goes out.
-    pub(super) fn on_synack(&mut self, now: SimTime, ecn: Ecn, out: &mut Vec<Seg>) {
-        if self.syn_retx {
+    /// The active opener's SYN/ACK arrives, echoing the send time of the
+    /// SYN it answers (`tsecr`): the connection is established and the
+    /// first window goes out.
+    pub(super) fn on_synack(&mut self, now: SimTime, ecn: Ecn, tsecr: SimTime, out: &mut Vec<Seg>) {
+        let retx = self.syn_retx > 0;
+        if retx {
             self.ecn_fallback();
         }
         if ecn == Ecn::Ce {
             self.stats.synack_marks += 1;
         }
         self.state = State::Established;
-        if !self.syn_retx {
+        if !retx {
             self.rtt_sample(now, self.syn_sent_at);
+        } else if self.cfg.tcp.timestamps() {
+            self.echo_sample(now, tsecr);
         }
         self.rto = if self.has_rtt {
             self.rto
         } else {
-            self.cfg.tcp.initial_rto
+            self.handshake_rto()
         };
         self.rto_deadline = None;
-        if self.syn_retx && self.cfg.tcp.syn_loss_cut {
-            // RFC 5681 section 3.1: after a lost SYN (or
-            // SYN/ACK) the initial window is one segment, and
-            // the SYN's timeout set ssthresh by eq. (4): with no
-            // data in flight, two segments (ns-2's `timeout()`).
-            self.cwnd = 1.0;
-            self.ssthresh = 2.0;
+        match self.cfg.tcp.syn_loss_cut {
+            SynLossCut::Cut if retx => {
+                // RFC 5681 section 3.1: after a lost SYN (or
+                // SYN/ACK) the initial window is one segment, and
+                // the SYN's timeout set ssthresh by eq. (4): with no
+                // data in flight, two segments (ns-2's `timeout()`).
+                self.cwnd = 1.0;
+                self.ssthresh = 2.0;
+            }
+            // Linux (`tcp_init_transfer`): one segment after more than
+            // one retransmission, unless the echo is the first SYN's
+            // (`tcp_try_undo_spurious_syn`); ssthresh stays infinite
+            // (`tcp_init_metrics` restores it).
+            SynLossCut::Linux
+                if self.syn_retx > 1
+                    && !(self.cfg.tcp.timestamps() && tsecr == self.syn_sent_at) =>
+            {
+                self.cwnd = 1.0;
+            }
+            _ => {}
         }
         if ecn == Ecn::Ce && self.cfg.tcp.ecn {
             // RFC 5562 section 3.2: a congestion-marked SYN/ACK
@@ -284,13 +305,13 @@ impl TcpFlow {
             match self.state {
                 State::Idle => {
                     self.state = State::SynRcvd;
-                    self.synack_retx = false;
+                    self.synack_retx = 0;
                     self.send_synack(now, out);
                 }
                 State::SynRcvd => {
                     // The client sent its SYN again: the SYN/ACK (or the
                     // request) was lost or is late. Answer again.
-                    self.synack_retx = true;
+                    self.synack_retx = self.synack_retx.saturating_add(1);
                     self.send_synack(now, out);
                 }
                 State::SynSent | State::Established => {}
@@ -300,11 +321,25 @@ impl TcpFlow {
         match self.state {
             State::SynRcvd => {
                 self.state = State::Established;
-                if !self.synack_retx {
+                if self.synack_retx == 0 {
                     self.rtt_sample(now, self.synack_sent_at);
-                } else if self.cfg.tcp.syn_loss_cut {
+                } else if self.cfg.tcp.timestamps() {
+                    // The request echoes the SYN/ACK the client answered:
+                    // the last one sent.
+                    self.echo_sample(now, self.synack_sent_at);
+                }
+                if !self.has_rtt {
+                    self.rto = self.handshake_rto();
+                }
+                let cut = match self.cfg.tcp.syn_loss_cut {
                     // RFC 5681 section 3.1: the SYN/ACK was sent again, so
                     // the initial window is one segment.
+                    SynLossCut::Cut => self.synack_retx > 0,
+                    // Linux (`tcp_init_transfer`): after more than one.
+                    SynLossCut::Linux => self.synack_retx > 1,
+                    SynLossCut::Keep => false,
+                };
+                if cut {
                     self.cwnd = 1.0;
                 }
                 if f & flags::ECE != 0 && self.cfg.tcp.ecn {
@@ -374,6 +409,31 @@ impl TcpFlow {
             cwnd >>= 1;
         }
         self.cwnd = cwnd.max(restart) as f64;
+    }
+
+    /// RFC 7323 on the handshake (Linux's `tcp_ack_update_rtt`): a SYN or
+    /// SYN/ACK sent again gives no sample of its own (Karn), but the echo
+    /// of the one answered, sent at `tsecr`, does.
+    fn echo_sample(&mut self, now: SimTime, tsecr: SimTime) {
+        if self.cfg.tcp.rtt_estimator == crate::scenario::RttEstimator::Linux {
+            if let Some(mut lr) = self.lr.take() {
+                self.linux_rtt_of(&mut lr, now, super::timestamps::linux_ts_rtt(now, tsecr));
+                self.lr = Some(lr);
+            }
+        } else {
+            self.rtt_sample(now, tsecr);
+        }
+    }
+
+    /// The RTO of a connection whose handshake gave no RTT sample: Linux's
+    /// `TCP_TIMEOUT_FALLBACK` (3 s, RFC 6298 (5.7)) with
+    /// `syn_loss_cut = "linux"`, else `initial_rto`.
+    fn handshake_rto(&self) -> SimTime {
+        if self.cfg.tcp.syn_loss_cut == SynLossCut::Linux {
+            SimTime::from_secs(3).min(self.cfg.tcp.max_rto)
+        } else {
+            self.cfg.tcp.initial_rto
+        }
     }
 
     /// The server's SYN/ACK.
@@ -506,7 +566,11 @@ mod tests {
         for (cut, lost, want) in [(true, false, 4), (true, true, 1), (false, true, 4)] {
             let spec = TcpSpec {
                 initial_cwnd: 4,
-                syn_loss_cut: cut,
+                syn_loss_cut: if cut {
+                    SynLossCut::Cut
+                } else {
+                    SynLossCut::Keep
+                },
                 ..TcpSpec::default()
             };
             let mut tx = TcpFlow::new(TcpConfig::from_spec(&spec, true, false));
@@ -530,7 +594,7 @@ mod tests {
         }
         // The passive server: the client's SYN comes twice (its SYN/ACK was
         // lost), so the response starts with one segment.
-        for (cut, want) in [(true, 1.0), (false, 4.0)] {
+        for (cut, want) in [(SynLossCut::Cut, 1.0), (SynLossCut::Keep, 4.0)] {
             let spec = TcpSpec {
                 syn_loss_cut: cut,
                 ..ecn_plus_spec(4)
@@ -548,8 +612,99 @@ mod tests {
             let req = out[0];
             out.clear();
             fl.on_ack(t(3150), req.seq, req.flags, req.ecn, &mut out);
-            assert_eq!(fl.cwnd, want, "cut {cut}");
+            assert_eq!(fl.cwnd, want, "cut {cut:?}");
             assert_eq!(out.len(), want as usize);
+        }
+    }
+
+    /// `syn_loss_cut = "linux"` (Linux's `tcp_init_transfer`), the linux
+    /// profile with an initial window of 10, by hand. The first SYN at 0,
+    /// sent again at 1 s and 3 s (the RTO doubling from 1 s); the SYN/ACK
+    /// arrives 100 ms after the SYN it answers and echoes its send time:
+    /// - no SYN lost: 10 segments, the sample 100 ms;
+    /// - the first lost: 10 segments (one retransmission is not enough),
+    ///   ssthresh infinite, the sample the echo's, 100 ms;
+    /// - the first two lost: one segment, ssthresh infinite;
+    /// - two sent again but the first arrived (its SYN/ACK late, at 3.3 s,
+    ///   echoing 0): spurious, 10 segments, the sample 3300 ms;
+    /// - the first two lost without timestamps: one segment, no sample,
+    ///   and Linux's fallback RTO of 3 s.
+    #[test]
+    fn a_lost_syn_starts_the_connection_as_linux_does() {
+        use crate::scenario::TcpProfile;
+        let t = |ms: u64| SimTime::from_millis(ms);
+        let cases = [
+            // SYNs sent, the echoed SYN, timestamps, window, RTT sample.
+            (1, 0, true, 10, Some(100)),
+            (2, 1000, true, 10, Some(100)),
+            (3, 3000, true, 1, Some(100)),
+            (3, 0, true, 10, Some(3300)),
+            (3, 3000, false, 1, None),
+        ];
+        for (syns, echoed, ts, want, sample) in cases {
+            let mut spec = TcpProfile::Linux.defaults();
+            spec.set_timestamps(ts);
+            let mut tx = TcpFlow::new(TcpConfig::from_spec(&spec, true, false));
+            let mut out = Vec::new();
+            tx.start(t(0), &mut out);
+            for at in [1000, 3000].into_iter().take(syns - 1) {
+                tx.on_rto(t(at), &mut out);
+            }
+            assert_eq!(tx.stats.syn_retransmits, syns as u64 - 1);
+            let at = if echoed == 0 && syns > 1 {
+                3300
+            } else {
+                echoed + 100
+            };
+            out.clear();
+            tx.on_ack_echo(
+                t(at),
+                0,
+                flags::SYN | flags::ACK,
+                Ecn::NotEct,
+                t(echoed),
+                &mut out,
+            );
+            let case = format!("{syns} SYNs, echo {echoed} ms, timestamps {ts}");
+            assert_eq!(tx.cwnd, want as f64, "{case}");
+            assert_eq!(out.len(), want, "{case}");
+            assert_eq!(tx.ssthresh, f64::INFINITY, "{case}");
+            assert_eq!(tx.has_rtt, sample.is_some(), "{case}");
+            match sample {
+                Some(ms) => assert_eq!(tx.srtt_ns, ms as f64 * 1e6, "{case}"),
+                None => assert_eq!(tx.rto, t(3000), "{case}"),
+            }
+        }
+        // The passive server, its SYN/ACK sent once, twice and three times
+        // (the client sends its SYN again while no SYN/ACK reaches it): one
+        // segment only after the third, a sample from the echo of the last.
+        for (synacks, want) in [(1, 10.0), (2, 10.0), (3, 1.0)] {
+            let spec = TcpProfile::Linux.defaults();
+            let mut fl = TcpFlow::new(TcpConfig::passive(&spec, false, 300));
+            let mut out = Vec::new();
+            fl.client_connect(t(0), 20, 1000, &mut out);
+            let mut at = 50;
+            for _ in 0..synacks {
+                out.clear();
+                fl.on_ack(t(at), 0, flags::SYN, Ecn::NotEct, &mut out);
+                at += 1000;
+            }
+            let (synack, last) = (out[0], at - 1000);
+            out.clear();
+            fl.on_data(
+                t(last + 25),
+                0,
+                synack.flags,
+                Ecn::NotEct,
+                synack.ts,
+                &mut out,
+            );
+            let req = out[0];
+            out.clear();
+            fl.on_ack(t(last + 50), req.seq, req.flags, req.ecn, &mut out);
+            assert_eq!(fl.cwnd, want, "{synacks} SYN/ACKs");
+            assert_eq!(fl.ssthresh, f64::INFINITY, "{synacks} SYN/ACKs");
+            assert_eq!(fl.srtt_ns, 50e6, "{synacks} SYN/ACKs");
         }
     }
 

@@ -383,7 +383,7 @@ pub struct TcpFlow {
     pub stats: FlowStats,
     // --- connection set-up and the passive (web) ends: rarely read ---
     syn_sent_at: SimTime,
-    /// When the last SYN/ACK was sent, and whether more than one was.
+    /// When the last SYN/ACK was sent.
     synack_sent_at: SimTime,
     /// The client's current timeout (backed off) and its value after the
     /// handshake.
@@ -396,8 +396,9 @@ pub struct TcpFlow {
     /// The object the pending request asks for: segments and the payload
     /// of the last one.
     req: (u64, u32),
-    syn_retx: bool,
-    synack_retx: bool,
+    /// Retransmissions of this connection's SYN, and of its SYN/ACK.
+    syn_retx: u8,
+    synack_retx: u8,
     /// This connection fell back to not-ECN (`tcp.ecn_fallback`), and
     /// from which variant: the next connection of the flow starts as the
     /// flow was configured.
@@ -485,10 +486,10 @@ impl TcpFlow {
             rto_deadline: None,
             rto_event: None,
             syn_sent_at: SimTime::ZERO,
-            syn_retx: false,
+            syn_retx: 0,
             fell_back: None,
             synack_sent_at: SimTime::ZERO,
-            synack_retx: false,
+            synack_retx: 0,
             short: Vec::new(),
             client: Client::Idle,
             client_deadline: None,

@@ -144,7 +144,7 @@ impl TcpFlow {
         match self.state {
             State::Idle | State::SynRcvd => {}
             State::SynSent => {
-                self.syn_retx = true;
+                self.syn_retx = self.syn_retx.saturating_add(1);
                 self.stats.syn_retransmits += 1;
                 self.send_syn(now, out);
             }

@@ -68,7 +68,7 @@ impl TcpFlow {
             State::Idle | State::SynRcvd => return,
             State::SynSent => {
                 if f & flags::SYN != 0 {
-                    self.on_synack(now, ecn, out);
+                    self.on_synack(now, ecn, tsecr, out);
                 }
                 return;
             }

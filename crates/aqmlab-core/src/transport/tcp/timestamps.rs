@@ -41,8 +41,12 @@
 //!   one, on Linux's millisecond timestamp clock (`TCP_TS_HZ` = 1000):
 //!   RTT = (floor(now / 1 ms) - floor(TSecr / 1 ms)) ms, at least 1 ms.
 //!
+//! On the handshake (`connection.rs`) the SYN/ACK echoes the SYN it
+//! answers and the request the SYN/ACK, so a SYN or SYN/ACK sent again
+//! gives a sample too, as in Linux.
+//!
 //! Not modelled: PAWS (section 5; sequence numbers never wrap here), the
-//! 12 option bytes on the wire (`docs/tcp.md`), timestamps on the SYN.
+//! 12 option bytes on the wire (`docs/tcp.md`).
 
 use super::TcpFlow;
 use crate::units::SimTime;
