@@ -234,6 +234,52 @@ def test_tcp_info_of_a_socket() -> None:
     assert i["pacing_rate_Bps"] > 0 and i["delivery_rate_Bps"] > 0, i
 
 
+def _connect_after_lost_syns(wait_s: float) -> tuple[float, dict[str, float]]:
+    """A loopback connection whose SYNs the listener drops for ``wait_s`` seconds (its accept
+    queue is full until it accepts the connection that filled it): the time the connection
+    took and its ``TCP_INFO`` once open."""
+    import socket
+    import threading
+
+    ls = socket.socket()
+    ls.bind(("127.0.0.1", 0))
+    ls.listen(0)
+    first = socket.create_connection(ls.getsockname())
+    time.sleep(0.05)
+    taken: list[socket.socket] = []
+    timer = threading.Timer(wait_s, lambda: taken.append(ls.accept()[0]))
+    timer.start()
+    t0 = time.monotonic()
+    c = socket.create_connection(ls.getsockname(), timeout=30)
+    took = time.monotonic() - t0
+    i = tcp_info(c)
+    timer.join()
+    for s in (c, first, ls, *taken):
+        s.close()
+    return took, i
+
+
+def test_the_kernels_start_after_a_lost_syn() -> None:
+    """Linux's start after a lost SYN, which the linux profile models (`syn_loss_cut =
+    "linux"`, `syn_linear_timeouts = true`; the same numbers by hand in
+    `transport/tcp/connection.rs`): one SYN sent again leaves the initial window of 10 and
+    ssthresh infinite, two or more one segment and ssthresh infinite; the SYN/ACK's echoed
+    timestamp gives an RTT sample, so the RTO is not the 3 s fallback; the first SYN timeouts
+    are 1 s each where `net.ipv4.tcp_syn_linear_timeouts` exists (Linux 6.5 and later)."""
+    took, i = _connect_after_lost_syns(0.5)
+    assert i["total_retrans"] == 1, (took, i)
+    assert (i["cwnd"], i["ssthresh"]) == (10, INFINITE_SSTHRESH), i
+    assert i["rto_s"] < 1.0, i
+    took, i = _connect_after_lost_syns(1.5)
+    assert i["total_retrans"] == 2, (took, i)
+    assert (i["cwnd"], i["ssthresh"]) == (1, INFINITE_SSTHRESH), i
+    assert i["rto_s"] < 1.0, i
+    linear = Path("/proc/sys/net/ipv4/tcp_syn_linear_timeouts")
+    if linear.exists() and int(linear.read_text()) >= 2:
+        # SYNs at 0, 1 and 2 s (doubling would send the third at 3 s).
+        assert 1.9 < took < 2.6, took
+
+
 def test_cli_errors_name_the_key(tmp_path: Path) -> None:
     r = _aqmlab("testbed", str(DUMBBELL), "--out", str(tmp_path / "o"), "--set", "tcp.min_rto=1s")
     assert r.returncode == 2

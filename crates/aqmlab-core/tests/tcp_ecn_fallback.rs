@@ -24,10 +24,10 @@ fn codel_ecn_100(seed: u64, fallback: bool) -> RunResult {
     ))
 }
 
-/// Measured (seed 1): with the fallback 19 of the 100 flows run without
-/// ECN: 240 drops, 114 timeouts, Jain's index 0.776, mean queue 70.7
-/// packets (seeds 2 and 3: 26 and 22 flows, 0.741 and 0.746); without it
-/// 12 drops, 12 timeouts, 0.969, 108.3 packets. Linux 6.1's own codel and
+/// Measured (seed 1): with the fallback 21 of the 100 flows run without
+/// ECN: 307 drops, 147 timeouts, Jain's index 0.755, mean queue 65.6
+/// packets (seeds 2 and 3: 27 and 22 flows, 0.729 and 0.747); without it
+/// 23 drops, 22 timeouts, 0.931, 101.0 packets. Linux 6.1's own codel and
 /// TCP in a user-mode Linux guest, the same cell: 22 flows without ECN at
 /// the end (`tcpi_options`), 281 drops, 158 timeouts, 0.789, 73.1 packets.
 #[test]

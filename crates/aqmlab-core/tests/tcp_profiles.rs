@@ -114,6 +114,32 @@ fn syn_loss_cut_takes_a_switch_or_linux() {
     }
 }
 
+/// `syn_linear_timeouts`: on in the linux profile, off otherwise, listed
+/// in the resolved scenario only when on; a boolean.
+#[test]
+fn syn_linear_timeouts_are_linuxs_in_the_profile() {
+    for (text, want) in [
+        ("", false),
+        ("profile = \"linux\"", true),
+        ("profile = \"linux\"\nsyn_linear_timeouts = false", false),
+        ("syn_linear_timeouts = true", true),
+    ] {
+        let s = common::scenario(&with_tcp(text));
+        assert_eq!(s.tcp.syn_linear_timeouts(), want, "{text}");
+        let json = serde_json::to_string(&s.tcp).unwrap();
+        assert_eq!(
+            json.contains("\"syn_linear_timeouts\":true"),
+            want,
+            "{json}"
+        );
+    }
+    let e = err(&with_tcp("syn_linear_timeouts = 4"));
+    assert!(
+        e.contains("tcp.syn_linear_timeouts: expected true or false, found"),
+        "{e}"
+    );
+}
+
 #[test]
 fn bad_profiles_are_refused_naming_the_field() {
     let e = err(&with_tcp("profile = \"freebsd\""));

@@ -91,10 +91,10 @@ fn timestamps_end_a_backed_off_rto_at_the_first_ack() {
 /// s, seed 1 (`tests/ns3/`'s topology). Jain's index of the flows'
 /// goodput and the smallest share of the fair share among the flows that
 /// connected, with and without timestamps. Measured (seeds 1-5): Jain
-/// 0.926-0.955 without, 0.956-0.975 with, higher with in every seed (Linux
-/// and ns-3: 0.98-1.00); the smallest flow 0.00-0.47 of the fair share
-/// without, 0.15-0.60 with (higher in 3 of the 5 seeds; seed 1: 0.000 and
-/// 0.513); timeouts 2503-2544 and 2753-2958; every flow connected. A flow
+/// 0.938-0.962 without, 0.951-0.971 with, higher with in every seed (Linux
+/// and ns-3: 0.98-1.00); the smallest flow 0.00-0.21 of the fair share
+/// without, 0.00-0.55 with (higher in 4 of the 5 seeds; seed 1: 0.207 and
+/// 0.443); timeouts 2480-2658 and 2694-2867; every flow connected. A flow
 /// that never connects (its SYN lost again and again) would be left out of
 /// the smallest share and counted apart.
 #[test]

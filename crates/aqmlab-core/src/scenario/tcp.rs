@@ -182,7 +182,8 @@ impl TcpProfile {
                 // integers. A connection whose SYN was sent again runs
                 // without ECN (`net.ipv4.tcp_ecn_fallback = 1`). A
                 // server idle for more than an RTO restarts its window
-                // (`net.ipv4.tcp_slow_start_after_idle = 1`).
+                // (`net.ipv4.tcp_slow_start_after_idle = 1`). A SYN's
+                // first four timeouts linear (`tcp_syn_linear_timeouts`).
                 switches: TcpSwitches(
                     TcpSwitches::TIMESTAMPS
                         | TcpSwitches::HYSTART
@@ -193,7 +194,8 @@ impl TcpProfile {
                         | TcpSwitches::TXREHASH
                         | TcpSwitches::DCTCP_LINUX
                         | TcpSwitches::ECN_FALLBACK
-                        | TcpSwitches::IDLE_RESTART,
+                        | TcpSwitches::IDLE_RESTART
+                        | TcpSwitches::SYN_LINEAR,
                 ),
                 ..d
             },
@@ -363,7 +365,8 @@ pub struct TcpSpec {
     pub ecn_codepoint: EcnCodepoint,
     /// `timestamps`, `hystart`, `prague_classic_ecn_detection`, `prague_rtt_scaling`,
     /// `moderate_rcvbuf`, `tso`, `cubic`, `undo`, `delack_timer`,
-    /// `txrehash`, `dctcp`, `ecn_fallback` and `ack_heuristic`, one bit each ([`TcpSpec::timestamps`], [`TcpSpec::hystart`],
+    /// `txrehash`, `dctcp`, `ecn_fallback`, `slow_start_after_idle`,
+    /// `syn_linear_timeouts` and `ack_heuristic`, one bit each ([`TcpSpec::timestamps`], [`TcpSpec::hystart`],
     /// [`TcpSpec::prague_classic_ecn_detection`],
     /// [`TcpSpec::moderate_rcvbuf`], [`TcpSpec::tso`],
     /// [`TcpSpec::cubic_linux`], [`TcpSpec::undo`],
@@ -726,6 +729,7 @@ impl TcpSpec {
             switches: TcpSwitches::default(),
         };
         s.set_timestamps(t.bool("timestamps", d.timestamps())?);
+        s.set_syn_linear_timeouts(t.bool("syn_linear_timeouts", d.syn_linear_timeouts())?);
         s.set_hystart(t.bool("hystart", d.hystart())?);
         s.set_prague_classic_ecn_detection(t.bool(
             "prague_classic_ecn_detection",

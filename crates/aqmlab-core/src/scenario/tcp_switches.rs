@@ -25,10 +25,11 @@ impl TcpSwitches {
     pub(super) const PRAGUE_RTT_NONE: u16 = 4096;
     pub(super) const LEDBAT_RFC7928: u16 = 8192;
     pub(super) const IDLE_RESTART: u16 = 16384;
+    pub(super) const SYN_LINEAR: u16 = 32768;
 
     /// The switches the resolved scenario lists when on, in its order:
     /// the bit, the key and the choice it is listed with (`true` if none).
-    const LISTED: [(u16, &'static str, Option<&'static str>); 14] = [
+    const LISTED: [(u16, &'static str, Option<&'static str>); 15] = [
         (TcpSwitches::TIMESTAMPS, "timestamps", None),
         (TcpSwitches::HYSTART, "hystart", None),
         (
@@ -51,6 +52,7 @@ impl TcpSwitches {
         ),
         (TcpSwitches::LEDBAT_RFC7928, "ledbat", Some("rfc7928")),
         (TcpSwitches::IDLE_RESTART, "slow_start_after_idle", None),
+        (TcpSwitches::SYN_LINEAR, "syn_linear_timeouts", None),
     ];
 
     pub(super) fn set(&mut self, bit: u16, on: bool) {
@@ -83,6 +85,31 @@ impl Serialize for TcpSwitches {
 }
 
 impl TcpSpec {
+    /// Linux's linear SYN timeouts (`tcp.syn_linear_timeouts`;
+    /// `net.ipv4.tcp_syn_linear_timeouts = 4`, Linux 6.5 and later): a
+    /// SYN's first four timeouts keep the initial RTO, so a SYN that is
+    /// never answered goes at 0, 1, 2, 3, 4 and 5 s, then 7, 11, ... (with
+    /// an initial RTO of 1 s). Off (the default): RFC 6298 (5.5) doubles
+    /// from the first timeout.
+    #[inline]
+    pub fn syn_linear_timeouts(&self) -> bool {
+        self.switches.0 & TcpSwitches::SYN_LINEAR != 0
+    }
+
+    pub fn set_syn_linear_timeouts(&mut self, on: bool) {
+        self.switches.set(TcpSwitches::SYN_LINEAR, on);
+    }
+
+    /// How many of a SYN's first timeouts keep the initial RTO: Linux's 4
+    /// with [`TcpSpec::syn_linear_timeouts`], else none.
+    pub fn syn_linear_count(&self) -> u8 {
+        if self.syn_linear_timeouts() {
+            4
+        } else {
+            0
+        }
+    }
+
     /// RFC 7323 timestamps for RTT measurement (`tcp.timestamps`): the
     /// receiver echoes the send time of the segment section 4.3 names, and
     /// every ACK that advances the cumulative ACK gives the sender an RTT

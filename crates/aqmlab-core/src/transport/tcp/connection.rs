@@ -185,6 +185,7 @@ impl TcpFlow {
         self.req = (segments.max(1), last_payload);
         self.client = Client::SynSent;
         self.c_retx = false;
+        self.c_syn_retx = 0;
         self.c_rto = self.cfg.tcp.initial_rto;
         self.client_syn(now, out);
     }
@@ -276,10 +277,14 @@ impl TcpFlow {
     /// deadline).
     pub fn on_client_timer(&mut self, now: SimTime, out: &mut Vec<Seg>) {
         self.client_deadline = None;
-        self.c_rto = (self.c_rto + self.c_rto).min(self.cfg.tcp.max_rto); // RFC 6298 (5.5)
+        // RFC 6298 (5.5), but for the SYN's first `syn_linear_timeouts`.
+        if self.client != Client::SynSent || self.c_syn_retx >= self.cfg.tcp.syn_linear_count() {
+            self.c_rto = (self.c_rto + self.c_rto).min(self.cfg.tcp.max_rto);
+        }
         match self.client {
             Client::SynSent => {
                 self.c_retx = true;
+                self.c_syn_retx = self.c_syn_retx.saturating_add(1);
                 self.stats.syn_retransmits += 1;
                 self.client_syn(now, out);
             }
@@ -705,6 +710,43 @@ mod tests {
             assert_eq!(fl.cwnd, want, "{synacks} SYN/ACKs");
             assert_eq!(fl.ssthresh, f64::INFINITY, "{synacks} SYN/ACKs");
             assert_eq!(fl.srtt_ns, 50e6, "{synacks} SYN/ACKs");
+        }
+    }
+
+    /// `syn_linear_timeouts` (Linux's `tcp_syn_linear_timeouts = 4`, on in
+    /// the linux profile): a SYN that is never answered is sent at 0, 1, 2, 3,
+    /// 4 and 5 s, then 7 and 11 s; without (aqmlab's default, initial RTO 3
+    /// s) at 0, 3, 9 and 21 s. The web client's SYN keeps the same times.
+    #[test]
+    fn the_first_syn_timeouts_are_linear_as_linux_has_them() {
+        use crate::scenario::TcpProfile;
+        let t = |ms: u64| SimTime::from_millis(ms);
+        for (spec, want) in [
+            (
+                TcpProfile::Linux.defaults(),
+                &[0, 1000, 2000, 3000, 4000, 5000, 7000, 11000][..],
+            ),
+            (TcpSpec::default(), &[0, 3000, 9000, 21000][..]),
+        ] {
+            let mut tx = TcpFlow::new(TcpConfig::from_spec(&spec, true, false));
+            let mut out = Vec::new();
+            tx.start(t(0), &mut out);
+            let mut sent = vec![0];
+            while sent.len() < want.len() {
+                let at = tx.rto_deadline.expect("the SYN's timer");
+                tx.on_rto(at, &mut out);
+                sent.push(at.0 / 1_000_000);
+            }
+            assert_eq!(sent, want, "{}", spec.syn_linear_timeouts());
+            let mut fl = TcpFlow::new(TcpConfig::passive(&spec, false, 300));
+            fl.client_connect(t(0), 8, 1000, &mut out);
+            let mut sent = vec![0];
+            while sent.len() < want.len() {
+                let at = fl.client_deadline.expect("the client's SYN timer");
+                fl.on_client_timer(at, &mut out);
+                sent.push(at.0 / 1_000_000);
+            }
+            assert_eq!(sent, want, "client, {}", spec.syn_linear_timeouts());
         }
     }
 

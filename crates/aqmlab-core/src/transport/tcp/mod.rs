@@ -405,6 +405,8 @@ pub struct TcpFlow {
     fell_back: Option<crate::scenario::TcpVariant>,
     client: Client,
     c_retx: bool,
+    /// The client's SYN retransmissions in this connection.
+    c_syn_retx: u8,
     /// The SYN/ACK arrived CE-marked: echo ECE on the request (RFC 5562).
     c_ece: bool,
     /// CUBIC's or DCTCP's state (`tcp.variant = "cubic"` or `"dctcp"`;
@@ -497,6 +499,7 @@ impl TcpFlow {
             c_rto_base: cfg.tcp.initial_rto,
             c_sent_at: SimTime::ZERO,
             c_retx: false,
+            c_syn_retx: 0,
             c_ece: false,
             req: (0, 0),
             rcv_nxt: 0,

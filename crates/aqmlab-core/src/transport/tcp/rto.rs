@@ -140,7 +140,11 @@ impl TcpFlow {
         if self.cfg.tcp.sack && self.state == State::Established && self.lr_timer(now, out) {
             return; // a probe or reordering timeout (RACK-TLP)
         }
-        self.rto = (self.rto + self.rto).min(self.cfg.tcp.max_rto); // RFC 6298 (5.5)
+        // RFC 6298 (5.5), but for the SYN's first `syn_linear_timeouts`
+        // (Linux's `tcp_retransmit_timer`).
+        if self.state != State::SynSent || self.syn_retx >= self.cfg.tcp.syn_linear_count() {
+            self.rto = (self.rto + self.rto).min(self.cfg.tcp.max_rto);
+        }
         match self.state {
             State::Idle | State::SynRcvd => {}
             State::SynSent => {
