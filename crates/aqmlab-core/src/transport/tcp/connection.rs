@@ -728,25 +728,30 @@ mod tests {
             ),
             (TcpSpec::default(), &[0, 3000, 9000, 21000][..]),
         ] {
-            let mut tx = TcpFlow::new(TcpConfig::from_spec(&spec, true, false));
+            // The SYN's send times, ms, as a flow's timer fires (`fire`
+            // returns when it did).
+            let times = |fire: &mut dyn FnMut() -> SimTime| -> Vec<u64> {
+                std::iter::once(0)
+                    .chain((1..want.len()).map(|_| fire().0 / 1_000_000))
+                    .collect()
+            };
             let mut out = Vec::new();
+            let mut tx = TcpFlow::new(TcpConfig::from_spec(&spec, true, false));
             tx.start(t(0), &mut out);
-            let mut sent = vec![0];
-            while sent.len() < want.len() {
+            let active = times(&mut || {
                 let at = tx.rto_deadline.expect("the SYN's timer");
                 tx.on_rto(at, &mut out);
-                sent.push(at.0 / 1_000_000);
-            }
-            assert_eq!(sent, want, "{}", spec.syn_linear_timeouts());
+                at
+            });
+            assert_eq!(active, want, "{}", spec.syn_linear_timeouts());
             let mut fl = TcpFlow::new(TcpConfig::passive(&spec, false, 300));
             fl.client_connect(t(0), 8, 1000, &mut out);
-            let mut sent = vec![0];
-            while sent.len() < want.len() {
+            let client = times(&mut || {
                 let at = fl.client_deadline.expect("the client's SYN timer");
                 fl.on_client_timer(at, &mut out);
-                sent.push(at.0 / 1_000_000);
-            }
-            assert_eq!(sent, want, "client, {}", spec.syn_linear_timeouts());
+                at
+            });
+            assert_eq!(client, want, "client, {}", spec.syn_linear_timeouts());
         }
     }
 
