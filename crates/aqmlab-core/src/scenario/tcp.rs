@@ -459,9 +459,11 @@ pub enum SynLossCut {
     /// `"linux"`: Linux's `tcp_init_transfer` and `tcp_init_metrics`: one
     /// segment only after two or more retransmissions of the SYN (or
     /// SYN/ACK), and not when the echoed timestamp shows the first SYN
-    /// arrived (`tcp_try_undo_spurious_syn`); ssthresh as if nothing was
-    /// lost; an RTO of 3 s when the handshake gave no RTT sample
-    /// (`TCP_TIMEOUT_FALLBACK`, RFC 6298 (5.7)).
+    /// arrived (`tcp_try_undo_spurious_syn`), the server sending its
+    /// SYN/ACK again on its own timer too (`reqsk_timer_handler`) and
+    /// counting those; ssthresh as if nothing was lost; an RTO of 3 s
+    /// when the handshake gave no RTT sample (`TCP_TIMEOUT_FALLBACK`, RFC
+    /// 6298 (5.7)).
     Linux,
 }
 

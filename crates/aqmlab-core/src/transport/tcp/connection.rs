@@ -314,6 +314,13 @@ impl TcpFlow {
                     self.send_synack(now, out);
                 }
                 State::SynRcvd => {
+                    if self.rto_deadline.is_some_and(|d| d <= now) {
+                        // The server's own SYN/ACK timer falls due at this
+                        // instant too (`syn_loss_cut = "linux"`: each 1 s
+                        // after the packet before it): it fires first, the
+                        // kernel's more frequent order (docs/tcp.md).
+                        self.on_rto(now, out);
+                    }
                     // The client sent its SYN again: the SYN/ACK (or the
                     // request) was lost or is late. Answer again.
                     self.synack_retx = self.synack_retx.saturating_add(1);
@@ -326,6 +333,7 @@ impl TcpFlow {
         match self.state {
             State::SynRcvd => {
                 self.state = State::Established;
+                self.rto_deadline = None; // the SYN/ACK's timer
                 if self.synack_retx == 0 {
                     self.rtt_sample(now, self.synack_sent_at);
                 } else if self.cfg.tcp.timestamps() {
@@ -441,8 +449,15 @@ impl TcpFlow {
         }
     }
 
-    /// The server's SYN/ACK.
-    fn send_synack(&mut self, now: SimTime, out: &mut Vec<Seg>) {
+    /// The server's SYN/ACK. With `syn_loss_cut = "linux"` the server
+    /// also sends it again on a timer of its own (Linux's
+    /// `reqsk_timer_handler`): `rto` from `initial_rto`, doubled at each
+    /// of its timeouts ([`TcpFlow::on_rto`]) and restarted, not doubled,
+    /// by a SYN/ACK that answers a repeated SYN (`tcp_check_req`).
+    pub(super) fn send_synack(&mut self, now: SimTime, out: &mut Vec<Seg>) {
+        if self.cfg.tcp.syn_loss_cut == SynLossCut::Linux {
+            self.rto_deadline = Some(now + self.rto);
+        }
         self.synack_sent_at = now;
         self.stats.synacks_sent += 1;
         out.push(Seg {
@@ -561,6 +576,23 @@ mod tests {
     use super::*;
     use crate::scenario::TcpSpec;
 
+    /// A passive flow's handshake ends: its client takes the server's
+    /// `synack` at `at` and sends its request, which the server takes at
+    /// `back` (and answers into `out`).
+    fn request_after(
+        fl: &mut TcpFlow,
+        synack: Seg,
+        at: SimTime,
+        back: SimTime,
+        out: &mut Vec<Seg>,
+    ) {
+        out.clear();
+        fl.on_data(at, 0, synack.flags, Ecn::NotEct, synack.ts, out);
+        let req = out[0];
+        out.clear();
+        fl.on_ack(back, req.seq, req.flags, req.ecn, out);
+    }
+
     /// RFC 5681 section 3.1: a lost SYN leaves the active opener a first
     /// window of one segment and ssthresh at two (eq. 4 with nothing in
     /// flight, as ns-2's timeout); a SYN/ACK sent again leaves the passive
@@ -611,12 +643,7 @@ mod tests {
             fl.on_client_timer(t(3000), &mut out);
             out.clear();
             fl.on_ack(t(3050), 0, flags::SYN, Ecn::NotEct, &mut out);
-            let synack = out[0];
-            out.clear();
-            fl.on_data(t(3100), 0, synack.flags, Ecn::NotEct, synack.ts, &mut out);
-            let req = out[0];
-            out.clear();
-            fl.on_ack(t(3150), req.seq, req.flags, req.ecn, &mut out);
+            request_after(&mut fl, out[0], t(3100), t(3150), &mut out);
             assert_eq!(fl.cwnd, want, "cut {cut:?}");
             assert_eq!(out.len(), want as usize);
         }
@@ -681,8 +708,9 @@ mod tests {
             }
         }
         // The passive server, its SYN/ACK sent once, twice and three times
-        // (the client sends its SYN again while no SYN/ACK reaches it): one
-        // segment only after the third, a sample from the echo of the last.
+        // (the client sends its SYN again while no SYN/ACK reaches it, each
+        // time before the server's own timer): one segment only after the
+        // third, a sample from the echo of the last.
         for (synacks, want) in [(1, 10.0), (2, 10.0), (3, 1.0)] {
             let spec = TcpProfile::Linux.defaults();
             let mut fl = TcpFlow::new(TcpConfig::passive(&spec, false, 300));
@@ -692,25 +720,64 @@ mod tests {
             for _ in 0..synacks {
                 out.clear();
                 fl.on_ack(t(at), 0, flags::SYN, Ecn::NotEct, &mut out);
-                at += 1000;
+                // Each repeated SYN before the server's own timer (1 s
+                // after its last SYN/ACK) falls due.
+                at += 990;
             }
-            let (synack, last) = (out[0], at - 1000);
-            out.clear();
-            fl.on_data(
-                t(last + 25),
-                0,
-                synack.flags,
-                Ecn::NotEct,
-                synack.ts,
-                &mut out,
-            );
-            let req = out[0];
-            out.clear();
-            fl.on_ack(t(last + 50), req.seq, req.flags, req.ecn, &mut out);
+            let last = at - 990;
+            request_after(&mut fl, out[0], t(last + 25), t(last + 50), &mut out);
             assert_eq!(fl.cwnd, want, "{synacks} SYN/ACKs");
             assert_eq!(fl.ssthresh, f64::INFINITY, "{synacks} SYN/ACKs");
             assert_eq!(fl.srtt_ns, 50e6, "{synacks} SYN/ACKs");
         }
+    }
+
+    /// The linux profile's server sends its SYN/ACK again on its own timer
+    /// (1 s, then 2 s) as well as on a repeated SYN, and counts both: one
+    /// SYN/ACK lost (sent at 50 ms), the timer at 1050 ms and the client's
+    /// repeated SYN arriving at the same instant give two retransmissions
+    /// (the timer first, whichever event the engine takes first), so the
+    /// response starts with one segment (Linux's most frequent outcome,
+    /// `tests/test_testbed.py`); a repeated SYN at 1040 ms restarts the
+    /// timer (to 2040 ms) and the request at 1100 ms finds one
+    /// retransmission: the initial window, 10. Without the linux rule no
+    /// timer is armed.
+    #[test]
+    fn the_linux_server_sends_its_synack_again_on_its_own_timer() {
+        use crate::scenario::TcpProfile;
+        let t = |ms: u64| SimTime::from_millis(ms);
+        for (timer_first, want, deadline) in [(true, 1.0, 3050), (false, 10.0, 2040)] {
+            let spec = TcpProfile::Linux.defaults();
+            let mut fl = TcpFlow::new(TcpConfig::passive(&spec, false, 300));
+            let mut out = Vec::new();
+            fl.client_connect(t(0), 20, 1000, &mut out);
+            fl.on_ack(t(50), 0, flags::SYN, Ecn::NotEct, &mut out);
+            assert_eq!(fl.rto_deadline, Some(t(1050)), "the SYN/ACK's timer");
+            out.clear();
+            // The repeated SYN at the instant the timer falls due (the
+            // engine may take either event first: the timer goes first),
+            // or 10 ms before it.
+            let syn_at = if timer_first { 1050 } else { 1040 };
+            fl.on_ack(t(syn_at), 0, flags::SYN, Ecn::NotEct, &mut out);
+            if timer_first {
+                assert_eq!(out.len(), 2, "the timer's SYN/ACK, then the SYN's");
+            }
+            assert_eq!(
+                fl.rto_deadline,
+                Some(t(deadline)),
+                "timer first {timer_first}"
+            );
+            let synack = *out.last().unwrap();
+            assert!(synack.flags & flags::SYN != 0 && synack.from_sender);
+            request_after(&mut fl, synack, t(1075), t(1100), &mut out);
+            assert_eq!(fl.cwnd, want, "timer first {timer_first}");
+            assert_ne!(fl.rto_deadline, Some(t(deadline)), "the data's timer now");
+        }
+        let mut fl = TcpFlow::new(TcpConfig::passive(&TcpSpec::default(), false, 300));
+        let mut out = Vec::new();
+        fl.client_connect(t(0), 20, 1000, &mut out);
+        fl.on_ack(t(50), 0, flags::SYN, Ecn::NotEct, &mut out);
+        assert_eq!(fl.rto_deadline, None);
     }
 
     /// `syn_linear_timeouts` (Linux's `tcp_syn_linear_timeouts = 4`, on in

@@ -146,7 +146,14 @@ impl TcpFlow {
             self.rto = (self.rto + self.rto).min(self.cfg.tcp.max_rto);
         }
         match self.state {
-            State::Idle | State::SynRcvd => {}
+            State::Idle => {}
+            State::SynRcvd => {
+                // The server's own SYN/ACK timer (`syn_loss_cut = "linux"`,
+                // `send_synack`): the SYN/ACK again, counted as one sent
+                // on a repeated SYN is.
+                self.synack_retx = self.synack_retx.saturating_add(1);
+                self.send_synack(now, out);
+            }
             State::SynSent => {
                 self.syn_retx = self.syn_retx.saturating_add(1);
                 self.stats.syn_retransmits += 1;
