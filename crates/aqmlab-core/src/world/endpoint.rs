@@ -130,9 +130,9 @@ impl World {
         self.out = out;
     }
 
-    /// [`World::emit`]'s segments of a SACK flow (out of line: NewReno's
-    /// path stays small).
-    #[inline(never)]
+    /// [`World::emit`]'s segments of a SACK flow (a loop of its own, whose
+    /// blocks go beside the arena: [`World::put_sack`]).
+    #[inline]
     fn emit_sack(&mut self, f: usize, out: &mut Vec<Seg>) {
         for s in out.drain(..) {
             self.emit_seg(f, &s, true);

@@ -605,6 +605,13 @@ impl TcpFlow {
             lr.timer = Timer::Reorder;
             return;
         }
+        if sent.new && !sent.head && self.may_probe(lr) {
+            // New data went out and a probe may go: the steps below would
+            // end by arming this probe over what they armed first (its
+            // bound reads neither), so it is armed alone.
+            self.arm_probe(lr, now, false);
+            return;
+        }
         if acked && !self.schedule_probe(lr, now, true) {
             self.rearm_rto(lr, now);
         }
@@ -647,17 +654,29 @@ impl TcpFlow {
     /// retransmission timeout of the oldest segment. Returns whether it
     /// armed one.
     fn schedule_probe(&mut self, lr: &mut Lr, now: SimTime, advancing: bool) -> bool {
+        let may = self.may_probe(lr);
+        if may {
+            self.arm_probe(lr, now, advancing);
+        }
+        may
+    }
+
+    /// Whether TLP may send a probe now ([`TcpFlow::schedule_probe`]).
+    fn may_probe(&self, lr: &Lr) -> bool {
         let open = !self.in_recovery
             && !lr.loss
             && lr.sb.sacked_out == 0
             && lr.sb.lost_out == 0
             && lr.sb.retrans_out == 0;
-        if lr.rack.is_none() || !open || self.snd_max == self.snd_una {
-            return false;
-        }
-        if lr.sb.slot(self.snd_una).bits & super::scoreboard::EVER != 0 {
-            return false; // the oldest was sent again: Linux's Disorder
-        }
+        lr.rack.is_some()
+            && open
+            && self.snd_max > self.snd_una
+            // Not once the oldest was sent again (Linux's Disorder).
+            && lr.sb.slot(self.snd_una).bits & super::scoreboard::EVER == 0
+    }
+
+    /// The probe's timer, where [`TcpFlow::may_probe`].
+    fn arm_probe(&mut self, lr: &mut Lr, now: SimTime, advancing: bool) {
         let outstanding = self.snd_max - self.snd_una;
         let srtt = self.has_rtt.then_some(self.srtt_ns);
         let mut d = rack::pto(
@@ -677,7 +696,6 @@ impl TcpFlow {
         }
         self.rto_deadline = Some(now + d);
         lr.timer = Timer::Probe;
-        true
     }
 
     /// RFC 8985 section 7.4 (Linux's `tcp_process_tlp_ack`) for an ACK at

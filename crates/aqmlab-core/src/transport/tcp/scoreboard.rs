@@ -361,6 +361,12 @@ impl Scoreboard {
     /// `tcp_xmit_retransmit_queue` walks it: the lowest segment deemed lost
     /// and not sent again since, if any.
     pub fn next_lost(&mut self) -> Option<u64> {
+        if self.lost_out == 0 {
+            // Nothing deemed lost: the cursor and `relost` wait as they
+            // are (a cursor behind keeps its rule; a stale entry is
+            // dropped when next met).
+            return None;
+        }
         while let Some(&Reverse(s)) = self.relost.peek() {
             if s >= self.una && self.slot(s).bits & (SACKED | LOST | RETRANS) == LOST {
                 return Some(s);
