@@ -435,8 +435,9 @@ fn planned_departures_change_no_timing() {
 /// an engine optimisation) change no packet's timing: with one flow (no
 /// ties between flows) every figure and series is identical with and
 /// without, through delayed ACKs, ECN, timeouts, a receiver-limited window,
-/// phases and flow samples (the instants endpoints may not run past); with
-/// many flows only the order of same-nanosecond events differs.
+/// phases (instants endpoints may not run past) and flow samples (which an
+/// endpoint running ahead takes on its way); with many flows only the order
+/// of same-nanosecond events differs.
 #[test]
 fn endpoints_ahead_change_no_timing() {
     let go = |text: &str, ahead: bool| {
@@ -459,8 +460,9 @@ fn endpoints_ahead_change_no_timing() {
         ("[aqm]\nkind = \"pi\"", "rwnd = 20\ndelayed_ack = true", 40),
         ("[aqm]\nkind = \"codel\"", "", 40),
         ("[aqm]\nkind = \"codel\"", "", 500),
-        // A queue of up to 200 ms before the receiver, flow samples every
-        // 50 ms: packets due past the next sample come after held ones.
+        // A queue of up to 200 ms before the receiver, a periodic phase's
+        // window every 50 ms: packets due past the next window's edge come
+        // after held ones; flow samples every 50 ms.
         ("", "", 1000),
         // A pacing sender: its pacing timer fires ahead too.
         ("", "pacing = true", 500),
@@ -482,11 +484,16 @@ fn endpoints_ahead_change_no_timing() {
             );
         let one = if buffer == 1000 {
             one.replace("sample_interval = \"1s\"", "sample_interval = \"50ms\"")
+                .replace(
+                    "[\"20s\", \"30s\"]]",
+                    "[\"20s\", \"30s\"], { from = \"10s\", to = \"30s\", every = \"50ms\", \
+                     length = \"20ms\" }]",
+                )
         } else {
             one
         };
         let (a, b) = (go(&one, true), go(&one, false));
-        // (Samples every 50 ms leave endpoints little room to run ahead.)
+        // (Window edges every 25 ms leave endpoints little room to run ahead.)
         assert!(
             buffer == 1000 || (a.summary.events as f64) < 0.8 * b.summary.events as f64,
             "{aqm} {tcp}: {} vs {} events",
@@ -562,4 +569,65 @@ fn endpoints_ahead_change_no_timing() {
     assert!(close(x.utilization, y.utilization, 0.02));
     assert!(close(x.loss_rate, y.loss_rate, 0.15));
     assert!(close(x.queue_mean_pkts, y.queue_mean_pkts, 0.15));
+}
+
+/// Tracing flows (`metrics.flow_series`) leaves the run as it is: with many
+/// flows, whose endpoints run ahead of the clock each on its own and whose
+/// events of the same nanosecond keep their order, the traced run's
+/// figures are the untraced run's to the last digit (linux profile, 40
+/// flows through RED, samples every 10 ms); its series has one row per
+/// sample and traced flow, in order of time, then of the list.
+#[test]
+fn tracing_flows_leaves_the_run_as_it_is() {
+    let plain = dumbbell(40, RED, "profile = \"linux\"")
+        .replace("duration = \"100s\"", "duration = \"20s\"")
+        .replace(
+            "start = \"40s\"",
+            "start = \"5s\"\nsample_interval = \"10ms\"",
+        );
+    let traced = plain.replace(
+        "sample_interval = \"10ms\"",
+        "sample_interval = \"10ms\"\nflow_series = [7, 0, 39]",
+    );
+    let json = |x: serde_json::Result<String>| x.unwrap();
+    let (mut a, mut b) = (
+        run_with(&plain, Options::default()),
+        run_with(&traced, Options::default()),
+    );
+    (a.summary.wall_time_s, b.summary.wall_time_s) = (0.0, 0.0);
+    assert!(
+        a.summary.flows.fast_retransmits > 100,
+        "{}",
+        a.summary.flows.fast_retransmits
+    );
+    assert_eq!(
+        json(serde_json::to_string(&a.summary)),
+        json(serde_json::to_string(&b.summary))
+    );
+    assert_eq!(
+        json(serde_json::to_string(&a.flows)),
+        json(serde_json::to_string(&b.flows))
+    );
+    assert_eq!(
+        json(serde_json::to_string(&a.queue)),
+        json(serde_json::to_string(&b.queue))
+    );
+    let fs = &b.flow_series;
+    assert_eq!(fs.flow.len(), 3 * 2001);
+    assert_eq!(&fs.flow[..6], &[7, 0, 39, 7, 0, 39]);
+    assert_eq!(fs.time_s[3 * 2000], 20.0);
+    // Each flow's delivery rates over the measurement (5-20 s) add up to
+    // no more than it delivered then (each sample counts the smaller of its
+    // segments delivered in order and arrived; the table, the smaller of
+    // their sums).
+    for (k, f) in [7usize, 0, 39].into_iter().enumerate() {
+        let bits: f64 = (501..=2000)
+            .map(|i| fs.delivery_rate_bps[3 * i + k] * 0.01)
+            .sum();
+        let total = b.flows.bytes_delivered[f] as f64 * 8.0;
+        assert!(
+            bits <= total * (1.0 + 1e-9) && bits > 0.5 * total,
+            "flow {f}: {bits} of {total}"
+        );
+    }
 }

@@ -3,6 +3,7 @@
 //! endpoint takes the packet ahead of the clock, up to the next instant
 //! that reads flow state (a barrier); the routes whose endpoints may.
 
+use super::sample::End;
 use super::{World, NOT_AHEAD};
 use crate::packet::PktId;
 use crate::sim::Event;
@@ -23,8 +24,9 @@ impl World {
     /// depends on nothing that happens between now and `t`, except its own
     /// timers, which [`World::arrive_ahead`] fires first. Nothing reads
     /// flow state in between either: the instants that do (interval starts
-    /// and ends, schedule entries, samples of `metrics.flow_series`, the
-    /// end of a `run*` call) bound how far ahead it may go. A packet due
+    /// and ends, schedule entries, the end of a `run*` call) bound how far
+    /// ahead it may go; a traced flow takes its samples due before what it
+    /// takes ([`World::flow_event`]). A packet due
     /// past such an instant (or sent to an endpoint while another runs
     /// ahead) gets an arrival event; while one is pending, the route's
     /// later packets are held (once one is held, every later one, even one
@@ -132,6 +134,12 @@ impl World {
                 break;
             };
             self.now = d;
+            let end = if p.dir() == 0 {
+                End::Receiver
+            } else {
+                End::Sender
+            };
+            self.flow_event(f, end, d);
             let mut out = std::mem::take(&mut self.out);
             if p.dir() == 0 {
                 self.flows[f].on_delack(d, &mut out);
@@ -167,6 +175,7 @@ impl World {
                 (None, None) => break,
             };
             self.now = d;
+            self.flow_event(f, End::Sender, d);
             let mut out = std::mem::take(&mut self.out);
             if pacing {
                 self.flows[f].on_pace_timer(d, &mut out);

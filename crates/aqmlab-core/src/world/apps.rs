@@ -3,6 +3,7 @@
 //! transfer, a video session's next segment, a bulk flow's open) and a UDP
 //! source's timer.
 
+use super::sample::End;
 use super::web::WebApp;
 use super::World;
 use crate::packet::{flags, Ecn, Packet};
@@ -14,6 +15,7 @@ impl World {
     /// takes its next step; a `web-simple` session begins a transfer on a
     /// new connection; then the flow's TCP opens (a SYN, or data at once).
     pub(super) fn start_flow(&mut self, f: u32) {
+        self.flow_event(f as usize, End::Both, self.now);
         if self.meta[f as usize].stopped.is_some() {
             return; // stopped by the schedule before it started
         }

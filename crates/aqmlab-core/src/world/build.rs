@@ -347,10 +347,9 @@ impl World {
             }
         }
         if w.flow_samples {
-            w.schedule_barrier(SimTime::ZERO, Event::Sample);
-        } else {
-            w.events.schedule(SimTime::ZERO, Event::Sample);
+            w.trace_flows();
         }
+        w.events.schedule(SimTime::ZERO, Event::Sample);
         for f in 0..n {
             if w.meta[f].live {
                 w.events

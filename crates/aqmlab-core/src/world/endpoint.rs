@@ -3,6 +3,7 @@
 //! packets on the flow's routes; the TCP timers' events (retransmission,
 //! delayed ACK, a pacing flow's release time) and their re-arming.
 
+use super::sample::End;
 use super::World;
 use crate::packet::{flags, Packet, PktId};
 use crate::sim::Event;
@@ -15,6 +16,12 @@ impl World {
     pub(super) fn at_endpoint(&mut self, id: PktId, p: Packet) {
         self.arena.free(id);
         let f = p.flow as usize;
+        let end = if p.dir() == 0 {
+            End::Receiver
+        } else {
+            End::Sender
+        };
+        self.flow_event(f, end, self.now);
         let tag = self.tag[f];
         if tag.udp {
             if tag.ping {
@@ -118,6 +125,7 @@ impl World {
 
     pub(super) fn pace_timer(&mut self, f: usize) {
         let now = self.now;
+        self.flow_event(f, End::Sender, now);
         let fl = &mut self.flows[f];
         if fl.pace_event() == Some(now) {
             fl.set_pace_event(None);
@@ -190,6 +198,7 @@ impl World {
 
     pub(super) fn rto_timer(&mut self, f: usize) {
         let now = self.now;
+        self.flow_event(f, End::Sender, now);
         let fl = &mut self.flows[f];
         if fl.rto_event == Some(now) {
             fl.rto_event = None;
@@ -207,6 +216,7 @@ impl World {
 
     pub(super) fn delack_timer(&mut self, f: usize) {
         let now = self.now;
+        self.flow_event(f, End::Receiver, now);
         let fl = &mut self.flows[f];
         if fl.delack_event == Some(now) {
             fl.delack_event = None;

@@ -252,10 +252,12 @@ pub struct World {
     /// An endpoint is taking a packet ahead of time (no nesting).
     in_ahead: bool,
     /// Times of the pending events that read flow state (interval starts
-    /// and ends, schedule entries, samples of `metrics.flow_series`): no
-    /// endpoint runs ahead past the earliest.
+    /// and ends, schedule entries): no endpoint runs ahead past the
+    /// earliest. (The flow series' samples are taken as the flows reach
+    /// them: `sample.rs`.)
     barriers: BinaryHeap<Reverse<SimTime>>,
-    /// Samples read flow state (`metrics.flow_series` is set).
+    /// Some flows are traced (`metrics.flow_series` is set): each takes its
+    /// samples before an event of its own ([`World::flow_event`]).
     flow_samples: bool,
     /// The end of the current `run*` call: no endpoint runs ahead past it.
     horizon: SimTime,
@@ -404,12 +406,7 @@ impl World {
                     self.events.schedule(self.now + dt, Event::AqmTick(l));
                 }
             }
-            Event::Sample => {
-                if self.flow_samples {
-                    self.pass_barrier();
-                }
-                self.sample()
-            }
+            Event::Sample => self.sample(),
             Event::IntervalStart(i) => {
                 self.pass_barrier();
                 self.window_start(i as usize)

@@ -83,6 +83,7 @@ impl World {
             .unwrap_or_default();
         let mut phases = std::mem::take(&mut self.phase_results);
         phases.remove(0);
+        let flow_series = self.take_flow_series();
         let (delay, group_delay, events) = self.delay_and_trace();
         let pcap = self.capture_file(end);
         let summary = Summary {
@@ -116,7 +117,7 @@ impl World {
             pings: std::mem::take(&mut self.pings),
             delay,
             group_delay,
-            flow_series: self.extra.flow_series,
+            flow_series,
             events,
             pcap,
         }
