@@ -16,10 +16,11 @@ impl World {
     pub(super) fn at_endpoint(&mut self, id: PktId, p: Packet) {
         self.arena.free(id);
         let f = p.flow as usize;
-        let end = if p.dir() == 0 {
-            End::Receiver
-        } else {
-            End::Sender
+        // Ahead of the clock, only this end has reached `now`.
+        let end = match (self.in_ahead, p.dir()) {
+            (false, _) => End::Both,
+            (true, 0) => End::Receiver,
+            (true, _) => End::Sender,
         };
         self.flow_event(f, end, self.now);
         let tag = self.tag[f];
@@ -125,7 +126,7 @@ impl World {
 
     pub(super) fn pace_timer(&mut self, f: usize) {
         let now = self.now;
-        self.flow_event(f, End::Sender, now);
+        self.flow_event(f, End::Both, now);
         let fl = &mut self.flows[f];
         if fl.pace_event() == Some(now) {
             fl.set_pace_event(None);
@@ -198,7 +199,7 @@ impl World {
 
     pub(super) fn rto_timer(&mut self, f: usize) {
         let now = self.now;
-        self.flow_event(f, End::Sender, now);
+        self.flow_event(f, End::Both, now);
         let fl = &mut self.flows[f];
         if fl.rto_event == Some(now) {
             fl.rto_event = None;
@@ -216,7 +217,7 @@ impl World {
 
     pub(super) fn delack_timer(&mut self, f: usize) {
         let now = self.now;
-        self.flow_event(f, End::Receiver, now);
+        self.flow_event(f, End::Both, now);
         let fl = &mut self.flows[f];
         if fl.delack_event == Some(now) {
             fl.delack_event = None;

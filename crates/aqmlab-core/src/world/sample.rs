@@ -54,12 +54,15 @@ pub(super) struct Extras {
 /// [`Extras::place`] of a flow not traced.
 const NOT_TRACED: u32 = u32::MAX;
 
-/// Which end of a flow takes an event ([`World::flow_event`]).
+/// Which end of a flow takes an event ([`World::flow_event`]): one end, as
+/// it runs ahead of the clock; or both, for an event at the clock's time,
+/// which neither end has passed yet (each has taken every event of its own
+/// before it), so that an event of one end that changes the other (a web
+/// response that opens a request) finds both parts taken.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum End {
     Sender,
     Receiver,
-    /// Both (a flow's start, a schedule entry: no end runs ahead of those).
     Both,
 }
 
