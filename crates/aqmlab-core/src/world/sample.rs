@@ -37,18 +37,20 @@ pub struct QueueSeries {
     pub departed_bytes: Vec<u64>,
 }
 
-/// The optional flow series (`metrics.flow_series`), taken in parts.
+/// The optional flow series (`metrics.flow_series`), filled in parts.
 #[derive(Default)]
 pub(super) struct Extras {
     /// Per flow: its place in `metrics.flow_series`, or `NOT_TRACED`.
     place: Vec<u32>,
-    /// Per traced flow (by place): its sender's and its receiver's next
-    /// sample's instant, and the parts they took.
-    next: Vec<[SimTime; 2]>,
-    sender: Vec<Vec<SenderPart>>,
-    /// Segments delivered in order, and data packets that reached the
-    /// receiver, at each sample.
-    receiver: Vec<Vec<(u64, u64)>>,
+    /// Per traced flow (by place): the next sample its sender and its
+    /// receiver take (their numbers: sample `i` is at `i` intervals).
+    next: Vec<[usize; 2]>,
+    /// Every row, sample by sample, each in the order of the list; until
+    /// the end `delivery_rate_bps` holds the segments delivered in order
+    /// by the sample, and `arrived` the data packets that reached the
+    /// receiver.
+    flow_series: FlowSeries,
+    arrived: Vec<u64>,
 }
 
 /// [`Extras::place`] of a flow not traced.
@@ -64,20 +66,6 @@ pub(super) enum End {
     Sender,
     Receiver,
     Both,
-}
-
-/// The sender's part of a sample.
-struct SenderPart {
-    cwnd: f64,
-    ssthresh: f64,
-    srtt_s: f64,
-    rto_s: f64,
-    alpha: f64,
-    pacing_rate_bps: f64,
-    rate_sample_bps: f64,
-    bbr_state: &'static str,
-    bbr_bw_bps: f64,
-    ca_state: &'static str,
 }
 
 impl World {
@@ -108,17 +96,40 @@ impl World {
         }
     }
 
-    /// The traced flows' places; their first samples are due at 0.
+    /// The traced flows' places, and their rows (a sample at 0, then
+    /// every `sample_interval` up to `duration`).
     pub(super) fn trace_flows(&mut self) {
         let ids = &self.sc.metrics.flow_series;
+        let every = self.sc.metrics.sample_interval;
+        let samples = (self.sc.duration.0 / every.0) as usize + 1;
         let x = &mut self.extra;
         x.place = vec![NOT_TRACED; self.flows.len()];
         for (k, &f) in ids.iter().enumerate() {
             x.place[f as usize] = k as u32;
         }
-        x.next = vec![[SimTime::ZERO; 2]; ids.len()];
-        x.sender = (0..ids.len()).map(|_| Vec::new()).collect();
-        x.receiver = (0..ids.len()).map(|_| Vec::new()).collect();
+        x.next = vec![[0; 2]; ids.len()];
+        let rows = samples * ids.len();
+        let fs = &mut x.flow_series;
+        fs.time_s = (0..samples)
+            .flat_map(|i| std::iter::repeat_n(SimTime(every.0 * i as u64).as_secs_f64(), ids.len()))
+            .collect();
+        fs.flow = (0..samples).flat_map(|_| ids.iter().copied()).collect();
+        for c in [
+            &mut fs.cwnd,
+            &mut fs.ssthresh,
+            &mut fs.srtt_s,
+            &mut fs.rto_s,
+            &mut fs.delivery_rate_bps,
+            &mut fs.alpha,
+            &mut fs.pacing_rate_bps,
+            &mut fs.rate_sample_bps,
+            &mut fs.bbr_bw_bps,
+        ] {
+            *c = vec![0.0; rows];
+        }
+        fs.bbr_state = vec![""; rows];
+        fs.ca_state = vec![""; rows];
+        x.arrived = vec![0; rows];
     }
 
     /// End `end` of flow `f` is about to take an event at `t` (a packet, a
@@ -143,76 +154,85 @@ impl World {
     /// End `end`'s parts of the `k`th traced flow's samples due at or
     /// before `t`.
     fn sample_due(&mut self, k: usize, end: End, t: SimTime) {
-        let every = self.sc.metrics.sample_interval;
-        let t = t.min(self.sc.duration);
+        let every = self.sc.metrics.sample_interval.0;
+        let due = (t.min(self.sc.duration).0 / every) as usize + 1;
         let ends: &[usize] = match end {
             End::Sender => &[0],
             End::Receiver => &[1],
             End::Both => &[0, 1],
         };
+        let n = self.sc.metrics.flow_series.len();
         let fl = &self.flows[self.sc.metrics.flow_series[k] as usize];
         let x = &mut self.extra;
+        let fs = &mut x.flow_series;
         for &e in ends {
-            while x.next[k][e] <= t {
+            for i in x.next[k][e]..due {
+                let r = i * n + k;
                 if e == 0 {
-                    let (bbr_state, bbr_bw_bps) = fl.bbr_status().unwrap_or(("", f64::NAN));
-                    x.sender[k].push(SenderPart {
-                        cwnd: fl.cwnd,
-                        ssthresh: fl.ssthresh,
-                        srtt_s: fl.srtt_s(),
-                        rto_s: fl.rto.as_secs_f64(),
-                        alpha: fl.dctcp_alpha().unwrap_or(f64::NAN),
-                        pacing_rate_bps: fl.pacing_rate_bps().unwrap_or(f64::NAN),
-                        rate_sample_bps: fl.rate_sample_bps().unwrap_or(f64::NAN),
-                        bbr_state,
-                        bbr_bw_bps,
-                        ca_state: fl.ca_state_name(),
-                    });
+                    let (state, bw) = fl.bbr_status().unwrap_or(("", f64::NAN));
+                    fs.cwnd[r] = fl.cwnd;
+                    fs.ssthresh[r] = fl.ssthresh;
+                    fs.srtt_s[r] = fl.srtt_s();
+                    fs.rto_s[r] = fl.rto.as_secs_f64();
+                    fs.alpha[r] = fl.dctcp_alpha().unwrap_or(f64::NAN);
+                    fs.pacing_rate_bps[r] = fl.pacing_rate_bps().unwrap_or(f64::NAN);
+                    fs.rate_sample_bps[r] = fl.rate_sample_bps().unwrap_or(f64::NAN);
+                    fs.bbr_state[r] = state;
+                    fs.bbr_bw_bps[r] = bw;
+                    fs.ca_state[r] = fl.ca_state_name();
                 } else {
-                    x.receiver[k].push((fl.stats.segments_delivered, fl.stats.data_arrived));
+                    // Counts below 2^53: exact in the column until the end.
+                    fs.delivery_rate_bps[r] = fl.stats.segments_delivered as f64;
+                    x.arrived[r] = fl.stats.data_arrived;
                 }
-                x.next[k][e] += every;
             }
+            x.next[k][e] = x.next[k][e].max(due);
         }
     }
 
     /// The flow series: a row per sample and traced flow, in order of
-    /// time, then of `metrics.flow_series`.
+    /// time, then of `metrics.flow_series`; the samples both ends of every
+    /// flow took (all of them at the end of a run).
     pub(super) fn take_flow_series(&mut self) -> FlowSeries {
         let ids = &self.sc.metrics.flow_series;
         let x = &mut self.extra;
-        let mut fs = FlowSeries::default();
-        let n = (x.sender.iter().map(Vec::len))
-            .chain(x.receiver.iter().map(Vec::len))
-            .min()
-            .unwrap_or(0);
-        let every = self.sc.metrics.sample_interval;
-        for i in 0..n {
-            let at = SimTime(every.0 * i as u64);
-            let dt = if i == 0 { 0.0 } else { every.as_secs_f64() };
-            for (k, &f) in ids.iter().enumerate() {
-                let s = &x.sender[k][i];
-                fs.time_s.push(at.as_secs_f64());
-                fs.flow.push(f);
-                fs.cwnd.push(s.cwnd);
-                fs.ssthresh.push(s.ssthresh);
-                fs.srtt_s.push(s.srtt_s);
-                fs.rto_s.push(s.rto_s);
-                // As goodput: in-order segments, at most those that arrived.
-                let (d1, a1) = x.receiver[k][i];
-                let (d0, a0) = if i == 0 { (0, 0) } else { x.receiver[k][i - 1] };
-                let bits =
-                    (d1 - d0).min(a1 - a0) as f64 * self.flows[f as usize].mss() as f64 * 8.0;
-                fs.delivery_rate_bps
-                    .push(if dt > 0.0 { bits / dt } else { 0.0 });
-                fs.alpha.push(s.alpha);
-                fs.pacing_rate_bps.push(s.pacing_rate_bps);
-                fs.rate_sample_bps.push(s.rate_sample_bps);
-                fs.bbr_state.push(s.bbr_state);
-                fs.bbr_bw_bps.push(s.bbr_bw_bps);
-                fs.ca_state.push(s.ca_state);
+        let mut fs = std::mem::take(&mut x.flow_series);
+        let n = ids.len();
+        let samples = x.next.iter().flatten().copied().min().unwrap_or(0);
+        let dt = self.sc.metrics.sample_interval.as_secs_f64();
+        // As goodput: in-order segments, at most those that arrived, since
+        // the sample before (backwards, the counts before still in place).
+        for (k, &f) in ids.iter().enumerate() {
+            let bits_per_segment = self.flows[f as usize].mss() as f64 * 8.0;
+            for i in (0..samples).rev() {
+                let r = i * n + k;
+                fs.delivery_rate_bps[r] = if i == 0 {
+                    0.0
+                } else {
+                    let delivered = fs.delivery_rate_bps[r] - fs.delivery_rate_bps[r - n];
+                    let segs = (delivered as u64).min(x.arrived[r] - x.arrived[r - n]);
+                    segs as f64 * bits_per_segment / dt
+                };
             }
         }
+        let rows = samples * n;
+        for c in [
+            &mut fs.time_s,
+            &mut fs.cwnd,
+            &mut fs.ssthresh,
+            &mut fs.srtt_s,
+            &mut fs.rto_s,
+            &mut fs.delivery_rate_bps,
+            &mut fs.alpha,
+            &mut fs.pacing_rate_bps,
+            &mut fs.rate_sample_bps,
+            &mut fs.bbr_bw_bps,
+        ] {
+            c.truncate(rows);
+        }
+        fs.flow.truncate(rows);
+        fs.bbr_state.truncate(rows);
+        fs.ca_state.truncate(rows);
         fs
     }
 }
