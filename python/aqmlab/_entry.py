@@ -1,10 +1,15 @@
 """The ``aqmlab`` command's entry point: Ctrl-C at any moment, even while
 the modules load, exits with status 130 and one line, never a traceback.
 
-A Ctrl-C that lands inside a compiled module's initialisation (numpy,
-pyarrow) comes out as ``ImportError: initialization failed``, not as
-``KeyboardInterrupt``; the SIGINT handler installed here records every
-interrupt, so that such an error is reported as the interrupt it was.
+While the modules load there is nothing to clean up, and the first
+handler installed here ends the process at once with that line: a
+``KeyboardInterrupt`` raised then can land in a compiled module's
+initialisation (numpy, pyarrow: ``ImportError: initialization failed``) or
+in one of the import machinery's callbacks, where Python prints it as an
+ignored exception with its traceback and goes on. Once they are loaded the
+second raises ``KeyboardInterrupt``, so that a command removes what it
+had begun to write, and records every interrupt, so that an error it
+causes is reported as the interrupt it was.
 """
 
 from __future__ import annotations
@@ -16,6 +21,13 @@ from types import FrameType
 
 #: Set once a SIGINT arrived (see :func:`interrupted`).
 _INTERRUPTED = [False]
+
+
+def _on_sigint_loading(signum: int, frame: FrameType | None) -> None:
+    # A write to the descriptor, not print(): the handler may run while the
+    # main code is inside a write to stderr.
+    os.write(2, b"aqmlab: interrupted\n")
+    os._exit(130)
 
 
 def _on_sigint(signum: int, frame: FrameType | None) -> None:
@@ -52,10 +64,11 @@ def _exit_now(status: int) -> int:
 
 
 def main() -> int:
-    signal.signal(signal.SIGINT, _on_sigint)
+    signal.signal(signal.SIGINT, _on_sigint_loading)
     try:
         from aqmlab import cli
 
+        signal.signal(signal.SIGINT, _on_sigint)
         status = cli.main()
         if cli.EXIT_NOW[0]:
             return _exit_now(status)
