@@ -64,11 +64,37 @@ def test_a_table_may_fix_factor_values() -> None:
     assert exp.doc["table"][0]["factors"] == {fname: value}
     doc["table"][0]["columns"] = [fname]
     e = error_of(doc)
-    assert e.path == f"table[0].factors.{fname}" and "not both" in str(e), str(e)
+    assert e.path == f"table[0].factors.{fname}" and "takes an array" in str(e), str(e)
     doc["table"][0]["columns"] = []
     doc["table"][0]["factors"] = {fname: "no such value"}
     e = error_of(doc)
     assert e.path == f"table[0].factors.{fname}" and "is not a value" in str(e), str(e)
+
+
+def test_a_table_picks_the_values_of_a_factor_that_lays_it_out() -> None:
+    """An array picks the values a factor in rows or columns shows, in its order; an array
+    for a factor outside rows and columns, an empty one, a value listed twice or one that
+    is not the factor's is an error naming the entry."""
+    doc = base_doc()
+    fname = doc["factor"][0]["name"]
+    values = doc["factor"][0]["values"]
+    table = {"name": "t", "rows": ["scheme"], "columns": [fname]}
+    doc["table"] = [{**table, "metrics": [doc["metric"][0]["name"]]}]
+    doc["table"][0]["factors"] = {fname: [values[-1], values[0]]}
+    exp = parse_experiment(doc, DATA / "x.toml")
+    assert exp.doc["table"][0]["factors"] == {fname: [values[-1], values[0]]}
+    doc["table"][0]["columns"] = []
+    e = error_of(doc)
+    assert e.path == f"table[0].factors.{fname}" and "put " in str(e), str(e)
+    doc["table"][0]["columns"] = [fname]
+    doc["table"][0]["factors"] = {fname: []}
+    assert error_of(doc).path == f"table[0].factors.{fname}"
+    doc["table"][0]["factors"] = {fname: [values[0], values[0]]}
+    e = error_of(doc)
+    assert e.path == f"table[0].factors.{fname}[1]" and "listed twice" in str(e), str(e)
+    doc["table"][0]["factors"] = {fname: [values[0], "no such value"]}
+    e = error_of(doc)
+    assert e.path == f"table[0].factors.{fname}[1]" and "is not a value" in str(e), str(e)
 
 
 def test_a_table_names_its_phases() -> None:

@@ -582,6 +582,31 @@ def test_a_table_fixing_a_factor_shows_that_value_only(bulk: Output) -> None:
     ]
 
 
+def test_a_table_shows_the_values_of_a_factor_it_picks(bulk: Output) -> None:
+    """``factors = { flows = [20] }`` with flows laying out the rows: those rows only, in
+    the order given, as in the whole table; values the run lacks are left out, and the table
+    with them all."""
+    import dataclasses
+
+    spec = next(t for t in bulk.experiment.tables if t.name == "Table 2")
+    picked = [
+        dataclasses.replace(spec, name="20 then 10", factors={"flows": [20, 10]}),
+        dataclasses.replace(spec, name="20", factors={"flows": [99, 20]}),
+        dataclasses.replace(spec, name="none", factors={"flows": [99]}),
+    ]
+    out = dataclasses.replace(bulk, experiment=dataclasses.replace(bulk.experiment, tables=picked))
+    tables = T.build_tables(out, evaluate_all(out)).tables
+    assert [t.name for t in tables] == ["20 then 10", "20"]
+    whole = next(t for t in T.build_tables(bulk, evaluate_all(bulk)).tables if t.name == "Table 2")
+
+    def means(t: T.ReportTable) -> list[list[float | None]]:
+        return [[c.ours.mean if isinstance(c, T.Cell) else None for c in r] for r in t.cells]
+
+    assert [r[0] for r in tables[0].row_labels] == ["20", "10"]
+    assert means(tables[0]) == means(whole)[::-1]
+    assert [r[0] for r in tables[1].row_labels] == ["20"] and means(tables[1]) == means(whole)[1:]
+
+
 def test_ranking_on_the_real_folder_is_consistent(bulk: Output) -> None:
     tables = T.build_tables(bulk, evaluate_all(bulk))
     assert len(tables.pairs) == 2  # utilisation and queue at flows 10; deviation has one scheme

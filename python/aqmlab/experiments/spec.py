@@ -791,20 +791,53 @@ def _tables(
                 )
         tab["metrics"] = list(ms)
         if "factors" in t:
-            # Fixes factor values: the table shows those points only (a factor fixed here
-            # cannot also lay out rows or columns).
-            fixed = _factor_values(t["factors"], f"{path}.factors", factors)
-            for fname in fixed:
-                if fname in used:
-                    raise ExperimentError(
-                        f"{path}.factors.{fname}",
-                        f"{_q(fname)} is in {path}.{used[fname]}; a factor either lays out the "
-                        "table or is fixed by factors, not both",
-                    )
-            tab["factors"] = fixed
+            tab["factors"] = _table_factors(t["factors"], f"{path}.factors", factors, used)
         if "phases" in t:
             tab["phases"] = _table_phases(t["phases"], f"{path}.phases", phases, used)
         out.append(tab)
+    return out
+
+
+def _table_factors(
+    v: Any, path: str, factors: tuple[Factor, ...], used: dict[str, str]
+) -> dict[str, Any]:
+    """A table's ``factors``: a value fixes a factor that does not lay out the table (the
+    table shows those points only); an array of values picks the values a factor that lays
+    it out shows, in this order."""
+    fs = _table(v, path)
+    shown = {k: x for k, x in fs.items() if isinstance(x, list)}
+    out = _factor_values({k: x for k, x in fs.items() if k not in shown}, path, factors)
+    for fname in out:
+        if fname in used:
+            raise ExperimentError(
+                f"{path}.{fname}",
+                f"{_q(fname)} is in {path.rsplit('.', 1)[0]}.{used[fname]}; a factor that lays "
+                "out the table takes an array of the values it shows, or is fixed by one value "
+                "and left out of rows and columns",
+            )
+    by_factor = {f.name: f for f in factors}
+    for fname, vals in shown.items():
+        if fname not in by_factor:
+            raise ExperimentError(
+                f"{path}.{fname}",
+                f"{_q(fname)} is not a factor; known: {', '.join(by_factor) or 'none'}",
+            )
+        if fname not in used:
+            raise ExperimentError(
+                f"{path}.{fname}",
+                f"an array picks the values a factor in rows or columns shows; put {_q(fname)} "
+                "in rows or columns, or fix it by one value",
+            )
+        if not vals:
+            raise ExperimentError(f"{path}.{fname}", "expected a non-empty array of values")
+        f = by_factor[fname]
+        picked: list[Any] = []
+        for j, x in enumerate(vals):
+            value = f.column_value(_value_index(f, x, f"{path}.{fname}[{j}]"))
+            if value in picked:
+                raise ExperimentError(f"{path}.{fname}[{j}]", f"{_q(x)} is listed twice")
+            picked.append(value)
+        out[fname] = picked
     return out
 
 

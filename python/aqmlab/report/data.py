@@ -172,7 +172,8 @@ class TableSpec:
     rows: list[str]
     columns: list[str]
     metrics: list[str]
-    #: Factor values the table is restricted to (factor name -> value or label).
+    #: Factor values the table is restricted to (factor name -> value or label), and the
+    #: values a factor that lays it out shows, in order (factor name -> list of them).
     factors: dict[str, Any] = field(default_factory=dict)
     #: The phases its phase dimension shows, in order (empty: every named phase).
     phases: list[str] = field(default_factory=list)

@@ -423,10 +423,14 @@ def collect_cells(
 
 
 def _dim_values(
-    exp: Experiment, dim: str, metrics: list[str], phases: list[str] | None = None
+    exp: Experiment,
+    dim: str,
+    metrics: list[str],
+    phases: list[str] | None = None,
+    shown: dict[str, list[int]] | None = None,
 ) -> list[tuple[Any, str]]:
     """(value, label) of each value of a layout dimension (``phases``: the phases a table
-    selects)."""
+    selects; ``shown``: the values it selects of its factors, by index)."""
     if dim == "scheme":
         return [(s, s) for s in exp.schemes]
     if dim == "metric":
@@ -441,7 +445,8 @@ def _dim_values(
     f = exp.factor(dim)
     if f is None:
         return []
-    return [(i, f.label(i)) for i in range(len(f.values))]
+    picked = (shown or {}).get(dim)
+    return [(i, f.label(i)) for i in (range(len(f.values)) if picked is None else picked)]
 
 
 def _rel(a: float, b: float, d: int) -> str:
@@ -539,10 +544,18 @@ def build_tables(out: Output, values: dict[tuple[str, str], dict[str, float]]) -
             cols = ["metric", *cols]
         layout = set(rows) | set(cols)
         # Factor values the table fixes (`factors`); one the run lacks (a quick form that
-        # leaves it out) leaves the table out.
+        # leaves it out) leaves the table out. A list picks the values a layout factor
+        # shows: those the run lacks are left out, and the table with them all.
         pinned: dict[str, Any] = {}
+        shown: dict[str, list[int]] = {}
         for fname, v in spec.factors.items():
             f = exp.factor(fname)
+            if isinstance(v, list):
+                picked = [] if f is None else [f.index(x) for x in v]
+                shown[fname] = [i for i in picked if i is not None]
+                if not shown[fname]:
+                    break
+                continue
             idx = None if f is None else f.index(v)
             if idx is None:
                 break
@@ -559,7 +572,9 @@ def build_tables(out: Output, values: dict[tuple[str, str], dict[str, float]]) -
                     f"{d} = {lab}" for d, (_, lab) in zip(slice_dims, combo, strict=True)
                 )
                 result.tables.append(
-                    _layout(exp, spec.name, label, rows, cols, fixed, metrics, cells, spec.phases)
+                    _layout(
+                        exp, spec.name, label, rows, cols, fixed, metrics, cells, spec.phases, shown
+                    )
                 )
     return result
 
@@ -574,9 +589,10 @@ def _layout(
     metrics: list[str],
     cells: dict[Any, Cell],
     phases: list[str] | None = None,
+    shown: dict[str, list[int]] | None = None,
 ) -> ReportTable:
-    rvals = list(itertools.product(*[_dim_values(exp, d, metrics, phases) for d in rows]))
-    cvals = list(itertools.product(*[_dim_values(exp, d, metrics, phases) for d in cols]))
+    rvals = list(itertools.product(*[_dim_values(exp, d, metrics, phases, shown) for d in rows]))
+    cvals = list(itertools.product(*[_dim_values(exp, d, metrics, phases, shown) for d in cols]))
     # A factor's columns are headed with its name and value ("buffer = 50"): a bare 50 says
     # nothing of what was varied.
     col_headers = [
