@@ -37,6 +37,7 @@
 #include <utility>
 #include <cstdint>
 #include <string>
+#include <tuple>
 #include <unordered_map>
 #include <vector>
 
@@ -391,71 +392,72 @@ WireRate(double bps, uint32_t packetSize)
     return DataRate(uint64_t(bps * double(packetSize + 2) / double(packetSize) + 0.5));
 }
 
-// PIE's attributes as the pairs set them, on PieQueueDisc or on FqPieQueueDisc, followed by the
-// disc's own (`more`).
-template <typename... More>
+// A root queue disc of `type` that holds `limit`, with `attributes` (a tuple: name, value,
+// name, value, ...), then the disc's own (`more`).
+template <typename Attributes, typename... More>
 void
-SetPieRoot(TrafficControlHelper& tch,
-           const std::string& type,
-           const Setup& c,
-           const std::string& limit,
-           More&&... more)
+SetRoot(TrafficControlHelper& tch,
+        const std::string& type,
+        const std::string& limit,
+        const Attributes& attributes,
+        More&&... more)
 {
-    tch.SetRootQueueDisc(type,
-                         "MaxSize",
-                         QueueSizeValue(QueueSize(limit)),
-                         "MeanPktSize",
-                         UintegerValue(c.packet_size),
-                         "A",
-                         DoubleValue(c.pie_alpha),
-                         "B",
-                         DoubleValue(c.pie_beta),
-                         "Tupdate",
-                         TimeValue(NanoSeconds(c.pie_t_update_ns)),
-                         "QueueDelayReference",
-                         TimeValue(NanoSeconds(c.pie_target_ns)),
-                         "MaxBurstAllowance",
-                         TimeValue(NanoSeconds(c.pie_max_burst_ns)),
-                         "UseDequeueRateEstimator",
-                         BooleanValue(false),
-                         "UseCapDropAdjustment",
-                         BooleanValue(true),
-                         "UseDerandomization",
-                         BooleanValue(c.pie_derandomize),
-                         "UseEcn",
-                         BooleanValue(c.ecn),
-                         "MarkEcnThreshold",
-                         DoubleValue(c.pie_mark_ecnth),
-                         std::forward<More>(more)...);
+    std::apply(
+        [&](const auto&... a) {
+            tch.SetRootQueueDisc(type,
+                                 "MaxSize",
+                                 QueueSizeValue(QueueSize(limit)),
+                                 a...,
+                                 std::forward<More>(more)...);
+        },
+        attributes);
 }
 
-// COBALT's attributes as the pairs set them, on CobaltQueueDisc or on FqCobaltQueueDisc (which
-// hands them to a CobaltQueueDisc per flow queue; its Target and Interval are strings),
-// followed by the disc's own (`more`).
-template <typename... More>
-void
-SetCobaltRoot(TrafficControlHelper& tch,
-              const std::string& type,
-              const Setup& c,
-              const std::string& limit,
-              More&&... more)
+// PIE's attributes as the pairs set them, for PieQueueDisc or FqPieQueueDisc.
+auto
+PieAttributes(const Setup& c)
 {
-    tch.SetRootQueueDisc(type,
-                         "MaxSize",
-                         QueueSizeValue(QueueSize(limit)),
-                         "Target",
-                         StringValue(std::to_string(c.codel_target_ns) + "ns"),
-                         "Interval",
-                         StringValue(std::to_string(c.codel_interval_ns) + "ns"),
-                         "Increment",
-                         DoubleValue(c.cobalt_increment),
-                         "Decrement",
-                         DoubleValue(c.cobalt_decrement),
-                         "BlueThreshold",
-                         TimeValue(NanoSeconds(c.cobalt_blue_threshold_ns)),
-                         "UseEcn",
-                         BooleanValue(c.ecn),
-                         std::forward<More>(more)...);
+    return std::make_tuple("MeanPktSize",
+                           UintegerValue(c.packet_size),
+                           "A",
+                           DoubleValue(c.pie_alpha),
+                           "B",
+                           DoubleValue(c.pie_beta),
+                           "Tupdate",
+                           TimeValue(NanoSeconds(c.pie_t_update_ns)),
+                           "QueueDelayReference",
+                           TimeValue(NanoSeconds(c.pie_target_ns)),
+                           "MaxBurstAllowance",
+                           TimeValue(NanoSeconds(c.pie_max_burst_ns)),
+                           "UseDequeueRateEstimator",
+                           BooleanValue(false),
+                           "UseCapDropAdjustment",
+                           BooleanValue(true),
+                           "UseDerandomization",
+                           BooleanValue(c.pie_derandomize),
+                           "UseEcn",
+                           BooleanValue(c.ecn),
+                           "MarkEcnThreshold",
+                           DoubleValue(c.pie_mark_ecnth));
+}
+
+// COBALT's attributes as the pairs set them, for CobaltQueueDisc or FqCobaltQueueDisc (which
+// hands them to a CobaltQueueDisc per flow queue; its Target and Interval are strings).
+auto
+CobaltAttributes(const Setup& c)
+{
+    return std::make_tuple("Target",
+                           StringValue(std::to_string(c.codel_target_ns) + "ns"),
+                           "Interval",
+                           StringValue(std::to_string(c.codel_interval_ns) + "ns"),
+                           "Increment",
+                           DoubleValue(c.cobalt_increment),
+                           "Decrement",
+                           DoubleValue(c.cobalt_decrement),
+                           "BlueThreshold",
+                           TimeValue(NanoSeconds(c.cobalt_blue_threshold_ns)),
+                           "UseEcn",
+                           BooleanValue(c.ecn));
 }
 
 inline TrafficControlHelper
@@ -500,7 +502,7 @@ QueueDiscFor(const Setup& c)
     }
     else if (c.aqm == "pie")
     {
-        SetPieRoot(tch, "ns3::PieQueueDisc", c, limit);
+        SetRoot(tch, "ns3::PieQueueDisc", limit, PieAttributes(c));
     }
     else if (c.aqm == "codel")
     {
@@ -518,17 +520,27 @@ QueueDiscFor(const Setup& c)
     }
     else if (c.aqm == "cobalt")
     {
-        SetCobaltRoot(tch, "ns3::CobaltQueueDisc", c, limit);
+        SetRoot(tch, "ns3::CobaltQueueDisc", limit, CobaltAttributes(c));
     }
     else if (c.aqm == "fq-pie")
     {
         // FqPieQueueDisc hands its PIE attributes to a PieQueueDisc per flow queue (all but
         // MarkEcnThreshold, which stays the child's default, 0.1).
-        SetPieRoot(tch, "ns3::FqPieQueueDisc", c, limit, "Flows", UintegerValue(c.fq_flows));
+        SetRoot(tch,
+                "ns3::FqPieQueueDisc",
+                limit,
+                PieAttributes(c),
+                "Flows",
+                UintegerValue(c.fq_flows));
     }
     else if (c.aqm == "fq-cobalt")
     {
-        SetCobaltRoot(tch, "ns3::FqCobaltQueueDisc", c, limit, "Flows", UintegerValue(c.fq_flows));
+        SetRoot(tch,
+                "ns3::FqCobaltQueueDisc",
+                limit,
+                CobaltAttributes(c),
+                "Flows",
+                UintegerValue(c.fq_flows));
     }
     else if (c.aqm == "fq-codel")
     {
