@@ -271,6 +271,24 @@ pub struct FlowSeries {
     pub ca_state: Vec<&'static str>,
 }
 
+impl FlowSeries {
+    /// The numeric columns but `flow`.
+    pub(crate) fn f64_columns(&mut self) -> [&mut Vec<f64>; 10] {
+        [
+            &mut self.time_s,
+            &mut self.cwnd,
+            &mut self.ssthresh,
+            &mut self.srtt_s,
+            &mut self.rto_s,
+            &mut self.delivery_rate_bps,
+            &mut self.alpha,
+            &mut self.pacing_rate_bps,
+            &mut self.rate_sample_bps,
+            &mut self.bbr_bw_bps,
+        ]
+    }
+}
+
 /// The queueing delay histogram of the measurement interval, per monitored
 /// link: one row per non-empty bin.
 #[derive(Clone, Debug, Default, Serialize)]

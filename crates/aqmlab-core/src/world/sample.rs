@@ -110,23 +110,13 @@ impl World {
         x.next = vec![[0; 2]; ids.len()];
         let rows = samples * ids.len();
         let fs = &mut x.flow_series;
-        fs.time_s = (0..samples)
-            .flat_map(|i| std::iter::repeat_n(SimTime(every.0 * i as u64).as_secs_f64(), ids.len()))
-            .collect();
-        fs.flow = (0..samples).flat_map(|_| ids.iter().copied()).collect();
-        for c in [
-            &mut fs.cwnd,
-            &mut fs.ssthresh,
-            &mut fs.srtt_s,
-            &mut fs.rto_s,
-            &mut fs.delivery_rate_bps,
-            &mut fs.alpha,
-            &mut fs.pacing_rate_bps,
-            &mut fs.rate_sample_bps,
-            &mut fs.bbr_bw_bps,
-        ] {
+        for c in fs.f64_columns() {
             *c = vec![0.0; rows];
         }
+        for (r, t) in fs.time_s.iter_mut().enumerate() {
+            *t = SimTime(every.0 * (r / ids.len()) as u64).as_secs_f64();
+        }
+        fs.flow = (0..samples).flat_map(|_| ids.iter().copied()).collect();
         fs.bbr_state = vec![""; rows];
         fs.ca_state = vec![""; rows];
         x.arrived = vec![0; rows];
@@ -216,18 +206,7 @@ impl World {
             }
         }
         let rows = samples * n;
-        for c in [
-            &mut fs.time_s,
-            &mut fs.cwnd,
-            &mut fs.ssthresh,
-            &mut fs.srtt_s,
-            &mut fs.rto_s,
-            &mut fs.delivery_rate_bps,
-            &mut fs.alpha,
-            &mut fs.pacing_rate_bps,
-            &mut fs.rate_sample_bps,
-            &mut fs.bbr_bw_bps,
-        ] {
+        for c in fs.f64_columns() {
             c.truncate(rows);
         }
         fs.flow.truncate(rows);
