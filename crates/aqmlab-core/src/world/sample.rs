@@ -85,11 +85,7 @@ impl World {
             s.marks.push(link.stats.marks());
             s.departed_bytes.push(link.stats.departure_bytes);
         }
-        if self.flow_samples {
-            for k in 0..self.sc.metrics.flow_series.len() {
-                self.sample_due(k, End::Both, self.now);
-            }
-        }
+        self.samples_due(self.now);
         let next = self.now + self.sc.metrics.sample_interval;
         if next <= self.sc.duration {
             self.events.schedule(next, Event::Sample);
@@ -138,6 +134,14 @@ impl World {
         let k = self.extra.place[f];
         if k != NOT_TRACED {
             self.sample_due(k as usize, end, t);
+        }
+    }
+
+    /// Every traced flow's samples due at or before `t` (an event that
+    /// reads or changes them all, at the clock's time).
+    pub(super) fn samples_due(&mut self, t: SimTime) {
+        for k in 0..self.extra.next.len() {
+            self.sample_due(k, End::Both, t);
         }
     }
 

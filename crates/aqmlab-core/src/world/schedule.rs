@@ -3,7 +3,6 @@
 //! and what the AQMs are told when their links' facts or loads change.
 
 use super::apps::udp_rate;
-use super::sample::End;
 use super::World;
 use crate::aqm::{Aqm, LinkInfo};
 use crate::rng::{Rng, Stream};
@@ -18,9 +17,7 @@ impl World {
         // Departures before now happen under the old settings; the traced
         // flows' samples before it as they were.
         self.settle_all(self.now);
-        for f in 0..self.flows.len() {
-            self.flow_event(f, End::Both, self.now);
-        }
+        self.samples_due(self.now);
         let i = o.entry as usize;
         let stream = Stream::Schedule(o.entry, o.rep);
         let entry = self.sc.schedule[i].clone();
