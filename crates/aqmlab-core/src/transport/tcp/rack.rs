@@ -24,13 +24,18 @@
 //! retransmission, restarted from the current sample when 300 s old (Linux's
 //! `tcp_min_rtt_wlen`; the kernel keeps a three-sample windowed filter).
 //!
-//! The segments are kept in the order they were sent (Linux's
-//! `tsorted_sent_queue`): a retransmission enters again at the back and its
-//! earlier entry goes stale, as do entries of delivered segments; stale
-//! entries at the front are dropped as the walk meets them. The walk stops
-//! at the first segment not sent before `RACK.xmit_ts`; with `reo_wnd` = 0
-//! every segment before that is lost at once, so a walk costs the entries
-//! it drops, O(1) amortised per segment.
+//! The walk takes the segments in the order they were sent (Linux's
+//! `tsorted_sent_queue`) from two sequences, each in that order: the first
+//! transmissions are the scoreboard's slots never sent again (new data
+//! leaves in sequence order, so the scoreboard is already ordered by time
+//! for them, and a cursor marks how far the walk has passed), and the
+//! retransmissions are kept in a list as they go, where an entry goes stale
+//! when its segment is delivered or sent again. Stale entries at the front
+//! of either are passed for good as the walk meets them. Each stops at its
+//! first segment not sent before `RACK.xmit_ts`; with `reo_wnd` = 0 every
+//! segment before that is lost at once, so a walk costs the entries it
+//! passes, O(1) amortised per segment, and a segment sent once and
+//! acknowledged in order costs RACK no entry at all.
 //!
 //! TLP (section 7): with nothing SACKed, lost or retransmitted (Linux's
 //! Open state) and data outstanding, a probe timeout
@@ -74,8 +79,11 @@ pub(super) struct Rack {
     pub advanced: bool,
     /// The minimum RTT and when it was taken.
     min_rtt: Option<(u64, SimTime)>,
-    /// Transmissions in the order sent: (segment, when).
-    sent: VecDeque<(u64, SimTime)>,
+    /// Retransmissions in the order sent: (segment, when).
+    resent: VecDeque<(u64, SimTime)>,
+    /// First transmissions: the walk has passed every segment below this
+    /// that was never sent again.
+    first: u64,
     /// TLP: one past the highest segment sent when the outstanding probe
     /// went, and whether it was a retransmission.
     pub tlp_high: Option<u64>,
@@ -89,10 +97,11 @@ fn sent_after(t1: SimTime, s1: u64, t2: SimTime, s2: u64) -> bool {
 }
 
 impl Rack {
-    /// Segment `seq` is sent (first time or again) at `now`.
+    /// Segment `seq` is sent again at `now` (a first transmission needs
+    /// no entry: the scoreboard holds its time).
     #[inline]
-    pub fn on_send(&mut self, seq: u64, now: SimTime) {
-        self.sent.push_back((seq, now));
+    pub fn on_resend(&mut self, seq: u64, now: SimTime) {
+        self.resent.push_back((seq, now));
     }
 
     /// RACK.rtt, ns (0 before a segment was delivered).
@@ -156,20 +165,48 @@ impl Rack {
         let Some((rt, rs)) = self.last else {
             return (0, None);
         };
+        let limit = self.rtt + reo_wnd;
+        let (mut lost, mut wait) = (0, None::<u64>);
+        // First transmissions: a slot with any bit set was SACKed, deemed
+        // lost (and not sent again), or sent again (its copies are in
+        // `resent`); the others wait in the order they were sent.
+        let mut front = true;
+        let mut seq = self.first.max(sb.una());
+        let end = sb.end();
+        while seq < end {
+            let s = sb.slot(seq);
+            if s.bits == 0 {
+                if !sent_after(rt, rs, s.xmit, seq) {
+                    break;
+                }
+                let age = (now - s.xmit).0;
+                if age < limit {
+                    // Sent later than those before it: the longest wait so far.
+                    wait = Some(limit - age);
+                    front = false;
+                } else if sb.mark_lost(seq) != Marked::No {
+                    lost += 1;
+                }
+            }
+            seq += 1;
+            if front {
+                self.first = seq;
+            }
+        }
+        // Retransmissions: stale once delivered, sent again since, or lost
+        // and not yet sent again.
         let stale = |sb: &Scoreboard, seq: u64, at: SimTime| {
             if seq < sb.una() || seq >= sb.end() {
                 return true;
             }
             let s = sb.slot(seq);
-            // Delivered, sent again since, or lost and not yet sent again.
             s.xmit != at || s.bits & SACKED != 0 || s.bits & (LOST | RETRANS) == LOST
         };
-        let (mut lost, mut wait) = (0, None);
         let mut i = 0;
-        while let Some(&(seq, at)) = self.sent.get(i) {
+        while let Some(&(seq, at)) = self.resent.get(i) {
             if stale(sb, seq, at) {
                 if i == 0 {
-                    self.sent.pop_front();
+                    self.resent.pop_front();
                 } else {
                     i += 1;
                 }
@@ -179,29 +216,28 @@ impl Rack {
                 break;
             }
             let age = (now - at).0;
-            let limit = self.rtt + reo_wnd;
             if age >= limit {
                 if sb.mark_lost(seq) != Marked::No {
                     lost += 1;
                 }
                 if i == 0 {
-                    self.sent.pop_front();
+                    self.resent.pop_front();
                 } else {
                     i += 1;
                 }
             } else {
-                // Sent later than those before it: the longest wait so far.
-                wait = Some(limit - age);
+                wait = Some(wait.map_or(limit - age, |w| w.max(limit - age)));
                 i += 1;
             }
         }
         (lost, wait)
     }
 
-    /// Entries kept (for tests).
+    /// Entries kept (for tests): retransmissions listed, and the first
+    /// transmission the walk will look at next.
     #[cfg(test)]
-    pub fn queued(&self) -> usize {
-        self.sent.len()
+    pub fn queued(&self) -> (usize, u64) {
+        (self.resent.len(), self.first)
     }
 }
 
@@ -236,14 +272,14 @@ mod tests {
         SimTime::from_millis(ms)
     }
 
-    /// Segments 0..n sent at the given times, tracked by both.
+    /// Segments 0..n sent at the given times (RACK reads them from the
+    /// scoreboard).
     fn sent(times: &[u64]) -> (Scoreboard, Rack) {
-        let (mut sb, mut r) = (Scoreboard::default(), Rack::default());
+        let mut sb = Scoreboard::default();
         for (s, &ms) in times.iter().enumerate() {
             sb.sent_new(s as u64, t(ms));
-            r.on_send(s as u64, t(ms));
         }
-        (sb, r)
+        (sb, Rack::default())
     }
 
     fn sack(sb: &mut Scoreboard, r: &mut Rack, s: u64, now: SimTime) {
@@ -296,8 +332,34 @@ mod tests {
         sack(&mut sb, &mut r, 99, t(50));
         // Same instant: RACK_sent_after orders by sequence; 50..98 lost.
         assert_eq!(r.detect(&mut sb, t(50), 0), (49, None));
-        assert_eq!(r.queued(), 0);
+        assert_eq!(r.queued(), (0, 100));
         sb.check().unwrap();
+    }
+
+    /// First transmissions and retransmissions are walked together by
+    /// the time they were sent: segments 0 and 1 sent at 0 ms, 0 sent
+    /// again at 10 ms, 2 sent at 20 ms and 3 at 40 ms; 2 SACKed at 120 ms
+    /// (RACK.xmit_ts = 20 ms, RACK.rtt = 100 ms). With reo_wnd = 0 the
+    /// copy of 0 (sent at 10) and segment 1 (at 0) are lost, 3 (sent after
+    /// 2) is not looked at; had 0 gone again at 30 ms, after 2, it would
+    /// not be lost.
+    #[test]
+    fn first_transmissions_and_retransmissions_in_one_order() {
+        for (resent_at, lost) in [(10, 2), (30, 1)] {
+            let (mut sb, mut r) = sent(&[0, 0]);
+            sb.mark_lost(0);
+            sb.sent_again(0, t(resent_at));
+            r.on_resend(0, t(resent_at));
+            sb.sent_new(2, t(20));
+            sb.sent_new(3, t(40));
+            sack(&mut sb, &mut r, 2, t(120));
+            assert_eq!(r.detect(&mut sb, t(120), 0), (lost, None), "{resent_at}");
+            assert_eq!(sb.slot(1).bits & LOST, LOST);
+            assert_eq!(sb.slot(3).bits, 0);
+            // The walk has passed 1 and 2 for good; it looks at 3 next.
+            assert_eq!(r.queued().1, 3);
+            sb.check().unwrap();
+        }
     }
 
     /// A retransmission delivered sooner than min_rtt after it was sent is
@@ -308,7 +370,7 @@ mod tests {
         sack(&mut sb, &mut r, 1, t(100)); // min_rtt 100 ms
         sb.mark_lost(0);
         sb.sent_again(0, t(150));
-        r.on_send(0, t(150));
+        r.on_resend(0, t(150));
         let mut got = Vec::new();
         sb.ack(1, |q, slot| got.push((q, slot)));
         r.advanced = false;

@@ -545,9 +545,6 @@ impl TcpFlow {
         }
         out.push(s);
         lr.sb.sent_new(seq, now);
-        if let Some(r) = lr.rack.as_mut() {
-            r.on_send(seq, now);
-        }
         self.snd_nxt += 1;
         self.snd_max = self.snd_max.max(self.snd_nxt);
         if self.in_recovery {
@@ -567,7 +564,7 @@ impl TcpFlow {
             Self::undo_stamp(lr, now);
         }
         if let Some(r) = lr.rack.as_mut() {
-            r.on_send(seq, now);
+            r.on_resend(seq, now);
         }
         if self.in_recovery {
             lr.prr.out += 1;
