@@ -106,6 +106,27 @@ def test_unsupported_keys_are_named() -> None:
     ], errs
 
 
+def test_hosts_take_the_timestamps_and_frto_the_scenario_writes() -> None:
+    """``tcp.timestamps`` and ``tcp.frto`` written in the scenario set both hosts' sysctls;
+    unwritten, the kernel keeps its defaults, whatever the simulator's."""
+    from aqmlab.testbed.runner import host_sysctls
+
+    doc = _doc(DUMBBELL)
+    assert host_sysctls(doc, scenario.validate(doc)) == {}
+    doc["tcp"]["timestamps"] = False
+    doc["tcp"]["frto"] = False
+    assert unsupported(doc) == []
+    assert host_sysctls(doc, scenario.validate(doc)) == {
+        "net.ipv4.tcp_timestamps": "0",
+        "net.ipv4.tcp_frto": "0",
+    }
+    doc["tcp"].update(timestamps=True, frto=True, sack=True)
+    assert host_sysctls(doc, scenario.validate(doc)) == {
+        "net.ipv4.tcp_timestamps": "1",
+        "net.ipv4.tcp_frto": "2",
+    }
+
+
 def test_plan_draws_starts_and_follows_the_schedule() -> None:
     doc = _doc(DUMBBELL)
     doc["schedule"] = [

@@ -184,6 +184,8 @@ class Dumbbell:
     ecn_groups: dict[int, bool] = field(default_factory=dict)
     forward_groups: list[int] = field(default_factory=list)
     reverse_groups: list[int] = field(default_factory=list)
+    #: Sysctls set in both hosts' namespaces (``runner.host_sysctls``).
+    host_sysctls: dict[str, str] = field(default_factory=dict)
     tag: str = field(default_factory=lambda: f"{PREFIX}{os.getpid()}")
     created: list[str] = field(default_factory=list)
 
@@ -268,6 +270,8 @@ class Dumbbell:
             )
             # Accept ECN when asked (2); asking is per route (features ecn).
             _sysctl(h, "net.ipv4.tcp_ecn", "2")
+            for k, v in self.host_sysctls.items():
+                _sysctl(h, k, v)
         # One receiver address per traffic group, its route with or without ECN.
         for groups, fwd in ((self.forward_groups, True), (self.reverse_groups, False)):
             for g in groups:

@@ -58,7 +58,7 @@ __all__ = ["find_router", "plan", "run_testbed", "unsupported"]
 
 #: `[tcp]` keys the kernel's TCP honours in the testbed (the others have no
 #: meaning on real hosts and are refused when written).
-TCP_KEYS = {"variant", "packet_size", "ecn", "rwnd"}
+TCP_KEYS = {"variant", "packet_size", "ecn", "rwnd", "timestamps", "frto"}
 BULK_KEYS = {"kind", "flows", "direction", "start", "ecn", "handshake"}
 WEB_KEYS = {
     "kind", "sessions", "offered_load", "direction", "start", "http", "think", "think_shape",
@@ -105,6 +105,22 @@ def _ns(v: Any) -> int:
     if n is None:
         raise TestbedError(f"not a time: {v!r}")
     return n
+
+
+def host_sysctls(doc: Mapping[str, Any], resolved: Mapping[str, Any]) -> dict[str, str]:
+    """The hosts' TCP settings the scenario writes (as resolved): ``tcp.timestamps`` as
+    ``net.ipv4.tcp_timestamps`` (1 or 0), ``tcp.frto`` as ``net.ipv4.tcp_frto`` (2, the
+    SACK-enhanced F-RTO, or 0). A key not written leaves the kernel's default (1 and 2), whatever
+    the simulator's default."""
+    tcp = doc.get("tcp", {})
+    if not isinstance(tcp, Mapping):
+        return {}
+    out: dict[str, str] = {}
+    if "timestamps" in tcp:
+        out["net.ipv4.tcp_timestamps"] = "1" if resolved["tcp"].get("timestamps") else "0"
+    if "frto" in tcp:
+        out["net.ipv4.tcp_frto"] = "2" if resolved["tcp"].get("frto") else "0"
+    return out
 
 
 def unsupported(doc: Mapping[str, Any]) -> list[str]:
@@ -479,7 +495,11 @@ def run_testbed(
             scripts = json.loads(wp.stdout)
         sessions = web_sessions(resolved, scripts)
         db = Dumbbell(
-            mtu=mtu, ecn_groups=ecn_groups, forward_groups=fwd_groups, reverse_groups=rev_groups
+            mtu=mtu,
+            ecn_groups=ecn_groups,
+            forward_groups=fwd_groups,
+            reverse_groups=rev_groups,
+            host_sysctls=host_sysctls(doc, resolved),
         )
         procs: list[subprocess.Popen[bytes]] = []
         with _signals_raise():

@@ -184,6 +184,8 @@ impl TcpProfile {
                 // server idle for more than an RTO restarts its window
                 // (`net.ipv4.tcp_slow_start_after_idle = 1`). A SYN's
                 // first four timeouts linear (`tcp_syn_linear_timeouts`).
+                // F-RTO (`net.ipv4.tcp_frto = 2`) is not yet among them
+                // (`tcp.frto`; docs/tcp.md).
                 switches: TcpSwitches(
                     TcpSwitches::TIMESTAMPS
                         | TcpSwitches::HYSTART
@@ -195,7 +197,9 @@ impl TcpProfile {
                         | TcpSwitches::DCTCP_LINUX
                         | TcpSwitches::ECN_FALLBACK
                         | TcpSwitches::IDLE_RESTART
-                        | TcpSwitches::SYN_LINEAR,
+                        | TcpSwitches::SYN_LINEAR
+                        | TcpSwitches::ECN_BACKOFF
+                        | TcpSwitches::DUPACK_HALVING,
                 ),
                 ..d
             },
@@ -252,18 +256,9 @@ pub struct TcpSpec {
     /// RFC 3042 limited transmit: a new segment on each of the first two
     /// duplicate ACKs (on by default, as in ns-2 and Linux).
     pub limited_transmit: bool,
-    /// ns-2's `ecn_backoff_`: an ECN-Echo that finds the window at one
-    /// segment a second time in a row doubles the retransmission timer
-    /// that governs the RFC 3168 section 6.1.2 hold.
-    pub ecn_backoff: bool,
     /// Send retransmitted data ECT(0) as ns-2 does. Off (the default):
     /// retransmissions are not ECT, as RFC 3168 section 6.1.5 requires.
     pub ect_retransmits: bool,
-    /// Halve the window on a loss found by duplicate ACKs (RFC 5681). Off:
-    /// the modified TCP of `002_80945567bf68047d.txt` section 5 (wireless),
-    /// which retransmits without halving and halves only on a mark or a
-    /// timeout.
-    pub dupack_halving: bool,
     /// Whether NewReno re-arms the retransmission timer on every partial
     /// ACK ("Slow-but-Steady", `"every"`) or on the first only
     /// ("Impatient", `"first"`, the default: RFC 6582 section 3.2 step 5,
@@ -554,9 +549,7 @@ impl Default for TcpSpec {
             initial_cwnd: 1,
             rwnd: 100_000,
             limited_transmit: true,
-            ecn_backoff: true,
             ect_retransmits: false,
-            dupack_halving: true,
             partial_ack_timer: PartialAckTimer::First,
             clock_tick: SimTime::ZERO,
             loss_ssthresh: LossSsthresh::Flight,
@@ -572,7 +565,7 @@ impl Default for TcpSpec {
             pacing: false,
             rtt_estimator: RttEstimator::Timed,
             ecn_codepoint: EcnCodepoint::Ect0,
-            switches: TcpSwitches::default(),
+            switches: TcpSwitches(TcpSwitches::ECN_BACKOFF | TcpSwitches::DUPACK_HALVING),
         }
     }
 }
@@ -588,6 +581,7 @@ impl TcpSpec {
         let hystart_given = t.has("hystart");
         let timestamps_given = t.has("timestamps");
         let undo_given = t.has("undo");
+        let frto_given = t.has("frto");
         let cubic_given = t.has("cubic");
         let delack_timer_given = t.has("delack_timer");
         let profile =
@@ -630,9 +624,7 @@ impl TcpSpec {
             initial_cwnd: initial_cwnd as u16,
             rwnd: t.u32("rwnd", d.rwnd)?,
             limited_transmit: t.bool("limited_transmit", d.limited_transmit)?,
-            ecn_backoff: t.bool("ecn_backoff", d.ecn_backoff)?,
             ect_retransmits: t.bool("ect_retransmits", d.ect_retransmits)?,
-            dupack_halving: t.bool("dupack_halving", d.dupack_halving)?,
             partial_ack_timer: match t.choice(
                 "partial_ack_timer",
                 &["first", "every"],
@@ -770,6 +762,9 @@ impl TcpSpec {
         );
         s.set_ack_heuristic(t.bool("ack_heuristic", d.ack_heuristic())?);
         s.set_undo(t.bool("undo", d.undo())?);
+        s.set_frto(t.bool("frto", d.frto())?);
+        s.set_ecn_backoff(t.bool("ecn_backoff", d.ecn_backoff())?);
+        s.set_dupack_halving(t.bool("dupack_halving", d.dupack_halving())?);
         s.set_txrehash(t.bool("txrehash", d.txrehash())?);
         s.set_ecn_fallback(t.bool("ecn_fallback", d.ecn_fallback())?);
         s.set_slow_start_after_idle(t.bool("slow_start_after_idle", d.slow_start_after_idle())?);
@@ -963,6 +958,14 @@ impl TcpSpec {
                 "true is not allowed without SACK and timestamps: the undo is a SACK flow's \
                  and its test is the echoed timestamp; set tcp.sack = true and \
                  tcp.timestamps = true (or tcp.profile = \"linux\")",
+            ));
+        }
+        if s.frto() && frto_given && !s.sack {
+            return Err(SpecError::new(
+                join(path, "frto"),
+                "true is not allowed without SACK: F-RTO is modelled in its SACK-enhanced \
+                 version (RFC 5682 section 3), as Linux runs it; set tcp.sack = true (or \
+                 tcp.profile = \"linux\")",
             ));
         }
         if s.delack_linux() && !s.sack {
@@ -1391,6 +1394,33 @@ mod tests {
         assert!(e.msg.contains("no traffic group choosing"), "{}", e.msg);
         let timed = "profile = \"linux\"\nrtt_estimator = \"timed\"";
         assert!(!parse(&doc(timed, "")).unwrap().tcp.hystart());
+    }
+
+    /// `frto` is off by default and in every profile, listed in the
+    /// resolved scenario only when on; written true without SACK it is
+    /// refused naming the key. `ecn_backoff` and `dupack_halving` (switch
+    /// bits beside it) are listed on or off, as when each was a field.
+    #[test]
+    fn frto_needs_sack() {
+        let sc = parse(&doc("", "")).unwrap();
+        assert!(!sc.tcp.frto());
+        let json = serde_json::to_string(&sc.tcp).unwrap();
+        assert!(!json.contains("frto"), "{json}");
+        assert!(json.contains("\"ecn_backoff\":true"), "{json}");
+        assert!(json.contains("\"dupack_halving\":true"), "{json}");
+        assert!(!parse(&doc("profile = \"linux\"", "")).unwrap().tcp.frto());
+        let sc = parse(&doc("profile = \"linux\"\nfrto = true", "")).unwrap();
+        assert!(sc.tcp.frto());
+        assert!(serde_json::to_string(&sc.tcp)
+            .unwrap()
+            .contains("\"frto\":true"));
+        let e = parse(&doc("frto = true", "")).unwrap_err();
+        assert_eq!(e.path, "tcp.frto");
+        assert!(e.msg.contains("SACK"), "{}", e.msg);
+        let sc = parse(&doc("ecn_backoff = false\ndupack_halving = false", "")).unwrap();
+        assert!(!sc.tcp.ecn_backoff() && !sc.tcp.dupack_halving());
+        let json = serde_json::to_string(&sc.tcp).unwrap();
+        assert!(json.contains("\"ecn_backoff\":false"), "{json}");
     }
 
     /// `undo` is off by default, on in the linux profile (and kept there

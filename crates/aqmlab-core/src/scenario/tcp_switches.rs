@@ -1,35 +1,42 @@
-//! The on/off switches of `[tcp]`, packed in two bytes so that a flow's
+//! The on/off switches of `[tcp]`, packed in four bytes so that a flow's
 //! configuration keeps its cache lines: the bits, their listing in the
 //! resolved scenario, and the accessors of [`TcpSpec`] that read them.
 
 use super::tcp::TcpSpec;
 use serde::Serialize;
 
-/// Switches of `[tcp]` packed in two bytes (see [`TcpSpec::switches`]).
+/// Switches of `[tcp]` packed in four bytes (see [`TcpSpec::switches`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct TcpSwitches(pub(super) u16);
+pub struct TcpSwitches(pub(super) u32);
 
 impl TcpSwitches {
-    pub(super) const TIMESTAMPS: u16 = 1;
-    pub(super) const HYSTART: u16 = 2;
-    pub(super) const PRAGUE_DETECTION: u16 = 4;
-    pub(super) const MODERATE_RCVBUF: u16 = 8;
-    pub(super) const TSO: u16 = 16;
-    pub(super) const CUBIC_LINUX: u16 = 32;
-    pub(super) const UNDO: u16 = 64;
-    pub(super) const DELACK_LINUX: u16 = 128;
-    pub(super) const TXREHASH: u16 = 256;
-    pub(super) const ACK_HEURISTIC: u16 = 512;
-    pub(super) const DCTCP_LINUX: u16 = 1024;
-    pub(super) const ECN_FALLBACK: u16 = 2048;
-    pub(super) const PRAGUE_RTT_NONE: u16 = 4096;
-    pub(super) const LEDBAT_RFC7928: u16 = 8192;
-    pub(super) const IDLE_RESTART: u16 = 16384;
-    pub(super) const SYN_LINEAR: u16 = 32768;
+    pub(super) const TIMESTAMPS: u32 = 1;
+    pub(super) const HYSTART: u32 = 2;
+    pub(super) const PRAGUE_DETECTION: u32 = 4;
+    pub(super) const MODERATE_RCVBUF: u32 = 8;
+    pub(super) const TSO: u32 = 16;
+    pub(super) const CUBIC_LINUX: u32 = 32;
+    pub(super) const UNDO: u32 = 64;
+    pub(super) const DELACK_LINUX: u32 = 128;
+    pub(super) const TXREHASH: u32 = 256;
+    pub(super) const ACK_HEURISTIC: u32 = 512;
+    pub(super) const DCTCP_LINUX: u32 = 1024;
+    pub(super) const ECN_FALLBACK: u32 = 2048;
+    pub(super) const PRAGUE_RTT_NONE: u32 = 4096;
+    pub(super) const LEDBAT_RFC7928: u32 = 8192;
+    pub(super) const IDLE_RESTART: u32 = 16384;
+    pub(super) const SYN_LINEAR: u32 = 32768;
+    pub(super) const FRTO: u32 = 1 << 16;
+    pub(super) const ECN_BACKOFF: u32 = 1 << 17;
+    pub(super) const DUPACK_HALVING: u32 = 1 << 18;
+
+    /// The switches the resolved scenario lists on or off.
+    const ALWAYS_LISTED: u32 =
+        TcpSwitches::ACK_HEURISTIC | TcpSwitches::ECN_BACKOFF | TcpSwitches::DUPACK_HALVING;
 
     /// The switches the resolved scenario lists when on, in its order:
     /// the bit, the key and the choice it is listed with (`true` if none).
-    const LISTED: [(u16, &'static str, Option<&'static str>); 15] = [
+    const LISTED: [(u32, &'static str, Option<&'static str>); 16] = [
         (TcpSwitches::TIMESTAMPS, "timestamps", None),
         (TcpSwitches::HYSTART, "hystart", None),
         (
@@ -53,9 +60,10 @@ impl TcpSwitches {
         (TcpSwitches::LEDBAT_RFC7928, "ledbat", Some("rfc7928")),
         (TcpSwitches::IDLE_RESTART, "slow_start_after_idle", None),
         (TcpSwitches::SYN_LINEAR, "syn_linear_timeouts", None),
+        (TcpSwitches::FRTO, "frto", None),
     ];
 
-    pub(super) fn set(&mut self, bit: u16, on: bool) {
+    pub(super) fn set(&mut self, bit: u32, on: bool) {
         if on {
             self.0 |= bit;
         } else {
@@ -67,11 +75,17 @@ impl TcpSwitches {
 impl Serialize for TcpSwitches {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeMap;
-        // `ack_heuristic` is listed on or off (as when it was a field of
-        // its own); the others when on.
-        let on = (self.0 & !TcpSwitches::ACK_HEURISTIC).count_ones() as usize;
-        let mut m = s.serialize_map(Some(on + 1))?;
+        // `ack_heuristic`, `ecn_backoff` and `dupack_halving` are listed
+        // on or off (as when each was a field of its own); the others
+        // when on.
+        let on = (self.0 & !TcpSwitches::ALWAYS_LISTED).count_ones() as usize;
+        let mut m = s.serialize_map(Some(on + 3))?;
         m.serialize_entry("ack_heuristic", &(self.0 & TcpSwitches::ACK_HEURISTIC != 0))?;
+        m.serialize_entry("ecn_backoff", &(self.0 & TcpSwitches::ECN_BACKOFF != 0))?;
+        m.serialize_entry(
+            "dupack_halving",
+            &(self.0 & TcpSwitches::DUPACK_HALVING != 0),
+        )?;
         for (bit, key, choice) in TcpSwitches::LISTED {
             if self.0 & bit != 0 {
                 match choice {
@@ -243,6 +257,49 @@ impl TcpSpec {
 
     pub fn set_undo(&mut self, on: bool) {
         self.switches.set(TcpSwitches::UNDO, on);
+    }
+
+    /// ns-2's `ecn_backoff_` (`tcp.ecn_backoff`, on by default): an
+    /// ECN-Echo that finds the window at one segment a second time in a
+    /// row doubles the retransmission timer that governs the RFC 3168
+    /// section 6.1.2 hold.
+    #[inline]
+    pub fn ecn_backoff(&self) -> bool {
+        self.switches.0 & TcpSwitches::ECN_BACKOFF != 0
+    }
+
+    pub fn set_ecn_backoff(&mut self, on: bool) {
+        self.switches.set(TcpSwitches::ECN_BACKOFF, on);
+    }
+
+    /// Halve the window on a loss found by duplicate ACKs (RFC 5681;
+    /// `tcp.dupack_halving`, on by default). Off: the modified TCP of
+    /// `002_80945567bf68047d.txt` section 5 (wireless), which retransmits
+    /// without halving and halves only on a mark or a timeout.
+    #[inline]
+    pub fn dupack_halving(&self) -> bool {
+        self.switches.0 & TcpSwitches::DUPACK_HALVING != 0
+    }
+
+    pub fn set_dupack_halving(&mut self, on: bool) {
+        self.switches.set(TcpSwitches::DUPACK_HALVING, on);
+    }
+
+    /// F-RTO (`tcp.frto`, RFC 5682 section 3, the SACK-enhanced version,
+    /// as Linux runs it with `net.ipv4.tcp_frto = 2`;
+    /// `transport/tcp/frto.rs`): after a retransmission timeout, the first
+    /// ACK that advances the cumulative ACK lets new data go before the
+    /// other segments deemed lost; a timeout is spurious, and undone, when
+    /// a later ACK delivers a segment from before it that was never sent
+    /// again. Acts on SACK flows (an explicit `true` without SACK is
+    /// refused). Off (the default): a timeout's retransmissions go first.
+    #[inline]
+    pub fn frto(&self) -> bool {
+        self.switches.0 & TcpSwitches::FRTO != 0
+    }
+
+    pub fn set_frto(&mut self, on: bool) {
+        self.switches.set(TcpSwitches::FRTO, on);
     }
 
     /// RFC 6582 section 4.2's ACK heuristic (`tcp.ack_heuristic`): after a

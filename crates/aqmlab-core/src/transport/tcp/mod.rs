@@ -81,6 +81,7 @@ mod cc;
 mod config;
 mod connection;
 mod delack;
+mod frto;
 mod pacing;
 mod prr;
 mod rack;

@@ -104,7 +104,7 @@ impl TcpFlow {
             self.rtt_seq = None;
             let backed_off = self.rto;
             self.rtt_sample(now, self.rtt_start);
-            if ece && self.ecn_backoff_on && self.cfg.tcp.ecn_backoff {
+            if ece && self.ecn_backoff_on && self.cfg.tcp.ecn_backoff() {
                 // ns-2 keeps the backoff while ECN-Echo goes on at one
                 // segment.
                 self.rto = self.rto.max(backed_off);
@@ -167,6 +167,7 @@ impl TcpFlow {
                 self.rtt_seq = None; // everything outstanding is sent again
                 self.lt_sent = 0;
                 if self.cfg.tcp.sack {
+                    self.frto_at_timeout();
                     self.undo_at_timeout();
                     let lost = self.sack_timeout_marks(now);
                     if self.cfg.tcp.pacing {

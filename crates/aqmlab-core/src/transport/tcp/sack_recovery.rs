@@ -49,13 +49,17 @@
 //! no go-back-N. No new recovery begins until the cumulative ACK reaches
 //! `recover` (RFC 6675 section 5.1).
 //!
+//! With `tcp.frto`, F-RTO (RFC 5682) runs the timeout's retransmissions
+//! (`frto.rs`).
+//!
 //! Not modelled: DSACK (RFC 2883) and with it the undo of a window cut
-//! (Linux's `tcp_try_undo_*`), F-RTO (RFC 5682), SACK reneging (aqmlab's
+//! (Linux's `tcp_try_undo_*`), SACK reneging (aqmlab's
 //! receiver never discards what it reported), and a recovery begun from a
 //! timeout's retransmissions when RACK finds one of them lost again
 //! (Linux's `FLAG_LOST_RETRANS`): the segment is sent again within the
 //! timeout's retransmissions.
 
+use super::frto::FrtoAck;
 use super::prr::Prr;
 use super::rack::{self, Rack, TIMEOUT_MIN};
 use super::rcvbuf::RcvBuf;
@@ -115,6 +119,12 @@ pub(super) struct Lr {
     /// The receiver's delayed-ACK state (`tcp.delack_timer = "linux"`,
     /// `delack.rs`).
     pub ato: super::delack::Ato,
+    /// F-RTO runs for the timeout's retransmissions under way (`frto.rs`).
+    pub frto: bool,
+    /// F-RTO's step 2.b on this ACK: new data goes, not the lost segments.
+    pub frto_new: bool,
+    /// The cumulative ACK at the last retransmission timeout.
+    pub rto_una: Option<u64>,
 }
 
 impl Lr {
@@ -235,6 +245,7 @@ impl TcpFlow {
             return;
         }
         let was_empty = self.snd_max == self.snd_una;
+        let edge_before = lr.peer_edge;
         if lr.rb.is_some() {
             // The receiver's window (`rcvbuf.rs`): its right edge never
             // moves back.
@@ -256,6 +267,10 @@ impl TcpFlow {
             }
             ranges[j] = b;
         }
+        // F-RTO: a segment sent before the timeout and never sent again is
+        // delivered (Linux's `FLAG_ORIG_SACK_ACKED`).
+        let orig_below = if lr.loss && lr.frto { self.recover } else { 0 };
+        let mut original = false;
         let Lr { sb, rack, .. } = lr;
         let mut newly_sacked = 0;
         // Linux's RTT samples: the oldest segment newly SACKed, and the
@@ -273,6 +288,7 @@ impl TcpFlow {
                     first_sacked =
                         Some(first_sacked.map_or(slot.xmit, |t: SimTime| t.min(slot.xmit)));
                     last_sacked = Some(last_sacked.map_or(slot.xmit, |t| t.max(slot.xmit)));
+                    original |= q < orig_below;
                 }
                 if let Some(p) = pace.as_deref_mut() {
                     p.rate.on_delivered(q, now);
@@ -300,6 +316,7 @@ impl TcpFlow {
                 } else {
                     first_acked.get_or_insert(slot.xmit);
                     last_acked = Some(last_acked.map_or(slot.xmit, |t| t.max(slot.xmit)));
+                    original |= q < orig_below;
                 }
                 if let Some(p) = pace.as_deref_mut() {
                     p.rate.on_delivered(q, now);
@@ -363,8 +380,22 @@ impl TcpFlow {
         if lr.loss && advanced && lr.undo.is_some() {
             self.undo_timeout(lr, tsecr);
         }
+        if lr.loss && lr.frto {
+            let duplicate = !advanced
+                && ack == self.snd_una
+                && self.snd_max > self.snd_una
+                && lr.peer_edge == edge_before;
+            let a = FrtoAck {
+                advanced,
+                original,
+                sacked: newly_sacked > 0,
+                duplicate,
+            };
+            self.frto_ack(lr, a);
+        }
         if lr.loss && self.snd_una >= self.recover {
             lr.loss = false;
+            lr.frto = false;
         }
         if self.in_recovery && self.snd_una >= self.recover {
             self.in_recovery = false;
@@ -414,6 +445,17 @@ impl TcpFlow {
             Sent::default()
         };
         let mut sent = self.lr_send(lr, now, out);
+        if lr.frto_new {
+            // F-RTO's step 2.b: if no new data could go, F-RTO ends and the
+            // lost segments go (Linux's `tcp_xmit_recovery`).
+            lr.frto_new = false;
+            if self.snd_max <= self.recover {
+                lr.frto = false;
+                let more = self.lr_send(lr, now, out);
+                sent.new |= more.new;
+                sent.head |= more.head;
+            }
+        }
         sent.head |= first.head;
         self.arm_timers(lr, now, advanced || sack_rearm, sent, reo, was_empty);
         debug_assert!(lr.sb.una() == self.snd_una && lr.sb.end() == self.snd_max);
@@ -512,7 +554,7 @@ impl TcpFlow {
             if !self.pace_allows(now, lr.sb.pipe() == 0) {
                 break;
             }
-            if let Some(seq) = lr.sb.next_lost() {
+            if let Some(seq) = lr.sb.next_lost().filter(|_| !lr.frto_new) {
                 sent.head |= seq == self.snd_una;
                 self.lr_resend(lr, seq, now, out);
                 continue;

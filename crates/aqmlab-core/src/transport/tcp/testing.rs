@@ -106,6 +106,8 @@ pub(super) struct Net {
     pub recovery: Vec<(SimTime, bool)>,
     /// The sender's window after each event: (time, cwnd).
     pub cwnd: Vec<(SimTime, f64)>,
+    /// Every data segment sent in this interval is lost: an outage.
+    outage: Option<(SimTime, SimTime)>,
 }
 
 impl Net {
@@ -134,6 +136,7 @@ impl Net {
             lost: Vec::new(),
             recovery: Vec::new(),
             cwnd: Vec::new(),
+            outage: None,
         }
     }
 
@@ -153,7 +156,10 @@ impl Net {
                 .push((self.now, s.seq, s.flags & flags::RETX != 0));
             let depart = self.now.max(self.link_free) + self.gap;
             self.link_free = depart;
-            if self.drops.contains(&(s.seq, nth)) {
+            let out_now = self
+                .outage
+                .is_some_and(|(a, b)| self.now >= a && self.now < b);
+            if out_now || self.drops.contains(&(s.seq, nth)) {
                 self.lost.push((self.now, s.seq));
                 continue;
             }
@@ -226,6 +232,11 @@ impl Net {
     /// their time): a step in the path's delay.
     pub fn set_owd_ms(&mut self, ms: u64) {
         self.owd = SimTime::from_millis(ms);
+    }
+
+    /// Every data segment sent from `from_ms` to `to_ms` is lost.
+    pub fn set_outage_ms(&mut self, from_ms: u64, to_ms: u64) {
+        self.outage = Some((SimTime::from_millis(from_ms), SimTime::from_millis(to_ms)));
     }
 
     /// The retransmissions: (time, segment).

@@ -82,7 +82,7 @@ impl TcpFlow {
         let backed_off = self.rto;
         let flight = self.snd_max - self.snd_una;
         self.ts_rtt_sample(now - tsecr, flight);
-        if ece && self.ecn_backoff_on && self.cfg.tcp.ecn_backoff {
+        if ece && self.ecn_backoff_on && self.cfg.tcp.ecn_backoff() {
             // As `time_ack`: ns-2 keeps the backoff while ECN-Echo goes on
             // at one segment.
             self.rto = self.rto.max(backed_off);

@@ -45,10 +45,12 @@
 //!   delivered, not the copy), so the undo is not followed by RACK
 //!   marking the whole flight lost against the retransmission's time.
 //!
+//! F-RTO (RFC 5682, `tcp.frto`, `frto.rs`), Linux's detection without the
+//! echo, undoes through the same response ([`TcpFlow::undo_loss`]); with
+//! both, the echo decides first, as in Linux.
+//!
 //! Not modelled: the detection by D-SACK (RFC 2883, `undo_retrans`), which
-//! needs the receiver's duplicate reports; F-RTO (RFC 5682), Linux's
-//! detection without timestamps (with them the echo decides first, as
-//! here); the undo of a fast recovery (`tcp_try_undo_recovery`,
+//! needs the receiver's duplicate reports; the undo of a fast recovery (`tcp_try_undo_recovery`,
 //! `tcp_try_undo_partial`, `tcp_try_undo_dsack`), which only reordering
 //! would call for.
 
@@ -89,7 +91,7 @@ impl TcpFlow {
     /// restore, unless a recovery or an earlier timeout's retransmissions
     /// are under way (theirs stands).
     pub(super) fn undo_at_timeout(&mut self) {
-        if !self.cfg.tcp.undo() {
+        if !(self.cfg.tcp.undo() || self.cfg.tcp.frto()) {
             return;
         }
         let ecn_cwr = self.last_cut == Cut::Ecn && self.snd_una < self.ecn_recover;
@@ -126,19 +128,30 @@ impl TcpFlow {
         if tsecr >= stamp {
             return false;
         }
+        debug_assert!(lr.undo == Some(prior));
+        self.undo_loss(lr);
+        true
+    }
+
+    /// A timeout found spurious (by the echo, or by F-RTO: `frto.rs`),
+    /// undone (Linux's `tcp_try_undo_loss`, `tcp_undo_cwnd_reduction`): the
+    /// loss marks forgotten, the flow open again, and the window and
+    /// ssthresh from before restored where there is a state to restore.
+    pub(super) fn undo_loss(&mut self, lr: &mut Lr) {
         lr.sb.unmark_lost();
         lr.loss = false;
-        lr.undo = None;
-        if self.cfg.tcp.variant != TcpVariant::Bbr {
-            self.cwnd = self.cwnd.max(prior.cwnd);
-            if prior.ssthresh > self.ssthresh {
-                self.ssthresh = prior.ssthresh;
-                self.cwr_pending = false;
+        lr.frto = false;
+        if let Some(prior) = lr.undo.take() {
+            if self.cfg.tcp.variant != TcpVariant::Bbr {
+                self.cwnd = self.cwnd.max(prior.cwnd);
+                if prior.ssthresh > self.ssthresh {
+                    self.ssthresh = prior.ssthresh;
+                    self.cwr_pending = false;
+                }
             }
+            self.last_cut = Cut::None;
         }
-        self.last_cut = Cut::None;
         self.stats.timeouts_undone += 1;
-        true
     }
 
     /// An ACK outside recovery and a timeout's retransmissions: the stamp

@@ -145,7 +145,7 @@ impl TcpFlow {
             // segments and nothing waits for the timer.
             let floor = if self.cfg.tcp.ecn_hold { 1.0 } else { 2.0 };
             if self.cwnd < 2.0 && self.cfg.tcp.ecn_hold {
-                if self.cfg.tcp.ecn_backoff && self.ecn_backoff_on {
+                if self.cfg.tcp.ecn_backoff() && self.ecn_backoff_on {
                     self.rto = (self.rto + self.rto).min(self.cfg.tcp.max_rto);
                 }
                 self.ecn_backoff_on = true;
@@ -179,7 +179,8 @@ impl TcpFlow {
         &mut self,
         after_ecn: bool,
     ) {
-        let halve = self.cfg.tcp.dupack_halving && (!after_ecn || self.cfg.tcp.variant.scalable());
+        let halve =
+            self.cfg.tcp.dupack_halving() && (!after_ecn || self.cfg.tcp.variant.scalable());
         self.cwnd_cnt = 0;
         if halve {
             // ns-2 sets `cwnd_` to half its window, unrounded,
@@ -387,10 +388,8 @@ mod tests {
     #[test]
     fn ecn_backoff_doubles_the_hold() {
         for (backoff, second_hold) in [(true, 600), (false, 250)] {
-            let tcp = TcpSpec {
-                ecn_backoff: backoff,
-                ..spec()
-            };
+            let mut tcp = spec();
+            tcp.set_ecn_backoff(backoff);
             let (mut tx, _) = sender(1.0, tcp);
             ack(&mut tx, 100, 1, true);
             assert_eq!(tx.rto_deadline, Some(SimTime::from_millis(400)));
@@ -551,11 +550,11 @@ mod tests {
     /// a mark and a timeout still halve.
     #[test]
     fn wireless_tcp_keeps_its_window_on_duplicate_acks() {
-        let tcp = TcpSpec {
-            dupack_halving: false,
+        let mut tcp = TcpSpec {
             limited_transmit: false,
             ..spec()
         };
+        tcp.set_dupack_halving(false);
         let (mut tx, _) = sender(10.0, tcp);
         for t in 0..3 {
             ack(&mut tx, 100 + t, 0, false);
