@@ -239,6 +239,36 @@ impl Net {
         self.outage = Some((SimTime::from_millis(from_ms), SimTime::from_millis(to_ms)));
     }
 
+    /// One flow of `tcp` (50 ms each way, a segment every 1.2 ms at the
+    /// bottleneck, segment 40 lost once so that it leaves slow start) whose
+    /// path delay steps from 50 to 600 ms each way at 3 s: the ACKs stop for
+    /// 1.1 s and the timer fires though nothing was lost. Returns the run to
+    /// 6 s and its window just before the step.
+    pub fn delay_spike(tcp: TcpSpec) -> (Net, f64) {
+        let mut n = Net::new(tcp, u64::MAX, 50, 1200, &[(40, 1)]);
+        n.run(3000);
+        let before = n.tx.cwnd;
+        n.set_owd_ms(600);
+        n.run(6000);
+        (n, before)
+    }
+
+    /// The sender's window after its first event at or after `ms`.
+    pub fn cwnd_at(&self, ms: u64) -> f64 {
+        let t = SimTime::from_millis(ms);
+        self.cwnd
+            .iter()
+            .find(|c| c.0 >= t)
+            .expect("an event after")
+            .1
+    }
+
+    /// How many segments went again from `ms` on.
+    pub fn resent_from(&self, ms: u64) -> usize {
+        let t = SimTime::from_millis(ms);
+        self.sent.iter().filter(|s| s.2 && s.0 >= t).count()
+    }
+
     /// The retransmissions: (time, segment).
     pub fn resent(&self) -> Vec<(SimTime, u64)> {
         self.sent

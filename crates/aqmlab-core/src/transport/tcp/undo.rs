@@ -187,18 +187,8 @@ mod tests {
         t
     }
 
-    /// One flow (50 ms each way, a segment every 1.2 ms at the
-    /// bottleneck, segment 40 lost once so that it leaves slow start)
-    /// whose path delay steps from 50 to 600 ms each way at 3 s: the ACKs
-    /// stop for 1.1 s and the timer fires though nothing was lost. Returns
-    /// the run and its window just before the step.
     fn spike(undo: bool) -> (Net, f64) {
-        let mut n = Net::new(spec(undo), u64::MAX, 50, 1200, &[(40, 1)]);
-        n.run(3000);
-        let before = n.tx.cwnd;
-        n.set_owd_ms(600);
-        n.run(6000);
-        (n, before)
+        Net::delay_spike(spec(undo))
     }
 
     /// The window after the spike: with `undo` the first late ACK (its echo
@@ -212,40 +202,26 @@ mod tests {
     fn a_spurious_timeout_is_undone_by_the_echo() {
         let (on, before) = spike(true);
         let (off, _) = spike(false);
-        let after = |n: &Net| {
-            n.cwnd
-                .iter()
-                .find(|c| c.0 >= SimTime::from_millis(4500))
-                .unwrap()
-                .1
-        };
-        let resent_late = |n: &Net| {
-            n.resent()
-                .iter()
-                .filter(|r| r.0 >= SimTime::from_millis(3000))
-                .count()
-        };
+        let (after_on, after_off) = (on.cwnd_at(4500), off.cwnd_at(4500));
         eprintln!(
-            "window {before:.1} before; at 4.5 s {:.1} with undo, {:.1} without; timeouts {} \
-             ({} undone) / {}; sent again after 3 s {} / {}",
-            after(&on),
-            after(&off),
+            "window {before:.1} before; at 4.5 s {after_on:.1} with undo, {after_off:.1} \
+             without; timeouts {} ({} undone) / {}; sent again after 3 s {} / {}",
             on.tx.stats.timeouts,
             on.tx.stats.timeouts_undone,
             off.tx.stats.timeouts,
-            resent_late(&on),
-            resent_late(&off)
+            on.resent_from(3000),
+            off.resent_from(3000)
         );
         assert!(on.tx.stats.timeouts >= 1 && off.tx.stats.timeouts >= 1);
         assert_eq!(on.tx.stats.timeouts_undone, 1);
         assert_eq!(off.tx.stats.timeouts_undone, 0);
-        assert!(after(&on) >= before, "{} against {before}", after(&on));
+        assert!(after_on >= before, "{after_on} against {before}");
         assert!(off
             .cwnd
             .iter()
             .any(|c| c.0 > SimTime::from_millis(3000) && c.1 <= 1.0));
-        assert!(after(&off) < before, "{} against {before}", after(&off));
-        assert!(resent_late(&on) <= 2, "{}", resent_late(&on));
-        assert!(resent_late(&off) as f64 > 0.5 * before);
+        assert!(after_off < before, "{after_off} against {before}");
+        assert!(on.resent_from(3000) <= 2, "{}", on.resent_from(3000));
+        assert!(off.resent_from(3000) as f64 > 0.5 * before);
     }
 }
