@@ -92,27 +92,12 @@ impl TcpFlow {
 
 #[cfg(test)]
 mod tests {
-    use super::super::testing::Net;
-    use crate::scenario::{RttEstimator, TcpSpec};
+    use super::super::testing::{recovery_spec, Net};
+    use crate::scenario::TcpSpec;
     use crate::units::SimTime;
 
     fn spec(frto: bool, timestamps: bool) -> TcpSpec {
-        let mut t = TcpSpec {
-            sack: true,
-            rack: true,
-            prr: true,
-            rtt_estimator: RttEstimator::Linux,
-            ..TcpSpec::default()
-        };
-        t.set_timestamps(timestamps);
-        t.set_undo(timestamps);
-        t.set_frto(frto);
-        t
-    }
-
-    /// [`Net::delay_spike`] without timestamps.
-    fn spike(frto: bool) -> (Net, f64) {
-        Net::delay_spike(spec(frto, false))
+        recovery_spec(timestamps, timestamps, frto)
     }
 
     /// Without timestamps the echo cannot tell a spurious timeout; F-RTO
@@ -126,25 +111,8 @@ mod tests {
     /// after 3 s 1 and 43.
     #[test]
     fn a_spurious_timeout_is_undone_without_timestamps() {
-        let (on, before) = spike(true);
-        let (off, _) = spike(false);
-        let (after_on, after_off) = (on.cwnd_at(4500), off.cwnd_at(4500));
-        eprintln!(
-            "window {before:.1} before; at 4.5 s {after_on:.1} with F-RTO, {after_off:.1} \
-             without; timeouts {} ({} undone) / {}; sent again after 3 s {} / {}",
-            on.tx.stats.timeouts,
-            on.tx.stats.timeouts_undone,
-            off.tx.stats.timeouts,
-            on.resent_from(3000),
-            off.resent_from(3000)
-        );
+        let (on, _) = Net::spurious_timeout_undone(spec(true, false), spec(false, false), "F-RTO");
         assert_eq!(on.tx.stats.timeouts, 1);
-        assert_eq!(on.tx.stats.timeouts_undone, 1);
-        assert_eq!(off.tx.stats.timeouts_undone, 0);
-        assert!(after_on >= before, "{after_on} against {before}");
-        assert!(after_off < before, "{after_off} against {before}");
-        assert!(on.resent_from(3000) <= 2);
-        assert!(off.resent_from(3000) as f64 > 0.5 * before);
     }
 
     /// A real loss: every segment sent from 2.0 to 2.6 s is lost (an

@@ -66,6 +66,22 @@ pub(super) fn spec() -> TcpSpec {
     }
 }
 
+/// SACK with RACK-TLP and PRR and Linux's RTT estimator, timestamps and
+/// the echo's undo as `timestamps` says, F-RTO as `frto` says.
+pub(super) fn recovery_spec(timestamps: bool, undo: bool, frto: bool) -> TcpSpec {
+    let mut t = TcpSpec {
+        sack: true,
+        rack: true,
+        prr: true,
+        rtt_estimator: crate::scenario::RttEstimator::Linux,
+        ..TcpSpec::default()
+    };
+    t.set_timestamps(timestamps);
+    t.set_undo(undo);
+    t.set_frto(frto);
+    t
+}
+
 /// An ACK for `a` (with ECN-Echo if `ece`) reaching `tx` at `t_ms`
 /// milliseconds; returns what `tx` sends.
 pub(super) fn ack(tx: &mut TcpFlow, t_ms: u64, a: u64, ece: bool) -> Vec<Seg> {
@@ -251,6 +267,38 @@ impl Net {
         n.set_owd_ms(600);
         n.run(6000);
         (n, before)
+    }
+
+    /// [`Net::delay_spike`] with `on` (a spurious-timeout detection on)
+    /// and `off`: the one timeout is undone with `on`, whose window after
+    /// the spike is at least the window before and which sends only the
+    /// timer's segment again; not with `off`, which starts again from one
+    /// segment and sends more than half its flight again. Returns both runs.
+    pub fn spurious_timeout_undone(on: TcpSpec, off: TcpSpec, what: &str) -> (Net, Net) {
+        let (on, before) = Net::delay_spike(on);
+        let (off, _) = Net::delay_spike(off);
+        let (after_on, after_off) = (on.cwnd_at(4500), off.cwnd_at(4500));
+        eprintln!(
+            "window {before:.1} before; at 4.5 s {after_on:.1} with {what}, {after_off:.1} \
+             without; timeouts {} ({} undone) / {}; sent again after 3 s {} / {}",
+            on.tx.stats.timeouts,
+            on.tx.stats.timeouts_undone,
+            off.tx.stats.timeouts,
+            on.resent_from(3000),
+            off.resent_from(3000)
+        );
+        assert!(on.tx.stats.timeouts >= 1 && off.tx.stats.timeouts >= 1);
+        assert_eq!(on.tx.stats.timeouts_undone, 1);
+        assert_eq!(off.tx.stats.timeouts_undone, 0);
+        assert!(after_on >= before, "{after_on} against {before}");
+        assert!(off
+            .cwnd
+            .iter()
+            .any(|c| c.0 > SimTime::from_millis(3000) && c.1 <= 1.0));
+        assert!(after_off < before, "{after_off} against {before}");
+        assert!(on.resent_from(3000) <= 2, "{}", on.resent_from(3000));
+        assert!(off.resent_from(3000) as f64 > 0.5 * before);
+        (on, off)
     }
 
     /// The sender's window after its first event at or after `ms`.

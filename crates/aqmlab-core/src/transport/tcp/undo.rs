@@ -170,26 +170,7 @@ impl TcpFlow {
 
 #[cfg(test)]
 mod tests {
-    use super::super::testing::Net;
-    use crate::scenario::{RttEstimator, TcpSpec};
-    use crate::units::SimTime;
-
-    fn spec(undo: bool) -> TcpSpec {
-        let mut t = TcpSpec {
-            sack: true,
-            rack: true,
-            prr: true,
-            rtt_estimator: RttEstimator::Linux,
-            ..TcpSpec::default()
-        };
-        t.set_timestamps(true);
-        t.set_undo(undo);
-        t
-    }
-
-    fn spike(undo: bool) -> (Net, f64) {
-        Net::delay_spike(spec(undo))
-    }
+    use super::super::testing::{recovery_spec, Net};
 
     /// The window after the spike: with `undo` the first late ACK (its echo
     /// from before the retransmission) restores the window and ssthresh
@@ -200,28 +181,10 @@ mod tests {
     /// sent again after 3 s 1 and 43.
     #[test]
     fn a_spurious_timeout_is_undone_by_the_echo() {
-        let (on, before) = spike(true);
-        let (off, _) = spike(false);
-        let (after_on, after_off) = (on.cwnd_at(4500), off.cwnd_at(4500));
-        eprintln!(
-            "window {before:.1} before; at 4.5 s {after_on:.1} with undo, {after_off:.1} \
-             without; timeouts {} ({} undone) / {}; sent again after 3 s {} / {}",
-            on.tx.stats.timeouts,
-            on.tx.stats.timeouts_undone,
-            off.tx.stats.timeouts,
-            on.resent_from(3000),
-            off.resent_from(3000)
+        Net::spurious_timeout_undone(
+            recovery_spec(true, true, false),
+            recovery_spec(true, false, false),
+            "the undo",
         );
-        assert!(on.tx.stats.timeouts >= 1 && off.tx.stats.timeouts >= 1);
-        assert_eq!(on.tx.stats.timeouts_undone, 1);
-        assert_eq!(off.tx.stats.timeouts_undone, 0);
-        assert!(after_on >= before, "{after_on} against {before}");
-        assert!(off
-            .cwnd
-            .iter()
-            .any(|c| c.0 > SimTime::from_millis(3000) && c.1 <= 1.0));
-        assert!(after_off < before, "{after_off} against {before}");
-        assert!(on.resent_from(3000) <= 2, "{}", on.resent_from(3000));
-        assert!(off.resent_from(3000) as f64 > 0.5 * before);
     }
 }
