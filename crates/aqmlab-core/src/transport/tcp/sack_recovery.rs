@@ -554,7 +554,9 @@ impl TcpFlow {
             if !self.pace_allows(now, lr.sb.pipe() == 0) {
                 break;
             }
-            if let Some(seq) = lr.sb.next_lost().filter(|_| !lr.frto_new) {
+            // F-RTO's step 2.b sends new data only.
+            let lost = if lr.frto_new { None } else { lr.sb.next_lost() };
+            if let Some(seq) = lost {
                 sent.head |= seq == self.snd_una;
                 self.lr_resend(lr, seq, now, out);
                 continue;
