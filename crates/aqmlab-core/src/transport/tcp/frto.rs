@@ -78,10 +78,7 @@ impl TcpFlow {
             }
         } else if a.advanced && self.snd_una < self.recover {
             // Step 2.b: new data first, if any may go.
-            if self.snd_nxt < self.app_limit
-                && self.snd_nxt < self.snd_una + u64::from(self.cfg.tcp.rwnd)
-                && self.snd_nxt < lr.peer_edge
-            {
+            if self.may_send_new(lr) {
                 lr.frto_new = true;
             } else {
                 lr.frto = false;

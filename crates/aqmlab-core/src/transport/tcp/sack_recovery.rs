@@ -561,10 +561,7 @@ impl TcpFlow {
                 self.lr_resend(lr, seq, now, out);
                 continue;
             }
-            if self.snd_nxt < self.app_limit
-                && self.snd_nxt < self.snd_una + u64::from(self.cfg.tcp.rwnd)
-                && self.snd_nxt < lr.peer_edge
-            {
+            if self.may_send_new(lr) {
                 if !self.in_recovery && !lr.loss && self.snd_nxt >= self.snd_una + w {
                     // Beyond the window on SACKed segments: limited
                     // transmit's generalisation, left out of the FlightSize
@@ -578,6 +575,15 @@ impl TcpFlow {
             break;
         }
         sent
+    }
+
+    /// New data may go: the application has some, and the window the
+    /// receiver allows (`rwnd`, and its autotuned edge) has room for it.
+    #[inline]
+    pub(super) fn may_send_new(&self, lr: &Lr) -> bool {
+        self.snd_nxt < self.app_limit
+            && self.snd_nxt < self.snd_una + u64::from(self.cfg.tcp.rwnd)
+            && self.snd_nxt < lr.peer_edge
     }
 
     /// Send new segment `snd_nxt`.
@@ -799,9 +805,7 @@ impl TcpFlow {
             self.rearm_rto(lr, now);
             return;
         }
-        let can_new = self.snd_nxt < self.app_limit
-            && self.snd_nxt < self.snd_una + u64::from(self.cfg.tcp.rwnd)
-            && self.snd_nxt < lr.peer_edge;
+        let can_new = self.may_send_new(lr);
         let retrans = if can_new {
             self.lr_new(lr, now, out);
             false
