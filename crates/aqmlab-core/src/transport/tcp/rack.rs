@@ -130,13 +130,17 @@ impl Rack {
                 _ => Some((rtt, now)),
             };
         }
+        // Linux's `tcp_rack_advance`: RACK.rtt is the last segment's taken,
+        // in the order the ACK's segments are processed (those SACKed,
+        // ascending, then those acknowledged), RACK.xmit_ts the most
+        // recently sent one's.
         self.advanced = true;
+        self.rtt = rtt;
         if self
             .last
             .is_none_or(|(t, s)| sent_after(slot.xmit, seq, t, s))
         {
             self.last = Some((slot.xmit, seq));
-            self.rtt = rtt;
         }
     }
 
