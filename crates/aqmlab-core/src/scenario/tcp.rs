@@ -198,6 +198,7 @@ impl TcpProfile {
                         | TcpSwitches::ECN_FALLBACK
                         | TcpSwitches::IDLE_RESTART
                         | TcpSwitches::SYN_LINEAR
+                        | TcpSwitches::FRTO
                         | TcpSwitches::ECN_BACKOFF
                         | TcpSwitches::DUPACK_HALVING,
                 ),
@@ -1408,7 +1409,7 @@ mod tests {
         assert!(!json.contains("frto"), "{json}");
         assert!(json.contains("\"ecn_backoff\":true"), "{json}");
         assert!(json.contains("\"dupack_halving\":true"), "{json}");
-        assert!(!parse(&doc("profile = \"linux\"", "")).unwrap().tcp.frto());
+        assert!(parse(&doc("profile = \"linux\"", "")).unwrap().tcp.frto());
         let sc = parse(&doc("profile = \"linux\"\nfrto = true", "")).unwrap();
         assert!(sc.tcp.frto());
         assert!(serde_json::to_string(&sc.tcp)
