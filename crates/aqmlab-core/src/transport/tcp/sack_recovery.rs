@@ -125,6 +125,9 @@ pub(super) struct Lr {
     pub frto_new: bool,
     /// The cumulative ACK at the last retransmission timeout.
     pub rto_una: Option<u64>,
+    /// Linux's `icsk_ca_state` was not `TCP_CA_Open` after the last ACK
+    /// that ran the loss detection (`TcpFlow::dubious`).
+    pub not_open: bool,
 }
 
 impl Lr {
@@ -375,6 +378,12 @@ impl TcpFlow {
         if lr.rack.as_ref().is_some_and(|r| r.tlp_high.is_some()) {
             self.tlp_ack(lr, ack, advanced, newly_sacked > 0);
         }
+        let dubious = self.dubious(
+            lr,
+            advanced || lr.peer_edge != edge_before,
+            newly_sacked,
+            ece,
+        );
         // 3. A spurious timeout undone (`undo.rs`); the end of a timeout's
         //    retransmissions, of a recovery.
         if lr.loss && advanced && lr.undo.is_some() {
@@ -404,8 +413,12 @@ impl TcpFlow {
         if !self.in_recovery && !lr.loss && lr.retrans_stamp.is_some() {
             self.undo_open(lr);
         }
-        // 4. Losses.
-        let (mut newly_lost, reo) = self.detect_losses(lr, now);
+        // 4. Losses, for an ACK that may tell of them.
+        let (mut newly_lost, reo) = if dubious {
+            self.detect_losses(lr, now)
+        } else {
+            (0, None)
+        };
         // 5. A new recovery.
         let mut force = false;
         if !self.in_recovery
@@ -414,6 +427,9 @@ impl TcpFlow {
         {
             newly_lost += self.sack_enter_recovery(lr);
             force = true;
+        }
+        if dubious {
+            lr.not_open = self.not_open(lr);
         }
         // 6. The window.
         if self.in_recovery {
@@ -488,6 +504,39 @@ impl TcpFlow {
     /// (ssthresh after a halving), in whole segments.
     pub(super) fn prr_target(&self) -> u64 {
         (self.exit_cwnd.max(1.0) as u64).min(u64::from(self.cfg.tcp.rwnd))
+    }
+
+    /// Whether an ACK runs the loss detection: Linux's `tcp_ack_is_dubious`,
+    /// which calls `tcp_fastretrans_alert` (the detection, the recovery's
+    /// states) for an ACK that is a duplicate (`not_dup`: it neither
+    /// advances the cumulative ACK nor moves the window's edge), SACKs new
+    /// data or echoes CE (`FLAG_CA_ALERT`), or comes outside the open state.
+    /// Other ACKs detect nothing, also where RFC 8985 section 6.2 would:
+    /// after an undone timeout the retransmission's later send time makes
+    /// RACK.xmit_ts newer than segments still on their way, and a
+    /// reordering timer armed then is replaced by the next ACK's probe or
+    /// retransmission timer, as Linux's `FLAG_SET_XMIT_TIMER` replaces it.
+    fn dubious(&self, lr: &Lr, not_dup: bool, newly_sacked: u64, ece: bool) -> bool {
+        !not_dup
+            || newly_sacked > 0
+            || ece
+            || lr.not_open
+            || lr.loss
+            || self.in_recovery
+            || self.ecn_cwr()
+    }
+
+    /// An ECN reduction is under way (Linux's `TCP_CA_CWR`): until the
+    /// cumulative ACK passes what was sent when it began.
+    pub(super) fn ecn_cwr(&self) -> bool {
+        self.last_cut == Cut::Ecn && self.snd_una < self.ecn_recover
+    }
+
+    /// Linux's state after an ACK's loss detection (`tcp_try_keep_open`):
+    /// other than open in a recovery, a timeout's retransmissions, an ECN
+    /// reduction, or [`disorder`].
+    fn not_open(&self, lr: &Lr) -> bool {
+        self.in_recovery || lr.loss || self.ecn_cwr() || disorder(lr)
     }
 
     /// Step 4: RACK (when it moved) or IsLost marks the losses; returns how
@@ -710,16 +759,11 @@ impl TcpFlow {
 
     /// Whether TLP may send a probe now ([`TcpFlow::schedule_probe`]).
     fn may_probe(&self, lr: &Lr) -> bool {
-        let open = !self.in_recovery
-            && !lr.loss
-            && lr.sb.sacked_out == 0
-            && lr.sb.lost_out == 0
-            && lr.sb.retrans_out == 0;
         lr.rack.is_some()
-            && open
+            && !self.in_recovery
+            && !lr.loss
             && self.snd_max > self.snd_una
-            // Not once the oldest was sent again (Linux's Disorder).
-            && lr.sb.slot(self.snd_una).bits & super::scoreboard::EVER == 0
+            && !disorder(lr)
     }
 
     /// The probe's timer, where [`TcpFlow::may_probe`].
@@ -909,6 +953,15 @@ impl TcpFlow {
         }
         self.lr = Some(lr);
     }
+}
+
+/// Linux's `TCP_CA_Disorder`: segments are SACKed, deemed lost or sent
+/// again, or the oldest was sent again (`tcp_left_out`,
+/// `tcp_any_retrans_done`).
+fn disorder(lr: &Lr) -> bool {
+    let sb = &lr.sb;
+    sb.sacked_out + sb.lost_out + sb.retrans_out > 0
+        || (sb.outstanding() > 0 && sb.slot(sb.una()).bits & EVER != 0)
 }
 
 #[cfg(test)]

@@ -94,7 +94,7 @@ impl TcpFlow {
         if !(self.cfg.tcp.undo() || self.cfg.tcp.frto()) {
             return;
         }
-        let ecn_cwr = self.last_cut == Cut::Ecn && self.snd_una < self.ecn_recover;
+        let ecn_cwr = self.ecn_cwr();
         let prior = self.prior();
         let in_recovery = self.in_recovery;
         let Some(lr) = self.lr.as_deref_mut() else {
