@@ -184,8 +184,7 @@ impl TcpProfile {
                 // server idle for more than an RTO restarts its window
                 // (`net.ipv4.tcp_slow_start_after_idle = 1`). A SYN's
                 // first four timeouts linear (`tcp_syn_linear_timeouts`).
-                // F-RTO (`net.ipv4.tcp_frto = 2`) is not yet among them
-                // (`tcp.frto`; docs/tcp.md).
+                // F-RTO (`net.ipv4.tcp_frto = 2`).
                 switches: TcpSwitches(
                     TcpSwitches::TIMESTAMPS
                         | TcpSwitches::HYSTART
@@ -953,12 +952,22 @@ impl TcpSpec {
                  SACK blocks; set tcp.sack = true (or tcp.profile = \"linux\")",
             ));
         }
-        if s.undo() && undo_given && !(s.sack && s.timestamps()) {
+        // The linux profile's undo and F-RTO, which a flow without SACK
+        // turns off, and the undo a flow with neither timestamps nor F-RTO
+        // (its two tests of a spurious timeout) turns off, so that the
+        // resolved scenario lists neither where it cannot act.
+        if s.frto() && !frto_given && !s.sack {
+            s.set_frto(false);
+        }
+        if s.undo() && !undo_given && !(s.sack && (s.timestamps() || s.frto())) {
+            s.set_undo(false);
+        }
+        if s.undo() && undo_given && !(s.sack && (s.timestamps() || s.frto())) {
             return Err(SpecError::new(
                 join(path, "undo"),
-                "true is not allowed without SACK and timestamps: the undo is a SACK flow's \
-                 and its test is the echoed timestamp; set tcp.sack = true and \
-                 tcp.timestamps = true (or tcp.profile = \"linux\")",
+                "true is not allowed without SACK and timestamps or F-RTO: the undo is a SACK \
+                 flow's and its tests are the echoed timestamp and F-RTO; set tcp.sack = true \
+                 and tcp.timestamps = true or tcp.frto = true (or tcp.profile = \"linux\")",
             ));
         }
         if s.frto() && frto_given && !s.sack {
@@ -1397,9 +1406,9 @@ mod tests {
         assert!(!parse(&doc(timed, "")).unwrap().tcp.hystart());
     }
 
-    /// `frto` is off by default and in every profile, listed in the
-    /// resolved scenario only when on; written true without SACK it is
-    /// refused naming the key. `ecn_backoff` and `dupack_halving` (switch
+    /// `frto` is off by default and on in the linux profile (off there
+    /// without SACK), listed in the resolved scenario only when on; written
+    /// true without SACK it is refused naming the key. `ecn_backoff` and `dupack_halving` (switch
     /// bits beside it) are listed on or off, as when each was a field.
     #[test]
     fn frto_needs_sack() {
@@ -1410,6 +1419,9 @@ mod tests {
         assert!(json.contains("\"ecn_backoff\":true"), "{json}");
         assert!(json.contains("\"dupack_halving\":true"), "{json}");
         assert!(parse(&doc("profile = \"linux\"", "")).unwrap().tcp.frto());
+        let no_sack = "profile = \"linux\"\nsack = false\nrack = false\nrtt_estimator = \"timed\"";
+        let sc = parse(&doc(no_sack, "")).unwrap();
+        assert!(!sc.tcp.frto() && !sc.tcp.undo());
         let sc = parse(&doc("profile = \"linux\"\nfrto = true", "")).unwrap();
         assert!(sc.tcp.frto());
         assert!(serde_json::to_string(&sc.tcp)
@@ -1438,12 +1450,21 @@ mod tests {
         assert!(serde_json::to_string(&sc.tcp)
             .unwrap()
             .contains("\"undo\":true"));
-        assert!(parse(&doc("profile = \"linux\"\ntimestamps = false", "")).is_ok());
+        // Without timestamps F-RTO still tells a spurious timeout, and
+        // undoes it with what the undo kept: the undo stays on; without
+        // either it cannot act and the profile leaves it off. Either way
+        // the resolved scenario reads again.
+        let no_ts = "profile = \"linux\"\ntimestamps = false";
+        assert!(parse(&doc(no_ts, "")).unwrap().tcp.undo());
+        assert!(parse(&doc(&format!("{no_ts}\nundo = true"), "")).is_ok());
+        let sc = parse(&doc(&format!("{no_ts}\nfrto = false"), "")).unwrap();
+        assert!(!sc.tcp.undo());
+        assert!(!serde_json::to_string(&sc.tcp).unwrap().contains("undo"));
         let e = parse(&doc("undo = true", "")).unwrap_err();
         assert_eq!(e.path, "tcp.undo");
         assert!(e.msg.contains("tcp.timestamps = true"), "{}", e.msg);
         let e = parse(&doc(
-            "profile = \"linux\"\ntimestamps = false\nundo = true",
+            "profile = \"linux\"\ntimestamps = false\nfrto = false\nundo = true",
             "",
         ))
         .unwrap_err();

@@ -4,18 +4,23 @@
 //! `tcp_input.c`), with `tcp.rack`.
 //!
 //! RACK (section 6): of the segments delivered (cumulatively or by SACK),
-//! the most recently sent one gives `RACK.xmit_ts`, `RACK.end_seq` and
-//! `RACK.rtt = now - RACK.xmit_ts` (section 6.2, step 3; a retransmitted
-//! segment delivered sooner than `min_rtt` after its last transmission is
-//! ambiguous and left out). A segment sent before it (by time, then by
-//! sequence) and not delivered is lost once
+//! the most recently sent one gives `RACK.xmit_ts` and `RACK.end_seq`, and
+//! `RACK.rtt` is `now` less the send time of the last one the ACK's
+//! processing reaches (those SACKed, ascending, then those acknowledged), as
+//! Linux's `tcp_rack_advance` sets it, where section 6.2 step 3 takes it with
+//! `RACK.xmit_ts` (a retransmitted segment delivered sooner than `min_rtt`
+//! after its last transmission is ambiguous and left out). A segment sent
+//! before the most recent one (by time, then by sequence) and not delivered
+//! is lost once
 //!
 //! ```text
 //! now >= Segment.xmit_ts + RACK.rtt + reo_wnd          (section 6.2, step 5)
 //! ```
 //!
 //! and a reordering timer fires at the latest such time of the segments
-//! not yet lost (section 6.3). `reo_wnd` as Linux's `tcp_rack_reo_wnd`
+//! not yet lost (section 6.3). Linux looks only on the ACKs its
+//! `tcp_ack_is_dubious` passes (`TcpFlow::dubious`), not on every ACK as
+//! section 6.2 does. `reo_wnd` as Linux's `tcp_rack_reo_wnd`
 //! without reordering seen: 0 in recovery and after a timeout, and 0 once
 //! three segments are SACKed (the duplicate threshold); else `min_rtt / 4`,
 //! at most SRTT. The paths of aqmlab do not reorder a flow's packets, so

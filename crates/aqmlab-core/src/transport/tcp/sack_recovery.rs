@@ -414,11 +414,21 @@ impl TcpFlow {
             self.undo_open(lr);
         }
         // 4. Losses, for an ACK that may tell of them.
+        let retrans_before = lr.sb.retrans_out;
         let (mut newly_lost, reo) = if dubious {
             self.detect_losses(lr, now)
         } else {
             (0, None)
         };
+        if lr.loss && lr.rack.is_some() && lr.sb.retrans_out < retrans_before {
+            // A timeout's retransmission found lost again ends its episode
+            // in a recovery (Linux's `FLAG_LOST_RETRANS`, with which
+            // `tcp_fastretrans_alert` leaves the loss state for
+            // `tcp_enter_recovery`): a cut from the window now, PRR, and
+            // the lost segments sent again within it.
+            lr.loss = false;
+            lr.frto = false;
+        }
         // 5. A new recovery.
         let mut force = false;
         if !self.in_recovery
@@ -1292,5 +1302,47 @@ mod tests {
         let resent: Vec<u64> = n.resent().iter().map(|r| r.1).collect();
         assert_eq!(resent, vec![0, 1, 0, 1]);
         assert_eq!(n.rx.delivered(), 20);
+    }
+
+    /// A timeout's retransmission lost again (Linux's `FLAG_LOST_RETRANS`):
+    /// every segment sent from 2.0 to 2.6 s is lost (the first timeout's
+    /// copy of the oldest, 430, too), so the timer fires twice; its second
+    /// copy is delivered and the loss state sends 431 and 432 again, then
+    /// 433 and 434 on their ACKs. 432's copy is lost too: the SACK of 433,
+    /// sent after it, shows RACK that copy lost, and the flow leaves the
+    /// loss state for a recovery (a cut from the window then, PRR) in which
+    /// 432 goes a third time. Every segment is delivered.
+    #[test]
+    fn a_lost_retransmission_ends_the_timeouts_episode_in_a_recovery() {
+        let mut n = Net::new(
+            super::super::testing::recovery_spec(true, true, false),
+            515,
+            50,
+            1200,
+            &[(40, 1), (432, 2)],
+        );
+        n.set_outage_ms(2000, 2600);
+        n.run(30_000);
+        let after = SimTime::from_millis(2600);
+        let recovery_at = n
+            .recovery
+            .iter()
+            .find(|r| r.1 && r.0 > after)
+            .map(|r| ms(r.0));
+        let copies = |seq: u64| n.resent().iter().filter(|r| r.1 == seq).count();
+        eprintln!(
+            "timeouts {}, recoveries {}; after the outage a recovery at {recovery_at:?} ms; \
+             432 sent again {} times; delivered {}",
+            n.tx.stats.timeouts,
+            n.tx.stats.sack_recoveries,
+            copies(432),
+            n.rx.rcv_nxt
+        );
+        assert_eq!(n.tx.stats.timeouts, 2);
+        let at = recovery_at.expect("a recovery after the outage");
+        assert!((3400.0..3600.0).contains(&at), "{at}");
+        assert_eq!(n.tx.stats.sack_recoveries, 2);
+        assert_eq!(copies(432), 2);
+        assert_eq!(n.rx.rcv_nxt, 515);
     }
 }
