@@ -25,9 +25,9 @@ fn codel_ecn_100(seed: u64, fallback: bool) -> RunResult {
 }
 
 /// Measured (seed 1): with the fallback 21 of the 100 flows run without
-/// ECN: 307 drops, 147 timeouts, Jain's index 0.755, mean queue 65.6
-/// packets (seeds 2 and 3: 27 and 22 flows, 0.729 and 0.747); without it
-/// 23 drops, 22 timeouts, 0.931, 101.0 packets. Linux 6.1's own codel and
+/// ECN: 240 drops, 142 timeouts, Jain's index 0.756, mean queue 65.9
+/// packets (seeds 2 and 3: 27 and 22 flows, 0.721 and 0.717); without it
+/// 24 drops, 24 timeouts, 0.928, 99.6 packets. Linux 6.1's own codel and
 /// TCP in a user-mode Linux guest, the same cell: 22 flows without ECN at
 /// the end (`tcpi_options`), 281 drops, 158 timeouts, 0.789, 73.1 packets.
 #[test]
@@ -70,7 +70,7 @@ fn flows_whose_syn_codel_dropped_run_without_ecn() {
 /// above 10 %: a DCTCP connection whose SYN it dropped runs as Reno
 /// without ECN (Linux's `dctcp_reno`). 5 flows through de-randomised PIE
 /// with ECN on the grid's dumbbell, seed 2: measured 3 flows fallen back,
-/// Jain's index 0.649 against 0.998 without the fallback (Linux 6.1 in
+/// Jain's index 0.586 against 0.989 without the fallback (Linux 6.1 in
 /// the guest, four runs: 0.864-0.998, one run with one flow of five
 /// without ECN at the end).
 #[test]

@@ -52,8 +52,8 @@ fn backed_off_s(r: &RunResult) -> f64 {
 /// lasts until a segment sent once is acknowledged, which the next loss
 /// often prevents; with them the first ACK after the retransmission
 /// computes the RTO again. Measured (seed 1, 60 s): the time spent with
-/// the RTO at 1 s or more falls from 57.0 s to 24.8 s with the linux
-/// profile at 30 % loss (goodput 0.011 -> 0.088 Mbit/s, largest RTO 31.4
+/// the RTO at 1 s or more falls from 56.8 s to 24.8 s with the linux
+/// profile at 30 % loss (goodput 0.011 -> 0.086 Mbit/s, largest RTO 31.4
 /// -> 15.6 s), from 30.2 s to 5.0 s with aqmlab's NewReno at 20 % (0.111
 /// -> 0.240 Mbit/s, 12.8 -> 6.4 s).
 #[test]

@@ -32,10 +32,10 @@ fn least_share(r: &RunResult) -> f64 {
 /// With 100 flows in 1024 queues about five pairs share a queue, and each
 /// pair shares one flow's service: without the rehash the run has flows at
 /// a half of the fair share and below. Measured (seeds 1 and 2): Jain's
-/// index 0.965 and 0.959 without, 0.996 and 0.997 with; the smallest flow
-/// 0.030 and 0.000 of the fair share without, 0.753 and 0.872 with (with
-/// the quantum at 1514 bytes: 0.960 and 0.968, 0.996 both; 0.020 and 0.111,
-/// 0.802 and 0.852). Linux 6.1's own
+/// index 0.963 and 0.969 without, 0.997 both with; the smallest flow
+/// 0.020 and 0.000 of the fair share without, 0.831 and 0.773 with (with
+/// the quantum at 1514 bytes: 0.966 and 0.971, 0.996 and 0.995; 0.19 and
+/// 0.14, 0.82 and 0.81). Linux 6.1's own
 /// fq_codel and TCP in a user-mode Linux guest, whose queue reads the
 /// sender's socket hash: 0.997 with `net.core.txrehash = 1`, 0.949 with 0
 /// (docs/testbed.md).
