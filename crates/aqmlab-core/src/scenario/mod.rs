@@ -12,6 +12,7 @@ pub mod schedule;
 pub mod seeds;
 pub mod spec;
 pub mod tcp;
+pub mod tcp_group;
 pub mod tcp_switches;
 pub mod topo;
 pub mod traffic;
