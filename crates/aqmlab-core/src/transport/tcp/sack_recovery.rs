@@ -378,27 +378,21 @@ impl TcpFlow {
         if lr.rack.as_ref().is_some_and(|r| r.tlp_high.is_some()) {
             self.tlp_ack(lr, ack, advanced, newly_sacked > 0);
         }
-        let dubious = self.dubious(
-            lr,
-            advanced || lr.peer_edge != edge_before,
-            newly_sacked,
-            ece,
-        );
+        // Neither the cumulative ACK nor the window's edge moved: a
+        // duplicate (Linux's `FLAG_NOT_DUP` unset).
+        let not_dup = advanced || lr.peer_edge != edge_before;
+        let dubious = self.dubious(lr, not_dup, newly_sacked, ece);
         // 3. A spurious timeout undone (`undo.rs`); the end of a timeout's
         //    retransmissions, of a recovery.
         if lr.loss && advanced && lr.undo.is_some() {
             self.undo_timeout(lr, tsecr);
         }
         if lr.loss && lr.frto {
-            let duplicate = !advanced
-                && ack == self.snd_una
-                && self.snd_max > self.snd_una
-                && lr.peer_edge == edge_before;
             let a = FrtoAck {
                 advanced,
                 original,
                 sacked: newly_sacked > 0,
-                duplicate,
+                duplicate: !not_dup && self.snd_max > self.snd_una,
             };
             self.frto_ack(lr, a);
         }
