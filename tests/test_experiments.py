@@ -337,6 +337,9 @@ def test_presets_are_valid_and_listed() -> None:
             exp = load_experiment(p.path, quick=quick)
             pts = resolve_points(exp)
             assert pts and all(x.error is None for x in pts), [x.error for x in pts]
+    # Numbers in names order by value: section 9.2 of RFC 7928 before section 10.
+    assert names.index("rfc7928-9.2") < names.index("rfc7928-10") < names.index("thesis-4.5")
+    assert names.index("rem-5.1") < names.index("rem-5.1-loss") < names.index("rem-5.2")
     r = aqmlab_cli("reproduce", "--list")
     assert r.returncode == 0, r.stderr
     assert "example-red-maxp" in r.stdout and "source:" in r.stdout

@@ -50,6 +50,7 @@ DERIVED = {
     "loss_ratio",
     "response_mean",
     "loss_sync",
+    "summary_sum",
 }
 TOP_KEYS = {
     "experiment",

@@ -481,6 +481,43 @@ def test_group_jain_by_hand(tmp_path: Path) -> None:
     assert any("args.groups, a list of [[traffic]] indices (got 0)" in w for w in out.warnings)
 
 
+def test_summary_sum_by_hand(tmp_path: Path) -> None:
+    """A group's delay at two links in sequence: 0.004 + 0.012 s over the whole run, 0.001 +
+    0.002 s in the phase's own entry; a path that is not there, or paths given as one string,
+    give NaN and a warning that names the fault."""
+    d = tmp_path / "points" / "p"
+    d.mkdir(parents=True)
+
+    def links(at_l: float, at_m: float) -> list[dict[str, object]]:
+        return [
+            {"name": "mr", "groups": {"0": {"delay_mean_s": at_m}}},
+            {"name": "lm", "groups": {"0": {"delay_mean_s": at_l}}},
+        ]
+
+    summary = {"links": links(0.004, 0.012), "phases": [{"links": links(0.001, 0.002)}]}
+    (d / "summary.json").write_text(json.dumps(summary))
+    paths = ["links.lm.groups.0.delay_mean_s", "links.mr.groups.0.delay_mean_s"]
+    exp = parse_experiment(
+        {
+            "phase": [{"name": "first"}],
+            "metric": [
+                {"name": "path", "derived": "summary_sum", "args": {"paths": paths}},
+                {"name": "gone", "derived": "summary_sum", "args": {"paths": ["links.x.y"]}},
+                {"name": "bad", "derived": "summary_sum", "args": {"paths": paths[0]}},
+            ],
+        }
+    )
+    out = Output(tmp_path, exp, [], [])
+    whole = Row("p", "s", {}, 1, "all", -1, 10.0, 60.0, "ok", "", {})
+    first = Row("p", "s", {}, 1, "first", 0, 10.0, 30.0, "ok", "", {})
+    assert evaluate(out, whole, exp.metrics["path"]) == pytest.approx(0.016)
+    assert evaluate(out, first, exp.metrics["path"]) == pytest.approx(0.003)
+    assert math.isnan(evaluate(out, whole, exp.metrics["gone"]))
+    assert math.isnan(evaluate(out, whole, exp.metrics["bad"]))
+    assert any("summary.json has no 'links.x.y'" in w for w in out.warnings)
+    assert any("args.paths, a list of dotted summary paths" in w for w in out.warnings)
+
+
 def test_summary_paths_step_into_lists_by_name_or_index() -> None:
     from aqmlab.report.metrics import MetricError, _entry_value
 

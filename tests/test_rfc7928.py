@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 import tomllib
 
+from aqmlab.experiments import resolve_points
 from aqmlab.experiments.catalog import PRESETS_DIR
 from aqmlab.experiments.spec import ExperimentError, load_experiment, parse_experiment
 from aqmlab.report.figures import interval_samples, sigma_ellipse
@@ -22,7 +23,10 @@ from aqmlab.report.relations import holds
 
 TESTS = Path(__file__).resolve().parent
 MINI = TESTS / "data" / "rfc7928-mini.toml"
-RFC = sorted(PRESETS_DIR.glob("rfc7928-*.toml"), key=lambda p: p.stem)
+RFC = sorted(
+    PRESETS_DIR.glob("rfc7928-*.toml"),
+    key=lambda p: tuple(int(x) for x in p.stem.removeprefix("rfc7928-").split(".")),
+)
 
 
 def _aqm_kinds() -> list[str]:
@@ -211,7 +215,7 @@ def test_mini_metrics_are_sane(mini: Path) -> None:
 def test_rfc7928_presets_run_every_scheme_and_cite_the_rfc() -> None:
     every = _aqm_kinds()
     assert len(every) >= 21 and "dualpi2" in every and "fq-cobalt" in every
-    sections = ("3.1", "4.4", "4.5", 5, 6, 7, 8, 9, "9.2")
+    sections = ("3.1", "4.4", "4.5", 5, 6, 7, 8, 9, "9.2", 10)
     assert [p.stem for p in RFC] == [f"rfc7928-{n}" for n in sections]
     for p in RFC:
         with p.open("rb") as f:
@@ -273,11 +277,11 @@ def test_rfc7928_presets_run_every_scheme_and_cite_the_rfc() -> None:
     ]
 
 
-def test_the_pattern_names_the_nine_presets() -> None:
+def test_the_pattern_names_the_ten_presets() -> None:
     """`aqmlab reproduce 'rfc7928-*' --quick`, as CI's quick runs of each preset do one by one:
     the pattern picks sections 3.1 (an asymmetric link), 4.4 (packet sizes), 4.5 (section 6
-    with ECN), 5-9 and 9.2 (bidirectional traffic) in order, every scheme in each (567 points
-    in all)."""
+    with ECN), 5-9, 9.2 (bidirectional traffic) and 10 (two AQMs in sequence) in the order of
+    their numbers, every scheme in each (588 points in all)."""
     p = subprocess.run(
         [sys.executable, "-m", "aqmlab", "reproduce", "rfc7928-*", "--quick", "--dry-run"],
         capture_output=True,
@@ -285,6 +289,36 @@ def test_the_pattern_names_the_nine_presets() -> None:
     )
     assert p.returncode == 0, p.stderr
     names = [ln.split(" ")[0] for ln in p.stdout.splitlines() if "(quick form):" in ln]
-    assert names == [f"rfc7928-{n}" for n in ("3.1", "4.4", "4.5", 5, 6, 7, 8, 9, "9.2")]
+    assert names == [f"rfc7928-{n}" for n in ("3.1", "4.4", "4.5", 5, 6, 7, 8, 9, "9.2", 10)]
     points = [int(ln.split(" ")[0]) for ln in p.stdout.splitlines() if " points (21 scheme" in ln]
-    assert sum(points) == 567, points
+    assert sum(points) == 588, points
+
+
+def test_section_10_puts_two_aqms_in_sequence() -> None:
+    """Figure 3's path: group 0 (senders A) crosses L -> M and M -> R, group 1 (senders B)
+    joins at M; the scheme is the preset's [aqm], which both links take (neither names its
+    own), while every host link is DropTail; M -> R is the summary's bottleneck; the factor sets
+    L -> M's rate; the A flows' path delay sums their delay at both links."""
+    with (PRESETS_DIR / "rfc7928-10.toml").open("rb") as f:
+        ten = tomllib.load(f)
+    with (PRESETS_DIR / "scenarios" / "rfc7928-multi.toml").open("rb") as f:
+        multi = tomllib.load(f)
+    links = {ln["name"]: ln for ln in multi["topology"]["links"]}
+    assert multi["topology"]["links"][0]["name"] == "mr"
+    assert multi["topology"]["links"][1]["name"] == "lm"
+    assert "aqm" not in links["mr"] and "aqm" not in links["lm"]
+    hosts = [ln for name, ln in links.items() if name not in ("mr", "lm")]
+    assert all(ln["aqm"] == {"kind": "droptail"} for ln in hosts)
+    a, b = (t["path"] for t in multi["traffic"])
+    assert a[1:4] == ["L", "M", "R"] and b[1:3] == ["M", "R"] and "L" not in b
+    factor = ten["factor"][0]
+    assert factor["key"] == "topology.links[1].rate"
+    assert factor["values"] == ["20Mbps", "5Mbps", "2.5Mbps"]
+    path = next(m for m in ten["metric"] if m["name"] == "A's path delay")
+    assert path["args"]["paths"] == [
+        "links.lm.groups.0.delay_mean_s",
+        "links.mr.groups.0.delay_mean_s",
+    ]
+    for quick in (False, True):
+        exp = load_experiment(PRESETS_DIR / "rfc7928-10.toml", quick=quick)
+        assert all(x.error is None for x in resolve_points(exp))

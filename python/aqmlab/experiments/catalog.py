@@ -7,6 +7,7 @@ other TOML files there are the presets' scenario files.
 
 from __future__ import annotations
 
+import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,8 +32,9 @@ class Preset:
 
 
 def presets(root: Path = PRESETS_DIR) -> list[Preset]:
-    """Every preset under ``root``, sorted by name. A file that does not
-    parse is listed with its problem (and its file stem as the name)."""
+    """Every preset under ``root``, sorted by name with its numbers read as numbers
+    (``rfc7928-9.2`` before ``rfc7928-10``). A file that does not parse is listed with its
+    problem (and its file stem as the name)."""
     out: list[Preset] = []
     if not root.is_dir():
         return out
@@ -54,8 +56,19 @@ def presets(root: Path = PRESETS_DIR) -> list[Preset]:
                 f,
             )
         )
-    out.sort(key=lambda p: (p.name, str(p.path)))
+    out.sort(key=lambda p: (_natural(p.name), str(p.path)))
     return out
+
+
+def _natural(name: str) -> tuple[tuple[int, str], ...]:
+    """A sort key that orders the runs of digits in ``name`` by value: each part of the name
+    is (0, text) or (1, its digits zero-padded to 12), so parts always compare like with
+    like."""
+    return tuple(
+        (1, part.zfill(12)) if part.isdigit() else (0, part)
+        for part in re.split(r"(\d+)", name)
+        if part
+    )
 
 
 def find_preset(name: str, root: Path = PRESETS_DIR) -> Preset | None:

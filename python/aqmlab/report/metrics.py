@@ -82,6 +82,11 @@ Derived metrics (``args`` in brackets, with defaults):
 ``goodput_all``
     Payload rate (bit/s) delivered to the receivers by every forward flow, TCP and UDP: the
     phase's ``flows.goodput_bps_total`` plus ``udp.delivered_bps`` where there are UDP flows.
+``summary_sum`` [paths]
+    Sum of the numbers at the dotted ``paths`` (a list, each as a ``summary`` metric's path) of
+    the phase's summary entry: a traffic group's queueing delay over two links in sequence
+    (``links.lm.groups.0.delay_mean_s`` + ``links.mr.groups.0.delay_mean_s``, RFC 7928 section
+    10.2), or the drops of two links.
 ``response_mean`` [group]
     Mean response time (s) of the web responses that ended in [start, end] (RFC 7928
     section 2.1: the flow completion time of the short transfers); with ``group``, those of
@@ -463,6 +468,18 @@ def _goodput_all(
     return goodput_all(p.summary_entry(row))
 
 
+def _summary_sum(
+    p: PointData, start: float, end: float, args: Mapping[str, Any], row: Row
+) -> float:
+    paths = args.get("paths")
+    if not isinstance(paths, list) or not paths or not all(isinstance(x, str) for x in paths):
+        raise MetricError(
+            f"summary_sum needs args.paths, a list of dotted summary paths (got {paths!r})"
+        )
+    e = p.summary_entry(row)
+    return float(sum(_entry_value(e, x) for x in paths))
+
+
 def _group_goodput(p: PointData, start: float, end: float, args: Mapping[str, Any]) -> float:
     if "group" not in args:
         raise MetricError("group_goodput needs args.group (a [[traffic]] index)")
@@ -676,6 +693,9 @@ DERIVED: dict[str, Derived] = {
     "response_mean": Derived(_response_mean, ("group",), "mean response time", periodic="windows"),
     "goodput_all": Derived(
         _goodput_all, (), "TCP and UDP payload delivered", needs_row=True, periodic="phase"
+    ),
+    "summary_sum": Derived(
+        _summary_sum, ("paths",), "sum of summary figures", needs_row=True, periodic="phase"
     ),
     "loss_sync": Derived(
         _loss_sync, ("gap_s", "link"), "loss synchronisation ratio", periodic="windows"
