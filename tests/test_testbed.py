@@ -772,7 +772,15 @@ def test_the_kernels_flow_series(runs: dict[str, Path]) -> None:
                 rto = max(fs["rto_s"][i] for i in meas)
                 assert acked == 0 and rto >= 4.0, (name, f, acked, rto)
                 continue
-            assert abs(acked / got - 1) < 0.05, (name, f, acked, got)
+            # The sender counts a byte when its ACK returns, the receiver when it arrives: over
+            # the same 12 s the two differ by what was in flight at either end (at most the
+            # window then), and the samples cover [first, last] rather than [8, 20] s when the
+            # host's loop is late (the receiver's rate over the edges left out).
+            first, last = meas[0], meas[-1]
+            in_flight = (fs["cwnd"][first] + fs["cwnd"][last]) * 1500
+            edges = (fs["time_s"][first] - 8.0 + 20.0 - fs["time_s"][last]) * got / 12
+            slack = 0.05 * got + in_flight + max(edges, 0.0)
+            assert abs(acked - got) <= slack, (name, f, acked, got, in_flight, edges)
     fq = load_run(runs["fq-codel"]).flow_series.to_pydict()
     # CUBIC through FQ-CoDel loses packets: ssthresh is set, the flows pass through fast
     # recovery; no BBR columns.
