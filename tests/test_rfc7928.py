@@ -215,14 +215,16 @@ def test_mini_metrics_are_sane(mini: Path) -> None:
 def test_rfc7928_presets_run_every_scheme_and_cite_the_rfc() -> None:
     every = _aqm_kinds()
     assert len(every) >= 21 and "dualpi2" in every and "fq-cobalt" in every
-    sections = ("3.1", "4.4", "4.5", 5, 6, 7, 8, 9, "9.2", 10)
+    sections = ("3.1", "4.4", "4.5", 5, 6, 7, 8, "8.3", 9, "9.2", 10)
     assert [p.stem for p in RFC] == [f"rfc7928-{n}" for n in sections]
     for p in RFC:
         with p.open("rb") as f:
             doc = tomllib.load(f)
         assert "RFC 7928" in doc["experiment"]["source"], p.stem
         kinds = sorted(s["set"][0].split('"')[1] for s in doc["scheme"])
-        assert kinds == sorted(every), p.stem
+        # Section 8.3 runs each scheme three times: at half, one and two times its parameter.
+        times = 3 if p.stem == "rfc7928-8.3" else 1
+        assert kinds == sorted(every * times), p.stem
         assert doc["relation"], p.stem
         assert any(f["kind"] == "ellipse" for f in doc["figure"]), p.stem
         exp = load_experiment(p, quick=True)
@@ -277,11 +279,12 @@ def test_rfc7928_presets_run_every_scheme_and_cite_the_rfc() -> None:
     ]
 
 
-def test_the_pattern_names_the_ten_presets() -> None:
+def test_the_pattern_names_the_eleven_presets() -> None:
     """`aqmlab reproduce 'rfc7928-*' --quick`, as CI's quick runs of each preset do one by one:
     the pattern picks sections 3.1 (an asymmetric link), 4.4 (packet sizes), 4.5 (section 6
-    with ECN), 5-9, 9.2 (bidirectional traffic) and 10 (two AQMs in sequence) in the order of
-    their numbers, every scheme in each (588 points in all)."""
+    with ECN), 5-8, 8.3 (parameter sensitivity), 9, 9.2 (bidirectional traffic) and 10 (two
+    AQMs in sequence) in the order of their numbers, every scheme in each (651 points in all:
+    section 8.3 runs each scheme at three settings)."""
     p = subprocess.run(
         [sys.executable, "-m", "aqmlab", "reproduce", "rfc7928-*", "--quick", "--dry-run"],
         capture_output=True,
@@ -289,9 +292,12 @@ def test_the_pattern_names_the_ten_presets() -> None:
     )
     assert p.returncode == 0, p.stderr
     names = [ln.split(" ")[0] for ln in p.stdout.splitlines() if "(quick form):" in ln]
-    assert names == [f"rfc7928-{n}" for n in ("3.1", "4.4", "4.5", 5, 6, 7, 8, 9, "9.2", 10)]
-    points = [int(ln.split(" ")[0]) for ln in p.stdout.splitlines() if " points (21 scheme" in ln]
-    assert sum(points) == 588, points
+    sections = ("3.1", "4.4", "4.5", 5, 6, 7, 8, "8.3", 9, "9.2", 10)
+    assert names == [f"rfc7928-{n}" for n in sections]
+    lines = [ln for ln in p.stdout.splitlines() if " points (" in ln and " scheme(s) x " in ln]
+    assert sum(" points (21 scheme" in ln for ln in lines) == 10, lines
+    assert sum(" points (63 scheme" in ln for ln in lines) == 1, lines
+    assert sum(int(ln.split(" ")[0]) for ln in lines) == 651, lines
 
 
 def test_section_10_puts_two_aqms_in_sequence() -> None:
@@ -322,3 +328,27 @@ def test_section_10_puts_two_aqms_in_sequence() -> None:
     for quick in (False, True):
         exp = load_experiment(PRESETS_DIR / "rfc7928-10.toml", quick=quick)
         assert all(x.error is None for x in resolve_points(exp))
+
+
+def test_section_8_3_runs_each_scheme_at_three_settings() -> None:
+    """Each scheme three times: its default exactly as the other presets run it, and its
+    principal parameter halved (`x0.5`) and doubled (`x2`); PIE's target 7.5 and 30 ms, RED's
+    thresholds 2.5/7.5 and 10/30, DropTail's buffer 42 and 166 packets; the relations leave
+    DropTail's own settings out."""
+    with (PRESETS_DIR / "rfc7928-8.3.toml").open("rb") as f:
+        doc = tomllib.load(f)
+    with (PRESETS_DIR / "rfc7928-8.toml").open("rb") as f:
+        eight = tomllib.load(f)
+    sets = {s["name"]: s["set"] for s in doc["scheme"]}
+    for s in eight["scheme"]:
+        assert sets[s["name"]] == s["set"], s["name"]
+        assert f"{s['name']} x0.5" in sets and f"{s['name']} x2" in sets, s["name"]
+    assert sets["PIE x0.5"] == ['aqm={kind="pie", target="7.5ms"}']
+    assert sets["PIE x2"] == ['aqm={kind="pie", target="30ms"}']
+    assert sets["RED x0.5"] == ['aqm={kind="red", min_th=2.5, max_th=7.5}']
+    assert sets["RED x2"] == ['aqm={kind="red", min_th=10, max_th=30}']
+    assert sets["DropTail x0.5"][1:] == ["topology.buffer=42"]
+    assert sets["DropTail x2"][1:] == ["topology.buffer=166"]
+    for r in doc["relation"]:
+        assert r["than"] == "DropTail"
+        assert sorted(r["schemes"]) == sorted(n for n in sets if not n.startswith("DropTail"))
