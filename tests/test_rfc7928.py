@@ -250,7 +250,15 @@ def test_rfc7928_presets_run_every_scheme_and_cite_the_rfc() -> None:
     # every 200 ms from 10 s), the other conditions the whole 10-90 s in their place.
     twenty = [[10, 30], [30, 50], [50, 70], [70, 90]]
     phases = [v[2] for v in eight["factor"][0]["values"]]
-    assert eight["factor"][0]["keys"] == ["traffic", "schedule", "metrics.phases"]
+    assert eight["factor"][0]["keys"] == ["traffic", "schedule", "metrics.phases", "metrics.start"]
+    # Section 8.2's optional runs with slow start: the three levels again, measured from 0 s.
+    starts = {label: v[3] for label, v in zip(labels, eight["factor"][0]["values"], strict=True)}
+    slow = [label for label, start in starts.items() if start == "0s"]
+    assert slow == ["mild, with slow start", "medium, with slow start", "heavy, with slow start"]
+    assert [v[0] for v in eight["factor"][0]["values"][6:]] == [
+        v[0] for v in eight["factor"][0]["values"][:3]
+    ]
+    assert all(start == "10s" for label, start in starts.items() if label not in slow)
     state = {"from": "10s", "to": "90s", "every": "200ms", "length": "100ms"}
     for label, ph in zip(labels, phases, strict=True):
         assert ph[:4] == twenty, label
