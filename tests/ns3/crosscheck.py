@@ -1,5 +1,5 @@
-"""aqmlab beside ns-3 (3.44, PyPI's ``ns3`` wheel) on the same dumbbell: one description, two
-simulators.
+"""aqmlab beside ns-3 (3.44, PyPI's ``ns3`` wheel) on the same dumbbell (and on two queues in
+sequence, :class:`ChainCase`): one description, two simulators.
 
 A :class:`Case` is written once and rendered twice: as an aqmlab scenario (run through
 :func:`aqmlab.run`) and as a ``Setup`` of ``dumbbell.cc``, a C++ dumbbell that cppyy (the
@@ -379,6 +379,88 @@ start = "{self.measure_s}s"
         }
 
 
+@dataclasses.dataclass(frozen=True)
+class ChainCase(Case):
+    """Two queues in sequence, RFC 7928 section 10.2's path (the `rfc7928-10` preset): the first
+    `a_flows` of `flows` cross L -> M and then M -> R, the others join at M; both links carry
+    the scheme under test, M -> R is the bottleneck of `rate_mbps` and `bottleneck_delay_ms`.
+    Each flow has its own sender and receiver and two access links of one delay, spread evenly
+    over `access_delay_ms` (no draw: both sides take the same numbers), written in aqmlab as a
+    custom topology with one traffic group per flow, as the dumbbell is in ns-3."""
+
+    a_flows: int = 5
+    lm_rate_mbps: float = 5.0
+    lm_delay_ms: float = 10.0
+
+    @property
+    def name(self) -> str:
+        tail = ("-ecn" if self.ecn else "") + ("-sack" if self.sack else "")
+        b = self.flows - self.a_flows
+        return f"chain-{self.variant}-{self.aqm}-{self.a_flows}+{b}{tail}"
+
+    def access_delays_ms(self) -> list[float]:
+        lo, hi = self.access_delay_ms
+        n = self.flows
+        return [round(lo + (hi - lo) * i / max(n - 1, 1), 3) for i in range(n)]
+
+    def toml(self, seed: int) -> str:
+        tcp = "".join(f"{k} = {v}\n" for k, v in self.tcp_keys().items())
+        n = self.flows
+        nodes = [f"s{i}" for i in range(n)] + ["L", "M", "R"] + [f"r{i}" for i in range(n)]
+        host = (
+            f'rate = "{self.access_rate_mbps}Mbps"\nbuffer = 10000\naqm = {{ kind = "droptail" }}\n'
+        )
+        links = (
+            f'[[topology.links]]\nname = "mr"\nfrom = "M"\nto = "R"\n'
+            f'rate = "{self.rate_mbps}Mbps"\ndelay = "{self.bottleneck_delay_ms}ms"\n'
+            f"buffer = {self.buffer}\nmonitor = true\n"
+            f'[[topology.links]]\nname = "lm"\nfrom = "L"\nto = "M"\n'
+            f'rate = "{self.lm_rate_mbps}Mbps"\ndelay = "{self.lm_delay_ms}ms"\n'
+            f"buffer = {self.buffer}\nmonitor = true\n"
+        )
+        traffic = ""
+        start = f'start = {{ uniform = ["0s", "{self.start_spread_s}s"] }}\n'
+        for i, d in enumerate(self.access_delays_ms()):
+            entry = "L" if i < self.a_flows else "M"
+            links += (
+                f'[[topology.links]]\nname = "s{i}"\nfrom = "s{i}"\nto = "{entry}"\n'
+                f'delay = "{d}ms"\n{host}'
+                f'[[topology.links]]\nname = "r{i}"\nfrom = "R"\nto = "r{i}"\n'
+                f'delay = "{d}ms"\n{host}'
+            )
+            path = (
+                [f"s{i}", "L", "M", "R", f"r{i}"] if entry == "L" else [f"s{i}", "M", "R", f"r{i}"]
+            )
+            traffic += (
+                f'[[traffic]]\nkind = "bulk"\nhandshake = true\nflows = 1\n{start}'
+                f"path = {json.dumps(path)}\n"
+            )
+        return f"""duration = "{self.duration_s}s"
+seed = {seed}
+[topology]
+kind = "custom"
+nodes = {json.dumps(nodes)}
+{links}[aqm]
+{self.aqm_table()}[tcp]
+variant = "{self.variant}"
+packet_size = {self.packet_size}
+ecn = {"true" if self.ecn else "false"}
+{tcp}{traffic}[metrics]
+sample_interval = "100ms"
+start = "{self.measure_s}s"
+"""
+
+    def ns3_config(
+        self, seed: int, starts_ns: Sequence[int], access_delays_ns: Sequence[int]
+    ) -> dict[str, Any]:
+        return {
+            **super().ns3_config(seed, starts_ns, access_delays_ns),
+            "chain_lm_rate_bps": self.lm_rate_mbps * 1e6,
+            "chain_lm_delay_ns": round(self.lm_delay_ms * 1e6),
+            "chain_a_flows": self.a_flows,
+        }
+
+
 def jain(xs: Sequence[float]) -> float:
     s = sum(xs)
     q = sum(x * x for x in xs)
@@ -401,6 +483,18 @@ def run_aqmlab(case: Case, seed: int) -> tuple[dict[str, float], list[int], list
     delays = [
         round((x["base_rtt_s"] * 1e9 / 2 - case.bottleneck_delay_ms * 1e6) / 2) for x in flows
     ]
+    lm: dict[str, float] = {}
+    if isinstance(case, ChainCase):
+        delays = [round(d * 1e6) for d in case.access_delays_ms()]
+        link = next(x for x in s["links"] if x["name"] == "lm")
+        lm = _chain_link(
+            link["utilization"],
+            link["queue_mean_pkts"],
+            link["queuing_delay_mean_s"],
+            link["drops_early"] + link["drops_forced"] + link["drops_overflow"],
+            link["marks"],
+            link["arrivals"],
+        )
     figs = {
         "utilisation": b["utilization"],
         "queue_pkts": b["queue_mean_pkts"],
@@ -418,8 +512,22 @@ def run_aqmlab(case: Case, seed: int) -> tuple[dict[str, float], list[int], list
         "retransmits": f["retransmits"],
         "queues": _aqmlab_queues(r),
         "wall_s": wall,
+        **lm,
     }
     return figs, starts, delays
+
+
+def _chain_link(
+    utilisation: float, queue: float, delay_s: float, drops: int, marks: int, arrivals: int
+) -> dict[str, float]:
+    """A chain's L -> M figures, named as the bottleneck's with `lm_` before them."""
+    return {
+        "lm_utilisation": utilisation,
+        "lm_queue_pkts": queue,
+        "lm_delay_ms": delay_s * 1e3,
+        "lm_drop_pct": 100 * drops / max(arrivals, 1),
+        "lm_mark_pct": 100 * marks / max(arrivals, 1),
+    }
 
 
 def _aqmlab_queues(r: Any) -> int:
@@ -498,6 +606,18 @@ def run_ns3(config: dict[str, Any]) -> dict[str, float]:
         "events": int(r.events),
         "reasons": {str(k): int(v) for k, v in r.reasons},
         "wall_s": r.wall_s,
+        **(
+            _chain_link(
+                r.lm_utilisation,
+                r.lm_queue_mean_pkts,
+                r.lm_wait_mean_s,
+                int(r.lm_drops),
+                int(r.lm_marks),
+                int(r.lm_arrivals),
+            )
+            if config.get("chain_lm_rate_bps")
+            else {}
+        ),
     }
 
 
@@ -721,6 +841,14 @@ def feng_cases() -> list[Case]:
     return _drops_and_ecn("ared-feng")
 
 
+def chain_cases() -> list[Case]:
+    """Two queues in sequence (RFC 7928 section 10.2, README.md "Two queues in sequence"):
+    NewReno with SACK and ECN, 5 flows through L -> M and M -> R and 5 through M -> R alone,
+    L -> M at half the bottleneck's rate, RED, PIE and CoDel at both. With ECN neither side
+    recovers from losses, so ns-3's spurious timeouts with SACK do not enter."""
+    return [ChainCase("newreno", a, 10, ecn=True, sack=True) for a in ("red", "pie", "codel")]
+
+
 def all_cases() -> list[Case]:
     return (
         cases()
@@ -731,6 +859,7 @@ def all_cases() -> list[Case]:
         + cobalt_cases()
         + ared_cases()
         + feng_cases()
+        + chain_cases()
     )
 
 

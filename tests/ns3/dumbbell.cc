@@ -5,6 +5,9 @@
 // `Setup` filled in from the same numbers as the aqmlab scenario. Written here from ns-3's
 // documented C++ API; every mapping choice is in tests/ns3/README.md.
 //
+// (With `Setup::chain_lm_rate_bps`, two queues in sequence in place of the one bottleneck: see
+// the Setup.)
+//
 // N senders S_i -> R1 -> bottleneck -> R2 -> N receivers D_i, one host pair per flow, each with
 // its own access links (both of a flow's access links have the flow's delay, as aqmlab's
 // `access_delay` draw). The bottleneck's two devices each have a queue disc (the scheme under
@@ -80,6 +83,14 @@ struct Setup
     int64_t duration_ns = 40000000000;
     int64_t measure_start_ns = 10000000000;
     uint32_t run = 1; // ns-3's run number (RngSeedManager::SetRun)
+    // Two queues in sequence (RFC 7928 section 10.2's path) in place of the dumbbell's one:
+    // routers L, M and R; the first `chain_a_flows` senders attach to L, the others to M, every
+    // receiver to R. L -> M runs at `chain_lm_rate_bps` with `chain_lm_delay_ns`, M -> R is the
+    // bottleneck above (`rate_bps`, `bottleneck_delay_ns`); both carry the queue disc under test.
+    // 0: the dumbbell.
+    double chain_lm_rate_bps = 0;
+    int64_t chain_lm_delay_ns = 0;
+    uint32_t chain_a_flows = 0;
     // RED (packet mode)
     double red_min_th = 20;
     double red_max_th = 60;
@@ -263,6 +274,13 @@ struct Result
     uint64_t queues = 0;
     uint64_t events = 0;
     double wall_s = 0;
+    // The chain's L -> M queue (Setup::chain_lm_rate_bps), its figures as the bottleneck's.
+    double lm_utilisation = 0;
+    double lm_queue_mean_pkts = 0;
+    double lm_wait_mean_s = 0;
+    uint64_t lm_arrivals = 0;
+    uint64_t lm_drops = 0;
+    uint64_t lm_marks = 0;
 };
 
 // The trace sinks: every figure is taken in C++, nothing calls back into Python.
@@ -638,6 +656,21 @@ class ChildStreams
     std::size_t m_done = 0;
 };
 
+// The figures a Monitor takes of a queue disc and its link's forward device (`core.Get(0)`):
+// the waits from enqueue to the start of transmission, the device queue's packets, the bytes
+// sent. The queue disc's own packet count is connected by the caller.
+inline void
+Watch(Monitor& mon, Ptr<QueueDisc> q, const NetDeviceContainer& core)
+{
+    q->TraceConnectWithoutContext("Enqueue", MakeCallback(&Monitor::Enqueue, &mon));
+    q->TraceConnectWithoutContext("DropAfterDequeue",
+                                  MakeCallback(&Monitor::DropAfterDequeue, &mon));
+    Ptr<PointToPointNetDevice> dev = DynamicCast<PointToPointNetDevice>(core.Get(0));
+    dev->GetQueue()->TraceConnectWithoutContext("PacketsInQueue",
+                                                 MakeCallback(&Monitor::DevicePackets, &mon));
+    dev->TraceConnectWithoutContext("PhyTxBegin", MakeCallback(&Monitor::TxBegin, &mon));
+}
+
 inline Result
 Run(const Setup& c)
 {
@@ -649,8 +682,13 @@ Run(const Setup& c)
     SetTcpDefaults(c);
 
     const uint32_t n = c.start_ns.size();
+    const bool chain = c.chain_lm_rate_bps > 0;
     NodeContainer routers;
-    routers.Create(2);
+    routers.Create(chain ? 3 : 2);
+    // The bottleneck's ends, and the router each flow's sender attaches to.
+    Ptr<Node> head = routers.Get(chain ? 1 : 0);
+    Ptr<Node> tail = routers.Get(chain ? 2 : 1);
+    auto entry = [&](uint32_t i) { return chain && i < c.chain_a_flows ? routers.Get(0) : head; };
     NodeContainer senders;
     senders.Create(n);
     NodeContainer receivers;
@@ -665,13 +703,35 @@ Run(const Setup& c)
     bottleneck.SetQueue("ns3::DropTailQueue<Packet>",
                         "MaxSize",
                         QueueSizeValue(QueueSize(std::to_string(c.device_queue) + "p")));
-    NetDeviceContainer core = bottleneck.Install(routers.Get(0), routers.Get(1));
+    NetDeviceContainer core = bottleneck.Install(head, tail);
     TrafficControlHelper tch = QueueDiscFor(c);
     QueueDiscContainer qdiscs = tch.Install(core);
 
     Ipv4AddressHelper address;
     address.SetBase("10.0.0.0", "255.255.255.252");
     address.Assign(core);
+
+    // The chain's L -> M link: the same queue disc, set for its own rate and delay (RED's idle
+    // rule and its automatic settings read them).
+    NetDeviceContainer coreLm;
+    QueueDiscContainer qdiscsLm;
+    if (chain)
+    {
+        Setup lm = c;
+        lm.rate_bps = c.chain_lm_rate_bps;
+        lm.bottleneck_delay_ns = c.chain_lm_delay_ns;
+        PointToPointHelper lmLink;
+        lmLink.SetDeviceAttribute("DataRate", DataRateValue(WireRate(lm.rate_bps, c.packet_size)));
+        lmLink.SetChannelAttribute("Delay", TimeValue(NanoSeconds(lm.bottleneck_delay_ns)));
+        lmLink.SetQueue("ns3::DropTailQueue<Packet>",
+                        "MaxSize",
+                        QueueSizeValue(QueueSize(std::to_string(c.device_queue) + "p")));
+        coreLm = lmLink.Install(routers.Get(0), routers.Get(1));
+        TrafficControlHelper tchLm = QueueDiscFor(lm);
+        qdiscsLm = tchLm.Install(coreLm);
+        address.NewNetwork();
+        address.Assign(coreLm);
+    }
 
     PointToPointHelper access;
     access.SetDeviceAttribute("DataRate",
@@ -684,8 +744,8 @@ Run(const Setup& c)
     for (uint32_t i = 0; i < n; ++i)
     {
         access.SetChannelAttribute("Delay", TimeValue(NanoSeconds(c.access_delay_ns[i])));
-        NetDeviceContainer left = access.Install(senders.Get(i), routers.Get(0));
-        NetDeviceContainer right = access.Install(routers.Get(1), receivers.Get(i));
+        NetDeviceContainer left = access.Install(senders.Get(i), entry(i));
+        NetDeviceContainer right = access.Install(tail, receivers.Get(i));
         address.NewNetwork();
         address.Assign(left);
         address.NewNetwork();
@@ -700,17 +760,25 @@ Run(const Setup& c)
 
     // RED's, PIE's and COBALT's random streams, fixed whatever ran before in this process.
     int64_t stream = 0;
-    for (uint32_t k = 0; k < qdiscs.GetN(); ++k)
+    std::vector<Ptr<QueueDisc>> all;
+    for (const QueueDiscContainer* qc : {&qdiscs, &qdiscsLm})
     {
-        if (auto red = DynamicCast<RedQueueDisc>(qdiscs.Get(k)))
+        for (uint32_t k = 0; k < qc->GetN(); ++k)
+        {
+            all.push_back(qc->Get(k));
+        }
+    }
+    for (Ptr<QueueDisc> qd : all)
+    {
+        if (auto red = DynamicCast<RedQueueDisc>(qd))
         {
             stream += red->AssignStreams(stream);
         }
-        else if (auto pie = DynamicCast<PieQueueDisc>(qdiscs.Get(k)))
+        else if (auto pie = DynamicCast<PieQueueDisc>(qd))
         {
             stream += pie->AssignStreams(stream);
         }
-        else if (auto cobalt = DynamicCast<CobaltQueueDisc>(qdiscs.Get(k)))
+        else if (auto cobalt = DynamicCast<CobaltQueueDisc>(qd))
         {
             stream += cobalt->AssignStreams(stream);
         }
@@ -765,13 +833,15 @@ Run(const Setup& c)
             }).Bind(out));
     }
     q->TraceConnectWithoutContext("SojournTime", MakeCallback(&Monitor::Sojourn, &mon));
-    q->TraceConnectWithoutContext("Enqueue", MakeCallback(&Monitor::Enqueue, &mon));
-    q->TraceConnectWithoutContext("DropAfterDequeue",
-                                  MakeCallback(&Monitor::DropAfterDequeue, &mon));
-    Ptr<PointToPointNetDevice> dev = DynamicCast<PointToPointNetDevice>(core.Get(0));
-    dev->GetQueue()->TraceConnectWithoutContext("PacketsInQueue",
-                                                 MakeCallback(&Monitor::DevicePackets, &mon));
-    dev->TraceConnectWithoutContext("PhyTxBegin", MakeCallback(&Monitor::TxBegin, &mon));
+    Watch(mon, q, core);
+    Monitor monLm(c.measure_start_ns, c.duration_ns);
+    Ptr<QueueDisc> qLm = chain ? qdiscsLm.Get(0) : nullptr;
+    if (chain)
+    {
+        qLm->TraceConnectWithoutContext("PacketsInQueue",
+                                        MakeCallback(&Monitor::QdiscPackets, &monLm));
+        Watch(monLm, qLm, coreLm);
+    }
 
     for (uint32_t i = 0; i < n && !c.flow_cc.empty(); ++i)
     {
@@ -820,9 +890,15 @@ Run(const Setup& c)
 
     std::vector<uint64_t> rx0(n, 0);
     QueueDisc::Stats s0;
+    QueueDisc::Stats sLm0;
     Simulator::Schedule(NanoSeconds(c.measure_start_ns), [&]() {
         mon.Advance();
         s0 = q->GetStats();
+        if (chain)
+        {
+            monLm.Advance();
+            sLm0 = qLm->GetStats();
+        }
         for (uint32_t i = 0; i < n; ++i)
         {
             rx0[i] = sinks[i]->GetTotalRx();
@@ -877,6 +953,18 @@ Run(const Setup& c)
     r.ecn_cuts = mon.m_ecnCuts;
     r.retransmits = mon.m_retransmits;
     r.queues = childStreams.empty() ? 0 : q->GetNQueueDiscClasses();
+    if (chain)
+    {
+        monLm.Advance();
+        QueueDisc::Stats sLm1 = qLm->GetStats();
+        r.lm_arrivals = sLm1.nTotalReceivedPackets - sLm0.nTotalReceivedPackets;
+        r.lm_drops = sLm1.nTotalDroppedPackets - sLm0.nTotalDroppedPackets;
+        r.lm_marks = sLm1.nTotalMarkedPackets - sLm0.nTotalMarkedPackets;
+        r.lm_utilisation =
+            double(monLm.m_txBytes) * 8.0 / (c.chain_lm_rate_bps * window * 1e-9);
+        r.lm_queue_mean_pkts = (monLm.m_qdiscArea + monLm.m_deviceArea) / window;
+        r.lm_wait_mean_s = monLm.m_waitCount ? monLm.m_waitSum / double(monLm.m_waitCount) : 0.0;
+    }
     r.events = Simulator::GetEventCount();
     Simulator::Destroy();
     r.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
