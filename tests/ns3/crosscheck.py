@@ -304,7 +304,6 @@ class Case:
         return ["ns3::TcpDctcp"] * self.dctcp_flows + [classic] * (self.flows - self.dctcp_flows)
 
     def toml(self, seed: int) -> str:
-        tcp = "".join(f"{k} = {v}\n" for k, v in self.tcp_keys().items())
         lo, hi = self.access_delay_ms
         return f"""duration = "{self.duration_s}s"
 seed = {seed}
@@ -316,12 +315,18 @@ access_rate = "{self.access_rate_mbps}Mbps"
 access_delay = {{ uniform = ["{lo}ms", "{hi}ms"] }}
 buffer = {self.buffer}
 access_buffer = 10000
-[aqm]
+{self.toml_tail(self.traffic_tables())}"""
+
+    def toml_tail(self, traffic: str) -> str:
+        """The scenario's tables after its topology: the scheme, TCP, ``traffic`` and the
+        measurement."""
+        tcp = "".join(f"{k} = {v}\n" for k, v in self.tcp_keys().items())
+        return f"""[aqm]
 {self.aqm_table()}[tcp]
 variant = "{self.variant}"
 packet_size = {self.packet_size}
 ecn = {"true" if self.ecn else "false"}
-{tcp}{self.traffic_tables()}[metrics]
+{tcp}{traffic}[metrics]
 sample_interval = "100ms"
 start = "{self.measure_s}s"
 """
@@ -404,7 +409,6 @@ class ChainCase(Case):
         return [round(lo + (hi - lo) * i / max(n - 1, 1), 3) for i in range(n)]
 
     def toml(self, seed: int) -> str:
-        tcp = "".join(f"{k} = {v}\n" for k, v in self.tcp_keys().items())
         n = self.flows
         nodes = [f"s{i}" for i in range(n)] + ["L", "M", "R"] + [f"r{i}" for i in range(n)]
         host = (
@@ -440,15 +444,7 @@ seed = {seed}
 [topology]
 kind = "custom"
 nodes = {json.dumps(nodes)}
-{links}[aqm]
-{self.aqm_table()}[tcp]
-variant = "{self.variant}"
-packet_size = {self.packet_size}
-ecn = {"true" if self.ecn else "false"}
-{tcp}{traffic}[metrics]
-sample_interval = "100ms"
-start = "{self.measure_s}s"
-"""
+{links}{self.toml_tail(traffic)}"""
 
     def ns3_config(
         self, seed: int, starts_ns: Sequence[int], access_delays_ns: Sequence[int]
