@@ -439,15 +439,6 @@ def test_chain_pair(name: str, chain_pairs: dict[str, list[dict[str, Any]]]) -> 
     raise AssertionError(f"{name}: {', '.join(outside)} outside the bands", ours, ns3)
 
 
-def _with_aqm(toml: str, link: str, table: str) -> str:
-    """A chain scenario with `link`'s own queue discipline."""
-    at = f'name = "{link}"\n'
-    assert toml.count(at) == 1
-    i = toml.index("monitor = true\n", toml.index(at)) + len("monitor = true\n")
-    inline = ", ".join(line for line in table.splitlines() if line)
-    return f"{toml[:i]}aqm = {{ {inline} }}\n{toml[i:]}"
-
-
 @pytest.mark.parametrize("aqm", ["red", "pie", "codel"])
 def test_chain_gaps_close_with_the_device_packet_counted(
     aqm: str, chain_pairs: dict[str, list[dict[str, Any]]]
@@ -475,10 +466,7 @@ def test_chain_gaps_close_with_the_device_packet_counted(
     assert shifted != table
     runs = []
     for seed in CHAIN_SEEDS:
-        toml = case.toml(seed)
-        for link in links:
-            toml = _with_aqm(toml, link, shifted)
-        s = aqmlab.run(toml).summary
+        s = aqmlab.run(case.toml(seed, {link: shifted for link in links})).summary
         lm = next(x for x in s["links"] if x["name"] == "lm")
         m = s["bottleneck"]
         runs.append(

@@ -26,7 +26,7 @@ import math
 import multiprocessing
 import sys
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -408,7 +408,16 @@ class ChainCase(Case):
         n = self.flows
         return [round(lo + (hi - lo) * i / max(n - 1, 1), 3) for i in range(n)]
 
-    def toml(self, seed: int) -> str:
+    def toml(self, seed: int, link_aqm: Mapping[str, str] | None = None) -> str:
+        """The scenario; ``link_aqm`` gives a link (``"lm"``, ``"mr"``) a queue discipline of
+        its own (an ``aqm_table`` text) in place of ``[aqm]``."""
+
+        def own(link: str) -> str:
+            table = (link_aqm or {}).get(link)
+            if table is None:
+                return ""
+            return "aqm = { " + ", ".join(ln for ln in table.splitlines() if ln) + " }\n"
+
         n = self.flows
         nodes = [f"s{i}" for i in range(n)] + ["L", "M", "R"] + [f"r{i}" for i in range(n)]
         host = (
@@ -417,10 +426,10 @@ class ChainCase(Case):
         links = (
             f'[[topology.links]]\nname = "mr"\nfrom = "M"\nto = "R"\n'
             f'rate = "{self.rate_mbps}Mbps"\ndelay = "{self.bottleneck_delay_ms}ms"\n'
-            f"buffer = {self.buffer}\nmonitor = true\n"
+            f"buffer = {self.buffer}\nmonitor = true\n{own('mr')}"
             f'[[topology.links]]\nname = "lm"\nfrom = "L"\nto = "M"\n'
             f'rate = "{self.lm_rate_mbps}Mbps"\ndelay = "{self.lm_delay_ms}ms"\n'
-            f"buffer = {self.buffer}\nmonitor = true\n"
+            f"buffer = {self.buffer}\nmonitor = true\n{own('lm')}"
         )
         traffic = ""
         start = f'start = {{ uniform = ["0s", "{self.start_spread_s}s"] }}\n'
