@@ -746,6 +746,11 @@ def test_error_messages_quote_a_bounded_piece_of_the_input() -> None:
     from aqmlab._input import bound_quotes
 
     assert bound_quotes('value "short" ok') == 'value "short" ok'
+    # Two short values far apart are two values, not one long one between them,
+    # and an apostrophe opens none.
+    far = 'a = "linux", ' + "and Linux's " * 10 + 'b = "timed" ok'
+    assert bound_quotes(far) == far
+    assert bound_quotes(f'a = "{"z" * 70}" b') == f'a = "{"z" * 40}...{"z" * 12}" (70 characters) b'
     assert len(bound_quotes("y" * 10_000)) <= 2000
 
 

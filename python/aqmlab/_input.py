@@ -60,7 +60,10 @@ class Parser(argparse.ArgumentParser):
 QUOTE_MAX = 60
 MESSAGE_MAX = 2000
 
-_QUOTED = re.compile(r"(\"|')((?:(?!\1).){" + str(QUOTE_MAX + 1) + r",})\1", re.S)
+# Every quoted value, short or long, in turn from the left: a quote opens one
+# only where no letter or digit stands before it (not the apostrophe of
+# "Linux's", nor the closing quote of a value already read).
+_QUOTED = re.compile(r"(?<!\w)(\"|')((?:(?!\1).)*)\1", re.S)
 
 
 def bound_quotes(msg: str) -> str:
@@ -71,6 +74,8 @@ def bound_quotes(msg: str) -> str:
 
     def cut(m: re.Match[str]) -> str:
         q, v = m.group(1), m.group(2)
+        if len(v) <= QUOTE_MAX:
+            return m.group(0)
         return f"{q}{v[:40]}...{v[-12:]}{q} ({len(v)} characters)"
 
     out = _QUOTED.sub(cut, msg)

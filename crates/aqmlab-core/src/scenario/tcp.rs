@@ -586,6 +586,9 @@ impl TcpSpec {
         let frto_given = t.has("frto");
         let cubic_given = t.has("cubic");
         let delack_timer_given = t.has("delack_timer");
+        let sack_given = t.has("sack");
+        let rtt_estimator_given = t.has("rtt_estimator");
+        let rack_given = t.has("rack");
         let profile =
             TcpProfile::from_name(t.choice("profile", TcpProfile::NAMES, Some("aqmlab"))?);
         let d = profile.defaults();
@@ -861,6 +864,39 @@ impl TcpSpec {
                 join(path, "ecn"),
                 PRAGUE_NEEDS_ECN.replace("{where}", "tcp.ecn"),
             ));
+        }
+        if sack_given && !s.sack {
+            // `sack = false` written beside a profile whose rows need SACK:
+            // one error that names the key written and every row to change.
+            let rows: Vec<(&str, String)> = [
+                (
+                    s.rtt_estimator == RttEstimator::Linux && !rtt_estimator_given,
+                    "RTT estimator",
+                    "rtt_estimator = \"timed\"",
+                ),
+                (s.rack && !rack_given, "RACK-TLP", "rack = false"),
+            ]
+            .into_iter()
+            .filter(|(needed, _, _)| *needed)
+            .map(|(_, what, row)| (what, join(path, row)))
+            .collect();
+            if !rows.is_empty() {
+                let whats: Vec<&str> = rows.iter().map(|(w, _)| *w).collect();
+                let sets: Vec<&str> = rows.iter().map(|(_, r)| r.as_str()).collect();
+                return Err(SpecError::new(
+                    join(path, "sack"),
+                    format!(
+                        "false contradicts profile = \"{}\", whose {} {} the SACK \
+                         scoreboard; set {} as well (a flow without SACK takes the timed \
+                         estimator and finds losses by duplicate ACKs), or leave {} out",
+                        profile.name(),
+                        whats.join(" and "),
+                        if whats.len() > 1 { "read" } else { "reads" },
+                        sets.join(" and "),
+                        join(path, "sack")
+                    ),
+                ));
+            }
         }
         if s.rtt_estimator == RttEstimator::Linux && !s.sack {
             return Err(SpecError::new(
@@ -1245,6 +1281,24 @@ mod tests {
         let no_sack = "profile = \"linux\"\nsack = false\nrack = false\nrtt_estimator = \"timed\"";
         let sc = parse(&doc(no_sack, "")).unwrap();
         assert!(!sc.tcp.frto() && !sc.tcp.undo());
+        // `sack = false` alone against the profile: one error on the key
+        // written, naming both rows the profile sets that need SACK.
+        let e = parse(&doc("profile = \"linux\"\nsack = false", "")).unwrap_err();
+        assert_eq!(e.path, "tcp.sack");
+        assert!(
+            e.msg
+                .contains("tcp.rtt_estimator = \"timed\" and tcp.rack = false"),
+            "{}",
+            e.msg
+        );
+        let e = parse(&doc("profile = \"linux\"\nsack = false\nrack = false", "")).unwrap_err();
+        assert_eq!(e.path, "tcp.sack");
+        assert!(!e.msg.contains("tcp.rack"), "{}", e.msg);
+        // A row written beside it is the file's own contradiction, named there.
+        let e = parse(&doc("profile = \"linux\"\nsack = false\nrack = true", "")).unwrap_err();
+        assert_eq!(e.path, "tcp.sack");
+        let e = parse(&doc("sack = false\nrack = true", "")).unwrap_err();
+        assert_eq!(e.path, "tcp.rack");
         let sc = parse(&doc("profile = \"linux\"\nfrto = true", "")).unwrap();
         assert!(sc.tcp.frto());
         assert!(serde_json::to_string(&sc.tcp)
