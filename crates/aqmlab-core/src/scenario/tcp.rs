@@ -983,11 +983,20 @@ impl TcpSpec {
                  (with tcp.sack = true) or tcp.cubic = \"rfc9438\"",
             ));
         }
+        // The profile that sets these keys, suggested where it is not the
+        // file's already.
+        let or_linux = if profile == TcpProfile::Linux {
+            ""
+        } else {
+            " (or tcp.profile = \"linux\")"
+        };
         if s.moderate_rcvbuf() && !s.sack {
             return Err(SpecError::new(
                 join(path, "moderate_rcvbuf"),
-                "true is not allowed without SACK: the autotuned window travels beside the \
-                 SACK blocks; set tcp.sack = true (or tcp.profile = \"linux\")",
+                format!(
+                    "true is not allowed without SACK: the autotuned window travels beside \
+                     the SACK blocks; set tcp.sack = true{or_linux}"
+                ),
             ));
         }
         // The linux profile's undo and F-RTO, which a flow without SACK
@@ -1003,24 +1012,29 @@ impl TcpSpec {
         if s.undo() && undo_given && !(s.sack && (s.timestamps() || s.frto())) {
             return Err(SpecError::new(
                 join(path, "undo"),
-                "true is not allowed without SACK and timestamps or F-RTO: the undo is a SACK \
-                 flow's and its tests are the echoed timestamp and F-RTO; set tcp.sack = true \
-                 and tcp.timestamps = true or tcp.frto = true (or tcp.profile = \"linux\")",
+                format!(
+                    "true is not allowed without SACK and timestamps or F-RTO: the undo is a \
+                     SACK flow's and its tests are the echoed timestamp and F-RTO; set \
+                     tcp.sack = true and tcp.timestamps = true or tcp.frto = true{or_linux}"
+                ),
             ));
         }
         if s.frto() && frto_given && !s.sack {
             return Err(SpecError::new(
                 join(path, "frto"),
-                "true is not allowed without SACK: F-RTO is modelled in its SACK-enhanced \
-                 version (RFC 5682 section 3), as Linux runs it; set tcp.sack = true (or \
-                 tcp.profile = \"linux\")",
+                format!(
+                    "true is not allowed without SACK: F-RTO is modelled in its SACK-enhanced \
+                     version (RFC 5682 section 3), as Linux runs it; set tcp.sack = true{or_linux}"
+                ),
             ));
         }
         if s.delack_linux() && !s.sack {
             return Err(SpecError::new(
                 join(path, "delack_timer"),
-                "\"linux\" is not allowed without SACK: its state is kept beside the \
-                 receiver's SACK blocks; set tcp.sack = true (or tcp.profile = \"linux\")",
+                format!(
+                    "\"linux\" is not allowed without SACK: its state is kept beside the \
+                     receiver's SACK blocks; set tcp.sack = true{or_linux}"
+                ),
             ));
         }
         if s.rwnd == 0 {
@@ -1307,6 +1321,11 @@ mod tests {
         let e = parse(&doc("frto = true", "")).unwrap_err();
         assert_eq!(e.path, "tcp.frto");
         assert!(e.msg.contains("SACK"), "{}", e.msg);
+        assert!(e.msg.contains("or tcp.profile = \"linux\""), "{}", e.msg);
+        // Where the profile is the file's already, it is not suggested.
+        let e = parse(&doc(&format!("{no_sack}\nfrto = true"), "")).unwrap_err();
+        assert_eq!(e.path, "tcp.frto");
+        assert!(!e.msg.contains("tcp.profile"), "{}", e.msg);
         let sc = parse(&doc("ecn_backoff = false\ndupack_halving = false", "")).unwrap();
         assert!(!sc.tcp.ecn_backoff() && !sc.tcp.dupack_halving());
         let json = serde_json::to_string(&sc.tcp).unwrap();
