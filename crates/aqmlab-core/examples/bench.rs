@@ -9,8 +9,12 @@
 //! Each SPEC runs N times (default 3); the line shows the median run's wall
 //! seconds, simulated seconds per wall second (median and best, since other
 //! load on the machine only ever slows a run down), events per wall second,
-//! bottleneck packets per wall second, and the process's peak resident
-//! memory so far. For scenarios with web traffic an extra line gives the
+//! bottleneck packets per wall second, the process's peak resident
+//! memory so far, `ns/ev`: wall ns per event at the best run (a run is
+//! deterministic, so every repetition takes the same events), and `x_ev`
+//! that figure over the first SPEC's (`make bench` lists the canonical
+//! scenario first and its linux-profile twin second, so the second row's
+//! `x_ev` is the linux profile's cost per event in NewReno's). For scenarios with web traffic an extra line gives the
 //! requests completed per wall second (completed in the measurement
 //! interval, scaled to the whole run like `bn_pkts/s`).
 //!
@@ -397,9 +401,18 @@ fn main() -> ExitCode {
         return ExitCode::from(2);
     }
     println!(
-        "{:<30} {:>8} {:>10} {:>10} {:>12} {:>12} {:>8}",
-        "scenario", "wall_s", "sim_s/s", "best", "events/s", "bn_pkts/s", "peak_MB"
+        "{:<30} {:>8} {:>10} {:>10} {:>12} {:>12} {:>8} {:>8} {:>6}",
+        "scenario",
+        "wall_s",
+        "sim_s/s",
+        "best",
+        "events/s",
+        "bn_pkts/s",
+        "peak_MB",
+        "ns/ev",
+        "x_ev"
     );
+    let mut first_ns_per_event = None;
     for spec in args {
         let (name, sc) = match load(&spec) {
             Ok(x) => x,
@@ -419,8 +432,10 @@ fn main() -> ExitCode {
         runs.sort_by(|a, b| a.wall_time_s.total_cmp(&b.wall_time_s));
         let best = runs[0].wall_time_s;
         let s = &runs[reps / 2];
+        let ns_per_event = best * 1e9 / s.events.max(1) as f64;
+        let first = *first_ns_per_event.get_or_insert(ns_per_event);
         println!(
-            "{:<30} {:>8.3} {:>10.1} {:>10.1} {:>12.0} {:>12.0} {:>8.1}",
+            "{:<30} {:>8.3} {:>10.1} {:>10.1} {:>12.0} {:>12.0} {:>8.1} {:>8.1} {:>6.3}",
             name,
             s.wall_time_s,
             s.duration_s / s.wall_time_s,
@@ -429,7 +444,9 @@ fn main() -> ExitCode {
             s.bottleneck.departures as f64 * s.duration_s
                 / (s.duration_s - s.measure_start_s)
                 / s.wall_time_s,
-            peak_rss_mb()
+            peak_rss_mb(),
+            ns_per_event,
+            ns_per_event / first
         );
         eprintln!(
             "  util {:.4} loss {:.4} qmean {:.1} early {} forced {} overflow {} marks {} goodput {:.0} jain {:.3} timeouts {}",
