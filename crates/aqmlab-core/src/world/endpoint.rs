@@ -86,6 +86,14 @@ impl World {
                 self.emit_seg(f, &s, false);
             }
         }
+        self.arm_timers(f);
+    }
+
+    /// Re-arm flow `f`'s timer events after it took an event: one event
+    /// at the earliest deadline of each timer (a later one is left to the
+    /// event due first, which re-arms in turn).
+    #[inline(always)]
+    fn arm_timers(&mut self, f: usize) {
         let fl = &mut self.flows[f];
         if let Some(d) = fl.rto_deadline {
             if fl.rto_event.is_none_or(|e| e > d) {
@@ -215,6 +223,11 @@ impl World {
         self.out = out;
     }
 
+    /// The delayed-ACK timer's event. Most find no ACK due (the ACK went
+    /// with the next segment, or the deadline moved): they only re-arm the
+    /// flow's timers, what [`World::emit`] does with nothing to send, on a
+    /// short path of their own.
+    #[inline(never)]
     pub(super) fn delack_timer(&mut self, f: usize) {
         let now = self.now;
         self.flow_event(f, End::Both, now);
@@ -222,10 +235,18 @@ impl World {
         if fl.delack_event == Some(now) {
             fl.delack_event = None;
         }
-        let mut out = std::mem::take(&mut self.out);
         if fl.delack_deadline.is_some_and(|d| d <= now) {
-            fl.on_delack(now, &mut out);
+            self.delack_due(f);
+        } else {
+            self.arm_timers(f);
         }
+    }
+
+    /// The delayed ACK is due: the receiver sends it.
+    #[inline(never)]
+    fn delack_due(&mut self, f: usize) {
+        let mut out = std::mem::take(&mut self.out);
+        self.flows[f].on_delack(self.now, &mut out);
         self.emit(f, &mut out);
         self.out = out;
     }

@@ -162,42 +162,37 @@ impl SackRx {
 
     fn build(&mut self, first: Option<u64>, rcv_nxt: u64) {
         let mut out = SackBlocks::NONE;
-        let mut used = [usize::MAX; MAX_BLOCKS];
-        let mut push = |out: &mut SackBlocks, i: usize, ranges: &[(u64, u64)]| {
-            if out.n as usize == MAX_BLOCKS || used[..out.n as usize].contains(&i) {
-                return;
-            }
-            let (s, e) = ranges[i];
-            used[out.n as usize] = i;
-            out.b[out.n as usize] = ((s - rcv_nxt) as u32, (e - rcv_nxt) as u32);
-            out.n += 1;
-        };
-        // RFC 2018 section 4: the block holding the triggering segment first.
-        let first_range = first.and_then(|seq| self.range_of(seq));
-        if let Some(i) = first_range {
-            push(&mut out, i, &self.ranges);
-        }
-        // Then the blocks reported most recently, still held.
         let (recent, nrecent) = (self.recent, self.nrecent);
-        for &seq in &recent[..nrecent] {
-            if let Some(i) = self.range_of(seq) {
-                push(&mut out, i, &self.ranges);
-            }
-        }
-        // Remember this ACK's first block, latest first, one entry per
-        // range still held.
-        let mut seen = [usize::MAX; RECENT];
         self.nrecent = 0;
+        if self.ranges.is_empty() {
+            // Nothing held: no block, and no earlier one to remember.
+            self.last = out;
+            return;
+        }
+        // RFC 2018 section 4: the block holding the triggering segment
+        // first, then the blocks reported most recently that are still
+        // held, each range once, three at most. The same ranges, in the
+        // same order, are this ACK's first block and the earlier ones to
+        // remember (latest first, one entry per range): one pass finds
+        // them both.
+        let mut seen = [usize::MAX; RECENT];
         for seq in first.into_iter().chain(recent[..nrecent].iter().copied()) {
+            let Some(i) = self.range_of(seq) else {
+                continue;
+            };
+            if seen[..self.nrecent].contains(&i) {
+                continue;
+            }
+            seen[self.nrecent] = i;
+            self.recent[self.nrecent] = seq;
+            self.nrecent += 1;
+            if (out.n as usize) < MAX_BLOCKS {
+                let (s, e) = self.ranges[i];
+                out.b[out.n as usize] = ((s - rcv_nxt) as u32, (e - rcv_nxt) as u32);
+                out.n += 1;
+            }
             if self.nrecent == RECENT {
                 break;
-            }
-            if let Some(i) = self.range_of(seq) {
-                if !seen[..self.nrecent].contains(&i) {
-                    seen[self.nrecent] = i;
-                    self.recent[self.nrecent] = seq;
-                    self.nrecent += 1;
-                }
             }
         }
         self.last = out;
