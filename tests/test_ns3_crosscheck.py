@@ -388,7 +388,7 @@ def chain_outside(ours: dict[str, float], ns3: dict[str, float]) -> list[str]:
 def _device_packet(ours: dict[str, float], ns3: dict[str, float]) -> str:
     return (
         "ns-3's queue disc hands each packet to its device a packet time before it is sent, "
-        f"{L_PACKET_MS:.1f} ms at L's 5 Mbit/s, so its PIE and CoDel at L see that much less "
+        f"{L_PACKET_MS:.1f} ms at L's 5 Mbit/s, so its CoDel at L sees that much less "
         'delay than aqmlab\'s for the same queue (README.md, "The device queue"): aqmlab marks '
         f"{ours['lm_mark_pct']:.3f} % of L's arrivals, ns-3 {ns3['lm_mark_pct']:.3f} %; with "
         "aqmlab's target at L raised by the packet time most of the gap closes "
@@ -396,27 +396,18 @@ def _device_packet(ours: dict[str, float], ns3: dict[str, float]) -> str:
     )
 
 
-def _device_packet_red(ours: dict[str, float], ns3: dict[str, float]) -> str:
+def _red_marks_at_l(ours: dict[str, float], ns3: dict[str, float]) -> str:
     return (
-        "ns-3's RED averages its queue disc alone, a packet short of the queue aqmlab's RED "
-        'averages (README.md, "The device queue"), so at M it marks less '
-        f"({ns3['mark_pct']:.3f} % against aqmlab's {ours['mark_pct']:.3f} %); L's RED hardly "
-        f"acts (under min_th: {ours['lm_mark_pct']:.3f} % and {ns3['lm_mark_pct']:.3f} % of L's "
-        "arrivals marked), so L is a FIFO whose queue follows the A flows' windows, larger in "
-        f"ns-3 ({ns3['lm_queue_pkts']:.2f} packets against {ours['lm_queue_pkts']:.2f}); with "
-        "aqmlab's thresholds a packet higher most of each gap closes "
-        "(test_chain_gaps_close_with_the_device_packet_counted)"
+        "L's RED hardly acts (its average under min_th), marking a handful of L's arrivals a run "
+        f"({ours['lm_mark_pct']:.3f} % against ns-3's {ns3['lm_mark_pct']:.3f} %, two or three "
+        "packets in the 30 s): too few for their rate to be compared"
     )
 
 
 # The figures each chain pair leaves outside the bands, and why (README.md, "Two queues in
 # sequence").
 CHAIN_DIFFERENCE = {
-    "chain-newreno-red-5+5-ecn-sack": (
-        {"mark_pct", "lm_queue_pkts", "lm_delay_ms", "lm_mark_pct"},
-        _device_packet_red,
-    ),
-    "chain-newreno-pie-5+5-ecn-sack": ({"lm_mark_pct"}, _device_packet),
+    "chain-newreno-red-5+5-ecn-sack": ({"lm_mark_pct"}, _red_marks_at_l),
     "chain-newreno-codel-5+5-ecn-sack": ({"lm_mark_pct"}, _device_packet),
 }
 
@@ -433,52 +424,35 @@ def test_chain_pair(name: str, chain_pairs: dict[str, list[dict[str, Any]]]) -> 
     outside = chain_outside(ours, ns3)
     if not outside:
         return
-    expected, why = CHAIN_DIFFERENCE[name]
-    if set(outside) <= expected:
-        pytest.xfail(f"{name}: {', '.join(outside)} outside; {why(ours, ns3)}")
+    if name in CHAIN_DIFFERENCE:
+        expected, why = CHAIN_DIFFERENCE[name]
+        if set(outside) <= expected:
+            pytest.xfail(f"{name}: {', '.join(outside)} outside; {why(ours, ns3)}")
     raise AssertionError(f"{name}: {', '.join(outside)} outside the bands", ours, ns3)
 
 
-@pytest.mark.parametrize("aqm", ["red", "pie", "codel"])
 def test_chain_gaps_close_with_the_device_packet_counted(
-    aqm: str, chain_pairs: dict[str, list[dict[str, Any]]]
+    chain_pairs: dict[str, list[dict[str, Any]]],
 ) -> None:
-    """What keeps the chain pairs' named figures apart is ns-3's device queue: counting in
-    aqmlab the packet it hides (RED: thresholds a packet higher at L and M; PIE and CoDel: the
-    target at L raised by L's packet time, 2.4 ms) closes at least half of each gap between the
-    means over seeds 1-5 (RED's marks at L, a handful a run, left out)."""
+    """What keeps the CoDel chain pair's marks at L outside the band is ns-3's device queue:
+    counting in aqmlab the packet it hides (CoDel's target at L raised by L's packet time,
+    2.4 ms) closes at least half of the gap between the means over seeds 1-5. The PIE pair's
+    figures are all within the bands, and the RED pair's but for L's marks, a handful a run."""
     import aqmlab
 
-    case = CHAIN[f"chain-newreno-{aqm}-5+5-ecn-sack"]
+    case = CHAIN["chain-newreno-codel-5+5-ecn-sack"]
     table = case.aqm_table()
-    if aqm == "red":
-        shifted = table.replace(f"min_th = {case.min_th}", f"min_th = {case.min_th + 1}")
-        shifted = shifted.replace(f"max_th = {case.max_th}", f"max_th = {case.max_th + 1}")
-        links = ("lm", "mr")
-        figures = ("mark_pct", "lm_queue_pkts", "lm_delay_ms")
-    else:
-        target = case.pie_target_ms if aqm == "pie" else case.codel_target_ms
-        shifted = table.replace(
-            f'target = "{target}ms"', f'target = "{target + L_PACKET_MS:.1f}ms"'
-        )
-        links = ("lm",)
-        figures = ("lm_mark_pct",)
+    target = case.codel_target_ms
+    shifted = table.replace(f'target = "{target}ms"', f'target = "{target + L_PACKET_MS:.1f}ms"')
     assert shifted != table
     runs = []
     for seed in CHAIN_SEEDS:
-        s = aqmlab.run(case.toml(seed, {link: shifted for link in links})).summary
+        s = aqmlab.run(case.toml(seed, {"lm": shifted})).summary
         lm = next(x for x in s["links"] if x["name"] == "lm")
-        m = s["bottleneck"]
-        runs.append(
-            {
-                "mark_pct": 100 * m["marks"] / m["arrivals"],
-                "lm_queue_pkts": lm["queue_mean_pkts"],
-                "lm_delay_ms": lm["queuing_delay_mean_s"] * 1e3,
-                "lm_mark_pct": 100 * lm["marks"] / lm["arrivals"],
-            }
-        )
+        runs.append(100 * lm["marks"] / lm["arrivals"])
     rows = chain_pairs[case.name]
     ours, ns3 = _chain_means(rows, "aqmlab"), _chain_means(rows, "ns3")
-    for k in figures:
-        counted = sum(r[k] for r in runs) / len(runs)
-        assert abs(counted - ns3[k]) <= 0.5 * abs(ours[k] - ns3[k]), (k, counted, ours[k], ns3[k])
+    k = "lm_mark_pct"
+    assert k in chain_outside(ours, ns3), (case.name, ours, ns3)
+    counted = sum(runs) / len(runs)
+    assert abs(counted - ns3[k]) <= 0.5 * abs(ours[k] - ns3[k]), (k, counted, ours[k], ns3[k])

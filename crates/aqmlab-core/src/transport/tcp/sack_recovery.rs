@@ -446,10 +446,15 @@ impl TcpFlow {
                     self.cwnd = c as f64;
                 }
             }
-        } else if advanced && !ece {
+        } else if advanced && (!ece || lr.loss) {
             // By the segments this ACK delivered, cumulatively or by SACK
             // (Linux's `acked_sacked` in `tcp_cong_control`): a cumulative
             // ACK over segments SACKed before does not count them again.
+            // An ECN-Echo holds the window (RFC 3168 section 6.1.2), but
+            // not in a timeout's retransmissions: the receiver echoes until
+            // a new segment carries CWR, and only retransmissions go, so
+            // Linux's slow start there ignores it (`tcp_cong_control`
+            // raises the window outside CWR and Recovery; so does ns-3).
             self.grow_window(now, delivered);
         }
         if self.cfg.tcp.pacing {
@@ -1338,5 +1343,51 @@ mod tests {
         assert_eq!(n.tx.stats.sack_recoveries, 2);
         assert_eq!(copies(432), 2);
         assert_eq!(n.rx.rcv_nxt, 515);
+    }
+
+    /// A timeout while the receiver still echoes ECN-Echo (RFC 3168: until
+    /// a new segment carries CWR): segment 30 arrives CE-marked, and every
+    /// segment sent from 150 to 700 ms is lost, the one with CWR among
+    /// them. The timeout's retransmissions carry no CWR, so every ACK of
+    /// the loss state echoes ECE; the window still grows by slow start
+    /// there, as Linux's (`tcp_cong_control` raises it outside CWR and
+    /// Recovery) and ns-3's: 18 segments within a second of the second
+    /// timeout, everything sent by 2.64 s. Held at one segment by the
+    /// echo, the flow sent one retransmission a round trip and finished at
+    /// 5.06 s.
+    #[test]
+    fn the_loss_state_grows_the_window_under_ecn_echo() {
+        let tcp = TcpSpec {
+            ecn: true,
+            ..spec(true, false, false)
+        };
+        let mut n = Net::new(tcp, 300, 50, 1200, &[]);
+        n.set_marks(&[(30, 1)]);
+        n.set_outage_ms(150, 700);
+        n.run(20_000);
+        let lost = n.lost.len();
+        let rto = n
+            .cwnd
+            .iter()
+            .find(|c| c.0 > SimTime::from_millis(700) && c.1 <= 1.0)
+            .map(|c| ms(c.0));
+        let peak = n
+            .cwnd
+            .iter()
+            .filter(|c| rto.is_some_and(|t| ms(c.0) > t && ms(c.0) < t + 1000.0))
+            .map(|c| c.1)
+            .fold(0.0, f64::max);
+        let done = n.sent.last().map(|s| ms(s.0)).unwrap_or(0.0);
+        eprintln!(
+            "lost {lost}, timeouts {}, timeout at {rto:?} ms, window within 1 s after {peak}, \
+             last segment sent at {done:.0} ms, delivered {}",
+            n.tx.stats.timeouts, n.rx.rcv_nxt
+        );
+        assert!(lost > 20, "{lost}");
+        assert_eq!(n.tx.stats.timeouts, 2);
+        assert!(rto.is_some());
+        assert!(peak >= 8.0, "{peak}");
+        assert_eq!(n.rx.rcv_nxt, 300);
+        assert!(done < 3000.0, "{done}");
     }
 }

@@ -124,6 +124,8 @@ pub(super) struct Net {
     pub cwnd: Vec<(SimTime, f64)>,
     /// Every data segment sent in this interval is lost: an outage.
     outage: Option<(SimTime, SimTime)>,
+    /// Data segments ((segment, transmission)) the bottleneck marks CE.
+    marks: Vec<(u64, u32)>,
 }
 
 impl Net {
@@ -153,6 +155,7 @@ impl Net {
             recovery: Vec::new(),
             cwnd: Vec::new(),
             outage: None,
+            marks: Vec::new(),
         }
     }
 
@@ -178,6 +181,10 @@ impl Net {
             if out_now || self.drops.contains(&(s.seq, nth)) {
                 self.lost.push((self.now, s.seq));
                 continue;
+            }
+            let mut s = s;
+            if self.marks.contains(&(s.seq, nth)) {
+                s.ecn = Ecn::Ce;
             }
             self.push(depart + self.owd, s, super::SackBlocks::NONE, true);
         }
@@ -248,6 +255,12 @@ impl Net {
     /// their time): a step in the path's delay.
     pub fn set_owd_ms(&mut self, ms: u64) {
         self.owd = SimTime::from_millis(ms);
+    }
+
+    /// The data segments in `marks` ((segment, transmission)) arrive
+    /// CE-marked.
+    pub fn set_marks(&mut self, marks: &[(u64, u32)]) {
+        self.marks = marks.to_vec();
     }
 
     /// Every data segment sent from `from_ms` to `to_ms` is lost.
