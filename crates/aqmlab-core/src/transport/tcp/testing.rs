@@ -167,7 +167,7 @@ impl Net {
     }
 
     fn sender_sent(&mut self, out: Vec<Seg>) {
-        for s in out {
+        for mut s in out {
             let n = self.sends.entry(s.seq).or_insert(0);
             *n += 1;
             let nth = *n;
@@ -182,7 +182,6 @@ impl Net {
                 self.lost.push((self.now, s.seq));
                 continue;
             }
-            let mut s = s;
             if self.marks.contains(&(s.seq, nth)) {
                 s.ecn = Ecn::Ce;
             }
