@@ -971,8 +971,9 @@ impl TcpSpec {
             // The linux profile's default, which the timed estimator turns off.
             s.set_cubic_linux(false);
         }
-        if s.delack_linux() && !delack_timer_given && !s.sack {
-            // The linux profile's default, which a flow without SACK turns off.
+        if s.delack_linux() && !delack_timer_given && !(s.sack && s.delayed_ack) {
+            // The linux profile's default, which a flow without SACK or
+            // without delayed ACKs turns off.
             s.set_delack_linux(false);
         }
         if s.cubic_linux() && s.rtt_estimator != RttEstimator::Linux {
@@ -1035,6 +1036,14 @@ impl TcpSpec {
                     "\"linux\" is not allowed without SACK: its state is kept beside the \
                      receiver's SACK blocks; set tcp.sack = true{or_linux}"
                 ),
+            ));
+        }
+        if s.delack_linux() && !s.delayed_ack {
+            return Err(SpecError::new(
+                join(path, "delack_timer"),
+                "\"linux\" is not allowed with delayed_ack = false: the timer times the ACKs \
+                 a receiver holds back, and this one holds none; set tcp.delayed_ack = true or \
+                 tcp.delack_timer = \"fixed\"",
             ));
         }
         if s.rwnd == 0 {
@@ -1369,9 +1378,9 @@ mod tests {
     }
 
     /// `delack_timer` is `"fixed"` by default, `"linux"` in the linux
-    /// profile (inert there without SACK), listed in the resolved scenario
-    /// only when `"linux"`; without SACK, or an unknown rule, refused
-    /// naming the key.
+    /// profile (off there without SACK or without delayed ACKs), listed in
+    /// the resolved scenario only when `"linux"`; written without SACK or
+    /// without delayed ACKs, or an unknown rule, refused naming the key.
     #[test]
     fn delack_timer_key() {
         let sc = parse(&doc("", "")).unwrap();
@@ -1399,6 +1408,16 @@ mod tests {
         let e = parse(&doc("delack_timer = \"linux\"", "")).unwrap_err();
         assert_eq!(e.path, "tcp.delack_timer");
         assert!(e.msg.contains("tcp.sack = true"), "{}", e.msg);
+        // Without delayed ACKs the profile's timer is off; written, refused.
+        let sc = parse(&doc("profile = \"linux\"\ndelayed_ack = false", "")).unwrap();
+        assert!(!sc.tcp.delack_linux());
+        let e = parse(&doc(
+            "profile = \"linux\"\ndelayed_ack = false\ndelack_timer = \"linux\"",
+            "",
+        ))
+        .unwrap_err();
+        assert_eq!(e.path, "tcp.delack_timer");
+        assert!(e.msg.contains("delayed_ack = false"), "{}", e.msg);
         let e = parse(&doc("delack_timer = \"bsd\"", "")).unwrap_err();
         assert_eq!(e.path, "tcp.delack_timer");
         assert!(e.to_string().contains("\"fixed\""), "{e}");
