@@ -672,10 +672,10 @@ def test_frto_finds_the_spurious_timeouts_the_kernel_finds(tmp_path: Path) -> No
             doc["tcp"]["frto"] = False  # else the kernel's default, 2
         # The kernel's host loop, when the machine is loaded (the CI runs this beside two other
         # jobs on two cores), can hold a segment long enough for a timeout that is not spurious
-        # (3 timeouts where the simulator has 2, seen twice beside other jobs: once 2 undone,
-        # once 1, the extra timeout inside the episode of a spurious one). A kernel run with F-RTO
-        # that times out more often than the simulator's is such a run: it is taken once more,
-        # and the second is the one checked.
+        # (3 timeouts where the simulator has 2, seen twice beside other jobs: once 2 of them
+        # undone, once 1). A kernel run with F-RTO that times out more often than the
+        # simulator's is taken as such a run: it is taken once more, and the second is the one
+        # checked.
         for attempt in (1, 2):
             out = tmp_path / f"kernel-{frto}-{attempt}"
             run_testbed(doc, out, cc="cubic")
