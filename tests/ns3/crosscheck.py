@@ -79,6 +79,13 @@ AQMLAB_VARIANT = {
     "dctcp": {"byte_counting": "true"},
 }
 
+# ns-3's TcpCubic grows as Linux's `tcp_cubic` does (toward W(t + min RTT), with Linux's Reno
+# estimate), which is aqmlab's `cubic = "linux"`; that model takes its minimum RTT from an RTT
+# sample on every ACK, Linux's estimator, which needs the SACK sender. So the CUBIC pairs with
+# SACK run it, those without SACK RFC 9438's (README.md, "The newer TCPs"); HyStart is off on both
+# sides.
+AQMLAB_CUBIC_SACK = {"cubic": '"linux"', "rtt_estimator": '"linux"'}
+
 NS3_CC = {
     "newreno": "ns3::TcpNewReno",
     "cubic": "ns3::TcpCubic",
@@ -278,6 +285,8 @@ class Case:
         if self.sack:
             keys.update(AQMLAB_SACK)
         keys.update(AQMLAB_VARIANT.get(self.variant, {}))
+        if self.sack and self.variant == "cubic":
+            keys.update(AQMLAB_CUBIC_SACK)
         if self.dctcp_flows:
             # run-wide: the classic flows grow by byte counting too, as ns-3's TcpLinuxReno
             keys.update(AQMLAB_VARIANT["dctcp"])
