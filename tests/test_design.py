@@ -272,6 +272,19 @@ def test_bad_input_names_the_argument():
         design.model.parse_rate_bps("-5Mbps", "--rate")
 
 
+def test_a_value_with_a_minus_after_its_flag_is_the_flags_value():
+    """`--rtt -1ms`, a value that argparse would take for an option ("expected one
+    argument"), meets the option's own check: one error line naming the value."""
+    from conftest import aqmlab_cli, assert_clean_error
+
+    p = aqmlab_cli("design", "pi", "--rate", "10Mbps", "--flows", "60", "--rtt", "-1ms")
+    assert_clean_error(p)
+    assert "--rtt: '-1ms' is not allowed" in p.stderr, p.stderr
+    p = aqmlab_cli("design", "pi", "--rate", "-10Mbps", "--flows", "60", "--rtt", "100ms")
+    assert_clean_error(p)
+    assert "--rate: '-10Mbps'" in p.stderr, p.stderr
+
+
 # ---- the packet size, and a design written into a scenario -----------------------------
 
 

@@ -50,7 +50,16 @@ class UserError(Exception):
 
 
 class Parser(argparse.ArgumentParser):
-    """An argument parser whose mistakes are :class:`UserError`."""
+    """An argument parser whose mistakes are :class:`UserError`, and which reads a word that
+    starts with a minus and a digit (``-1ms``, ``-.5``, ``-3``) as a value, so that
+    ``--rtt -1ms`` meets the option's own check, which names the value."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # argparse reads only plain numbers ("-1", "-0.5") as values and any other word after
+        # a minus as an option ("--rtt -1ms": "expected one argument"); no option of aqmlab's
+        # starts with a digit.
+        self._negative_number_matcher = re.compile(r"^-\.?\d")
 
     def error(self, message: str) -> NoReturn:
         raise UserError(f"{self.prog}: {message}")
