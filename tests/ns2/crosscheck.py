@@ -40,6 +40,7 @@ NS2_TCP = [
     'recovery_exit="ssthresh"',
     'limited_transmit_sends="next"',
     "ect_retransmits=true",
+    "cwr_on_retransmit=true",
     'timeout_in_recovery="cut"',
 ]
 

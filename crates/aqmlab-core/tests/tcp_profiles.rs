@@ -61,14 +61,16 @@ fn ns2_profiles_are_the_seeds_sets() {
     assert_eq!(t.recovery_exit, RecoveryExit::Ssthresh);
     assert_eq!(t.limited_transmit_sends, LimitedTransmitSends::Next);
     assert_eq!(t.timeout_in_recovery, TimeoutInRecovery::Cut);
+    assert!(t.cwr_on_retransmit());
     let t = common::scenario(&with_tcp("profile = \"ns2-2001\"")).tcp;
     assert!(t.ect_retransmits && !t.limited_transmit);
+    assert!(!t.cwr_on_retransmit());
     assert_eq!(t.partial_ack_timer, PartialAckTimer::Every);
     assert_eq!(t.loss_ssthresh, LossSsthresh::Flight);
     for (profile, keys) in [
         (
             "ns2-2009",
-            "ect_retransmits = true\nclock_tick = \"10ms\"\nloss_ssthresh = \"ns2\"\nrecovery_exit = \"ssthresh\"\nlimited_transmit_sends = \"next\"\ntimeout_in_recovery = \"cut\"",
+            "ect_retransmits = true\ncwr_on_retransmit = true\nclock_tick = \"10ms\"\nloss_ssthresh = \"ns2\"\nrecovery_exit = \"ssthresh\"\nlimited_transmit_sends = \"next\"\ntimeout_in_recovery = \"cut\"",
         ),
         (
             "ns2-2001",

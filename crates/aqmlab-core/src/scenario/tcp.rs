@@ -218,9 +218,12 @@ impl TcpProfile {
             // ns-2.35: a 10 ms TCP clock (`tcpTick_`), its own window cut
             // (`slowdown()`), recovery left at ssthresh
             // (`exit_recovery_fix_ = 0`), limited transmit sending the
-            // next segment (`singledup_`), retransmissions ECN-capable.
+            // next segment (`singledup_`), retransmissions ECN-capable and
+            // CWR on a retransmission too (`SetCWRonRetransmit_`, on since
+            // June 2008).
             TcpProfile::Ns2009 => TcpSpec {
                 ect_retransmits: true,
+                switches: TcpSwitches(d.switches.0 | TcpSwitches::CWR_ON_RETRANSMIT),
                 clock_tick: SimTime::from_millis(10),
                 loss_ssthresh: LossSsthresh::Ns2,
                 recovery_exit: RecoveryExit::Ssthresh,
@@ -766,6 +769,7 @@ impl TcpSpec {
             )? == "linux",
         );
         s.set_ack_heuristic(t.bool("ack_heuristic", d.ack_heuristic())?);
+        s.set_cwr_on_retransmit(t.bool("cwr_on_retransmit", d.cwr_on_retransmit())?);
         s.set_undo(t.bool("undo", d.undo())?);
         s.set_frto(t.bool("frto", d.frto())?);
         s.set_ecn_backoff(t.bool("ecn_backoff", d.ecn_backoff())?);

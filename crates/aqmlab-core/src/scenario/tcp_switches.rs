@@ -29,6 +29,7 @@ impl TcpSwitches {
     pub(super) const FRTO: u32 = 1 << 16;
     pub(super) const ECN_BACKOFF: u32 = 1 << 17;
     pub(super) const DUPACK_HALVING: u32 = 1 << 18;
+    pub(super) const CWR_ON_RETRANSMIT: u32 = 1 << 19;
 
     /// The switches the resolved scenario lists on or off.
     const ALWAYS_LISTED: u32 =
@@ -36,7 +37,7 @@ impl TcpSwitches {
 
     /// The switches the resolved scenario lists when on, in its order:
     /// the bit, the key and the choice it is listed with (`true` if none).
-    const LISTED: [(u32, &'static str, Option<&'static str>); 16] = [
+    const LISTED: [(u32, &'static str, Option<&'static str>); 17] = [
         (TcpSwitches::TIMESTAMPS, "timestamps", None),
         (TcpSwitches::HYSTART, "hystart", None),
         (
@@ -61,6 +62,7 @@ impl TcpSwitches {
         (TcpSwitches::IDLE_RESTART, "slow_start_after_idle", None),
         (TcpSwitches::SYN_LINEAR, "syn_linear_timeouts", None),
         (TcpSwitches::FRTO, "frto", None),
+        (TcpSwitches::CWR_ON_RETRANSMIT, "cwr_on_retransmit", None),
     ];
 
     pub(super) fn set(&mut self, bit: u32, on: bool) {
@@ -300,6 +302,22 @@ impl TcpSpec {
 
     pub fn set_frto(&mut self, on: bool) {
         self.switches.set(TcpSwitches::FRTO, on);
+    }
+
+    /// CWR on whichever data segment goes first after a window reduction,
+    /// a retransmission too (`tcp.cwr_on_retransmit`; ns-2's
+    /// `SetCWRonRetransmit_`, added in 2005 off and on by default since
+    /// June 2008, so ns-2.34 and ns-2.35 have it: `output()` sets CWR
+    /// when `!is_retransmit || SetCWRonRetransmit_`). Off (the default):
+    /// CWR on the first new segment, as RFC 3168 section 6.1.2 reads and
+    /// as Linux's `tcp_ecn_send` does (a retransmission carries none).
+    #[inline]
+    pub fn cwr_on_retransmit(&self) -> bool {
+        self.switches.0 & TcpSwitches::CWR_ON_RETRANSMIT != 0
+    }
+
+    pub fn set_cwr_on_retransmit(&mut self, on: bool) {
+        self.switches.set(TcpSwitches::CWR_ON_RETRANSMIT, on);
     }
 
     /// RFC 6582 section 4.2's ACK heuristic (`tcp.ack_heuristic`): after a

@@ -192,7 +192,7 @@ impl TcpFlow {
             self.rtt_seq = Some(seq);
             self.rtt_start = now;
         }
-        if self.cwr_pending && !retx {
+        if self.cwr_pending && (!retx || self.cfg.tcp.cwr_on_retransmit()) {
             f |= flags::CWR;
             self.cwr_pending = false;
         }

@@ -442,6 +442,36 @@ mod tests {
         assert!(out[0].flags & flags::CWR != 0, "{:?}", out);
     }
 
+    /// `cwr_on_retransmit` (ns-2's `SetCWRonRetransmit_`): CWR goes on the
+    /// first data segment after the reduction, the fast retransmission or
+    /// the timeout's, and not again on the first new segment.
+    #[test]
+    fn cwr_on_the_retransmission_as_ns2_sets_it() {
+        let mut t = spec();
+        t.set_cwr_on_retransmit(true);
+        let (mut tx, _) = sender(10.0, t);
+        let mut sent = Vec::new();
+        for t in 0..11 {
+            sent.extend(ack(&mut tx, 100 + t, 0, false));
+        }
+        assert_eq!(tx.stats.fast_retransmits, 1);
+        let retx = sent.iter().find(|s| s.flags & flags::RETX != 0).unwrap();
+        assert_eq!(retx.seq, 0);
+        assert!(retx.flags & flags::CWR != 0, "{sent:?}");
+        let new: Vec<_> = sent.iter().filter(|s| s.flags & flags::RETX == 0).collect();
+        assert!(!new.is_empty());
+        assert!(new.iter().all(|s| s.flags & flags::CWR == 0), "{new:?}");
+        // A timeout: the go-back-N retransmission carries it.
+        let (mut tx, _) = sender(4.0, t);
+        let mut out = Vec::new();
+        tx.on_rto(SimTime::from_millis(300), &mut out);
+        assert_eq!(out.len(), 1);
+        assert_eq!(
+            out[0].flags & (flags::RETX | flags::CWR),
+            flags::RETX | flags::CWR
+        );
+    }
+
     /// RFC 3168 section 6.1.2: one reduction per window for marks and
     /// losses together. After an ECN halving, a loss in the same window is
     /// retransmitted on three duplicate ACKs without halving again.
