@@ -748,6 +748,17 @@ impl TcpSpec {
                 }),
             )? == "rfc7928",
         );
+        s.set_prague_cwr_udp(
+            t.choice(
+                "prague_cwr",
+                &["linux", "udp-prague"],
+                Some(if d.prague_cwr_udp() {
+                    "udp-prague"
+                } else {
+                    "linux"
+                }),
+            )? == "udp-prague",
+        );
         s.set_prague_rtt_scaling(
             t.choice(
                 "prague_rtt_scaling",
@@ -1231,6 +1242,32 @@ mod tests {
         assert_eq!(e.path, "tcp.prague_rtt_scaling");
         assert!(
             e.msg.contains("rate") && e.msg.contains("none"),
+            "{}",
+            e.msg
+        );
+    }
+
+    /// `prague_cwr` is `"linux"` by default, listed in the resolved
+    /// scenario only when `"udp-prague"`; another value is refused naming
+    /// the key and the two allowed.
+    #[test]
+    fn prague_cwr_key() {
+        let sc = parse(&doc("variant = \"prague\"\necn = true", "")).unwrap();
+        assert!(!sc.tcp.prague_cwr_udp());
+        let json = serde_json::to_string(&sc.tcp).unwrap();
+        assert!(!json.contains("prague_cwr"), "{json}");
+        let sc = parse(&doc(
+            "variant = \"prague\"\necn = true\nprague_cwr = \"udp-prague\"",
+            "",
+        ))
+        .unwrap();
+        assert!(sc.tcp.prague_cwr_udp());
+        let json = serde_json::to_string(&sc.tcp).unwrap();
+        assert!(json.contains("\"prague_cwr\":\"udp-prague\""), "{json}");
+        let e = parse(&doc("prague_cwr = \"tcp\"", "")).unwrap_err();
+        assert_eq!(e.path, "tcp.prague_cwr");
+        assert!(
+            e.msg.contains("linux") && e.msg.contains("udp-prague") && e.msg.contains("tcp"),
             "{}",
             e.msg
         );

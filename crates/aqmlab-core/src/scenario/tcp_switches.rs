@@ -30,6 +30,7 @@ impl TcpSwitches {
     pub(super) const ECN_BACKOFF: u32 = 1 << 17;
     pub(super) const DUPACK_HALVING: u32 = 1 << 18;
     pub(super) const CWR_ON_RETRANSMIT: u32 = 1 << 19;
+    pub(super) const PRAGUE_CWR_UDP: u32 = 1 << 20;
 
     /// The switches the resolved scenario lists on or off.
     const ALWAYS_LISTED: u32 =
@@ -37,7 +38,7 @@ impl TcpSwitches {
 
     /// The switches the resolved scenario lists when on, in its order:
     /// the bit, the key and the choice it is listed with (`true` if none).
-    const LISTED: [(u32, &'static str, Option<&'static str>); 17] = [
+    const LISTED: [(u32, &'static str, Option<&'static str>); 18] = [
         (TcpSwitches::TIMESTAMPS, "timestamps", None),
         (TcpSwitches::HYSTART, "hystart", None),
         (
@@ -63,6 +64,11 @@ impl TcpSwitches {
         (TcpSwitches::SYN_LINEAR, "syn_linear_timeouts", None),
         (TcpSwitches::FRTO, "frto", None),
         (TcpSwitches::CWR_ON_RETRANSMIT, "cwr_on_retransmit", None),
+        (
+            TcpSwitches::PRAGUE_CWR_UDP,
+            "prague_cwr",
+            Some("udp-prague"),
+        ),
     ];
 
     pub(super) fn set(&mut self, bit: u32, on: bool) {
@@ -184,6 +190,25 @@ impl TcpSpec {
 
     pub fn set_prague_rtt_scaling(&mut self, rate: bool) {
         self.switches.set(TcpSwitches::PRAGUE_RTT_NONE, !rate);
+    }
+
+    /// When an RTT-independent Prague flow's ECE below 25 ms of its last
+    /// cut starts a reduction (`tcp.prague_cwr`). `"linux"` (the default,
+    /// the L4S team's kernel module): the TCP core enters its CWR state at
+    /// any ECE outside one and the module's `prague_enter_cwr` then skips
+    /// the cut, so that reduction spends a round trip without one.
+    /// `"udp-prague"` (the L4S team's UDP Prague, `prague_cc.cpp`, which
+    /// the team gives as TCP Prague's in rate and responsiveness): the
+    /// reduction state lasts until a round trip and a virtual one
+    /// (max(SRTT, 25 ms)) have passed since the cut, and the first ECE
+    /// after that cuts. True for `"udp-prague"`.
+    #[inline]
+    pub fn prague_cwr_udp(&self) -> bool {
+        self.switches.0 & TcpSwitches::PRAGUE_CWR_UDP != 0
+    }
+
+    pub fn set_prague_cwr_udp(&mut self, on: bool) {
+        self.switches.set(TcpSwitches::PRAGUE_CWR_UDP, on);
     }
 
     /// LEDBAT's TARGET and GAIN (`tcp.ledbat`): `"rfc6817"` (the default:

@@ -41,7 +41,11 @@
 //!   RTT-independent, also at most once per `rtt_target`: an ECE sooner
 //!   still starts the reduction, which spends its round without a cut
 //!   (the reference's `prague_enter_cwr` returns after the TCP core has
-//!   entered CWR).
+//!   entered CWR). `tcp.prague_cwr = "udp-prague"` takes the rule of the
+//!   L4S team's UDP Prague (`prague_cc.cpp` of github.com/L4STeam/udp_prague,
+//!   whose reduction state ends once a round trip and a virtual one,
+//!   max(SRTT, 25 ms), have passed since the cut): such an ECE starts
+//!   nothing, and the first ECE after the 25 ms cuts.
 //! - **Growth** (`prague_update_cwnd`, draft section 2.4.1): on every ACK,
 //!   also while the reduced window is acknowledged (the reference's AI
 //!   runs in CWR), by the segments it delivered that were not CE-marked:
@@ -233,6 +237,9 @@ pub struct Prague {
     round: u32,
     /// RTT independence on (`tcp.prague_rtt_scaling = "rate"`).
     pub rtt_scaling: bool,
+    /// UDP Prague's reduction state (`tcp.prague_cwr = "udp-prague"`): an
+    /// ECE that may not cut yet starts no reduction.
+    pub udp_cwr: bool,
     /// When alpha was last updated, and the last cut.
     alpha_stamp: SimTime,
     cwr_stamp: Option<SimTime>,
@@ -253,6 +260,7 @@ impl Default for Prague {
             dup_credit: 0,
             round: 0,
             rtt_scaling: true,
+            udp_cwr: false,
             alpha_stamp: SimTime::ZERO,
             cwr_stamp: None,
             ai: 1.0,
@@ -455,14 +463,16 @@ impl TcpFlow {
         };
         p.count(newly, dup, ece);
         // A reduction starts when the ACK covers a segment sent after the
-        // last one (Linux's CWR state), not during loss recovery.
-        if ece && !self.in_recovery && ack > self.ecn_recover {
+        // last one (Linux's CWR state), not during loss recovery; under
+        // UDP Prague's rule only once the flow may cut again.
+        let may_cut = p.may_cut(now, slow_start);
+        if ece && !self.in_recovery && ack > self.ecn_recover && (may_cut || !p.udp_cwr) {
             p.det.set_shift(self.ssthresh);
             self.ecn_recover = snd_max;
             self.recover = snd_max;
             self.last_cut = Cut::Ecn;
             self.cwr_pending = true;
-            if p.may_cut(now, slow_start) {
+            if may_cut {
                 self.cwnd = p.cut(now, self.cwnd, fallback);
                 self.ssthresh = self.cwnd;
                 self.stats.ecn_reductions += 1;
@@ -717,6 +727,43 @@ mod tests {
         assert_eq!(tx.stats.ecn_reductions, 2);
         let alpha = tx.prague().unwrap().alpha();
         assert!((tx.cwnd - (w - alpha * w / 2.0)).abs() < 1e-12);
+    }
+
+    /// An RTT-independent flow cuts at 100 ms; its round ends within
+    /// 25 ms of the cut, and an ECE at 115 ms may not cut. Linux's module
+    /// (`prague_cwr = "linux"`): that ECE starts a reduction all the same,
+    /// so the ECE at 130 ms, within it, does not cut either. UDP Prague's
+    /// rule: the ECE at 115 ms starts nothing, and the one at 130 ms, past
+    /// a round trip and 25 ms, cuts.
+    #[test]
+    fn an_ece_within_25_ms_of_a_cut_under_each_reduction_rule() {
+        for udp in [false, true] {
+            let mut t = prague_spec();
+            t.set_prague_cwr_udp(udp);
+            let (mut tx, _) = sender(20.0, t);
+            if let Some(State::Prague(p)) = tx.cc.as_deref_mut() {
+                p.round = RTT_TRANSITION;
+                assert!(p.udp_cwr == udp);
+            }
+            ack(&mut tx, 100, 1, true);
+            assert_eq!(tx.stats.ecn_reductions, 1);
+            assert_eq!(tx.ecn_recover, 20);
+            for a in 2..=21 {
+                ack(&mut tx, 100 + a / 2, a, false);
+            }
+            let before = tx.ecn_recover;
+            ack(&mut tx, 115, 22, true);
+            assert_eq!(tx.stats.ecn_reductions, 1, "udp {udp}");
+            assert_eq!(tx.ecn_recover > before, !udp, "udp {udp}");
+            let w = tx.cwnd;
+            ack(&mut tx, 130, 23, true);
+            if udp {
+                assert_eq!(tx.stats.ecn_reductions, 2);
+                assert!(tx.cwnd < w);
+            } else {
+                assert_eq!((tx.stats.ecn_reductions, tx.cwnd), (1, w));
+            }
+        }
     }
 
     /// A loss halves the window as Reno's (the reference's
