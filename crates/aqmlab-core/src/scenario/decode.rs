@@ -198,6 +198,19 @@ impl Table {
             )),
         }
     }
+    /// A string that must be `names[0]` or `names[1]`: whether it is the
+    /// second (`default_second` when the key is absent). For a switch that
+    /// names its two settings (`cubic = "rfc9438"` or `"linux"`).
+    pub fn either(
+        &mut self,
+        key: &'static str,
+        names: [&'static str; 2],
+        default_second: bool,
+    ) -> SpecResult<bool> {
+        let d = names[usize::from(default_second)];
+        Ok(self.choice(key, &names, Some(d))? == names[1])
+    }
+
     /// A string that must be one of `choices`.
     pub fn choice(
         &mut self,

@@ -737,48 +737,20 @@ impl TcpSpec {
             "prague_classic_ecn_detection",
             d.prague_classic_ecn_detection(),
         )?);
-        s.set_ledbat_rfc7928(
-            t.choice(
-                "ledbat",
-                &["rfc6817", "rfc7928"],
-                Some(if d.ledbat_rfc7928() {
-                    "rfc7928"
-                } else {
-                    "rfc6817"
-                }),
-            )? == "rfc7928",
-        );
-        s.set_prague_cwr_udp(
-            t.choice(
-                "prague_cwr",
-                &["linux", "udp-prague"],
-                Some(if d.prague_cwr_udp() {
-                    "udp-prague"
-                } else {
-                    "linux"
-                }),
-            )? == "udp-prague",
-        );
-        s.set_prague_rtt_scaling(
-            t.choice(
-                "prague_rtt_scaling",
-                &["rate", "none"],
-                Some(if d.prague_rtt_scaling() {
-                    "rate"
-                } else {
-                    "none"
-                }),
-            )? == "rate",
-        );
+        s.set_ledbat_rfc7928(t.either("ledbat", ["rfc6817", "rfc7928"], d.ledbat_rfc7928())?);
+        s.set_prague_cwr_udp(t.either(
+            "prague_cwr",
+            ["linux", "udp-prague"],
+            d.prague_cwr_udp(),
+        )?);
+        s.set_prague_rtt_scaling(!t.either(
+            "prague_rtt_scaling",
+            ["rate", "none"],
+            !d.prague_rtt_scaling(),
+        )?);
         s.set_moderate_rcvbuf(t.bool("moderate_rcvbuf", d.moderate_rcvbuf())?);
         s.set_tso(t.bool("tso", d.tso())?);
-        s.set_cubic_linux(
-            t.choice(
-                "cubic",
-                &["rfc9438", "linux"],
-                Some(if d.cubic_linux() { "linux" } else { "rfc9438" }),
-            )? == "linux",
-        );
+        s.set_cubic_linux(t.either("cubic", ["rfc9438", "linux"], d.cubic_linux())?);
         s.set_ack_heuristic(t.bool("ack_heuristic", d.ack_heuristic())?);
         s.set_cwr_on_retransmit(t.bool("cwr_on_retransmit", d.cwr_on_retransmit())?);
         s.set_undo(t.bool("undo", d.undo())?);
@@ -788,20 +760,8 @@ impl TcpSpec {
         s.set_txrehash(t.bool("txrehash", d.txrehash())?);
         s.set_ecn_fallback(t.bool("ecn_fallback", d.ecn_fallback())?);
         s.set_slow_start_after_idle(t.bool("slow_start_after_idle", d.slow_start_after_idle())?);
-        s.set_dctcp_linux(
-            t.choice(
-                "dctcp",
-                &["rfc8257", "linux"],
-                Some(if d.dctcp_linux() { "linux" } else { "rfc8257" }),
-            )? == "linux",
-        );
-        s.set_delack_linux(
-            t.choice(
-                "delack_timer",
-                &["fixed", "linux"],
-                Some(if d.delack_linux() { "linux" } else { "fixed" }),
-            )? == "linux",
-        );
+        s.set_dctcp_linux(t.either("dctcp", ["rfc8257", "linux"], d.dctcp_linux())?);
+        s.set_delack_linux(t.either("delack_timer", ["fixed", "linux"], d.delack_linux())?);
         t.finish()?;
         let pacing_off_given = pacing_given && !s.pacing;
         if matches!(profile, TcpProfile::Ns2001 | TcpProfile::Ns2009)
