@@ -250,7 +250,6 @@ impl State {
             TcpVariant::Prague => {
                 let mut p = Prague::default();
                 p.rtt_scaling = tcp.prague_rtt_scaling();
-                p.udp_cwr = tcp.prague_cwr_udp();
                 Some(State::Prague(p))
             }
         }

@@ -237,9 +237,6 @@ pub struct Prague {
     round: u32,
     /// RTT independence on (`tcp.prague_rtt_scaling = "rate"`).
     pub rtt_scaling: bool,
-    /// UDP Prague's reduction state (`tcp.prague_cwr = "udp-prague"`): an
-    /// ECE that may not cut yet starts no reduction.
-    pub udp_cwr: bool,
     /// When alpha was last updated, and the last cut.
     alpha_stamp: SimTime,
     cwr_stamp: Option<SimTime>,
@@ -260,7 +257,6 @@ impl Default for Prague {
             dup_credit: 0,
             round: 0,
             rtt_scaling: true,
-            udp_cwr: false,
             alpha_stamp: SimTime::ZERO,
             cwr_stamp: None,
             ai: 1.0,
@@ -458,6 +454,9 @@ impl TcpFlow {
         let slow_start = self.cwnd < self.ssthresh;
         let srtt = SimTime::from_nanos(self.srtt_ns as u64);
         let fallback = self.cfg.tcp.prague_classic_ecn_detection();
+        // UDP Prague's reduction state (`tcp.prague_cwr = "udp-prague"`): an
+        // ECE that may not cut yet starts no reduction.
+        let udp_cwr = self.cfg.tcp.prague_cwr_udp();
         let Some(State::Prague(p)) = self.cc.as_deref_mut() else {
             return;
         };
@@ -466,7 +465,7 @@ impl TcpFlow {
         // last one (Linux's CWR state), not during loss recovery; under
         // UDP Prague's rule only once the flow may cut again.
         let may_cut = p.may_cut(now, slow_start);
-        if ece && !self.in_recovery && ack > self.ecn_recover && (may_cut || !p.udp_cwr) {
+        if ece && !self.in_recovery && ack > self.ecn_recover && (may_cut || !udp_cwr) {
             p.det.set_shift(self.ssthresh);
             self.ecn_recover = snd_max;
             self.recover = snd_max;
@@ -743,7 +742,6 @@ mod tests {
             let (mut tx, _) = sender(20.0, t);
             if let Some(State::Prague(p)) = tx.cc.as_deref_mut() {
                 p.round = RTT_TRANSITION;
-                assert!(p.udp_cwr == udp);
             }
             ack(&mut tx, 100, 1, true);
             assert_eq!(tx.stats.ecn_reductions, 1);
