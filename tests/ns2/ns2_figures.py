@@ -122,7 +122,8 @@ def run_644(
     aqm: str, forward: int, reverse: int, bytes_: bool, packets: bool = False
 ) -> dict[str, float]:
     """``thesis_6.4.4.tcl``'s figures over 50-150 s: loss (drops / arrivals), utilisation of
-    15 Mbit/s, the mean queue in packets (samples every 100 ms)."""
+    15 Mbit/s, the mean queue in packets and in 500-byte units, and its standard deviation in
+    500-byte units (samples every 100 ms)."""
     tcl = TCL_644.read_text()
     if packets:
         tcl = tcl.replace(
@@ -142,6 +143,8 @@ def run_644(
         "loss": (b[1] - a[1]) / (b[0] - a[0]),
         "utilisation": departed * 8 / 100.0 / 15e6,
         "queue": b[3],
+        "queue_meansize": b[4],
+        "std_meansize": b[5],
     }
 
 
