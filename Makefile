@@ -197,14 +197,16 @@ lint: venv
 	$(VENV)/bin/mypy
 	$(VENV)/bin/mypy tools
 
-# Every scheme on the canonical scenario with its defaults.
+# The schemes the profile is trained on, each on the canonical scenario with its defaults; the
+# bench runs these and the L4S schemes and the step queue (PI2, DualPI2, Step) beside them.
 AQM_KINDS := droptail ared-feng ared autotune-red pi rem blue avq ap-red st-red st-pi pie codel fq-codel \
   fq-pie cobalt fq-cobalt
+BENCH_KINDS := $(AQM_KINDS) pi2 dualpi2 step
 BENCH_REPS ?= 3
 
 bench: build
 	$(BENCH) --reps $(BENCH_REPS) scenarios/canonical.toml scenarios/canonical-linux.toml \
-	  $(foreach k,$(AQM_KINDS),scenarios/canonical.toml@$(k)) \
+	  $(foreach k,$(BENCH_KINDS),scenarios/canonical.toml@$(k)) \
 	  scenarios/web.toml
 	$(MAKE) bench-scale
 	$(MAKE) bench-startup
