@@ -16,6 +16,7 @@ character), so that both the TOML front and the engine's decoder are hit.
 
 from __future__ import annotations
 
+import argparse
 import copy
 import datetime as dt
 import math
@@ -566,21 +567,30 @@ def main(argv: list[str]) -> int:
     """``python tests/fuzz.py SEED INDEX``: show and check one case;
     ``python tests/fuzz.py SEED N --all``: check N cases, print the bad ones;
     ``python tests/fuzz.py SEED --run I J ...``: run cases (see run_cases)."""
-    if len(argv) > 1 and argv[1] == "--run":
-        run_cases(int(argv[0]), [int(x) for x in argv[2:]])
+    ap = argparse.ArgumentParser(
+        prog="tests/fuzz.py", description=__doc__.split("\n\n")[0].replace("\n", " ")
+    )
+    ap.add_argument("seed", type=int, help="the fuzzer's seed")
+    ap.add_argument("n", type=int, nargs="?", help="a case's index, or with --all how many")
+    ap.add_argument("--all", action="store_true", help="check cases 0 .. N-1")
+    ap.add_argument("--run", type=int, nargs="+", metavar="I", help="run these cases")
+    args = ap.parse_args(argv)
+    if args.run is not None:
+        run_cases(args.seed, args.run)
         return 0
-    seed, n = int(argv[0]), int(argv[1])
-    if "--all" in argv:
+    if args.n is None:
+        ap.error("give a case's INDEX, N with --all, or --run I ...")
+    if args.all:
         bad = 0
-        for i in range(n):
-            c = make_case(seed, i)
+        for i in range(args.n):
+            c = make_case(args.seed, i)
             o = check(c)
             if o.kind == "bad":
                 bad += 1
                 print(c.name(), "->", o.detail)
-        print(f"{n} cases, {bad} bad")
+        print(f"{args.n} cases, {bad} bad")
         return 1 if bad else 0
-    c = make_case(seed, n)
+    c = make_case(args.seed, args.n)
     print(c.name())
     print(check(c))
     return 0

@@ -22,6 +22,7 @@ Two kinds of case, each reproducible from ``(seed, index)`` alone:
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import io
 import random
@@ -284,7 +285,13 @@ def check(case: Case) -> Outcome:
 
 def main(argv: list[str]) -> int:
     """``python tests/fuzz_commands.py SEED INDEX``: show and check one experiment case."""
-    c = make_case(int(argv[0]), int(argv[1]))
+    ap = argparse.ArgumentParser(
+        prog="tests/fuzz_commands.py", description="Show and check one case."
+    )
+    ap.add_argument("seed", type=int, help="the fuzzer's seed")
+    ap.add_argument("index", type=int, help="the case's index")
+    args = ap.parse_args(argv)
+    c = make_case(args.seed, args.index)
     print(c.name())
     print(check(c))
     return 0

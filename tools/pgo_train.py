@@ -10,6 +10,7 @@ with the instrumented ``aqmlab`` installed.
 
 from __future__ import annotations
 
+import argparse
 import sys
 import time
 import warnings
@@ -43,4 +44,11 @@ def main(kinds: list[str]) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1:])
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0].replace("\n", " "))
+    ap.add_argument(
+        "kinds", nargs="*", metavar="KIND", help="schemes run on the canonical dumbbell"
+    )
+    try:
+        main(ap.parse_args(sys.argv[1:]).kinds)
+    except aqmlab.ScenarioError as e:
+        sys.exit(f"error: {e}")

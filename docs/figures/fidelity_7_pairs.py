@@ -10,6 +10,7 @@ the default 192 runs.
 
 from __future__ import annotations
 
+import argparse
 import sys
 from pathlib import Path
 
@@ -21,10 +22,21 @@ ROOT = Path(__file__).resolve().parents[2]
 PRESETS = ROOT / "python" / "aqmlab" / "experiments" / "presets"
 
 
+def _seeds(text: str) -> list[int]:
+    try:
+        return [int(s) for s in text.split(",")]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not comma-separated integers") from None
+
+
 def main(argv: list[str]) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0].replace("\n", " "))
+    ap.add_argument("seeds", nargs="?", type=_seeds, default=list(range(1, 9)), metavar="SEEDS")
+    ap.add_argument("schemes", nargs="?", default="RED*,RED,REM,PI", metavar="SCHEMES")
+    args = ap.parse_args(argv)
     exp = load_experiment(PRESETS / "ecn-web-000-replay.toml")
-    seeds = [int(s) for s in argv[0].split(",")] if argv else list(range(1, 9))
-    names = argv[1].split(",") if len(argv) > 1 else ["RED*", "RED", "REM", "PI"]
+    seeds: list[int] = args.seeds
+    names: list[str] = args.schemes.split(",")
     ecn = next(f for f in exp.factors if f.name == "ecn")
     load = next(f for f in exp.factors if f.name == "load")
     assert ecn.labels == ("no ECN", "ECN", "ECN+"), ecn.labels
