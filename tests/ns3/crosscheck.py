@@ -100,6 +100,15 @@ FENG_MAX_P = 0.02
 # `loss_ssthresh = "window"`, where ns-3's halves its pipe (README.md, "The flow-queue schemes").
 NS3_WINDOW_CUT = "aqmlab_ns3::TcpNewRenoWindowCut"
 
+# ns-3's congestion controls of a mixed pair's flows (DCTCP beside classic flows growing by byte
+# counting), and dumbbell.cc's versions of them that clear the linear-increase count at a cut, as
+# Linux and aqmlab do (--ns3-count-reset; README.md, "The flow-queue schemes").
+NS3_MIXED = {"dctcp": "ns3::TcpDctcp", "classic": "ns3::TcpLinuxReno"}
+NS3_COUNT_RESET = {
+    "dctcp": "aqmlab_ns3::TcpDctcpCountReset",
+    "classic": "aqmlab_ns3::TcpLinuxRenoCountReset",
+}
+
 FIGURES = (
     "utilisation",
     "queue_pkts",
@@ -309,8 +318,9 @@ class Case:
             return []
         # aqmlab's classic flows grow by byte counting beside DCTCP (run-wide key): ns-3's
         # TcpLinuxReno, NewReno's rules with byte counting.
-        classic = "ns3::TcpLinuxReno" if self.variant == "newreno" else NS3_CC[self.variant]
-        return ["ns3::TcpDctcp"] * self.dctcp_flows + [classic] * (self.flows - self.dctcp_flows)
+        classic = NS3_MIXED["classic"] if self.variant == "newreno" else NS3_CC[self.variant]
+        dctcp = [NS3_MIXED["dctcp"]] * self.dctcp_flows
+        return dctcp + [classic] * (self.flows - self.dctcp_flows)
 
     def toml(self, seed: int) -> str:
         lo, hi = self.access_delay_ms
@@ -907,9 +917,17 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="diagnosis: ns-3's NewReno cuts to half the window, as aqmlab (README.md)",
     )
+    ap.add_argument(
+        "--ns3-count-reset",
+        action="store_true",
+        help="diagnosis: ns-3's DCTCP and Linux Reno clear their increase count at a cut, as "
+        "Linux and aqmlab (README.md)",
+    )
     args = ap.parse_args(argv)
     if args.ns3_window_cut:
         NS3_CC["newreno"] = NS3_WINDOW_CUT
+    if args.ns3_count_reset:
+        NS3_MIXED.update(NS3_COUNT_RESET)
     if args.queue_trace:
         global QUEUE_TRACE_DIR
         QUEUE_TRACE_DIR = Path(args.queue_trace)

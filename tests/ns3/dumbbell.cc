@@ -175,6 +175,98 @@ class TcpNewRenoWindowCut : public TcpNewReno
     }
 };
 
+// For diagnosis only (crosscheck.py --ns3-count-reset): ns-3.44's TcpLinuxReno, and TcpDctcp
+// built on it, keep their linear-increase count (m_cWndCnt: segments acknowledged towards the
+// next one) through a window reduction, so the window grows again sooner after a cut; Linux's
+// tcp_init_cwnd_reduction (CWR, Recovery) and tcp_enter_loss clear snd_cwnd_cnt, and so does
+// aqmlab. These two clear it wherever ns-3 asks for a new ssthresh (EnterCwr, EnterRecovery, a
+// timeout). The count is private to TcpLinuxReno: it is reached through a pointer to member
+// named in an explicit template instantiation, where the language checks no access.
+struct LinuxRenoCount
+{
+    using type = uint32_t TcpLinuxReno::*;
+    friend type RenoCount(LinuxRenoCount);
+};
+
+template <typename Tag, typename Tag::type Member>
+struct ExposeMember
+{
+    friend typename Tag::type RenoCount(Tag)
+    {
+        return Member;
+    }
+};
+
+template struct ExposeMember<LinuxRenoCount, &TcpLinuxReno::m_cWndCnt>;
+
+inline void
+ClearRenoCount(TcpLinuxReno& cc)
+{
+    cc.*RenoCount(LinuxRenoCount{}) = 0;
+}
+
+class TcpLinuxRenoCountReset : public TcpLinuxReno
+{
+  public:
+    static TypeId GetTypeId()
+    {
+        static TypeId tid = TypeId("aqmlab_ns3::TcpLinuxRenoCountReset")
+                                .SetParent<TcpLinuxReno>()
+                                .AddConstructor<TcpLinuxRenoCountReset>();
+        return tid;
+    }
+
+    TcpLinuxRenoCountReset() = default;
+    TcpLinuxRenoCountReset(const TcpLinuxRenoCountReset&) = default;
+
+    std::string GetName() const override
+    {
+        return "TcpLinuxRenoCountReset";
+    }
+
+    uint32_t GetSsThresh(Ptr<const TcpSocketState> tcb, uint32_t bytesInFlight) override
+    {
+        ClearRenoCount(*this);
+        return TcpLinuxReno::GetSsThresh(tcb, bytesInFlight);
+    }
+
+    Ptr<TcpCongestionOps> Fork() override
+    {
+        return CopyObject<TcpLinuxRenoCountReset>(this);
+    }
+};
+
+class TcpDctcpCountReset : public TcpDctcp
+{
+  public:
+    static TypeId GetTypeId()
+    {
+        static TypeId tid = TypeId("aqmlab_ns3::TcpDctcpCountReset")
+                                .SetParent<TcpDctcp>()
+                                .AddConstructor<TcpDctcpCountReset>();
+        return tid;
+    }
+
+    TcpDctcpCountReset() = default;
+    TcpDctcpCountReset(const TcpDctcpCountReset&) = default;
+
+    std::string GetName() const override
+    {
+        return "TcpDctcpCountReset";
+    }
+
+    uint32_t GetSsThresh(Ptr<const TcpSocketState> tcb, uint32_t bytesInFlight) override
+    {
+        ClearRenoCount(*this);
+        return TcpDctcp::GetSsThresh(tcb, bytesInFlight);
+    }
+
+    Ptr<TcpCongestionOps> Fork() override
+    {
+        return CopyObject<TcpDctcpCountReset>(this);
+    }
+};
+
 // A window [from, to) of simulated time (ns): what the trace sinks below record in.
 class TimeWindow
 {
@@ -591,6 +683,8 @@ inline TypeId
 CongestionControl(const std::string& name)
 {
     TcpNewRenoWindowCut::GetTypeId(); // registered on first use
+    TcpLinuxRenoCountReset::GetTypeId();
+    TcpDctcpCountReset::GetTypeId();
     TypeId cc;
     if (!TypeId::LookupByNameFailSafe(name, &cc))
     {
