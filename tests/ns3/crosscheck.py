@@ -928,6 +928,7 @@ def main(argv: list[str] | None = None) -> int:
         NS3_CC["newreno"] = NS3_WINDOW_CUT
     if args.ns3_count_reset:
         NS3_MIXED.update(NS3_COUNT_RESET)
+        NS3_CC["dctcp"] = NS3_COUNT_RESET["dctcp"]
     if args.queue_trace:
         global QUEUE_TRACE_DIR
         QUEUE_TRACE_DIR = Path(args.queue_trace)
