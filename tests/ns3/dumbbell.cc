@@ -179,9 +179,10 @@ class TcpNewRenoWindowCut : public TcpNewReno
 // built on it, keep their linear-increase count (m_cWndCnt: segments acknowledged towards the
 // next one) through a window reduction, so the window grows again sooner after a cut; Linux's
 // tcp_init_cwnd_reduction (CWR, Recovery) and tcp_enter_loss clear snd_cwnd_cnt, and so does
-// aqmlab. These two clear it wherever ns-3 asks for a new ssthresh (EnterCwr, EnterRecovery, a
-// timeout). The count is private to TcpLinuxReno: it is reached through a pointer to member
-// named in an explicit template instantiation, where the language checks no access.
+// aqmlab. CountReset<TcpLinuxReno> and CountReset<TcpDctcp> clear it wherever ns-3 asks for a
+// new ssthresh (EnterCwr, EnterRecovery, a timeout). The count is private to TcpLinuxReno: it
+// is reached through a pointer to member named in an explicit template instantiation, where the
+// language checks no access.
 struct LinuxRenoCount
 {
     using type = uint32_t TcpLinuxReno::*;
@@ -205,65 +206,38 @@ ClearRenoCount(TcpLinuxReno& cc)
     cc.*RenoCount(LinuxRenoCount{}) = 0;
 }
 
-class TcpLinuxRenoCountReset : public TcpLinuxReno
+// Base (TcpLinuxReno or TcpDctcp) with the count cleared at a cut, registered as
+// "aqmlab_ns3::<Base's name>CountReset".
+template <typename Base>
+class CountReset : public Base
 {
   public:
     static TypeId GetTypeId()
     {
-        static TypeId tid = TypeId("aqmlab_ns3::TcpLinuxRenoCountReset")
-                                .SetParent<TcpLinuxReno>()
-                                .AddConstructor<TcpLinuxRenoCountReset>();
+        static const std::string base = Base::GetTypeId().GetName(); // "ns3::TcpDctcp"
+        static TypeId tid = TypeId("aqmlab_ns3::" + base.substr(base.find("::") + 2) + "CountReset")
+                                .template SetParent<Base>()
+                                .template AddConstructor<CountReset<Base>>();
         return tid;
     }
 
-    TcpLinuxRenoCountReset() = default;
-    TcpLinuxRenoCountReset(const TcpLinuxRenoCountReset&) = default;
+    CountReset() = default;
+    CountReset(const CountReset&) = default;
 
     std::string GetName() const override
     {
-        return "TcpLinuxRenoCountReset";
+        return Base::GetName() + "CountReset";
     }
 
     uint32_t GetSsThresh(Ptr<const TcpSocketState> tcb, uint32_t bytesInFlight) override
     {
         ClearRenoCount(*this);
-        return TcpLinuxReno::GetSsThresh(tcb, bytesInFlight);
+        return Base::GetSsThresh(tcb, bytesInFlight);
     }
 
     Ptr<TcpCongestionOps> Fork() override
     {
-        return CopyObject<TcpLinuxRenoCountReset>(this);
-    }
-};
-
-class TcpDctcpCountReset : public TcpDctcp
-{
-  public:
-    static TypeId GetTypeId()
-    {
-        static TypeId tid = TypeId("aqmlab_ns3::TcpDctcpCountReset")
-                                .SetParent<TcpDctcp>()
-                                .AddConstructor<TcpDctcpCountReset>();
-        return tid;
-    }
-
-    TcpDctcpCountReset() = default;
-    TcpDctcpCountReset(const TcpDctcpCountReset&) = default;
-
-    std::string GetName() const override
-    {
-        return "TcpDctcpCountReset";
-    }
-
-    uint32_t GetSsThresh(Ptr<const TcpSocketState> tcb, uint32_t bytesInFlight) override
-    {
-        ClearRenoCount(*this);
-        return TcpDctcp::GetSsThresh(tcb, bytesInFlight);
-    }
-
-    Ptr<TcpCongestionOps> Fork() override
-    {
-        return CopyObject<TcpDctcpCountReset>(this);
+        return CopyObject<CountReset<Base>>(this);
     }
 };
 
@@ -683,8 +657,8 @@ inline TypeId
 CongestionControl(const std::string& name)
 {
     TcpNewRenoWindowCut::GetTypeId(); // registered on first use
-    TcpLinuxRenoCountReset::GetTypeId();
-    TcpDctcpCountReset::GetTypeId();
+    CountReset<TcpLinuxReno>::GetTypeId();
+    CountReset<TcpDctcp>::GetTypeId();
     TypeId cc;
     if (!TypeId::LookupByNameFailSafe(name, &cc))
     {
