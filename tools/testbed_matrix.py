@@ -222,6 +222,7 @@ def run_cell(
         "rate_mbps": rate,
         "ecn": ecn,
         "reference": reference,
+        "seed": seed,
         "sim": sim,
         "testbed": tb,
         "within": within(sim, tb),

@@ -1,0 +1,113 @@
+"""tools/testbed_means.py: the testbed grid's cells over seeds, each side's mean and the band on
+the means, read from testbed_matrix.py's --json files (no testbed needed)."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+
+def _tool() -> ModuleType:
+    path = Path(__file__).parents[1] / "tools" / "testbed_means.py"
+    spec = importlib.util.spec_from_file_location("testbed_means", path)
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules["testbed_means"] = mod
+    spec.loader.exec_module(mod)
+    return mod
+
+
+tm = _tool()
+
+
+def _cell(aqm: str, sim: tuple[float, float, float], tb: tuple[float, float, float]) -> dict:
+    def side(v: tuple[float, float, float]) -> dict[str, float]:
+        return {"utilisation": v[0], "queue": v[1], "jain": v[2], "drops": 0.0}
+
+    return {
+        "cc": "bbr",
+        "aqm": aqm,
+        "flows": 5,
+        "rate_mbps": 10.0,
+        "ecn": False,
+        "reference": "testbed",
+        "sim": side(sim),
+        "testbed": side(tb),
+    }
+
+
+def _write(tmp: Path, name: str, cells: list[dict]) -> Path:
+    p = tmp / name
+    p.write_text(json.dumps(cells))
+    return p
+
+
+def test_means_and_the_band_on_them(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # Jain: single runs 0.70 / 0.80 and 0.80 / 0.72, both outside 0.03; the means 0.75 and
+    # 0.76 are within it. The queue: 10 against 14 and 12 against 16 packets, outside the band
+    # (15 % of 11 + 2 = 3.65 on the means, 4 apart) in the means and in each run.
+    a = _write(tmp_path, "s1.json", [_cell("pie", (0.99, 10.0, 0.70), (0.98, 14.0, 0.80))])
+    b = _write(tmp_path, "s2.json", [_cell("pie", (0.98, 12.0, 0.80), (0.99, 16.0, 0.72))])
+    out = tmp_path / "means.csv"
+    assert tm.main([str(a), str(b), "--csv", str(out)]) == 0
+    text = capsys.readouterr().out
+    row = next(line for line in text.splitlines() if line.startswith("bbr"))
+    assert " 2  0.985 0.985 " in row
+    assert "11.0    15.0*" in row
+    assert "0.750 0.760 " in row and "0.760*" not in row
+    assert row.endswith("2/0/0 of 2")
+    assert "jain: the means within the band in 1 of 1 cells; single runs in 0 of 2" in text
+    assert "queue: the means within the band in 0 of 1 cells; single runs in 0 of 2" in text
+    rows = out.read_text().splitlines()
+    assert rows[0].startswith("cc,aqm,flows,rate_mbps,ecn,reference,n,utilisation_sim")
+    assert rows[1].startswith("bbr,pie,5,10.0,False,testbed,2,0.985,0.985")
+
+
+def test_one_seed_gives_the_runs_verdict(tmp_path: Path) -> None:
+    a = _write(tmp_path, "s1.json", [_cell("pie", (0.99, 10.0, 0.70), (0.98, 14.0, 0.80))])
+    s = tm.summarise(tm.load([a])[("bbr", "pie", 5, 10.0, False, "testbed")])
+    assert s["n"] == 1 and s["jain"]["sim_sd"] is None
+    assert not s["jain"]["within"] and s["jain"]["runs_within"] == 0
+    assert s["utilisation"]["within"] and s["utilisation"]["runs_within"] == 1
+
+
+@pytest.mark.parametrize(
+    ("second", "message"),
+    [
+        ("not json", "s2.json: not a testbed_matrix.py --json"),
+        ('[{"cc": "bbr"}]', "s2.json: not a testbed_matrix.py --json"),
+        (None, "s2.json: its cells are not the first file's"),
+    ],
+)
+def test_bad_files_are_named(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], second: str | None, message: str
+) -> None:
+    a = _write(tmp_path, "s1.json", [_cell("pie", (1, 1, 1), (1, 1, 1))])
+    b = tmp_path / "s2.json"
+    if second is None:
+        b.write_text(json.dumps([_cell("droptail", (1, 1, 1), (1, 1, 1))]))
+    else:
+        b.write_text(second)
+    assert tm.main([str(a), str(b)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: FILE ") and message in err
+    assert len(err.strip().splitlines()) == 1
+
+
+def test_a_seed_run_twice_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    a = _write(tmp_path, "a.json", [{**_cell("pie", (1, 1, 1), (1, 1, 1)), "seed": 3}])
+    b = _write(tmp_path, "b.json", [{**_cell("pie", (1, 1, 1), (1, 1, 1)), "seed": 3}])
+    assert tm.main([str(a), str(b)]) == 2
+    err = capsys.readouterr().err
+    assert "b.json: seed 3's runs, as in" in err and "a.json" in err
+
+
+def test_a_file_named_twice_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    a = _write(tmp_path, "s1.json", [_cell("pie", (1, 1, 1), (1, 1, 1))])
+    assert tm.main([str(a), str(a)]) == 2
+    assert "named twice" in capsys.readouterr().err

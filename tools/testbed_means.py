@@ -1,0 +1,188 @@
+#!/usr/bin/env python3
+"""The testbed grid's cells over several seeds: each side's mean, and the band on the means.
+
+One run of a cell on the kernel is one draw of it: BBR's shares in particular move from run to
+run of the same kernel with the same flow starts (docs/tcp.md, "The kernel against itself"). This
+reads the ``--json`` files of several ``tools/testbed_matrix.py`` runs, one seed each (each seed
+starts the flows at the same instants on both sides), and prints per cell the simulator's and
+the kernel's mean over the seeds of utilisation, mean queue (packets) and Jain's index, whether
+the two means are within the band of docs/tcp.md (utilisation 0.02, queue 15 % + 2 packets of the
+simulator's, Jain 0.03), the standard deviation of each side's runs, and in how many seeds the
+single runs were within the band. Needs no root: it reads the files only.
+
+Usage::
+
+    tools/testbed_matrix.py --cc bbr --seed 1 --json s1.json   # as root, once per seed
+    tools/testbed_means.py s1.json s2.json s3.json [--csv FILE]
+
+A cell is its grid point (variant, scheme, flows, rate), its ECN and its reference; every file
+must hold the same cells, and no two files the same seed's runs (a file's cells name their seed;
+an earlier file without it is told apart by its name only).
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import math
+import statistics
+import sys
+from pathlib import Path
+from typing import Any
+
+#: The band of docs/tcp.md, as ``testbed_matrix.within`` applies it to one run.
+UTIL_BAND = 0.02
+QUEUE_SHARE, QUEUE_PACKETS = 0.15, 2.0
+JAIN_BAND = 0.03
+FIGURES = ("utilisation", "queue", "jain")
+
+Key = tuple[str, str, int, float, bool, str]
+
+
+def cell_key(c: dict[str, Any]) -> Key:
+    return (
+        str(c["cc"]),
+        str(c["aqm"]),
+        int(c["flows"]),
+        float(c["rate_mbps"]),
+        bool(c.get("ecn", False)),
+        str(c.get("reference", "testbed")),
+    )
+
+
+def within(k: str, sim: float, tb: float) -> bool:
+    if k == "utilisation":
+        return abs(sim - tb) <= UTIL_BAND
+    if k == "queue":
+        return abs(sim - tb) <= QUEUE_SHARE * sim + QUEUE_PACKETS
+    return abs(sim - tb) <= JAIN_BAND
+
+
+def load(paths: list[Path]) -> dict[Key, list[dict[str, Any]]]:
+    """Each cell's runs, one per file, in the files' order. Raises ValueError naming the file
+    and what is wrong with it."""
+    runs: dict[Key, list[dict[str, Any]]] = {}
+    order: list[Key] | None = None
+    seeds: dict[int, Path] = {}
+    for p in paths:
+        try:
+            cells = json.loads(p.read_text())
+            keys = [cell_key(c) for c in cells]
+            for c in cells:
+                for side in ("sim", "testbed"):
+                    for k in FIGURES:
+                        float(c[side][k])
+        except (OSError, ValueError, KeyError, TypeError) as e:
+            raise ValueError(f"{p}: not a testbed_matrix.py --json ({e})") from e
+        if len(set(keys)) != len(keys):
+            raise ValueError(f"{p}: a cell appears twice")
+        for seed in {c["seed"] for c in cells if "seed" in c}:
+            if seed in seeds:
+                raise ValueError(f"{p}: seed {seed}'s runs, as in {seeds[seed]}")
+            seeds[int(seed)] = p
+        if order is None:
+            order = keys
+        elif set(keys) != set(order):
+            extra = sorted(set(keys) ^ set(order))[0]
+            raise ValueError(f"{p}: its cells are not the first file's (cell {extra})")
+        for c in cells:
+            runs.setdefault(cell_key(c), []).append(c)
+    return {k: runs[k] for k in order or []}
+
+
+def summarise(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """Means, standard deviations (None for one run) and the single runs' verdicts of a cell."""
+    out: dict[str, Any] = {"n": len(runs)}
+    for k in FIGURES:
+        sim = [float(r["sim"][k]) for r in runs]
+        tb = [float(r["testbed"][k]) for r in runs]
+        ms, mt = statistics.fmean(sim), statistics.fmean(tb)
+        out[k] = {
+            "sim": ms,
+            "testbed": mt,
+            "sim_sd": statistics.stdev(sim) if len(sim) > 1 else None,
+            "testbed_sd": statistics.stdev(tb) if len(tb) > 1 else None,
+            "within": within(k, ms, mt),
+            "runs_within": sum(within(k, s, t) for s, t in zip(sim, tb, strict=True)),
+        }
+    return out
+
+
+def fmt_sd(x: float | None, digits: int) -> str:
+    return "-" if x is None or math.isnan(x) else f"{x:.{digits}f}"
+
+
+def table(cells: dict[Key, dict[str, Any]]) -> str:
+    lines = [
+        "cc     aqm       flows Mb/s  n   util sim/tb       queue sim/tb       Jain sim/tb"
+        "     sd(Jain) sim/tb  runs within u/q/J",
+        "(means over the seeds; * outside the band on the means: utilisation 0.02, queue 15 % +"
+        " 2 packets, Jain 0.03; sd: the standard deviation of a side's runs)",
+    ]
+    for (cc, aqm, flows, rate, ecn, ref), s in cells.items():
+        u, q, j = s["utilisation"], s["queue"], s["jain"]
+
+        def m(f: dict[str, Any]) -> str:
+            return " " if f["within"] else "*"
+
+        name = f"{cc}{'+ecn' if ecn else ''}" + ("" if ref == "testbed" else f" ({ref})")
+        lines.append(
+            f"{name:<6} {aqm:<9} {flows:>3} {rate:>4g}  {s['n']:>2}  "
+            f"{u['sim']:.3f} {u['testbed']:.3f}{m(u)}  "
+            f"{q['sim']:7.1f} {q['testbed']:7.1f}{m(q)}  "
+            f"{j['sim']:.3f} {j['testbed']:.3f}{m(j)}  "
+            f"{fmt_sd(j['sim_sd'], 3):>6} {fmt_sd(j['testbed_sd'], 3):>6}  "
+            f"{u['runs_within']}/{q['runs_within']}/{j['runs_within']} of {s['n']}"
+        )
+    n = len(cells)
+    for k in FIGURES:
+        on_means = sum(s[k]["within"] for s in cells.values())
+        runs = sum(s[k]["runs_within"] for s in cells.values())
+        total = sum(s["n"] for s in cells.values())
+        lines.append(
+            f"{k}: the means within the band in {on_means} of {n} cells; "
+            f"single runs in {runs} of {total}"
+        )
+    return "\n".join(lines)
+
+
+def write_csv(path: Path, cells: dict[Key, dict[str, Any]]) -> None:
+    with path.open("w", newline="") as f:
+        w = csv.writer(f)
+        head = ["cc", "aqm", "flows", "rate_mbps", "ecn", "reference", "n"]
+        for k in FIGURES:
+            head += [f"{k}_{x}" for x in ("sim", "testbed", "sim_sd", "testbed_sd", "within")]
+        w.writerow(head)
+        for key, s in cells.items():
+            row: list[Any] = [*key, s["n"]]
+            for k in FIGURES:
+                f_ = s[k]
+                row += [f_["sim"], f_["testbed"], f_["sim_sd"], f_["testbed_sd"], f_["within"]]
+            w.writerow(row)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument(
+        "files", nargs="+", type=Path, metavar="FILE", help="testbed_matrix.py --json files"
+    )
+    ap.add_argument("--csv", type=Path, help="also write the table as CSV here")
+    args = ap.parse_args(argv)
+    if len(set(args.files)) != len(args.files):
+        print("error: FILE: a file is named twice (give each seed's run once)", file=sys.stderr)
+        return 2
+    try:
+        runs = load(args.files)
+    except ValueError as e:
+        print(f"error: FILE {e}", file=sys.stderr)
+        return 2
+    cells = {k: summarise(v) for k, v in runs.items()}
+    print(table(cells))
+    if args.csv:
+        write_csv(args.csv, cells)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
