@@ -146,6 +146,22 @@ def ca_growth(fs: Any, start_s: float, open_only: bool = False) -> float:
     return grown / rtts if rtts > 0 else float("nan")
 
 
+#: A cell of a ``--json`` file: its grid point, its ECN and its reference (a file written before
+#: the last two existed ran the testbed without ECN).
+CellKey = tuple[str, str, int, float, bool, str]
+
+
+def cell_key(c: dict[str, Any]) -> CellKey:
+    return (
+        str(c["cc"]),
+        str(c["aqm"]),
+        int(c["flows"]),
+        float(c["rate_mbps"]),
+        bool(c.get("ecn", False)),
+        str(c.get("reference", "testbed")),
+    )
+
+
 def within(sim: dict[str, float], tb: dict[str, float]) -> dict[str, bool]:
     return {
         "utilisation": abs(sim["utilisation"] - tb["utilisation"]) <= 0.02,
@@ -161,7 +177,7 @@ def run_cell(
     rate: float,
     seed: int,
     keep: Path,
-    earlier: dict[tuple[str, str, int, float, bool, str], dict[str, float]] | None = None,
+    earlier: dict[CellKey, dict[str, float]] | None = None,
     sim_set: list[str] | None = None,
     series: bool = False,
     reference: str = "testbed",
@@ -314,19 +330,7 @@ def main(argv: list[str] | None = None) -> int:
     earlier = None
     if args.testbed_from:
         try:
-            # A cell is its grid point, its ECN and its reference (an earlier JSON without the
-            # last two ran the testbed without ECN).
-            earlier = {
-                (
-                    c["cc"],
-                    c["aqm"],
-                    int(c["flows"]),
-                    float(c["rate_mbps"]),
-                    bool(c.get("ecn", False)),
-                    str(c.get("reference", "testbed")),
-                ): c["testbed"]
-                for c in json.loads(args.testbed_from.read_text())
-            }
+            earlier = {cell_key(c): c["testbed"] for c in json.loads(args.testbed_from.read_text())}
         except (OSError, ValueError, KeyError, TypeError) as e:
             print(
                 f"error: --testbed-from {args.testbed_from}: not an earlier --json ({e})",

@@ -31,32 +31,13 @@ import sys
 from pathlib import Path
 from typing import Any
 
-#: The band of docs/tcp.md, as ``testbed_matrix.within`` applies it to one run.
-UTIL_BAND = 0.02
-QUEUE_SHARE, QUEUE_PACKETS = 0.15, 2.0
-JAIN_BAND = 0.03
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+# The grid's own cell and band (the runner imports aqmlab only inside its functions).
+from testbed_matrix import CellKey as Key
+from testbed_matrix import cell_key
+from testbed_matrix import within as band
+
 FIGURES = ("utilisation", "queue", "jain")
-
-Key = tuple[str, str, int, float, bool, str]
-
-
-def cell_key(c: dict[str, Any]) -> Key:
-    return (
-        str(c["cc"]),
-        str(c["aqm"]),
-        int(c["flows"]),
-        float(c["rate_mbps"]),
-        bool(c.get("ecn", False)),
-        str(c.get("reference", "testbed")),
-    )
-
-
-def within(k: str, sim: float, tb: float) -> bool:
-    if k == "utilisation":
-        return abs(sim - tb) <= UTIL_BAND
-    if k == "queue":
-        return abs(sim - tb) <= QUEUE_SHARE * sim + QUEUE_PACKETS
-    return abs(sim - tb) <= JAIN_BAND
 
 
 def load(paths: list[Path]) -> dict[Key, list[dict[str, Any]]]:
@@ -92,19 +73,21 @@ def load(paths: list[Path]) -> dict[Key, list[dict[str, Any]]]:
 
 
 def summarise(runs: list[dict[str, Any]]) -> dict[str, Any]:
-    """Means, standard deviations (None for one run) and the single runs' verdicts of a cell."""
+    """Means, standard deviations (None for one run) and the single runs' verdicts of a cell,
+    each held to the band as ``testbed_matrix.within`` holds one run."""
+    side = {s: {k: [float(r[s][k]) for r in runs] for k in FIGURES} for s in ("sim", "testbed")}
+    means = {s: {k: statistics.fmean(v) for k, v in side[s].items()} for s in side}
+    on_means = band(means["sim"], means["testbed"])
+    per_run = [band(r["sim"], r["testbed"]) for r in runs]
     out: dict[str, Any] = {"n": len(runs)}
     for k in FIGURES:
-        sim = [float(r["sim"][k]) for r in runs]
-        tb = [float(r["testbed"][k]) for r in runs]
-        ms, mt = statistics.fmean(sim), statistics.fmean(tb)
         out[k] = {
-            "sim": ms,
-            "testbed": mt,
-            "sim_sd": statistics.stdev(sim) if len(sim) > 1 else None,
-            "testbed_sd": statistics.stdev(tb) if len(tb) > 1 else None,
-            "within": within(k, ms, mt),
-            "runs_within": sum(within(k, s, t) for s, t in zip(sim, tb, strict=True)),
+            "sim": means["sim"][k],
+            "testbed": means["testbed"][k],
+            "sim_sd": statistics.stdev(side["sim"][k]) if len(runs) > 1 else None,
+            "testbed_sd": statistics.stdev(side["testbed"][k]) if len(runs) > 1 else None,
+            "within": on_means[k],
+            "runs_within": sum(w[k] for w in per_run),
         }
     return out
 
