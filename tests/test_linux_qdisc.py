@@ -15,6 +15,7 @@ import pytest
 
 import aqmlab
 from aqmlab import scenario, testbed
+from aqmlab.testbed import linux_qdisc
 from aqmlab.testbed.linux_qdisc import (
     available,
     guest_spec,
@@ -146,6 +147,41 @@ def test_the_guests_record_summarised() -> None:
     assert f["retransmits"] == 5
     assert f["ecn_fallbacks"] == 1
     assert summarise(dict(spec, ecn=False), res)["flows"]["ecn_fallbacks"] == 0
+
+
+def test_a_guest_that_dies_at_boot_is_refused_with_its_consoles_reason(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The trial boot's reason quotes the console's failure and panic, not its stack dump; a
+    guest whose init writes its file is fit."""
+    console = (
+        "Run /tmp/aqmlab-uml-probe-x/init.sh as init process\n"
+        "userspace - ptrace set fp regs failed, errno = 14\n"
+        "Kernel panic - not syncing: Attempted to kill init! exitcode=0x0000000b\n"
+        " [<606931e5>] panic+0x197/0x376\n"
+        " [<6002e653>] fatal_sigsegv+0x39/0x45\n"
+    )
+
+    def dies(init: Path, work: Path, mem: str, timeout: float) -> str:
+        return console
+
+    def starts(init: Path, work: Path, mem: str, timeout: float) -> str:
+        assert f"{work}/ok" in init.read_text()
+        (work / "ok").write_text("ok\n")
+        return "Run init as init process\n"
+
+    try:
+        monkeypatch.setattr(linux_qdisc, "_boot", dies)
+        linux_qdisc.boots.cache_clear()
+        assert linux_qdisc.boots() == (
+            "linux.uml does not start on this host: userspace - ptrace set fp regs failed, "
+            "errno = 14; Kernel panic - not syncing: Attempted to kill init! exitcode=0x0000000b"
+        )
+        monkeypatch.setattr(linux_qdisc, "_boot", starts)
+        linux_qdisc.boots.cache_clear()
+        assert linux_qdisc.boots() is None
+    finally:
+        linux_qdisc.boots.cache_clear()
 
 
 WHY_NOT = available()

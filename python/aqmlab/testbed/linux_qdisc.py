@@ -19,7 +19,7 @@ It needs no root on the host (the guest is root in its own kernel); it needs
 
 from __future__ import annotations
 
-import contextlib
+import functools
 import json
 import math
 import os
@@ -68,7 +68,71 @@ def available() -> str | None:
             return f"{tool} is missing (make uml)"
     if not MODULES.is_dir() or not any(MODULES.iterdir()):
         return f"no modules for {UML} under {MODULES}"
-    return None
+    return boots()
+
+
+#: The trial boot's init: it writes a file and powers the guest off.
+PROBE_INIT = """#!/bin/sh
+echo ok > {work}/ok
+/sbin/poweroff -f
+"""
+#: How long the trial boot may take (a guest that starts is off within about two seconds).
+PROBE_TIMEOUT_S = 60.0
+
+
+@functools.cache
+def boots() -> str | None:
+    """Why the guest kernel cannot start on this host, or None when it can: a trial boot whose
+    init writes a file. Debian's 6.1 guest dies at its first user process on some CPUs (on an
+    Intel Xeon with AVX-512 and AMX: ``userspace - ptrace set fp regs failed, errno = 14``);
+    the reason then quotes the guest's console. Booted once per process."""
+    with tempfile.TemporaryDirectory(prefix="aqmlab-uml-probe-") as tmps:
+        work = Path(tmps)
+        init = work / "init.sh"
+        init.write_text(PROBE_INIT.format(work=work))
+        init.chmod(0o755)
+        try:
+            console = _boot(init, work, "mem=64M", PROBE_TIMEOUT_S)
+        except TestbedError as e:
+            return str(e)
+        if (work / "ok").exists():
+            return None
+        return f"{UML} does not start on this host: " + _console_reason(console)
+
+
+def _boot(init: Path, work: Path, mem: str, timeout: float) -> str:
+    """Boot the guest with ``init`` on the host's root and wait for it to end; returns its
+    console. Raises :class:`TestbedError` when it does not end within ``timeout`` seconds."""
+    cmd = [UML, mem, "rootfstype=hostfs", "rootflags=/", "rw", f"init={init}"]
+    cmd += ["con=null", "con0=null,fd:1"]
+    if os.geteuid() == 0 and shutil.which("chrt"):
+        # Real-time priority keeps the guest's clock and timers near the host's.
+        cmd = ["chrt", "-f", "50", *cmd]
+    env = dict(os.environ, TMPDIR=str(work))
+    log = work / "console.log"
+    with open(log, "wb") as console:
+        try:
+            subprocess.run(
+                cmd,
+                stdout=console,
+                stderr=subprocess.STDOUT,
+                timeout=timeout,
+                env=env,
+                stdin=subprocess.DEVNULL,
+            )
+        except subprocess.TimeoutExpired:
+            raise TestbedError(f"{UML} did not end within {timeout:g} s") from None
+    return log.read_text(errors="replace")
+
+
+def _console_reason(console: str) -> str:
+    """The guest console's lines that say why it stopped (a failure and the panic), or its
+    last line."""
+    lines = [ln.strip() for ln in console.splitlines() if ln.strip()]
+    # The stack dump's lines ("[<addr>] function") name functions, not reasons.
+    said = [ln for ln in lines if not ln.startswith("[<")]
+    why = [ln for ln in said if "failed" in ln or "Kernel panic" in ln]
+    return "; ".join(why[-2:]) if why else (lines[-1] if lines else "no console output")
 
 
 def _time_us(v: Any, field: str) -> str:
@@ -274,33 +338,13 @@ def run_linux_qdisc(
             )
         )
         init.chmod(0o755)
-        cmd = [UML, "mem=1G", "rootfstype=hostfs", "rootflags=/", "rw", f"init={init}"]
-        cmd += ["con=null", "con0=null,fd:1"]
-        if os.geteuid() == 0 and shutil.which("chrt"):
-            # Real-time priority keeps the guest's clock and timers near the host's.
-            cmd = ["chrt", "-f", "50", *cmd]
         timeout = (spec["duration_ns"] * 1e-9) * 3 + 120
         say(f"booting {UML} for {spec['duration_ns'] * 1e-9:g} s of traffic")
-        env = dict(os.environ, TMPDIR=str(work))
-        with open(work / "console.log", "wb") as console:
-            try:
-                subprocess.run(
-                    cmd,
-                    stdout=console,
-                    stderr=subprocess.STDOUT,
-                    timeout=timeout,
-                    env=env,
-                    stdin=subprocess.DEVNULL,
-                )
-            except subprocess.TimeoutExpired:
-                raise TestbedError(f"{UML} did not end within {timeout:g} s") from None
+        console = _boot(init, work, "mem=1G", timeout)
         if (work / "error.txt").exists():
             raise TestbedError("the guest failed: " + (work / "error.txt").read_text().strip())
         if not (work / "result.json").exists():
-            tail = ""
-            with contextlib.suppress(OSError):
-                tail = (work / "console.log").read_text(errors="replace")[-800:]
-            raise TestbedError(f"the guest wrote no result; its console ended:\n{tail}")
+            raise TestbedError(f"the guest wrote no result; its console ended:\n{console[-800:]}")
         res = json.loads((work / "result.json").read_text())
     return summarise(spec, res)
 
