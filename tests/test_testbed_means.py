@@ -63,6 +63,13 @@ def test_means_and_the_band_on_them(tmp_path: Path, capsys: pytest.CaptureFixtur
     assert row.endswith("2/0/0 of 2")
     assert "jain: the means within the band in 1 of 1 cells; single runs in 0 of 2" in text
     assert "queue: the means within the band in 0 of 1 cells; single runs in 0 of 2" in text
+    # t: Jain's means 0.750 and 0.760, variances 0.005 and 0.0032, so -0.01 / sqrt(0.0041) =
+    # -0.16; the queue's -4 / sqrt(2 / 2 + 2 / 2) = -2.83; utilisation's difference 0; the drops
+    # (0 in every run) without spread.
+    second = [line for line in text.splitlines() if line.startswith("bbr")][1]
+    assert "utilisation 0.985/0.985 (+0.0)" in second
+    assert "queue 11.0/15.0 (-2.8)" in second and "jain 0.750/0.760 (-0.2)" in second
+    assert second.endswith("drops 0/0 (-)") and "timeouts" not in second
     rows = out.read_text().splitlines()
     assert rows[0].startswith("cc,aqm,flows,rate_mbps,ecn,reference,n,utilisation_sim")
     assert rows[1].startswith("bbr,pie,5,10.0,False,testbed,2,0.985,0.985")

@@ -8,7 +8,11 @@ starts the flows at the same instants on both sides), and prints per cell the si
 the kernel's mean over the seeds of utilisation, mean queue (packets) and Jain's index, whether
 the two means are within the band of docs/tcp.md (utilisation 0.02, queue 15 % + 2 packets of the
 simulator's, Jain 0.03), the standard deviation of each side's runs, and in how many seeds the
-single runs were within the band. Needs no root: it reads the files only.
+single runs were within the band. A second table gives each figure's means (the drops and the
+timeouts too, where every run has them) and ``t``, the difference of the means in standard errors
+of that difference (each side's variance of its runs over their number; ``-`` with one run or
+none spread): whether the seeds separate the two sides at all. Needs no root: it reads the files
+only.
 
 Usage::
 
@@ -38,6 +42,8 @@ from testbed_matrix import cell_key
 from testbed_matrix import within as band
 
 FIGURES = ("utilisation", "queue", "jain")
+#: Figures shown beside them in the second table where every run on both sides has them.
+COUNTS = ("drops", "timeouts")
 
 
 def load(paths: list[Path]) -> dict[Key, list[dict[str, Any]]]:
@@ -88,8 +94,22 @@ def summarise(runs: list[dict[str, Any]]) -> dict[str, Any]:
             "testbed_sd": statistics.stdev(side["testbed"][k]) if len(runs) > 1 else None,
             "within": on_means[k],
             "runs_within": sum(w[k] for w in per_run),
+            "t": t_of(side["sim"][k], side["testbed"][k]),
         }
+    for k in COUNTS:
+        if all(k in r[s] for r in runs for s in ("sim", "testbed")):
+            a, b = ([float(r[s][k]) for r in runs] for s in ("sim", "testbed"))
+            out[k] = {"sim": statistics.fmean(a), "testbed": statistics.fmean(b), "t": t_of(a, b)}
     return out
+
+
+def t_of(a: list[float], b: list[float]) -> float | None:
+    """The difference of the means of ``a`` and ``b`` in standard errors of that difference
+    (Welch's: each side's variance over its number of runs); None with one run or no spread."""
+    if len(a) < 2 or len(b) < 2:
+        return None
+    se = math.sqrt(statistics.variance(a) / len(a) + statistics.variance(b) / len(b))
+    return (statistics.fmean(a) - statistics.fmean(b)) / se if se > 0 else None
 
 
 def fmt_sd(x: float | None, digits: int) -> str:
@@ -127,7 +147,24 @@ def table(cells: dict[Key, dict[str, Any]]) -> str:
             f"{k}: the means within the band in {on_means} of {n} cells; "
             f"single runs in {runs} of {total}"
         )
+    lines.append(
+        "each figure's means, simulator / kernel (t: their difference in standard errors of that"
+        " difference)"
+    )
+    digits = {"utilisation": 3, "queue": 1, "jain": 3, "drops": 0, "timeouts": 2}
+    for (cc, aqm, flows, rate, ecn, ref), s in cells.items():
+        name = f"{cc}{'+ecn' if ecn else ''}" + ("" if ref == "testbed" else f" ({ref})")
+        shown = [
+            f"{k} {s[k]['sim']:.{d}f}/{s[k]['testbed']:.{d}f} ({fmt_t(s[k]['t'])})"
+            for k, d in digits.items()
+            if k in s
+        ]
+        lines.append(f"{name:<6} {aqm:<9} {flows:>3} {rate:>4g}  " + "  ".join(shown))
     return "\n".join(lines)
+
+
+def fmt_t(t: float | None) -> str:
+    return "-" if t is None else f"{t:+.1f}"
 
 
 def write_csv(path: Path, cells: dict[Key, dict[str, Any]]) -> None:
@@ -135,13 +172,18 @@ def write_csv(path: Path, cells: dict[Key, dict[str, Any]]) -> None:
         w = csv.writer(f)
         head = ["cc", "aqm", "flows", "rate_mbps", "ecn", "reference", "n"]
         for k in FIGURES:
-            head += [f"{k}_{x}" for x in ("sim", "testbed", "sim_sd", "testbed_sd", "within")]
+            head += [f"{k}_{x}" for x in ("sim", "testbed", "sim_sd", "testbed_sd", "within", "t")]
+        counts = [k for k in COUNTS if all(k in s for s in cells.values())]
+        for k in counts:
+            head += [f"{k}_{x}" for x in ("sim", "testbed", "t")]
         w.writerow(head)
         for key, s in cells.items():
             row: list[Any] = [*key, s["n"]]
             for k in FIGURES:
                 f_ = s[k]
-                row += [f_["sim"], f_["testbed"], f_["sim_sd"], f_["testbed_sd"], f_["within"]]
+                row += [f_[x] for x in ("sim", "testbed", "sim_sd", "testbed_sd", "within", "t")]
+            for k in counts:
+                row += [s[k][x] for x in ("sim", "testbed", "t")]
             w.writerow(row)
 
 
