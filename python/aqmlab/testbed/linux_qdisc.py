@@ -76,7 +76,7 @@ PROBE_INIT = """#!/bin/sh
 echo ok > {work}/ok
 /sbin/poweroff -f
 """
-#: How long the trial boot may take (a guest that starts is off within about two seconds).
+#: How long the trial boot may take before it counts as hung.
 PROBE_TIMEOUT_S = 60.0
 
 
