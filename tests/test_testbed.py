@@ -8,6 +8,7 @@ whose reason is given beside it (docs/testbed.md has the measured values).
 
 from __future__ import annotations
 
+import importlib.util
 import itertools
 import json
 import os
@@ -36,6 +37,14 @@ from aqmlab.testbed.runner import (
 )
 
 ROOT = Path(__file__).resolve().parents[1]
+# The testbed grid's figures of a summary and its band (tools/testbed_matrix.py; it imports
+# aqmlab only inside its functions).
+_spec = importlib.util.spec_from_file_location(
+    "testbed_matrix", ROOT / "tools" / "testbed_matrix.py"
+)
+assert _spec is not None and _spec.loader is not None
+grid = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(grid)
 DUMBBELL = ROOT / "scenarios" / "testbed" / "dumbbell-20.toml"
 ACCURACY = ROOT / "scenarios" / "testbed" / "link-accuracy.toml"
 UDP = ROOT / "scenarios" / "testbed" / "udp-mix.toml"
@@ -655,31 +664,15 @@ def test_schedulers_with_kernel_cubic_agree_with_the_linux_profile(
     # after a timeout leaves as it was (as tools/testbed_matrix.py runs the simulator): with
     # the profile's rehash two flows that share a queue on the router part in the simulator.
     doc["tcp"] = {"profile": "linux", "variant": "cubic", "packet_size": 1500, "txrehash": False}
-    sim = aqmlab.run(doc).summary
-    s = {
-        "utilisation": sim["bottleneck"]["utilization"],
-        "queue": sim["bottleneck"]["queue_mean_pkts"],
-        "jain": sim["flows"]["jain_fairness"],
-    }
+    s = grid.figures(aqmlab.run(doc).summary)
     first = _summary(runs[name])
     assert first["bottleneck"]["drops_early"] > 0, first["bottleneck"]
     kernel = [first]
     while True:
         assert all(k["bottleneck"]["drops_overflow"] == 0 for k in kernel), kernel[-1]
-        t = {
-            "utilisation": mean(k["bottleneck"]["utilization"] for k in kernel),
-            "queue": mean(k["bottleneck"]["queue_mean_pkts"] for k in kernel),
-            "jain": mean(k["flows"]["jain_fairness"] for k in kernel),
-        }
-        outside = [
-            k
-            for k, ok in {
-                "utilisation": abs(s["utilisation"] - t["utilisation"]) <= 0.02,
-                "queue": abs(s["queue"] - t["queue"]) <= 0.15 * s["queue"] + 2,
-                "jain": abs(s["jain"] - t["jain"]) <= 0.03,
-            }.items()
-            if not ok
-        ]
+        runs_fig = [grid.figures(k) for k in kernel]
+        t = {k: mean(f[k] for f in runs_fig) for k in ("utilisation", "queue", "jain")}
+        outside = [k for k, ok in grid.within(s, t).items() if not ok]
         print(
             f"{name}, {len(kernel)} kernel run(s): queue sim {s['queue']:.1f} testbed "
             f"{t['queue']:.1f}; utilisation sim {s['utilisation']:.4f} testbed "
