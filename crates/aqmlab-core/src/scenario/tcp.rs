@@ -186,7 +186,8 @@ impl TcpProfile {
                 // server idle for more than an RTO restarts its window
                 // (`net.ipv4.tcp_slow_start_after_idle = 1`). A SYN's
                 // first four timeouts linear (`tcp_syn_linear_timeouts`).
-                // F-RTO (`net.ipv4.tcp_frto = 2`).
+                // F-RTO (`net.ipv4.tcp_frto = 2`). The receiver's window
+                // autotuned (`net.ipv4.tcp_moderate_rcvbuf = 1`).
                 switches: TcpSwitches(
                     TcpSwitches::TIMESTAMPS
                         | TcpSwitches::HYSTART
@@ -201,7 +202,8 @@ impl TcpProfile {
                         | TcpSwitches::SYN_LINEAR
                         | TcpSwitches::FRTO
                         | TcpSwitches::ECN_BACKOFF
-                        | TcpSwitches::DUPACK_HALVING,
+                        | TcpSwitches::DUPACK_HALVING
+                        | TcpSwitches::MODERATE_RCVBUF,
                 ),
                 ..d
             },
@@ -587,6 +589,7 @@ impl TcpSpec {
         let timestamps_given = t.has("timestamps");
         let undo_given = t.has("undo");
         let frto_given = t.has("frto");
+        let rcvbuf_given = t.has("moderate_rcvbuf");
         let cubic_given = t.has("cubic");
         let delack_timer_given = t.has("delack_timer");
         let sack_given = t.has("sack");
@@ -966,6 +969,11 @@ impl TcpSpec {
         } else {
             " (or tcp.profile = \"linux\")"
         };
+        if s.moderate_rcvbuf() && !rcvbuf_given && !s.sack {
+            // The linux profile's default, which a flow without SACK turns
+            // off.
+            s.set_moderate_rcvbuf(false);
+        }
         if s.moderate_rcvbuf() && !s.sack {
             return Err(SpecError::new(
                 join(path, "moderate_rcvbuf"),
@@ -1092,10 +1100,25 @@ mod tests {
         // Written true, or left out, beside a group's BBR: accepted.
         assert!(parse(&doc("pacing = true", "variant = \"bbr\"")).is_ok());
     }
-    /// `moderate_rcvbuf` is off by default and listed in the resolved
-    /// scenario only when on; without SACK it is refused naming the key.
+    /// `moderate_rcvbuf` is off by default, on in the linux profile (which a
+    /// file may turn off, and which a flow without SACK turns off), and
+    /// listed in the resolved scenario only when on; written without SACK
+    /// it is refused naming the key.
     #[test]
     fn moderate_rcvbuf_needs_sack() {
+        let sc = accepted("profile = \"linux\"");
+        assert!(sc.tcp.moderate_rcvbuf());
+        assert!(listed(&sc).contains("\"moderate_rcvbuf\":true"));
+        let no_sack = "sack = false\nrack = false\nrtt_estimator = \"timed\"";
+        for off in ["moderate_rcvbuf = false", no_sack] {
+            let sc = accepted(&format!("profile = \"linux\"\n{off}"));
+            assert!(!sc.tcp.moderate_rcvbuf(), "{off}");
+            assert!(!listed(&sc).contains("moderate_rcvbuf"), "{off}");
+        }
+        let e = refused(&format!(
+            "profile = \"linux\"\n{no_sack}\nmoderate_rcvbuf = true"
+        ));
+        assert_eq!(e.path, "tcp.moderate_rcvbuf");
         let sc = accepted("");
         assert!(!sc.tcp.moderate_rcvbuf());
         let json = listed(&sc);
