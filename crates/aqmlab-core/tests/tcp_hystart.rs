@@ -81,8 +81,8 @@ fn totals(off: &RunResult, on: &RunResult) -> String {
 /// first drop) and ends at the loss. With it the flow leaves standard
 /// slow start when the round's minimum RTT rises and is in Conservative
 /// Slow Start, growing by a quarter as fast (+21 segments in those 100
-/// ms), when the buffer overflows, later; its first round of loss drops a
-/// quarter as many packets. Measured (seed 1): first drop at 0.823 s, 419
+/// ms), when the buffer overflows, later; its first round of loss drops
+/// fewer than half as many packets. Measured (seed 1): first drop at 0.823 s, 277
 /// drops in its round, against 1.320 s and 105. CSS's five rounds do not
 /// end before the overflow: it began with the window near 2 BDP and grows
 /// 1.25 times per round, up to 3 times in five, above the path's 5 BDP
@@ -118,7 +118,7 @@ fn hystart_leaves_slow_start_before_the_first_loss() {
 /// meets the overflow seconds later with a small excess. Measured (seed
 /// 1): slow start ends at 0.724 s with a window of 336 and 252 packets
 /// queued; first drop at 2.692 s, 21 drops in its round (HyStart++: 1.320
-/// s and 105; without: 0.823 s and 419).
+/// s and 105; without: 0.823 s and 277).
 #[test]
 fn linux_hystart_leaves_slow_start_before_the_first_loss_at_once() {
     let (off, on) = (deep(false, "linux"), deep(true, "linux"));
