@@ -761,24 +761,24 @@ def test_the_same_flows_share_a_flow_queue_on_both_sides(runs: dict[str, Path]) 
 def test_kernel_bbr_through_pie_agrees_with_the_linux_profile(runs: dict[str, Path]) -> None:
     """The kernel's BBR through PIE beside the simulator's linux profile with BBR on the same
     file: utilisation within 0.02 and mean queue within 15 % + 2 packets (docs/tcp.md, "Against
-    Linux (the testbed)", where the flows open with a handshake: 0.999 / 0.999 and 10.0 / 11.6
-    packets). Jain's index is not held: BBR v1's shares between 20 flows differ from run to run
-    on both sides (0.558 / 0.826 there)."""
+    Linux (the testbed)", where the flows open with a handshake: 0.999 / 0.999 and 11.0 / 11.6
+    packets), the band of tools/testbed_matrix.py. Jain's index is not held: BBR v1's shares
+    between 20 flows differ from run to run on both sides (0.626 / 0.826 there)."""
     import aqmlab
 
     doc = _doc(DUMBBELL)
     doc["aqm"] = {"kind": "pie"}
     doc["tcp"] = {"profile": "linux", "variant": "bbr", "packet_size": 1500}
-    s = aqmlab.run(doc).summary["bottleneck"]
-    t = _summary(runs["bbr-pie"])["bottleneck"]
+    s = grid.figures(aqmlab.run(doc).summary)
+    kernel = _summary(runs["bbr-pie"])
+    t = grid.figures(kernel)
     print(
-        f"bbr through pie: queue sim {s['queue_mean_pkts']:.1f} testbed "
-        f"{t['queue_mean_pkts']:.1f}; utilisation sim {s['utilization']:.4f} testbed "
-        f"{t['utilization']:.4f}"
+        f"bbr through pie: queue sim {s['queue']:.1f} testbed {t['queue']:.1f}; utilisation "
+        f"sim {s['utilisation']:.4f} testbed {t['utilisation']:.4f}"
     )
-    assert t["drops_early"] > 0, t
-    assert abs(s["utilization"] - t["utilization"]) <= 0.02
-    assert abs(s["queue_mean_pkts"] - t["queue_mean_pkts"]) <= 0.15 * s["queue_mean_pkts"] + 2
+    assert kernel["bottleneck"]["drops_early"] > 0, kernel["bottleneck"]
+    ok = grid.within(s, t)
+    assert ok["utilisation"] and ok["queue"], (s, t)
 
 
 @needs_testbed
