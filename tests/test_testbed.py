@@ -660,10 +660,10 @@ def test_schedulers_with_kernel_cubic_agree_with_the_linux_profile(
 
     doc = _doc(DUMBBELL)
     doc["aqm"] = {"kind": name}
-    # The router keys a flow queue by the connection's 5-tuple, which the kernel's new hash
-    # after a timeout leaves as it was (as tools/testbed_matrix.py runs the simulator): with
-    # the profile's rehash two flows that share a queue on the router part in the simulator.
-    doc["tcp"] = {"profile": "linux", "variant": "cubic", "packet_size": 1500, "txrehash": False}
+    # Without the profile's rehash, as the router keys a flow queue by the connection's
+    # 5-tuple (`sim_tcp`): with it two flows that share a queue on the router part in the
+    # simulator.
+    doc["tcp"] = grid.sim_tcp("cubic")
     s = grid.figures(aqmlab.run(doc).summary)
     first = _summary(runs[name])
     assert first["bottleneck"]["drops_early"] > 0, first["bottleneck"]
@@ -741,8 +741,8 @@ def test_the_same_flows_share_a_flow_queue_on_both_sides(runs: dict[str, Path]) 
     doc["aqm"] = {"kind": "fq-codel", "flows": 16}
     # The router keys a flow by its number alone; the linux profile's sender would give its
     # packets a new hash after a timeout (`txrehash`), which only a queue that reads the
-    # socket's hash sees.
-    doc["tcp"] = {"profile": "linux", "variant": "cubic", "packet_size": 1500, "txrehash": False}
+    # socket's hash sees (`sim_tcp` leaves it off).
+    doc["tcp"] = grid.sim_tcp("cubic")
     sim = aqmlab.run(doc).flows.to_pydict()
     tb = load_run(runs["fq-codel-16"]).flows.to_pydict()
     alone = []
@@ -768,7 +768,7 @@ def test_kernel_bbr_through_pie_agrees_with_the_linux_profile(runs: dict[str, Pa
 
     doc = _doc(DUMBBELL)
     doc["aqm"] = {"kind": "pie"}
-    doc["tcp"] = {"profile": "linux", "variant": "bbr", "packet_size": 1500}
+    doc["tcp"] = grid.sim_tcp("bbr")
     s = grid.figures(aqmlab.run(doc).summary)
     kernel = _summary(runs["bbr-pie"])
     t = grid.figures(kernel)

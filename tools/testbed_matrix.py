@@ -151,6 +151,19 @@ def ca_growth(fs: Any, start_s: float, open_only: bool = False) -> float:
 CellKey = tuple[str, str, int, float, bool, str]
 
 
+def sim_tcp(cc: str, reference: str = "testbed", ecn: bool = False) -> dict[str, Any]:
+    """The simulator's `[tcp]` beside the kernel's congestion control `cc`: the linux profile
+    with that variant, 1500-byte packets, and ECN where the kernel runs it."""
+    tcp: dict[str, Any] = {"profile": "linux", "variant": cc, "packet_size": PACKET}
+    if reference == "testbed":
+        # The testbed's router hashes a connection's 5-tuple, which the kernel's new
+        # sk_txhash after a timeout leaves as it was (the guest's queue reads the hash).
+        tcp["txrehash"] = False
+    if ecn:
+        tcp["ecn"] = True
+    return tcp
+
+
 def cell_key(c: dict[str, Any]) -> CellKey:
     return (
         str(c["cc"]),
@@ -215,13 +228,7 @@ def run_cell(
             tb["growth"] = ca_growth(res.flow_series, start_s)
             tb["growth_open"] = ca_growth(res.flow_series, start_s, open_only=True)
     sim_doc = json.loads(json.dumps(doc))
-    sim_doc["tcp"] = {"profile": "linux", "variant": cc, "packet_size": PACKET}
-    if reference == "testbed":
-        # The testbed's router hashes a connection's 5-tuple, which the kernel's new
-        # sk_txhash after a timeout leaves as it was (the guest's queue reads the hash).
-        sim_doc["tcp"]["txrehash"] = False
-    if ecn:
-        sim_doc["tcp"]["ecn"] = True
+    sim_doc["tcp"] = sim_tcp(cc, reference, ecn)
     if sim_set:
         sc.apply_overrides(sim_doc, sim_set)
     sim_run = aqmlab.run(sim_doc)
