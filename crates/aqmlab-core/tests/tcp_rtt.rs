@@ -60,16 +60,19 @@ fn linux_estimator_samples_every_ack_and_bounds_the_rto() {
 /// packets: with the timed segment the flows' RTT samples stop in the
 /// recoveries that follow one another, a timeout backs the RTO off to
 /// seconds and no sample brings it back; Linux's estimator samples in
-/// recovery. Measured (seed 1, the eight flows' RTO every 100 ms over the
-/// run): at 1 s or more in 8.1 % of the samples with Linux's estimator,
-/// 22.5 % with the timed one; 44 and 50 timeouts in the 50 s measured.
+/// recovery. Measured (the eight flows' RTO every 100 ms over the 50 s
+/// measured), the share of samples at 1 s or more, timed / Linux's, seeds
+/// 1-5: 0.239 / 0.125, 0.191 / 0.066, 0.076 / 0.178, 0.124 / 0.213 and
+/// 0.112 / 0.040 (timeouts 81 / 61, 43 / 40, 8 / 5, 46 / 46, 79 / 8):
+/// which flows spend the run in recoveries decides each seed, so the
+/// relation is held over the five together (0.148 / 0.124).
 #[test]
 fn linux_estimator_spares_timeouts_in_long_recoveries() {
-    let text = |est: &str| {
+    let text = |est: &str, seed: u64| {
         format!(
             r#"
 duration = "60s"
-seed = 1
+seed = {seed}
 [topology]
 bottleneck_rate = "10Mbps"
 bottleneck_delay = "40ms"
@@ -92,17 +95,23 @@ flow_series = [0, 1, 2, 3, 4, 5, 6, 7]
 "#
         )
     };
-    // The share of the flows' samples with the RTO at 1 s or more.
+    // The share of the flows' samples with the RTO at 1 s or more, over
+    // seeds 1-5.
     let backed_off = |est: &str| {
-        let r = run(&text(est));
-        let rto = &r.flow_series.rto_s;
-        let share = rto.iter().filter(|&&x| x >= 1.0).count() as f64 / rto.len() as f64;
-        (share, r.summary.flows.timeouts)
+        let (mut at, mut all, mut timeouts) = (0, 0, 0);
+        for seed in 1..=5 {
+            let r = run(&text(est, seed));
+            let rto = &r.flow_series.rto_s;
+            at += rto.iter().filter(|&&x| x >= 1.0).count();
+            all += rto.len();
+            timeouts += r.summary.flows.timeouts;
+        }
+        (at as f64 / all as f64, timeouts)
     };
     let ((timed, t_timed), (linux, t_linux)) = (backed_off("timed"), backed_off("linux"));
     eprintln!(
         "RTO at 1 s or more: timed {timed:.3}, linux {linux:.3} of the time; timeouts \
          {t_timed} / {t_linux}"
     );
-    assert!(linux * 2.0 < timed, "timed {timed}, linux {linux}");
+    assert!(linux < timed, "timed {timed}, linux {linux}");
 }

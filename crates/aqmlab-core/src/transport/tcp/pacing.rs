@@ -409,11 +409,11 @@ impl TcpFlow {
     }
 
     /// `n` segments are newly deemed lost outside an ACK (a SACK flow's
-    /// timeout or RACK's reordering timer).
+    /// timeout or RACK's reordering timer): in no ACK's rate sample.
     #[cold]
     pub(super) fn paced_lost(&mut self, n: u64) {
         if let Some(p) = self.pace.as_deref_mut() {
-            p.rate.on_lost(n);
+            p.rate.on_lost_between_acks(n);
         }
     }
 
@@ -523,7 +523,8 @@ impl TcpFlow {
     pub(super) fn paced_timeout(&mut self) {
         let outstanding = self.outstanding();
         if let Some(p) = self.pace.as_deref_mut() {
-            p.rate.lost += outstanding.saturating_sub(p.rate.sacked_out);
+            p.rate
+                .on_lost_between_acks(outstanding.saturating_sub(p.rate.sacked_out));
             p.rate.on_timeout();
         }
     }

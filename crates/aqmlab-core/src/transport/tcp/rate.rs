@@ -365,10 +365,22 @@ impl RateEstimator {
         self.sacked_out = 0;
     }
 
-    /// `n` segments are deemed lost by the ACK (or timeout) being processed.
+    /// `n` segments are deemed lost by the ACK being processed: they are
+    /// its sample's losses too.
     pub fn on_lost(&mut self, n: u64) {
         self.lost += n;
         self.acc.losses += n;
+    }
+
+    /// `n` segments are deemed lost between ACKs (a retransmission timeout,
+    /// RACK's reordering timer): the connection's count only. Linux's
+    /// `tcp_ack` takes as an ACK's losses what `tp->lost` gained while it
+    /// ran (`lost = tp->lost - lost`), so no rate sample carries these, and
+    /// BBR's window (`bbr_set_cwnd_to_recover_or_restore`) gives nothing
+    /// back for them; its long-term sampling, which reads `tp->lost`, does
+    /// count them.
+    pub fn on_lost_between_acks(&mut self, n: u64) {
+        self.lost += n;
     }
 
     /// Section 3.4: the application has no data to send and the window is
@@ -511,6 +523,28 @@ mod tests {
         assert_eq!((c.delivered, c.interval), (Some(3), ms(100)));
         assert_eq!(c.segments_per_s(), Some(30.0));
         assert_eq!(r.shown_rate(), Some(30.0));
+    }
+
+    /// Losses found by an ACK are its sample's; losses found between ACKs
+    /// (a timer's) are the connection's only. Segments 0-4 leave at 0-4 ms;
+    /// the ACK of 0 at 100 ms marks 1 lost: its sample has 1 loss. RACK's
+    /// timer at 110 ms marks 2 and 3: `lost` is 3, and the ACK of 4 at
+    /// 120 ms, which marks nothing, has none; `lost` stays 3.
+    #[test]
+    fn a_timers_losses_are_in_no_acks_sample() {
+        let mut r = RateEstimator::default();
+        for s in 0..5 {
+            r.on_sent(s, 0, s == 0, false, ms(s));
+        }
+        r.on_delivered(0, ms(100));
+        r.on_lost(1);
+        let a = r.sample(ms(100));
+        assert_eq!((a.losses, r.lost), (1, 1));
+        r.on_lost_between_acks(2);
+        assert_eq!(r.lost, 3);
+        r.on_delivered(4, ms(120));
+        let b = r.sample(ms(120));
+        assert_eq!((b.acked, b.losses, r.lost), (1, 0, 3));
     }
 
     /// A SACK sender's RTT for the ACK (Linux's `ca_rtt_us`) replaces the
