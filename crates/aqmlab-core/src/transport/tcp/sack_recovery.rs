@@ -901,7 +901,10 @@ impl TcpFlow {
             if !self.in_recovery {
                 self.sack_enter_recovery(lr);
                 self.force_first(lr, now, out);
-                if self.cfg.tcp.prr {
+                // BBR keeps the window its last ACK set: Linux's timer
+                // leaves `tcp_cwnd_reduction` to congestion controls
+                // without their own `cong_control`.
+                if self.cfg.tcp.prr && self.cfg.tcp.variant != crate::scenario::TcpVariant::Bbr {
                     let target = self.prr_target();
                     if let Some(c) = lr.prr.on_ack(target, lr.sb.pipe(), 1, false, lost > 0) {
                         self.cwnd = c as f64;
@@ -1252,6 +1255,32 @@ mod tests {
         );
         let s = mk(false);
         assert_eq!(s.tx.stats.timeouts, 1);
+    }
+
+    /// When RACK's reordering timer starts a recovery, BBR's window is the
+    /// one its last ACK set, not PRR's (Linux's `tcp_rack_reo_timeout`
+    /// calls `tcp_cwnd_reduction` only for controls without their own
+    /// `cong_control`). Twelve segments, the first ten at time 0 (50 ms
+    /// one way, a bottleneck gap of 100 us, as in the test above), 6, 7 and
+    /// 8 lost: 9's SACK comes at 101.0 ms and the timer marks all three at
+    /// 128.025 ms, as above. 6 goes at once, and 7 and 8 follow at BBR's
+    /// pacing rate within 6 ms, where PRR's window (the pipe plus one) held
+    /// them for the next ACK, 6's, at 200.2 ms.
+    #[test]
+    fn bbr_keeps_its_window_when_the_reordering_timer_starts_a_recovery() {
+        let tcp = TcpSpec {
+            variant: crate::scenario::TcpVariant::Bbr,
+            pacing: true,
+            initial_cwnd: 10,
+            ..spec(true, true, true)
+        };
+        let mut n = Net::new(tcp, 12, 50, 100, &[(6, 1), (7, 1), (8, 1)]);
+        n.run(5000);
+        let resent: Vec<(f64, u64)> = n.resent().iter().map(|&(t, q)| (ms(t), q)).collect();
+        assert_eq!(resent.iter().map(|r| r.1).collect::<Vec<_>>(), [6, 7, 8]);
+        assert!((resent[0].0 - 128.025).abs() < 1e-6, "{resent:?}");
+        assert!(resent[2].0 < 135.0, "{resent:?}");
+        assert_eq!((n.tx.stats.rack_detections, n.tx.stats.timeouts), (3, 0));
     }
 
     /// The oldest segment's retransmission waits behind the window sent

@@ -207,7 +207,11 @@ impl Net {
         }
         loop {
             let next_q = self.q.peek().map(|r| r.0 .0);
-            let timers = [self.tx.rto_deadline, self.rx.delack_deadline];
+            let timers = [
+                self.tx.rto_deadline,
+                self.rx.delack_deadline,
+                self.tx.pace_deadline(),
+            ];
             let next_t = timers.iter().flatten().min().copied();
             let t = match (next_q, next_t) {
                 (Some(a), Some(b)) => a.min(b),
@@ -237,6 +241,9 @@ impl Net {
                 }
             } else if self.tx.rto_deadline == Some(t) {
                 self.tx.on_rto(t, &mut out);
+                self.sender_sent(out);
+            } else if self.tx.pace_deadline() == Some(t) {
+                self.tx.on_pace_timer(t, &mut out);
                 self.sender_sent(out);
             } else {
                 self.rx.on_delack(t, &mut out);
