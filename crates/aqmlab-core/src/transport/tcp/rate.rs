@@ -483,6 +483,14 @@ mod tests {
         SimTime::from_millis(x)
     }
 
+    /// Segments 0 to n - 1 leave at 0, 1, ... ms, nothing in flight before
+    /// the first.
+    fn sent_each_ms(r: &mut RateEstimator, n: u64) {
+        for s in 0..n {
+            r.on_sent(s, 0, s == 0, false, ms(s));
+        }
+    }
+
     /// A hand-made ACK sequence. Segments 0-3 leave at 0, 1, 2 and 3 ms
     /// with nothing in flight before the first; each ACK covers one
     /// segment, 100 ms after it left.
@@ -501,9 +509,7 @@ mod tests {
     #[test]
     fn a_rate_sample_per_ack_from_the_most_recently_sent_segment() {
         let mut r = RateEstimator::default();
-        for s in 0..4 {
-            r.on_sent(s, 0, s == 0, false, ms(s));
-        }
+        sent_each_ms(&mut r, 4);
         r.on_delivered(0, ms(100));
         let a = r.sample(ms(100));
         assert_eq!(a.rtt, Some(ms(100)));
@@ -533,9 +539,7 @@ mod tests {
     #[test]
     fn a_timers_losses_are_in_no_acks_sample() {
         let mut r = RateEstimator::default();
-        for s in 0..5 {
-            r.on_sent(s, 0, s == 0, false, ms(s));
-        }
+        sent_each_ms(&mut r, 5);
         r.on_delivered(0, ms(100));
         r.on_lost(1);
         let a = r.sample(ms(100));
@@ -647,9 +651,7 @@ mod tests {
     #[test]
     fn duplicate_acks_count_as_deliveries_without_sack() {
         let mut r = RateEstimator::default();
-        for s in 0..10 {
-            r.on_sent(s, 0, s == 0, false, ms(s));
-        }
+        sent_each_ms(&mut r, 10);
         for _ in 0..4 {
             r.on_dupack(10);
             assert_eq!(r.sample(ms(100)).acked, 1);
@@ -677,9 +679,7 @@ mod tests {
     #[test]
     fn each_segment_counts_once_and_the_ring_grows() {
         let mut r = RateEstimator::default();
-        for s in 0..40 {
-            r.on_sent(s, 0, s == 0, false, ms(s));
-        }
+        sent_each_ms(&mut r, 40);
         assert_eq!(r.ring.len(), 64);
         r.on_delivered(5, ms(100));
         r.sample(ms(100));

@@ -437,7 +437,9 @@ impl TcpFlow {
         }
         // 6. The window.
         if self.in_recovery {
-            if self.cfg.tcp.prr {
+            // An algorithm that owns its window (BBR) sets it below, from
+            // the rate sample; PRR's would be overwritten.
+            if self.cfg.tcp.prr && !self.cc_owns_window() {
                 let target = self.prr_target();
                 if let Some(c) =
                     lr.prr
@@ -901,10 +903,10 @@ impl TcpFlow {
             if !self.in_recovery {
                 self.sack_enter_recovery(lr);
                 self.force_first(lr, now, out);
-                // BBR keeps the window its last ACK set: Linux's timer
-                // leaves `tcp_cwnd_reduction` to congestion controls
-                // without their own `cong_control`.
-                if self.cfg.tcp.prr && self.cfg.tcp.variant != crate::scenario::TcpVariant::Bbr {
+                // An algorithm that owns its window (BBR) keeps the one its
+                // last ACK set: Linux's timer leaves `tcp_cwnd_reduction`
+                // to congestion controls without their own `cong_control`.
+                if self.cfg.tcp.prr && !self.cc_owns_window() {
                     let target = self.prr_target();
                     if let Some(c) = lr.prr.on_ack(target, lr.sb.pipe(), 1, false, lost > 0) {
                         self.cwnd = c as f64;

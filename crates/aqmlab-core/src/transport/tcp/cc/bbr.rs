@@ -823,6 +823,13 @@ impl Bbr {
 /// BBR v1 (`tcp.variant = "bbr"`): its model sets the window and the pacing
 /// rate after every ACK's rate sample; congestion events save the window.
 impl CongestionControl for Bbr {
+    /// BBR's window is its own on every ACK ([`Self::pace`]) and in a
+    /// recovery the reordering timer starts.
+    #[inline(always)]
+    fn owns_window(_f: &TcpFlow) -> bool {
+        true
+    }
+
     /// An ECN-Echo outside recovery, once per window: [`TcpFlow::bbr_ecn_echo`].
     #[inline(always)]
     fn on_ack(f: &mut TcpFlow, _now: SimTime, _ack: u64, ece: bool) {

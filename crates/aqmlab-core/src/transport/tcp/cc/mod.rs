@@ -131,6 +131,16 @@ pub(in crate::transport::tcp) trait CongestionControl: Sized {
         f.reno_timeout_cut::<Self>();
     }
 
+    /// Whether the algorithm sets the window itself in a recovery, so that
+    /// no PRR acts on it (Linux's `cong_control`, for which
+    /// `tcp_cong_control` and `tcp_rack_reo_timeout` skip
+    /// `tcp_cwnd_reduction`). Default: no, PRR sets it with `tcp.prr`.
+    #[inline(always)]
+    fn owns_window(f: &TcpFlow) -> bool {
+        let _ = f;
+        false
+    }
+
     /// What a pacing flow may send after an ACK's rate sample `rs`: its
     /// window and pacing rate (`pacing.rs`). `flight`: segments in the
     /// network before the ACK and after it, and segments duplicate ACKs
@@ -194,6 +204,12 @@ impl TcpFlow {
     #[inline]
     pub(in crate::transport::tcp) fn timeout_cut(&mut self) {
         by_variant!(self, on_timeout())
+    }
+
+    /// [`CongestionControl::owns_window`] of the flow's algorithm.
+    #[inline]
+    pub(in crate::transport::tcp) fn cc_owns_window(&self) -> bool {
+        by_variant!(self, owns_window())
     }
 
     /// [`CongestionControl::pace`] of the flow's algorithm.
