@@ -395,12 +395,10 @@ impl TcpFlow {
     /// becomes at least 3/4 of the window (`tcp_current_ssthresh`) and the
     /// window halves for every further RTO of the idle time while above
     /// the restart window, min(initial window, window), which bounds it
-    /// from below. BBR and Prague are exempt (their `cong_control`).
+    /// from below. An algorithm that owns its window (BBR, Prague: their
+    /// `cong_control`) is exempt.
     fn restart_after_idle(&mut self, now: SimTime) {
-        use crate::scenario::TcpVariant;
-        if self.snd_max > self.snd_una
-            || matches!(self.cfg.tcp.variant, TcpVariant::Bbr | TcpVariant::Prague)
-        {
+        if self.snd_max > self.snd_una || self.cc_owns_window() {
             return;
         }
         let rto = self.rto.0 as i64;

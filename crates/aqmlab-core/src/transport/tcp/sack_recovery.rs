@@ -437,9 +437,11 @@ impl TcpFlow {
         }
         // 6. The window.
         if self.in_recovery {
-            // An algorithm that owns its window (BBR) sets it below, from
-            // the rate sample; PRR's would be overwritten.
-            if self.cfg.tcp.prr && !self.cc_owns_window() {
+            // An algorithm that owns its window sets it itself (Prague
+            // here, BBR below from the rate sample).
+            if self.cc_owns_window() {
+                self.recovery_step();
+            } else if self.cfg.tcp.prr {
                 let target = self.prr_target();
                 if let Some(c) =
                     lr.prr
@@ -903,9 +905,9 @@ impl TcpFlow {
             if !self.in_recovery {
                 self.sack_enter_recovery(lr);
                 self.force_first(lr, now, out);
-                // An algorithm that owns its window (BBR) keeps the one its
-                // last ACK set: Linux's timer leaves `tcp_cwnd_reduction`
-                // to congestion controls without their own `cong_control`.
+                // An algorithm that owns its window keeps the one its loss
+                // rule set: Linux's timer leaves `tcp_cwnd_reduction` to
+                // congestion controls without their own `cong_control`.
                 if self.cfg.tcp.prr && !self.cc_owns_window() {
                     let target = self.prr_target();
                     if let Some(c) = lr.prr.on_ack(target, lr.sb.pipe(), 1, false, lost > 0) {
@@ -1283,6 +1285,46 @@ mod tests {
         assert!((resent[0].0 - 128.025).abs() < 1e-6, "{resent:?}");
         assert!(resent[2].0 < 135.0, "{resent:?}");
         assert_eq!((n.tx.stats.rack_detections, n.tx.stats.timeouts), (3, 0));
+    }
+
+    /// Prague owns its window in a recovery, with `tcp.prr` on as in the
+    /// linux profile: 20 segments leave at 0 ms, 1 ms apart through the
+    /// bottleneck, 0 lost. The SACKs of 1 and 2 (102, 103 ms) let limited
+    /// transmit send 20 and 21; 3's (104 ms) starts the recovery: the
+    /// window steps from 20 to 19 and 0 goes again at once (the pipe 22 -
+    /// 3 SACKed - 1 lost = 18). Each later SACK takes one segment out of
+    /// the pipe and the window one down, so nothing goes until the window
+    /// reaches half, 10, at 113 ms; then one new segment a SACK, 22 at 114
+    /// ms to 28 at 120 ms. (PRR sent one per two SACKs: 22 at 106 ms, 28
+    /// at 118 ms.)
+    #[test]
+    fn prague_steps_its_window_down_in_a_recovery_without_prr() {
+        let tcp = TcpSpec {
+            variant: crate::scenario::TcpVariant::Prague,
+            ecn: true,
+            ecn_codepoint: crate::scenario::EcnCodepoint::Ect1,
+            pacing: true,
+            ..spec(true, false, true)
+        };
+        let mut n = Net::new(tcp, 40, 50, 1000, &[(0, 1)]);
+        n.run(5000);
+        assert_eq!(n.recovery[1], (SimTime::from_millis(104), true));
+        assert_eq!(n.resent(), [(SimTime::from_millis(104), 0)]);
+        let steps: Vec<f64> = (104..=114).map(|t| n.cwnd_at(t)).collect();
+        assert_eq!(
+            steps,
+            [19.0, 18.0, 17.0, 16.0, 15.0, 14.0, 13.0, 12.0, 11.0, 10.0, 10.0]
+        );
+        let new: Vec<(f64, u64)> = (n.sent.iter())
+            .filter(|s| !s.2 && s.1 >= 22 && s.1 <= 28)
+            .map(|s| (ms(s.0), s.1))
+            .collect();
+        let expect: Vec<(f64, u64)> = (22..=28).map(|q| ((q + 92) as f64, q)).collect();
+        assert_eq!(new.len(), 7);
+        for (a, b) in new.iter().zip(&expect) {
+            assert!((a.0 - b.0).abs() < 1e-6 && a.1 == b.1, "{new:?}");
+        }
+        assert_eq!(n.tx.stats.timeouts, 0);
     }
 
     /// The oldest segment's retransmission waits behind the window sent

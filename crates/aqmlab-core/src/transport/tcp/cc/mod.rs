@@ -131,14 +131,24 @@ pub(in crate::transport::tcp) trait CongestionControl: Sized {
         f.reno_timeout_cut::<Self>();
     }
 
-    /// Whether the algorithm sets the window itself in a recovery, so that
-    /// no PRR acts on it (Linux's `cong_control`, for which
-    /// `tcp_cong_control` and `tcp_rack_reo_timeout` skip
-    /// `tcp_cwnd_reduction`). Default: no, PRR sets it with `tcp.prr`.
+    /// Whether the algorithm sets the window itself (Linux's
+    /// `cong_control`): no PRR acts on it in a recovery (`tcp_cong_control`
+    /// and `tcp_rack_reo_timeout` skip `tcp_cwnd_reduction`: a recovery
+    /// starts with the window it had), and no restart after idle shrinks it
+    /// (`tcp_slow_start_after_idle_check`); it sets its window in a
+    /// recovery by [`Self::on_recovery_ack`] or [`Self::pace`]. Default:
+    /// no, PRR sets it with `tcp.prr`.
     #[inline(always)]
     fn owns_window(f: &TcpFlow) -> bool {
         let _ = f;
         false
+    }
+
+    /// An ACK in a SACK recovery, for an algorithm that owns its window,
+    /// before anything is sent. Default: the window stays.
+    #[inline(always)]
+    fn on_recovery_ack(f: &mut TcpFlow) {
+        let _ = f;
     }
 
     /// What a pacing flow may send after an ACK's rate sample `rs`: its
@@ -210,6 +220,12 @@ impl TcpFlow {
     #[inline]
     pub(in crate::transport::tcp) fn cc_owns_window(&self) -> bool {
         by_variant!(self, owns_window())
+    }
+
+    /// [`CongestionControl::on_recovery_ack`] of the flow's algorithm.
+    #[inline]
+    pub(in crate::transport::tcp) fn recovery_step(&mut self) {
+        by_variant!(self, on_recovery_ack())
     }
 
     /// [`CongestionControl::pace`] of the flow's algorithm.

@@ -77,7 +77,14 @@
 //!   leave one per release, also with `tcp.tso`.
 //! - **Loss** (`prague_enter_loss` on entering recovery and on
 //!   `CA_EVENT_LOSS`; draft section 2.4.4): Reno's halving, cwnd / 2 at
-//!   least 2 segments, and no growth until the recovery ends; after a
+//!   least 2 segments, and no growth until the recovery ends. No PRR acts
+//!   on the window (the reference's `cong_control` sets it on every ACK,
+//!   so Linux's `tcp_cwnd_reduction` never runs for it, also not when
+//!   RACK's reordering timer starts the recovery): the reference steps its
+//!   `snd_cwnd` down one segment per ACK toward the halved `frac_cwnd`,
+//!   from the ACK that starts the recovery on (not at the timer), and so
+//!   does aqmlab's window (with SACK; the first lost segment goes at once,
+//!   the window one below the flight before it); after a
 //!   timeout one segment and slow start back to half (the reference steps
 //!   its window up from one segment toward half the fractional window).
 //!   Recovery is NewReno's (SACK's with `tcp.sack`), as DCTCP's
@@ -427,6 +434,20 @@ impl CongestionControl for Prague {
     #[inline]
     fn timeout_ssthresh(f: &mut TcpFlow, reno: f64) -> f64 {
         <Dctcp as CongestionControl>::timeout_ssthresh(f, reno)
+    }
+
+    /// No PRR: the reference's `prague_cong_control` sets the window on
+    /// every ACK, also in a recovery (the module head, "Loss").
+    #[inline(always)]
+    fn owns_window(_f: &TcpFlow) -> bool {
+        true
+    }
+
+    /// One segment down toward the halved window (the reference's
+    /// step-wise decrement of `snd_cwnd` toward `frac_cwnd`).
+    #[inline]
+    fn on_recovery_ack(f: &mut TcpFlow) {
+        f.cwnd = (f.cwnd - 1.0).max(f.exit_cwnd);
     }
 
     /// The window stays; the pacing rate is [`pacing_rate`]'s.
