@@ -23,6 +23,7 @@ from aqmlab.testbed.linux_qdisc import (
     run_linux_qdisc,
     summarise,
 )
+from testbed_grid import grid
 
 ROOT = Path(__file__).resolve().parents[1]
 DUMBBELL = ROOT / "scenarios" / "testbed" / "dumbbell-20.toml"
@@ -199,8 +200,7 @@ def test_dctcp_through_linuxs_step_agrees_with_the_simulator() -> None:
     doc["traffic"][0]["flows"] = 5
     linux = run_linux_qdisc(doc, "dctcp")
     lb, lf = linux["bottleneck"], linux["flows"]
-    sim_doc = dict(doc, tcp={"profile": "linux", "variant": "dctcp", "packet_size": 1500})
-    sim_doc["tcp"]["ecn"] = True
+    sim_doc = dict(doc, tcp=grid.sim_tcp("dctcp", "guest", ecn=True))
     sim = aqmlab.run(sim_doc).summary
     sb, sf = sim["bottleneck"], sim["flows"]
     assert lb["queue_samples"] > 1000  # every 10 ms over the 12 s measured

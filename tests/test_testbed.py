@@ -8,7 +8,6 @@ whose reason is given beside it (docs/testbed.md has the measured values).
 
 from __future__ import annotations
 
-import importlib.util
 import itertools
 import json
 import os
@@ -35,16 +34,9 @@ from aqmlab.testbed.runner import (
     kernel_tcp_window,
     plan,
 )
+from testbed_grid import grid
 
 ROOT = Path(__file__).resolve().parents[1]
-# The testbed grid's figures of a summary and its band (tools/testbed_matrix.py; it imports
-# aqmlab only inside its functions).
-_spec = importlib.util.spec_from_file_location(
-    "testbed_matrix", ROOT / "tools" / "testbed_matrix.py"
-)
-assert _spec is not None and _spec.loader is not None
-grid = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(grid)
 DUMBBELL = ROOT / "scenarios" / "testbed" / "dumbbell-20.toml"
 ACCURACY = ROOT / "scenarios" / "testbed" / "link-accuracy.toml"
 UDP = ROOT / "scenarios" / "testbed" / "udp-mix.toml"
