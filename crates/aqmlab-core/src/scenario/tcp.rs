@@ -203,7 +203,8 @@ impl TcpProfile {
                         | TcpSwitches::FRTO
                         | TcpSwitches::ECN_BACKOFF
                         | TcpSwitches::DUPACK_HALVING
-                        | TcpSwitches::MODERATE_RCVBUF,
+                        | TcpSwitches::MODERATE_RCVBUF
+                        | TcpSwitches::ECN_PRR,
                 ),
                 ..d
             },
@@ -592,6 +593,7 @@ impl TcpSpec {
         let rcvbuf_given = t.has("moderate_rcvbuf");
         let cubic_given = t.has("cubic");
         let delack_timer_given = t.has("delack_timer");
+        let ecn_reduction_given = t.has("ecn_reduction");
         let sack_given = t.has("sack");
         let rtt_estimator_given = t.has("rtt_estimator");
         let rack_given = t.has("rack");
@@ -765,6 +767,7 @@ impl TcpSpec {
         s.set_slow_start_after_idle(t.bool("slow_start_after_idle", d.slow_start_after_idle())?);
         s.set_dctcp_linux(t.either("dctcp", ["rfc8257", "linux"], d.dctcp_linux())?);
         s.set_delack_linux(t.either("delack_timer", ["fixed", "linux"], d.delack_linux())?);
+        s.set_ecn_prr(t.either("ecn_reduction", ["at-once", "prr"], d.ecn_prr())?);
         t.finish()?;
         let pacing_off_given = pacing_given && !s.pacing;
         if matches!(profile, TcpProfile::Ns2001 | TcpProfile::Ns2009)
@@ -949,6 +952,11 @@ impl TcpSpec {
             // The linux profile's default, which the timed estimator turns off.
             s.set_cubic_linux(false);
         }
+        if s.ecn_prr() && !ecn_reduction_given && !(s.sack && s.prr) {
+            // The linux profile's default, which a flow without SACK or
+            // without PRR turns off.
+            s.set_ecn_prr(false);
+        }
         if s.delack_linux() && !delack_timer_given && !(s.sack && s.delayed_ack) {
             // The linux profile's default, which a flow without SACK or
             // without delayed ACKs turns off.
@@ -1019,6 +1027,14 @@ impl TcpSpec {
                     "\"linux\" is not allowed without SACK: its state is kept beside the \
                      receiver's SACK blocks; set tcp.sack = true{or_linux}"
                 ),
+            ));
+        }
+        if s.ecn_prr() && !(s.sack && s.prr) {
+            return Err(SpecError::new(
+                join(path, "ecn_reduction"),
+                "\"prr\" is not allowed without SACK and PRR: the reduction is PRR's over the \
+                 SACK scoreboard's pipe; set tcp.sack = true and tcp.prr = true, or \
+                 tcp.ecn_reduction = \"at-once\"",
             ));
         }
         if s.delack_linux() && !s.delayed_ack {
@@ -1414,5 +1430,36 @@ mod tests {
         let e = refused("delack_timer = \"bsd\"");
         assert_eq!(e.path, "tcp.delack_timer");
         assert!(e.to_string().contains("\"fixed\""), "{e}");
+    }
+
+    /// `ecn_reduction` is `"at-once"` by default, `"prr"` in the linux
+    /// profile (off there without PRR), listed only when `"prr"`; written
+    /// without SACK or PRR, or an unknown rule, refused naming the key.
+    #[test]
+    fn ecn_reduction_key() {
+        assert!(!accepted("").tcp.ecn_prr());
+        let sc = accepted("profile = \"linux\"");
+        assert!(sc.tcp.ecn_prr());
+        assert!(listed(&sc).contains("\"ecn_reduction\":\"prr\""));
+        assert!(
+            !accepted("profile = \"linux\"\necn_reduction = \"at-once\"")
+                .tcp
+                .ecn_prr()
+        );
+        assert!(!accepted("profile = \"linux\"\nprr = false").tcp.ecn_prr());
+        assert!(accepted("sack = true\nprr = true\necn_reduction = \"prr\"")
+            .tcp
+            .ecn_prr());
+        for bad in [
+            "ecn_reduction = \"prr\"",
+            "profile = \"linux\"\nprr = false\necn_reduction = \"prr\"",
+        ] {
+            let e = refused(bad);
+            assert_eq!(e.path, "tcp.ecn_reduction");
+            assert!(e.msg.contains("tcp.prr = true"), "{}", e.msg);
+        }
+        let e = refused("ecn_reduction = \"halve\"");
+        assert_eq!(e.path, "tcp.ecn_reduction");
+        assert!(e.to_string().contains("\"at-once\""), "{e}");
     }
 }

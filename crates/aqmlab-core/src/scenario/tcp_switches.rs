@@ -31,6 +31,7 @@ impl TcpSwitches {
     pub(super) const DUPACK_HALVING: u32 = 1 << 18;
     pub(super) const CWR_ON_RETRANSMIT: u32 = 1 << 19;
     pub(super) const PRAGUE_CWR_UDP: u32 = 1 << 20;
+    pub(super) const ECN_PRR: u32 = 1 << 21;
 
     /// The switches the resolved scenario lists on or off.
     const ALWAYS_LISTED: u32 =
@@ -38,7 +39,7 @@ impl TcpSwitches {
 
     /// The switches the resolved scenario lists when on, in its order:
     /// the bit, the key and the choice it is listed with (`true` if none).
-    const LISTED: [(u32, &'static str, Option<&'static str>); 18] = [
+    const LISTED: [(u32, &'static str, Option<&'static str>); 19] = [
         (TcpSwitches::TIMESTAMPS, "timestamps", None),
         (TcpSwitches::HYSTART, "hystart", None),
         (
@@ -69,6 +70,7 @@ impl TcpSwitches {
             "prague_cwr",
             Some("udp-prague"),
         ),
+        (TcpSwitches::ECN_PRR, "ecn_reduction", Some("prr")),
     ];
 
     pub(super) fn set(&mut self, bit: u32, on: bool) {
@@ -449,5 +451,24 @@ impl TcpSpec {
 
     pub fn set_delack_linux(&mut self, on: bool) {
         self.switches.set(TcpSwitches::DELACK_LINUX, on);
+    }
+
+    /// An ECN reduction as Linux's CWR state makes it (`tcp.ecn_reduction
+    /// = "prr"`, `transport/tcp/cwr.rs`): ssthresh is set at the echo and
+    /// PRR takes the window down to it over the round trip that follows,
+    /// with no growth, until the cumulative ACK passes the highest segment
+    /// sent at the echo; a loss in that round continues the same
+    /// reduction. Needs `sack` and `prr` (the linux profile's default stays
+    /// inert without them). `"at-once"` (the default outside the linux
+    /// profile): the window goes down to ssthresh at the echo. Congestion
+    /// controls that set their window themselves (BBR, Prague) are not
+    /// touched.
+    #[inline]
+    pub fn ecn_prr(&self) -> bool {
+        self.switches.0 & TcpSwitches::ECN_PRR != 0
+    }
+
+    pub fn set_ecn_prr(&mut self, on: bool) {
+        self.switches.set(TcpSwitches::ECN_PRR, on);
     }
 }

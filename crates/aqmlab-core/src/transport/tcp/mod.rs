@@ -80,6 +80,7 @@
 mod cc;
 mod config;
 mod connection;
+mod cwr;
 mod delack;
 mod frto;
 mod pacing;

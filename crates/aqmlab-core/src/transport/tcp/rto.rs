@@ -181,6 +181,9 @@ impl TcpFlow {
                     self.cubic_timeout(now);
                 }
                 self.last_cut = Cut::Timeout;
+                if let Some(lr) = self.lr.as_deref_mut() {
+                    lr.cwr = super::cwr::Cwr::Off; // Linux's loss state
+                }
                 self.cwr_pending = self.cfg.tcp.ecn;
                 self.recover = self.snd_max;
                 self.ecn_recover = self.snd_max;

@@ -93,6 +93,8 @@ pub(super) struct Lr {
     pub rack: Option<Rack>,
     /// PRR's state in the current recovery (`tcp.prr`).
     pub prr: Prr,
+    /// Linux's CWR state with `tcp.ecn_reduction = "prr"` (`cwr.rs`).
+    pub cwr: super::cwr::Cwr,
     /// A timeout's retransmissions are under way (Linux's `TCP_CA_Loss`),
     /// until the cumulative ACK reaches `recover`.
     pub loss: bool,
@@ -450,6 +452,11 @@ impl TcpFlow {
                     self.cwnd = c as f64;
                 }
             }
+        } else if self
+            .cwr_window(lr, delivered, advanced, newly_lost > 0)
+            .is_some()
+        {
+            // Linux's CWR state (`cwr.rs`): PRR's window, no growth.
         } else if advanced && (!ece || lr.loss) {
             // By the segments this ACK delivered, cumulatively or by SACK
             // (Linux's `acked_sacked` in `tcp_cong_control`): a cumulative
@@ -578,7 +585,10 @@ impl TcpFlow {
         let after_ecn = self.last_cut == Cut::Ecn && self.snd_una < self.recover;
         self.undo_at_recovery(lr, after_ecn);
         let prior = self.window();
-        self.loss_cut(after_ecn);
+        let continued = self.cwr_into_recovery(lr);
+        if !continued {
+            self.loss_cut(after_ecn);
+        }
         self.recover = self.snd_max;
         self.ecn_recover = self.snd_max;
         self.last_cut = Cut::Loss;
@@ -587,7 +597,9 @@ impl TcpFlow {
         self.rtt_seq = None;
         self.stats.fast_retransmits += 1;
         self.stats.sack_recoveries += 1;
-        lr.prr = Prr::start(prior);
+        if !continued {
+            lr.prr = Prr::start(prior);
+        }
         if !self.cfg.tcp.prr {
             // RFC 6675 section 5 step (4.2): cwnd = ssthresh.
             self.cwnd = self.exit_cwnd;
@@ -659,7 +671,7 @@ impl TcpFlow {
         lr.sb.sent_new(seq, now);
         self.snd_nxt += 1;
         self.snd_max = self.snd_max.max(self.snd_nxt);
-        if self.in_recovery {
+        if self.in_cwnd_reduction(lr) {
             lr.prr.out += 1;
         }
     }
@@ -678,7 +690,7 @@ impl TcpFlow {
         if let Some(r) = lr.rack.as_mut() {
             r.on_resend(seq, now);
         }
-        if self.in_recovery {
+        if self.in_cwnd_reduction(lr) {
             lr.prr.out += 1;
         }
     }

@@ -224,6 +224,17 @@ impl TcpFlow {
             return;
         };
         d.on_ack(newly, dup, ece, ack, snd_max);
+        if self.cfg.tcp.ecn_prr() {
+            // Linux's CWR state (`cwr.rs`): the window by PRR.
+            if self.cwr_may_enter(ack) && ece {
+                let cwnd = self.cwnd;
+                if let Some(State::Dctcp(d)) = self.cc.as_deref() {
+                    self.ssthresh = d.ecn_ssthresh(cwnd);
+                }
+                self.cwr_enter();
+            }
+            return;
+        }
         // One cut per window: the ACK must cover a segment sent after the
         // last reduction or loss (Linux leaves CWR when snd_una passes
         // high_seq, and enters it again on this ACK's ECE).

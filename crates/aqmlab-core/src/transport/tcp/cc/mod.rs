@@ -65,8 +65,7 @@ pub(in crate::transport::tcp) trait CongestionControl: Sized {
     /// flow). Default: RFC 3168 section 6.1.2's cut, once per window.
     #[inline(always)]
     fn on_ack(f: &mut TcpFlow, now: SimTime, ack: u64, ece: bool) {
-        let _ = ack;
-        f.rfc3168_echo::<Self>(now, ece);
+        f.rfc3168_echo::<Self>(now, ack, ece);
     }
 
     /// A new ACK outside fast recovery and without ECN-Echo, for `acked`

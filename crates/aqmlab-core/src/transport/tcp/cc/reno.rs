@@ -133,12 +133,24 @@ impl TcpFlow {
     /// expire; with `ecn_backoff` (ns-2's `ecn_backoff_`) a second such ECE
     /// in a row doubles the timer first. With `ecn_hold` off the floor is
     /// two segments and there is no hold, as in Linux.
+    ///
+    /// With `tcp.ecn_reduction = "prr"` Linux's CWR state instead
+    /// (`cwr.rs`): ssthresh at once, the window by PRR over the round.
     #[inline]
     pub(in crate::transport::tcp) fn rfc3168_echo<C: CongestionControl>(
         &mut self,
         now: SimTime,
+        ack: u64,
         ece: bool,
     ) {
+        if self.cfg.tcp.ecn_prr() && !C::owns_window(self) {
+            if self.cwr_may_enter(ack) && ece {
+                let half = (self.outstanding() as f64 / 2.0).max(2.0);
+                self.ssthresh = C::event_ssthresh(self, half);
+                self.cwr_enter();
+            }
+            return;
+        }
         if ece && !self.in_recovery && self.snd_una >= self.ecn_recover {
             // Without `ecn_hold` (Linux: `tcp_init_cwnd_reduction` with
             // Reno's ssthresh, max(cwnd / 2, 2)) the window stops at two
