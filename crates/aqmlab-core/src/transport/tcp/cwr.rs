@@ -50,17 +50,20 @@ impl TcpFlow {
         }
     }
 
-    /// With `tcp.ecn_reduction = "prr"`, before an ACK's ECE is answered:
-    /// the reduction under way ends on an ACK above `ecn_recover`. Returns
-    /// whether an ECE may enter a new one (not in a reduction, a recovery).
+    /// With `tcp.ecn_reduction = "prr"`, before an ACK's ECE (`ece`) is
+    /// answered: the reduction under way ends on an ACK above
+    /// `ecn_recover`. Returns whether the ECE enters a new one (not in a
+    /// reduction or a recovery). A flow without ECN never enters it.
     #[inline]
-    pub(super) fn cwr_may_enter(&mut self, ack: u64) -> bool {
-        let c = self.cwr();
-        if c != Cwr::Off && ack > self.ecn_recover {
+    pub(super) fn cwr_echo(&mut self, ack: u64, ece: bool) -> bool {
+        if !self.cfg.tcp.ecn {
+            return false;
+        }
+        if self.cwr() != Cwr::Off && ack > self.ecn_recover {
             self.cwnd = self.ssthresh;
             self.set_cwr(Cwr::Off);
         }
-        self.cwr() == Cwr::Off && !self.in_recovery && ack > self.ecn_recover
+        ece && self.cwr() == Cwr::Off && !self.in_recovery && ack > self.ecn_recover
     }
 
     /// An ECE enters the CWR state, ssthresh already set: one reduction
@@ -77,7 +80,8 @@ impl TcpFlow {
     }
 
     /// The window of an ACK in the CWR state (a SACK flow's step 6):
-    /// PRR's, toward ssthresh in whole segments; `None` outside the state.
+    /// PRR's, toward ssthresh in whole segments. Returns whether the flow
+    /// is in the state.
     #[inline]
     pub(super) fn cwr_window(
         &mut self,
@@ -85,9 +89,9 @@ impl TcpFlow {
         delivered: u64,
         advanced: bool,
         newly_lost: bool,
-    ) -> Option<()> {
+    ) -> bool {
         match lr.cwr {
-            Cwr::Off => return None,
+            Cwr::Off => return false,
             Cwr::Entered => {
                 lr.prr = Prr::start(self.window());
                 lr.cwr = Cwr::On;
@@ -101,7 +105,7 @@ impl TcpFlow {
         {
             self.cwnd = c as f64;
         }
-        Some(())
+        true
     }
 
     /// A recovery starts: whether it continues a CWR reduction under way

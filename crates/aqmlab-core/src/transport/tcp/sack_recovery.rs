@@ -452,10 +452,7 @@ impl TcpFlow {
                     self.cwnd = c as f64;
                 }
             }
-        } else if self
-            .cwr_window(lr, delivered, advanced, newly_lost > 0)
-            .is_some()
-        {
+        } else if self.cwr_window(lr, delivered, advanced, newly_lost > 0) {
             // Linux's CWR state (`cwr.rs`): PRR's window, no growth.
         } else if advanced && (!ece || lr.loss) {
             // By the segments this ACK delivered, cumulatively or by SACK

@@ -226,7 +226,7 @@ impl TcpFlow {
         d.on_ack(newly, dup, ece, ack, snd_max);
         if self.cfg.tcp.ecn_prr() {
             // Linux's CWR state (`cwr.rs`): the window by PRR.
-            if self.cwr_may_enter(ack) && ece {
+            if self.cwr_echo(ack, ece) {
                 let cwnd = self.cwnd;
                 if let Some(State::Dctcp(d)) = self.cc.as_deref() {
                     self.ssthresh = d.ecn_ssthresh(cwnd);

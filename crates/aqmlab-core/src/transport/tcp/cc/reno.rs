@@ -144,7 +144,7 @@ impl TcpFlow {
         ece: bool,
     ) {
         if self.cfg.tcp.ecn_prr() && !C::owns_window(self) {
-            if self.cwr_may_enter(ack) && ece {
+            if self.cwr_echo(ack, ece) {
                 let half = (self.outstanding() as f64 / 2.0).max(2.0);
                 self.ssthresh = C::event_ssthresh(self, half);
                 self.cwr_enter();
