@@ -90,15 +90,11 @@ impl TcpFlow {
         advanced: bool,
         newly_lost: bool,
     ) -> bool {
-        match lr.cwr {
-            Cwr::Off => return false,
-            Cwr::Entered => {
-                lr.prr = Prr::start(self.window());
-                lr.cwr = Cwr::On;
-            }
-            Cwr::On => {}
+        if lr.cwr == Cwr::Off {
+            return false;
         }
-        let target = (self.ssthresh.max(1.0) as u64).min(u64::from(self.cfg.tcp.rwnd));
+        self.cwr_prr_started(lr);
+        let target = self.prr_goal(self.ssthresh);
         if let Some(c) = lr
             .prr
             .on_ack(target, lr.sb.pipe(), delivered, advanced, newly_lost)
@@ -111,14 +107,22 @@ impl TcpFlow {
     /// A recovery starts: whether it continues a CWR reduction under way
     /// (no new cut; PRR's counts go on; it ends at the same ssthresh).
     pub(super) fn cwr_into_recovery(&mut self, lr: &mut Lr) -> bool {
-        match lr.cwr {
-            Cwr::Off => return false,
-            Cwr::Entered => lr.prr = Prr::start(self.window()),
-            Cwr::On => {}
+        if lr.cwr == Cwr::Off {
+            return false;
         }
+        self.cwr_prr_started(lr);
         lr.cwr = Cwr::Off;
         self.exit_cwnd = self.ssthresh;
         true
+    }
+
+    /// PRR's counts from the window when the reduction's first ACK is
+    /// taken (the state entered on this ACK), then on.
+    fn cwr_prr_started(&self, lr: &mut Lr) {
+        if lr.cwr == Cwr::Entered {
+            lr.prr = Prr::start(self.window());
+            lr.cwr = Cwr::On;
+        }
     }
 
     /// A segment sent counts toward PRR's `prr_out`: in a recovery or a

@@ -520,7 +520,13 @@ impl TcpFlow {
     /// The window PRR brings the flight to: the one recovery returns to
     /// (ssthresh after a halving), in whole segments.
     pub(super) fn prr_target(&self) -> u64 {
-        (self.exit_cwnd.max(1.0) as u64).min(u64::from(self.cfg.tcp.rwnd))
+        self.prr_goal(self.exit_cwnd)
+    }
+
+    /// A window `w` as PRR's goal: whole segments, at least 1, at most
+    /// the receiver's window.
+    pub(super) fn prr_goal(&self, w: f64) -> u64 {
+        (w.max(1.0) as u64).min(u64::from(self.cfg.tcp.rwnd))
     }
 
     /// Whether an ACK runs the loss detection: Linux's `tcp_ack_is_dubious`,

@@ -143,7 +143,7 @@ impl TcpFlow {
         ack: u64,
         ece: bool,
     ) {
-        if self.cfg.tcp.ecn_prr() && !C::owns_window(self) {
+        if self.cfg.tcp.ecn_prr() {
             if self.cwr_echo(ack, ece) {
                 let half = (self.outstanding() as f64 / 2.0).max(2.0);
                 self.ssthresh = C::event_ssthresh(self, half);
