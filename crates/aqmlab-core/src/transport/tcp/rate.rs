@@ -10,7 +10,10 @@
 //! whether the connection was application-limited then; when nothing was
 //! in flight, both times restart at the send time. Each ACK (section 3.3)
 //! takes the record of the most recently sent segment it newly delivers
-//! (the highest `delivered` snapshot) and gives one rate sample:
+//! (the latest send time, of equal ones the highest segment: Linux's
+//! `tcp_skb_sent_after` since 5.18; the draft's highest `delivered`
+//! snapshot keeps the first of the segments sent between two ACKs) and
+//! gives one rate sample:
 //!
 //! ```text
 //! delivered  = C.delivered - P.delivered
@@ -114,12 +117,25 @@ impl RateSample {
     }
 }
 
+/// The send record an ACK's sample is taken from (Linux's `rs->prior_*`).
+#[derive(Clone, Copy, Debug)]
+struct Prior {
+    /// Its `delivered` and `delivered_time` snapshots.
+    delivered: u64,
+    delivered_time: SimTime,
+    app_limited: bool,
+    /// Its send time less its `first_sent_time` snapshot.
+    send_elapsed: SimTime,
+    /// When it was sent, and the segment (which of two sent at once).
+    sent_time: SimTime,
+    seq: u64,
+}
+
 /// What the ACK being processed has delivered so far.
 #[derive(Clone, Copy, Debug, Default)]
 struct Acc {
-    /// The record with the highest `delivered` snapshot: (its
-    /// `delivered`, `delivered_time`, app-limited, send interval).
-    prior: Option<(u64, SimTime, bool, SimTime)>,
+    /// The record of the most recently sent segment delivered.
+    prior: Option<Prior>,
     acked: u64,
     losses: u64,
     /// Send time of the highest segment delivered, and whether any
@@ -290,17 +306,21 @@ impl RateEstimator {
         let r = *r;
         self.delivered += 1;
         self.acc.acked += 1;
-        // The most recently sent segment gives the sample: the highest
-        // `delivered` snapshot. Of equal snapshots Linux keeps the first
-        // it meets, except while the snapshot is 0 (its "no sample yet"),
-        // when each later one replaces it.
-        if self.acc.prior.is_none_or(|p| p.0 == 0 || r.delivered > p.0) {
-            self.acc.prior = Some((
-                r.delivered,
-                r.delivered_time,
-                r.app_limited,
-                r.sent_time.saturating_sub(r.first_sent_time),
-            ));
+        // The most recently sent segment gives the sample: the latest send
+        // time, of equal ones the highest segment (Linux's
+        // `tcp_skb_sent_after`); the first one met is taken whatever it is,
+        // and replaced by any later one while its snapshot is 0 (Linux's
+        // "no sample yet").
+        let later = |p: &Prior| p.delivered == 0 || (r.sent_time, r.seq) > (p.sent_time, p.seq);
+        if self.acc.prior.as_ref().is_none_or(later) {
+            self.acc.prior = Some(Prior {
+                delivered: r.delivered,
+                delivered_time: r.delivered_time,
+                app_limited: r.app_limited,
+                send_elapsed: r.sent_time.saturating_sub(r.first_sent_time),
+                sent_time: r.sent_time,
+                seq: r.seq,
+            });
             self.first_sent_time = r.sent_time;
         }
         self.acc.any_retrans |= r.retrans;
@@ -438,7 +458,14 @@ impl RateEstimator {
             losses: acc.losses,
             rtt,
         };
-        let Some((prior, prior_time, app_limited, send_elapsed)) = acc.prior else {
+        let Some(Prior {
+            delivered: prior,
+            delivered_time: prior_time,
+            app_limited,
+            send_elapsed,
+            ..
+        }) = acc.prior
+        else {
             return rs;
         };
         rs.prior_delivered = prior;
@@ -581,8 +608,8 @@ mod tests {
     /// 105 ms. Its RTT, 15 ms, is the new minimum.
     /// Then segments 10 and 11 leave at 105 and 106 ms with nothing in
     /// flight before the first (first_sent_time and delivered_time restart
-    /// at 105 ms); both are ACKed at 107 ms: segment 10's snapshot is kept
-    /// (equal snapshots, the first), interval max(0, 107 - 105) = 2 ms, RTT
+    /// at 105 ms); both are ACKed at 107 ms: segment 11's record is kept
+    /// (sent last), interval max(106 - 105, 107 - 105) = 2 ms, RTT
     /// of the newest 1 ms, which is the new minimum: 2 segments in 2 ms.
     /// A retransmission ACKed 10 ms after it left gives no RTT (Karn), and
     /// its 10 ms interval is below a 50 ms minimum RTT: no sample.
@@ -616,6 +643,40 @@ mod tests {
         let c = r.sample(ms(70));
         assert_eq!((c.rtt, c.delivered), (None, None));
         assert_eq!(c.acked, 1);
+    }
+
+    /// Of the segments sent between two ACKs (one `delivered` snapshot) the
+    /// one sent last gives the sample, as in Linux since 5.18. Segments 0
+    /// and 1 leave at 0 ms; the ACK of 0 at 10 ms makes delivered 1,
+    /// delivered_time 10 ms, first_sent_time 0. Segments 2 and 3 leave at
+    /// 10 and 40 ms with that snapshot, and one ACK at 45 ms delivers 1-3:
+    /// segment 3's record gives send elapsed 40 - 0 = 40 ms against the ACK
+    /// phase's 45 - 10 = 35 ms: 3 segments in 40 ms (segment 2's, the
+    /// first of the two, gave max(10, 35) = 35 ms). The next send phase
+    /// starts at segment 3's send: segment 4, sent at 50 ms (something
+    /// still in flight) and ACKed at 60 ms, gives 1 segment in max(50 -
+    /// 40, 60 - 45) = 15 ms (the first of the two gave max(50 - 10, 15)).
+    #[test]
+    fn the_segment_sent_last_gives_the_sample() {
+        let mut r = RateEstimator {
+            min_rtt: Some(ms(1)),
+            ..RateEstimator::default()
+        };
+        r.on_sent(0, 0, true, false, ms(0));
+        r.on_sent(1, 0, false, false, ms(0));
+        r.on_delivered(0, ms(10));
+        r.sample(ms(10));
+        r.on_sent(2, 1, false, false, ms(10));
+        r.on_sent(3, 1, false, false, ms(40));
+        for s in 1..4 {
+            r.on_delivered(s, ms(45));
+        }
+        let a = r.sample(ms(45));
+        assert_eq!((a.delivered, a.interval), (Some(3), ms(40)));
+        r.on_sent(4, 4, false, false, ms(50));
+        r.on_delivered(4, ms(60));
+        let b = r.sample(ms(60));
+        assert_eq!((b.delivered, b.interval), (Some(1), ms(15)));
     }
 
     /// Section 3.4: marked application-limited with 2 segments in flight
