@@ -205,7 +205,8 @@ BENCH_KINDS := $(AQM_KINDS) pi2 dualpi2 step
 BENCH_REPS ?= 3
 
 bench: build
-	$(BENCH) --reps $(BENCH_REPS) scenarios/canonical.toml scenarios/canonical-linux.toml \
+	$(BENCH) --reps $(BENCH_REPS) scenarios/canonical.toml scenarios/canonical-sack.toml \
+	  scenarios/canonical-linux.toml \
 	  $(foreach k,$(BENCH_KINDS),scenarios/canonical.toml@$(k)) \
 	  scenarios/web.toml
 	$(MAKE) bench-scale

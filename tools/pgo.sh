@@ -49,7 +49,8 @@ profile() {
     for k in $KINDS; do args+=("scenarios/canonical.toml@$k"); done
     # Their figures go to a log (shown if a run fails).
     local log=$dir/bench-training.log
-    { "$bench" --reps 1 scenarios/canonical.toml scenarios/canonical-linux.toml "${args[@]}" \
+    { "$bench" --reps 1 scenarios/canonical.toml scenarios/canonical-sack.toml \
+        scenarios/canonical-linux.toml "${args[@]}" \
         scenarios/web.toml &&
         "$bench" --scale --events 500000 --warmup 1 --reps 1 --setup 0 scenarios/canonical.toml; } \
         >"$log" 2>&1 || { cat "$log" >&2; exit 1; }
