@@ -117,25 +117,12 @@ impl RateSample {
     }
 }
 
-/// The send record an ACK's sample is taken from (Linux's `rs->prior_*`).
-#[derive(Clone, Copy, Debug)]
-struct Prior {
-    /// Its `delivered` and `delivered_time` snapshots.
-    delivered: u64,
-    delivered_time: SimTime,
-    app_limited: bool,
-    /// Its send time less its `first_sent_time` snapshot.
-    send_elapsed: SimTime,
-    /// When it was sent, and the segment (which of two sent at once).
-    sent_time: SimTime,
-    seq: u64,
-}
-
 /// What the ACK being processed has delivered so far.
 #[derive(Clone, Copy, Debug, Default)]
 struct Acc {
-    /// The record of the most recently sent segment delivered.
-    prior: Option<Prior>,
+    /// The send record of the most recently sent segment delivered (Linux's
+    /// `rs->prior_*`).
+    prior: Option<SendRecord>,
     acked: u64,
     losses: u64,
     /// Send time of the highest segment delivered, and whether any
@@ -311,16 +298,10 @@ impl RateEstimator {
         // `tcp_skb_sent_after`); the first one met is taken whatever it is,
         // and replaced by any later one while its snapshot is 0 (Linux's
         // "no sample yet").
-        let later = |p: &Prior| p.delivered == 0 || (r.sent_time, r.seq) > (p.sent_time, p.seq);
+        let later =
+            |p: &SendRecord| p.delivered == 0 || (r.sent_time, r.seq) > (p.sent_time, p.seq);
         if self.acc.prior.as_ref().is_none_or(later) {
-            self.acc.prior = Some(Prior {
-                delivered: r.delivered,
-                delivered_time: r.delivered_time,
-                app_limited: r.app_limited,
-                send_elapsed: r.sent_time.saturating_sub(r.first_sent_time),
-                sent_time: r.sent_time,
-                seq: r.seq,
-            });
+            self.acc.prior = Some(r);
             self.first_sent_time = r.sent_time;
         }
         self.acc.any_retrans |= r.retrans;
@@ -458,16 +439,11 @@ impl RateEstimator {
             losses: acc.losses,
             rtt,
         };
-        let Some(Prior {
-            delivered: prior,
-            delivered_time: prior_time,
-            app_limited,
-            send_elapsed,
-            ..
-        }) = acc.prior
-        else {
+        let Some(p) = acc.prior else {
             return rs;
         };
+        let (prior, prior_time, app_limited) = (p.delivered, p.delivered_time, p.app_limited);
+        let send_elapsed = p.sent_time.saturating_sub(p.first_sent_time);
         rs.prior_delivered = prior;
         rs.app_limited = app_limited;
         // Sending and acknowledging are two phases of the pipeline: the
