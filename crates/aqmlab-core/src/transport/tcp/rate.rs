@@ -442,21 +442,20 @@ impl RateEstimator {
         let Some(p) = acc.prior else {
             return rs;
         };
-        let (prior, prior_time, app_limited) = (p.delivered, p.delivered_time, p.app_limited);
         let send_elapsed = p.sent_time.saturating_sub(p.first_sent_time);
-        rs.prior_delivered = prior;
-        rs.app_limited = app_limited;
+        rs.prior_delivered = p.delivered;
+        rs.app_limited = p.app_limited;
         // Sending and acknowledging are two phases of the pipeline: the
         // longer is the interval (ACK compression can make the ACK phase
         // the shorter).
-        let ack_elapsed = now.saturating_sub(prior_time);
+        let ack_elapsed = now.saturating_sub(p.delivered_time);
         rs.interval = send_elapsed.max(ack_elapsed);
         // An interval below the minimum RTT would overestimate the rate
         // (Linux's test; before any RTT sample no interval passes).
         if self.min_rtt.is_none_or(|m| rs.interval < m) {
             return rs;
         }
-        let delivered = self.delivered - prior;
+        let delivered = self.delivered - p.delivered;
         rs.delivered = Some(delivered);
         // Keep, for the series, the last sample that is not
         // application-limited, or an application-limited one that is
@@ -464,7 +463,7 @@ impl RateEstimator {
         let faster = |(d, i): (u64, SimTime)| {
             delivered as u128 * i.0 as u128 >= d as u128 * rs.interval.0 as u128
         };
-        if !app_limited || self.shown.is_none_or(faster) {
+        if !p.app_limited || self.shown.is_none_or(faster) {
             self.shown = Some((delivered, rs.interval));
         }
         rs
@@ -484,6 +483,14 @@ mod tests {
 
     fn ms(x: u64) -> SimTime {
         SimTime::from_millis(x)
+    }
+
+    /// An estimator that has seen a minimum RTT of `m` ms.
+    fn with_min_rtt(m: u64) -> RateEstimator {
+        RateEstimator {
+            min_rtt: Some(ms(m)),
+            ..RateEstimator::default()
+        }
     }
 
     /// Segments 0 to n - 1 leave at 0, 1, ... ms, nothing in flight before
@@ -610,10 +617,7 @@ mod tests {
         let b = r.sample(ms(107));
         assert_eq!(b.rtt, Some(ms(1)));
         assert_eq!((b.delivered, b.interval), (Some(2), ms(2)));
-        let mut r = RateEstimator {
-            min_rtt: Some(ms(50)),
-            ..RateEstimator::default()
-        };
+        let mut r = with_min_rtt(50);
         r.on_sent(0, 0, true, true, ms(60));
         r.on_delivered(0, ms(70));
         let c = r.sample(ms(70));
@@ -634,10 +638,7 @@ mod tests {
     /// 40, 60 - 45) = 15 ms (the first of the two gave max(50 - 10, 15)).
     #[test]
     fn the_segment_sent_last_gives_the_sample() {
-        let mut r = RateEstimator {
-            min_rtt: Some(ms(1)),
-            ..RateEstimator::default()
-        };
+        let mut r = with_min_rtt(1);
         r.on_sent(0, 0, true, false, ms(0));
         r.on_sent(1, 0, false, false, ms(0));
         r.on_delivered(0, ms(10));
@@ -660,10 +661,7 @@ mod tests {
     /// mark; the mark clears when delivered passes 7.
     #[test]
     fn application_limited_until_the_bubble_is_delivered() {
-        let mut r = RateEstimator {
-            min_rtt: Some(ms(1)),
-            ..RateEstimator::default()
-        };
+        let mut r = with_min_rtt(1);
         r.on_sent(0, 0, true, false, ms(0));
         r.on_delivered(0, ms(10));
         r.sample(ms(10));
