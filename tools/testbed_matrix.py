@@ -4,7 +4,8 @@
 Each cell runs the dumbbell of ``scenarios/testbed/dumbbell-20.toml`` (100 ms base RTT, 1500-byte
 packets, 20 s measured from 8 s) twice: on the testbed with the kernel's congestion control
 (``--cc``) through aqmlab's AQM code on the router, and in the simulator with ``tcp.profile =
-"linux"`` and the variant of the same name. The grid: {reno, cubic, bbr} x {DropTail of one BDP,
+"linux"`` and the variant of the same name, its access links at the testbed's veth speed
+(:func:`aqmlab.testbed.simulator_counterpart`). The grid: {reno, cubic, bbr} x {DropTail of one BDP,
 PIE, FQ-CoDel} x {5, 20 flows} x {10, 50 Mbit/s}. Printed per cell: utilisation, mean queue
 (packets) and Jain's index on both sides, and whether each is within the band docs/tcp.md states
 (utilisation 0.02, mean queue 15 % + 2 packets, Jain 0.03). Needs root (the testbed).
@@ -31,7 +32,9 @@ user-mode Linux guest (Linux 6.1, its TCP; :mod:`aqmlab.testbed.linux_qdisc`, ``
 root needed): the schemes this machine's kernel lacks (``--aqm codel``, ``--aqm step``: a
 sojourn step of 15 ms, codel's ``ce_threshold`` there) and DCTCP (``--cc dctcp``, ECN on every
 flow and queue, as ``--ecn`` sets for the others). Sound at 10 Mbit/s; at 50 the guest's one CPU
-holds the link below its rate (docs/testbed.md). The marks of both sides are printed too.
+holds the link below its rate (docs/testbed.md). The marks of both sides are printed too. The
+simulator's access links stay the scenario's there (100 Mbit/s): the guest's veth speed is not
+measured.
 """
 
 from __future__ import annotations
@@ -198,7 +201,7 @@ def run_cell(
 ) -> dict[str, Any]:
     import aqmlab
     from aqmlab import scenario as sc
-    from aqmlab.testbed import run_testbed
+    from aqmlab.testbed import run_testbed, simulator_counterpart
 
     ecn = ecn or cc == "dctcp"
     doc = scenario(aqm, flows, rate, seed, ecn)
@@ -227,7 +230,9 @@ def run_cell(
         if series:
             tb["growth"] = ca_growth(res.flow_series, start_s)
             tb["growth_open"] = ca_growth(res.flow_series, start_s, open_only=True)
-    sim_doc = json.loads(json.dumps(doc))
+    # The testbed's access links are veth pairs: the simulator's run at their speed. The guest's
+    # veth speed is not measured: there the scenario's access links (100 Mbit/s).
+    sim_doc = simulator_counterpart(doc) if reference == "testbed" else json.loads(json.dumps(doc))
     sim_doc["tcp"] = sim_tcp(cc, reference, ecn)
     if sim_set:
         sc.apply_overrides(sim_doc, sim_set)

@@ -12,27 +12,32 @@ from typing import TYPE_CHECKING
 from aqmlab._lazy import lazy_names
 
 if TYPE_CHECKING:
+    from aqmlab.testbed.counterpart import ACCESS_RATE, simulator_counterpart
     from aqmlab.testbed.netns import TestbedError, check_environment, cleanup, leftovers
     from aqmlab.testbed.runner import run_testbed, unsupported
 
 #: Where each name lives: loaded on first use, so that registering the
 #: ``aqmlab testbed`` command does not import the runner (and pyarrow).
 _WHERE = {
+    "ACCESS_RATE": "aqmlab.testbed.counterpart",
     "TestbedError": "aqmlab.testbed.netns",
     "check_environment": "aqmlab.testbed.netns",
     "cleanup": "aqmlab.testbed.netns",
     "leftovers": "aqmlab.testbed.netns",
     "run_testbed": "aqmlab.testbed.runner",
+    "simulator_counterpart": "aqmlab.testbed.counterpart",
     "unsupported": "aqmlab.testbed.runner",
 }
 
 
 __all__ = [
+    "ACCESS_RATE",
     "TestbedError",
     "check_environment",
     "cleanup",
     "leftovers",
     "run_testbed",
+    "simulator_counterpart",
     "unsupported",
 ]
 
