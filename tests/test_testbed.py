@@ -82,9 +82,8 @@ def test_the_simulators_copy_has_the_testbeds_access_links() -> None:
     """The testbed's access links are veth pairs, about 2.4 Gbit/s for a burst at the router: the
     simulator's copy of a scenario runs them at `ACCESS_RATE` whatever the file writes (a
     flow's first ten 1500-byte packets within 48 us, the capture's 45), the rest as written,
-    and leaves the document it was given as it was."""
-    doc = _doc(DELAY_STEP)
-    assert doc["topology"]["access_rate"] == "100Mbps"
+    and leaves the document it was given as it was; the testbed refuses a written rate."""
+    doc = _doc(DELAY_STEP, **{"topology.access_rate": "100Mbps"})
     sim = testbed.simulator_counterpart(doc)
     assert sim["topology"]["access_rate"] == testbed.ACCESS_RATE
     assert doc["topology"]["access_rate"] == "100Mbps"
@@ -93,6 +92,11 @@ def test_the_simulators_copy_has_the_testbeds_access_links() -> None:
     assert 10 * 1500 * 8 / (float(testbed.ACCESS_RATE.removesuffix("Gbps")) * 1e9) <= 50e-6
     sim["topology"]["access_rate"] = "100Mbps"
     assert sim == doc
+    # The testbed itself refuses the key, naming it and its value.
+    errs = unsupported(doc)
+    assert len(errs) == 1, errs
+    assert errs[0].startswith("topology.access_rate: '100Mbps': not emulated"), errs
+    assert unsupported(_doc(DELAY_STEP)) == []
     bare = {k: v for k, v in doc.items() if k != "topology"}
     assert testbed.simulator_counterpart(bare)["topology"] == {"access_rate": testbed.ACCESS_RATE}
 

@@ -46,6 +46,7 @@ from aqmlab.api import (
     typed_table,
 )
 from aqmlab.testbed import host
+from aqmlab.testbed.counterpart import ACCESS_RATE
 from aqmlab.testbed.netns import (
     Dumbbell,
     TestbedError,
@@ -133,6 +134,14 @@ def unsupported(doc: Mapping[str, Any]) -> list[str]:
     for k in ("loss", "reverse_loss", "access_loss"):
         if isinstance(topo, Mapping) and k in topo:
             errs.append(f"topology.{k}: random link loss is not emulated by the testbed")
+    for k in ("access_rate", "access_buffer"):
+        if isinstance(topo, Mapping) and k in topo:
+            errs.append(
+                f"topology.{k}: {topo[k]!r}: not emulated by the testbed (its access links are "
+                "veth pairs without a rate or a queue, a burst reaching the router at about 2.4 "
+                f"Gbit/s; a simulator run held against it takes {ACCESS_RATE}: "
+                "aqmlab.testbed.simulator_counterpart); leave the key out"
+            )
     tcp = doc.get("tcp", {})
     if isinstance(tcp, Mapping):
         for k in tcp:
