@@ -19,8 +19,9 @@
 //!   When it fires with a segment held, the wait was too short: ato
 //!   doubles, at most the receiver's RTO ("delayed ACK missed").
 //! - **Quick-ACK mode**: every segment acknowledged at once for the next
-//!   min(16, receive window / 2) ACKs (at least 2; the window is Linux's
-//!   initial 10 segments at the first data segment, so 5 then): from the
+//!   min(16, receive window / 2) ACKs (at least 2; the window is 10
+//!   segments at the first data segment, so 5 then, where the 6.18 kernel
+//!   gives 16: `INIT_RCVWND`): from the
 //!   first data segment, after a gap longer than the receiver's RTO (the sender
 //!   stalled), and after a segment wholly below `rcv_nxt` arrives (a
 //!   retransmission the receiver had: its ACK may have been lost,
@@ -38,7 +39,10 @@ use crate::units::SimTime;
 
 /// Linux's `TCP_MAX_QUICKACKS`.
 const MAX_QUICKACKS: u32 = 16;
-/// Linux's initial receive window, segments (`TCP_DEFAULT_INIT_RCVWND`).
+/// The first receive window the model gives a receiver, segments (Linux's
+/// former `TCP_DEFAULT_INIT_RCVWND`; the 6.18 kernel offers what an
+/// unscaled field holds, 45 segments of 1448 bytes, and so 16 quick ACKs:
+/// docs/tcp.md, "Linux's delayed ACKs").
 const INIT_RCVWND: u32 = 10;
 /// The longest wait without an RTT (`HZ / 2` in `tcp_send_delayed_ack`).
 const DELACK_MAX: SimTime = SimTime::from_millis(500);
@@ -77,7 +81,7 @@ impl TcpFlow {
 
     /// `tcp_incr_quickack`: min(16, receive window / 2) ACKs to come at
     /// once, at least 2; the window `rwnd`, or at the first segment
-    /// Linux's initial 10 segments (`tcp_select_initial_window`).
+    /// `INIT_RCVWND`.
     fn quickacks(&self, first: bool) -> u32 {
         let wnd = if first {
             INIT_RCVWND.min(self.cfg.tcp.rwnd)
