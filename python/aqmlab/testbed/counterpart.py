@@ -26,7 +26,5 @@ def simulator_counterpart(doc: Mapping[str, Any]) -> dict[str, Any]:
     access links at :data:`ACCESS_RATE` whatever the file writes (the testbed does not emulate
     ``topology.access_rate``), everything else as written."""
     out = copy.deepcopy(dict(doc))
-    topo = dict(out.get("topology") or {})
-    topo["access_rate"] = ACCESS_RATE
-    out["topology"] = topo
+    out.setdefault("topology", {})["access_rate"] = ACCESS_RATE
     return out
