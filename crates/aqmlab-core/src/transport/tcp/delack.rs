@@ -19,10 +19,9 @@
 //!   When it fires with a segment held, the wait was too short: ato
 //!   doubles, at most the receiver's RTO ("delayed ACK missed").
 //! - **Quick-ACK mode**: every segment acknowledged at once for the next
-//!   min(16, receive window / 2) ACKs (at least 2; the window is 10
-//!   segments at the first data segment, so 5 then, where the 6.18 kernel
-//!   gives 16: `INIT_RCVWND`): from the
-//!   first data segment, after a gap longer than the receiver's RTO (the sender
+//!   min(16, receive window / 2) ACKs (at least 2; the window is Linux's
+//!   first, what an unscaled field holds, at the first data segment, so 16
+//!   then): from the first data segment, after a gap longer than the receiver's RTO (the sender
 //!   stalled), and after a segment wholly below `rcv_nxt` arrives (a
 //!   retransmission the receiver had: its ACK may have been lost,
 //!   `tcp_enter_quickack_mode`, which also resets ato). Leaving it resets
@@ -39,11 +38,9 @@ use crate::units::SimTime;
 
 /// Linux's `TCP_MAX_QUICKACKS`.
 const MAX_QUICKACKS: u32 = 16;
-/// The first receive window the model gives a receiver, segments (Linux's
-/// former `TCP_DEFAULT_INIT_RCVWND`; the 6.18 kernel offers what an
-/// unscaled field holds, 45 segments of 1448 bytes, and so 16 quick ACKs:
-/// docs/tcp.md, "Linux's delayed ACKs").
-const INIT_RCVWND: u32 = 10;
+/// The largest window an unscaled field carries, bytes: Linux's first
+/// receive window (`tcp_select_initial_window`, at most `U16_MAX`).
+const FIRST_WINDOW_BYTES: u32 = 65_535;
 /// The longest wait without an RTT (`HZ / 2` in `tcp_send_delayed_ack`).
 const DELACK_MAX: SimTime = SimTime::from_millis(500);
 
@@ -81,10 +78,11 @@ impl TcpFlow {
 
     /// `tcp_incr_quickack`: min(16, receive window / 2) ACKs to come at
     /// once, at least 2; the window `rwnd`, or at the first segment
-    /// `INIT_RCVWND`.
+    /// Linux's first window, what an unscaled field holds (45 segments of
+    /// 1448 bytes: 16 quick ACKs).
     fn quickacks(&self, first: bool) -> u32 {
         let wnd = if first {
-            INIT_RCVWND.min(self.cfg.tcp.rwnd)
+            (FIRST_WINDOW_BYTES / self.cfg.tcp.mss().max(1)).min(self.cfg.tcp.rwnd)
         } else {
             self.cfg.tcp.rwnd
         };
@@ -152,6 +150,14 @@ impl TcpFlow {
         lr.ato.ecn_seen |= ecn != Ecn::NotEct;
         if quick {
             self.ato_quickack(2);
+        }
+    }
+
+    /// A segment raised the receive window's ceiling: one quick ACK more
+    /// (`tcp_grow_window`'s `icsk_ack.quick |= 1`).
+    pub(super) fn ato_window_grew(&mut self) {
+        if let Some(lr) = self.lr.as_deref_mut() {
+            lr.ato.quick |= 1;
         }
     }
 
@@ -241,28 +247,54 @@ mod tests {
         out
     }
 
-    /// The first five segments are acknowledged at once (Linux's initial
-    /// window of 10 segments: 5 quick ACKs), whatever their gaps. Then a
-    /// steady gap of 30 ms (between 20 ms and ato) moves ato to ato / 2 +
-    /// 30: 50, 55, 57.5 ms; a lone segment waits that long, and when the
-    /// timer fires ato doubles (115 ms); a gap longer than ato (210 ms)
-    /// leaves it; with no RTT known the wait is at most 500 ms.
+    /// The first 16 segments are acknowledged at once (Linux's first
+    /// window, 65 segments of 1000 bytes: 16 quick ACKs at most), whatever
+    /// their gaps. Then a steady gap of 30 ms (between 20 ms and ato)
+    /// moves ato to ato / 2 + 30: 50, 55, 57.5 ms; a lone segment waits
+    /// that long, and when the timer fires ato doubles (115 ms); a gap
+    /// longer than ato (210 ms) leaves it; with no RTT known the wait is at
+    /// most 500 ms.
     #[test]
     fn the_wait_follows_the_gaps_and_doubles_when_missed() {
         let mut r = rx(100);
-        for (i, ms) in [0.0, 100.0, 200.0, 300.0, 400.0].into_iter().enumerate() {
-            assert_eq!(seg(&mut r, ms, i as u64), 1, "quick ACK {i}");
+        for i in 0..16u64 {
+            assert_eq!(seg(&mut r, 100.0 * i as f64, i), 1, "quick ACK {i}");
         }
-        assert_eq!(seg(&mut r, 430.0, 5), 0);
-        assert_eq!(r.delack_deadline.map(us), Some(480_000)); // ato 50
-        assert_eq!(seg(&mut r, 460.0, 6), 1); // the second segment: ato 55
-        assert_eq!(seg(&mut r, 490.0, 7), 0);
-        assert_eq!(r.delack_deadline.map(us), Some(547_500)); // ato 57.5
+        assert_eq!(seg(&mut r, 1530.0, 16), 0);
+        assert_eq!(r.delack_deadline.map(us), Some(1_580_000)); // ato 50
+        assert_eq!(seg(&mut r, 1560.0, 17), 1); // the second segment: ato 55
+        assert_eq!(seg(&mut r, 1590.0, 18), 0);
+        assert_eq!(r.delack_deadline.map(us), Some(1_647_500)); // ato 57.5
         let mut out = Vec::new();
-        r.on_delack(SimTime::from_micros(547_500), &mut out);
+        r.on_delack(SimTime::from_micros(1_647_500), &mut out);
         assert_eq!(out.len(), 1);
-        assert_eq!(seg(&mut r, 700.0, 8), 0);
-        assert_eq!(r.delack_deadline.map(us), Some(815_000)); // ato 115
+        assert_eq!(seg(&mut r, 1800.0, 19), 0);
+        assert_eq!(r.delack_deadline.map(us), Some(1_915_000)); // ato 115
+    }
+
+    /// With the autotuned window (`rcvbuf.rs`) a segment that raises the
+    /// window's ceiling is acknowledged at once, as Linux's
+    /// `tcp_grow_window` asks (`icsk_ack.quick |= 1`): a receiver whose
+    /// window grows acknowledges every segment, one whose window has
+    /// reached the clamp every second. 1460-byte segments: the ceiling
+    /// starts at the first window, 64 240 bytes, and the first seven
+    /// segments raise it to the clamp, 82 944; each of those arrives in
+    /// quick-ACK mode (16 quick ACKs from the first segment) and adds one
+    /// quick ACK to it (16 | 1), so 23 segments are acknowledged one by
+    /// one, then every second.
+    #[test]
+    fn a_growing_window_is_acknowledged_segment_by_segment() {
+        let mut r = rx(100_000);
+        r.cfg.tcp.set_moderate_rcvbuf(true);
+        r.lr.as_deref_mut().unwrap().rb = Some(super::super::rcvbuf::RcvBuf::new(1460));
+        let acks: Vec<usize> = (0..30u64).map(|i| seg(&mut r, 0.1 * i as f64, i)).collect();
+        assert_eq!(acks[..23], [1; 23]);
+        assert_eq!(acks[23..], [0, 1, 0, 1, 0, 1, 0]);
+        // Without the autotuned window: the 16 quick ACKs, then every second.
+        let mut r = rx(100_000);
+        let acks: Vec<usize> = (0..20u64).map(|i| seg(&mut r, 0.1 * i as f64, i)).collect();
+        assert_eq!(acks[..16], [1; 16]);
+        assert_eq!(acks[16..], [0, 1, 0, 1]);
     }
 
     /// A segment the receiver already has (its ACK may have been lost)

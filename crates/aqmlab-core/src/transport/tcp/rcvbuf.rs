@@ -94,15 +94,16 @@ impl RcvBuf {
             space_time: SimTime::ZERO,
             edge: 0,
         };
-        // `tcp_select_initial_window`, `tcp_init_buffer_space`: the clamp
-        // and the first ceiling are the whole buffer's window (in whole
-        // segments for the ceiling), the SYN/ACK offers what an unscaled
-        // field holds of it, and what the application read is first taken
-        // as ten segments (`TCP_INIT_CWND`).
+        // `tcp_select_initial_window`, `tcp_create_openreq_child`,
+        // `tcp_init_buffer_space`: the clamp is the whole buffer's window,
+        // the first window what an unscaled field holds of it in whole
+        // segments, which the SYN/ACK offers and the ceiling starts from,
+        // and what the application read is first taken as ten segments
+        // (`TCP_INIT_CWND`).
         r.clamp = r.win_from_space(RMEM_DEFAULT);
-        r.rcv_ssthresh = r.clamp / mss * mss;
+        r.rcv_ssthresh = r.clamp.min(UNSCALED_MAX) / mss * mss;
         r.space = r.rcv_ssthresh.min(10 * mss);
-        r.edge = r.rcv_ssthresh.min(UNSCALED_MAX) / mss;
+        r.edge = r.rcv_ssthresh / mss;
         r
     }
 
@@ -137,7 +138,9 @@ impl RcvBuf {
     /// A data segment arrived; the receiver now expects `rcv_nxt`, holds
     /// `held` segments out of order spanning `span` segments above it, and
     /// has read `rcv_nxt` in all; `rtt` is its round-trip time (0 before a
-    /// sample). Returns the right edge its ACK offers.
+    /// sample). Returns whether the segment raised the window's ceiling,
+    /// which Linux acknowledges at once (`tcp_grow_window` sets
+    /// `icsk_ack.quick |= 1`): while the window grows, every segment.
     pub fn on_data(
         &mut self,
         now: SimTime,
@@ -145,26 +148,29 @@ impl RcvBuf {
         held: u64,
         span: u64,
         rtt: SimTime,
-    ) -> u64 {
-        self.grow_window(held);
+    ) -> bool {
+        let grew = self.grow_window(held);
         self.space_adjust(now, rcv_nxt, span, rtt);
         // `__tcp_select_window`: the free space, within rcv_ssthresh, in
         // whole segments (at least one here: see the module's head).
         let win = self.free_window(held).min(self.rcv_ssthresh).max(self.mss);
         self.edge = self.edge.max(rcv_nxt + win / self.mss);
-        self.edge
+        grew
     }
 
     /// `tcp_grow_window`: two segments more of ceiling per segment whose
-    /// buffer holds a full window's worth (the truesize test).
-    fn grow_window(&mut self, held: u64) {
+    /// buffer holds a full window's worth (the truesize test); whether it
+    /// grew.
+    fn grow_window(&mut self, held: u64) -> bool {
         let room = self
             .clamp
             .min(self.free_window(held))
             .saturating_sub(self.rcv_ssthresh);
-        if room > 0 && self.win_from_space(self.truesize) <= self.mss {
+        let grows = room > 0 && self.win_from_space(self.truesize) <= self.mss;
+        if grows {
             self.rcv_ssthresh += room.min(2 * self.mss);
         }
+        grows
     }
 
     /// `tcp_rcv_space_adjust` with `tcp_rcvbuf_grow`: once per round trip.
@@ -214,19 +220,27 @@ mod tests {
     #[test]
     fn each_segment_raises_the_ceiling_by_two_up_to_the_clamp() {
         let mut r = RcvBuf::new(1460);
-        // Before any RTT sample the buffer stays; the ceiling starts at 56
-        // segments (81 760 bytes) and rises by two segments per segment
-        // received, here only to the clamp, 82 944.
+        // Before any RTT sample the buffer stays. The ceiling starts at the
+        // first window, 44 segments (64 240 bytes, what an unscaled field
+        // holds), and rises by two segments per segment received, each
+        // such segment to be acknowledged at once, up to the clamp, 82 944:
+        // six segments take it to 81 760, the seventh the last 1 184.
+        assert_eq!(r.rcv_ssthresh, 64_240);
+        for k in 1..=6 {
+            assert!(r.on_data(ms(k), k, 0, 0, SimTime::ZERO));
+        }
         assert_eq!(r.rcv_ssthresh, 81_760);
-        let e1 = r.on_data(ms(1), 1, 0, 0, SimTime::ZERO);
+        assert!(r.on_data(ms(7), 7, 0, 0, SimTime::ZERO));
         assert_eq!(r.rcv_ssthresh, 82_944);
-        assert_eq!(e1, 1 + 56);
+        // At the clamp nothing grows, and no ACK is due at once.
+        assert!(!r.on_data(ms(8), 8, 0, 0, SimTime::ZERO));
+        assert_eq!(r.edge(), 8 + 56);
         // With a larger buffer the ceiling climbs two segments at a time.
         r.rcvbuf = 4 * RMEM_DEFAULT;
         r.clamp = r.win_from_space(r.rcvbuf);
-        r.on_data(ms(2), 2, 0, 0, SimTime::ZERO);
+        assert!(r.on_data(ms(9), 9, 0, 0, SimTime::ZERO));
         assert_eq!(r.rcv_ssthresh, 82_944 + 2920);
-        assert_eq!(r.edge, 2 + 85_864 / 1460);
+        assert_eq!(r.edge, 9 + 85_864 / 1460);
     }
 
     #[test]
@@ -259,11 +273,13 @@ mod tests {
         // (30 x 2304 = 69 120 of 131 072 bytes): the window offered from
         // the hole shrinks, and the right edge stays.
         for h in 1..=30 {
-            assert_eq!(r.on_data(ms(20 + h), 20, h, h, SimTime::ZERO), edge);
+            r.on_data(ms(20 + h), 20, h, h, SimTime::ZERO);
+            assert_eq!(r.edge(), edge);
         }
         assert_eq!(r.free_window(30), ((131_072 - 69_120) * 162) >> 8);
         // The hole filled, the buffer is free again and the edge moves on.
-        assert!(r.on_data(ms(60), 51, 0, 0, SimTime::ZERO) > edge);
+        r.on_data(ms(60), 51, 0, 0, SimTime::ZERO);
+        assert!(r.edge() > edge);
     }
 
     #[test]

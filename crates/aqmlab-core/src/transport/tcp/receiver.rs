@@ -105,8 +105,14 @@ impl TcpFlow {
                 self.sack_rx(seq);
             }
         }
-        if self.cfg.tcp.moderate_rcvbuf() {
-            self.rcv_window(now);
+        if self.cfg.tcp.moderate_rcvbuf() && self.rcv_window(now) {
+            // Linux acknowledges a segment that raised the window's ceiling
+            // at once (`rcvbuf.rs`).
+            if linux_delack {
+                self.ato_window_grew();
+            } else {
+                immediate = true;
+            }
         }
         if self.cfg.tcp.timestamps() {
             self.ts_recent(seq, ts, last_ack_sent);

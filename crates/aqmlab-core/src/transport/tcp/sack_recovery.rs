@@ -179,21 +179,23 @@ impl TcpFlow {
     }
 
     /// A data segment arrived at a receiver that autotunes its buffer
-    /// (`rcvbuf.rs`): the window its next ACK offers.
+    /// (`rcvbuf.rs`): the window its next ACK offers; whether the segment
+    /// raised the window's ceiling.
     #[cold]
-    pub(super) fn rcv_window(&mut self, now: SimTime) {
+    pub(super) fn rcv_window(&mut self, now: SimTime) -> bool {
         let rcv_nxt = self.rcv_nxt;
         let rtt = if self.has_rtt {
             SimTime::from_nanos(self.srtt_ns as u64)
         } else {
             SimTime::ZERO
         };
-        if let Some(lr) = self.lr.as_deref_mut() {
-            let (held, span) = lr.rx.held(rcv_nxt);
-            if let Some(rb) = lr.rb.as_mut() {
-                rb.on_data(now, rcv_nxt, held, span, rtt);
-            }
-        }
+        let Some(lr) = self.lr.as_deref_mut() else {
+            return false;
+        };
+        let (held, span) = lr.rx.held(rcv_nxt);
+        lr.rb
+            .as_mut()
+            .is_some_and(|rb| rb.on_data(now, rcv_nxt, held, span, rtt))
     }
 
     /// Recount the scoreboard (tests and `World::check_accounting`).
