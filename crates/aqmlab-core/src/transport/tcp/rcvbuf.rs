@@ -30,8 +30,21 @@
 //! sends new data only up to the right edge it last heard of (Linux's
 //! `tcp_snd_wnd_test`); retransmissions below it go regardless.
 //!
-//! The model's choices: the receiver's RTT (Linux's `rcv_rtt_est`, from
-//! the timestamps it echoed) is the flow's smoothed RTT; memory pressure
+//! A segment that raises `rcv_ssthresh` is acknowledged at once
+//! (`tcp_grow_window` sets `icsk_ack.quick |= 1`), so while the window
+//! grows the receiver acknowledges every segment.
+//!
+//! The receiver's RTT, which times the buffer's growth, is Linux's
+//! `rcv_rtt_est` from its timestamps (`tcp_rcv_rtt_measure_ts`): a sample
+//! per segment, the time since the receiver sent the ACK the segment
+//! answers, in whole milliseconds; a lower sample replaces the estimate, a
+//! higher one moves it an eighth of the way. The model takes that time as
+//! the segment's one-way time plus the ACK's, the flow's least RTT less
+//! its data's least one-way time (the sender's wait between an ACK and the
+//! data it releases is left out). Before a sample it is the flow's smoothed
+//! RTT.
+//!
+//! The model's choices: memory pressure
 //! across sockets (`tcp_mem`), pruning and collapsing of the out-of-order
 //! queue, window scaling's rounding, and a window of zero with its probes
 //! are not modelled (the window offered is at least one segment).
@@ -73,6 +86,12 @@ pub(super) struct RcvBuf {
     /// The right edge offered so far (one past the highest segment the
     /// sender may send).
     edge: u64,
+    /// The receiver's RTT estimate (`rcv_rtt_est`), zero before a sample;
+    /// the least RTT the flow has measured and the least one-way time of
+    /// its data, which give a segment's round trip from its arrival.
+    rcv_rtt: SimTime,
+    min_rtt: SimTime,
+    min_owd: SimTime,
 }
 
 impl RcvBuf {
@@ -93,6 +112,9 @@ impl RcvBuf {
             space_seq: 0,
             space_time: SimTime::ZERO,
             edge: 0,
+            rcv_rtt: SimTime::ZERO,
+            min_rtt: SimTime::ZERO,
+            min_owd: SimTime::MAX,
         };
         // `tcp_select_initial_window`, `tcp_create_openreq_child`,
         // `tcp_init_buffer_space`: the clamp is the whole buffer's window,
@@ -135,6 +157,37 @@ impl RcvBuf {
         self.edge
     }
 
+    /// An RTT the flow measured (its sender's sample).
+    pub fn rtt_sample(&mut self, rtt: SimTime) {
+        if self.min_rtt == SimTime::ZERO || rtt < self.min_rtt {
+            self.min_rtt = rtt;
+        }
+    }
+
+    /// The receiver's own RTT sample for a segment that took `owd` to
+    /// arrive (Linux's `tcp_rcv_rtt_measure_ts`, `tcp_rcv_rtt_update`):
+    /// the time since the receiver sent the ACK it answers, here its one-way
+    /// time plus the ACK's (the flow's least RTT less the least one-way
+    /// time of its data), in whole milliseconds as the timestamp clock
+    /// counts; a sample below the estimate replaces it, one above moves it
+    /// an eighth of the way.
+    fn rcv_rtt_sample(&mut self, owd: SimTime) {
+        self.min_owd = self.min_owd.min(owd);
+        if self.min_rtt == SimTime::ZERO {
+            return;
+        }
+        let ack_owd = self.min_rtt.saturating_sub(self.min_owd);
+        let s = SimTime::from_millis((owd.0 + ack_owd.0) / 1_000_000);
+        if s == SimTime::ZERO {
+            return;
+        }
+        self.rcv_rtt = if self.rcv_rtt == SimTime::ZERO || s < self.rcv_rtt {
+            s
+        } else {
+            SimTime(self.rcv_rtt.0 - self.rcv_rtt.0 / 8 + s.0 / 8)
+        };
+    }
+
     /// A data segment arrived; the receiver now expects `rcv_nxt`, holds
     /// `held` segments out of order spanning `span` segments above it, and
     /// has read `rcv_nxt` in all; `rtt` is its round-trip time (0 before a
@@ -148,7 +201,14 @@ impl RcvBuf {
         held: u64,
         span: u64,
         rtt: SimTime,
+        owd: SimTime,
     ) -> bool {
+        self.rcv_rtt_sample(owd);
+        let rtt = if self.rcv_rtt > SimTime::ZERO {
+            self.rcv_rtt
+        } else {
+            rtt
+        };
         let grew = self.grow_window(held);
         self.space_adjust(now, rcv_nxt, span, rtt);
         // `__tcp_select_window`: the free space, within rcv_ssthresh, in
@@ -227,20 +287,41 @@ mod tests {
         // six segments take it to 81 760, the seventh the last 1 184.
         assert_eq!(r.rcv_ssthresh, 64_240);
         for k in 1..=6 {
-            assert!(r.on_data(ms(k), k, 0, 0, SimTime::ZERO));
+            assert!(r.on_data(ms(k), k, 0, 0, SimTime::ZERO, SimTime::ZERO));
         }
         assert_eq!(r.rcv_ssthresh, 81_760);
-        assert!(r.on_data(ms(7), 7, 0, 0, SimTime::ZERO));
+        assert!(r.on_data(ms(7), 7, 0, 0, SimTime::ZERO, SimTime::ZERO));
         assert_eq!(r.rcv_ssthresh, 82_944);
         // At the clamp nothing grows, and no ACK is due at once.
-        assert!(!r.on_data(ms(8), 8, 0, 0, SimTime::ZERO));
+        assert!(!r.on_data(ms(8), 8, 0, 0, SimTime::ZERO, SimTime::ZERO));
         assert_eq!(r.edge(), 8 + 56);
         // With a larger buffer the ceiling climbs two segments at a time.
         r.rcvbuf = 4 * RMEM_DEFAULT;
         r.clamp = r.win_from_space(r.rcvbuf);
-        assert!(r.on_data(ms(9), 9, 0, 0, SimTime::ZERO));
+        assert!(r.on_data(ms(9), 9, 0, 0, SimTime::ZERO, SimTime::ZERO));
         assert_eq!(r.rcv_ssthresh, 82_944 + 2920);
         assert_eq!(r.edge, 9 + 85_864 / 1460);
+    }
+
+    #[test]
+    fn the_receivers_rtt_counts_whole_milliseconds_and_follows_the_least() {
+        let mut r = RcvBuf::new(1460);
+        // No RTT from the flow yet: no estimate.
+        r.rcv_rtt_sample(ms(50));
+        assert_eq!(r.rcv_rtt, SimTime::ZERO);
+        // The flow's least RTT 100.3 ms, its data's least one-way time 50
+        // ms: the ACK's way back is 50.3 ms. A segment 50.9 ms on its way
+        // gives 101.2 ms, counted 101; one of 50.2 ms gives 100.5, counted
+        // 100, which replaces the estimate; one of 58 ms, 108, moves it an
+        // eighth of the way: 101.
+        r.rtt_sample(SimTime::from_micros(100_300));
+        r.rtt_sample(SimTime::from_micros(104_000));
+        r.rcv_rtt_sample(SimTime::from_micros(50_900));
+        assert_eq!(r.rcv_rtt, ms(101));
+        r.rcv_rtt_sample(SimTime::from_micros(50_200));
+        assert_eq!(r.rcv_rtt, ms(100));
+        r.rcv_rtt_sample(ms(58));
+        assert_eq!(r.rcv_rtt, ms(101));
     }
 
     #[test]
@@ -251,14 +332,14 @@ mod tests {
         // 14 600 first taken): rcvwin = 58 400 + 2 x 58 400 x 1 = 175 200
         // bytes of window, 276 859 bytes of buffer.
         for k in 1..=20 {
-            r.on_data(ms(5 * k), k, 0, 0, rtt);
+            r.on_data(ms(5 * k), k, 0, 0, rtt, SimTime::ZERO);
         }
         assert_eq!(r.space, 29_200);
         assert_eq!(r.rcvbuf, (175_200u64 << 8) / 162);
         assert_eq!(r.clamp, (r.rcvbuf * 162) >> 8);
         // No second growth within the same round trip.
         let b = r.rcvbuf;
-        r.on_data(ms(150), 21, 0, 0, rtt);
+        r.on_data(ms(150), 21, 0, 0, rtt, SimTime::ZERO);
         assert_eq!(r.rcvbuf, b);
     }
 
@@ -266,19 +347,19 @@ mod tests {
     fn a_hole_holds_the_right_edge_where_it_was() {
         let mut r = RcvBuf::new(1460);
         for k in 1..=20 {
-            r.on_data(ms(k), k, 0, 0, SimTime::ZERO);
+            r.on_data(ms(k), k, 0, 0, SimTime::ZERO, SimTime::ZERO);
         }
         let edge = r.edge;
         // Segment 20 lost: 30 segments arrive above it and fill the buffer
         // (30 x 2304 = 69 120 of 131 072 bytes): the window offered from
         // the hole shrinks, and the right edge stays.
         for h in 1..=30 {
-            r.on_data(ms(20 + h), 20, h, h, SimTime::ZERO);
+            r.on_data(ms(20 + h), 20, h, h, SimTime::ZERO, SimTime::ZERO);
             assert_eq!(r.edge(), edge);
         }
         assert_eq!(r.free_window(30), ((131_072 - 69_120) * 162) >> 8);
         // The hole filled, the buffer is free again and the edge moves on.
-        r.on_data(ms(60), 51, 0, 0, SimTime::ZERO);
+        r.on_data(ms(60), 51, 0, 0, SimTime::ZERO, SimTime::ZERO);
         assert!(r.edge() > edge);
     }
 

@@ -105,7 +105,7 @@ impl TcpFlow {
                 self.sack_rx(seq);
             }
         }
-        if self.cfg.tcp.moderate_rcvbuf() && self.rcv_window(now) {
+        if self.cfg.tcp.moderate_rcvbuf() && self.rcv_window(now, ts) {
             // Linux acknowledges a segment that raised the window's ceiling
             // at once (`rcvbuf.rs`).
             if linux_delack {

@@ -83,6 +83,9 @@ impl TcpFlow {
         self.stats.rtt_sum_s += r.0 as f64 * 1e-9;
         self.stats.rtt_samples += 1;
         self.rtt_seen(now, r);
+        if let Some(rb) = lr.rb.as_mut() {
+            rb.rtt_sample(r);
+        }
         let (srtt, rto) = lr
             .rtt
             .sample(r.0, self.snd_una, self.snd_nxt, self.cfg.tcp.min_rto.0);

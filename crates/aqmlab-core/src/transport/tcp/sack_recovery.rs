@@ -182,7 +182,7 @@ impl TcpFlow {
     /// (`rcvbuf.rs`): the window its next ACK offers; whether the segment
     /// raised the window's ceiling.
     #[cold]
-    pub(super) fn rcv_window(&mut self, now: SimTime) -> bool {
+    pub(super) fn rcv_window(&mut self, now: SimTime, sent: SimTime) -> bool {
         let rcv_nxt = self.rcv_nxt;
         let rtt = if self.has_rtt {
             SimTime::from_nanos(self.srtt_ns as u64)
@@ -195,7 +195,7 @@ impl TcpFlow {
         let (held, span) = lr.rx.held(rcv_nxt);
         lr.rb
             .as_mut()
-            .is_some_and(|rb| rb.on_data(now, rcv_nxt, held, span, rtt))
+            .is_some_and(|rb| rb.on_data(now, rcv_nxt, held, span, rtt, now.saturating_sub(sent)))
     }
 
     /// Recount the scoreboard (tests and `World::check_accounting`).
