@@ -77,14 +77,22 @@ fn pair_with(variant: &str) -> String {
 
 /// RFC 9332 section 2.1: with k = 2 a scalable sender in L and a
 /// Reno-friendly sender in C share roughly equally; L's p99 sojourn under
-/// 2 ms, the link full, C's mean printed. Prague against CUBIC is within
-/// [0.5, 2] at 10 and 50 ms (1.63, 1.85). At 100 ms CUBIC is in its cubic
-/// mode (a BDP of 833 packets, p_C about 5e-5): its window 1.054 (RTT /
-/// p)^(3/4) is 1.93 times Reno's 1.22 / sqrt(p), and Prague / CUBIC falls
-/// to 0.51 against the 0.52 that predicts (seeds 2-5: 0.53-0.63; one CUBIC
-/// flow drops a handful of times in a run), below its 50 ms share, where
-/// Prague / NewReno is 0.59: the coupling's parity is with Reno
+/// 2 ms, C's mean printed. Prague against CUBIC is within [0.5, 2] at 10
+/// and 50 ms (1.59, 1.76). At 100 ms CUBIC is in its cubic mode (a BDP of
+/// 833 packets, p_C about 5e-5): its window 1.054 (RTT / p)^(3/4) is 1.93
+/// times Reno's 1.22 / sqrt(p), and Prague / CUBIC falls to 0.57 against
+/// the 0.52 that predicts (seeds 2-5: 0.49-0.77; one CUBIC flow drops a
+/// handful of times in a run), below its 50 ms share; Prague / NewReno is
+/// 0.66 there: the coupling's parity is with Reno
 /// (`prague_and_reno_share_dualpi2_at_100ms`).
+/// The link is full at 10 and 50 ms (seeds 1-20: 1.000 and 0.998 or
+/// more). At 100 ms not in every run: after CUBIC's cut the two windows
+/// can sum below the BDP for seconds, CUBIC on its plateau below its last
+/// maximum and Prague, unscaled above 25 ms, adding a segment a round
+/// (docs/l4s.md); over seeds 1-40 0.88-0.99, 23 runs of 40 at 0.95 or
+/// more. The relation checked there: Prague fills what one CUBIC flow
+/// alone leaves, the mean over seeds 1-10 above CUBIC's alone (0.950
+/// against 0.916, that flow's runs either about 0.84 or 0.97).
 /// Prague's packets are ECT(1), marked and never dropped.
 #[test]
 fn prague_and_cubic_share_dualpi2() {
@@ -108,7 +116,9 @@ fn prague_and_cubic_share_dualpi2() {
         );
         ratios.push(ratio(&r));
         assert!(lp99 < 0.002, "rtt {rtt}: L p99 {lp99}");
-        assert!(b.utilization >= 0.95, "rtt {rtt}: {}", b.utilization);
+        if rtt < 100 {
+            assert!(b.utilization >= 0.95, "rtt {rtt}: {}", b.utilization);
+        }
         assert!(b.marks_ect1 > 0 && b.drops_ect1 == 0);
         assert_eq!(b.marks_ect0 + b.drops_ect0, 0);
     }
@@ -117,7 +127,22 @@ fn prague_and_cubic_share_dualpi2() {
     }
     // CUBIC's cubic mode at 100 ms: 1.93 x Reno's window at the same p_C.
     assert!(ratios[2] < ratios[1], "100 ms: {ratios:?}");
+    let mean_use = |traffic: &str| {
+        (1..=10)
+            .map(|seed| {
+                let r = prague_run_seed(seed, 100, "kind = \"dualpi2\"", "", traffic);
+                r.summary.bottleneck.utilization
+            })
+            .sum::<f64>()
+            / 10.0
+    };
+    let (both, alone) = (mean_use(&pair(false)), mean_use(CUBIC_ALONE));
+    println!("100 ms, seeds 1-10: link use {both:.3} with Prague, {alone:.3} CUBIC alone");
+    assert!(both > alone, "{both} against {alone}");
 }
+
+/// One CUBIC flow without ECN.
+const CUBIC_ALONE: &str = "\n[[traffic]]\nkind = \"bulk\"\nflows = 1\necn = false\n";
 
 /// The coupling's parity is with a Reno-friendly flow: Prague against
 /// NewReno at 100 ms is within [0.5, 2], above Prague against CUBIC.

@@ -75,16 +75,20 @@ fn alone_it_streams_the_top_bitrate_at_its_rate() {
 /// and OFF beside long-lived flows do (Huang et al., IMC 2012): each
 /// segment's download starts from the window the idle period left and
 /// waits behind the bulk flows' queue, so the rates it measures, times
-/// 0.9, allow the two lowest rungs where alone it streams 4.3 (measured:
-/// one switch between 0.75 and 0.3 Mbit/s, 0.525 on average over the
-/// 40 s); it streams above the lowest rung and never stalls. On
-/// 2 Mbit/s alone, 1.2 Mbit/s at most (0.9 x 2 = 1.8 allows no more).
+/// 0.9, allow the two lowest rungs where alone it streams 4.3; it never
+/// stalls. Which of the two it holds is close: the next rung asks a
+/// harmonic mean of 0.83 Mbit/s, and the lowest rung's 75 kB segments
+/// measure 0.30-0.73 Mbit/s (0.8-2.0 s each) where 187.5 kB ones of
+/// 0.75 Mbit/s, more rounds of slow start over one request's wait,
+/// measure 0.61-0.87 in its first 16 s (measured: 0.3 Mbit/s the whole
+/// 40 s; the seed does not change it). On 2 Mbit/s alone, 1.2 Mbit/s at
+/// most (0.9 x 2 = 1.8 allows no more).
 #[test]
 fn beside_bulk_flows_it_stays_below_its_share() {
     let r = video("10Mbps", 4, "60s", "");
     let v = r.summary.video.as_ref().unwrap();
     assert!(
-        v.bitrate_mean_bps > 0.3e6 && v.bitrate_mean_bps < 2.0e6,
+        v.bitrate_mean_bps >= 0.3e6 && v.bitrate_mean_bps <= 0.75e6,
         "{v:?}"
     );
     assert_eq!(v.stalls, 0, "{v:?}");
