@@ -21,11 +21,15 @@
 //! - **Quick-ACK mode**: every segment acknowledged at once for the next
 //!   min(16, receive window / 2) ACKs (at least 2; the window is Linux's
 //!   first, what an unscaled field holds, at the first data segment, so 16
-//!   then): from the first data segment, after a gap longer than the receiver's RTO (the sender
-//!   stalled), and after a segment wholly below `rcv_nxt` arrives (a
-//!   retransmission the receiver had: its ACK may have been lost,
-//!   `tcp_enter_quickack_mode`, which also resets ato). Leaving it resets
-//!   ato to ato_min.
+//!   then): from the first data segment, after a gap longer than the
+//!   receiver's RTO (the sender stalled), and after a segment wholly below
+//!   `rcv_nxt` arrives (a retransmission the receiver had: its ACK may have
+//!   been lost, `tcp_enter_quickack_mode`, which also resets ato). Leaving
+//!   it resets ato to ato_min.
+//! - **A growing window**: with the autotuned window (`rcvbuf.rs`) a
+//!   segment that raises the window's ceiling is acknowledged at once
+//!   (`tcp_grow_window` sets `icsk_ack.quick |= 1`), so in slow start,
+//!   while the window grows, every segment is.
 //!
 //! The receiver's RTT is the flow's first RTT sample (the handshake's when
 //! there is one), kept: a Linux receiver's `srtt_us` and RTO come from
