@@ -90,11 +90,11 @@ fn timestamps_end_a_backed_off_rto_at_the_first_ack() {
 /// 100 ms), 1500-byte packets, a 500-packet buffer, 60 s measured from 10
 /// s, seeds 1-5 (`tests/ns3/`'s topology). Jain's index of the flows'
 /// goodput and the smallest share of the fair share among the flows that
-/// connected, with and without timestamps. Measured: Jain 0.936-0.968
-/// without, 0.966-0.974 with, higher with in every seed (Linux and ns-3:
-/// 0.98-1.00); the smallest flow 0.00-0.59 of the fair share without,
-/// 0.36-0.66 with (higher in 4 of the 5 seeds; seed 1: 0.585 and 0.362);
-/// timeouts 2638-2805 and 2841-2984; every flow connected. A flow that
+/// connected, with and without timestamps. Measured: Jain 0.945-0.970
+/// without, 0.968-0.978 with, higher with in every seed (Linux and ns-3:
+/// 0.98-1.00); the smallest flow 0.00-0.41 of the fair share without,
+/// 0.39-0.63 with (higher in every seed); timeouts 2594-2857 and
+/// 2833-3020; every flow connected. A flow that
 /// never connects (its SYN lost again and again) would be left out of the
 /// smallest share and counted apart.
 #[test]

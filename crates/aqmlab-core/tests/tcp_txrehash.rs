@@ -32,8 +32,8 @@ fn least_share(r: &RunResult) -> f64 {
 /// With 100 flows in 1024 queues about five pairs share a queue, and each
 /// pair shares one flow's service: without the rehash the run has flows at
 /// a half of the fair share and below. Measured (seeds 1 and 2): Jain's
-/// index 0.963 and 0.969 without, 0.997 both with; the smallest flow
-/// 0.020 and 0.000 of the fair share without, 0.831 and 0.773 with (with
+/// index 0.964 and 0.969 without, 0.998 and 0.997 with; the smallest flow
+/// 0.000 and 0.201 of the fair share without, 0.874 and 0.892 with (with
 /// the quantum at 1514 bytes: 0.966 and 0.971, 0.996 and 0.995; 0.19 and
 /// 0.14, 0.82 and 0.81). Linux 6.1's own
 /// fq_codel and TCP in a user-mode Linux guest, whose queue reads the

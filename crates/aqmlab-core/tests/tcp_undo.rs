@@ -64,9 +64,9 @@ fn window(r: &RunResult, lo: f64, hi: f64) -> Vec<f64> {
 /// echoes a timestamp from before the retransmission: the window before
 /// the step comes back, and the flow keeps the link as full as before;
 /// without it the flow starts again from one segment. Measured: a window
-/// of 166 before the step; over 11.5-12 s at least 170 with the undo, 44
-/// without; one timeout each; goodput 6.322 and 6.114 Mbit/s (the flow's
-/// retransmissions over the run 539 and 435: the window kept fills the
+/// of 144 before the step; over 11.5-12 s at least 146 with the undo, 43
+/// without; one timeout each; goodput 6.261 and 6.078 Mbit/s (the flow's
+/// retransmissions over the run 442 and 357: the window kept fills the
 /// buffer again at once). The kernel's CUBIC on the testbed, the same scenario
 /// with two flows, undid both of its timeouts (`TCPLossUndo`), its windows
 /// back at 106 and 46 segments 0.35 s after the timer, as here.
@@ -138,8 +138,8 @@ fn the_flow_series_names_the_loss_recovery_state() {
 /// reordering timer ran out (126 segments at 11.47 s, the window 170 -> 45).
 /// Linux runs it only for an ACK that SACKs, echoes CE, is a duplicate or
 /// comes outside the open state, and the next ACK's timer replaces the
-/// reordering timer; so does aqmlab. Measured: the window 166 before the
-/// step; over 11.5-12 s at least 170; open from 11.2 to 20 s.
+/// reordering timer; so does aqmlab. Measured: the window 144 before the
+/// step; over 11.5-12 s at least 146; open from 11.2 to 20 s.
 #[test]
 fn an_undo_by_frto_keeps_the_window_and_the_flow_open() {
     let r = spike(false, true);
