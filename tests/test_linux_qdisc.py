@@ -41,8 +41,8 @@ def _args(**aqm: Any) -> list[str]:
 
 def test_each_scheme_maps_to_its_linux_queue_disc() -> None:
     assert _args(kind="droptail") == ["pfifo", "limit", "200"]
-    assert _args(kind="pie", ecn=True, derandomize=True) == [
-        *("pie", "limit", "200", "target", "15000us", "tupdate", "15000us"),
+    assert _args(kind="pie", ecn=True, derandomize=True, t_update="20ms") == [
+        *("pie", "limit", "200", "target", "15000us", "tupdate", "20000us"),
         *("alpha", "2", "beta", "20", "ecn"),
     ]
     assert _args(kind="codel", target="3ms", control_law="linux") == [
@@ -69,9 +69,14 @@ def test_each_scheme_maps_to_its_linux_queue_disc() -> None:
             "aqm.maxpacket_backlog: 'flow'",
         ),
         ({"kind": "fq-codel", "ce_threshold": "1ms", "control_law": "linux"}, "aqm.ce_threshold"),
-        ({"kind": "pie", "alpha": 0.1, "derandomize": True}, "aqm.alpha: 0.1"),
-        ({"kind": "pie"}, "aqm.derandomize: False: Linux's pie has True only"),
-        ({"kind": "pie", "target": "15.5us", "derandomize": True}, "aqm.target"),
+        ({"kind": "pie", "alpha": 0.1, "derandomize": True, "t_update": "20ms"}, "aqm.alpha: 0.1"),
+        ({"kind": "pie", "t_update": "20ms"}, "aqm.derandomize: False: Linux's pie has True only"),
+        (
+            {"kind": "pie", "target": "15.5us", "derandomize": True, "t_update": "20ms"},
+            "aqm.target",
+        ),
+        # The guest's pie would run the 15 ms default as 20 ms (its clock ticks at 100 Hz).
+        ({"kind": "pie", "derandomize": True}, "aqm.t_update: '15ms': the guest's pie"),
         ({"kind": "step", "threshold": 20, "ecn": True}, "aqm.threshold: 20"),
         ({"kind": "step", "threshold": "1ms"}, "aqm.ecn: false"),
     ],

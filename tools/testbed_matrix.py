@@ -208,6 +208,9 @@ def run_cell(
     if reference == "linux-qdisc" and aqm == "pie":
         # Linux's pie always de-randomises (RFC 8033 section 5.4); so does the simulator's here.
         doc["aqm"]["derandomize"] = True
+        # The guest's pie updates on its 100 Hz clock: Linux's 15 ms runs as 20 ms there, and
+        # both sides run 20 ms.
+        doc["aqm"]["t_update"] = "20ms"
     if reference == "linux-qdisc" and aqm in ("codel", "fq-codel"):
         # Linux's CoDel steps 1/sqrt(count) by Newton's method; so does the simulator's here.
         doc["aqm"]["control_law"] = "linux"

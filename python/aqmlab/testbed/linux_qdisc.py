@@ -135,6 +135,11 @@ def _console_reason(console: str) -> str:
     return "; ".join(why[-2:]) if why else (lines[-1] if lines else "no console output")
 
 
+#: The guest kernel's clock tick (it runs at 100 Hz): Linux's pie rounds its update interval
+#: up to a whole number of them.
+GUEST_TICK_NS = 10_000_000
+
+
 def _time_us(v: Any, field: str) -> str:
     ns = scenario._ns(v, numbers_are_seconds=True)
     if ns is None or ns <= 0:
@@ -166,7 +171,16 @@ def qdisc_args(resolved: Mapping[str, Any]) -> list[str]:
     elif kind == "pie":
         args = ["pie", "limit", limit]
         args += ["target", _time_us(aqm.pop("target"), "aqm.target")]
-        args += ["tupdate", _time_us(aqm.pop("t_update"), "aqm.t_update")]
+        tupdate = aqm.pop("t_update")
+        ns = scenario._ns(tupdate, numbers_are_seconds=True)
+        if ns is not None and ns > 0 and ns % GUEST_TICK_NS:
+            # Linux's pie keeps `tupdate` in jiffies, rounded up: 15 ms runs as 20 ms here.
+            raise TestbedError(
+                f"aqm.t_update: {tupdate!r}: the guest's pie keeps it in ticks of its 100 Hz "
+                "clock, so it takes whole multiples of 10 ms (Linux's default 15 ms runs as "
+                '20 ms); set aqm.t_update = "20ms" on both sides'
+            )
+        args += ["tupdate", _time_us(tupdate, "aqm.t_update")]
         for k, scale in (("alpha", 16), ("beta", 16)):
             v = float(aqm.pop(k)) * scale
             if v != round(v):
