@@ -77,6 +77,10 @@ def test_each_scheme_maps_to_its_linux_queue_disc() -> None:
         ),
         # The guest's pie would run the 15 ms default as 20 ms (its clock ticks at 100 Hz).
         ({"kind": "pie", "derandomize": True}, "aqm.t_update: '15ms': the guest's pie"),
+        (
+            {"kind": "pie", "derandomize": True, "t_update": "25ms"},
+            'would run as 30 ms); set aqm.t_update = "30ms"',
+        ),
         ({"kind": "step", "threshold": 20, "ecn": True}, "aqm.threshold: 20"),
         ({"kind": "step", "threshold": "1ms"}, "aqm.ecn: false"),
     ],

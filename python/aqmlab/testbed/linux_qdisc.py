@@ -140,12 +140,21 @@ def _console_reason(console: str) -> str:
 GUEST_TICK_NS = 10_000_000
 
 
-def _time_us(v: Any, field: str) -> str:
+def _time_us(v: Any, field: str, ticks_of: str | None = None) -> str:
+    """The time `v` as `tc` takes it; with `ticks_of`, the disc that keeps it in the guest's
+    clock ticks (rounded up there): refused unless a whole number of them."""
     ns = scenario._ns(v, numbers_are_seconds=True)
     if ns is None or ns <= 0:
         raise TestbedError(f"{field}: {v!r} is not a positive time")
     if ns % 1000:
         raise TestbedError(f"{field}: {v!r}: Linux's queue discs take whole microseconds")
+    if ticks_of is not None and ns % GUEST_TICK_NS:
+        runs = -(-ns // GUEST_TICK_NS) * GUEST_TICK_NS // 1_000_000
+        raise TestbedError(
+            f"{field}: {v!r}: the guest's {ticks_of} keeps it in ticks of its 100 Hz clock, so "
+            f"it takes whole multiples of 10 ms ({v!r} would run as {runs} ms); set "
+            f'{field} = "{runs}ms" on both sides'
+        )
     return f"{ns // 1000}us"
 
 
@@ -171,16 +180,8 @@ def qdisc_args(resolved: Mapping[str, Any]) -> list[str]:
     elif kind == "pie":
         args = ["pie", "limit", limit]
         args += ["target", _time_us(aqm.pop("target"), "aqm.target")]
-        tupdate = aqm.pop("t_update")
-        ns = scenario._ns(tupdate, numbers_are_seconds=True)
-        if ns is not None and ns > 0 and ns % GUEST_TICK_NS:
-            # Linux's pie keeps `tupdate` in jiffies, rounded up: 15 ms runs as 20 ms here.
-            raise TestbedError(
-                f"aqm.t_update: {tupdate!r}: the guest's pie keeps it in ticks of its 100 Hz "
-                "clock, so it takes whole multiples of 10 ms (Linux's default 15 ms runs as "
-                '20 ms); set aqm.t_update = "20ms" on both sides'
-            )
-        args += ["tupdate", _time_us(tupdate, "aqm.t_update")]
+        # Linux's pie keeps `tupdate` in jiffies, rounded up: its default 15 ms runs as 20 ms.
+        args += ["tupdate", _time_us(aqm.pop("t_update"), "aqm.t_update", ticks_of="pie")]
         for k, scale in (("alpha", 16), ("beta", 16)):
             v = float(aqm.pop(k)) * scale
             if v != round(v):
