@@ -334,12 +334,17 @@ def test_the_kernels_start_after_a_lost_syn() -> None:
 
 
 _SYNACK_SERVER = """
-import json, socket, sys
+import json, socket, subprocess, sys
 sys.path.insert(0, sys.argv[1])
 from aqmlab.testbed.host import tcp_info
 ls = socket.socket()
-ls.bind(("10.77.0.2", 5001))
+try:
+    ls.bind(("10.77.0.2", 5001))
+except OSError as e:
+    state = subprocess.run(["ip", "addr"], capture_output=True, text=True).stdout
+    sys.exit(f"bind 10.77.0.2: {e}; the namespace's addresses:\\n{state}")
 ls.listen(5)
+print("listening", flush=True)
 c, _ = ls.accept()
 print(json.dumps(tcp_info(c)))
 """
@@ -412,7 +417,10 @@ def _server_after_a_lost_synack(one_way_s: float) -> tuple[dict[str, float], int
             stdout=subprocess.PIPE,
             text=True,
         )
-        time.sleep(0.3)
+        # The client connects once the listener is bound and listening (it says so).
+        assert server.stdout is not None
+        ready = server.stdout.readline()
+        assert ready == "listening\n", f"the listener did not start: {server.wait(timeout=10)}"
         subprocess.run(
             [
                 "ip",
