@@ -77,68 +77,79 @@ fn pair_with(variant: &str) -> String {
 
 /// RFC 9332 section 2.1: with k = 2 a scalable sender in L and a
 /// Reno-friendly sender in C share roughly equally; L's p99 sojourn under
-/// 2 ms, C's mean printed. Prague against CUBIC is within [0.5, 2] at 10
-/// and 50 ms (1.59, 1.76). At 100 ms CUBIC is in its cubic mode (a BDP of
-/// 833 packets, p_C about 5e-5): its window 1.054 (RTT / p)^(3/4) is 1.93
-/// times Reno's 1.22 / sqrt(p), and Prague / CUBIC falls to 0.57 against
-/// the 0.52 that predicts (seeds 2-5: 0.49-0.77; one CUBIC flow drops a
-/// handful of times in a run), below its 50 ms share; Prague / NewReno is
+/// 2 ms in every run, C's mean printed. Seeds 1-10 at each RTT: Prague
+/// against CUBIC is within [0.5, 2] on average at 10 and 50 ms (1.68 and
+/// 1.93; single runs 1.31-2.21 and 1.46-2.48: CUBIC's window, held by
+/// Linux's rule of keeping `cnt` for up to 1/32 s while the window stands
+/// still, grows in steps the ratio feels; the L4S team's kernel gave
+/// Prague 2.05-2.73 times CUBIC's rate at 10 and 20 ms, docs/l4s.md). At
+/// 100 ms CUBIC is in its cubic mode (a BDP of 833 packets, p_C about
+/// 5e-5): its window 1.054 (RTT / p)^(3/4) is 1.93 times Reno's 1.22 /
+/// sqrt(p), and Prague / CUBIC falls to 0.60 on average against the 0.52
+/// that predicts (0.49-0.75), below its 50 ms share; Prague / NewReno is
 /// 0.66 there: the coupling's parity is with Reno
 /// (`prague_and_reno_share_dualpi2_at_100ms`).
-/// The link is full at 10 and 50 ms (seeds 1-20: 1.000 and 0.998 or
-/// more). At 100 ms not in every run: after CUBIC's cut the two windows
-/// can sum below the BDP for seconds, CUBIC on its plateau below its last
-/// maximum and Prague, unscaled above 25 ms, adding a segment a round
-/// (docs/l4s.md); over seeds 1-40 0.88-0.99, 23 runs of 40 at 0.95 or
-/// more. The relation checked there: Prague fills what one CUBIC flow
-/// alone leaves, the mean over seeds 1-10 above CUBIC's alone (0.950
-/// against 0.916, that flow's runs either about 0.84 or 0.97).
+/// The link is full at 10 and 50 ms (0.998 or more). At 100 ms not in
+/// every run: after CUBIC's cut the two windows can sum below the BDP for
+/// seconds, CUBIC on its plateau below its last maximum and Prague,
+/// unscaled above 25 ms, adding a segment a round (docs/l4s.md); 0.920-0.985
+/// over seeds 1-10. The relation checked there: Prague fills what one
+/// CUBIC flow alone leaves, the mean over seeds 1-10 above CUBIC's alone.
 /// Prague's packets are ECT(1), marked and never dropped.
 #[test]
 fn prague_and_cubic_share_dualpi2() {
-    let mut ratios = Vec::new();
+    let mut means = Vec::new();
+    let mut use_100 = 0.0;
     for rtt in [10, 50, 100] {
-        let r = prague_run(rtt, "kind = \"dualpi2\"", "", &pair(false));
-        let b = &r.summary.bottleneck;
-        let (lp99, cmean) = (
-            b.l_queue_delay_p99_s.unwrap(),
-            b.c_queue_delay_mean_s.unwrap(),
-        );
-        println!(
-            "prague+cubic dualpi2 rtt {rtt} ms: ratio {:.2}, L p99 {:.2} ms, L mean {:.2} ms, C mean {:.1} ms, util {:.3}, marks ect1 {} drops not-ect {}",
-            ratio(&r),
-            lp99 * 1e3,
-            b.l_queue_delay_mean_s.unwrap() * 1e3,
-            cmean * 1e3,
-            b.utilization,
-            b.marks_ect1,
-            b.drops_not_ect
-        );
-        ratios.push(ratio(&r));
-        assert!(lp99 < 0.002, "rtt {rtt}: L p99 {lp99}");
-        if rtt < 100 {
-            assert!(b.utilization >= 0.95, "rtt {rtt}: {}", b.utilization);
+        let mut sum = 0.0;
+        for seed in 1..=10 {
+            let r = prague_run_seed(seed, rtt, "kind = \"dualpi2\"", "", &pair(false));
+            let b = &r.summary.bottleneck;
+            let (lp99, cmean) = (
+                b.l_queue_delay_p99_s.unwrap(),
+                b.c_queue_delay_mean_s.unwrap(),
+            );
+            println!(
+                "prague+cubic dualpi2 rtt {rtt} ms seed {seed}: ratio {:.2}, L p99 {:.2} ms, L mean {:.2} ms, C mean {:.1} ms, util {:.3}, marks ect1 {} drops not-ect {}",
+                ratio(&r),
+                lp99 * 1e3,
+                b.l_queue_delay_mean_s.unwrap() * 1e3,
+                cmean * 1e3,
+                b.utilization,
+                b.marks_ect1,
+                b.drops_not_ect
+            );
+            sum += ratio(&r);
+            assert!(lp99 < 0.002, "rtt {rtt} seed {seed}: L p99 {lp99}");
+            if rtt < 100 {
+                assert!(
+                    b.utilization >= 0.95,
+                    "rtt {rtt} seed {seed}: {}",
+                    b.utilization
+                );
+            } else {
+                use_100 += b.utilization / 10.0;
+            }
+            assert!(b.marks_ect1 > 0 && b.drops_ect1 == 0);
+            assert_eq!(b.marks_ect0 + b.drops_ect0, 0);
         }
-        assert!(b.marks_ect1 > 0 && b.drops_ect1 == 0);
-        assert_eq!(b.marks_ect0 + b.drops_ect0, 0);
+        means.push(sum / 10.0);
     }
-    for (rtt, x) in [(10, ratios[0]), (50, ratios[1])] {
+    println!("mean Prague / CUBIC over seeds 1-10 at 10, 50, 100 ms: {means:.2?}");
+    for (rtt, x) in [(10, means[0]), (50, means[1])] {
         assert!((0.5..=2.0).contains(&x), "rtt {rtt}: {x}");
     }
     // CUBIC's cubic mode at 100 ms: 1.93 x Reno's window at the same p_C.
-    assert!(ratios[2] < ratios[1], "100 ms: {ratios:?}");
-    let mean_use = |traffic: &str| {
-        (1..=10)
-            .map(|seed| {
-                let r = prague_run_seed(seed, 100, "kind = \"dualpi2\"", "", traffic);
-                r.summary.bottleneck.utilization
-            })
-            .sum::<f64>()
-            / 10.0
-    };
-    let (both, alone) = (mean_use(&pair(false)), mean_use(CUBIC_ALONE));
-    println!("100 ms, seeds 1-10: link use {both:.3} with Prague, {alone:.3} CUBIC alone");
-    assert!(both > alone, "{both} against {alone}");
+    assert!(means[2] < means[1], "100 ms: {means:?}");
+    let alone = (1..=10)
+        .map(|seed| {
+            let r = prague_run_seed(seed, 100, "kind = \"dualpi2\"", "", CUBIC_ALONE);
+            r.summary.bottleneck.utilization
+        })
+        .sum::<f64>()
+        / 10.0;
+    println!("100 ms, seeds 1-10: link use {use_100:.3} with Prague, {alone:.3} CUBIC alone");
+    assert!(use_100 > alone, "{use_100} against {alone}");
 }
 
 /// One CUBIC flow without ECN.
@@ -270,10 +281,9 @@ fn prague_at_10_ms_takes_about_twice_the_rate_of_prague_at_50_ms() {
 /// (`tcp.prague_cwr`). The kernel module's (the default) starts a
 /// reduction at once, which then passes its round trip without a cut; UDP
 /// Prague's starts nothing and cuts at the first ECE once a round trip and
-/// 25 ms have passed. Seeds 1-5: more cuts in every seed (seed 1: 657
-/// against 528), and Prague / CUBIC 1.93 against 2.44 on average (seed 1
-/// alone goes the other way, 2.36 against 2.29; docs/l4s.md has ten seeds
-/// of the preset's set-up).
+/// 25 ms have passed. Seeds 1-5: more cuts in every seed (seed 1: 648
+/// against 508), and Prague / CUBIC 1.82 against 2.38 on average, lower
+/// in every seed (docs/l4s.md has ten seeds of the preset's set-up).
 #[test]
 fn udp_prague_rule_cuts_more_often_at_20_ms() {
     let (mut sum, mut sum_udp) = (0.0, 0.0);

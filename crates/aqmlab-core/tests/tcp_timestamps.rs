@@ -88,15 +88,15 @@ fn timestamps_end_a_backed_off_rto_at_the_first_ack() {
 /// The timestamps cross-check: 100 CUBIC flows of the linux profile
 /// through aqmlab's default RED at 10 Mbit/s, base RTTs 70-130 ms (mean
 /// 100 ms), 1500-byte packets, a 500-packet buffer, 60 s measured from 10
-/// s, seeds 1-5 (`tests/ns3/`'s topology). Jain's index of the flows'
-/// goodput and the smallest share of the fair share among the flows that
-/// connected, with and without timestamps. Measured: Jain 0.945-0.970
-/// without, 0.968-0.978 with, higher with in every seed (Linux and ns-3:
-/// 0.98-1.00); the smallest flow 0.00-0.41 of the fair share without,
-/// 0.39-0.63 with (higher in every seed); timeouts 2594-2857 and
-/// 2833-3020; every flow connected. A flow that
-/// never connects (its SYN lost again and again) would be left out of the
-/// smallest share and counted apart.
+/// s, seeds 1-20 (`tests/ns3/`'s topology). Jain's index of the flows'
+/// goodput and the flows below a quarter of the fair share, with and
+/// without timestamps. Measured: Jain 0.945-0.971 without, 0.946-0.978
+/// with (Linux and ns-3: 0.98-1.00), on average 0.959 and 0.968, higher
+/// with in 17 seeds of 20; flows below a quarter of the fair share 12
+/// without, 6 with over the twenty seeds; every flow connected. Which
+/// flow is smallest, and a seed's index, is the luck of a few flows (one
+/// connected flow's first window lost, its timer backed off from 3 s,
+/// reads 0), so the relations are counted over the seeds.
 #[test]
 fn timestamps_spare_the_starved_flows_of_a_red_queue() {
     let text = |ts: bool, seed: u64| {
@@ -131,27 +131,40 @@ start = "10s"
         let g = &r.flows.goodput_bps;
         let fair = g.iter().sum::<f64>() / g.len() as f64;
         let connected = || (0..g.len()).filter(|&i| r.flows.data_sent[i] > 0);
-        let least = connected().map(|i| g[i]).fold(f64::INFINITY, f64::min) / fair;
+        let starved = connected().filter(|&i| g[i] < 0.25 * fair).count();
         (
             r.summary.flows.jain_fairness,
-            least,
+            starved,
             g.len() - connected().count(),
             r.summary.flows.timeouts,
         )
     };
-    let mut smallest_higher = 0;
-    for seed in 1..=5 {
-        let (j_off, l_off, n_off, t_off) = figures(&run(&text(false, seed)));
-        let (j_on, l_on, n_on, t_on) = figures(&run(&text(true, seed)));
+    let (mut jain_higher, mut jain_off, mut jain_on) = (0, 0.0, 0.0);
+    let (mut starved_off, mut starved_on) = (0, 0);
+    for seed in 1..=20 {
+        let (j_off, q_off, n_off, t_off) = figures(&run(&text(false, seed)));
+        let (j_on, q_on, n_on, t_on) = figures(&run(&text(true, seed)));
         eprintln!(
-            "seed {seed}: Jain {j_off:.4} without timestamps, {j_on:.4} with; the smallest \
-             connected flow {l_off:.3} / {l_on:.3} of the fair share; flows that never \
-             connected {n_off} / {n_on}; timeouts {t_off} / {t_on}"
+            "seed {seed}: Jain {j_off:.4} without timestamps, {j_on:.4} with; flows below a \
+             quarter of the fair share {q_off} / {q_on}; flows that never connected {n_off} / \
+             {n_on}; timeouts {t_off} / {t_on}"
         );
-        smallest_higher += usize::from(l_on > l_off);
-        assert!(l_on > 0.25, "seed {seed}: {l_on}");
-        assert!(j_on > j_off && j_on > 0.95, "seed {seed}: {j_on}, {j_off}");
+        jain_higher += usize::from(j_on > j_off);
+        (jain_off, jain_on) = (jain_off + j_off / 20.0, jain_on + j_on / 20.0);
+        (starved_off, starved_on) = (starved_off + q_off, starved_on + q_on);
         assert!(n_on <= 1 && n_off <= 1, "seed {seed}: {n_on}, {n_off}");
     }
-    assert!(smallest_higher >= 4, "{smallest_higher} of 5 seeds");
+    eprintln!(
+        "seeds 1-20: Jain {jain_off:.4} / {jain_on:.4}, higher with in {jain_higher}; flows \
+         below a quarter {starved_off} / {starved_on}"
+    );
+    assert!(jain_on > 0.95, "{jain_on}");
+    assert!(
+        jain_on > jain_off && jain_higher >= 16,
+        "{jain_higher} of 20 seeds"
+    );
+    assert!(
+        starved_on < starved_off,
+        "{starved_on} against {starved_off}"
+    );
 }

@@ -57,9 +57,12 @@
 //! count of segments acknowledged toward the next (`snd_cwnd_cnt`,
 //! `tcp_cong_avoid_ai`: one more segment per `cnt`; credits gathered while
 //! `cnt` was large are spent at once when it falls, as when Reno's
-//! estimate steps ahead of the window; cleared at a cut and a timeout). The
-//! update Linux skips while the window is unchanged and less than 1/32 s
-//! has passed, and its jiffies clock, are not modelled.
+//! estimate steps ahead of the window; cleared at a cut and a timeout).
+//! `cnt` is kept between ACKs as Linux keeps it: worked out again only
+//! when the window has changed or 1/32 s has passed since it last was, the
+//! cubic function at most once a millisecond (both on Linux's microsecond
+//! clock, `tcp_mstamp`, since 6.11); while it is held the ACKs count toward
+//! Reno's estimate, which is looked at again with `cnt`.
 
 use super::{hystart, hystart_linux, CongestionControl, State};
 use crate::transport::tcp::TcpFlow;
@@ -86,6 +89,13 @@ const LINUX_FIRST_CNT: u64 = 20;
 /// Linux discards RTT samples this soon after a stage began
 /// (`cubictcp_acked`: within `HZ` of `epoch_start`).
 const LINUX_SAMPLE_HOLD: SimTime = SimTime::from_secs(1);
+/// Linux keeps `cnt` while the window stands still for up to 1/32 s
+/// (`bictcp_update`: `USEC_PER_SEC / 32` on `tcp_mstamp`, since 6.11; HZ / 32
+/// jiffies before), microseconds.
+pub const LINUX_HOLD_US: u64 = 1_000_000 / 32;
+/// ... and works the cubic function out at most once a millisecond within
+/// a stage (`USEC_PER_MSEC`; once a jiffy before 6.11), microseconds.
+pub const LINUX_CURVE_US: u64 = 1_000;
 
 /// One connection's CUBIC state (RFC 9438 section 4.1's variables).
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -126,6 +136,12 @@ pub struct Cubic {
     /// Linux's `snd_cwnd_cnt`: segments acknowledged toward the window's
     /// next segment (cleared at a cut and a timeout).
     cwnd_cnt: u64,
+    /// Linux's `cnt` as last worked out (segments acknowledged per segment
+    /// of growth), the window then (`last_cwnd`) and when, microseconds
+    /// (`last_time`; None: not since the start or the last timeout).
+    cnt: u64,
+    last_cwnd: u64,
+    last_time_us: Option<u64>,
 }
 
 impl Default for Cubic {
@@ -145,6 +161,9 @@ impl Default for Cubic {
             ack_cnt: 0,
             tcp_cwnd: 0,
             cwnd_cnt: 0,
+            cnt: 0,
+            last_cwnd: 0,
+            last_time_us: None,
         }
     }
 }
@@ -207,10 +226,34 @@ impl Cubic {
 
     /// Linux's growth (`bictcp_update` and `tcp_cong_avoid_ai`): `acked /
     /// cnt` with `cnt` the cubic function's in whole segments, at most 20
-    /// before the first event, at most Reno's estimate's, at least 2.
+    /// before the first event, at most Reno's estimate's, at least 2. `cnt`
+    /// is kept between ACKs and worked out again only when the window has
+    /// changed since it last was or [`LINUX_HOLD_US`] has passed; the cubic
+    /// function at most once per [`LINUX_CURVE_US`] within a stage (Reno's
+    /// estimate may still lower the kept `cnt` then).
     fn linux_avoidance(&mut self, cwnd: f64, acked: u64, now: SimTime) -> f64 {
         let w = cwnd.max(1.0) as u64;
         self.ack_cnt += acked;
+        // Linux's clock here: `tcp_mstamp`, whole microseconds.
+        let now_us = now.as_nanos() / 1_000;
+        let since = self.last_time_us.map(|t| now_us.saturating_sub(t));
+        let held = self.last_cwnd == w && since.is_some_and(|d| d <= LINUX_HOLD_US);
+        if !held {
+            let curve_due = self.epoch.is_none() || since.is_none_or(|d| d >= LINUX_CURVE_US);
+            if curve_due {
+                self.last_cwnd = w;
+                self.last_time_us = Some(now_us);
+                self.cnt = self.linux_curve_cnt(w, acked, now);
+            }
+            self.linux_reno_cap(w);
+        }
+        self.linux_grow(w, acked)
+    }
+
+    /// `bictcp_update`'s cubic function: `cnt` toward the target one
+    /// minimum RTT ahead, in whole segments (the stage begins here when it
+    /// has not).
+    fn linux_curve_cnt(&mut self, w: u64, acked: u64, now: SimTime) -> u64 {
         let epoch = match self.epoch {
             Some(e) => e,
             None => {
@@ -239,25 +282,38 @@ impl Cubic {
             self.w_max + delta
         };
         let wf = w as f64;
-        let mut cnt = if target > wf {
+        let cnt = if target > wf {
             (wf / (target - wf)) as u64
         } else {
             100 * w
         };
         if self.no_event {
-            cnt = cnt.min(LINUX_FIRST_CNT);
+            cnt.min(LINUX_FIRST_CNT)
+        } else {
+            cnt
         }
+    }
+
+    /// `bictcp_update`'s Reno-friendly part: Reno's estimate steps one
+    /// segment per `(w x 15) >> 3` acknowledged, and where it is above the
+    /// window the kept `cnt` is at most `w / (tcp_cwnd - w)`; at least 2.
+    fn linux_reno_cap(&mut self, w: u64) {
         let step = (w * LINUX_BETA_SCALE) >> 3;
         while self.ack_cnt > step {
             self.ack_cnt -= step;
             self.tcp_cwnd += 1;
         }
         if self.tcp_cwnd > w {
-            cnt = cnt.min(w / (self.tcp_cwnd - w));
+            self.cnt = self.cnt.min(w / (self.tcp_cwnd - w));
         }
-        let cnt = cnt.max(2);
-        // `tcp_cong_avoid_ai`: segments acknowledged toward the next one,
-        // credits gathered under a larger cnt spent first.
+        self.cnt = self.cnt.max(2);
+    }
+
+    /// `tcp_cong_avoid_ai`: segments acknowledged toward the next one, one
+    /// more segment per `cnt`, credits gathered under a larger `cnt` spent
+    /// first.
+    fn linux_grow(&mut self, w: u64, acked: u64) -> f64 {
+        let cnt = self.cnt.max(1);
         let mut grown = w;
         if self.cwnd_cnt >= cnt {
             self.cwnd_cnt = 0;
@@ -341,6 +397,9 @@ impl Cubic {
     pub fn on_loss_state(&mut self, now: SimTime, sent: u64) {
         self.epoch = None;
         self.cwnd_cnt = 0;
+        self.cnt = 0;
+        self.last_cwnd = 0;
+        self.last_time_us = None;
         self.w_max = 0.0;
         self.no_event = true;
         self.delay_min = None;
@@ -695,11 +754,13 @@ mod tests {
         // all). Linux's estimate gains one segment per (100 x 15) >> 3 = 187
         // acknowledged beyond the first 187: 110. RFC 9438's has reached
         // cwnd_prior, grows with alpha = 1: 100 + 2057 / 100 = 120.57.
+        // The ACKs come 40 ms apart: Linux looks at its estimate again only
+        // when the window has changed or 1/32 s has passed.
         let mut c = linux();
         c.on_congestion(100.0);
         c.congestion_avoidance(100.0, 0, ms(0), 0.1);
-        for _ in 0..11 {
-            c.congestion_avoidance(100.0, 187, ms(0), 0.1);
+        for i in 1..=11 {
+            c.congestion_avoidance(100.0, 187, ms(40 * i), 0.1);
         }
         assert_eq!((c.tcp_cwnd, c.ack_cnt), (110, 187));
         let mut r = Cubic::default();
@@ -718,16 +779,55 @@ mod tests {
         // toward the next segment. 40 more take Reno's estimate to 101 (190
         // > 187), cnt falls to 100 / 1: the 150 already counted give one
         // segment at once (`tcp_cong_avoid_ai`), and the 40 start the next.
+        // The ACKs come 40 ms apart (beyond Linux's hold of 1/32 s).
         let mut c = linux();
         c.on_congestion(100.0);
         c.congestion_avoidance(100.0, 0, ms(0), 0.1);
-        assert_eq!(c.congestion_avoidance(100.0, 150, ms(1), 0.1), 100.0);
+        assert_eq!(c.congestion_avoidance(100.0, 150, ms(40), 0.1), 100.0);
         assert_eq!(c.cwnd_cnt, 150);
-        assert_eq!(c.congestion_avoidance(100.0, 40, ms(2), 0.1), 101.0);
+        assert_eq!(c.congestion_avoidance(100.0, 40, ms(80), 0.1), 101.0);
         assert_eq!((c.tcp_cwnd, c.cwnd_cnt), (101, 40));
         // A cut clears the count, as Linux's `tcp_init_cwnd_reduction`.
         c.on_congestion(101.0);
         assert_eq!(c.cwnd_cnt, 0);
+    }
+
+    #[test]
+    fn linux_holds_cnt_while_the_window_stands_still_for_a_32nd_of_a_second() {
+        // The stage from 100 after an event (cnt = 100 x 100: the plateau is
+        // here). 190 segments acknowledged 10 ms later leave the window at
+        // 100: it has not changed and 10 ms is within 1/32 s, so Linux keeps
+        // cnt and does not look at Reno's estimate, though 190 > 187 would
+        // step it. One more segment at 40 ms: the estimate steps to 101 (191
+        // > 187), cnt = 100 / 1, and the 190 counted give one segment.
+        let mut c = linux();
+        c.on_congestion(100.0);
+        c.congestion_avoidance(100.0, 0, ms(0), 0.1);
+        assert_eq!(c.congestion_avoidance(100.0, 190, ms(10), 0.1), 100.0);
+        assert_eq!((c.tcp_cwnd, c.cnt, c.cwnd_cnt), (100, 10_000, 190));
+        assert_eq!(c.congestion_avoidance(100.0, 1, ms(40), 0.1), 101.0);
+        assert_eq!((c.tcp_cwnd, c.cnt), (101, 100));
+        // Within a millisecond of the last look with the window changed:
+        // Reno's estimate is looked at (it may lower cnt), the cubic
+        // function is not. The stage from 100 at 0 with K = 0 and a minimum
+        // RTT of 1 s: at 40 ms the target is 100 + floor(C' 1.04^3) = 100,
+        // cnt = 10 000; 0.5 ms later the window is 150 (as after growth
+        // elsewhere) and the curve would give 100 + 0 -> 100 x 150, but the
+        // kept cnt stands, lowered by nothing (the estimate, 100, is below).
+        let mut c = linux();
+        c.on_congestion(100.0);
+        c.on_rtt(ms(0), SimTime::from_secs(1));
+        c.congestion_avoidance(100.0, 0, ms(0), 0.1);
+        c.congestion_avoidance(100.0, 1, ms(40), 0.1);
+        assert_eq!(c.cnt, 10_000);
+        c.congestion_avoidance(150.0, 1, SimTime::from_micros(40_500), 0.1);
+        assert_eq!((c.cnt, c.last_cwnd), (10_000, 100));
+        // A millisecond on, the curve is worked out for 150: 100 x 150.
+        c.congestion_avoidance(150.0, 1, SimTime::from_micros(41_000), 0.1);
+        assert_eq!((c.cnt, c.last_cwnd), (15_000, 150));
+        // A timeout forgets the kept cnt (`bictcp_reset`).
+        c.on_loss_state(ms(5_000), 0);
+        assert_eq!((c.cnt, c.last_cwnd, c.last_time_us), (0, 0, None));
     }
 
     #[test]
