@@ -88,20 +88,8 @@ fn dctcp_ect1_and_cubic_share_dualpi2() {
     for rtt in [10, 50, 100] {
         let r = l4s_run(rtt, "kind = \"dualpi2\"", PAIR);
         let b = &r.summary.bottleneck;
-        let (lp99, cmean) = (
-            b.l_queue_delay_p99_s.unwrap(),
-            b.c_queue_delay_mean_s.unwrap(),
-        );
-        println!(
-            "dualpi2 rtt {rtt} ms: ratio {:.2}, L p99 {:.2} ms, L mean {:.2} ms, C mean {:.1} ms, util {:.3}, marks ect1 {} drops not-ect {}",
-            ratio(&r),
-            lp99 * 1e3,
-            b.l_queue_delay_mean_s.unwrap() * 1e3,
-            cmean * 1e3,
-            b.utilization,
-            b.marks_ect1,
-            b.drops_not_ect
-        );
+        let (lp99, cmean) =
+            common::dualpi2_figures(&format!("dualpi2 rtt {rtt} ms"), &r, ratio(&r));
         ratios.push(ratio(&r));
         assert!(lp99 < 0.003, "rtt {rtt}: L p99 {lp99}");
         // Near the target at 10 ms; one CUBIC flow's long cycle at 50 and

@@ -105,19 +105,10 @@ fn prague_and_cubic_share_dualpi2() {
         for seed in 1..=10 {
             let r = prague_run_seed(seed, rtt, "kind = \"dualpi2\"", "", &pair(false));
             let b = &r.summary.bottleneck;
-            let (lp99, cmean) = (
-                b.l_queue_delay_p99_s.unwrap(),
-                b.c_queue_delay_mean_s.unwrap(),
-            );
-            println!(
-                "prague+cubic dualpi2 rtt {rtt} ms seed {seed}: ratio {:.2}, L p99 {:.2} ms, L mean {:.2} ms, C mean {:.1} ms, util {:.3}, marks ect1 {} drops not-ect {}",
+            let (lp99, _) = common::dualpi2_figures(
+                &format!("prague+cubic dualpi2 rtt {rtt} ms seed {seed}"),
+                &r,
                 ratio(&r),
-                lp99 * 1e3,
-                b.l_queue_delay_mean_s.unwrap() * 1e3,
-                cmean * 1e3,
-                b.utilization,
-                b.marks_ect1,
-                b.drops_not_ect
             );
             sum += ratio(&r);
             assert!(lp99 < 0.002, "rtt {rtt} seed {seed}: L p99 {lp99}");

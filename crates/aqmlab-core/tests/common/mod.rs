@@ -152,3 +152,22 @@ pub fn queue_mean(r: &RunResult, from_s: f64, to_s: f64) -> f64 {
     }
     sum / n as f64
 }
+
+/// Print a DualPI2 run's figures after `label` (the first flow's rate over
+/// the second's, `ratio`; L's p99 and mean sojourn, C's mean, utilisation,
+/// L's marks and C's drops) and return L's p99 sojourn and C's mean, s.
+pub fn dualpi2_figures(label: &str, r: &RunResult, ratio: f64) -> (f64, f64) {
+    let b = &r.summary.bottleneck;
+    let lp99 = b.l_queue_delay_p99_s.expect("DualPI2 reports L's p99");
+    let cmean = b.c_queue_delay_mean_s.expect("DualPI2 reports C's mean");
+    println!(
+        "{label}: ratio {ratio:.2}, L p99 {:.2} ms, L mean {:.2} ms, C mean {:.1} ms, util {:.3}, marks ect1 {} drops not-ect {}",
+        lp99 * 1e3,
+        b.l_queue_delay_mean_s.unwrap_or(0.0) * 1e3,
+        cmean * 1e3,
+        b.utilization,
+        b.marks_ect1,
+        b.drops_not_ect
+    );
+    (lp99, cmean)
+}
