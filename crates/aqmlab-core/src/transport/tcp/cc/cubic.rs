@@ -92,10 +92,10 @@ const LINUX_SAMPLE_HOLD: SimTime = SimTime::from_secs(1);
 /// Linux keeps `cnt` while the window stands still for up to 1/32 s
 /// (`bictcp_update`: `USEC_PER_SEC / 32` on `tcp_mstamp`, since 6.11; HZ / 32
 /// jiffies before), microseconds.
-pub const LINUX_HOLD_US: u64 = 1_000_000 / 32;
+const LINUX_HOLD_US: u64 = 1_000_000 / 32;
 /// ... and works the cubic function out at most once a millisecond within
 /// a stage (`USEC_PER_MSEC`; once a jiffy before 6.11), microseconds.
-pub const LINUX_CURVE_US: u64 = 1_000;
+const LINUX_CURVE_US: u64 = 1_000;
 
 /// One connection's CUBIC state (RFC 9438 section 4.1's variables).
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -313,7 +313,10 @@ impl Cubic {
     /// more segment per `cnt`, credits gathered under a larger `cnt` spent
     /// first.
     fn linux_grow(&mut self, w: u64, acked: u64) -> f64 {
-        let cnt = self.cnt.max(1);
+        // At least 2: `linux_reno_cap` ran when `cnt` was last worked out,
+        // and a held `cnt` is one of those.
+        let cnt = self.cnt;
+        debug_assert!(cnt >= 2, "cnt {cnt}");
         let mut grown = w;
         if self.cwnd_cnt >= cnt {
             self.cwnd_cnt = 0;
