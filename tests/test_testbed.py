@@ -23,12 +23,14 @@ from typing import Any
 import pytest
 
 from aqmlab import scenario, testbed
+from aqmlab.api import EVENT_COLUMNS, typed_table
 from aqmlab.results import load_run
 from aqmlab.testbed import leftovers, run_testbed, unsupported
 from aqmlab.testbed.host import parse_mib, tcp_info
 from aqmlab.testbed.netns import NETNS_DIR, check_environment
 from aqmlab.testbed.runner import (
     INFINITE_SSTHRESH,
+    events_table,
     find_router,
     flow_series_table,
     kernel_tcp_window,
@@ -198,6 +200,29 @@ def test_plan_starts_the_flows_when_the_simulator_does(tmp_path: Path) -> None:
     assert [f["start_ns"] for f in flows] == [round(s * 1e9) for s in sim]
     # Without them the testbed draws its own: other values.
     assert [f["start_ns"] for f in plan(scenario.validate(doc))] != [f["start_ns"] for f in flows]
+
+
+def test_the_routers_trace_is_the_events_table() -> None:
+    t, over = events_table(
+        {
+            "time_s": [1.5, 2.0],
+            "flow": [3, 4],
+            "event": ["drop-overflow", "mark-early"],
+            "packet": ["syn", "data"],
+            "over_limit": 2,
+        }
+    )
+    assert t.schema == typed_table({}, EVENT_COLUMNS).schema
+    assert t.to_pydict() == {
+        "time_s": [1.5, 2.0],
+        "link": ["bottleneck", "bottleneck"],
+        "flow": [3, 4],
+        "event": ["drop-overflow", "mark-early"],
+        "packet": ["syn", "data"],
+    }
+    assert over == 2
+    empty, none = events_table(None)
+    assert empty.num_rows == 0 and empty.schema == t.schema and none == 0
 
 
 def test_kernel_tcp_counters_over_the_window() -> None:
@@ -511,10 +536,20 @@ def test_router_check_refuses_what_it_cannot_emulate(tmp_path: Path) -> None:
 RUNS: dict[str, tuple[Path, dict[str, Any] | None, dict[str, Any], str]] = {
     "acc10": (ACCURACY, None, {}, "reno"),
     "acc50": (ACCURACY, None, {"topology.bottleneck_rate": "50Mbps", "tcp.rwnd": 460}, "reno"),
-    "droptail": (DUMBBELL, {"kind": "droptail"}, {"topology.buffer": 150}, "reno"),
+    "droptail": (
+        DUMBBELL,
+        {"kind": "droptail"},
+        {"topology.buffer": 150, "metrics.trace": "true"},
+        "reno",
+    ),
     "red": (DUMBBELL, {"kind": "red", "min_th": 20, "max_th": 60, "max_p": 0.1}, {}, "reno"),
     "pi": (DUMBBELL, None, {}, "reno"),
-    "pi-ecn": (DUMBBELL, None, {"aqm.ecn": "true", "tcp.ecn": "true"}, "reno"),
+    "pi-ecn": (
+        DUMBBELL,
+        None,
+        {"aqm.ecn": "true", "tcp.ecn": "true", "metrics.trace": "true"},
+        "reno",
+    ),
     "udp": (UDP, None, {}, "reno"),
     "web": (WEB, None, {}, "reno"),
     "fq-codel": (DUMBBELL, {"kind": "fq-codel"}, {"metrics.flow_series": "[0, 1]"}, "cubic"),
@@ -610,6 +645,16 @@ def test_droptail_fills_the_buffer(runs: dict[str, Path]) -> None:
     assert b["queue_mean_pkts"] > 0.6 * 150, b
     assert b["drops_overflow"] > 0 and b["drops_early"] == 0
     assert b["utilization"] > 0.97
+    # The router's trace (`metrics.trace`) holds every drop of the run, in time order, as the
+    # simulator's events table does.
+    ev = load_run(runs["droptail"]).events.to_pydict()
+    total = s["testbed"]["totals"][0]
+    assert len(ev["time_s"]) == total["drops_overflow"] > 0
+    assert ev["time_s"] == sorted(ev["time_s"])
+    assert set(ev["event"]) == {"drop-overflow"} and set(ev["link"]) == {"bottleneck"}
+    assert "data" in ev["packet"] and set(ev["packet"]) <= {"data", "ack", "syn", "fin"}
+    # A flow's packets carry its number; the RTT probes (ICMP, no flow) a hash of their addresses.
+    assert all(f < 20 for f, p in zip(ev["flow"], ev["packet"], strict=True) if p == "data")
 
 
 @needs_testbed
@@ -641,6 +686,15 @@ def test_ecn_marks_replace_drops(runs: dict[str, Path]) -> None:
     assert b["drops_overflow"] == 0
     # And the marks are CE in real packets: the senders reacted.
     assert abs(b["queue_mean_pkts"] - 50) <= 0.25 * 50
+    # The trace names each mark and drop: as many as the run's counters, marks only on data.
+    ev = load_run(runs["pi-ecn"]).events.to_pydict()
+    total = _summary(runs["pi-ecn"])["testbed"]["totals"][0]
+    kinds = {k: ev["event"].count(k) for k in set(ev["event"])}
+    assert kinds.get("mark-early", 0) == total["marks_early"] > 100
+    assert kinds.get("drop-early", 0) == total["drops_early"]
+    assert {p for p, e in zip(ev["packet"], ev["event"], strict=True) if e == "mark-early"} == {
+        "data"
+    }
 
 
 @needs_testbed

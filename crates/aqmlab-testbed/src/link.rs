@@ -11,6 +11,7 @@
 //! called at those computed instants, in time order with its ticks.
 
 use crate::ip;
+use crate::trace::{Fate, Trace};
 use aqmlab_core::aqm::dualpi2::Held;
 use aqmlab_core::aqm::fq_codel::Queued;
 use aqmlab_core::aqm::{Aqm, AqmImpl, Cause, LinkInfo, PacketInfo, QueueLen, Verdict};
@@ -141,6 +142,8 @@ pub struct Dir {
     ready: SimTime,
     /// FQ-CoDel's overflow drops of one arrival.
     evicted: Vec<PktId>,
+    /// Every drop and mark, when the scenario asks (`metrics.trace`).
+    pub trace: Option<Trace>,
 }
 
 impl Dir {
@@ -175,6 +178,7 @@ impl Dir {
             free_ids: Vec::new(),
             ready: SimTime::ZERO,
             evicted: Vec::new(),
+            trace: None,
         }
     }
 
@@ -310,11 +314,11 @@ impl Dir {
             Verdict::Pass => {}
             Verdict::Mark(c) => {
                 if ip::set_ce(&mut slot.buf) {
-                    self.count_mark(c);
+                    self.count_mark(t, c, &slot.info);
                 }
             }
             Verdict::Drop(c) => {
-                self.count_drop(c, slot.info.ect);
+                self.count_drop(t, c, &slot.info);
                 self.free.push(slot.buf);
                 return;
             }
@@ -350,11 +354,11 @@ impl Dir {
                 Verdict::Pass => {}
                 Verdict::Mark(c) => {
                     if ip::set_ce(&mut slot.buf) {
-                        self.count_mark(c);
+                        self.count_mark(t, c, &slot.info);
                     }
                 }
                 Verdict::Drop(c) => {
-                    self.count_drop(c, slot.info.ect);
+                    self.count_drop(t, c, &slot.info);
                     self.free.push(slot.buf);
                     continue;
                 }
@@ -419,12 +423,13 @@ impl Dir {
                     Verdict::Mark(c) => {
                         let slot = self.by_id[id as usize].as_mut().expect("held");
                         if ip::set_ce(&mut slot.buf) {
-                            self.count_mark(c);
+                            let info = slot.info;
+                            self.count_mark(now, c, &info);
                         }
                     }
                     Verdict::Drop(c) => {
                         let slot = self.take_held(id);
-                        self.count_drop(c, slot.info.ect);
+                        self.count_drop(now, c, &slot.info);
                         self.free.push(slot.buf);
                         kept = false;
                     }
@@ -432,7 +437,7 @@ impl Dir {
                 while let Some(v) = self.evicted.pop() {
                     kept &= v != id;
                     let slot = self.take_held(v);
-                    self.stats.drops_overflow += 1;
+                    self.count_overflow(now, &slot.info);
                     self.free.push(slot.buf);
                 }
                 kept
@@ -443,7 +448,7 @@ impl Dir {
                     let kept = d.enqueue(pkt, self.limit);
                     if !kept {
                         let slot = self.take_held(id);
-                        self.stats.drops_overflow += 1;
+                        self.count_overflow(now, &slot.info);
                         self.free.push(slot.buf);
                     }
                     kept
@@ -458,20 +463,33 @@ impl Dir {
         kept
     }
 
-    fn count_drop(&mut self, c: Cause, ect: bool) {
+    fn count_drop(&mut self, t: SimTime, c: Cause, info: &PacketInfo) {
         match c {
             Cause::Early => self.stats.drops_early += 1,
             Cause::Forced => self.stats.drops_forced += 1,
         }
-        if ect {
+        if info.ect {
             self.stats.drops_ect += 1;
+        }
+        if let Some(tr) = self.trace.as_mut() {
+            tr.note(t, info, Fate::Drop(c));
         }
     }
 
-    fn count_mark(&mut self, c: Cause) {
+    fn count_overflow(&mut self, t: SimTime, info: &PacketInfo) {
+        self.stats.drops_overflow += 1;
+        if let Some(tr) = self.trace.as_mut() {
+            tr.note(t, info, Fate::Overflow);
+        }
+    }
+
+    fn count_mark(&mut self, t: SimTime, c: Cause, info: &PacketInfo) {
         match c {
             Cause::Early => self.stats.marks_early += 1,
             Cause::Forced => self.stats.marks_forced += 1,
+        }
+        if let Some(tr) = self.trace.as_mut() {
+            tr.note(t, info, Fate::Mark(c));
         }
     }
 
@@ -492,19 +510,19 @@ impl Dir {
             Verdict::Pass => None,
             Verdict::Mark(c) => Some(c),
             Verdict::Drop(c) => {
-                self.count_drop(c, slot.info.ect);
+                self.count_drop(now, c, &slot.info);
                 self.free.push(slot.buf);
                 return false;
             }
         };
         if !self.fits(slot.info.size) {
-            self.stats.drops_overflow += 1;
+            self.count_overflow(now, &slot.info);
             self.free.push(slot.buf);
             return false;
         }
         if let Some(c) = mark {
             if ip::set_ce(&mut slot.buf) {
-                self.count_mark(c);
+                self.count_mark(now, c, &slot.info);
             }
         }
         self.qbytes += slot.info.size as u64;
@@ -622,6 +640,38 @@ mod tests {
             d.stats.arrivals,
             d.stats.departures + d.stats.drops() + d.qlen().pkts as u64
         );
+    }
+
+    #[test]
+    fn the_trace_names_each_drop_its_flow_and_its_packet() {
+        // Keyed as the router keys them: flow i from port 10 000 + i.
+        let ports = Some(ip::FlowPorts {
+            base: 10_000,
+            count: 20,
+        });
+        let keyed = |len: usize, sport: u16, tcp_flags: u8, now: SimTime| {
+            let buf = ip::build_tcp(len, 0, sport, 1, tcp_flags);
+            let h = ip::FlowPorts::key(ports, ip::parse(&buf).unwrap());
+            Slot::new(buf, &h, now)
+        };
+        let mut d = dir(1_000_000, 0, 2, AqmSpec::Droptail);
+        d.trace = Some(Trace::new(10));
+        for k in 0..5u16 {
+            let now = SimTime::from_millis(u64::from(k));
+            d.advance(now);
+            d.arrive(now, keyed(1500, 10_000 + k, 0x10, now));
+        }
+        let now = SimTime::from_millis(5);
+        d.advance(now);
+        d.arrive(now, keyed(60, 10_007, 0x02, now));
+        let t = d.trace.as_ref().unwrap();
+        // 1500 bytes take 12 ms at 1 Mbit/s: the first in transmission, two waiting, the rest
+        // overflow.
+        assert_eq!(t.time_s, [0.003, 0.004, 0.005]);
+        assert_eq!(t.flow, [3, 4, 7]);
+        assert_eq!(t.event, ["drop-overflow"; 3]);
+        assert_eq!(t.packet, ["data", "data", "syn"]);
+        assert_eq!(d.stats.drops_overflow, 3);
     }
 
     #[test]

@@ -24,6 +24,7 @@
 mod ip;
 mod link;
 mod sys;
+mod trace;
 
 use aqmlab_core::aqm::{apply_set, AqmSpec, LinkInfo};
 use aqmlab_core::rng::{Rng, Stream};
@@ -245,6 +246,9 @@ struct Out<'a> {
     derived: &'a Derived,
     dirs: Vec<DirOut>,
     queue: &'a link::Series,
+    /// The bottleneck's drops and marks (`metrics.trace`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    events: Option<&'a trace::Trace>,
     late_mean_s: f64,
     late_p50_s: f64,
     late_p99_s: f64,
@@ -300,7 +304,7 @@ fn build_dirs(s: &Setup) -> [Dir; 2] {
     let seed = s.sc.seed_for(Purpose::Aqm);
     let ms = s.sc.metrics.start;
     let delay = SimTime(s.d.delay_ns);
-    let fwd = Dir::new(
+    let mut fwd = Dir::new(
         "bottleneck",
         s.sc.aqm.build(s.info_fwd),
         Rng::new(seed, Stream::Aqm(0)),
@@ -322,6 +326,9 @@ fn build_dirs(s: &Setup) -> [Dir; 2] {
         None,
         ms,
     );
+    if s.sc.metrics.trace {
+        fwd.trace = Some(trace::Trace::new(s.sc.metrics.trace_limit));
+    }
     [fwd, rev]
 }
 
@@ -492,6 +499,7 @@ fn run(cfg_path: &str, out_path: &str) -> Result<(), String> {
         derived: &s.d,
         dirs: dirs_out,
         queue: &dirs[0].series,
+        events: dirs[0].trace.as_ref(),
         late_mean_s: if late.n > 0 {
             (late.sum_ns / late.n as u128) as f64 * 1e-9
         } else {

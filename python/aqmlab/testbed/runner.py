@@ -39,6 +39,7 @@ import pyarrow as pa
 
 from aqmlab import results, scenario
 from aqmlab.api import (
+    EVENT_COLUMNS,
     FLOW_SERIES_COLUMNS,
     RunResult,
     params_table,
@@ -864,6 +865,16 @@ def _link_summary(
     return out
 
 
+def events_table(ev: Mapping[str, Any] | None) -> tuple[pa.Table, int]:
+    """The router's record of the bottleneck's drops and marks (``metrics.trace``) as the
+    simulator's ``events`` table, and the number of events past ``metrics.trace_limit``."""
+    if not ev:
+        return typed_table({}, EVENT_COLUMNS), 0
+    cols = {k: ev[k] for k in ("time_s", "flow", "event", "packet")}
+    cols["link"] = ["bottleneck"] * len(ev["time_s"])
+    return typed_table(cols, EVENT_COLUMNS), int(ev.get("over_limit", 0))
+
+
 def _result(
     resolved: Mapping[str, Any],
     derived: Mapping[str, Any],
@@ -1040,11 +1051,19 @@ def _result(
             "value": [math.nan if v is None else v for v in rq["param_value"]],
         }
     )
+    events, over_limit = events_table(rout.get("events"))
+    if over_limit:
+        limit = resolved.get("metrics", {}).get("trace_limit")
+        summary.setdefault("warnings", []).append(
+            f"metrics.trace: bottleneck: {over_limit} drops and marks past trace_limit = "
+            f"{limit} were counted, not traced"
+        )
     return RunResult(
         scenario=dict(resolved),
         summary=summary,
         queue=queue,
         flows=pa.table(rows),
         params=params,
+        events=events,
         created_at=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
     )
