@@ -63,7 +63,7 @@ ENGINE_SOURCES := $(shell find crates/aqmlab-core/src crates/aqmlab-core/example
 USE_PGO = $$([ "$(PGO)" != 0 ] && tools/pgo.sh tool >/dev/null && echo yes || true)
 
 $(PGO_DATA): $(ENGINE_SOURCES) | venv
-	AQM_KINDS="$(AQM_KINDS)" tools/pgo.sh profile $(VENV)
+	AQM_KINDS="$(AQM_KINDS)" BENCH_FILES="$(BENCH_FILES)" tools/pgo.sh profile $(VENV)
 
 # maturin builds the extension (cargo is incremental, so this is quick when
 # nothing changed), installs the package's dependencies and links python/
@@ -202,13 +202,14 @@ lint: venv
 AQM_KINDS := droptail ared-feng ared autotune-red pi rem blue avq ap-red st-red st-pi pie codel fq-codel \
   fq-pie cobalt fq-cobalt
 BENCH_KINDS := $(AQM_KINDS) pi2 dualpi2 step
+# The scenario files the bench times, beside the schemes; the profile's training runs them too.
+BENCH_FILES := scenarios/canonical.toml scenarios/canonical-sack.toml scenarios/canonical-linux.toml \
+  scenarios/web.toml
 BENCH_REPS ?= 3
 
 bench: build
-	$(BENCH) --reps $(BENCH_REPS) scenarios/canonical.toml scenarios/canonical-sack.toml \
-	  scenarios/canonical-linux.toml \
-	  $(foreach k,$(BENCH_KINDS),scenarios/canonical.toml@$(k)) \
-	  scenarios/web.toml
+	$(BENCH) --reps $(BENCH_REPS) $(BENCH_FILES) \
+	  $(foreach k,$(BENCH_KINDS),scenarios/canonical.toml@$(k))
 	$(MAKE) bench-scale
 	$(MAKE) bench-startup
 	$(MAKE) bench-testbed

@@ -5,9 +5,10 @@
 #                                rustc's own LLVM major version); exit 1 if there is none
 #   tools/pgo.sh profile VENV    build the engine instrumented (the Python extension, installed
 #                                into VENV, and the bench example), run the training set
-#                                (tools/pgo_train.py, then the bench's scenarios briefly; the
-#                                schemes on the canonical dumbbell: $AQM_KINDS) and
-#                                merge the counts into target/pgo/merged.profdata
+#                                (tools/pgo_train.py, then the bench's scenarios briefly: the
+#                                files $BENCH_FILES and the schemes on the canonical dumbbell,
+#                                $AQM_KINDS, both the Makefile's) and merge the counts into
+#                                target/pgo/merged.profdata
 #
 # The Makefile then builds both with -Cprofile-use in target/pgo-use. The two are trained
 # separately because the bench example's dev-dependencies give the engine crate other symbol
@@ -35,6 +36,7 @@ tool() {
 
 profile() {
     local venv=$1 profdata dir=target/pgo
+    [ -n "${BENCH_FILES:-}" ] || { echo "pgo.sh: BENCH_FILES is not set: the bench's scenario files, which the Makefile passes (make build)" >&2; exit 2; }
     profdata=$(tool) || { echo "pgo.sh: no llvm-profdata for rustc's LLVM" >&2; exit 1; }
     mkdir -p "$dir"
     rm -rf "$dir/raw" "$dir/merged.profdata"
@@ -46,12 +48,11 @@ profile() {
     echo "pgo: training"
     "$venv/bin/python" tools/pgo_train.py $KINDS
     local bench=target/pgo-gen/release/examples/bench k args=()
+    read -ra args <<<"$BENCH_FILES"
     for k in $KINDS; do args+=("scenarios/canonical.toml@$k"); done
     # Their figures go to a log (shown if a run fails).
     local log=$dir/bench-training.log
-    { "$bench" --reps 1 scenarios/canonical.toml scenarios/canonical-sack.toml \
-        scenarios/canonical-linux.toml "${args[@]}" \
-        scenarios/web.toml &&
+    { "$bench" --reps 1 "${args[@]}" &&
         "$bench" --scale --events 500000 --warmup 1 --reps 1 --setup 0 scenarios/canonical.toml; } \
         >"$log" 2>&1 || { cat "$log" >&2; exit 1; }
     "$profdata" merge -o "$dir/merged.profdata" "$dir"/raw/*.profraw
