@@ -17,7 +17,7 @@ and every drop and mark of the bottleneck (``metrics.trace``). Printed per side,
 Usage::
 
     tools/drop_shares.py --seeds 1-12 (--keep DIR | --from DIR) [--cc cubic] [--aqm droptail]
-        [--flows 20] [--rate 50] [--window 3 13]
+        [--flows 20] [--rate 50] [--window 3 13] [--sim-set KEY=VALUE ...]
 
 ``--keep DIR`` keeps each seed's testbed folder as ``DIR/sN`` (needs root); ``--from DIR`` reads
 them from an earlier ``--keep`` instead of running the testbed (no root). docs/tcp.md, "Against
@@ -149,6 +149,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--flows", type=int, default=20)
     ap.add_argument("--rate", type=float, default=50.0, help="Mbit/s")
     ap.add_argument("--window", type=float, nargs=2, default=(3.0, 13.0), metavar=("FROM", "TO"))
+    ap.add_argument(
+        "--sim-set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="change the simulator's scenario only (repeatable; aqmlab run --set syntax)",
+    )
     src = ap.add_mutually_exclusive_group(required=True)
     src.add_argument("--keep", type=Path, help="keep the testbed's folders here (DIR/sN)")
     src.add_argument("--from", dest="src", type=Path, help="read the testbed's folders from here")
@@ -157,6 +164,7 @@ def main(argv: list[str] | None = None) -> int:
     import pyarrow.parquet as pq
 
     import aqmlab
+    from aqmlab import scenario as sc
     from aqmlab.testbed import run_testbed, simulator_counterpart
 
     window = (a.window[0], a.window[1])
@@ -180,6 +188,8 @@ def main(argv: list[str] | None = None) -> int:
         )
         sim_doc = simulator_counterpart(doc)
         sim_doc["tcp"] = tm.sim_tcp(a.cc)
+        if a.sim_set:
+            sc.apply_overrides(sim_doc, a.sim_set)
         r = aqmlab.run(sim_doc)
         add_run(sim, r.summary, r.flow_series.to_pydict(), r.events.to_pydict(), a.flows, window)
     print(
