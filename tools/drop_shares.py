@@ -149,13 +149,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--flows", type=int, default=20)
     ap.add_argument("--rate", type=float, default=50.0, help="Mbit/s")
     ap.add_argument("--window", type=float, nargs=2, default=(3.0, 13.0), metavar=("FROM", "TO"))
-    ap.add_argument(
-        "--sim-set",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="change the simulator's scenario only (repeatable; aqmlab run --set syntax)",
-    )
+    tm.add_sim_set(ap)
     src = ap.add_mutually_exclusive_group(required=True)
     src.add_argument("--keep", type=Path, help="keep the testbed's folders here (DIR/sN)")
     src.add_argument("--from", dest="src", type=Path, help="read the testbed's folders from here")

@@ -291,6 +291,17 @@ HEADER = (
 )
 
 
+def add_sim_set(ap: argparse.ArgumentParser) -> None:
+    """``--sim-set KEY=VALUE`` (repeatable): a change to the simulator's side of each cell only."""
+    ap.add_argument(
+        "--sim-set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="change the simulator's scenario only (repeatable; aqmlab run --set syntax)",
+    )
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--cc", nargs="+", default=list(CCS), choices=CCS + UML_CCS)
@@ -315,13 +326,7 @@ def main(argv: list[str] | None = None) -> int:
         type=Path,
         help="an earlier run's --json: take the testbed's figures from it, run the simulator only",
     )
-    ap.add_argument(
-        "--sim-set",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="change the simulator's scenario only (repeatable; aqmlab run --set syntax)",
-    )
+    add_sim_set(ap)
     ap.add_argument(
         "--flow-series",
         action="store_true",
