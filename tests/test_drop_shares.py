@@ -3,22 +3,16 @@ drop trace (no testbed needed)."""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
 from types import ModuleType
 
 import pytest
 
+from file_modules import load
+
 
 def _tool() -> ModuleType:
-    path = Path(__file__).parents[1] / "tools" / "drop_shares.py"
-    spec = importlib.util.spec_from_file_location("drop_shares", path)
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules["drop_shares"] = mod
-    spec.loader.exec_module(mod)
-    return mod
+    return load("drop_shares", Path(__file__).parents[1] / "tools" / "drop_shares.py")
 
 
 ds = _tool()

@@ -8,10 +8,8 @@ seed-to-seed spread of each figure in both simulators (docs/fidelity.md, item 20
 from __future__ import annotations
 
 import dataclasses
-import importlib.util
 import itertools
 import shutil
-import sys
 from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from pathlib import Path
 from types import ModuleType
@@ -20,6 +18,8 @@ from typing import Any
 import numpy as np
 import pytest
 
+from file_modules import load
+
 pytestmark = [
     pytest.mark.skipif(shutil.which("ns") is None, reason="ns-2 not installed (make ns2)"),
     pytest.mark.crosscheck,
@@ -27,13 +27,7 @@ pytestmark = [
 
 
 def _module(name: str) -> ModuleType:
-    path = Path(__file__).parent / "ns2" / f"{name}.py"
-    spec = importlib.util.spec_from_file_location(name, path)
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[name] = mod
-    spec.loader.exec_module(mod)
-    return mod
+    return load(name, Path(__file__).parent / "ns2" / f"{name}.py")
 
 
 cc = _module("crosscheck")

@@ -27,23 +27,17 @@ within every band passes whatever else it shows.
 from __future__ import annotations
 
 import dataclasses
-import importlib.util
-import sys
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 import pytest
 
+from file_modules import load
+
 
 def _module(name: str, file: str) -> ModuleType:
-    path = Path(__file__).parent / "ns3" / file
-    spec = importlib.util.spec_from_file_location(name, path)
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[name] = mod
-    spec.loader.exec_module(mod)
-    return mod
+    return load(name, Path(__file__).parent / "ns3" / file)
 
 
 cc = _module("ns3_crosscheck", "crosscheck.py")

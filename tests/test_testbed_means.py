@@ -3,23 +3,17 @@ the means, read from testbed_matrix.py's --json files (no testbed needed)."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from pathlib import Path
 from types import ModuleType
 
 import pytest
 
+from file_modules import load
+
 
 def _tool() -> ModuleType:
-    path = Path(__file__).parents[1] / "tools" / "testbed_means.py"
-    spec = importlib.util.spec_from_file_location("testbed_means", path)
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules["testbed_means"] = mod
-    spec.loader.exec_module(mod)
-    return mod
+    return load("testbed_means", Path(__file__).parents[1] / "tools" / "testbed_means.py")
 
 
 tm = _tool()
