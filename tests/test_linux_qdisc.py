@@ -41,7 +41,7 @@ def _args(**aqm: Any) -> list[str]:
 
 def test_each_scheme_maps_to_its_linux_queue_disc() -> None:
     assert _args(kind="droptail") == ["pfifo", "limit", "200"]
-    assert _args(kind="pie", ecn=True, derandomize=True, t_update="20ms") == [
+    assert _args(kind="pie", ecn=True, derandomize=True, enqueue="linux", t_update="20ms") == [
         *("pie", "limit", "200", "target", "15000us", "tupdate", "20000us"),
         *("alpha", "2", "beta", "20", "ecn"),
     ]
@@ -71,6 +71,10 @@ def test_each_scheme_maps_to_its_linux_queue_disc() -> None:
         ({"kind": "fq-codel", "ce_threshold": "1ms", "control_law": "linux"}, "aqm.ce_threshold"),
         ({"kind": "pie", "alpha": 0.1, "derandomize": True, "t_update": "20ms"}, "aqm.alpha: 0.1"),
         ({"kind": "pie", "t_update": "20ms"}, "aqm.derandomize: False: Linux's pie has True only"),
+        (
+            {"kind": "pie", "derandomize": True, "t_update": "20ms"},
+            "aqm.enqueue: 'rfc8033': Linux's pie has 'linux' only",
+        ),
         (
             {"kind": "pie", "target": "15.5us", "derandomize": True, "t_update": "20ms"},
             "aqm.target",

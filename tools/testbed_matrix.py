@@ -206,8 +206,10 @@ def run_cell(
     ecn = ecn or cc == "dctcp"
     doc = scenario(aqm, flows, rate, seed, ecn)
     if reference == "linux-qdisc" and aqm == "pie":
-        # Linux's pie always de-randomises (RFC 8033 section 5.4); so does the simulator's here.
+        # Linux's pie always de-randomises (RFC 8033 section 5.4), with its own enqueue
+        # rules; so does the simulator's here.
         doc["aqm"]["derandomize"] = True
+        doc["aqm"]["enqueue"] = "linux"
         # The guest's pie updates on its 100 Hz clock: Linux's 15 ms runs as 20 ms there, and
         # both sides run 20 ms.
         doc["aqm"]["t_update"] = "20ms"

@@ -191,12 +191,13 @@ def qdisc_args(resolved: Mapping[str, Any]) -> list[str]:
             args += [k, str(round(v))]
         args += ["ecn"] if ecn else []
         # Linux's pie: 150 ms burst allowance, the ECN threshold 10 %, the timestamp
-        # estimator, the cap on an increment above 10 %, and RFC 8033 section 5.4's
-        # de-randomisation (its accumulated probability, always on).
+        # estimator, the cap on an increment above 10 %, RFC 8033 section 5.4's
+        # de-randomisation (its accumulated probability, always on) and its own enqueue.
         same = {
             "max_burst": "150ms",
             "mark_ecnth": 0.1,
             "derandomize": True,
+            "enqueue": "linux",
             "cap_drop_adjustment": True,
             "mean_pkt_size": mtu,
         }

@@ -92,9 +92,7 @@ impl FqPieParams {
         let flows = t.u32("flows", FLOWS)?;
         let quantum = t.u32("quantum", QUANTUM)?;
         // Linux's default: de-randomised (`pie_drop_early`).
-        let derandomize = t.bool("derandomize", true)?;
-        let mut pie = PieParams::decode(t, default_pkt_size)?;
-        pie.derandomize = derandomize;
+        let pie = PieParams::decode_with(t, default_pkt_size, FqPieParams::default().pie)?;
         let p = FqPieParams {
             flows,
             quantum,
@@ -125,6 +123,12 @@ impl FlowAqm for PieState {
 
     fn new(p: &FqPieParams) -> PieState {
         PieState::new(&p.pie)
+    }
+
+    /// Linux clears the flow's accumulator (`enqueue = "linux"`).
+    #[inline]
+    fn on_overflow(&mut self, p: &FqPieParams, _now: SimTime) {
+        PieState::on_overflow(self, &p.pie);
     }
 
     /// `pie_drop_early` on the flow queue's backlog (RFC 8033 section 4.1).
@@ -240,6 +244,7 @@ impl Aqm for FqPie {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::aqm::pie::Enqueue;
     use crate::aqm::LinkInfo;
     use crate::packet::{Ecn, PktId};
     use crate::rng::Stream;
@@ -360,6 +365,35 @@ mod tests {
             &mut ev,
         );
         assert_eq!(ev, vec![4]);
+    }
+
+    /// Under Linux's enqueue a full buffer clears the arriving flow's
+    /// accumulator (`sch_fq_pie` clears it on every drop); under RFC
+    /// 8033's it stays: limit 1, flow 1 holds 2.0, flow 0's queue the one
+    /// packet.
+    #[test]
+    fn overflow_clears_the_accumulator_under_linux() {
+        for (enqueue, left) in [(Enqueue::Linux, 0.0), (Enqueue::Rfc8033, 2.0)] {
+            let (mut s, mut rng, f1) = sched();
+            let mut p = s.params().clone();
+            p.pie.enqueue = enqueue;
+            s.set_params(p);
+            let (_, states) = s.states_mut();
+            states.for_each(|q| q.set_accu_prob(2.0));
+            let mut ev = Vec::new();
+            let lim = Buffer::Packets(1);
+            s.enqueue(pkt(1, ms(1)), 0, lim, SimTime::ZERO, &mut rng, &mut ev);
+            s.enqueue(
+                pkt(2, ms(1)),
+                u64::from(f1),
+                lim,
+                SimTime::ZERO,
+                &mut rng,
+                &mut ev,
+            );
+            assert_eq!(ev, vec![2]);
+            assert_eq!(s.state_of(f1).accu_prob(), left, "{enqueue:?}");
+        }
     }
 
     /// Linux's defaults: 1024 queues, quantum one packet (1500 IP bytes;

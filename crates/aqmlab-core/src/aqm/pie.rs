@@ -43,6 +43,16 @@
 //!   `accu_prob < 0.85`, a certain drop at `accu_prob >= 8.5`, a random
 //!   one in between; `accu_prob` is reset to 0 after a drop or a mark (the
 //!   RFC resets it "after a drop"; a mark replaces a drop).
+//! - Linux's enqueue (`enqueue = "linux"`, with `derandomize` on): the
+//!   order and tests of `pie_qdisc_enqueue` and `pie_drop_early` in
+//!   `net/sched/sch_pie.c` and `pie.h`, where they differ from appendix A:
+//!   a full buffer is tested first, and its drop clears `accu_prob`
+//!   without the early test (appendix A's order lets the early test count
+//!   the packet the link then drops); the safeguard reads the last
+//!   departing packet's delay, not the one at the last update; and
+//!   `accu_prob` is cleared by a random hit and by every drop, but kept
+//!   after a certain hit (`accu_prob >= 8.5`) that is marked, so the next
+//!   arrivals are certain hits too until a drop or `p = 0` clears it.
 //! - Cap drop adjustment (section 5.5 and appendix B): on by default
 //!   (`cap_drop_adjustment`): when `p >= 0.1` an increment is capped at
 //!   0.02, so one update cannot raise a high `p` by more than 2 %.
@@ -61,6 +71,7 @@
 use super::{change, Aqm, Cause, LinkInfo, PacketInfo, QueueLen, Verdict};
 use crate::rng::Rng;
 use crate::scenario::decode::{check_range, join, SpecError, SpecResult, Table};
+use crate::scenario::Buffer;
 use crate::units::SimTime;
 use serde::Serialize;
 
@@ -80,6 +91,16 @@ pub const MARK_ECNTH: f64 = 0.1;
 /// De-randomisation thresholds on `accu_prob` (RFC 8033 section 5.4).
 const ACCU_LOW: f64 = 0.85;
 const ACCU_HIGH: f64 = 8.5;
+
+/// Whose enqueue rules PIE follows (the `enqueue` key).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Enqueue {
+    /// RFC 8033 appendix A's `enque` and `drop_early`.
+    Rfc8033,
+    /// Linux's `pie_qdisc_enqueue` and `pie_drop_early` (module docs).
+    Linux,
+}
 
 /// PIE's parameters (RFC 8033 sections 4 and 5).
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -102,6 +123,9 @@ pub struct PieParams {
     pub mark_ecnth: f64,
     /// De-randomised dropping (section 5.4). Default off.
     pub derandomize: bool,
+    /// The enqueue rules: RFC 8033's or Linux's (needs `derandomize`).
+    /// Default RFC 8033's.
+    pub enqueue: Enqueue,
     /// Cap an increment of `p >= 0.1` at 0.02 (section 5.5). Default on.
     pub cap_drop_adjustment: bool,
     /// MEAN_PKTSIZE, bytes, >= 1: no early drop while the queue holds at
@@ -120,6 +144,7 @@ impl Default for PieParams {
             ecn: false,
             mark_ecnth: MARK_ECNTH,
             derandomize: false,
+            enqueue: Enqueue::Rfc8033,
             cap_drop_adjustment: true,
             mean_pkt_size: 1000,
         }
@@ -129,7 +154,17 @@ impl Default for PieParams {
 impl PieParams {
     /// Read the PIE keys of an `[aqm]` table.
     pub fn decode(t: &mut Table, default_pkt_size: u32) -> SpecResult<PieParams> {
-        let d = PieParams::default();
+        PieParams::decode_with(t, default_pkt_size, PieParams::default())
+    }
+
+    /// Read the PIE keys of an `[aqm]` table over the defaults `d` (FQ-PIE's
+    /// de-randomise by default).
+    pub fn decode_with(
+        t: &mut Table,
+        default_pkt_size: u32,
+        d: PieParams,
+    ) -> SpecResult<PieParams> {
+        let linux = t.either("enqueue", ["rfc8033", "linux"], d.enqueue == Enqueue::Linux)?;
         let p = PieParams {
             target: t.time("target", d.target)?,
             t_update: t.time("t_update", d.t_update)?,
@@ -139,6 +174,11 @@ impl PieParams {
             ecn: t.bool("ecn", d.ecn)?,
             mark_ecnth: t.f64("mark_ecnth", d.mark_ecnth)?,
             derandomize: t.bool("derandomize", d.derandomize)?,
+            enqueue: if linux {
+                Enqueue::Linux
+            } else {
+                Enqueue::Rfc8033
+            },
             cap_drop_adjustment: t.bool("cap_drop_adjustment", d.cap_drop_adjustment)?,
             mean_pkt_size: t.u32("mean_pkt_size", default_pkt_size)?,
         };
@@ -164,6 +204,13 @@ impl PieParams {
             return Err(SpecError::new(
                 f("mean_pkt_size"),
                 "0 is not allowed; give a size in bytes >= 1",
+            ));
+        }
+        if self.enqueue == Enqueue::Linux && !self.derandomize {
+            return Err(SpecError::new(
+                f("enqueue"),
+                "\"linux\" needs derandomize = true (Linux's pie always de-randomises); \
+                 set derandomize = true or enqueue = \"rfc8033\"",
             ));
         }
         Ok(())
@@ -262,9 +309,12 @@ impl PieState {
     #[inline]
     fn drop_early(&mut self, p: &PieParams, q: QueueLen, rng: &mut Rng) -> bool {
         let half = SimTime(p.target.0 / 2);
-        // Safeguard to keep PIE work-conserving.
-        if (self.qdelay_old < half && self.drop_prob < 0.2) || q.bytes <= 2 * p.mean_pkt_size as u64
-        {
+        // Safeguard to keep PIE work-conserving (Linux reads the current delay).
+        let delay = match p.enqueue {
+            Enqueue::Rfc8033 => self.qdelay_old,
+            Enqueue::Linux => self.qdelay,
+        };
+        if (delay < half && self.drop_prob < 0.2) || q.bytes <= 2 * p.mean_pkt_size as u64 {
             return false;
         }
         if !p.derandomize {
@@ -277,9 +327,14 @@ impl PieState {
         if self.accu_prob < ACCU_LOW {
             false
         } else if self.accu_prob >= ACCU_HIGH {
+            // A certain hit keeps the accumulator (Linux; appendix A clears
+            // it in `on_arrival` whatever follows).
+            true
+        } else if rng.bernoulli(self.drop_prob) {
+            self.accu_prob = 0.0;
             true
         } else {
-            rng.bernoulli(self.drop_prob)
+            false
         }
     }
 
@@ -294,8 +349,7 @@ impl PieState {
         if self.burst_allowance > SimTime::ZERO || !self.drop_early(p, q, rng) {
             return Verdict::Pass;
         }
-        self.accu_prob = 0.0;
-        if p.ecn && ect {
+        let v = if p.ecn && ect {
             if self.drop_prob <= p.mark_ecnth {
                 Verdict::Mark(Cause::Early)
             } else {
@@ -303,6 +357,21 @@ impl PieState {
             }
         } else {
             Verdict::Drop(Cause::Early)
+        };
+        // Appendix A clears the accumulator after every signal; Linux after a
+        // drop (`pie_qdisc_enqueue`), a mark keeping it.
+        if p.enqueue == Enqueue::Rfc8033 || matches!(v, Verdict::Drop(_)) {
+            self.accu_prob = 0.0;
+        }
+        v
+    }
+
+    /// The buffer was full at this queue's arrival: Linux clears the
+    /// accumulator as for any drop (`pie_qdisc_enqueue`, `sch_fq_pie`).
+    #[inline]
+    pub fn on_overflow(&mut self, p: &PieParams) {
+        if p.enqueue == Enqueue::Linux {
+            self.accu_prob = 0.0;
         }
     }
 
@@ -312,6 +381,18 @@ impl PieState {
     #[inline]
     pub fn on_departure(&mut self, sojourn: SimTime) {
         self.qdelay = sojourn;
+    }
+
+    /// The de-randomisation's accumulator (tests).
+    #[cfg(test)]
+    pub(super) fn accu_prob(&self) -> f64 {
+        self.accu_prob
+    }
+
+    /// Set the de-randomisation's accumulator (tests).
+    #[cfg(test)]
+    pub(super) fn set_accu_prob(&mut self, a: f64) {
+        self.accu_prob = a;
     }
 
     /// Cut the remaining burst allowance to a smaller `max_burst`.
@@ -332,13 +413,16 @@ impl PieState {
 pub struct Pie {
     p: PieParams,
     st: PieState,
+    /// The link's buffer, which Linux's enqueue tests before PIE's.
+    limit: Buffer,
 }
 
 impl Pie {
-    pub fn new(p: PieParams, _link: LinkInfo) -> Pie {
+    pub fn new(p: PieParams, link: LinkInfo) -> Pie {
         Pie {
             st: PieState::new(&p),
             p,
+            limit: link.buffer,
         }
     }
 
@@ -359,6 +443,16 @@ impl Pie {
     /// The probability update of section 4.2 (every `t_update`).
     pub fn update(&mut self) {
         self.st.update(&self.p);
+    }
+}
+
+/// Whether a packet of `size` bytes fits a buffer `limit` holding `q`, as
+/// the link tests it after the AQM.
+#[inline]
+fn fits(limit: Buffer, q: QueueLen, size: u32) -> bool {
+    match limit {
+        Buffer::Packets(n) => q.pkts < n,
+        Buffer::Bytes(b) => q.bytes + size as u64 <= b,
     }
 }
 
@@ -385,6 +479,11 @@ impl Aqm for Pie {
         q: QueueLen,
         rng: &mut Rng,
     ) -> Verdict {
+        if self.p.enqueue == Enqueue::Linux && !fits(self.limit, q, pkt.size) {
+            // Linux tests the limit first; the link drops the packet.
+            self.st.on_overflow(&self.p);
+            return Verdict::Pass;
+        }
         self.st.on_arrival(&self.p, pkt.ect, q, rng)
     }
 
@@ -749,8 +848,125 @@ mod tests {
         let mut p = ok.clone();
         p.mark_ecnth = 1.5;
         assert_eq!(p.validate("aqm").unwrap_err().path, "aqm.mark_ecnth");
-        let mut p = ok;
+        let mut p = ok.clone();
         p.mean_pkt_size = 0;
         assert_eq!(p.validate("aqm").unwrap_err().path, "aqm.mean_pkt_size");
+        let mut p = ok;
+        p.enqueue = Enqueue::Linux;
+        let e = p.validate("aqm").unwrap_err();
+        assert_eq!(e.path, "aqm.enqueue");
+        assert!(e.msg.contains("derandomize = true"), "{}", e.msg);
+        p.derandomize = true;
+        assert!(p.validate("aqm").is_ok());
+    }
+
+    /// PIE under Linux's enqueue rules, de-randomised, with ECN, its burst
+    /// allowance spent and the delays at 20 ms.
+    fn linux_pie(limit: Buffer) -> Pie {
+        let p = PieParams {
+            mean_pkt_size: 500,
+            derandomize: true,
+            enqueue: Enqueue::Linux,
+            ecn: true,
+            ..PieParams::default()
+        };
+        let mut link = LinkInfo::new(BitRate(10_000_000), 500);
+        link.buffer = limit;
+        let mut s = Pie::new(p, link);
+        s.st.burst_allowance = SimTime::ZERO;
+        s.st.qdelay = ms(20);
+        s.st.qdelay_old = ms(20);
+        s
+    }
+
+    #[test]
+    fn linux_keeps_the_accumulator_after_a_marked_certain_hit() {
+        let mut rng = Rng::new(1, Stream::Aqm(0));
+        let ect = PacketInfo {
+            ect: true,
+            ..PacketInfo::default()
+        };
+        let plain = PacketInfo::default();
+        let mut s = linux_pie(Buffer::Packets(1000));
+        // p = 0.05 and accu_prob 8.47: the arrival adds 0.05 (8.52 >= 8.5),
+        // a certain hit, marked (p <= 0.1); the accumulator stays, and so
+        // every next ECN-capable arrival is marked too (8.57, 8.62).
+        s.st.drop_prob = 0.05;
+        s.st.accu_prob = 8.47;
+        for want in [8.52, 8.57, 8.62] {
+            assert_eq!(
+                s.on_enqueue(ms(0), &ect, q(50), &mut rng),
+                Verdict::Mark(Cause::Early)
+            );
+            assert!(close(s.st.accu_prob, want), "{}", s.st.accu_prob);
+        }
+        // A packet that cannot be marked is dropped, which clears it.
+        assert_eq!(
+            s.on_enqueue(ms(0), &plain, q(50), &mut rng),
+            Verdict::Drop(Cause::Early)
+        );
+        assert_eq!(s.st.accu_prob, 0.0);
+        // RFC 8033's rule clears it after the first mark.
+        let mut r = linux_pie(Buffer::Packets(1000));
+        r.p.enqueue = Enqueue::Rfc8033;
+        r.st.drop_prob = 0.05;
+        r.st.accu_prob = 8.47;
+        assert_eq!(
+            r.on_enqueue(ms(0), &ect, q(50), &mut rng),
+            Verdict::Mark(Cause::Early)
+        );
+        assert_eq!(r.st.accu_prob, 0.0);
+    }
+
+    #[test]
+    fn linux_tests_the_full_buffer_first() {
+        let mut rng = Rng::new(1, Stream::Aqm(0));
+        let pkt = PacketInfo {
+            size: 500,
+            ..PacketInfo::default()
+        };
+        // 10 packets of 10: the link will drop the arrival; Linux's enqueue
+        // clears the accumulator and runs no early test (it would have
+        // added p and, at 8.5, hit).
+        let mut s = linux_pie(Buffer::Packets(10));
+        s.st.drop_prob = 0.05;
+        s.st.accu_prob = 8.47;
+        assert_eq!(s.on_enqueue(ms(0), &pkt, q(10), &mut rng), Verdict::Pass);
+        assert_eq!(s.st.accu_prob, 0.0);
+        // With room for it the early test runs: 0.05, below 0.85, passes.
+        assert_eq!(s.on_enqueue(ms(0), &pkt, q(9), &mut rng), Verdict::Pass);
+        assert!(close(s.st.accu_prob, 0.05), "{}", s.st.accu_prob);
+        // In bytes: 5 000 bytes hold ten 500-byte packets, not an eleventh.
+        let mut b = linux_pie(Buffer::Bytes(5_000));
+        b.st.drop_prob = 0.05;
+        b.st.accu_prob = 1.0;
+        assert_eq!(b.on_enqueue(ms(0), &pkt, q(10), &mut rng), Verdict::Pass);
+        assert_eq!(b.st.accu_prob, 0.0);
+        // RFC 8033's order adds it up and hits; the link drops it after.
+        let mut r = linux_pie(Buffer::Packets(10));
+        r.p.enqueue = Enqueue::Rfc8033;
+        r.st.drop_prob = 0.05;
+        r.st.accu_prob = 8.47;
+        assert_eq!(
+            r.on_enqueue(ms(0), &pkt, q(10), &mut rng),
+            Verdict::Drop(Cause::Early)
+        );
+    }
+
+    #[test]
+    fn linux_safeguard_reads_the_current_delay() {
+        let mut rng = Rng::new(1, Stream::Aqm(0));
+        let pkt = PacketInfo::default();
+        // p = 0.05 (< 0.2); the delay at the last update 5 ms (< 7.5 ms),
+        // the last departure's 20 ms: RFC 8033 reads the first and passes
+        // without adding to the accumulator, Linux the second and adds.
+        let mut s = linux_pie(Buffer::Packets(1000));
+        s.st.drop_prob = 0.05;
+        s.st.qdelay_old = ms(5);
+        assert_eq!(s.on_enqueue(ms(0), &pkt, q(50), &mut rng), Verdict::Pass);
+        assert!(close(s.st.accu_prob, 0.05), "{}", s.st.accu_prob);
+        s.p.enqueue = Enqueue::Rfc8033;
+        assert_eq!(s.on_enqueue(ms(0), &pkt, q(50), &mut rng), Verdict::Pass);
+        assert!(close(s.st.accu_prob, 0.05), "{}", s.st.accu_prob);
     }
 }
