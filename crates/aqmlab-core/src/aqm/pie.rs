@@ -860,13 +860,14 @@ mod tests {
         assert!(p.validate("aqm").is_ok());
     }
 
-    /// PIE under Linux's enqueue rules, de-randomised, with ECN, its burst
-    /// allowance spent and the delays at 20 ms.
-    fn linux_pie(limit: Buffer) -> Pie {
+    /// PIE under `enqueue`'s rules, de-randomised, with ECN, its burst
+    /// allowance spent, the delays at 20 ms, `p = 0.05` and `accu_prob` at
+    /// `accu`.
+    fn primed(limit: Buffer, enqueue: Enqueue, accu: f64) -> Pie {
         let p = PieParams {
             mean_pkt_size: 500,
             derandomize: true,
-            enqueue: Enqueue::Linux,
+            enqueue,
             ecn: true,
             ..PieParams::default()
         };
@@ -876,6 +877,8 @@ mod tests {
         s.st.burst_allowance = SimTime::ZERO;
         s.st.qdelay = ms(20);
         s.st.qdelay_old = ms(20);
+        s.st.drop_prob = 0.05;
+        s.st.accu_prob = accu;
         s
     }
 
@@ -887,12 +890,10 @@ mod tests {
             ..PacketInfo::default()
         };
         let plain = PacketInfo::default();
-        let mut s = linux_pie(Buffer::Packets(1000));
         // p = 0.05 and accu_prob 8.47: the arrival adds 0.05 (8.52 >= 8.5),
         // a certain hit, marked (p <= 0.1); the accumulator stays, and so
         // every next ECN-capable arrival is marked too (8.57, 8.62).
-        s.st.drop_prob = 0.05;
-        s.st.accu_prob = 8.47;
+        let mut s = primed(Buffer::Packets(1000), Enqueue::Linux, 8.47);
         for want in [8.52, 8.57, 8.62] {
             assert_eq!(
                 s.on_enqueue(ms(0), &ect, q(50), &mut rng),
@@ -907,10 +908,7 @@ mod tests {
         );
         assert_eq!(s.st.accu_prob, 0.0);
         // RFC 8033's rule clears it after the first mark.
-        let mut r = linux_pie(Buffer::Packets(1000));
-        r.p.enqueue = Enqueue::Rfc8033;
-        r.st.drop_prob = 0.05;
-        r.st.accu_prob = 8.47;
+        let mut r = primed(Buffer::Packets(1000), Enqueue::Rfc8033, 8.47);
         assert_eq!(
             r.on_enqueue(ms(0), &ect, q(50), &mut rng),
             Verdict::Mark(Cause::Early)
@@ -928,25 +926,18 @@ mod tests {
         // 10 packets of 10: the link will drop the arrival; Linux's enqueue
         // clears the accumulator and runs no early test (it would have
         // added p and, at 8.5, hit).
-        let mut s = linux_pie(Buffer::Packets(10));
-        s.st.drop_prob = 0.05;
-        s.st.accu_prob = 8.47;
+        let mut s = primed(Buffer::Packets(10), Enqueue::Linux, 8.47);
         assert_eq!(s.on_enqueue(ms(0), &pkt, q(10), &mut rng), Verdict::Pass);
         assert_eq!(s.st.accu_prob, 0.0);
         // With room for it the early test runs: 0.05, below 0.85, passes.
         assert_eq!(s.on_enqueue(ms(0), &pkt, q(9), &mut rng), Verdict::Pass);
         assert!(close(s.st.accu_prob, 0.05), "{}", s.st.accu_prob);
         // In bytes: 5 000 bytes hold ten 500-byte packets, not an eleventh.
-        let mut b = linux_pie(Buffer::Bytes(5_000));
-        b.st.drop_prob = 0.05;
-        b.st.accu_prob = 1.0;
+        let mut b = primed(Buffer::Bytes(5_000), Enqueue::Linux, 1.0);
         assert_eq!(b.on_enqueue(ms(0), &pkt, q(10), &mut rng), Verdict::Pass);
         assert_eq!(b.st.accu_prob, 0.0);
         // RFC 8033's order adds it up and hits; the link drops it after.
-        let mut r = linux_pie(Buffer::Packets(10));
-        r.p.enqueue = Enqueue::Rfc8033;
-        r.st.drop_prob = 0.05;
-        r.st.accu_prob = 8.47;
+        let mut r = primed(Buffer::Packets(10), Enqueue::Rfc8033, 8.47);
         assert_eq!(
             r.on_enqueue(ms(0), &pkt, q(10), &mut rng),
             Verdict::Drop(Cause::Early)
@@ -960,8 +951,7 @@ mod tests {
         // p = 0.05 (< 0.2); the delay at the last update 5 ms (< 7.5 ms),
         // the last departure's 20 ms: RFC 8033 reads the first and passes
         // without adding to the accumulator, Linux the second and adds.
-        let mut s = linux_pie(Buffer::Packets(1000));
-        s.st.drop_prob = 0.05;
+        let mut s = primed(Buffer::Packets(1000), Enqueue::Linux, 0.0);
         s.st.qdelay_old = ms(5);
         assert_eq!(s.on_enqueue(ms(0), &pkt, q(50), &mut rng), Verdict::Pass);
         assert!(close(s.st.accu_prob, 0.05), "{}", s.st.accu_prob);
