@@ -67,6 +67,10 @@ pub mod flags {
     pub const DATA: u8 = 64;
     /// A client's request (web): an ACK carrying the request's bytes.
     pub const REQ: u8 = 128;
+    /// On a data segment (with [`DATA`]), PSH: the last segment of a Linux
+    /// sender's TSO/GSO packet (`tcp.psh`). The bit is [`REQ`]'s, which a
+    /// segment without data alone carries.
+    pub const PSH: u8 = REQ;
 }
 
 /// What a packet of `size` bytes is, by its flags, as the event trace names
@@ -83,10 +87,10 @@ pub fn kind_name(f: u8, size: u32) -> &'static str {
         }
     } else if f & flags::FIN != 0 {
         "fin"
-    } else if f & flags::REQ != 0 && size > crate::scenario::HEADER_BYTES {
-        "request"
     } else if f & flags::DATA != 0 {
         "data"
+    } else if f & flags::REQ != 0 && size > crate::scenario::HEADER_BYTES {
+        "request"
     } else {
         "ack"
     }

@@ -161,6 +161,9 @@ pub fn headers(p: &Packet, w: FlowWire, out: &mut Vec<u8>) -> u32 {
     if p.has(flags::CWR) {
         f |= 0x80;
     }
+    if p.has(flags::DATA) && p.has(flags::PSH) {
+        f |= 0x08;
+    }
     out.extend_from_slice(&seq.to_be_bytes());
     out.extend_from_slice(&ack.to_be_bytes());
     // Data offset 5 words; window 65535; checksum 0; urgent pointer 0.

@@ -755,6 +755,7 @@ impl TcpSpec {
         )?);
         s.set_moderate_rcvbuf(t.bool("moderate_rcvbuf", d.moderate_rcvbuf())?);
         s.set_tso(t.bool("tso", d.tso())?);
+        s.set_psh(t.bool("psh", d.psh())?);
         s.set_cubic_linux(t.either("cubic", ["rfc9438", "linux"], d.cubic_linux())?);
         s.set_ack_heuristic(t.bool("ack_heuristic", d.ack_heuristic())?);
         s.set_cwr_on_retransmit(t.bool("cwr_on_retransmit", d.cwr_on_retransmit())?);

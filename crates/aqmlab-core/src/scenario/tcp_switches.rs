@@ -32,6 +32,7 @@ impl TcpSwitches {
     pub(super) const CWR_ON_RETRANSMIT: u32 = 1 << 19;
     pub(super) const PRAGUE_CWR_UDP: u32 = 1 << 20;
     pub(super) const ECN_PRR: u32 = 1 << 21;
+    pub(super) const PSH: u32 = 1 << 22;
 
     /// The switches the resolved scenario lists on or off.
     const ALWAYS_LISTED: u32 =
@@ -39,7 +40,7 @@ impl TcpSwitches {
 
     /// The switches the resolved scenario lists when on, in its order:
     /// the bit, the key and the choice it is listed with (`true` if none).
-    const LISTED: [(u32, &'static str, Option<&'static str>); 19] = [
+    const LISTED: [(u32, &'static str, Option<&'static str>); 20] = [
         (TcpSwitches::TIMESTAMPS, "timestamps", None),
         (TcpSwitches::HYSTART, "hystart", None),
         (
@@ -71,6 +72,7 @@ impl TcpSwitches {
             Some("udp-prague"),
         ),
         (TcpSwitches::ECN_PRR, "ecn_reduction", Some("prr")),
+        (TcpSwitches::PSH, "psh", None),
     ];
 
     pub(super) fn set(&mut self, bit: u32, on: bool) {
@@ -329,6 +331,22 @@ impl TcpSpec {
 
     pub fn set_frto(&mut self, on: bool) {
         self.switches.set(TcpSwitches::FRTO, on);
+    }
+
+    /// Linux's PSH (`tcp.psh`, `transport/tcp/push.rs`): a sender that does
+    /// not pace cuts what it sends at once into TSO/GSO packets of
+    /// `tcp_tso_autosize` segments and marks the last segment of each
+    /// packet of two or more PSH; the receiver acknowledges an in-order
+    /// PSH segment at once (Linux 6.7 and later, a reader that empties the
+    /// socket at once). Off (the default, and for now in the linux
+    /// profile): no PSH.
+    #[inline]
+    pub fn psh(&self) -> bool {
+        self.switches.0 & TcpSwitches::PSH != 0
+    }
+
+    pub fn set_psh(&mut self, on: bool) {
+        self.switches.set(TcpSwitches::PSH, on);
     }
 
     /// CWR on whichever data segment goes first after a window reduction,

@@ -85,6 +85,7 @@ mod delack;
 mod frto;
 mod pacing;
 mod prr;
+mod push;
 mod rack;
 mod rate;
 mod rcvbuf;

@@ -21,7 +21,7 @@ impl TcpFlow {
         ts: SimTime,
         out: &mut Vec<Seg>,
     ) {
-        if f & flags::REQ != 0 {
+        if f & (flags::REQ | flags::DATA) == flags::REQ {
             // The server's ACK of a request-only connection's request.
             if self.client == Client::Requested {
                 self.client = Client::Open;
@@ -74,6 +74,8 @@ impl TcpFlow {
             if linux_delack {
                 self.ato_in_order(now);
             }
+            // Linux's pushed ACK (`push.rs`).
+            immediate |= self.pushed(f);
             self.ooo.pop_front();
             self.rcv_nxt += 1;
             let mut n = 1;

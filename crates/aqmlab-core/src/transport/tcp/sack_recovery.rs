@@ -629,6 +629,7 @@ impl TcpFlow {
             return sent;
         }
         let w = self.window();
+        let mut pieces = self.pieces();
         while lr.sb.pipe() < w {
             if !self.pace_allows(now, lr.sb.pipe() == 0) {
                 break;
@@ -648,11 +649,13 @@ impl TcpFlow {
                     self.lt_sent += 1;
                 }
                 self.lr_new(lr, now, out);
+                pieces.sent(out);
                 sent.new = true;
                 continue;
             }
             break;
         }
+        pieces.end(out);
         sent
     }
 

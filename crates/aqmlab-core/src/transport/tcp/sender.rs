@@ -266,14 +266,20 @@ impl TcpFlow {
             return;
         }
         let limit = (self.snd_una + self.window()).min(self.app_limit);
+        let mut pieces = self.pieces();
         while self.snd_nxt < limit {
+            let new = self.snd_nxt >= self.snd_max;
             let s = self.data_seg(self.snd_nxt, now);
             out.push(s);
+            if new {
+                pieces.sent(out);
+            }
             self.snd_nxt += 1;
             if self.snd_nxt > self.snd_max {
                 self.snd_max = self.snd_nxt;
             }
         }
+        pieces.end(out);
     }
 
     pub(super) fn retransmit_una(&mut self, now: SimTime, out: &mut Vec<Seg>) {
