@@ -175,10 +175,7 @@ impl Blue {
 
     /// Whether a packet of `size` bytes arriving to `q` overflows the buffer.
     fn overflows(&self, q: QueueLen, size: u32) -> bool {
-        match self.buffer {
-            Buffer::Packets(n) => q.pkts >= n,
-            Buffer::Bytes(b) => q.bytes + size as u64 > b,
-        }
+        self.buffer.overflows(q.pkts, q.bytes, size)
     }
 }
 

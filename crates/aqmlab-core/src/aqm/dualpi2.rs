@@ -331,11 +331,8 @@ impl DualPi2 {
     /// queue otherwise.
     #[inline]
     pub fn enqueue(&mut self, mut pkt: Held, limit: Buffer) -> bool {
-        let full = match limit {
-            Buffer::Packets(n) => self.l.len() + self.c.len() >= n as usize,
-            Buffer::Bytes(b) => self.l_bytes + self.c_bytes + pkt.size as u64 > b,
-        };
-        if full {
+        let pkts = (self.l.len() + self.c.len()) as u32;
+        if limit.overflows(pkts, self.l_bytes + self.c_bytes, pkt.size) {
             return false;
         }
         if pkt.ecn.l4s() {

@@ -591,10 +591,7 @@ impl<A: FlowAqm> FlowQueues<A> {
     /// Whether a packet of `size` bytes would exceed `limit`.
     #[inline]
     fn full(&self, limit: Buffer, size: u32) -> bool {
-        match limit {
-            Buffer::Packets(n) => self.pkts >= n,
-            Buffer::Bytes(b) => self.bytes + size as u64 > b,
-        }
+        limit.overflows(self.pkts, self.bytes, size)
     }
 
     /// Drop a batch from the head of the queue with the largest byte

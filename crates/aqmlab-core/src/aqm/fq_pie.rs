@@ -128,7 +128,7 @@ impl FlowAqm for PieState {
     /// Linux clears the flow's accumulator (`enqueue = "linux"`).
     #[inline]
     fn on_overflow(&mut self, p: &FqPieParams, _now: SimTime) {
-        PieState::on_overflow(self, &p.pie);
+        self.clear_on_overflow(&p.pie);
     }
 
     /// `pie_drop_early` on the flow queue's backlog (RFC 8033 section 4.1).

@@ -369,7 +369,7 @@ impl PieState {
     /// The buffer was full at this queue's arrival: Linux clears the
     /// accumulator as for any drop (`pie_qdisc_enqueue`, `sch_fq_pie`).
     #[inline]
-    pub fn on_overflow(&mut self, p: &PieParams) {
+    pub fn clear_on_overflow(&mut self, p: &PieParams) {
         if p.enqueue == Enqueue::Linux {
             self.accu_prob = 0.0;
         }
@@ -446,16 +446,6 @@ impl Pie {
     }
 }
 
-/// Whether a packet of `size` bytes fits a buffer `limit` holding `q`, as
-/// the link tests it after the AQM.
-#[inline]
-fn fits(limit: Buffer, q: QueueLen, size: u32) -> bool {
-    match limit {
-        Buffer::Packets(n) => q.pkts < n,
-        Buffer::Bytes(b) => q.bytes + size as u64 <= b,
-    }
-}
-
 /// RFC 8033 appendix A's timestamp method (`deque`): the sojourn of the
 /// packet leaving at `now` that entered at `enq_time`, or 0 when it leaves
 /// the queue empty (`left`: packets in the queue after it). PIE's, PI2's
@@ -479,9 +469,9 @@ impl Aqm for Pie {
         q: QueueLen,
         rng: &mut Rng,
     ) -> Verdict {
-        if self.p.enqueue == Enqueue::Linux && !fits(self.limit, q, pkt.size) {
+        if self.p.enqueue == Enqueue::Linux && self.limit.overflows(q.pkts, q.bytes, pkt.size) {
             // Linux tests the limit first; the link drops the packet.
-            self.st.on_overflow(&self.p);
+            self.st.clear_on_overflow(&self.p);
             return Verdict::Pass;
         }
         self.st.on_arrival(&self.p, pkt.ect, q, rng)

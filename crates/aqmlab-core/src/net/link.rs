@@ -481,11 +481,7 @@ impl Link {
         self.stats.arrivals += 1;
         self.stats.arrival_bytes += size as u64;
         self.stats.data_arrivals += u64::from(data);
-        let fits = match self.limit {
-            Buffer::Packets(n) => waiting < n,
-            Buffer::Bytes(b) => self.qbytes + size as u64 <= b,
-        };
-        if !fits {
+        if self.limit.overflows(waiting, self.qbytes, size) {
             self.stats.drops_overflow += 1;
             self.stats.data_drops += u64::from(data);
             return None;
@@ -579,10 +575,9 @@ impl Link {
 
     #[inline]
     fn fits(&self, size: u32) -> bool {
-        match self.limit {
-            Buffer::Packets(n) => self.fifo_len().pkts < n,
-            Buffer::Bytes(b) => self.qbytes + size as u64 <= b,
-        }
+        !self
+            .limit
+            .overflows(self.fifo_len().pkts, self.qbytes, size)
     }
 
     /// Offer a packet to the queue: the AQM decides, then the buffer limit.

@@ -63,6 +63,16 @@ impl Serialize for Buffer {
 }
 
 impl Buffer {
+    /// Whether a packet of `size` bytes arriving at a queue of `pkts`
+    /// packets and `bytes` bytes would overflow this limit.
+    #[inline]
+    pub fn overflows(self, pkts: u32, bytes: u64, size: u32) -> bool {
+        match self {
+            Buffer::Packets(n) => pkts >= n,
+            Buffer::Bytes(b) => bytes + u64::from(size) > b,
+        }
+    }
+
     pub(crate) fn decode(v: &Value, path: &str) -> SpecResult<Buffer> {
         match v {
             Value::Str(_) => as_bytes(v, path).map(Buffer::Bytes),
