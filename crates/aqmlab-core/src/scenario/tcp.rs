@@ -756,6 +756,7 @@ impl TcpSpec {
         s.set_moderate_rcvbuf(t.bool("moderate_rcvbuf", d.moderate_rcvbuf())?);
         s.set_tso(t.bool("tso", d.tso())?);
         s.set_psh(t.bool("psh", d.psh())?);
+        s.set_tso_defer(t.bool("tso_defer", d.tso_defer())?);
         s.set_cubic_linux(t.either("cubic", ["rfc9438", "linux"], d.cubic_linux())?);
         s.set_ack_heuristic(t.bool("ack_heuristic", d.ack_heuristic())?);
         s.set_cwr_on_retransmit(t.bool("cwr_on_retransmit", d.cwr_on_retransmit())?);
@@ -1021,6 +1022,15 @@ impl TcpSpec {
                 ),
             ));
         }
+        if s.tso_defer() && !s.sack {
+            return Err(SpecError::new(
+                join(path, "tso_defer"),
+                format!(
+                    "true is not allowed without SACK: the deferral reads the oldest \
+                     segment's send time on the SACK scoreboard; set tcp.sack = true{or_linux}"
+                ),
+            ));
+        }
         if s.delack_linux() && !s.sack {
             return Err(SpecError::new(
                 join(path, "delack_timer"),
@@ -1117,6 +1127,22 @@ mod tests {
         // Written true, or left out, beside a group's BBR: accepted.
         assert!(parse(&doc("pacing = true", "variant = \"bbr\"")).is_ok());
     }
+    /// `tso_defer` is off by default and, for now, in the linux profile;
+    /// listed in the resolved scenario only when on; refused without SACK,
+    /// naming the key.
+    #[test]
+    fn tso_defer_needs_sack() {
+        assert!(!accepted("").tcp.tso_defer());
+        assert!(!accepted("profile = \"linux\"").tcp.tso_defer());
+        let sc = accepted("profile = \"linux\"\ntso_defer = true");
+        assert!(sc.tcp.tso_defer());
+        assert!(listed(&sc).contains("\"tso_defer\":true"));
+        assert!(!listed(&accepted("sack = true")).contains("tso_defer"));
+        let e = refused("tso_defer = true");
+        assert_eq!(e.path, "tcp.tso_defer");
+        assert!(e.msg.contains("without SACK"), "{}", e.msg);
+    }
+
     /// `moderate_rcvbuf` is off by default, on in the linux profile (which a
     /// file may turn off, and which a flow without SACK turns off), and
     /// listed in the resolved scenario only when on; written without SACK

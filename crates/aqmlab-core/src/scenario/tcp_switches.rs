@@ -33,6 +33,7 @@ impl TcpSwitches {
     pub(super) const PRAGUE_CWR_UDP: u32 = 1 << 20;
     pub(super) const ECN_PRR: u32 = 1 << 21;
     pub(super) const PSH: u32 = 1 << 22;
+    pub(super) const TSO_DEFER: u32 = 1 << 23;
 
     /// The switches the resolved scenario lists on or off.
     const ALWAYS_LISTED: u32 =
@@ -40,7 +41,7 @@ impl TcpSwitches {
 
     /// The switches the resolved scenario lists when on, in its order:
     /// the bit, the key and the choice it is listed with (`true` if none).
-    const LISTED: [(u32, &'static str, Option<&'static str>); 20] = [
+    const LISTED: [(u32, &'static str, Option<&'static str>); 21] = [
         (TcpSwitches::TIMESTAMPS, "timestamps", None),
         (TcpSwitches::HYSTART, "hystart", None),
         (
@@ -73,6 +74,7 @@ impl TcpSwitches {
         ),
         (TcpSwitches::ECN_PRR, "ecn_reduction", Some("prr")),
         (TcpSwitches::PSH, "psh", None),
+        (TcpSwitches::TSO_DEFER, "tso_defer", None),
     ];
 
     pub(super) fn set(&mut self, bit: u32, on: bool) {
@@ -347,6 +349,22 @@ impl TcpSpec {
 
     pub fn set_psh(&mut self, on: bool) {
         self.switches.set(TcpSwitches::PSH, on);
+    }
+
+    /// Linux's TSO deferral (`tcp.tso_defer`, `transport/tcp/tso_defer.rs`):
+    /// a SACK sender that does not pace, outside recovery, holds back new
+    /// data the window cannot take as a whole TSO/GSO packet while the
+    /// oldest segment's ACK is due within min(1 ms, SRTT / 2) and it last
+    /// sent within 1 ms (`tcp_tso_should_defer`, Linux 6.18). Off (the
+    /// default, and for now in the linux profile): what the window allows
+    /// goes at once.
+    #[inline]
+    pub fn tso_defer(&self) -> bool {
+        self.switches.0 & TcpSwitches::TSO_DEFER != 0
+    }
+
+    pub fn set_tso_defer(&mut self, on: bool) {
+        self.switches.set(TcpSwitches::TSO_DEFER, on);
     }
 
     /// CWR on whichever data segment goes first after a window reduction,

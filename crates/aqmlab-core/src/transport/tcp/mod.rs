@@ -75,7 +75,10 @@
 //!   Prague)
 //!   and their ACK path;
 //! - `rate.rs`: delivery-rate estimation (per-segment send records, a rate
-//!   sample per ACK), for pacing flows.
+//!   sample per ACK), for pacing flows;
+//! - `push.rs`: Linux's TSO/GSO packets of a sender that does not pace and
+//!   their PSH (`tcp.psh`); `tso_defer.rs`: Linux's deferral of a packet
+//!   the window cannot take whole (`tcp.tso_defer`).
 
 mod cc;
 mod config;
@@ -100,6 +103,7 @@ mod sender;
 #[cfg(test)]
 mod testing;
 mod timestamps;
+mod tso_defer;
 mod undo;
 
 pub use config::{Growth, TcpConfig};

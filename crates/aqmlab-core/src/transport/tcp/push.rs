@@ -11,12 +11,10 @@
 //! receiver"), which segmentation leaves on its last segment; a packet of
 //! one segment carries none. So a window that opens by two sends one
 //! packet with PSH on its second segment, one that opens by three the same
-//! and a single segment without. Not modelled: `tcp_tso_should_defer`,
-//! which may hold back a packet the window cannot take whole until the
-//! next ACK (its rule since 2025 defers only when the oldest segment's ACK
-//! is due within min(1 ms, SRTT / 2)); a retransmission's own packet (each
-//! is sent alone here, without PSH); paced flows (their bursts, `tcp.tso`,
-//! carry none).
+//! and a single segment without, unless `tcp_tso_should_defer` holds the
+//! single back (`tcp.tso_defer`, [`super::tso_defer`]). Not modelled: a
+//! retransmission's own packet (each is sent alone here, without PSH);
+//! paced flows (their bursts, `tcp.tso`, carry none).
 //!
 //! Receiver (`tcp_measure_rcv_mss`, Linux 6.7 and later, and
 //! `tcp_cleanup_rbuf`): a full-sized segment with PSH marks the pending
@@ -35,10 +33,13 @@ use crate::packet::flags;
 /// The new data segments one send lets go, cut into Linux's packets.
 #[derive(Clone, Copy, Debug)]
 pub(super) struct Pieces {
-    /// Segments of a packet (0: PSH not modelled).
+    /// Segments of a packet (0: packets not modelled).
     size: u64,
     /// New segments sent since the last packet ended.
     run: u64,
+    /// The packets carry PSH (`tcp.psh`; else they are cut for
+    /// `tcp.tso_defer` alone).
+    psh: bool,
 }
 
 impl Pieces {
@@ -51,7 +52,9 @@ impl Pieces {
         }
         self.run += 1;
         if self.run == self.size {
-            mark(out);
+            if self.psh {
+                mark(out);
+            }
             self.run = 0;
         }
     }
@@ -60,9 +63,16 @@ impl Pieces {
     /// by the window, ends with `out`'s last segment.
     #[inline]
     pub(super) fn end(self, out: &mut [Seg]) {
-        if self.run >= 2 {
+        if self.run >= 2 && self.psh {
             mark(out);
         }
+    }
+
+    /// The next new segment opens a packet: `Some(its size goal)`
+    /// (`tcp_tso_segs`), where Linux may defer it (`tso_defer.rs`).
+    #[inline]
+    pub(super) fn opening(&self) -> Option<u64> {
+        (self.size > 0 && self.run == 0).then_some(self.size)
     }
 }
 
@@ -74,11 +84,13 @@ fn mark(out: &mut [Seg]) {
 }
 
 impl TcpFlow {
-    /// The packets of a send (`tcp.psh`): `tcp_tso_autosize` segments at
-    /// Linux's pacing rate now (none for a flow that paces).
+    /// The packets of a send (`tcp.psh`, `tcp.tso_defer`):
+    /// `tcp_tso_autosize` segments at Linux's pacing rate now (none for a
+    /// flow that paces).
     #[inline]
     pub(super) fn pieces(&self) -> Pieces {
-        let size = if !self.cfg.tcp.psh() || self.cfg.tcp.pacing {
+        let psh = self.cfg.tcp.psh();
+        let size = if !(psh || self.cfg.tcp.tso_defer()) || self.cfg.tcp.pacing {
             0
         } else {
             let mss = self.mss();
@@ -96,7 +108,7 @@ impl TcpFlow {
                 }
             }
         };
-        Pieces { size, run: 0 }
+        Pieces { size, run: 0, psh }
     }
 
     /// Whether an in-order data segment with flags `f` asks for its ACK at

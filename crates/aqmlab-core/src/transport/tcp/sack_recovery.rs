@@ -642,6 +642,11 @@ impl TcpFlow {
                 continue;
             }
             if self.may_send_new(lr) {
+                if let Some(goal) = pieces.opening() {
+                    if self.tso_defers(lr, now, w, goal) {
+                        break;
+                    }
+                }
                 if !self.in_recovery && !lr.loss && self.snd_nxt >= self.snd_una + w {
                     // Beyond the window on SACKed segments: limited
                     // transmit's generalisation, left out of the FlightSize
