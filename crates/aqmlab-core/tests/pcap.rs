@@ -10,7 +10,7 @@ use common::run;
 
 /// (time ns, IP header and transport header, bytes on the wire) of every
 /// record of a capture file.
-fn records(f: &[u8]) -> Vec<(u64, Vec<u8>, u32)> {
+pub(crate) fn records(f: &[u8]) -> Vec<(u64, Vec<u8>, u32)> {
     assert_eq!(
         &f[..4],
         &0xa1b2_3c4du32.to_le_bytes(),
