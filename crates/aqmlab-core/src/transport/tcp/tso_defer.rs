@@ -86,18 +86,23 @@ mod tests {
         t
     }
 
-    /// A SACK sender with cwnd = ssthresh = 20 and an SRTT of 100 ms, its
-    /// first 20 segments sent at 0 ms: packets of two (`tcp_min_tso_segs`,
-    /// 1.2 x 20 x 1040 B / 0.1 s is 250 bytes a millisecond).
-    fn sender(defer: bool) -> TcpFlow {
+    /// A SACK sender with cwnd = ssthresh = `w` and an SRTT of 100 ms, its
+    /// first `w` segments sent at 0 ms. With 20: packets of two
+    /// (`tcp_min_tso_segs`; 1.2 x 20 x 1040 B / 0.1 s is 250 bytes a
+    /// millisecond).
+    fn sender_of(defer: bool, w: f64) -> TcpFlow {
         let mut tx = TcpFlow::new(TcpConfig::from_spec(&spec(defer), false, false));
         tx.rtt_sample(SimTime::from_millis(100), SimTime::ZERO);
-        tx.cwnd = 20.0;
-        tx.ssthresh = 20.0;
+        tx.cwnd = w;
+        tx.ssthresh = w;
         let mut out = Vec::new();
         tx.start(SimTime::ZERO, &mut out);
-        assert_eq!(out.len(), 20);
+        assert_eq!(out.len(), w as usize);
         tx
+    }
+
+    fn sender(defer: bool) -> TcpFlow {
+        sender_of(defer, 20.0)
     }
 
     fn ack_at(tx: &mut TcpFlow, us: u64, a: u64) -> Vec<u64> {
@@ -137,13 +142,7 @@ mod tests {
     /// due some 88 ms later (SRTT after the 5 ms sample): the single goes.
     #[test]
     fn a_far_ack_lets_the_single_go() {
-        let mut tx = TcpFlow::new(TcpConfig::from_spec(&spec(true), false, false));
-        tx.rtt_sample(SimTime::from_millis(100), SimTime::ZERO);
-        tx.cwnd = 4.0;
-        tx.ssthresh = 4.0;
-        let mut out = Vec::new();
-        tx.start(SimTime::ZERO, &mut out);
-        assert_eq!(out.len(), 4);
+        let mut tx = sender_of(true, 4.0);
         tx.cwnd = 8.0;
         tx.ssthresh = 8.0;
         assert_eq!(ack_at(&mut tx, 5_000, 4), (4..12).collect::<Vec<_>>());
