@@ -1127,6 +1127,7 @@ mod tests {
         // Written true, or left out, beside a group's BBR: accepted.
         assert!(parse(&doc("pacing = true", "variant = \"bbr\"")).is_ok());
     }
+
     /// `tso_defer` is off by default and, for now, in the linux profile;
     /// listed in the resolved scenario only when on; refused without SACK,
     /// naming the key.
