@@ -37,9 +37,10 @@ pub(super) struct Pieces {
     size: u64,
     /// New segments sent since the last packet ended.
     run: u64,
-    /// The packets carry PSH (`tcp.psh`; else they are cut for
-    /// `tcp.tso_defer` alone).
+    /// The packets carry PSH (`tcp.psh`).
     psh: bool,
+    /// Linux may hold a packet back (`tcp.tso_defer`).
+    defer: bool,
 }
 
 impl Pieces {
@@ -68,11 +69,12 @@ impl Pieces {
         }
     }
 
-    /// The next new segment opens a packet: `Some(its size goal)`
-    /// (`tcp_tso_segs`), where Linux may defer it (`tso_defer.rs`).
+    /// The next new segment opens a packet that Linux may defer
+    /// (`tcp.tso_defer`, `tso_defer.rs`): `Some(its size goal)`
+    /// (`tcp_tso_segs`).
     #[inline]
     pub(super) fn opening(&self) -> Option<u64> {
-        (self.size > 0 && self.run == 0).then_some(self.size)
+        (self.defer && self.run == 0).then_some(self.size)
     }
 }
 
@@ -89,8 +91,10 @@ impl TcpFlow {
     /// flow that paces).
     #[inline]
     pub(super) fn pieces(&self) -> Pieces {
-        let psh = self.cfg.tcp.psh();
-        let size = if !(psh || self.cfg.tcp.tso_defer()) || self.cfg.tcp.pacing {
+        // A flow that paces keeps its own bursts (`tcp.tso`).
+        let cut = !self.cfg.tcp.pacing;
+        let (psh, defer) = (cut && self.cfg.tcp.psh(), cut && self.cfg.tcp.tso_defer());
+        let size = if !(psh || defer) {
             0
         } else {
             let mss = self.mss();
@@ -108,7 +112,12 @@ impl TcpFlow {
                 }
             }
         };
-        Pieces { size, run: 0, psh }
+        Pieces {
+            size,
+            run: 0,
+            psh,
+            defer,
+        }
     }
 
     /// Whether an in-order data segment with flags `f` asks for its ACK at

@@ -665,12 +665,17 @@ impl TcpFlow {
     }
 
     /// New data may go: the application has some, and the window the
-    /// receiver allows (`rwnd`, and its autotuned edge) has room for it.
+    /// receiver allows has room for it.
     #[inline]
     pub(super) fn may_send_new(&self, lr: &Lr) -> bool {
-        self.snd_nxt < self.app_limit
-            && self.snd_nxt < self.snd_una + u64::from(self.cfg.tcp.rwnd)
-            && self.snd_nxt < lr.peer_edge
+        self.snd_nxt < self.app_limit && self.snd_nxt < self.receiver_edge(lr)
+    }
+
+    /// The right edge of the window the receiver allows: `rwnd` past the
+    /// cumulative ACK, and its autotuned edge (Linux's `tcp_wnd_end`).
+    #[inline]
+    pub(super) fn receiver_edge(&self, lr: &Lr) -> u64 {
+        (self.snd_una + u64::from(self.cfg.tcp.rwnd)).min(lr.peer_edge)
     }
 
     /// Send new segment `snd_nxt`.

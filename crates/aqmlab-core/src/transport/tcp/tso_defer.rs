@@ -36,9 +36,10 @@ const WIN_DIVISOR: u64 = 3;
 
 impl TcpFlow {
     /// Whether Linux defers the packet of new data that would open at
-    /// `now` with a size goal of `goal` segments, the window at `w`.
+    /// `now` with a size goal of `goal` segments, the window at `w`
+    /// (asked only with `tcp.tso_defer`: [`super::push::Pieces::opening`]).
     pub(super) fn tso_defers(&self, lr: &Lr, now: SimTime, w: u64, goal: u64) -> bool {
-        if !self.cfg.tcp.tso_defer() || self.in_recovery || lr.loss {
+        if self.in_recovery || lr.loss {
             return false;
         }
         // A buffer of one segment takes Nagle's test instead.
@@ -54,9 +55,7 @@ impl TcpFlow {
         if now > last + RECENT {
             return false;
         }
-        let peer = lr
-            .peer_edge
-            .min(self.snd_una + u64::from(self.cfg.tcp.rwnd));
+        let peer = self.receiver_edge(lr);
         let room = w
             .saturating_sub(lr.sb.pipe())
             .min(peer.saturating_sub(self.snd_nxt));
