@@ -70,13 +70,13 @@ fn ratio(r: &RunResult) -> f64 {
 /// TCP Prague here and is not RTT-independent: within a factor 2 of CUBIC
 /// at 10 ms, its share falls as the base RTT grows, since L's 1 ms step is
 /// ever further below the BDP / 7 DCTCP needs (measured with the linux
-/// profile: DCTCP / CUBIC 1.50, 0.60 and 0.35 at 10, 50 and 100 ms). L's
+/// profile: DCTCP / CUBIC 1.64, 0.61 and 0.43 at 10, 50 and 100 ms). L's
 /// p99 sojourn is under 3 ms while C's mean is near the 15 ms target at
 /// 10 ms (below it at longer RTTs, where one CUBIC flow's cycle is long:
-/// 3.7 and 1.9 ms); the link is full at 10 and 50 ms (0.963 at 100 ms,
-/// where neither DCTCP's sawtooth under a 1 ms step nor one CUBIC flow
-/// in a 15 ms queue covers a BDP of 833 packets: the RFC's check needs
-/// Prague's RTT independence); L's packets are ECT(1) marked, never
+/// 8.0 and 1.7 ms); the link is full at 10 and 50 ms (0.891 at 100 ms,
+/// where neither DCTCP's sawtooth under a 1 ms step, in the bursts of
+/// Linux's TSO deferral, nor one CUBIC flow in a 15 ms queue covers a BDP
+/// of 833 packets: the RFC's check needs Prague's RTT independence); L's packets are ECT(1) marked, never
 /// dropped, C's dropped. DCTCP runs RFC 8257's real numbers here
 /// (`dctcp = "rfc8257"` in every run of this file), as a scalable sender's
 /// fractional window does: with Linux's integers a cut of less than one

@@ -187,7 +187,11 @@ impl TcpProfile {
                 // (`net.ipv4.tcp_slow_start_after_idle = 1`). A SYN's
                 // first four timeouts linear (`tcp_syn_linear_timeouts`).
                 // F-RTO (`net.ipv4.tcp_frto = 2`). The receiver's window
-                // autotuned (`net.ipv4.tcp_moderate_rcvbuf = 1`).
+                // autotuned (`net.ipv4.tcp_moderate_rcvbuf = 1`). PSH on
+                // every TSO/GSO packet of two segments or more, and the
+                // receiver's ACK at once for it (`__tcp_transmit_skb`,
+                // `tcp_measure_rcv_mss`); a packet below its goal held for
+                // the next ACK (`tcp_tso_should_defer`).
                 switches: TcpSwitches(
                     TcpSwitches::TIMESTAMPS
                         | TcpSwitches::HYSTART
@@ -204,7 +208,9 @@ impl TcpProfile {
                         | TcpSwitches::ECN_BACKOFF
                         | TcpSwitches::DUPACK_HALVING
                         | TcpSwitches::MODERATE_RCVBUF
-                        | TcpSwitches::ECN_PRR,
+                        | TcpSwitches::ECN_PRR
+                        | TcpSwitches::PSH
+                        | TcpSwitches::TSO_DEFER,
                 ),
                 ..d
             },
@@ -590,6 +596,7 @@ impl TcpSpec {
         let timestamps_given = t.has("timestamps");
         let undo_given = t.has("undo");
         let frto_given = t.has("frto");
+        let tso_defer_given = t.has("tso_defer");
         let rcvbuf_given = t.has("moderate_rcvbuf");
         let cubic_given = t.has("cubic");
         let delack_timer_given = t.has("delack_timer");
@@ -1000,6 +1007,11 @@ impl TcpSpec {
         if s.frto() && !frto_given && !s.sack {
             s.set_frto(false);
         }
+        // The linux profile's TSO deferral, which a flow without SACK
+        // turns off.
+        if s.tso_defer() && !tso_defer_given && !s.sack {
+            s.set_tso_defer(false);
+        }
         if s.undo() && !undo_given && !(s.sack && (s.timestamps() || s.frto())) {
             s.set_undo(false);
         }
@@ -1128,16 +1140,22 @@ mod tests {
         assert!(parse(&doc("pacing = true", "variant = \"bbr\"")).is_ok());
     }
 
-    /// `tso_defer` is off by default and, for now, in the linux profile;
-    /// listed in the resolved scenario only when on; refused without SACK,
-    /// naming the key.
+    /// `tso_defer` is off by default and on in the linux profile; listed
+    /// in the resolved scenario only when on; refused without SACK, naming
+    /// the key, where written, and turned off where the profile set it.
     #[test]
     fn tso_defer_needs_sack() {
         assert!(!accepted("").tcp.tso_defer());
-        assert!(!accepted("profile = \"linux\"").tcp.tso_defer());
-        let sc = accepted("profile = \"linux\"\ntso_defer = true");
-        assert!(sc.tcp.tso_defer());
+        let sc = accepted("profile = \"linux\"");
+        assert!(sc.tcp.tso_defer() && sc.tcp.psh());
         assert!(listed(&sc).contains("\"tso_defer\":true"));
+        assert!(!accepted("profile = \"linux\"\ntso_defer = false")
+            .tcp
+            .tso_defer());
+        let no_sack = "profile = \"linux\"\nsack = false\nrack = false\nrtt_estimator = \"timed\"";
+        let sc = accepted(no_sack);
+        assert!(!sc.tcp.tso_defer() && sc.tcp.psh());
+        assert!(!listed(&sc).contains("tso_defer"));
         assert!(!listed(&accepted("sack = true")).contains("tso_defer"));
         let e = refused("tso_defer = true");
         assert_eq!(e.path, "tcp.tso_defer");
