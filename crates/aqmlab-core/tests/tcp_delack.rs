@@ -28,9 +28,9 @@ fn many(timer: &str) -> RunResult {
 /// At 100 flows a flow's segments arrive tens of milliseconds apart, so
 /// Linux's receivers hold an ACK longer than 40 ms (ato follows the gaps
 /// and doubles each time the timer beats the next segment). Measured
-/// (seed 1): timeouts 444 with the fixed 40 ms timer, 259 with Linux's,
+/// (seed 1): timeouts 486 with the fixed 40 ms timer, 231 with Linux's,
 /// the kernel 233 on the testbed (same scenario, same starts); mean queue
-/// 57.4 and 65.1 packets, the kernel 75.1 (73.5 and 68.1-75.2 in other
+/// 62.4 and 67.2 packets, the kernel 75.1 (73.5 and 68.1-75.2 in other
 /// runs).
 #[test]
 fn linux_delayed_acks_halve_the_timeouts_of_100_reno_flows() {

@@ -83,7 +83,7 @@ fn totals(off: &RunResult, on: &RunResult) -> String {
 /// Slow Start, growing by a quarter as fast (+21 segments in those 100
 /// ms), when the buffer overflows, later; its first round of loss drops
 /// fewer than half as many packets. Measured (seed 1): first drop at 0.821 s, 418
-/// drops in its round, against 1.279 s and 105. CSS's five rounds do not
+/// drops in its round, against 1.347 s and 105. CSS's five rounds do not
 /// end before the overflow: it began with the window near 2 BDP and grows
 /// 1.25 times per round, up to 3 times in five, above the path's 5 BDP
 /// (the same at 10 and 50 Mbit/s with RTTs of 40-200 ms; docs/tcp.md).
@@ -116,7 +116,7 @@ fn hystart_leaves_slow_start_before_the_first_loss() {
 /// From there the window grows by at least 5 % a round (no event yet) and
 /// meets the overflow seconds later with a small excess. Measured (seed
 /// 1): slow start ends at 0.460 s with a window of 124 and 43 packets
-/// queued; first drop at 7.526 s, 21 drops in its round (HyStart++: 1.279
+/// queued; first drop at 7.525 s, 21 drops in its round (HyStart++: 1.347
 /// s and 105; without: 0.821 s and 418). The kernel on the testbed, this
 /// scenario with a handshake: slow start ends at 0.562 s with a window of
 /// 124 (twice), the simulator 0.56 s and 123. (With a receiver that
