@@ -1,0 +1,120 @@
+"""tools/retake_tables.py: a docs page's tables taken again from a preset's new report."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+from file_modules import load
+
+
+def _tool() -> ModuleType:
+    return load("retake_tables", Path(__file__).parents[1] / "tools" / "retake_tables.py")
+
+
+rt = _tool()
+
+OLD = """# A preset
+
+### Delay and goodput
+
+| scheme | delay (ms)<br>alone | delay (ms)<br>beside | goodput (Mb/s)<br>alone |
+|---|---:|---:|---:|
+| PI | **7.0** ± 0.1 | **9.0** | **9.37** |
+| PIE | **17.5** ± 0.2 | **38.2** | **9.37** |
+| RED | **6.6** | **11.3** | **7.26** |
+| RED x0.5 | **3.9** | **5.3** | **6.81** |
+"""
+
+NEW = """# A preset
+
+### Delay and goodput
+
+| scheme | delay (ms)<br>alone | delay (ms)<br>beside | goodput (Mb/s)<br>alone |
+|---|---:|---:|---:|
+| PI | **7.1** ± 0.1 | **9.3** | **9.71** |
+| PIE | **17.2** ± 0.2 | **42.1** | **9.40** |
+| RED | **6.7** | **11.7** | **7.32** |
+| RED x0.5 | **4.0** | **5.3** | **6.93** |
+"""
+
+PAGE = """# The page
+
+## Results: `preset` (full form)
+
+| scheme | delay ms | goodput |
+|---|---:|---:|
+| PIE | 17.5 / 38.2 | 9.37 |
+| RED | 6.6 / 11.3 | 7.26 |
+| Cake | 1.0 / 2.0 | 9.00 |
+
+| scheme | x0.5 | default |
+|---|---:|---:|
+| RED | 3.9 / 6.81 | 6.6 / 7.26 |
+
+Text keeps 17.5 ms.
+
+## Elsewhere
+
+| PIE | 17.5 |
+"""
+
+
+def _folders(tmp_path: Path) -> tuple[Path, Path]:
+    for name, text in (("old", OLD), ("new", NEW)):
+        (tmp_path / name / "report").mkdir(parents=True)
+        (tmp_path / name / "report" / "tables.md").write_text(text)
+    return tmp_path / "old", tmp_path / "new"
+
+
+def test_each_figure_takes_its_own_schemes_new_cell(tmp_path: Path) -> None:
+    old, new = _folders(tmp_path)
+    page = tmp_path / "page.md"
+    page.write_text(PAGE)
+    assert rt.main([str(page), f"Results={old}:{new}", "--write"]) == 0
+    text = page.read_text()
+    # Both cells of a combined one, each from its own column; PIE never takes PI's figures
+    # (PI's goodput was PIE's 9.37 too).
+    assert "| PIE | 17.2 / 42.1 | 9.40 |" in text
+    assert "| RED | 6.7 / 11.7 | 7.32 |" in text
+    # A row of settings: the scheme's rows with a setting after its name.
+    assert "| RED | 4.0 / 6.93 | 6.7 / 7.32 |" in text
+    # A scheme the report lacks keeps its figures; the text and other sections are left alone.
+    assert "| Cake | 1.0 / 2.0 | 9.00 |" in text
+    assert "Text keeps 17.5 ms." in text
+    assert "| PIE | 17.5 |" in text
+
+
+def test_without_write_the_page_is_left_and_the_rows_are_told(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    old, new = _folders(tmp_path)
+    page = tmp_path / "page.md"
+    page.write_text(PAGE)
+    assert rt.main([str(page), f"Results={old}:{new}"]) == 0
+    assert page.read_text() == PAGE
+    out = capsys.readouterr().out
+    assert "3 rows changed" in out
+    assert "no report row of '| Cake" in out
+
+
+@pytest.mark.parametrize(
+    ("spec", "said"),
+    [("Results", "expected HEADING_REGEX=OLD:NEW"), ("Results=a", "expected OLD:NEW")],
+)
+def test_bad_sections_name_what_is_expected(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], spec: str, said: str
+) -> None:
+    page = tmp_path / "page.md"
+    page.write_text(PAGE)
+    assert rt.main([str(page), spec]) == 2
+    assert said in capsys.readouterr().err
+
+
+def test_a_missing_report_is_named(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    page = tmp_path / "page.md"
+    page.write_text(PAGE)
+    assert rt.main([str(page), f"Results={tmp_path}/x:{tmp_path}/y"]) == 2
+    assert "report/tables.md: no such report table" in capsys.readouterr().err
