@@ -340,8 +340,8 @@ impl TcpSpec {
     /// `tcp_tso_autosize` segments and marks the last segment of each
     /// packet of two or more PSH; the receiver acknowledges an in-order
     /// PSH segment at once (Linux 6.7 and later, a reader that empties the
-    /// socket at once). Off (the default, and for now in the linux
-    /// profile): no PSH.
+    /// socket at once). On in the linux profile; off (the default): no
+    /// PSH.
     #[inline]
     pub fn psh(&self) -> bool {
         self.switches.0 & TcpSwitches::PSH != 0
@@ -355,8 +355,8 @@ impl TcpSpec {
     /// a SACK sender that does not pace, outside recovery, holds back new
     /// data the window cannot take as a whole TSO/GSO packet while the
     /// oldest segment's ACK is due within min(1 ms, SRTT / 2) and it last
-    /// sent within 1 ms (`tcp_tso_should_defer`, Linux 6.18). Off (the
-    /// default, and for now in the linux profile): what the window allows
+    /// sent within 1 ms (`tcp_tso_should_defer`, Linux 6.18). On in the
+    /// linux profile (with SACK); off (the default): what the window allows
     /// goes at once.
     #[inline]
     pub fn tso_defer(&self) -> bool {
