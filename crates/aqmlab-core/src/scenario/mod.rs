@@ -13,6 +13,7 @@ pub mod seeds;
 pub mod spec;
 pub mod tcp;
 pub mod tcp_group;
+pub mod tcp_profile;
 pub mod tcp_switches;
 pub mod topo;
 pub mod traffic;
