@@ -44,10 +44,9 @@ class Table:
 
 @dataclass(frozen=True)
 class Place:
-    """A report cell: table, row, column, and the row's labels."""
+    """A report cell: table, column, and the row's labels."""
 
     table: int
-    row: int
     col: int
     labels: tuple[str, ...]
 
@@ -96,11 +95,9 @@ class Retaker:
 
     def __init__(self, old: list[Table], new: list[Table]) -> None:
         self.old_rows = [
-            (t, r, labels_of(row), row)
-            for t, table in enumerate(old)
-            for r, row in enumerate(table.rows)
+            (t, labels_of(row), row) for t, table in enumerate(old) for row in table.rows
         ]
-        self.labels = {label for _, _, labels, _ in self.old_rows for label in labels}
+        self.labels = {label for _, labels, _ in self.old_rows for label in labels}
         self.new_rows = {
             (t, labels_of(row)): row for t, table in enumerate(new) for row in table.rows
         }
@@ -116,22 +113,23 @@ class Retaker:
                 out.append((ci, k, m))
         return out
 
-    def places(self, cells: list[str], value: str) -> list[Place]:
+    def rows_of(self, cells: list[str]) -> list[tuple[int, tuple[str, ...], list[str]]]:
+        """The old report's rows of this page row's scheme."""
         page_labels = [c for c in cells if not NUMBER.search(c) or c in self.labels]
         return [
-            Place(t, r, col, labels)
-            for t, r, labels, row in self.old_rows
+            (t, labels, row)
+            for t, labels, row in self.old_rows
             if labels and same_scheme(labels[0], page_labels)
+        ]
+
+    @staticmethod
+    def places(rows: list[tuple[int, tuple[str, ...], list[str]]], value: str) -> list[Place]:
+        return [
+            Place(t, col, labels)
+            for t, labels, row in rows
             for col, x in enumerate(row)
             if col >= len(labels) and x == value
         ]
-
-    def known(self, cells: list[str]) -> bool:
-        """Whether the old report has a row of this page row's scheme."""
-        page_labels = [c for c in cells if not NUMBER.search(c) or c in self.labels]
-        return any(
-            labels and same_scheme(labels[0], page_labels) for _, _, labels, _ in self.old_rows
-        )
 
     def new_value(self, p: Place) -> str | None:
         row = self.new_rows.get((p.table, p.labels))
@@ -149,24 +147,24 @@ class Retaker:
             # The header and the rule under it hold no figures.
             if n == 0 or set("".join(cells)) <= set("-: "):
                 pass
-            elif not self.known(cells):
+            elif not (scheme_rows := self.rows_of(cells)):
                 if any(c not in self.labels and NUMBER.search(c) for c in cells[1:]):
                     self.unmapped.append(f"no report row of {lines[n].strip()[:60]!r}")
             else:
                 for ci, k, m in self.figures(cells):
-                    ps = self.places(cells, m.group())
+                    ps = self.places(scheme_rows, m.group())
                     for p in ps:
                         votes[(ci, k)][(p.table, p.col)] += 1.0 / len(ps)
                     figs.append((ci, k, m, ps))
             found.append(figs)
         changed = 0
-        for i, (cells, figs) in enumerate(zip(rows, found, strict=True)):
+        for i, figs in enumerate(found):
             edits: dict[int, list[tuple[int, int, str]]] = defaultdict(list)
             for ci, k, m, ps in figs:
                 pick = self.pick(ps, votes[(ci, k)])
                 if pick is None:
-                    if ps or self.known(cells):
-                        self.unmapped.append(f"{m.group()!r} in {lines[i].strip()[:60]!r}")
+                    # Figures only of rows whose scheme the report has.
+                    self.unmapped.append(f"{m.group()!r} in {lines[i].strip()[:60]!r}")
                     continue
                 v = self.new_value(pick)
                 if v is not None and v != m.group():
