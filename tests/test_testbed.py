@@ -788,19 +788,31 @@ def test_frto_finds_the_spurious_timeouts_the_kernel_finds(tmp_path: Path) -> No
         doc = _doc(DELAY_STEP)
         if not frto:
             doc["tcp"]["frto"] = False  # else the kernel's default, 2
+        # Two kinds of kernel run with F-RTO are taken again (up to twice), the last one checked.
         # The kernel's host loop, when the machine is loaded (the CI runs this beside two other
         # jobs on two cores), can hold a segment long enough for a timeout that is not spurious
         # (3 timeouts where the simulator has 2, seen twice beside other jobs: once 2 of them
-        # undone, once 1). A kernel run with F-RTO that times out more often than the
-        # simulator's is taken as such a run: it is taken once more, and the second is the one
-        # checked.
-        for attempt in (1, 2):
+        # undone, once 1). And the step can come while a flow is in a fast recovery of a drop of
+        # its own: its timer then fires within the recovery, where F-RTO does not run (Linux's
+        # `new_recovery || icsk_retransmits`, as modelled), and that timeout stays (2 timeouts, 1
+        # undone, seen once in the CI). The sawtooth's phase at the step differs from kernel run
+        # to kernel run; the simulator's run has both timers outside a recovery, as 54 of 60
+        # steps 37 ms apart over 10.0-12.2 s do (the 6 others, steps at 11.37-11.55 s, 2
+        # timeouts and 1 undone, as that kernel run). The kernel counts a first timeout within a
+        # recovery in `TCPSackRecoveryFail` (`tcp_retransmit_timer`).
+        for attempt in (1, 2, 3):
             out = tmp_path / f"kernel-{frto}-{attempt}"
             run_testbed(doc, out, cc="cubic")
-            got[f"kernel {frto}"] = _summary(out)["flows"]
-            if not frto or got[f"kernel {frto}"]["timeouts"] <= got[f"sim {frto}"]["timeouts"]:
+            s = _summary(out)
+            got[f"kernel {frto}"] = s["flows"]
+            in_recovery = s["testbed"]["kernel_tcp"]["TcpExtTCPSackRecoveryFail"]
+            more = got[f"kernel {frto}"]["timeouts"] > got[f"sim {frto}"]["timeouts"]
+            if not frto or not (more or in_recovery):
                 break
-            print(f"kernel with F-RTO, attempt {attempt}: {got[f'kernel {frto}']}; taken again")
+            print(
+                f"kernel with F-RTO, attempt {attempt}: {got[f'kernel {frto}']}, "
+                f"{in_recovery} timer(s) within a recovery; taken again"
+            )
     for k, f in got.items():
         print(f"{k}: timeouts {f['timeouts']}, undone {f['timeouts_undone']}")
     kon, koff = got["kernel True"], got["kernel False"]
