@@ -52,8 +52,8 @@
 //! With `tcp.frto`, F-RTO (RFC 5682) runs the timeout's retransmissions
 //! (`frto.rs`).
 //!
-//! Not modelled: DSACK (RFC 2883) and with it the undo of a window cut
-//! (Linux's `tcp_try_undo_*`), SACK reneging (aqmlab's
+//! Not modelled: DSACK (RFC 2883) and with it the undo of a fast recovery
+//! (a timeout's is undone, `undo.rs`), SACK reneging (aqmlab's
 //! receiver never discards what it reported), and a recovery begun from a
 //! timeout's retransmissions when RACK finds one of them lost again
 //! (Linux's `FLAG_LOST_RETRANS`): the segment is sent again within the
