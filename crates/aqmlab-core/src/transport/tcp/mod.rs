@@ -43,6 +43,11 @@
 //! - RFC 7323 timestamps for RTT measurement (`tcp.timestamps`,
 //!   `timestamps.rs`): the packet's send time stands for TSval, the ACK's
 //!   echo for TSecr.
+//! - Linux's rows of the linux profile (`tcp.profile = "linux"`), each a
+//!   switch: its RTT estimator, CUBIC and HyStart, delayed-ACK timer and
+//!   quick ACKs, ECN reduction (the CWR state), F-RTO, the undo of a
+//!   spurious timeout, the autotuned receive window, PSH and the TSO
+//!   deferral. LEDBAT (RFC 6817) as a less-than-best-effort sender.
 //!
 //! Not modelled: DSACK, PAWS, Nagle, window scaling, the close handshake's
 //! state (the engine sends the teardown's FIN/ACK packets, see `docs/tcp.md`).
@@ -56,6 +61,10 @@
 //! - `receiver.rs`: taking data and sending ACKs;
 //! - `rto.rs`: RTT estimation and the retransmission timer;
 //! - `rtt_linux.rs`: Linux's RTT estimator (`tcp.rtt_estimator`);
+//! - `delack.rs`: Linux's delayed-ACK timer and quick ACKs
+//!   (`tcp.delack_timer`);
+//! - `rcvbuf.rs`: the receiver's window with Linux's buffer autotuning
+//!   (`tcp.moderate_rcvbuf`);
 //! - `timestamps.rs`: RFC 7323's echo rule and the samples its echo
 //!   gives (`tcp.timestamps`);
 //! - `recovery.rs`: fast retransmit, NewReno's fast recovery, limited
@@ -67,10 +76,15 @@
 //!   reordering timeouts;
 //! - `rack.rs`: RACK-TLP (RFC 8985);
 //! - `prr.rs`: Proportional Rate Reduction (RFC 6937);
+//! - `cwr.rs`: an ECN reduction in Linux's CWR state
+//!   (`tcp.ecn_reduction`);
+//! - `frto.rs`: F-RTO (RFC 5682, `tcp.frto`); `undo.rs`: a spurious
+//!   timeout undone (`tcp.undo`);
 //! - `cc/`: congestion control, the window's growth and cuts, one file per
 //!   algorithm (`reno.rs`: Reno's rules, shared by Reno and NewReno, and
-//!   byte counting; `cubic.rs`; `dctcp.rs`; `prague.rs`; `bbr.rs`: BBR v1's model,
-//!   window and pacing rate);
+//!   byte counting; `cubic.rs` with `hystart.rs` (RFC 9406) and
+//!   `hystart_linux.rs` (Linux's); `dctcp.rs`; `prague.rs`; `ledbat.rs`;
+//!   `bbr.rs`: BBR v1's model, window and pacing rate);
 //! - `pacing.rs`: the release clock of pacing flows (`tcp.pacing`, BBR,
 //!   Prague)
 //!   and their ACK path;
@@ -78,7 +92,8 @@
 //!   sample per ACK), for pacing flows;
 //! - `push.rs`: Linux's TSO/GSO packets of a sender that does not pace and
 //!   their PSH (`tcp.psh`); `tso_defer.rs`: Linux's deferral of a packet
-//!   the window cannot take whole (`tcp.tso_defer`).
+//!   the window cannot take whole (`tcp.tso_defer`);
+//! - `testing.rs`: the unit tests' helpers.
 
 mod cc;
 mod config;
