@@ -72,8 +72,8 @@
 //! - `sack.rs`: SACK blocks on the wire and at the receiver (RFC 2018);
 //! - `scoreboard.rs`: the SACK sender's scoreboard (RFC 6675 section 3);
 //! - `sack_recovery.rs`: loss recovery with SACK (RFC 6675, Linux's
-//!   `tcp_fastretrans_alert`), the flow's timer shared by RTO, probe and
-//!   reordering timeouts;
+//!   `tcp_fastretrans_alert`); `sack_timers.rs`: its flow's one timer,
+//!   shared by RTO, probe and reordering timeouts;
 //! - `rack.rs`: RACK-TLP (RFC 8985);
 //! - `prr.rs`: Proportional Rate Reduction (RFC 6937);
 //! - `cwr.rs`: an ECN reduction in Linux's CWR state
@@ -113,6 +113,7 @@ mod rto;
 mod rtt_linux;
 mod sack;
 mod sack_recovery;
+mod sack_timers;
 mod scoreboard;
 mod sender;
 #[cfg(test)]

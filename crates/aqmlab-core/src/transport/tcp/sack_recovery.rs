@@ -32,8 +32,9 @@
 //!    yet sent again, lowest first (NextSeg rule 1), then new data (rule 2;
 //!    out of recovery this is limited transmit's generalisation, as in
 //!    Linux); NextSeg's rules 3 and 4 are not used, as in Linux;
-//! 8. the flow's one timer (Linux's `icsk_pending`): the reordering timer
-//!    if RACK set one; else, for an ACK of new data, a probe if TLP may
+//! 8. the flow's one timer (Linux's `icsk_pending`, [`super::sack_timers`]):
+//!    the reordering timer if RACK set one; else, for an ACK of new data,
+//!    a probe if TLP may
 //!    send one, or the retransmission timer (RFC 6298 (5.3)); so does an
 //!    ACK that newly SACKs a segment (never sent again) sent before the
 //!    oldest segment's last transmission (Linux's `tcp_clean_rtx_queue`:
@@ -41,8 +42,8 @@
 //!    retransmission of the oldest segment restarts the retransmission
 //!    timer; new data schedules a probe.
 //!
-//! A retransmission timeout (Linux's `tcp_enter_loss`) keeps the SACK
-//! information and marks every other segment lost (with RACK, not those
+//! A retransmission timeout (Linux's `tcp_enter_loss`, [`super::sack_timers`])
+//! keeps the SACK information and marks every other segment lost (with RACK, not those
 //! sent within RACK.rtt, except the oldest), sets cwnd by the congestion
 //! control (one segment; at least the pipe + 1 as Linux), and the lost
 //! segments are sent again as the window allows, then new data; there is
@@ -61,7 +62,7 @@
 
 use super::frto::FrtoAck;
 use super::prr::Prr;
-use super::rack::{self, Rack, TIMEOUT_MIN};
+use super::rack::Rack;
 use super::rcvbuf::RcvBuf;
 use super::rtt_linux::LinuxRtt;
 use super::sack::{SackBlocks, SackRx};
@@ -507,7 +508,7 @@ impl TcpFlow {
     /// RFC 6675 section 5 step (4.3): on entering recovery the first lost
     /// segment goes at once, whatever the pipe (with PRR its first ACK lets
     /// it go anyway, as Linux forces it).
-    fn force_first(&mut self, lr: &mut Lr, now: SimTime, out: &mut Vec<Seg>) -> Sent {
+    pub(super) fn force_first(&mut self, lr: &mut Lr, now: SimTime, out: &mut Vec<Seg>) -> Sent {
         let mut sent = Sent::default();
         if self.ecn_hold || self.cfg.tcp.prr || lr.sb.pipe() < self.window() {
             return sent;
@@ -584,7 +585,7 @@ impl TcpFlow {
 
     /// Step 5: enter recovery (RFC 6675 section 5 step 4; Linux's
     /// `tcp_enter_recovery`). Returns how many segments it marked lost.
-    fn sack_enter_recovery(&mut self, lr: &mut Lr) -> u64 {
+    pub(super) fn sack_enter_recovery(&mut self, lr: &mut Lr) -> u64 {
         // One reduction per window for marks and losses (RFC 3168 section
         // 6.1.2), as NewReno's fast retransmission.
         let after_ecn = self.last_cut == Cut::Ecn && self.snd_una < self.recover;
@@ -679,7 +680,7 @@ impl TcpFlow {
     }
 
     /// Send new segment `snd_nxt`.
-    fn lr_new(&mut self, lr: &mut Lr, now: SimTime, out: &mut Vec<Seg>) {
+    pub(super) fn lr_new(&mut self, lr: &mut Lr, now: SimTime, out: &mut Vec<Seg>) {
         let seq = self.snd_nxt;
         let s = self.data_seg(seq, now);
         if self.cfg.tcp.pacing {
@@ -695,7 +696,7 @@ impl TcpFlow {
     }
 
     /// Send segment `seq` again.
-    fn lr_resend(&mut self, lr: &mut Lr, seq: u64, now: SimTime, out: &mut Vec<Seg>) {
+    pub(super) fn lr_resend(&mut self, lr: &mut Lr, seq: u64, now: SimTime, out: &mut Vec<Seg>) {
         let s = self.data_seg(seq, now);
         if self.cfg.tcp.pacing {
             self.paced_sent_at_once(&s, false, now);
@@ -711,280 +712,6 @@ impl TcpFlow {
         if self.in_cwnd_reduction(lr) {
             lr.prr.out += 1;
         }
-    }
-
-    /// Step 8: the flow's one timer after an event (see the module's head):
-    /// `acked`, the event acknowledged new data (or SACKed data sent
-    /// before the oldest segment's last transmission); `sent`, what went out;
-    /// `reo`, RACK's wait; `was_empty`, nothing was outstanding before.
-    fn arm_timers(
-        &mut self,
-        lr: &mut Lr,
-        now: SimTime,
-        acked: bool,
-        sent: Sent,
-        reo: Option<u64>,
-        was_empty: bool,
-    ) {
-        if self.ecn_hold {
-            // RFC 3168 section 6.1.2's hold keeps its retransmission timer.
-            lr.timer = Timer::Rto;
-            return;
-        }
-        if self.snd_max == self.snd_una {
-            self.rto_deadline = None; // RFC 6298 (5.2)
-            lr.timer = Timer::Rto;
-            return;
-        }
-        if let Some(wait) = reo {
-            // RFC 8985 section 6.3; Linux adds TCP_TIMEOUT_MIN and keeps it
-            // within an RTO.
-            let d = (SimTime::from_nanos(wait) + TIMEOUT_MIN).min(self.rto);
-            self.rto_deadline = Some(now + d);
-            lr.timer = Timer::Reorder;
-            return;
-        }
-        if sent.new && !sent.head && self.may_probe(lr) {
-            // New data went out and a probe may go: the steps below would
-            // end by arming this probe over what they armed first (its
-            // bound reads neither), so it is armed alone.
-            self.arm_probe(lr, now, false);
-            return;
-        }
-        if acked && !self.schedule_probe(lr, now, true) {
-            self.rearm_rto(lr, now);
-        }
-        if sent.head && lr.timer != Timer::Reorder {
-            self.rto_deadline = Some(now + self.rto);
-            lr.timer = Timer::Rto;
-        }
-        if sent.new {
-            if was_empty || lr.timer == Timer::Probe {
-                self.rearm_rto(lr, now);
-            }
-            self.schedule_probe(lr, now, false);
-        }
-        if self.rto_deadline.is_none() {
-            self.rto_deadline = Some(now + self.rto); // RFC 6298 (5.1)
-            lr.timer = Timer::Rto;
-        }
-    }
-
-    /// Linux's `tcp_rearm_rto`: the retransmission timer, from now, or from
-    /// the oldest segment's last transmission when it replaces a probe or
-    /// reordering timer.
-    fn rearm_rto(&mut self, lr: &mut Lr, now: SimTime) {
-        if self.snd_max == self.snd_una {
-            self.rto_deadline = None;
-        } else if lr.timer == Timer::Rto {
-            self.rto_deadline = Some(now + self.rto);
-        } else {
-            let from_head = lr.sb.slot(self.snd_una).xmit + self.rto;
-            self.rto_deadline = Some(from_head.max(now + SimTime(1)));
-        }
-        lr.timer = Timer::Rto;
-    }
-
-    /// TLP's probe timeout (RFC 8985 section 7.2; Linux's
-    /// `tcp_schedule_loss_probe`) when a probe may go: RACK-TLP on, data
-    /// outstanding, nothing SACKed, lost or sent again (Linux's Open
-    /// state), not in recovery. `advancing`: an ACK of new data re-arms
-    /// (the bound is a whole RTO); else the bound is the time left to the
-    /// retransmission timeout of the oldest segment. Returns whether it
-    /// armed one.
-    fn schedule_probe(&mut self, lr: &mut Lr, now: SimTime, advancing: bool) -> bool {
-        let may = self.may_probe(lr);
-        if may {
-            self.arm_probe(lr, now, advancing);
-        }
-        may
-    }
-
-    /// Whether TLP may send a probe now ([`TcpFlow::schedule_probe`]).
-    fn may_probe(&self, lr: &Lr) -> bool {
-        lr.rack.is_some()
-            && !self.in_recovery
-            && !lr.loss
-            && self.snd_max > self.snd_una
-            && !disorder(lr)
-    }
-
-    /// The probe's timer, where [`TcpFlow::may_probe`].
-    fn arm_probe(&mut self, lr: &mut Lr, now: SimTime, advancing: bool) {
-        let outstanding = self.snd_max - self.snd_una;
-        let srtt = self.has_rtt.then_some(self.srtt_ns);
-        let mut d = rack::pto(
-            srtt,
-            outstanding,
-            self.cfg.tcp.min_rto,
-            self.cfg.tcp.initial_rto,
-        );
-        let bound = if advancing {
-            Some(self.rto)
-        } else {
-            let due = lr.sb.slot(self.snd_una).xmit + self.rto;
-            (due > now).then(|| due - now)
-        };
-        if let Some(b) = bound {
-            d = d.min(b);
-        }
-        self.rto_deadline = Some(now + d);
-        lr.timer = Timer::Probe;
-    }
-
-    /// RFC 8985 section 7.4 (Linux's `tcp_process_tlp_ack`) for an ACK at
-    /// or beyond the outstanding probe's `tlp_high`.
-    fn tlp_ack(&mut self, lr: &mut Lr, ack: u64, advanced: bool, new_sacked: bool) {
-        let Some(r) = lr.rack.as_mut() else {
-            return;
-        };
-        let Some(high) = r.tlp_high else {
-            return;
-        };
-        if ack < high {
-            return;
-        }
-        if !r.tlp_retrans {
-            r.tlp_high = None; // a probe of new data was delivered
-        } else if ack > high {
-            // The probe repaired a loss: cut the window once (Linux:
-            // `tcp_init_cwnd_reduction`, then cwnd = ssthresh).
-            r.tlp_high = None;
-            let after_ecn = self.last_cut == Cut::Ecn && self.snd_una < self.recover;
-            self.loss_cut(after_ecn);
-            self.cwnd = self.exit_cwnd;
-            self.ecn_recover = self.snd_max;
-            self.last_cut = Cut::Loss;
-        } else if !advanced && !new_sacked {
-            // A pure duplicate ACK: the original and the probe both arrived.
-            r.tlp_high = None;
-        }
-    }
-
-    /// The flow's timer fired as a probe or reordering timer (SACK flows):
-    /// returns false for the retransmission timer, which
-    /// [`TcpFlow::on_rto`] handles.
-    pub(super) fn lr_timer(&mut self, now: SimTime, out: &mut Vec<Seg>) -> bool {
-        let kind = self.lr.as_deref().map_or(Timer::Rto, |l| l.timer);
-        if kind == Timer::Rto {
-            return false;
-        }
-        let mut lr = self.lr.take().expect("checked above");
-        match kind {
-            Timer::Probe => self.tlp_fire(&mut lr, now, out),
-            Timer::Reorder => self.reo_fire(&mut lr, now, out),
-            Timer::Rto => {}
-        }
-        self.lr = Some(lr);
-        true
-    }
-
-    /// TLP's probe (RFC 8985 section 7.3; Linux's `tcp_send_loss_probe`):
-    /// a new segment if the receiver's window and the application allow,
-    /// else the last segment again; at most one probe outstanding. The
-    /// retransmission timer restarts from now.
-    fn tlp_fire(&mut self, lr: &mut Lr, now: SimTime, out: &mut Vec<Seg>) {
-        if self.snd_max == self.snd_una {
-            lr.timer = Timer::Rto;
-            return;
-        }
-        if lr.rack.as_ref().is_some_and(|r| r.tlp_high.is_some()) {
-            self.rearm_rto(lr, now);
-            return;
-        }
-        let can_new = self.may_send_new(lr);
-        let retrans = if can_new {
-            self.lr_new(lr, now, out);
-            false
-        } else {
-            let last = self.snd_max - 1;
-            if lr.sb.slot(last).bits & SACKED != 0 {
-                self.rearm_rto(lr, now);
-                return;
-            }
-            self.lr_resend(lr, last, now, out);
-            true
-        };
-        if let Some(r) = lr.rack.as_mut() {
-            r.tlp_high = Some(self.snd_max);
-            r.tlp_retrans = retrans;
-        }
-        self.stats.tlp_probes += 1;
-        self.rto_deadline = Some(now + self.rto);
-        lr.timer = Timer::Rto;
-    }
-
-    /// RACK's reordering timer (RFC 8985 section 6.3; Linux's
-    /// `tcp_rack_reo_timeout`): the segments whose time is up are lost; if
-    /// any, recovery begins (if not under way) and they are sent again as
-    /// the window allows. Then the retransmission timer, from the oldest
-    /// segment's last transmission.
-    fn reo_fire(&mut self, lr: &mut Lr, now: SimTime, out: &mut Vec<Seg>) {
-        let prior_pipe = lr.sb.pipe();
-        let recovering = self.in_recovery || lr.loss;
-        let mut lost = 0;
-        if let Some(r) = lr.rack.as_mut() {
-            let reo = r.reo_wnd(recovering, lr.sb.sacked_out, self.srtt_ns);
-            lost = r.detect(&mut lr.sb, now, reo).0;
-            self.stats.rack_detections += lost;
-        }
-        if self.cfg.tcp.pacing {
-            self.paced_lost(lost);
-        }
-        if lr.sb.pipe() != prior_pipe {
-            if !self.in_recovery {
-                self.sack_enter_recovery(lr);
-                self.force_first(lr, now, out);
-                // An algorithm that owns its window keeps the one its loss
-                // rule set: Linux's timer leaves `tcp_cwnd_reduction` to
-                // congestion controls without their own `cong_control`.
-                if self.cfg.tcp.prr && !self.cc_owns_window() {
-                    let target = self.prr_target();
-                    if let Some(c) = lr.prr.on_ack(target, lr.sb.pipe(), 1, false, lost > 0) {
-                        self.cwnd = c as f64;
-                    }
-                }
-            }
-            let w = self.window();
-            while lr.sb.pipe() < w && self.pace_allows(now, lr.sb.pipe() == 0) {
-                let Some(seq) = lr.sb.next_lost() else {
-                    break;
-                };
-                self.lr_resend(lr, seq, now, out);
-            }
-        }
-        self.rearm_rto(lr, now);
-    }
-
-    /// A retransmission timeout of a SACK flow, before the window cut:
-    /// every segment not SACKed is deemed lost (see the module's head).
-    /// Returns how many were newly marked.
-    pub(super) fn sack_timeout_marks(&mut self, now: SimTime) -> u64 {
-        let Some(lr) = self.lr.as_deref_mut() else {
-            return 0;
-        };
-        lr.loss = true;
-        let rack_rtt = lr.rack.as_ref().map(|r| r.rtt_ns());
-        if let Some(r) = lr.rack.as_mut() {
-            r.tlp_high = None;
-        }
-        lr.sb.mark_all_lost(|_, slot| {
-            // Linux with RACK: not those sent within RACK.rtt.
-            rack_rtt.is_some_and(|rtt| now.0 < slot.xmit.0.saturating_add(rtt))
-        })
-    }
-
-    /// A retransmission timeout of a SACK flow, after the marks
-    /// ([`TcpFlow::sack_timeout_marks`]), the window cut and the
-    /// bookkeeping every timeout does ([`TcpFlow::on_rto`]): the lost
-    /// segments go again as the window allows.
-    pub(super) fn sack_timeout(&mut self, now: SimTime, out: &mut Vec<Seg>) {
-        let mut lr = self.lr.take().expect("a SACK flow has its recovery state");
-        self.cwnd = self.cwnd.max((lr.sb.pipe() + 1) as f64);
-        self.lr_send(&mut lr, now, out);
-        self.rto_deadline = Some(now + self.rto);
-        lr.timer = Timer::Rto;
-        self.lr = Some(lr);
     }
 
     /// A flow that stops before its data is acknowledged, or whose next
@@ -1004,7 +731,7 @@ impl TcpFlow {
 /// Linux's `TCP_CA_Disorder`: segments are SACKed, deemed lost or sent
 /// again, or the oldest was sent again (`tcp_left_out`,
 /// `tcp_any_retrans_done`).
-fn disorder(lr: &Lr) -> bool {
+pub(super) fn disorder(lr: &Lr) -> bool {
     let sb = &lr.sb;
     sb.sacked_out + sb.lost_out + sb.retrans_out > 0
         || (sb.outstanding() > 0 && sb.slot(sb.una()).bits & EVER != 0)
