@@ -11,7 +11,8 @@ use super::{Cut, Seg, TcpFlow};
 use crate::units::SimTime;
 
 impl TcpFlow {
-    /// Step 8: the flow's one timer after an event (see the module's head):
+    /// Step 8: the flow's one timer after an event (see
+    /// [`super::sack_recovery`]'s head):
     /// `acked`, the event acknowledged new data (or SACKed data sent
     /// before the oldest segment's last transmission); `sent`, what went out;
     /// `reo`, RACK's wait; `was_empty`, nothing was outstanding before.
