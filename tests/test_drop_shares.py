@@ -19,13 +19,14 @@ ds = _tool()
 
 
 def test_drop_shares_by_window_class() -> None:
-    # Four flows, windows 10, 10, 10 and 50 from 1 s (mean 20: three at half the mean, one at
+    # Four flows, windows 10, 10, 10 and 50 from 2 s (mean 20: three at half the mean, one at
     # 2.5 times), then one event at 5 s dropping one packet of flow 0 and one of flow 3, and a
     # SYN dropped at 0.5 s.
     fs = {
-        "time_s": [1.0, 1.0, 1.0, 1.0],
+        "time_s": [2.0, 2.0, 2.0, 2.0],
         "flow": [0, 1, 2, 3],
         "cwnd": [10.0, 10.0, 10.0, 50.0],
+        "srtt_s": [0.1, 0.1, 0.1, 0.2],
     }
     ev = {
         "time_s": [0.5, 5.0, 5.1],
@@ -46,6 +47,11 @@ def test_drop_shares_by_window_class() -> None:
     assert (side.flows_hit[high], side.flows_seen[high]) == (1, 1)
     # Jain's index of the windows: (80)^2 / (4 * 2800).
     assert side.window_jain[3.0] == [pytest.approx(6400 / 11200)]
+    # The rates over 2-5 s: 100, 100, 100 and 250 segments/s (mean 137.5); no later stretch has
+    # a sample.
+    assert list(side.rate_jain) == [(2.0, 5.0)]
+    assert side.rate_jain[(2.0, 5.0)] == [pytest.approx(550**2 / (4 * 92500))]
+    assert side.rate_top[(2.0, 5.0)] == [pytest.approx(250 / 137.5)]
 
 
 def test_seeds_are_ranges_or_lists() -> None:

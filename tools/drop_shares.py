@@ -7,6 +7,9 @@ and in the simulator's linux profile, both with every flow's TCP state (``metric
 and every drop and mark of the bottleneck (``metrics.trace``). Printed per side, over the seeds:
 
 - Jain's index of the goodput (the measurement interval) and of the windows at 3, 8 and 13 s;
+- Jain's index of the flows' sending rates (window over smoothed RTT, averaged over each of the
+  stretches 2-5, 5-8, ... s of the run's duration) and the largest flow's rate over the mean
+  rate in each;
 - the congestion events of ``--window`` (data drops no more than 0.4 s apart): how many, their
   drops and the flows they hit;
 - for the flows grouped by their window over the mean window just before an event, the share of
@@ -42,6 +45,8 @@ import testbed_matrix as tm
 CLASSES = (0.0, 0.5, 0.8, 1.25, 2.0)
 #: Data drops further apart than this belong to two congestion events, s.
 EVENT_GAP_S = 0.4
+#: The stretches over which each flow's sending rate is averaged, s.
+STRETCHES = tuple((float(a), float(a + 3)) for a in range(2, 30, 3))
 
 
 @dataclass
@@ -50,6 +55,8 @@ class Side:
 
     jain: list[float] = field(default_factory=list)
     window_jain: dict[float, list[float]] = field(default_factory=dict)
+    rate_jain: dict[tuple[float, float], list[float]] = field(default_factory=dict)
+    rate_top: dict[tuple[float, float], list[float]] = field(default_factory=dict)
     events: int = 0
     drops: int = 0
     hit: int = 0
@@ -75,6 +82,21 @@ def windows_at(fs: dict[str, Any], flows: int, t: float) -> np.ndarray:
     return out
 
 
+def rates_over(fs: dict[str, Any], flows: int, a: float, b: float) -> np.ndarray | None:
+    """Each flow's mean window over smoothed RTT from ``a`` to ``b``, segments/s (0 for a flow
+    without a sample there), or None where no flow has one."""
+    time, flow, cwnd, srtt = (np.asarray(fs[k]) for k in ("time_s", "flow", "cwnd", "srtt_s"))
+    m = (time >= a) & (time < b) & (srtt > 0)
+    if not m.any():
+        return None
+    out = np.zeros(flows)
+    for f in range(flows):
+        mf = m & (flow == f)
+        if mf.any():
+            out[f] = float(np.mean(cwnd[mf] / srtt[mf]))
+    return out
+
+
 def add_run(
     side: Side,
     summary: dict[str, Any],
@@ -86,6 +108,13 @@ def add_run(
     side.jain.append(float(summary["flows"]["jain_fairness"]))
     for t in (3.0, 8.0, 13.0):
         side.window_jain.setdefault(t, []).append(jain(windows_at(fs, flows, t)))
+    for st in STRETCHES:
+        if st[1] > summary.get("duration_s", float("inf")):
+            break
+        r = rates_over(fs, flows, *st)
+        if r is not None:
+            side.rate_jain.setdefault(st, []).append(jain(r))
+            side.rate_top.setdefault(st, []).append(float(r.max() / r.mean()))
     side.syn_drops += sum(
         p == "syn" and e.startswith("drop") for p, e in zip(ev["packet"], ev["event"], strict=True)
     )
@@ -115,6 +144,12 @@ def report(name: str, side: Side) -> None:
     n = len(side.jain)
     wj = ", ".join(f"{t:g} s {np.mean(v):.3f}" for t, v in side.window_jain.items())
     print(f"{name}: {n} runs; Jain's index {np.mean(side.jain):.3f}; of the windows at {wj}")
+    rj = ", ".join(
+        f"{a:g}-{b:g} s {np.mean(v):.3f} ({np.mean(side.rate_top[(a, b)]):.2f})"
+        for (a, b), v in side.rate_jain.items()
+        if len(v) == n
+    )
+    print(f"  of the rates (the largest over the mean) over {rj}")
     if side.events:
         print(
             f"  congestion events {side.events / n:.1f} a run, {side.drops / side.events:.1f} drops"
