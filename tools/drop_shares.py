@@ -23,8 +23,8 @@ Usage::
         [--flows 20] [--rate 50] [--window 3 13] [--sim-set KEY=VALUE ...]
 
 ``--keep DIR`` keeps each seed's testbed folder as ``DIR/sN`` (needs root); ``--from DIR`` reads
-them from an earlier ``--keep`` instead of running the testbed (no root). docs/tcp.md, "Against
-Linux (the testbed)", has what it found at 20 flows through DropTail at 50 Mbit/s.
+them from an earlier ``--keep`` instead of running the testbed (no root). docs/tcp.md, "The
+DropTail cell at 20 flows and 50 Mbit/s", has what it found there.
 """
 
 from __future__ import annotations

@@ -93,8 +93,8 @@ start = "8s"
 /// bursts of fast access links that moves a full queue's drops onto the
 /// small windows, and the flows part further. Measured without the TSO
 /// deferral (seeds 1-12): Jain's index 0.856 without, 0.808 with, the
-/// kernel on the testbed 0.768 (docs/tcp.md, "Linux's PSH"); seeds 1-6
-/// here 0.836 and 0.783.
+/// kernel on the testbed 0.742-0.782 (docs/tcp.md, "The DropTail cell at
+/// 20 flows and 50 Mbit/s"); seeds 1-6 here 0.836 and 0.783.
 #[test]
 fn linux_psh_leaves_cubic_flows_less_fair_through_a_full_droptail_queue() {
     let mean = |psh: bool| {
