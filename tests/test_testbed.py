@@ -498,6 +498,17 @@ def test_cli_errors_name_the_key(tmp_path: Path) -> None:
     assert not (tmp_path / "o").exists()
     r = _aqmlab("testbed", "--out", str(tmp_path / "o"))
     assert r.returncode == 2 and "give FILE and --out" in r.stderr
+    r = _aqmlab("testbed", str(DUMBBELL), "--out", str(tmp_path / "o"), "--router-priority", "rt")
+    assert r.returncode == 2 and "--router-priority" in r.stderr and "'fifo'" in r.stderr, r.stderr
+    assert "Traceback" not in r.stderr and not (tmp_path / "o").exists()
+
+
+def test_an_unknown_router_priority_is_refused_before_anything_runs(tmp_path: Path) -> None:
+    with pytest.raises(
+        testbed.TestbedError, match="--router-priority: 'rt' is not one of nice, fifo"
+    ):
+        run_testbed(_doc(DUMBBELL), tmp_path / "o", router_priority="rt")
+    assert not (tmp_path / "o").exists()
 
 
 @pytest.mark.skipif(os.geteuid() == 0, reason="checks the message for users who are not root")
@@ -560,13 +571,18 @@ RUNS: dict[str, tuple[Path, dict[str, Any] | None, dict[str, Any], str]] = {
 }
 
 
+#: The runs whose router runs in the real-time class (``--router-priority fifo``); the others at
+#: nice -10.
+FIFO_RUNS = {"acc50"}
+
+
 def _run_named(name: str, out: Path) -> Path:
     """The acceptance run `name` on the testbed, its results in `out`."""
     f, aqm, sets, cc = RUNS[name]
     doc = _doc(f, **sets)
     if aqm is not None:
         doc["aqm"] = aqm
-    run_testbed(doc, out, cc=cc)
+    run_testbed(doc, out, cc=cc, router_priority="fifo" if name in FIFO_RUNS else "nice")
     return out
 
 
@@ -607,9 +623,10 @@ def test_link_accuracy(runs: dict[str, Path], name: str, rate: float) -> None:
     assert tb["probe_rtt_idle_count"] >= 10
     excess = tb["probe_rtt_idle_median_s"] - probe_tx - tb["base_rtt_s"]
     assert 0 <= excess < 0.5e-3, tb
-    # The router reports its own added delay.
+    # The router reports its own added delay, and how it was scheduled.
     assert tb["router_late_p50_s"] < 0.5e-3
     assert {"router_late_mean_s", "router_late_p99_s", "router_late_max_s"} <= set(tb)
+    assert tb["router_priority"] == ("fifo" if name in FIFO_RUNS else "nice")
 
 
 @needs_testbed

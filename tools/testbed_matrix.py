@@ -15,7 +15,7 @@ Usage::
     tools/testbed_matrix.py [--cc reno cubic bbr] [--aqm droptail pie fq-codel]
         [--flows 5 20] [--rate 10 50] [--seed 1] [--json FILE] [--keep DIR]
         [--testbed-from FILE] [--sim-set KEY=VALUE ...] [--flow-series]
-        [--reference testbed|linux-qdisc] [--ecn]
+        [--reference testbed|linux-qdisc] [--ecn] [--router-priority nice|fifo]
 
 Both sides run the same scenario: the testbed starts each flow when the simulator does (the
 router's ``--check`` gives the simulator's start draws). ``--testbed-from`` takes each cell's
@@ -198,6 +198,7 @@ def run_cell(
     series: bool = False,
     reference: str = "testbed",
     ecn: bool = False,
+    router_priority: str = "nice",
 ) -> dict[str, Any]:
     import aqmlab
     from aqmlab import scenario as sc
@@ -230,7 +231,7 @@ def run_cell(
         tb["marks"] = float(summary["bottleneck"]["marks"])
     else:
         out = keep / f"{cc}-{aqm}-{flows}-{rate:g}"
-        res = run_testbed(doc, out, cc=cc)
+        res = run_testbed(doc, out, cc=cc, router_priority=router_priority)
         tb = figures(json.loads((out / "summary.json").read_text()))
         if series:
             tb["growth"] = ca_growth(res.flow_series, start_s)
@@ -304,6 +305,17 @@ def add_sim_set(ap: argparse.ArgumentParser) -> None:
     )
 
 
+def add_router_priority(ap: argparse.ArgumentParser) -> None:
+    """``--router-priority nice|fifo``: how the testbed's router is scheduled (``aqmlab
+    testbed``'s flag of the same name)."""
+    ap.add_argument(
+        "--router-priority",
+        choices=("nice", "fifo"),
+        default="nice",
+        help="the testbed's router at nice -10 (default) or in the real-time class",
+    )
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--cc", nargs="+", default=list(CCS), choices=CCS + UML_CCS)
@@ -320,6 +332,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     ap.add_argument("--flows", nargs="+", type=int, default=[5, 20])
     ap.add_argument("--rate", nargs="+", type=float, default=[10.0, 50.0], help="Mbit/s")
+    add_router_priority(ap)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--json", type=Path, help="write the cells as JSON here")
     ap.add_argument("--keep", type=Path, help="keep the testbed's result folders here")
@@ -392,6 +405,7 @@ def main(argv: list[str] | None = None) -> int:
                     args.flow_series,
                     args.reference,
                     args.ecn,
+                    args.router_priority,
                 )
             except (TestbedError, ScenarioError) as e:
                 print(f"error: {e}", file=sys.stderr)

@@ -27,6 +27,14 @@ def add_parser(sub: Any, setarg: dict[str, Any]) -> None:
         "see /proc/sys/net/ipv4/tcp_available_congestion_control)",
     )
     t.add_argument(
+        "--router-priority",
+        default="nice",
+        choices=("nice", "fifo"),
+        help="how the router is scheduled: nice -10 (default), or fifo, the real-time class, "
+        "which keeps it on the link's time when the hosts' programs are busy "
+        "(see docs/testbed.md)",
+    )
+    t.add_argument(
         "--cleanup",
         action="store_true",
         help="remove the namespaces and processes of testbeds whose aqmlab process is gone",
@@ -69,7 +77,14 @@ def cmd_testbed(args: argparse.Namespace) -> int:
             print(f"testbed: {s}", file=sys.stderr, flush=True)
 
     try:
-        result = run_testbed(doc, args.out, cc=args.cc, command=["aqmlab", *args.argv], log=log)
+        result = run_testbed(
+            doc,
+            args.out,
+            cc=args.cc,
+            command=["aqmlab", *args.argv],
+            log=log,
+            router_priority=args.router_priority,
+        )
     except ScenarioError as e:
         raise UserError(f"{Path(args.file)}: {e}") from None
     except TestbedError as e:

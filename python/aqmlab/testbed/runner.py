@@ -74,6 +74,12 @@ PROBE_INTERVAL_NS = 100_000_000
 START_MARGIN_NS = 200_000_000
 #: The router's nice value (higher priority than the rest of the machine).
 ROUTER_NICE = -10
+#: How the router may be scheduled (``--router-priority``): ``"nice"`` at :data:`ROUTER_NICE`,
+#: or ``"fifo"``, the real-time class (``SCHED_FIFO``) at :data:`ROUTER_FIFO`, which wakes it
+#: ahead of every ordinary process, the hosts' programs included.
+ROUTER_PRIORITIES = ("nice", "fifo")
+#: The router's real-time priority under ``"fifo"`` (that of the user-mode guest's ``chrt -f``).
+ROUTER_FIFO = 50
 #: The kernel's TCP counters the summary gives over the measurement window, summed over the
 #: two hosts' network namespaces (``testbed.kernel_tcp``), as ``nstat`` names them ...
 KERNEL_TCP_COUNTERS = (
@@ -425,6 +431,12 @@ def _router_child() -> None:
         os.setpriority(os.PRIO_PROCESS, 0, ROUTER_NICE)
 
 
+def _router_child_fifo() -> None:
+    """As :func:`_router_child`, in the real-time class (``--router-priority fifo``)."""
+    _router_child()
+    os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(ROUTER_FIFO))
+
+
 @contextmanager
 def _signals_raise() -> Iterator[None]:
     """SIGTERM and SIGHUP raise KeyboardInterrupt (as Ctrl-C does), so the
@@ -447,11 +459,17 @@ def run_testbed(
     cc: str = "reno",
     command: Sequence[str] | None = None,
     log: Callable[[str], None] | None = None,
+    router_priority: str = "nice",
 ) -> RunResult:
     """Run the scenario document ``doc`` on the testbed and write the
-    result folder ``out``. Raises :class:`TestbedError` (set-up, an
-    unsupported key) or ``aqmlab.ScenarioError`` (a bad scenario)."""
+    result folder ``out``; the router is scheduled as ``router_priority`` says
+    (:data:`ROUTER_PRIORITIES`). Raises :class:`TestbedError` (set-up, an
+    unsupported key or option) or ``aqmlab.ScenarioError`` (a bad scenario)."""
     say = log or (lambda s: None)
+    if router_priority not in ROUTER_PRIORITIES:
+        raise TestbedError(
+            f"--router-priority: {router_priority!r} is not one of {', '.join(ROUTER_PRIORITIES)}"
+        )
     resolved = scenario.validate(doc)
     errs = unsupported(doc)
     if errs:
@@ -599,7 +617,9 @@ def run_testbed(
                         stdin=subprocess.PIPE,
                         stdout=subprocess.PIPE,
                         stderr=subprocess.PIPE,
-                        preexec_fn=_router_child,
+                        preexec_fn=(
+                            _router_child_fifo if router_priority == "fifo" else _router_child
+                        ),
                     )
                 )
                 for side in ("l", "r"):
@@ -647,6 +667,7 @@ def run_testbed(
                         err = p.stderr.read().decode(errors="replace").strip() if p.stderr else ""
                         raise TestbedError(f"the {what} failed (status {p.returncode}): {err}")
                 rout = json.loads((tmp / "router.out.json").read_text())
+                rout["priority"] = router_priority
                 hl = json.loads(hosts["l"].read_text())
                 hr = json.loads(hosts["r"].read_text())
             finally:
@@ -691,6 +712,7 @@ def _manifest_extra(derived: Mapping[str, Any], rout: Mapping[str, Any], cc: str
             "host": platform.node(),
             "router": dict(derived),
             "router_late_p99_s": rout["late_p99_s"],
+            "router_priority": rout.get("priority", "nice"),
         },
     }
 
@@ -1011,6 +1033,7 @@ def _result(
             "probe_rtt_idle_min_s": float(np.min(idle)) if idle else None,
             "probe_rtt_idle_count": len(idle),
             "probe_rtt_mean_s": float(np.mean(meas)) if meas else None,
+            "router_priority": rout.get("priority", "nice"),
             "router_late_mean_s": rout["late_mean_s"],
             "router_late_p50_s": rout["late_p50_s"],
             "router_late_p99_s": rout["late_p99_s"],
