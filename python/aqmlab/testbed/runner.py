@@ -605,23 +605,30 @@ def run_testbed(
                     (tmp / f"host-{side}.json").write_text(json.dumps(spec))
                     hosts[side] = tmp / f"host-{side}.out.json"
                 say("starting the router and the hosts")
-                procs.append(
-                    subprocess.Popen(
-                        [
-                            router,
-                            "--run",
-                            str(tmp / "router.json"),
-                            "--out",
-                            str(tmp / "router.out.json"),
-                        ],
-                        stdin=subprocess.PIPE,
-                        stdout=subprocess.PIPE,
-                        stderr=subprocess.PIPE,
-                        preexec_fn=(
-                            _router_child_fifo if router_priority == "fifo" else _router_child
-                        ),
+                try:
+                    procs.append(
+                        subprocess.Popen(
+                            [
+                                router,
+                                "--run",
+                                str(tmp / "router.json"),
+                                "--out",
+                                str(tmp / "router.out.json"),
+                            ],
+                            stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE,
+                            preexec_fn=(
+                                _router_child_fifo if router_priority == "fifo" else _router_child
+                            ),
+                        )
                     )
-                )
+                except subprocess.SubprocessError as e:
+                    # The real-time class refused (no CAP_SYS_NICE, or no real-time time left).
+                    raise TestbedError(
+                        f"--router-priority {router_priority}: the router could not be "
+                        f"scheduled so ({e})"
+                    ) from None
                 for side in ("l", "r"):
                     procs.append(
                         subprocess.Popen(
