@@ -198,7 +198,7 @@ def run_cell(
     series: bool = False,
     reference: str = "testbed",
     ecn: bool = False,
-    router_priority: str = "nice",
+    router_priority: str | None = None,
 ) -> dict[str, Any]:
     import aqmlab
     from aqmlab import scenario as sc
@@ -231,7 +231,10 @@ def run_cell(
         tb["marks"] = float(summary["bottleneck"]["marks"])
     else:
         out = keep / f"{cc}-{aqm}-{flows}-{rate:g}"
-        res = run_testbed(doc, out, cc=cc, router_priority=router_priority)
+        if router_priority is None:
+            res = run_testbed(doc, out, cc=cc)
+        else:
+            res = run_testbed(doc, out, cc=cc, router_priority=router_priority)
         tb = figures(json.loads((out / "summary.json").read_text()))
         if series:
             tb["growth"] = ca_growth(res.flow_series, start_s)
@@ -308,11 +311,13 @@ def add_sim_set(ap: argparse.ArgumentParser) -> None:
 def add_router_priority(ap: argparse.ArgumentParser) -> None:
     """``--router-priority nice|fifo``: how the testbed's router is scheduled (``aqmlab
     testbed``'s flag of the same name)."""
+    from aqmlab.testbed.priority import ROUTER_PRIORITIES, ROUTER_PRIORITY
+
     ap.add_argument(
         "--router-priority",
-        choices=("nice", "fifo"),
-        default="nice",
-        help="the testbed's router at nice -10 (default) or in the real-time class",
+        choices=ROUTER_PRIORITIES,
+        default=ROUTER_PRIORITY,
+        help="the testbed's router in the real-time class (default) or at nice -10",
     )
 
 

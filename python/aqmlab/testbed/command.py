@@ -7,6 +7,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from aqmlab.testbed.priority import ROUTER_PRIORITIES, ROUTER_PRIORITY
+
 __all__ = ["add_parser", "cmd_testbed"]
 
 
@@ -28,11 +30,11 @@ def add_parser(sub: Any, setarg: dict[str, Any]) -> None:
     )
     t.add_argument(
         "--router-priority",
-        default="nice",
-        choices=("nice", "fifo"),
-        help="how the router is scheduled: nice -10 (default), or fifo, the real-time class, "
-        "which keeps it on the link's time when the hosts' programs are busy "
-        "(see docs/testbed.md)",
+        default=ROUTER_PRIORITY,
+        choices=ROUTER_PRIORITIES,
+        help="how the router is scheduled: fifo, the real-time class (default), which keeps "
+        "it on the link's time when the hosts' programs are busy, or nice -10, for a machine "
+        "that refuses the real-time class (see docs/testbed.md)",
     )
     t.add_argument(
         "--cleanup",

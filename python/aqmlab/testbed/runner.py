@@ -55,6 +55,7 @@ from aqmlab.testbed.netns import (
     kernel_ccs,
     work_dir_prefix,
 )
+from aqmlab.testbed.priority import ROUTER_FIFO, ROUTER_NICE, ROUTER_PRIORITIES, ROUTER_PRIORITY
 
 __all__ = ["find_router", "plan", "run_testbed", "unsupported"]
 
@@ -72,14 +73,6 @@ UDP_KEYS = {"kind", "flows", "direction", "start", "rate", "density", "packet_si
 PROBE_INTERVAL_NS = 100_000_000
 #: Margin between the processes' "ready" and the run's start.
 START_MARGIN_NS = 200_000_000
-#: The router's nice value (higher priority than the rest of the machine).
-ROUTER_NICE = -10
-#: How the router may be scheduled (``--router-priority``): ``"nice"`` at :data:`ROUTER_NICE`,
-#: or ``"fifo"``, the real-time class (``SCHED_FIFO``) at :data:`ROUTER_FIFO`, which wakes it
-#: ahead of every ordinary process, the hosts' programs included.
-ROUTER_PRIORITIES = ("nice", "fifo")
-#: The router's real-time priority under ``"fifo"`` (that of the user-mode guest's ``chrt -f``).
-ROUTER_FIFO = 50
 #: The kernel's TCP counters the summary gives over the measurement window, summed over the
 #: two hosts' network namespaces (``testbed.kernel_tcp``), as ``nstat`` names them ...
 KERNEL_TCP_COUNTERS = (
@@ -459,7 +452,7 @@ def run_testbed(
     cc: str = "reno",
     command: Sequence[str] | None = None,
     log: Callable[[str], None] | None = None,
-    router_priority: str = "nice",
+    router_priority: str = ROUTER_PRIORITY,
 ) -> RunResult:
     """Run the scenario document ``doc`` on the testbed and write the
     result folder ``out``; the router is scheduled as ``router_priority`` says

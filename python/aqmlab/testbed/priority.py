@@ -1,0 +1,21 @@
+"""How the testbed's router is scheduled (``aqmlab testbed --router-priority``).
+
+Kept apart from the runner so that the command line can name the choices without importing it.
+"""
+
+from __future__ import annotations
+
+__all__ = ["ROUTER_FIFO", "ROUTER_NICE", "ROUTER_PRIORITIES", "ROUTER_PRIORITY"]
+
+#: The router's nice value (higher priority than the rest of the machine), under either choice.
+ROUTER_NICE = -10
+#: The choices: ``"nice"``, at :data:`ROUTER_NICE` in the ordinary class, or ``"fifo"``, the
+#: real-time class (``SCHED_FIFO``) at :data:`ROUTER_FIFO`, which wakes it ahead of every
+#: ordinary process, the hosts' programs included.
+ROUTER_PRIORITIES = ("nice", "fifo")
+#: The default: the real-time class, which keeps the router on the link's time where the hosts'
+#: programs keep the CPUs busy (docs/testbed.md, "Set-up and tear-down"); ``"nice"`` for a
+#: machine that refuses it.
+ROUTER_PRIORITY = "fifo"
+#: The router's real-time priority under ``"fifo"`` (that of the user-mode guest's ``chrt -f``).
+ROUTER_FIFO = 50
