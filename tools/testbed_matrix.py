@@ -47,6 +47,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from aqmlab.testbed.priority import ROUTER_PRIORITIES, ROUTER_PRIORITY
+
 ROOT = Path(__file__).resolve().parents[1]
 DUMBBELL = ROOT / "scenarios" / "testbed" / "dumbbell-20.toml"
 RTT_S = 0.1
@@ -198,7 +200,7 @@ def run_cell(
     series: bool = False,
     reference: str = "testbed",
     ecn: bool = False,
-    router_priority: str | None = None,
+    router_priority: str = ROUTER_PRIORITY,
 ) -> dict[str, Any]:
     import aqmlab
     from aqmlab import scenario as sc
@@ -231,10 +233,7 @@ def run_cell(
         tb["marks"] = float(summary["bottleneck"]["marks"])
     else:
         out = keep / f"{cc}-{aqm}-{flows}-{rate:g}"
-        if router_priority is None:
-            res = run_testbed(doc, out, cc=cc)
-        else:
-            res = run_testbed(doc, out, cc=cc, router_priority=router_priority)
+        res = run_testbed(doc, out, cc=cc, router_priority=router_priority)
         tb = figures(json.loads((out / "summary.json").read_text()))
         if series:
             tb["growth"] = ca_growth(res.flow_series, start_s)
@@ -311,8 +310,6 @@ def add_sim_set(ap: argparse.ArgumentParser) -> None:
 def add_router_priority(ap: argparse.ArgumentParser) -> None:
     """``--router-priority nice|fifo``: how the testbed's router is scheduled (``aqmlab
     testbed``'s flag of the same name)."""
-    from aqmlab.testbed.priority import ROUTER_PRIORITIES, ROUTER_PRIORITY
-
     ap.add_argument(
         "--router-priority",
         choices=ROUTER_PRIORITIES,
