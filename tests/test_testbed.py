@@ -26,8 +26,10 @@ from aqmlab import scenario, testbed
 from aqmlab.api import EVENT_COLUMNS, typed_table
 from aqmlab.results import load_run
 from aqmlab.testbed import leftovers, run_testbed, unsupported
+from aqmlab.testbed.cpus import CPUS, Placement, placement
 from aqmlab.testbed.host import parse_mib, tcp_info
 from aqmlab.testbed.netns import NETNS_DIR, check_environment
+from aqmlab.testbed.priority import ROUTER_PRIORITY
 from aqmlab.testbed.runner import (
     INFINITE_SSTHRESH,
     events_table,
@@ -501,6 +503,23 @@ def test_cli_errors_name_the_key(tmp_path: Path) -> None:
     r = _aqmlab("testbed", str(DUMBBELL), "--out", str(tmp_path / "o"), "--router-priority", "rt")
     assert r.returncode == 2 and "--router-priority" in r.stderr and "'fifo'" in r.stderr, r.stderr
     assert "Traceback" not in r.stderr and not (tmp_path / "o").exists()
+    r = _aqmlab("testbed", str(DUMBBELL), "--out", str(tmp_path / "o"), "--cpus", "all")
+    assert r.returncode == 2 and "--cpus" in r.stderr and "'pinned'" in r.stderr, r.stderr
+    assert "Traceback" not in r.stderr and not (tmp_path / "o").exists()
+
+
+def test_an_unknown_cpu_placement_is_refused_before_anything_runs(tmp_path: Path) -> None:
+    with pytest.raises(testbed.TestbedError, match="--cpus: 'all' is not one of pinned, shared"):
+        run_testbed(_doc(DUMBBELL), tmp_path / "o", cpus="all")
+    assert not (tmp_path / "o").exists()
+
+
+def test_the_router_gets_the_last_cpu_and_the_hosts_the_rest() -> None:
+    assert placement("pinned", {0, 1, 2, 3}) == Placement(router=3, hosts=(0, 1, 2))
+    assert placement("pinned", {5, 1}) == Placement(router=5, hosts=(1,))
+    # One CPU, or "shared": no placement, and nothing kept awake.
+    assert placement("pinned", {0}) is None
+    assert placement("shared", {0, 1}) is None
 
 
 def test_an_unknown_router_priority_is_refused_before_anything_runs(tmp_path: Path) -> None:
@@ -574,6 +593,9 @@ RUNS: dict[str, tuple[Path, dict[str, Any] | None, dict[str, Any], str]] = {
 #: The runs whose router runs at nice -10 (``--router-priority nice``); the others in the
 #: real-time class, the default.
 NICE_RUNS = {"acc10"}
+#: The runs with the router alone on one CPU and the others kept awake (``--cpus pinned``); the
+#: others where the kernel puts them, the default.
+PINNED_RUNS = {"acc50"}
 
 
 def _run_named(name: str, out: Path) -> Path:
@@ -582,10 +604,13 @@ def _run_named(name: str, out: Path) -> Path:
     doc = _doc(f, **sets)
     if aqm is not None:
         doc["aqm"] = aqm
-    if name in NICE_RUNS:
-        run_testbed(doc, out, cc=cc, router_priority="nice")
-    else:
-        run_testbed(doc, out, cc=cc)
+    run_testbed(
+        doc,
+        out,
+        cc=cc,
+        router_priority="nice" if name in NICE_RUNS else ROUTER_PRIORITY,
+        cpus="pinned" if name in PINNED_RUNS else CPUS,
+    )
     return out
 
 
@@ -630,6 +655,8 @@ def test_link_accuracy(runs: dict[str, Path], name: str, rate: float) -> None:
     assert tb["router_late_p50_s"] < 0.5e-3
     assert {"router_late_mean_s", "router_late_p99_s", "router_late_max_s"} <= set(tb)
     assert tb["router_priority"] == ("nice" if name in NICE_RUNS else "fifo")
+    pinned = name in PINNED_RUNS and len(os.sched_getaffinity(0)) >= 2
+    assert tb["cpus"] == ("pinned" if pinned else "shared")
 
 
 @needs_testbed

@@ -186,7 +186,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--rate", type=float, default=50.0, help="Mbit/s")
     ap.add_argument("--window", type=float, nargs=2, default=(3.0, 13.0), metavar=("FROM", "TO"))
     tm.add_sim_set(ap)
-    tm.add_router_priority(ap)
+    tm.add_scheduling(ap)
     src = ap.add_mutually_exclusive_group(required=True)
     src.add_argument("--keep", type=Path, help="keep the testbed's folders here (DIR/sN)")
     src.add_argument("--from", dest="src", type=Path, help="read the testbed's folders from here")
@@ -208,7 +208,7 @@ def main(argv: list[str] | None = None) -> int:
             folder = a.src / f"s{seed}"
         else:
             folder = a.keep / f"s{seed}"
-            run_testbed(doc, folder, cc=a.cc, router_priority=a.router_priority)
+            run_testbed(doc, folder, cc=a.cc, router_priority=a.router_priority, cpus=a.cpus)
         add_run(
             kernel,
             json.loads((folder / "summary.json").read_text()),

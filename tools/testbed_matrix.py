@@ -47,6 +47,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from aqmlab.testbed.cpus import CPU_CHOICES, CPUS
 from aqmlab.testbed.priority import ROUTER_PRIORITIES, ROUTER_PRIORITY
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -201,6 +202,7 @@ def run_cell(
     reference: str = "testbed",
     ecn: bool = False,
     router_priority: str = ROUTER_PRIORITY,
+    cpus: str = CPUS,
 ) -> dict[str, Any]:
     import aqmlab
     from aqmlab import scenario as sc
@@ -233,7 +235,7 @@ def run_cell(
         tb["marks"] = float(summary["bottleneck"]["marks"])
     else:
         out = keep / f"{cc}-{aqm}-{flows}-{rate:g}"
-        res = run_testbed(doc, out, cc=cc, router_priority=router_priority)
+        res = run_testbed(doc, out, cc=cc, router_priority=router_priority, cpus=cpus)
         tb = figures(json.loads((out / "summary.json").read_text()))
         if series:
             tb["growth"] = ca_growth(res.flow_series, start_s)
@@ -307,14 +309,21 @@ def add_sim_set(ap: argparse.ArgumentParser) -> None:
     )
 
 
-def add_router_priority(ap: argparse.ArgumentParser) -> None:
-    """``--router-priority nice|fifo``: how the testbed's router is scheduled (``aqmlab
-    testbed``'s flag of the same name)."""
+def add_scheduling(ap: argparse.ArgumentParser) -> None:
+    """``--router-priority nice|fifo`` and ``--cpus pinned|shared``: how the testbed's
+    processes are scheduled (``aqmlab testbed``'s flags of the same names)."""
     ap.add_argument(
         "--router-priority",
         choices=ROUTER_PRIORITIES,
         default=ROUTER_PRIORITY,
         help="the testbed's router in the real-time class (default) or at nice -10",
+    )
+    ap.add_argument(
+        "--cpus",
+        choices=CPU_CHOICES,
+        default=CPUS,
+        help="the processes where the kernel puts them (default), or the router alone on one "
+        "CPU and the others kept awake",
     )
 
 
@@ -334,7 +343,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     ap.add_argument("--flows", nargs="+", type=int, default=[5, 20])
     ap.add_argument("--rate", nargs="+", type=float, default=[10.0, 50.0], help="Mbit/s")
-    add_router_priority(ap)
+    add_scheduling(ap)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--json", type=Path, help="write the cells as JSON here")
     ap.add_argument("--keep", type=Path, help="keep the testbed's result folders here")
@@ -408,6 +417,7 @@ def main(argv: list[str] | None = None) -> int:
                     args.reference,
                     args.ecn,
                     args.router_priority,
+                    args.cpus,
                 )
             except (TestbedError, ScenarioError) as e:
                 print(f"error: {e}", file=sys.stderr)

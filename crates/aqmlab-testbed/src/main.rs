@@ -12,6 +12,7 @@
 //! aqmlab-router --check CONFIG.json            validate; print the derived link as JSON
 //! aqmlab-router --run CONFIG.json --out R.json  route until the run ends; write the results
 //! aqmlab-router --bench [--packets N]          the queue+AQM path in memory, per scheme
+//! aqmlab-router --keep-awake CPUS              spin on CPUS in the idle class (awake.rs)
 //! ```
 //!
 //! CONFIG is JSON: `{"scenario": {...}, "t0_ns": N, "tuns": [[NETNS, DEV], [NETNS, DEV]]}`
@@ -21,6 +22,7 @@
 //! so it is validated exactly as for `aqmlab run`. Errors print one line
 //! `error: ...` and exit with status 2.
 
+mod awake;
 mod ip;
 mod link;
 mod sys;
@@ -272,7 +274,10 @@ fn main() -> ExitCode {
         Some("--run") if args.len() == 4 && args[2] == "--out" => run(&args[1], &args[3]),
         Some("--bench") => bench(&args[1..]),
         Some("--web-plan") if args.len() == 2 => web_plan(&args[1]),
-        _ => Err("usage: aqmlab-router --check CONFIG.json | --run CONFIG.json --out RESULT.json | --web-plan CONFIG.json | --bench [--packets N]".into()),
+        Some("--keep-awake") if args.len() == 2 => {
+            awake::parse_cpus(&args[1]).and_then(|c| awake::keep_awake(&c))
+        }
+        _ => Err("usage: aqmlab-router --check CONFIG.json | --run CONFIG.json --out RESULT.json | --web-plan CONFIG.json | --bench [--packets N] | --keep-awake CPUS".into()),
     };
     match r {
         Ok(()) => ExitCode::SUCCESS,

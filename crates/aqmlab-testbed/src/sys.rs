@@ -1,7 +1,8 @@
 //! The few system calls the router needs that `std` does not offer: entering
 //! a network namespace, attaching to a TUN device, the monotonic clock,
-//! waiting on two descriptors with a nanosecond timeout, and dying with the
-//! parent. Each `unsafe` block says why it is sound.
+//! waiting on two descriptors with a nanosecond timeout, dying with the
+//! parent, and a thread's CPU and scheduling class. Each `unsafe` block says
+//! why it is sound.
 
 use std::fs::{File, OpenOptions};
 use std::io;
@@ -104,16 +105,10 @@ pub fn wait_readable(fds: &[&File], timeout_ns: u64) -> io::Result<()> {
 /// Die (SIGKILL) when the parent process dies, and ask for the finest timer
 /// slack (the kernel's default of 50 us would blur the link's timing).
 pub fn die_with_parent_and_fine_timers() {
-    // SAFETY: both prctl options take plain integer arguments and touch no
-    // memory of ours.
+    die_with_parent();
+    // SAFETY: PR_SET_TIMERSLACK takes a plain integer and touches no memory
+    // of ours.
     unsafe {
-        libc::prctl(
-            libc::PR_SET_PDEATHSIG,
-            libc::SIGKILL as libc::c_ulong,
-            0,
-            0,
-            0,
-        );
         libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong, 0, 0, 0);
     }
 }
@@ -128,4 +123,53 @@ pub fn cpu_times() -> (f64, f64) {
     }
     let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 * 1e-6;
     (tv(ru.ru_utime), tv(ru.ru_stime))
+}
+
+/// Run the calling thread on CPU `cpu` only.
+pub fn pin_thread(cpu: usize) -> io::Result<()> {
+    // SAFETY: `cpu_set_t` is a plain bit array for which all-zero bytes are
+    // the empty set.
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    if cpu >= 8 * std::mem::size_of::<libc::cpu_set_t>() {
+        return Err(io::Error::from(io::ErrorKind::InvalidInput));
+    }
+    // SAFETY: `cpu` is within the set's bits (checked above) and `set` is a
+    // valid, writable cpu_set_t.
+    unsafe { libc::CPU_SET(cpu, &mut set) };
+    // SAFETY: pid 0 is the calling thread; `set` is a valid cpu_set_t of the
+    // size passed, read for the duration of the call.
+    let r = unsafe { libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) };
+    if r != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// Put the calling thread in the kernel's idle class (`SCHED_IDLE`): it runs
+/// only when nothing else on its CPU wants to, and yields at once to any
+/// task that wakes there.
+pub fn sched_idle() -> io::Result<()> {
+    let param = libc::sched_param { sched_priority: 0 };
+    // SAFETY: pid 0 is the calling thread; `param` is a valid sched_param
+    // read for the duration of the call.
+    let r = unsafe { libc::sched_setscheduler(0, libc::SCHED_IDLE, &param) };
+    if r != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// Die (SIGKILL) when the parent process dies.
+pub fn die_with_parent() {
+    // SAFETY: PR_SET_PDEATHSIG takes a plain integer and touches no memory
+    // of ours.
+    unsafe {
+        libc::prctl(
+            libc::PR_SET_PDEATHSIG,
+            libc::SIGKILL as libc::c_ulong,
+            0,
+            0,
+            0,
+        );
+    }
 }

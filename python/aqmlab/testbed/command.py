@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from aqmlab.testbed.cpus import CPU_CHOICES, CPUS
 from aqmlab.testbed.priority import ROUTER_PRIORITIES, ROUTER_PRIORITY
 
 __all__ = ["add_parser", "cmd_testbed"]
@@ -35,6 +36,14 @@ def add_parser(sub: Any, setarg: dict[str, Any]) -> None:
         help="how the router is scheduled: fifo, the real-time class (default), which keeps "
         "it on the link's time when the hosts' programs are busy, or nice -10, for a machine "
         "that refuses the real-time class (see docs/testbed.md)",
+    )
+    t.add_argument(
+        "--cpus",
+        default=CPUS,
+        choices=CPU_CHOICES,
+        help="where the processes run: shared, wherever the kernel puts them (default), or "
+        "pinned, the router alone on one CPU and the hosts' CPUs kept from halting (a halted "
+        "CPU of a virtual machine wakes its tasks late; see docs/testbed.md)",
     )
     t.add_argument(
         "--cleanup",
@@ -86,6 +95,7 @@ def cmd_testbed(args: argparse.Namespace) -> int:
             command=["aqmlab", *args.argv],
             log=log,
             router_priority=args.router_priority,
+            cpus=args.cpus,
         )
     except ScenarioError as e:
         raise UserError(f"{Path(args.file)}: {e}") from None

@@ -48,6 +48,7 @@ from aqmlab.api import (
 )
 from aqmlab.testbed import host
 from aqmlab.testbed.counterpart import ACCESS_RATE
+from aqmlab.testbed.cpus import CPU_CHOICES, CPUS, Placement, placement
 from aqmlab.testbed.netns import (
     Dumbbell,
     TestbedError,
@@ -430,6 +431,35 @@ def _router_child_fifo() -> None:
     os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(ROUTER_FIFO))
 
 
+def _router_preexec(priority: str, cpu: int | None) -> Callable[[], None]:
+    """The router's child set-up: its class (``priority``), and with ``cpu`` that CPU alone."""
+    base = _router_child_fifo if priority == "fifo" else _router_child
+
+    def child() -> None:
+        base()
+        if cpu is not None:
+            os.sched_setaffinity(0, {cpu})
+
+    return child
+
+
+def _keep_awake(router: str, place: Placement) -> subprocess.Popen[bytes]:
+    """Start ``aqmlab-router --keep-awake`` on the hosts' CPUs (:mod:`aqmlab.testbed.cpus`) and
+    wait for its ``ready``."""
+    p = subprocess.Popen(
+        [router, "--keep-awake", ",".join(str(c) for c in place.hosts)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        preexec_fn=_die_with_parent,
+    )
+    assert p.stdout is not None
+    if p.stdout.readline().strip() != b"ready":
+        p.wait()
+        err = p.stderr.read().decode(errors="replace").strip() if p.stderr else ""
+        raise TestbedError(f"--cpus pinned: the hosts' CPUs could not be kept awake ({err})")
+    return p
+
+
 @contextmanager
 def _signals_raise() -> Iterator[None]:
     """SIGTERM and SIGHUP raise KeyboardInterrupt (as Ctrl-C does), so the
@@ -453,16 +483,21 @@ def run_testbed(
     command: Sequence[str] | None = None,
     log: Callable[[str], None] | None = None,
     router_priority: str = ROUTER_PRIORITY,
+    cpus: str = CPUS,
 ) -> RunResult:
     """Run the scenario document ``doc`` on the testbed and write the
     result folder ``out``; the router is scheduled as ``router_priority`` says
-    (:data:`ROUTER_PRIORITIES`). Raises :class:`TestbedError` (set-up, an
+    (:data:`ROUTER_PRIORITIES`), the processes placed as ``cpus`` says
+    (:data:`CPU_CHOICES`). Raises :class:`TestbedError` (set-up, an
     unsupported key or option) or ``aqmlab.ScenarioError`` (a bad scenario)."""
     say = log or (lambda s: None)
     if router_priority not in ROUTER_PRIORITIES:
         raise TestbedError(
             f"--router-priority: {router_priority!r} is not one of {', '.join(ROUTER_PRIORITIES)}"
         )
+    if cpus not in CPU_CHOICES:
+        raise TestbedError(f"--cpus: {cpus!r} is not one of {', '.join(CPU_CHOICES)}")
+    place = placement(cpus)
     resolved = scenario.validate(doc)
     errs = unsupported(doc)
     if errs:
@@ -523,8 +558,14 @@ def run_testbed(
             host_sysctls=host_sysctls(doc, resolved),
         )
         procs: list[subprocess.Popen[bytes]] = []
+        awake: subprocess.Popen[bytes] | None = None
+        own_cpus = os.sched_getaffinity(0)
         with _signals_raise():
             try:
+                if place is not None:
+                    # The runner and the hosts (its children) stay off the router's CPU.
+                    os.sched_setaffinity(0, set(place.hosts))
+                    awake = _keep_awake(router, place)
                 say(f"setting up namespaces {db.tag}-*")
                 db.up()
                 cfg["t0_ns"] = 0  # handed over on stdin once every process is ready
@@ -611,8 +652,8 @@ def run_testbed(
                             stdin=subprocess.PIPE,
                             stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE,
-                            preexec_fn=(
-                                _router_child_fifo if router_priority == "fifo" else _router_child
+                            preexec_fn=_router_preexec(
+                                router_priority, None if place is None else place.router
                             ),
                         )
                     )
@@ -668,13 +709,15 @@ def run_testbed(
                         raise TestbedError(f"the {what} failed (status {p.returncode}): {err}")
                 rout = json.loads((tmp / "router.out.json").read_text())
                 rout["priority"] = router_priority
+                rout["cpus"] = cpus if place is not None else "shared"
                 hl = json.loads(hosts["l"].read_text())
                 hr = json.loads(hosts["r"].read_text())
             finally:
-                for p in procs:
+                for p in [*procs, *([awake] if awake is not None else [])]:
                     if p.poll() is None:
                         p.kill()
                         p.wait()
+                os.sched_setaffinity(0, own_cpus)
                 say("tearing down")
                 db.down()
     wall = time.monotonic() - wall0
@@ -713,6 +756,7 @@ def _manifest_extra(derived: Mapping[str, Any], rout: Mapping[str, Any], cc: str
             "router": dict(derived),
             "router_late_p99_s": rout["late_p99_s"],
             "router_priority": rout.get("priority", "nice"),
+            "cpus": rout.get("cpus", "shared"),
         },
     }
 
@@ -1034,6 +1078,7 @@ def _result(
             "probe_rtt_idle_count": len(idle),
             "probe_rtt_mean_s": float(np.mean(meas)) if meas else None,
             "router_priority": rout.get("priority", "nice"),
+            "cpus": rout.get("cpus", "shared"),
             "router_late_mean_s": rout["late_mean_s"],
             "router_late_p50_s": rout["late_p50_s"],
             "router_late_p99_s": rout["late_p99_s"],
