@@ -17,7 +17,8 @@
 //!
 //! Prints `ready` once every thread is pinned and idle-class, then spins
 //! until killed (it dies with its parent). A CPU it cannot pin to or a class
-//! it cannot take is an error, before any thread spins.
+//! it cannot take is an error: it prints it and exits, its threads with it,
+//! and never says `ready`.
 
 use crate::sys;
 use std::sync::mpsc;
