@@ -26,7 +26,7 @@ from aqmlab import scenario, testbed
 from aqmlab.api import EVENT_COLUMNS, typed_table
 from aqmlab.results import load_run
 from aqmlab.testbed import leftovers, run_testbed, unsupported
-from aqmlab.testbed.cpus import CPUS, Placement, placement
+from aqmlab.testbed.cpus import CPUS, Placement, placement, router_priority, steal_s
 from aqmlab.testbed.host import parse_mib, tcp_info
 from aqmlab.testbed.netns import NETNS_DIR, check_environment
 from aqmlab.testbed.priority import ROUTER_PRIORITY
@@ -522,6 +522,29 @@ def test_the_router_gets_the_last_cpu_and_the_hosts_the_rest() -> None:
     assert placement("shared", {0, 1}) is None
 
 
+def test_a_router_alone_on_its_cpu_runs_at_nice_and_never_in_the_real_time_class() -> None:
+    pinned, shared = Placement(router=1, hosts=(0,)), None
+    assert router_priority(None, pinned) == "nice"
+    assert router_priority("nice", pinned) == "nice"
+    assert router_priority(None, shared) == ROUTER_PRIORITY == "fifo"
+    assert router_priority("nice", shared) == "nice"
+    # A polling router in the real-time class would lose 50 ms of every second.
+    with pytest.raises(ValueError, match="--router-priority fifo: not with --cpus pinned"):
+        router_priority("fifo", pinned)
+
+
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="pinned needs two CPUs")
+def test_fifo_with_pinned_cpus_is_refused_before_anything_runs(tmp_path: Path) -> None:
+    with pytest.raises(testbed.TestbedError, match="sched_rt_runtime_us"):
+        run_testbed(_doc(DUMBBELL), tmp_path / "o", router_priority="fifo", cpus="pinned")
+    assert not (tmp_path / "o").exists()
+
+
+def test_the_hypervisors_steal_is_read_in_seconds() -> None:
+    s = steal_s()
+    assert s >= 0.0 and steal_s() >= s
+
+
 def test_an_unknown_router_priority_is_refused_before_anything_runs(tmp_path: Path) -> None:
     with pytest.raises(
         testbed.TestbedError, match="--router-priority: 'rt' is not one of nice, fifo"
@@ -590,11 +613,11 @@ RUNS: dict[str, tuple[Path, dict[str, Any] | None, dict[str, Any], str]] = {
 }
 
 
-#: The runs whose router runs at nice -10 (``--router-priority nice``); the others in the
-#: real-time class, the default.
+#: The runs whose router runs at nice -10 (``--router-priority nice``; so do the pinned runs,
+#: the only class there); the others in the real-time class, the default.
 NICE_RUNS = {"acc10"}
-#: The runs with the router alone on one CPU and the others kept awake (``--cpus pinned``); the
-#: others where the kernel puts them, the default.
+#: The runs with the router alone on one CPU, polling, and the others kept awake (``--cpus
+#: pinned``); the others where the kernel puts them, the default.
 PINNED_RUNS = {"acc50"}
 
 
@@ -608,7 +631,7 @@ def _run_named(name: str, out: Path) -> Path:
         doc,
         out,
         cc=cc,
-        router_priority="nice" if name in NICE_RUNS else ROUTER_PRIORITY,
+        router_priority="nice" if name in NICE_RUNS else None,
         cpus="pinned" if name in PINNED_RUNS else CPUS,
     )
     return out
@@ -654,9 +677,10 @@ def test_link_accuracy(runs: dict[str, Path], name: str, rate: float) -> None:
     # The router reports its own added delay, and how it was scheduled.
     assert tb["router_late_p50_s"] < 0.5e-3
     assert {"router_late_mean_s", "router_late_p99_s", "router_late_max_s"} <= set(tb)
-    assert tb["router_priority"] == ("nice" if name in NICE_RUNS else "fifo")
     pinned = name in PINNED_RUNS and len(os.sched_getaffinity(0)) >= 2
+    assert tb["router_priority"] == ("nice" if name in NICE_RUNS or pinned else "fifo")
     assert tb["cpus"] == ("pinned" if pinned else "shared")
+    assert tb["steal_s"] >= 0.0
 
 
 @needs_testbed

@@ -196,7 +196,7 @@ def main(argv: list[str] | None = None) -> int:
 
     import aqmlab
     from aqmlab import scenario as sc
-    from aqmlab.testbed import run_testbed, simulator_counterpart
+    from aqmlab.testbed import TestbedError, run_testbed, simulator_counterpart
 
     window = (a.window[0], a.window[1])
     kernel, sim = Side(), Side()
@@ -208,7 +208,11 @@ def main(argv: list[str] | None = None) -> int:
             folder = a.src / f"s{seed}"
         else:
             folder = a.keep / f"s{seed}"
-            run_testbed(doc, folder, cc=a.cc, router_priority=a.router_priority, cpus=a.cpus)
+            try:
+                run_testbed(doc, folder, cc=a.cc, router_priority=a.router_priority, cpus=a.cpus)
+            except TestbedError as e:
+                print(f"error: {e}", file=sys.stderr)
+                return 2
         add_run(
             kernel,
             json.loads((folder / "summary.json").read_text()),

@@ -48,7 +48,7 @@ from pathlib import Path
 from typing import Any
 
 from aqmlab.testbed.cpus import CPU_CHOICES, CPUS
-from aqmlab.testbed.priority import ROUTER_PRIORITIES, ROUTER_PRIORITY
+from aqmlab.testbed.priority import ROUTER_PRIORITIES
 
 ROOT = Path(__file__).resolve().parents[1]
 DUMBBELL = ROOT / "scenarios" / "testbed" / "dumbbell-20.toml"
@@ -201,7 +201,7 @@ def run_cell(
     series: bool = False,
     reference: str = "testbed",
     ecn: bool = False,
-    router_priority: str = ROUTER_PRIORITY,
+    router_priority: str | None = None,
     cpus: str = CPUS,
 ) -> dict[str, Any]:
     import aqmlab
@@ -315,15 +315,16 @@ def add_scheduling(ap: argparse.ArgumentParser) -> None:
     ap.add_argument(
         "--router-priority",
         choices=ROUTER_PRIORITIES,
-        default=ROUTER_PRIORITY,
-        help="the testbed's router in the real-time class (default) or at nice -10",
+        default=None,
+        help="the testbed's router in the real-time class (the default with shared CPUs) or at "
+        "nice -10 (the only choice with --cpus pinned)",
     )
     ap.add_argument(
         "--cpus",
         choices=CPU_CHOICES,
         default=CPUS,
         help="the processes where the kernel puts them (default), or the router alone on one "
-        "CPU and the others kept awake",
+        "CPU, polling, and the others kept awake",
     )
 
 

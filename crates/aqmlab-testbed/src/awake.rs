@@ -13,7 +13,8 @@
 //! takes it at once (the same test: 7 us at the median, 15 us at the 99th
 //! percentile, 0.26 ms at worst). Never on the router's CPU: a runnable
 //! ordinary task there would get the kernel's fair-server share of a
-//! real-time router's CPU (up to 50 ms of each second), stalling the router.
+//! real-time router's CPU (up to 50 ms of each second), stalling the router;
+//! the router keeps its own CPU from halting by polling (`busy_poll`).
 //!
 //! Prints `ready` once every thread is pinned and idle-class, then spins
 //! until killed (it dies with its parent). A CPU it cannot pin to or a class

@@ -13,11 +13,13 @@
 //! aqmlab-router --run CONFIG.json --out R.json  route until the run ends; write the results
 //! aqmlab-router --bench [--packets N]          the queue+AQM path in memory, per scheme
 //! aqmlab-router --keep-awake CPUS              spin on CPUS in the idle class (awake.rs)
+//! aqmlab-router --probe-timer SECONDS SLEEP_US  how late this CPU runs a task (probe.rs)
 //! ```
 //!
 //! CONFIG is JSON: `{"scenario": {...}, "t0_ns": N, "tuns": [[NETNS, DEV], [NETNS, DEV]]}`
 //! (`t0_ns` = 0: print `ready` once the TUN devices are attached and read
-//! the start instant, CLOCK_MONOTONIC ns, from stdin);
+//! the start instant, CLOCK_MONOTONIC ns, from stdin; `"busy_poll": true`:
+//! never sleep between events, for a router alone on its CPU);
 //! the scenario document is decoded by the core ([`Scenario::from_value`]),
 //! so it is validated exactly as for `aqmlab run`. Errors print one line
 //! `error: ...` and exit with status 2.
@@ -25,6 +27,7 @@
 mod awake;
 mod ip;
 mod link;
+mod probe;
 mod sys;
 mod trace;
 
@@ -184,6 +187,12 @@ struct Config {
     /// The hosts' ports of their flows: flow queues keyed by flow number.
     #[serde(default)]
     flow_ports: Option<ip::FlowPorts>,
+    /// Poll the TUN devices without ever sleeping (`aqmlab testbed --cpus
+    /// pinned`, where the router has its CPU to itself): a virtual CPU that
+    /// halts between the router's events may be given back by the
+    /// hypervisor only 100 ms later (docs/testbed.md).
+    #[serde(default)]
+    busy_poll: bool,
 }
 
 fn read_config(path: &str) -> Result<Config, String> {
@@ -277,7 +286,8 @@ fn main() -> ExitCode {
         Some("--keep-awake") if args.len() == 2 => {
             awake::parse_cpus(&args[1]).and_then(|c| awake::keep_awake(&c))
         }
-        _ => Err("usage: aqmlab-router --check CONFIG.json | --run CONFIG.json --out RESULT.json | --web-plan CONFIG.json | --bench [--packets N] | --keep-awake CPUS".into()),
+        Some("--probe-timer") => probe::run(&args[1..]),
+        _ => Err("usage: aqmlab-router --check CONFIG.json | --run CONFIG.json --out RESULT.json | --web-plan CONFIG.json | --bench [--packets N] | --keep-awake CPUS | --probe-timer SECONDS SLEEP_US".into()),
     };
     match r {
         Ok(()) => ExitCode::SUCCESS,
@@ -470,14 +480,14 @@ fn run(cfg_path: &str, out_path: &str) -> Result<(), String> {
         let now = clock();
         if next > now {
             let wait = (next - now).as_nanos();
-            if wait > SPIN_NS {
+            if wait > SPIN_NS && !cfg.busy_poll {
                 // Sleep until shortly before the event (or a packet).
                 sys::wait_readable(&[&sides[0].tun, &sides[1].tun], wait - SPIN_NS)
                     .map_err(|e| format!("waiting for packets: {e}"))?;
             } else {
-                // The last stretch: poll without sleeping, so the wake-up
-                // latency of the kernel's timers (tens of us) does not add to
-                // the emulated delay.
+                // The last stretch (every wait with `busy_poll`): poll
+                // without sleeping, so the wake-up latency of the kernel's
+                // timers (tens of us) does not add to the emulated delay.
                 sys::wait_readable(&[&sides[0].tun, &sides[1].tun], 0)
                     .map_err(|e| format!("waiting for packets: {e}"))?;
                 std::hint::spin_loop();

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from aqmlab.testbed.cpus import CPU_CHOICES, CPUS
-from aqmlab.testbed.priority import ROUTER_PRIORITIES, ROUTER_PRIORITY
+from aqmlab.testbed.priority import ROUTER_PRIORITIES
 
 __all__ = ["add_parser", "cmd_testbed"]
 
@@ -31,19 +31,20 @@ def add_parser(sub: Any, setarg: dict[str, Any]) -> None:
     )
     t.add_argument(
         "--router-priority",
-        default=ROUTER_PRIORITY,
+        default=None,
         choices=ROUTER_PRIORITIES,
-        help="how the router is scheduled: fifo, the real-time class (default), which keeps "
-        "it on the link's time when the hosts' programs are busy, or nice -10, for a machine "
-        "that refuses the real-time class (see docs/testbed.md)",
+        help="how the router is scheduled: fifo, the real-time class (the default with shared "
+        "CPUs), which keeps it on the link's time when the hosts' programs are busy, or nice "
+        "-10, for a machine that refuses the real-time class and the only choice with --cpus "
+        "pinned (see docs/testbed.md)",
     )
     t.add_argument(
         "--cpus",
         default=CPUS,
         choices=CPU_CHOICES,
         help="where the processes run: shared, wherever the kernel puts them (default), or "
-        "pinned, the router alone on one CPU and the hosts' CPUs kept from halting (a halted "
-        "CPU of a virtual machine wakes its tasks late; see docs/testbed.md)",
+        "pinned, the router alone on one CPU, polling, and the hosts' CPUs kept from halting "
+        "(a halted CPU of a virtual machine wakes its tasks late; see docs/testbed.md)",
     )
     t.add_argument(
         "--cleanup",

@@ -13,9 +13,11 @@ ROUTER_NICE = -10
 #: real-time class (``SCHED_FIFO``) at :data:`ROUTER_FIFO`, which wakes it ahead of every
 #: ordinary process, the hosts' programs included.
 ROUTER_PRIORITIES = ("nice", "fifo")
-#: The default: the real-time class, which keeps the router on the link's time where the hosts'
-#: programs keep the CPUs busy (docs/testbed.md, "Set-up and tear-down"); ``"nice"`` for a
-#: machine that refuses it.
+#: The default where the processes share the CPUs (``--cpus shared``): the real-time class, which
+#: keeps the router on the link's time where the hosts' programs keep the CPUs busy
+#: (docs/testbed.md, "Set-up and tear-down"); ``"nice"`` for a machine that refuses it. With
+#: ``--cpus pinned`` the router polls without sleeping and runs at nice -10
+#: (:func:`aqmlab.testbed.cpus.router_priority`).
 ROUTER_PRIORITY = "fifo"
 #: The router's real-time priority under ``"fifo"`` (that of the user-mode guest's ``chrt -f``).
 ROUTER_FIFO = 50

@@ -48,7 +48,8 @@ from aqmlab.api import (
 )
 from aqmlab.testbed import host
 from aqmlab.testbed.counterpart import ACCESS_RATE
-from aqmlab.testbed.cpus import CPU_CHOICES, CPUS, Placement, placement
+from aqmlab.testbed.cpus import CPU_CHOICES, CPUS, Placement, placement, steal_s
+from aqmlab.testbed.cpus import router_priority as priority_for
 from aqmlab.testbed.netns import (
     Dumbbell,
     TestbedError,
@@ -56,7 +57,7 @@ from aqmlab.testbed.netns import (
     kernel_ccs,
     work_dir_prefix,
 )
-from aqmlab.testbed.priority import ROUTER_FIFO, ROUTER_NICE, ROUTER_PRIORITIES, ROUTER_PRIORITY
+from aqmlab.testbed.priority import ROUTER_FIFO, ROUTER_NICE, ROUTER_PRIORITIES
 
 __all__ = ["find_router", "plan", "run_testbed", "unsupported"]
 
@@ -482,22 +483,26 @@ def run_testbed(
     cc: str = "reno",
     command: Sequence[str] | None = None,
     log: Callable[[str], None] | None = None,
-    router_priority: str = ROUTER_PRIORITY,
+    router_priority: str | None = None,
     cpus: str = CPUS,
 ) -> RunResult:
     """Run the scenario document ``doc`` on the testbed and write the
     result folder ``out``; the router is scheduled as ``router_priority`` says
-    (:data:`ROUTER_PRIORITIES`), the processes placed as ``cpus`` says
-    (:data:`CPU_CHOICES`). Raises :class:`TestbedError` (set-up, an
-    unsupported key or option) or ``aqmlab.ScenarioError`` (a bad scenario)."""
+    (:data:`ROUTER_PRIORITIES`; by default ``"fifo"``, or ``"nice"`` with ``cpus="pinned"``),
+    the processes placed as ``cpus`` says (:data:`CPU_CHOICES`). Raises :class:`TestbedError`
+    (set-up, an unsupported key or option) or ``aqmlab.ScenarioError`` (a bad scenario)."""
     say = log or (lambda s: None)
-    if router_priority not in ROUTER_PRIORITIES:
+    if router_priority is not None and router_priority not in ROUTER_PRIORITIES:
         raise TestbedError(
             f"--router-priority: {router_priority!r} is not one of {', '.join(ROUTER_PRIORITIES)}"
         )
     if cpus not in CPU_CHOICES:
         raise TestbedError(f"--cpus: {cpus!r} is not one of {', '.join(CPU_CHOICES)}")
     place = placement(cpus)
+    try:
+        router_priority = priority_for(router_priority, place)
+    except ValueError as e:
+        raise TestbedError(str(e)) from None
     resolved = scenario.validate(doc)
     errs = unsupported(doc)
     if errs:
@@ -575,6 +580,8 @@ def run_testbed(
                         "base": host.FLOW_PORT_BASE,
                         "count": min(len(flows), host.FLOW_PORTS),
                     }
+                # Alone on its CPU, the router polls rather than let that CPU halt.
+                cfg["busy_poll"] = place is not None
                 (tmp / "router.json").write_text(json.dumps(cfg))
                 traced = {int(f) for f in resolved["metrics"].get("flow_series", [])}
                 every = scenario._ns(resolved["metrics"].get("sample_interval", "10ms"))
@@ -692,6 +699,7 @@ def run_testbed(
                         err = p.stderr.read().decode(errors="replace").strip() if p.stderr else ""
                         raise TestbedError(f"the {what} failed to start: {err}")
                 t0 = time.monotonic_ns() + START_MARGIN_NS
+                steal0 = steal_s()
                 for p in procs:
                     assert p.stdin is not None
                     p.stdin.write(f"{t0}\n".encode())
@@ -710,10 +718,12 @@ def run_testbed(
                 rout = json.loads((tmp / "router.out.json").read_text())
                 rout["priority"] = router_priority
                 rout["cpus"] = cpus if place is not None else "shared"
+                # /proc/stat counts in ticks (1/100 s): no more digits than that.
+                rout["steal_s"] = round(steal_s() - steal0, 3)
                 hl = json.loads(hosts["l"].read_text())
                 hr = json.loads(hosts["r"].read_text())
             finally:
-                for p in [*procs, *([awake] if awake is not None else [])]:
+                for p in procs if awake is None else [*procs, awake]:
                     if p.poll() is None:
                         p.kill()
                         p.wait()
@@ -1079,6 +1089,7 @@ def _result(
             "probe_rtt_mean_s": float(np.mean(meas)) if meas else None,
             "router_priority": rout.get("priority", "nice"),
             "cpus": rout.get("cpus", "shared"),
+            "steal_s": rout.get("steal_s", 0.0),
             "router_late_mean_s": rout["late_mean_s"],
             "router_late_p50_s": rout["late_p50_s"],
             "router_late_p99_s": rout["late_p99_s"],
