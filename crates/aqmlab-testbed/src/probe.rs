@@ -9,14 +9,14 @@
 //! waits for its next event) and counts how late each wake-up came; with 0
 //! it reads the clock without sleeping (as the router polls with
 //! `busy_poll`) and counts the gaps between two reads: the time it was off
-//! its CPU. It prints one line: the wake-ups (or gaps) counted, the worst,
-//! how many passed 1, 10 and 50 ms, and the CPU time the hypervisor took
+//! its CPU. It prints one line: the wake-ups (or clock reads) counted, the
+//! worst, how many passed 1, 10 and 50 ms, and the CPU time the hypervisor took
 //! from the machine meanwhile (`steal` in `/proc/stat`).
 
 use crate::sys;
 
 /// What one probe measured.
-#[derive(Debug, PartialEq)]
+#[derive(Debug)]
 pub struct Probe {
     /// Wake-ups (or, polling, clock reads) counted.
     pub n: u64,
