@@ -292,6 +292,39 @@ def test_schedule_and_phases_through_the_api() -> None:
     assert r.summary["links"][0]["name"] == "bottleneck"
 
 
+def test_dsack_counters() -> None:
+    """``tcp.dsack`` (on in the linux profile): a step down of the path's delay reorders the
+    flows' segments, the copies RACK sends are reported duplicate, and the reports are counted in
+    the summary, the flows table and the terminal's summary; off, none is, and the switch stays
+    out of the resolved scenario."""
+    from rich.console import Console
+
+    from aqmlab.report import summary_table
+
+    doc = {
+        "duration": "20s",
+        "seed": 1,
+        "topology": {"bottleneck_rate": "10Mbps", "bottleneck_delay": "100ms", "buffer": 100},
+        "aqm": {"kind": "droptail"},
+        "tcp": {"profile": "linux"},
+        "traffic": [{"kind": "bulk", "flows": 4}],
+        "schedule": [{"at": "10s", "action": "link", "link": "bottleneck", "delay": "10ms"}],
+        "metrics": {"start": "2s"},
+    }
+    r = aqmlab.run(doc)
+    f = r.summary["flows"]
+    assert r.scenario["tcp"]["dsack"] is True
+    assert f["dsacks"] > 0
+    for c in ("dsacks", "dsack_undos"):
+        assert sum(r.flows.column(c).to_pylist()) == f[c]
+    off = aqmlab.run(doc, overrides=["tcp.dsack=false"])
+    assert off.summary["flows"]["dsacks"] == 0
+    assert "dsack" not in off.scenario["tcp"]
+    c = Console(width=200, record=True)
+    c.print(summary_table([("on", r.summary), ("off", off.summary)]))
+    assert "D-SACKs" in c.export_text()
+
+
 def test_sack_rack_prr_counters() -> None:
     """``tcp.sack``, ``tcp.rack`` and ``tcp.prr``: their counters travel to the summary, the
     flows table and the terminal's summary (rows shown only when a run has them)."""
@@ -313,7 +346,8 @@ def test_sack_rack_prr_counters() -> None:
     assert f["sack_recoveries"] > 0 and f["rack_detections"] > 0
     assert f["sack_recoveries"] == f["fast_retransmits"]
     cols = r.flows.column_names
-    for c in ("sack_recoveries", "rack_detections", "tlp_probes", "timeouts_undone"):
+    for c in ("sack_recoveries", "rack_detections", "tlp_probes", "timeouts_undone", "dsacks",
+              "dsack_undos"):  # fmt: skip
         assert c in cols
         assert sum(r.flows.column(c).to_pylist()) == f[c]
     assert r.scenario["tcp"]["sack"] is True

@@ -198,7 +198,8 @@ def _as_testbed(run: Path, out: Path, cc: str = "cubic") -> Path:
     for k in ("queuing_delay_p50_s", "queuing_delay_p90_s", "queuing_delay_p99_s",
               "queuing_delay_max_s"):  # fmt: skip
         del s["bottleneck"][k]
-    for k in ("timeouts", "sack_recoveries", "rack_detections", "tlp_probes", "timeouts_undone"):
+    for k in ("timeouts", "sack_recoveries", "rack_detections", "tlp_probes", "timeouts_undone",
+              "dsacks", "dsack_undos"):  # fmt: skip
         s["flows"].pop(k, None)
     del s["events"]
     s["flows"]["retransmits"] += 1000  # and those before the measurement interval

@@ -97,6 +97,8 @@ COUNT_FIELDS = (
     "flows.rack_detections",
     "flows.tlp_probes",
     "flows.timeouts_undone",
+    "flows.dsacks",
+    "flows.dsack_undos",
 )
 #: Figures the testbed counts over the whole run (the simulator: the measurement interval).
 TESTBED_WHOLE_RUN = ("flows.retransmits",)

@@ -63,12 +63,14 @@ ROWS: list[tuple[str, str | None, str, Fmt]] = [
 ]
 
 #: Rows shown only when a run has a figure other than 0: the loss recovery's
-#: counters of ``tcp.sack``, ``tcp.rack`` and ``tcp.undo``.
+#: counters of ``tcp.sack``, ``tcp.rack``, ``tcp.undo`` and ``tcp.dsack``.
 OPTIONAL_ROWS: list[tuple[str, str | None, str, Fmt]] = [
     ("SACK recoveries", "flows", "sack_recoveries", _int),
     ("RACK detections", "flows", "rack_detections", _int),
     ("TLP probes", "flows", "tlp_probes", _int),
     ("timeouts undone", "flows", "timeouts_undone", _int),
+    ("D-SACKs", "flows", "dsacks", _int),
+    ("cuts undone by D-SACK", "flows", "dsack_undos", _int),
 ]
 
 

@@ -93,6 +93,8 @@ KERNEL_TCP_COUNTERS = (
     "TcpExtTCPFullUndo",
     "TcpExtTCPPartialUndo",
     "TcpExtTCPDSACKRecv",
+    "TcpExtTCPDSACKOfoRecv",
+    "TcpExtTCPDSACKUndo",
 )
 #: ... and those with a key of the simulator's summary (``flows``) of the same meaning.
 FLOW_COUNTERS = {

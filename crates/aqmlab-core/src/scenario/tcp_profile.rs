@@ -108,7 +108,8 @@ impl TcpProfile {
                 // every TSO/GSO packet of two segments or more, and the
                 // receiver's ACK at once for it (`__tcp_transmit_skb`,
                 // `tcp_measure_rcv_mss`); a packet below its goal held for
-                // the next ACK (`tcp_tso_should_defer`).
+                // the next ACK (`tcp_tso_should_defer`). D-SACK
+                // (`net.ipv4.tcp_dsack = 1`).
                 switches: TcpSwitches(
                     TcpSwitches::TIMESTAMPS
                         | TcpSwitches::HYSTART
@@ -127,7 +128,8 @@ impl TcpProfile {
                         | TcpSwitches::MODERATE_RCVBUF
                         | TcpSwitches::ECN_PRR
                         | TcpSwitches::PSH
-                        | TcpSwitches::TSO_DEFER,
+                        | TcpSwitches::TSO_DEFER
+                        | TcpSwitches::DSACK,
                 ),
                 ..d
             },

@@ -34,6 +34,7 @@ impl TcpSwitches {
     pub(super) const ECN_PRR: u32 = 1 << 21;
     pub(super) const PSH: u32 = 1 << 22;
     pub(super) const TSO_DEFER: u32 = 1 << 23;
+    pub(super) const DSACK: u32 = 1 << 24;
 
     /// The switches the resolved scenario lists on or off.
     const ALWAYS_LISTED: u32 =
@@ -41,7 +42,7 @@ impl TcpSwitches {
 
     /// The switches the resolved scenario lists when on, in its order:
     /// the bit, the key and the choice it is listed with (`true` if none).
-    const LISTED: [(u32, &'static str, Option<&'static str>); 21] = [
+    const LISTED: [(u32, &'static str, Option<&'static str>); 22] = [
         (TcpSwitches::TIMESTAMPS, "timestamps", None),
         (TcpSwitches::HYSTART, "hystart", None),
         (
@@ -75,6 +76,7 @@ impl TcpSwitches {
         (TcpSwitches::ECN_PRR, "ecn_reduction", Some("prr")),
         (TcpSwitches::PSH, "psh", None),
         (TcpSwitches::TSO_DEFER, "tso_defer", None),
+        (TcpSwitches::DSACK, "dsack", None),
     ];
 
     pub(super) fn set(&mut self, bit: u32, on: bool) {
@@ -333,6 +335,23 @@ impl TcpSpec {
 
     pub fn set_frto(&mut self, on: bool) {
         self.switches.set(TcpSwitches::FRTO, on);
+    }
+
+    /// D-SACK (`tcp.dsack`, RFC 2883, as Linux runs it with
+    /// `net.ipv4.tcp_dsack = 1`; `transport/tcp/dsack.rs`): the receiver
+    /// reports a segment it received twice in the first block of the ACK
+    /// it sends at once; the sender counts the reports, undoes a cut whose
+    /// every retransmission they show needless, and ends a tail loss
+    /// probe's episode without a cut when they show the probe's original
+    /// arrived. Acts on SACK flows (an explicit `true` without SACK is
+    /// refused). Off (the default): no D-SACK.
+    #[inline]
+    pub fn dsack(&self) -> bool {
+        self.switches.0 & TcpSwitches::DSACK != 0
+    }
+
+    pub fn set_dsack(&mut self, on: bool) {
+        self.switches.set(TcpSwitches::DSACK, on);
     }
 
     /// Linux's PSH (`tcp.psh`, `transport/tcp/push.rs`): a sender that does

@@ -179,11 +179,14 @@ pub struct FlowsSummary {
     /// Loss recoveries run with SACK (`tcp.sack`; also in
     /// `fast_retransmits`), segments RACK marked lost and tail loss probes
     /// sent (`tcp.rack`), retransmission timeouts undone as spurious
-    /// (`tcp.undo`; also in `timeouts`).
+    /// (`tcp.undo`; also in `timeouts`), D-SACKs accepted and cuts they
+    /// undid (`tcp.dsack`).
     pub sack_recoveries: u64,
     pub rack_detections: u64,
     pub tlp_probes: u64,
     pub timeouts_undone: u64,
+    pub dsacks: u64,
+    pub dsack_undos: u64,
     /// Connections of the forward flows that ran without ECN because their
     /// SYN was sent again (`tcp.ecn_fallback`), since the run began: a flow
     /// falls back while it opens, mostly before the interval.
@@ -280,6 +283,8 @@ pub struct FlowTable {
     pub rack_detections: Vec<u64>,
     pub tlp_probes: Vec<u64>,
     pub timeouts_undone: Vec<u64>,
+    pub dsacks: Vec<u64>,
+    pub dsack_undos: Vec<u64>,
     pub drops: Vec<u64>,
     pub rtt_mean_s: Vec<f64>,
     pub cwnd_final: Vec<f64>,
@@ -424,8 +429,8 @@ impl World {
             setup.synack_marks += s.synack_marks - b.synack_marks;
             setup.syn_retransmits += s.syn_retransmits - b.syn_retransmits;
             setup.request_retransmits += s.request_retransmits - b.request_retransmits;
-            setup.fins_sent += s.fins_sent - b.fins_sent;
-            setup.fin_acks_sent += s.fin_acks_sent - b.fin_acks_sent;
+            setup.fins_sent += u64::from(s.fins_sent - b.fins_sent);
+            setup.fin_acks_sent += u64::from(s.fin_acks_sent - b.fin_acks_sent);
             setup.pages_waited += s.pages_waited - b.pages_waited;
             if let Some(u) = &self.udp[f] {
                 if m.active_in(start, end) && !self.tag[f].ping {
@@ -451,6 +456,8 @@ impl World {
                 fs.rack_detections += s.rack_detections - b.rack_detections;
                 fs.tlp_probes += s.tlp_probes - b.tlp_probes;
                 fs.timeouts_undone += s.timeouts_undone - b.timeouts_undone;
+                fs.dsacks += u64::from(s.dsacks - b.dsacks);
+                fs.dsack_undos += u64::from(s.dsack_undos - b.dsack_undos);
                 fs.ecn_fallbacks += s.ecn_fallbacks;
                 rtt_sum += s.rtt_sum_s - b.rtt_sum_s;
                 rtt_n += s.rtt_samples - b.rtt_samples;
@@ -493,6 +500,10 @@ impl World {
             table
                 .timeouts_undone
                 .push(s.timeouts_undone - b.timeouts_undone);
+            table.dsacks.push(u64::from(s.dsacks - b.dsacks));
+            table
+                .dsack_undos
+                .push(u64::from(s.dsack_undos - b.dsack_undos));
             table.drops.push(s.data_dropped - b.data_dropped);
             let n = s.rtt_samples - b.rtt_samples;
             table.rtt_mean_s.push(if n == 0 {

@@ -24,8 +24,8 @@
 //! without reordering seen: 0 in recovery and after a timeout, and 0 once
 //! three segments are SACKed (the duplicate threshold); else `min_rtt / 4`,
 //! at most SRTT. The paths of aqmlab do not reorder a flow's packets, so
-//! the reordering extensions (DSACK-driven growth of `reo_wnd`) are not
-//! modelled. `min_rtt` is the least RTT of a segment delivered without
+//! the reordering extensions (detection of reordering, and with it the
+//! DSACK-driven growth of `reo_wnd`, `dsack.rs`) are not modelled. `min_rtt` is the least RTT of a segment delivered without
 //! retransmission, restarted from the current sample when 300 s old (Linux's
 //! `tcp_min_rtt_wlen`; the kernel keeps a three-sample windowed filter).
 //!
@@ -53,13 +53,12 @@
 //! retransmission timeout. Its probe is a new segment if the receiver's
 //! window and the application allow one, else the last segment sent again;
 //! at most one probe is outstanding (`tlp_high`, the highest segment sent
-//! then). Loss detection for the probe (section 7.4, without DSACK, as
-//! Linux without a DSACK): an ACK beyond `tlp_high` after a probe that was a
-//! retransmission means the probe repaired a loss, and the window is cut
-//! once; a pure duplicate ACK at `tlp_high` means the original and the probe
-//! both arrived; an ACK for a probe of new data ends the episode. Linux's
-//! third case, a DSACK for the probe, is left out: aqmlab's receiver sends
-//! no DSACK, so such an episode ends only at that duplicate ACK.
+//! then). Loss detection for the probe (section 7.4, as Linux's
+//! `tcp_process_tlp_ack`): an ACK beyond `tlp_high` after a probe that was
+//! a retransmission means the probe repaired a loss, and the window is cut
+//! once, unless a D-SACK reports the probe's segment (`tcp.dsack`): then,
+//! as for a pure duplicate ACK at `tlp_high`, the original and the probe
+//! both arrived; an ACK for a probe of new data ends the episode.
 
 use super::scoreboard::{Marked, Scoreboard, Slot, EVER, LOST, RETRANS, SACKED};
 use crate::units::SimTime;

@@ -46,6 +46,9 @@ impl TcpFlow {
             return;
         }
         self.stats.data_arrived += 1;
+        if self.cfg.tcp.dsack() {
+            self.dsack_sent();
+        }
         let linux_delack = self.cfg.tcp.delack_linux() && self.cfg.tcp.delayed_ack;
         // Linux's receiver of a classic-ECN flow (`tcp_ecn_accept_cwr`,
         // `__tcp_ecn_check_ce`): CWR on a data segment is acknowledged at
@@ -88,7 +91,7 @@ impl TcpFlow {
             if n > 1 || !self.ooo.is_empty() {
                 immediate = true; // filled (part of) a hole: RFC 5681 section 4.2
                 if self.cfg.tcp.sack {
-                    self.sack_rx(seq);
+                    self.sack_rx(seq, false);
                 }
             }
         } else {
@@ -96,15 +99,18 @@ impl TcpFlow {
             if linux_delack && seq < self.rcv_nxt {
                 self.ato_duplicate();
             }
+            // Received before: below the cumulative ACK, or held above it.
+            let mut dup = seq < self.rcv_nxt;
             if seq > self.rcv_nxt {
                 let idx = (seq - self.rcv_nxt) as usize;
                 if self.ooo.len() <= idx {
                     self.ooo.resize(idx + 1, false);
                 }
+                dup = self.ooo[idx];
                 self.ooo[idx] = true;
             }
             if self.cfg.tcp.sack {
-                self.sack_rx(seq);
+                self.sack_rx(seq, dup);
             }
         }
         if self.cfg.tcp.moderate_rcvbuf() && self.rcv_window(now, ts) {

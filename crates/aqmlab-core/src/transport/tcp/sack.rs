@@ -15,6 +15,16 @@
 //!   ACK and are not the same block as one already on the ACK;
 //! - three blocks at most.
 //!
+//! With `tcp.dsack` (RFC 2883), a segment the receiver already holds, or
+//! holds no more because its cumulative ACK passed it, is reported in the
+//! first block of the ACK it draws (a D-SACK): the other blocks follow it,
+//! three in all, and the D-SACK goes on that ACK only, as Linux's
+//! `tcp_dsack_set` and `tcp_options_write` do. A duplicate of a segment
+//! held above the cumulative ACK is followed by the block holding it
+//! (section 4 of RFC 2883: the block containing the duplicate comes
+//! second). The D-SACK does not count as a first block for the blocks
+//! remembered.
+//!
 //! The receiver keeps the segments it holds out of order as maximal
 //! ranges, ascending ([`SackRx::ranges`]); a segment arriving in order after
 //! a hole extends the last range, so an arrival costs O(1) in the common
@@ -25,13 +35,16 @@
 pub const MAX_BLOCKS: usize = 3;
 
 /// The SACK blocks of one ACK: `n` ranges of segments `[start, end)` as
-/// offsets from the ACK's cumulative acknowledgement (both > 0), and, for
+/// offsets from the ACK's cumulative acknowledgement (both > 0), the first
+/// a D-SACK when `dup` says so (`dup` = 2: its offsets count back from
+/// the cumulative acknowledgement), and, for
 /// a receiver that autotunes its buffer (`tcp.moderate_rcvbuf`,
 /// `rcvbuf.rs`), the window it offers: segments from the cumulative ACK
 /// (unused otherwise).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct SackBlocks {
     pub n: u8,
+    pub dup: u8,
     pub b: [(u32, u32); MAX_BLOCKS],
     pub wnd: u32,
 }
@@ -40,17 +53,51 @@ impl SackBlocks {
     /// No blocks.
     pub const NONE: SackBlocks = SackBlocks {
         n: 0,
+        dup: DUP_NONE,
         b: [(0, 0); MAX_BLOCKS],
         wnd: 0,
     };
 
     /// The blocks as absolute segment ranges, for the cumulative ACK `ack`.
     pub fn ranges(&self, ack: u64) -> impl Iterator<Item = (u64, u64)> + '_ {
+        let below = self.dup == DUP_BELOW;
         self.b[..self.n as usize]
             .iter()
-            .map(move |&(s, e)| (ack + u64::from(s), ack + u64::from(e)))
+            .enumerate()
+            .map(move |(k, &(s, e))| {
+                if k == 0 && below {
+                    (ack - u64::from(s), ack - u64::from(e))
+                } else {
+                    (ack + u64::from(s), ack + u64::from(e))
+                }
+            })
+    }
+
+    /// Put the D-SACK `[start, end)` first (for cumulative ACK `rcv_nxt`),
+    /// keeping the blocks that still fit after it.
+    fn with_dup(&self, start: u64, end: u64, rcv_nxt: u64) -> SackBlocks {
+        let mut out = *self;
+        let n = (self.n as usize).min(MAX_BLOCKS - 1);
+        out.b.copy_within(..n, 1);
+        out.n = n as u8 + 1;
+        if start < rcv_nxt {
+            out.dup = DUP_BELOW;
+            out.b[0] = ((rcv_nxt - start) as u32, (rcv_nxt - end) as u32);
+        } else {
+            out.dup = DUP_ABOVE;
+            out.b[0] = ((start - rcv_nxt) as u32, (end - rcv_nxt) as u32);
+        }
+        out
     }
 }
+
+/// [`SackBlocks::dup`]: no D-SACK.
+pub const DUP_NONE: u8 = 0;
+/// The first block is a D-SACK above the cumulative ACK.
+pub const DUP_ABOVE: u8 = 1;
+/// The first block is a D-SACK below the cumulative ACK, its offsets
+/// counted back from it.
+pub const DUP_BELOW: u8 = 2;
 
 /// The receiver's view for SACK: the out-of-order segments it holds and
 /// the blocks it reported last.
@@ -67,6 +114,9 @@ pub(super) struct SackRx {
     nrecent: usize,
     /// The blocks of the last ACK built.
     last: SackBlocks,
+    /// The same without its D-SACK, if it has one: the blocks of the
+    /// ACKs after the one that carried it.
+    plain: Option<SackBlocks>,
     /// Segments held above the cumulative ACK.
     held: u64,
 }
@@ -76,9 +126,28 @@ pub(super) struct SackRx {
 const RECENT: usize = MAX_BLOCKS + 1;
 
 impl SackRx {
+    /// Segment `seq`, received before, arrived again, and the cumulative
+    /// ACK is now `rcv_nxt`: the blocks of the ACK it triggers, with a
+    /// D-SACK for it first.
+    pub fn on_duplicate(&mut self, seq: u64, rcv_nxt: u64) {
+        self.on_segment(seq, rcv_nxt);
+        self.plain = Some(self.last);
+        self.last = self.last.with_dup(seq, seq + 1, rcv_nxt);
+    }
+
+    /// The ACK that carried a D-SACK has gone: the next ACKs carry the
+    /// other blocks (Linux's `tcp_options_write` clears `rx_opt.dsack`).
+    #[inline]
+    pub fn dup_sent(&mut self) {
+        if let Some(p) = self.plain.take() {
+            self.last = p;
+        }
+    }
+
     /// Segment `seq` arrived, and the cumulative ACK is now `rcv_nxt`
     /// (after it); builds the blocks of the ACK it triggers.
     pub fn on_segment(&mut self, seq: u64, rcv_nxt: u64) {
+        self.plain = None;
         // Ranges the cumulative ACK reached have been delivered in order.
         let gone = self.ranges.partition_point(|&(s, _)| s < rcv_nxt);
         if gone > 0 {
@@ -267,5 +336,42 @@ mod tests {
         rx.on_segment(8, 0);
         rx.on_segment(4, 0); // a duplicate
         assert_eq!(blocks(&rx), vec![(2, 6), (8, 9)]);
+    }
+
+    /// RFC 2883 by hand. Segments 0-1 in order, then 1 again: the ACK (2)
+    /// carries the D-SACK [1, 2), below it; the next ACK no block. 4 and 6
+    /// held ([4, 5), [6, 7)), 8 held, then 4 again: the D-SACK [4, 5)
+    /// first, the block holding it second, then the block reported last;
+    /// three in all, so [8, 9)'s older neighbour is left out. A D-SACK is
+    /// not remembered as a first block: the next ACK's blocks are those
+    /// the duplicate's ACK reported after the D-SACK, in order.
+    #[test]
+    fn a_duplicate_is_reported_first_once() {
+        let mut rx = SackRx::default();
+        rx.on_segment(0, 1);
+        rx.on_segment(1, 2);
+        rx.on_duplicate(1, 2);
+        let b = rx.last();
+        assert_eq!(b.dup, DUP_BELOW);
+        assert_eq!(b.ranges(2).collect::<Vec<_>>(), vec![(1, 2)]);
+        rx.dup_sent();
+        assert_eq!(rx.last(), SackBlocks::NONE);
+        rx.on_segment(4, 2);
+        rx.on_segment(6, 2);
+        rx.on_segment(8, 2);
+        assert_eq!(blocks(&rx), vec![(6, 7), (4, 5), (2, 3)]);
+        rx.on_duplicate(4, 2);
+        let b = rx.last();
+        assert_eq!(b.dup, DUP_ABOVE);
+        assert_eq!(
+            b.ranges(2).collect::<Vec<_>>(),
+            vec![(4, 5), (4, 5), (8, 9)]
+        );
+        rx.dup_sent();
+        assert_eq!(rx.last().dup, DUP_NONE);
+        assert_eq!(blocks(&rx), vec![(2, 3), (6, 7), (4, 5)]);
+        // A segment that arrives next rebuilds the blocks as before.
+        rx.on_segment(10, 2);
+        assert_eq!(blocks(&rx), vec![(8, 9), (2, 3), (6, 7)]);
     }
 }

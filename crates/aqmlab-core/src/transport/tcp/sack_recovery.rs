@@ -53,8 +53,11 @@
 //! With `tcp.frto`, F-RTO (RFC 5682) runs the timeout's retransmissions
 //! (`frto.rs`).
 //!
-//! Not modelled: DSACK (RFC 2883) and with it the undo of a fast recovery
-//! (a timeout's is undone, `undo.rs`), SACK reneging (aqmlab's
+//! With `tcp.dsack`, D-SACK (RFC 2883, `dsack.rs`) reports duplicates and
+//! undoes cuts they show needless.
+//!
+//! Not modelled: the undo of a fast recovery by the echoed timestamp (a
+//! timeout's is undone, `undo.rs`), SACK reneging (aqmlab's
 //! receiver never discards what it reported), and a recovery begun from a
 //! timeout's retransmissions when RACK finds one of them lost again
 //! (Linux's `FLAG_LOST_RETRANS`): the segment is sent again within the
@@ -131,6 +134,17 @@ pub(super) struct Lr {
     /// Linux's `icsk_ca_state` was not `TCP_CA_Open` after the last ACK
     /// that ran the loss detection (`TcpFlow::dubious`).
     pub not_open: bool,
+    /// The cumulative ACK at the last cut D-SACKs may undo (Linux's
+    /// `undo_marker`, `dsack.rs`), and the ECN reductions counted then.
+    pub undo_marker: Option<u64>,
+    pub undo_ecn: u64,
+    /// Retransmissions since the marker not yet reported needless (Linux's
+    /// `undo_retrans`; -1: none sent).
+    pub undo_retrans: i64,
+    /// Segments reported duplicate, and segments sent again, over the
+    /// connection (Linux's `dsack_dups`, `total_retrans`).
+    pub dsack_dups: u64,
+    pub retrans_total: u64,
 }
 
 impl Lr {
@@ -169,13 +183,29 @@ impl TcpFlow {
         })
     }
 
-    /// The receiver took segment `seq` and the cumulative ACK is now
-    /// `rcv_nxt`: the blocks of the ACK it triggers (SACK flows with
-    /// segments held out of order, or that just held some).
-    pub(super) fn sack_rx(&mut self, seq: u64) {
+    /// The receiver took segment `seq` (received before if `dup`) and the
+    /// cumulative ACK is now `rcv_nxt`: the blocks of the ACK it triggers
+    /// (SACK flows with segments held out of order, or that just held
+    /// some, or that took a duplicate), with a D-SACK for a duplicate
+    /// (`tcp.dsack`).
+    pub(super) fn sack_rx(&mut self, seq: u64, dup: bool) {
         let rcv_nxt = self.rcv_nxt;
+        let dsack = dup && self.cfg.tcp.dsack();
         if let Some(lr) = self.lr.as_deref_mut() {
-            lr.rx.on_segment(seq, rcv_nxt);
+            if dsack {
+                lr.rx.on_duplicate(seq, rcv_nxt);
+            } else {
+                lr.rx.on_segment(seq, rcv_nxt);
+            }
+        }
+    }
+
+    /// A data segment reaches a receiver with `tcp.dsack`: the D-SACK of
+    /// the last ACK, if any, went with it.
+    #[inline]
+    pub(super) fn dsack_sent(&mut self) {
+        if let Some(lr) = self.lr.as_deref_mut() {
+            lr.rx.dup_sent();
         }
     }
 
@@ -260,13 +290,24 @@ impl TcpFlow {
             lr.peer_edge = lr.peer_edge.max(ack + u64::from(blocks.wnd));
         }
         let prior_pipe = lr.sb.pipe();
+        // 0. A D-SACK first (`dsack.rs`), which the scoreboard skips.
+        let dsack = if blocks.dup != super::sack::DUP_NONE && self.cfg.tcp.dsack() {
+            let mut sent = [(0u64, 0u64); super::sack::MAX_BLOCKS];
+            for (k, b) in blocks.ranges(ack).enumerate() {
+                sent[k] = b;
+            }
+            self.dsack_ack(lr, &sent[..blocks.n as usize], ack)
+        } else {
+            super::dsack::Dsack::default()
+        };
         // A pacing flow's rate estimator sees each segment delivered.
         let mut pace = self.pace.take();
         // 1. The SACK blocks (ascending, as Linux sorts them), then the
         //    cumulative ACK; RACK sees each segment delivered.
         let mut ranges = [(0u64, 0u64); super::sack::MAX_BLOCKS];
-        let n = blocks.n as usize;
-        for (k, b) in blocks.ranges(ack).enumerate() {
+        let skip = usize::from(dsack.first);
+        let n = blocks.n as usize - skip;
+        for (k, b) in blocks.ranges(ack).skip(skip).enumerate() {
             // Insertion by start: three blocks at most.
             let mut j = k;
             while j > 0 && ranges[j - 1].0 > b.0 {
@@ -378,15 +419,18 @@ impl TcpFlow {
         let sack_rearm = !advanced
             && self.snd_max > self.snd_una
             && first_sacked.is_some_and(|t| t < lr.sb.slot(self.snd_una).xmit);
-        let delivered = newly_acked + newly_sacked;
+        // A segment a D-SACK reports was delivered too (Linux's
+        // `sack_delivered`).
+        let delivered = newly_acked + newly_sacked + dsack.segs;
         // 2. TLP's loss detection.
         if lr.rack.as_ref().is_some_and(|r| r.tlp_high.is_some()) {
-            self.tlp_ack(lr, ack, advanced, newly_sacked > 0);
+            self.tlp_ack(lr, ack, advanced, newly_sacked > 0, dsack.tlp);
         }
         // Neither the cumulative ACK nor the window's edge moved: a
-        // duplicate (Linux's `FLAG_NOT_DUP` unset).
+        // duplicate (Linux's `FLAG_NOT_DUP` unset). A D-SACK alerts
+        // (`FLAG_DSACKING_ACK`).
         let not_dup = advanced || lr.peer_edge != edge_before;
-        let dubious = self.dubious(lr, not_dup, newly_sacked, ece);
+        let dubious = self.dubious(lr, not_dup, newly_sacked, ece) || dsack.segs > 0;
         // 3. A spurious timeout undone (`undo.rs`); the end of a timeout's
         //    retransmissions, of a recovery.
         if lr.loss && advanced && lr.undo.is_some() {
@@ -406,8 +450,18 @@ impl TcpFlow {
             lr.frto = false;
         }
         if self.in_recovery && self.snd_una >= self.recover {
-            self.in_recovery = false;
-            self.cwnd = self.exit_cwnd;
+            if self.dsack_all(lr) {
+                // Every retransmission reported needless: the cut undone
+                // rather than completed (`tcp_try_undo_recovery`).
+                self.dsack_undo(lr);
+            } else {
+                self.in_recovery = false;
+                self.cwnd = self.exit_cwnd;
+            }
+        }
+        if dubious && !lr.loss && !self.ecn_cwr() && self.dsack_all(lr) {
+            // In a recovery, which ends, or later (`tcp_try_undo_dsack`).
+            self.dsack_undo(lr);
         }
         if !self.in_recovery && !lr.loss && lr.retrans_stamp.is_some() {
             self.undo_open(lr);
@@ -705,6 +759,10 @@ impl TcpFlow {
         lr.sb.sent_again(seq, now);
         if self.cfg.tcp.undo() {
             Self::undo_stamp(lr, now);
+        }
+        if self.cfg.tcp.dsack() {
+            lr.retrans_total += 1;
+            Self::dsack_resent(lr);
         }
         if let Some(r) = lr.rack.as_mut() {
             r.on_resend(seq, now);

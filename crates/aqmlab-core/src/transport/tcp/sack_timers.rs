@@ -133,7 +133,14 @@ impl TcpFlow {
 
     /// RFC 8985 section 7.4 (Linux's `tcp_process_tlp_ack`) for an ACK at
     /// or beyond the outstanding probe's `tlp_high`.
-    pub(super) fn tlp_ack(&mut self, lr: &mut Lr, ack: u64, advanced: bool, new_sacked: bool) {
+    pub(super) fn tlp_ack(
+        &mut self,
+        lr: &mut Lr,
+        ack: u64,
+        advanced: bool,
+        new_sacked: bool,
+        dsack_tlp: bool,
+    ) {
         let Some(r) = lr.rack.as_mut() else {
             return;
         };
@@ -145,6 +152,9 @@ impl TcpFlow {
         }
         if !r.tlp_retrans {
             r.tlp_high = None; // a probe of new data was delivered
+        } else if dsack_tlp {
+            // A D-SACK for the probe: its original arrived too, no loss.
+            r.tlp_high = None;
         } else if ack > high {
             // The probe repaired a loss: cut the window once (Linux:
             // `tcp_init_cwnd_reduction`, then cwnd = ssthresh).
@@ -201,7 +211,11 @@ impl TcpFlow {
                 self.rearm_rto(lr, now);
                 return;
             }
+            // A probe is not counted among the retransmissions D-SACKs
+            // may show needless (`dsack.rs`).
+            let undo_retrans = lr.undo_retrans;
             self.lr_resend(lr, last, now, out);
+            lr.undo_retrans = undo_retrans;
             true
         };
         if let Some(r) = lr.rack.as_mut() {

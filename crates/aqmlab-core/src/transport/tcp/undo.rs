@@ -49,10 +49,13 @@
 //! echo, undoes through the same response ([`TcpFlow::undo_loss`]); with
 //! both, the echo decides first, as in Linux.
 //!
-//! Not modelled: the detection by D-SACK (RFC 2883, `undo_retrans`), which
-//! needs the receiver's duplicate reports; the undo of a fast recovery (`tcp_try_undo_recovery`,
-//! `tcp_try_undo_partial`, `tcp_try_undo_dsack`), which only reordering
-//! would call for.
+//! D-SACK (`tcp.dsack`, `dsack.rs`) is the third detection: reports that
+//! show every retransmission since a cut needless undo it (a timeout's
+//! through [`TcpFlow::undo_loss`] as well).
+//!
+//! Not modelled: the undo of a fast recovery by the echo
+//! (`tcp_packet_delayed` in `tcp_try_undo_recovery`, `tcp_try_undo_partial`),
+//! which only reordering would call for.
 
 use super::sack_recovery::Lr;
 use super::scoreboard::EVER;
@@ -82,8 +85,13 @@ impl TcpFlow {
 
     /// A fast recovery begins (before its cut): what an undo would restore.
     pub(super) fn undo_at_recovery(&self, lr: &mut Lr, after_ecn: bool) {
-        if self.cfg.tcp.undo() {
+        if self.cfg.tcp.undo() || self.cfg.tcp.dsack() {
             lr.undo = (!after_ecn).then(|| self.prior());
+        }
+        if self.cfg.tcp.dsack() {
+            // Linux's `tcp_enter_recovery` always sets the marker
+            // (`dsack.rs`).
+            Self::dsack_mark(lr, self.snd_una, self.stats.ecn_reductions, false);
         }
     }
 
@@ -91,12 +99,17 @@ impl TcpFlow {
     /// restore, unless a recovery or an earlier timeout's retransmissions
     /// are under way (theirs stands).
     pub(super) fn undo_at_timeout(&mut self) {
-        if !(self.cfg.tcp.undo() || self.cfg.tcp.frto()) {
+        if !(self.cfg.tcp.undo() || self.cfg.tcp.frto() || self.cfg.tcp.dsack()) {
             return;
         }
         let ecn_cwr = self.ecn_cwr();
         let prior = self.prior();
         let in_recovery = self.in_recovery;
+        let (una, ecn_cuts, dsack) = (
+            self.snd_una,
+            self.stats.ecn_reductions,
+            self.cfg.tcp.dsack(),
+        );
         let Some(lr) = self.lr.as_deref_mut() else {
             return;
         };
@@ -104,6 +117,9 @@ impl TcpFlow {
             return;
         }
         lr.undo = (!ecn_cwr).then_some(prior);
+        if dsack {
+            Self::dsack_mark(lr, una, ecn_cuts, ecn_cwr);
+        }
     }
 
     /// A segment goes again at `now` (a flow with `undo`): the first since
@@ -119,16 +135,18 @@ impl TcpFlow {
     /// timeout's retransmissions: undo the timeout if the echo is older than
     /// the first retransmission. Returns whether it did.
     pub(super) fn undo_timeout(&mut self, lr: &mut Lr, tsecr: SimTime) -> bool {
-        if !(self.cfg.tcp.undo() && self.cfg.tcp.timestamps()) {
+        let echo = self.cfg.tcp.undo()
+            && self.cfg.tcp.timestamps()
+            && lr.retrans_stamp.is_some_and(|stamp| tsecr < stamp);
+        // Or D-SACKs showed every retransmission since it needless
+        // (`dsack.rs`).
+        let dsack = self.dsack_all(lr);
+        if lr.undo.is_none() || !(echo || dsack) {
             return false;
         }
-        let (Some(prior), Some(stamp)) = (lr.undo, lr.retrans_stamp) else {
-            return false;
-        };
-        if tsecr >= stamp {
-            return false;
+        if dsack && !echo {
+            self.stats.dsack_undos += 1;
         }
-        debug_assert!(lr.undo == Some(prior));
         self.undo_loss(lr);
         true
     }
@@ -141,6 +159,15 @@ impl TcpFlow {
         lr.sb.unmark_lost();
         lr.loss = false;
         lr.frto = false;
+        self.restore(lr);
+        self.stats.timeouts_undone += 1;
+    }
+
+    /// The window and ssthresh from before the cut restored where there is
+    /// a state to restore (Linux's `tcp_undo_cwnd_reduction`), which ends
+    /// what D-SACKs may undo.
+    pub(super) fn restore(&mut self, lr: &mut Lr) {
+        lr.undo_marker = None;
         if let Some(prior) = lr.undo.take() {
             if self.cfg.tcp.variant != TcpVariant::Bbr {
                 self.cwnd = self.cwnd.max(prior.cwnd);
@@ -151,7 +178,6 @@ impl TcpFlow {
             }
             self.last_cut = Cut::None;
         }
-        self.stats.timeouts_undone += 1;
     }
 
     /// An ACK outside recovery and a timeout's retransmissions: the stamp
