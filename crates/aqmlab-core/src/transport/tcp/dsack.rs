@@ -233,4 +233,51 @@ mod tests {
             off.tx.cwnd
         );
     }
+
+    /// A tail loss probe that sent the last segment again, then an ACK
+    /// beyond the probe's `tlp_high`: with a D-SACK of the probe's segment
+    /// on it, the episode ends with the window as it was (the original
+    /// arrived too); without, the probe repaired a loss and the window is
+    /// cut once. The report is one segment below the cumulative ACK
+    /// (Linux's `FLAG_DSACK_TLP`: its end is `tlp_high`), accepted once a
+    /// segment was sent again, flagged for the probe either way.
+    #[test]
+    fn a_dsack_of_the_probe_ends_its_episode_without_a_cut() {
+        let mut n = Net::new(dsack_spec(false), u64::MAX, 50, 1200, &[]);
+        n.run(1000);
+        let tx = &mut n.tx;
+        let mut lr = tx.lr.take().expect("a SACK flow");
+        let high = tx.snd_max;
+        let probe = |lr: &mut super::Lr| {
+            let r = lr.rack.as_mut().expect("RACK");
+            r.tlp_high = Some(high);
+            r.tlp_retrans = true;
+        };
+        probe(&mut lr);
+        let dubious = tx.dsack_ack(&mut lr, &[(high - 1, high)], high + 1);
+        assert!(
+            dubious.first && dubious.tlp && dubious.segs == 0,
+            "{dubious:?}"
+        );
+        lr.retrans_total = 1;
+        lr.dsack_dups = 0;
+        let d = tx.dsack_ack(&mut lr, &[(high - 1, high)], high + 1);
+        assert_eq!((d.first, d.segs, d.tlp), (true, 1, true));
+        let (cwnd, ssthresh) = (tx.cwnd, tx.ssthresh);
+        tx.tlp_ack(&mut lr, high + 1, true, false, d.tlp);
+        assert!(lr.rack.as_ref().expect("RACK").tlp_high.is_none());
+        assert_eq!((tx.cwnd, tx.ssthresh), (cwnd, ssthresh));
+        probe(&mut lr);
+        tx.tlp_ack(&mut lr, high + 1, true, false, false);
+        assert!(lr.rack.as_ref().expect("RACK").tlp_high.is_none());
+        assert!(tx.cwnd < cwnd, "{} against {cwnd}", tx.cwnd);
+        // A first block above the cumulative ACK and outside the second
+        // is a SACK, not a report.
+        let d = tx.dsack_ack(
+            &mut lr,
+            &[(high + 3, high + 4), (high + 6, high + 8)],
+            high + 1,
+        );
+        assert!(!d.first);
+    }
 }
