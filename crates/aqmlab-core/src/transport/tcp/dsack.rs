@@ -24,8 +24,8 @@
 //!   window before, ssthresh the larger of the two, as the echo's undo does
 //!   (`undo.rs`). Where: on an ACK that advances during a timeout's
 //!   retransmissions (`tcp_try_undo_loss`), at a recovery's end in place of
-//!   its last cut (`tcp_try_undo_recovery`, which then leaves the flow's
-//!   window as it was), and on an ACK that tells of losses or reports a
+//!   the window's last step to ssthresh (`tcp_try_undo_recovery`), and on
+//!   an ACK that tells of losses or reports a
 //!   duplicate in a recovery (which it ends) or in the open state, late
 //!   reports undoing an ended recovery's cut (`tcp_try_undo_dsack`). An ECN
 //!   reduction clears the marker (`tcp_enter_cwr`): congestion was shown.
@@ -56,8 +56,8 @@ pub(super) struct Dsack {
 }
 
 impl TcpFlow {
-    /// The ACK for `ack` with `ranges` (its blocks in the order sent, the
-    /// first `n`), before the scoreboard sees them: whether the first is a
+    /// The ACK for `ack` with `ranges` (its blocks in the order sent),
+    /// before the scoreboard sees them: whether the first is a
     /// D-SACK, and what it counts.
     pub(super) fn dsack_ack(&mut self, lr: &mut Lr, ranges: &[(u64, u64)], ack: u64) -> Dsack {
         let Some(&(s0, e0)) = ranges.first() else {
