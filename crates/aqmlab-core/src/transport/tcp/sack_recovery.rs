@@ -290,32 +290,25 @@ impl TcpFlow {
             lr.peer_edge = lr.peer_edge.max(ack + u64::from(blocks.wnd));
         }
         let prior_pipe = lr.sb.pipe();
-        // 0. A D-SACK first (`dsack.rs`), which the scoreboard skips.
+        // The blocks in the order sent; 0. a D-SACK first (`dsack.rs`),
+        // which the scoreboard skips.
+        let mut ranges = [(0u64, 0u64); super::sack::MAX_BLOCKS];
+        let n = blocks.n as usize;
+        for (k, b) in blocks.ranges(ack).enumerate() {
+            ranges[k] = b;
+        }
         let dsack = if blocks.dup != super::sack::DUP_NONE && self.cfg.tcp.dsack() {
-            let mut sent = [(0u64, 0u64); super::sack::MAX_BLOCKS];
-            for (k, b) in blocks.ranges(ack).enumerate() {
-                sent[k] = b;
-            }
-            self.dsack_ack(lr, &sent[..blocks.n as usize], ack)
+            self.dsack_ack(lr, &ranges[..n], ack)
         } else {
             super::dsack::Dsack::default()
         };
         // A pacing flow's rate estimator sees each segment delivered.
         let mut pace = self.pace.take();
-        // 1. The SACK blocks (ascending, as Linux sorts them), then the
-        //    cumulative ACK; RACK sees each segment delivered.
-        let mut ranges = [(0u64, 0u64); super::sack::MAX_BLOCKS];
-        let skip = usize::from(dsack.first);
-        let n = blocks.n as usize - skip;
-        for (k, b) in blocks.ranges(ack).skip(skip).enumerate() {
-            // Insertion by start: three blocks at most.
-            let mut j = k;
-            while j > 0 && ranges[j - 1].0 > b.0 {
-                ranges[j] = ranges[j - 1];
-                j -= 1;
-            }
-            ranges[j] = b;
-        }
+        // 1. The SACK blocks (ascending, as Linux sorts them; three at
+        //    most), then the cumulative ACK; RACK sees each segment
+        //    delivered.
+        let ranges = &mut ranges[usize::from(dsack.first)..n];
+        ranges.sort_unstable_by_key(|r| r.0);
         // F-RTO: a segment sent before the timeout and never sent again is
         // delivered (Linux's `FLAG_ORIG_SACK_ACKED`).
         let orig_below = if lr.loss && lr.frto { self.recover } else { 0 };
@@ -328,7 +321,7 @@ impl TcpFlow {
         // `first_ackt`, `last_ackt` in `tcp_clean_rtx_queue`).
         let (mut first_sacked, mut first_acked, mut retx_acked) = (None, None, false);
         let (mut last_sacked, mut last_acked) = (None::<SimTime>, None::<SimTime>);
-        for &(s, e) in &ranges[..n] {
+        for &(s, e) in ranges.iter() {
             newly_sacked += sb.sack(s, e, |q, slot| {
                 if let Some(r) = rack.as_mut() {
                     r.delivered(q, slot, now);
@@ -751,6 +744,16 @@ impl TcpFlow {
 
     /// Send segment `seq` again.
     pub(super) fn lr_resend(&mut self, lr: &mut Lr, seq: u64, now: SimTime, out: &mut Vec<Seg>) {
+        self.resend_copy(lr, seq, now, out);
+        if self.cfg.tcp.dsack() {
+            Self::dsack_resent(lr);
+        }
+    }
+
+    /// Send segment `seq` again, not counted among the retransmissions
+    /// D-SACKs may show needless (a tail loss probe's, `dsack.rs`; the
+    /// others through [`TcpFlow::lr_resend`]).
+    pub(super) fn resend_copy(&mut self, lr: &mut Lr, seq: u64, now: SimTime, out: &mut Vec<Seg>) {
         let s = self.data_seg(seq, now);
         if self.cfg.tcp.pacing {
             self.paced_sent_at_once(&s, false, now);
@@ -762,7 +765,6 @@ impl TcpFlow {
         }
         if self.cfg.tcp.dsack() {
             lr.retrans_total += 1;
-            Self::dsack_resent(lr);
         }
         if let Some(r) = lr.rack.as_mut() {
             r.on_resend(seq, now);

@@ -211,11 +211,7 @@ impl TcpFlow {
                 self.rearm_rto(lr, now);
                 return;
             }
-            // A probe is not counted among the retransmissions D-SACKs
-            // may show needless (`dsack.rs`).
-            let undo_retrans = lr.undo_retrans;
-            self.lr_resend(lr, last, now, out);
-            lr.undo_retrans = undo_retrans;
+            self.resend_copy(lr, last, now, out);
             true
         };
         if let Some(r) = lr.rack.as_mut() {
