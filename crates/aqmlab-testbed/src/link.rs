@@ -123,6 +123,9 @@ pub struct Dir {
     busy_until: SimTime,
     /// Packets on the wire, in release order: (time they reach the far end, packet).
     wire: VecDeque<(SimTime, Slot)>,
+    /// No packet reaches the far end before this time: set by a delay
+    /// change that keeps the wire's order ([`Dir::set_link`]).
+    wire_floor: SimTime,
     next_tick: Option<SimTime>,
     /// Sampling: interval and next instant (monitored direction only).
     sample: Option<(SimTime, SimTime)>,
@@ -167,6 +170,7 @@ impl Dir {
             qbytes: 0,
             busy_until: SimTime::ZERO,
             wire: VecDeque::new(),
+            wire_floor: SimTime::ZERO,
             next_tick,
             sample: sample.map(|i| (i, i)),
             series: Series::default(),
@@ -332,7 +336,12 @@ impl Dir {
         self.stats.departures += 1;
         self.stats.departure_bytes += slot.info.size as u64;
         self.stats.sojourn_ns += t.0 - slot.info.enq_time.0;
-        self.wire.push_back((tx_end + self.delay, slot));
+        let r = (tx_end + self.delay).max(self.wire_floor);
+        // After a shorter delay a packet may overtake those still on the
+        // wire (a delay change with `reorder`): it goes in at its time,
+        // after any due at the same instant.
+        let at = self.wire.len() - self.wire.iter().rev().take_while(|(w, _)| *w > r).count();
+        self.wire.insert(at, (r, slot));
     }
 
     /// [`Dir::start_tx`] under a scheme that schedules: it chooses the
@@ -541,18 +550,24 @@ impl Dir {
         }
     }
 
-    /// A scheduled change of the link's rate or delay.
+    /// A scheduled change of the link's rate or delay; without `reorder`
+    /// the packets sent after it arrive no earlier than the last one sent
+    /// before it, as the simulator's link does ([`aqmlab_core::net::Link::set_delay`]).
     pub fn set_link(
         &mut self,
         now: SimTime,
         rate: Option<BitRate>,
         delay: Option<SimTime>,
+        reorder: bool,
         info: &LinkInfo,
     ) {
         if let Some(r) = rate {
             self.rate = r;
         }
         if let Some(d) = delay {
+            if !reorder {
+                self.wire_floor = self.wire_floor.max(self.busy_until + self.delay);
+            }
             self.delay = d;
         }
         self.aqm.set_link(now, info);
@@ -625,6 +640,39 @@ mod tests {
         let ts: Vec<SimTime> = std::iter::from_fn(|| d.due(late).map(|x| x.0)).collect();
         assert_eq!(ts.len(), 3);
         assert_eq!(ts[2], SimTime::from_millis(8));
+    }
+
+    /// The delay falls from 100 to 5 ms 1 ms after a packet left (12 Mb/s:
+    /// 1 ms to send 1500 bytes; it arrives at 101 ms). With `reorder` the
+    /// next packet, 1200 bytes sent at 2 ms, arrives at 7.8 ms, first;
+    /// without, with the first, at 101 ms, behind it: as the simulator's
+    /// link.
+    #[test]
+    fn a_shorter_delay_reorders_only_when_asked() {
+        let ms = SimTime::from_millis;
+        for reorder in [true, false] {
+            let mut d = dir(12_000_000, 100, 100, AqmSpec::Droptail);
+            let info = LinkInfo::new(BitRate(12_000_000), 1500);
+            assert!(d.arrive(SimTime::ZERO, slot(1500, 0)));
+            d.advance(ms(1));
+            d.set_link(ms(1), None, Some(ms(5)), reorder, &info);
+            assert!(d.arrive(ms(2), slot(1200, 0)));
+            let mut got = Vec::new();
+            let mut now = ms(2);
+            while got.len() < 2 {
+                now = d.next_event().max(now);
+                d.advance(now);
+                while let Some((t, s)) = d.due(now) {
+                    got.push((t, s.info.size));
+                }
+            }
+            let want = if reorder {
+                vec![(SimTime::from_micros(7800), 1200), (ms(101), 1500)]
+            } else {
+                vec![(ms(101), 1500), (ms(101), 1200)]
+            };
+            assert_eq!(got, want, "reorder {reorder}");
+        }
     }
 
     #[test]

@@ -550,7 +550,12 @@ fn apply_action(dirs: &mut [Dir; 2], at: SimTime, a: &Action, s: &Setup, errors:
         }
     };
     match a {
-        Action::Link { link, rate, delay } => {
+        Action::Link {
+            link,
+            rate,
+            delay,
+            reorder,
+        } => {
             let w = which(link);
             // The bottleneck's own delay changes; the access delays stay.
             let extra = SimTime(s.d.delay_ns) - bottleneck_delay(&s.sc);
@@ -565,7 +570,7 @@ fn apply_action(dirs: &mut [Dir; 2], at: SimTime, a: &Action, s: &Setup, errors:
                     if let Some(TimeDist::Fixed(x)) = delay {
                         info.delay = *x;
                     }
-                    d.set_link(at, *rate, nd, &info);
+                    d.set_link(at, *rate, nd, *reorder, &info);
                 }
             }
         }

@@ -266,6 +266,10 @@ pub struct Link {
     rate_since: SimTime,
     /// The rate before the latest change (in force until `rate_since`).
     prev_rate: BitRate,
+    /// No packet reaches the far end before this time: the arrival of the
+    /// last packet sent before a delay change that keeps the wire's order
+    /// ([`Link::set_delay`]); zero on a link whose delay never changed so.
+    wire_floor: SimTime,
     /// On a planned link: the packets admitted and not yet taken from the
     /// queue by [`Link::settle`], in order (those that start later than
     /// the last settle wait; `fifo` is unused).
@@ -325,6 +329,7 @@ impl Link {
             capacity_bits_ns: 0,
             rate_since: SimTime::ZERO,
             prev_rate: rate,
+            wire_floor: SimTime::ZERO,
         }
     }
 
@@ -380,6 +385,23 @@ impl Link {
         self.rate = rate;
         self.tx_sizes = [0; 2];
         self.tx_times = [SimTime::ZERO; 2];
+    }
+
+    /// Change the propagation delay (applies from the next packet to start
+    /// transmission; those on the wire keep theirs). With `reorder` a
+    /// shorter delay lets the next packets overtake those still on the
+    /// wire (ns-2's link; a route change); without, they arrive no earlier
+    /// than the last one sent before the change (a wire that keeps its
+    /// order, as the testbed router's). Only on a link neither passed
+    /// through nor planned, whose arrivals [`Link::try_start`] computes
+    /// (the engine plans none in a run that changes links).
+    pub fn set_delay(&mut self, delay: SimTime, reorder: bool) {
+        debug_assert!(!self.cut_through && !self.planned);
+        if !reorder {
+            // The last packet that started reaches the far end then.
+            self.wire_floor = self.wire_floor.max(self.busy_until + self.delay);
+        }
+        self.delay = delay;
     }
 
     /// Whether this link may be passed through ahead of time: a DropTail
@@ -986,7 +1008,10 @@ impl Link {
                 return Some((id, TxResult::Lost));
             }
         }
-        Some((id, TxResult::Arrives(tx_end + self.delay)))
+        Some((
+            id,
+            TxResult::Arrives((tx_end + self.delay).max(self.wire_floor)),
+        ))
     }
 
     /// On a monitored link, record the AQM's parameters (a periodic sample).
@@ -1178,6 +1203,52 @@ mod tests {
         assert_eq!((link.stats.departures, link.qlen().pkts), (3, 0));
         assert_eq!(link.busy_until(), t0 + tx + tx + tx);
         assert_eq!(link.stats.sojourn_ns, (tx.0 + (tx.0 - 1)) as u128);
+    }
+
+    /// A delay stepping from 1000 to 40 ms after a packet left at 0 (500
+    /// bytes at 10 Mbit/s take 400 us to send; it arrives at 1000.4 ms).
+    /// With `reorder` the packet sent at 1 ms arrives 959 ms before it, on
+    /// the new delay; without, with it, as does every packet sent before
+    /// 960 ms. One sent after that arrives on the new delay either way.
+    #[test]
+    fn a_shorter_delay_reorders_only_when_asked() {
+        use crate::aqm::DropTail;
+        use crate::packet::Packet;
+        let tx = SimTime::from_micros(400);
+        let ms = SimTime::from_millis;
+        for reorder in [true, false] {
+            let mut link = Link::new(
+                BitRate(10_000_000),
+                ms(1000),
+                Buffer::Packets(10),
+                AqmImpl::DropTail(DropTail),
+                Rng::new(1, Stream::Aqm(0)),
+            );
+            let mut arena = Arena::with_capacity(8);
+            let mut send = |link: &mut Link, at: SimTime| {
+                let id = arena.alloc(Packet {
+                    size: 500,
+                    ..Packet::default()
+                });
+                assert_eq!(link.offer(at, id, &mut arena), Offer::Accepted);
+                match link.try_start(at, &mut arena) {
+                    Some((_, TxResult::Arrives(t))) => t,
+                    other => panic!("{other:?}"),
+                }
+            };
+            let first = send(&mut link, SimTime::ZERO);
+            assert_eq!(first, tx + ms(1000));
+            link.set_delay(ms(40), reorder);
+            let next = send(&mut link, ms(1));
+            let late = send(&mut link, ms(961));
+            if reorder {
+                assert_eq!(next, ms(1) + tx + ms(40));
+                assert_eq!(first - next, SimTime::from_micros(959_000));
+            } else {
+                assert_eq!(next, first);
+            }
+            assert_eq!(late, ms(961) + tx + ms(40), "reorder {reorder}");
+        }
     }
 
     fn markov(p: &[f64], hold_ms: &[f64], transitions: &[&[f64]]) -> LossModel {

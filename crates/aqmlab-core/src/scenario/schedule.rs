@@ -5,7 +5,9 @@
 //!   varies the bottleneck delay in section 5.5.1 and redraws the access
 //!   delays from a new uniform range in section 6.4.1). Packets already
 //!   on the wire keep the delay they were sent with; a packet being
-//!   transmitted finishes at the old rate.
+//!   transmitted finishes at the old rate. After a shorter delay the next
+//!   packets may overtake those on the wire (`reorder`, the default, as
+//!   ns-2's link) or wait behind them (`reorder = false`).
 //! - `flows`: start or stop flows of a bulk or UDP traffic group (section
 //!   5.5.3: 30 -> 50 -> 100 -> ... FTP flows).
 //! - `aqm`: change parameters of a link's AQM (the scheme keeps its state).
@@ -194,6 +196,12 @@ pub enum Action {
         /// A fixed delay, or (for access links) a distribution drawn per flow.
         #[serde(skip_serializing_if = "Option::is_none")]
         delay: Option<TimeDist>,
+        /// Whether a packet sent after the change may reach the far end
+        /// before one sent before it (a shorter delay: ns-2's link, a route
+        /// change); `false` keeps the wire's order, as the testbed router's
+        /// wire does: no packet arrives before the one sent ahead of it.
+        #[serde(skip_serializing_if = "super::traffic::is_true")]
+        reorder: bool,
     },
     Flows {
         /// Index of the `[[traffic]]` group.
@@ -357,7 +365,19 @@ impl ScheduleEntry {
                         "a delay drawn per flow applies to `link = \"access\"`, `\"access-source\"` or `\"access-sink\"` only; give a fixed time",
                     ));
                 }
-                Action::Link { link, rate, delay }
+                let reorder = match t.opt_bool("reorder")? {
+                    Some(_) if delay.is_none() => return Err(SpecError::new(
+                        t.field_path("reorder"),
+                        "`reorder` says how a delay change orders the wire; give `delay` with it",
+                    )),
+                    r => r.unwrap_or(true),
+                };
+                Action::Link {
+                    link,
+                    rate,
+                    delay,
+                    reorder,
+                }
             }
             "flows" => {
                 let group = t.u32("group", 0)?;

@@ -666,7 +666,9 @@ fn is_one(n: &u32) -> bool {
     *n == 1
 }
 
-fn is_true(b: &bool) -> bool {
+/// Serde's test for a switch left at its default of `true` (omitted from
+/// the resolved scenario).
+pub(super) fn is_true(b: &bool) -> bool {
     *b
 }
 

@@ -23,7 +23,12 @@ impl World {
         let entry = self.sc.schedule[i].clone();
         let now = self.now;
         match entry.action {
-            Action::Link { link, rate, delay } => {
+            Action::Link {
+                link,
+                rate,
+                delay,
+                reorder,
+            } => {
                 let mut rng = Rng::new(self.sc.seed_for(Purpose::Rtt), stream);
                 if let Some((src, snk)) = link.access_sides() {
                     for f in 0..self.access.len() {
@@ -43,7 +48,7 @@ impl World {
                                 link.set_rate(now, r);
                             }
                             if let Some(d) = d {
-                                link.delay = d;
+                                link.set_delay(d, reorder);
                             }
                         }
                     }
@@ -54,7 +59,7 @@ impl World {
                             link.set_rate(now, r);
                         }
                         if let Some(d) = delay {
-                            link.delay = d.sample(&mut rng);
+                            link.set_delay(d.sample(&mut rng), reorder);
                         }
                     }
                 }
