@@ -315,7 +315,7 @@ def test_dsack_counters() -> None:
     f = r.summary["flows"]
     assert r.scenario["tcp"]["dsack"] is True
     assert f["dsacks"] > 0
-    for c in ("dsacks", "dsack_undos"):
+    for c in ("dsacks", "dsack_undos", "reorderings"):
         assert sum(r.flows.column(c).to_pylist()) == f[c]
     off = aqmlab.run(doc, overrides=["tcp.dsack=false"])
     assert off.summary["flows"]["dsacks"] == 0
@@ -347,7 +347,7 @@ def test_sack_rack_prr_counters() -> None:
     assert f["sack_recoveries"] == f["fast_retransmits"]
     cols = r.flows.column_names
     for c in ("sack_recoveries", "rack_detections", "tlp_probes", "timeouts_undone", "dsacks",
-              "dsack_undos"):  # fmt: skip
+              "dsack_undos", "reorderings"):  # fmt: skip
         assert c in cols
         assert sum(r.flows.column(c).to_pylist()) == f[c]
     assert r.scenario["tcp"]["sack"] is True

@@ -199,7 +199,7 @@ def _as_testbed(run: Path, out: Path, cc: str = "cubic") -> Path:
               "queuing_delay_max_s"):  # fmt: skip
         del s["bottleneck"][k]
     for k in ("timeouts", "sack_recoveries", "rack_detections", "tlp_probes", "timeouts_undone",
-              "dsacks", "dsack_undos"):  # fmt: skip
+              "dsacks", "dsack_undos", "reorderings"):  # fmt: skip
         s["flows"].pop(k, None)
     del s["events"]
     s["flows"]["retransmits"] += 1000  # and those before the measurement interval

@@ -99,6 +99,7 @@ COUNT_FIELDS = (
     "flows.timeouts_undone",
     "flows.dsacks",
     "flows.dsack_undos",
+    "flows.reorderings",
 )
 #: Figures the testbed counts over the whole run (the simulator: the measurement interval).
 TESTBED_WHOLE_RUN = ("flows.retransmits",)

@@ -154,14 +154,11 @@ delay = "20ms"
     let reordered = figures(&run(&scenario("")));
     let in_order = figures(&run(&scenario("reorder = false")));
     eprintln!("retransmissions before, after the step, D-SACKs: reordered {reordered:?}, in order {in_order:?}");
-    // Measured: 74 reports, 344 retransmissions; none, 313.
+    // Measured: 57 reports, 312 retransmissions; none, 313 (RACK, once it
+    // has seen the reordering, waits for the rest: 74 and 344 before it did).
     assert_eq!((reordered.0, in_order.0), (0, 0));
     assert!(reordered.2 >= 30, "{reordered:?}");
     assert_eq!(in_order.2, 0, "{in_order:?}");
-    assert!(
-        reordered.1 >= in_order.1 + reordered.2 / 4,
-        "{reordered:?} {in_order:?}"
-    );
 }
 
 /// Flows added at 200 s count from then on; stopped flows stop counting and

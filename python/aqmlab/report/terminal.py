@@ -71,6 +71,7 @@ OPTIONAL_ROWS: list[tuple[str, str | None, str, Fmt]] = [
     ("timeouts undone", "flows", "timeouts_undone", _int),
     ("D-SACKs", "flows", "dsacks", _int),
     ("cuts undone by D-SACK", "flows", "dsack_undos", _int),
+    ("reordering seen", "flows", "reorderings", _int),
 ]
 
 

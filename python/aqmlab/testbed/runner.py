@@ -95,6 +95,8 @@ KERNEL_TCP_COUNTERS = (
     "TcpExtTCPDSACKRecv",
     "TcpExtTCPDSACKOfoRecv",
     "TcpExtTCPDSACKUndo",
+    "TcpExtTCPSACKReorder",
+    "TcpExtTCPTSReorder",
 )
 #: ... and those with a key of the simulator's summary (``flows``) of the same meaning.
 FLOW_COUNTERS = {
@@ -102,6 +104,7 @@ FLOW_COUNTERS = {
     "sack_recoveries": "TcpExtTCPSackRecovery",
     "tlp_probes": "TcpExtTCPLossProbes",
     "timeouts_undone": "TcpExtTCPLossUndo",
+    "reorderings": "TcpExtTCPSACKReorder",
 }
 
 

@@ -180,13 +180,14 @@ pub struct FlowsSummary {
     /// `fast_retransmits`), segments RACK marked lost and tail loss probes
     /// sent (`tcp.rack`), retransmission timeouts undone as spurious
     /// (`tcp.undo`; also in `timeouts`), D-SACKs accepted and cuts they
-    /// undid (`tcp.dsack`).
+    /// undid (`tcp.dsack`), reordering seen (`tcp.rack`).
     pub sack_recoveries: u64,
     pub rack_detections: u64,
     pub tlp_probes: u64,
     pub timeouts_undone: u64,
     pub dsacks: u64,
     pub dsack_undos: u64,
+    pub reorderings: u64,
     /// Connections of the forward flows that ran without ECN because their
     /// SYN was sent again (`tcp.ecn_fallback`), since the run began: a flow
     /// falls back while it opens, mostly before the interval.
@@ -285,6 +286,7 @@ pub struct FlowTable {
     pub timeouts_undone: Vec<u64>,
     pub dsacks: Vec<u64>,
     pub dsack_undos: Vec<u64>,
+    pub reorderings: Vec<u64>,
     pub drops: Vec<u64>,
     pub rtt_mean_s: Vec<f64>,
     pub cwnd_final: Vec<f64>,
@@ -431,7 +433,7 @@ impl World {
             setup.request_retransmits += s.request_retransmits - b.request_retransmits;
             setup.fins_sent += u64::from(s.fins_sent - b.fins_sent);
             setup.fin_acks_sent += u64::from(s.fin_acks_sent - b.fin_acks_sent);
-            setup.pages_waited += s.pages_waited - b.pages_waited;
+            setup.pages_waited += u64::from(s.pages_waited - b.pages_waited);
             if let Some(u) = &self.udp[f] {
                 if m.active_in(start, end) && !self.tag[f].ping {
                     udp.count += 1;
@@ -458,6 +460,7 @@ impl World {
                 fs.timeouts_undone += s.timeouts_undone - b.timeouts_undone;
                 fs.dsacks += u64::from(s.dsacks - b.dsacks);
                 fs.dsack_undos += u64::from(s.dsack_undos - b.dsack_undos);
+                fs.reorderings += u64::from(s.reorderings - b.reorderings);
                 fs.ecn_fallbacks += s.ecn_fallbacks;
                 rtt_sum += s.rtt_sum_s - b.rtt_sum_s;
                 rtt_n += s.rtt_samples - b.rtt_samples;
@@ -504,6 +507,9 @@ impl World {
             table
                 .dsack_undos
                 .push(u64::from(s.dsack_undos - b.dsack_undos));
+            table
+                .reorderings
+                .push(u64::from(s.reorderings - b.reorderings));
             table.drops.push(s.data_dropped - b.data_dropped);
             let n = s.rtt_samples - b.rtt_samples;
             table.rtt_mean_s.push(if n == 0 {

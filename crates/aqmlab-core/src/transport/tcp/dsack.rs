@@ -32,16 +32,16 @@
 //!   Tail loss probes' retransmissions do not count
 //!   (`tcp_send_loss_probe` calls `__tcp_retransmit_skb`).
 //!
-//! Not modelled: reordering detection (`tcp_check_sack_reordering`,
-//! `reord_seen`, the reordering degree `tp->reordering`), and with it
-//! RACK's reordering window that D-SACKs widen (`tcp_rack_update_reo_wnd`
-//! acts only once reordering was seen, so on a path where Linux sees none
-//! the two agree); the undo of a fast recovery by the echoed timestamp
+//! With RACK an accepted report, once reordering was seen, widens RACK's
+//! reordering window, and a report of a copy whose original was SACKed
+//! shows reordering (`reorder.rs`).
+//!
+//! Not modelled: the undo of a fast recovery by the echoed timestamp
 //! (`tcp_packet_delayed` in `tcp_try_undo_recovery` and
 //! `tcp_try_undo_partial`).
 
 use super::sack_recovery::Lr;
-use super::scoreboard::EVER;
+use super::scoreboard::{EVER, SACKED};
 use super::TcpFlow;
 
 /// What the D-SACK of one ACK told ([`TcpFlow::dsack_ack`]).
@@ -53,6 +53,10 @@ pub(super) struct Dsack {
     pub segs: u64,
     /// It reports the outstanding tail loss probe's segment.
     pub tlp: bool,
+    /// The lowest segment it reports (accepted, above the cumulative ACK)
+    /// that was sent again after its original was SACKed: reordering
+    /// (`tcp_sacktag_one`, `reorder.rs`).
+    pub reord: Option<u64>,
 }
 
 impl TcpFlow {
@@ -85,6 +89,11 @@ impl TcpFlow {
         }
         self.stats.dsacks += 1;
         d.segs = segs;
+        if let Some(r) = lr.rack.as_mut() {
+            r.reorder.on_dsack(tlp);
+            d.reord = (s0.max(self.snd_una)..e0.min(self.snd_max))
+                .find(|&q| lr.sb.slot(q).bits & (SACKED | EVER) == SACKED | EVER);
+        }
         // `undo_retrans`: a report of a segment beyond the marker, sent
         // again (one still on the scoreboard), or one already cumulatively
         // acknowledged before this ACK (Linux's count for forgotten data).

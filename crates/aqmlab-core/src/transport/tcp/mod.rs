@@ -111,6 +111,7 @@ mod rate;
 mod rcvbuf;
 mod receiver;
 mod recovery;
+mod reorder;
 mod rto;
 mod rtt_linux;
 mod sack;
@@ -185,10 +186,6 @@ pub struct FlowStats {
     /// sent in answer (counted by the engine).
     pub fins_sent: u32,
     pub fin_acks_sent: u32,
-    /// Web sessions with open pages: pages that came while every lane of
-    /// the session was busy and waited for one (counted on the session's
-    /// first lane, by the engine).
-    pub pages_waited: u64,
     /// Loss recoveries run with SACK (RFC 6675; also counted in
     /// `fast_retransmits`).
     pub sack_recoveries: u64,
@@ -204,9 +201,17 @@ pub struct FlowStats {
     pub dsacks: u32,
     /// Cuts undone because D-SACKs showed every retransmission since them
     /// needless (`tcp.dsack`; Linux's `TCPDSACKUndo`, `TCPFullUndo` and
-    /// `TCPLossUndo` by D-SACK). These two and the FIN counts are 32 bits,
-    /// so that a flow's state keeps its eleven cache lines.
+    /// `TCPLossUndo` by D-SACK). These two, the next, the pages waited
+    /// and the FIN counts are 32 bits, so that a flow's state keeps its
+    /// eleven cache lines.
     pub dsack_undos: u32,
+    /// Times the sender saw reordering (`tcp.rack`, `reorder.rs`; Linux's
+    /// `reord_seen`, `TCPSACKReorder`).
+    pub reorderings: u32,
+    /// Web sessions with open pages: pages that came while every lane of
+    /// the session was busy and waited for one (counted on the session's
+    /// first lane, by the engine).
+    pub pages_waited: u32,
 }
 
 impl FlowStats {
@@ -242,6 +247,7 @@ impl FlowStats {
             timeouts_undone,
             dsacks,
             dsack_undos,
+            reorderings,
         } = *later;
         FlowStats {
             data_sent: self.data_sent + (data_sent - earlier.data_sent),
@@ -273,6 +279,7 @@ impl FlowStats {
             timeouts_undone: self.timeouts_undone + (timeouts_undone - earlier.timeouts_undone),
             dsacks: self.dsacks + (dsacks - earlier.dsacks),
             dsack_undos: self.dsack_undos + (dsack_undos - earlier.dsack_undos),
+            reorderings: self.reorderings + (reorderings - earlier.reorderings),
         }
     }
 }

@@ -21,11 +21,10 @@
 //! not yet lost (section 6.3). Linux looks only on the ACKs its
 //! `tcp_ack_is_dubious` passes (`TcpFlow::dubious`), not on every ACK as
 //! section 6.2 does. `reo_wnd` as Linux's `tcp_rack_reo_wnd`
-//! without reordering seen: 0 in recovery and after a timeout, and 0 once
-//! three segments are SACKed (the duplicate threshold); else `min_rtt / 4`,
-//! at most SRTT. The paths of aqmlab do not reorder a flow's packets, so
-//! the reordering extensions (detection of reordering, and with it the
-//! DSACK-driven growth of `reo_wnd`, `dsack.rs`) are not modelled. `min_rtt` is the least RTT of a segment delivered without
+//! (`reorder.rs`): without reordering seen, 0 in recovery and after a
+//! timeout, and 0 once three segments are SACKed (the duplicate
+//! threshold); else `min_rtt / 4`, times the steps D-SACKs add once
+//! reordering was seen, at most SRTT. `min_rtt` is the least RTT of a segment delivered without
 //! retransmission, restarted from the current sample when 300 s old (Linux's
 //! `tcp_min_rtt_wlen`; the kernel keeps a three-sample windowed filter).
 //!
@@ -92,6 +91,8 @@ pub(super) struct Rack {
     /// went, and whether it was a retransmission.
     pub tlp_high: Option<u64>,
     pub tlp_retrans: bool,
+    /// Reordering seen and the window's steps (`reorder.rs`).
+    pub reorder: super::reorder::Reorder,
 }
 
 /// RACK_sent_after (RFC 8985 section 6.2): `(t1, s1)` was sent after
@@ -148,15 +149,18 @@ impl Rack {
         }
     }
 
-    /// Linux's `tcp_rack_reo_wnd` without reordering seen: 0 in recovery
-    /// (or after a timeout) and once `DUP_THRESH` segments are SACKed; else
-    /// min_rtt / 4, at most SRTT (`srtt_ns`; 0 before any sample).
+    /// Linux's `tcp_rack_reo_wnd` (`reorder.rs`); `srtt_ns` 0 before any
+    /// sample.
     pub fn reo_wnd(&self, recovering: bool, sacked_out: u64, srtt_ns: f64) -> u64 {
-        if recovering || sacked_out >= super::scoreboard::DUP_THRESH as u64 {
-            return 0;
-        }
         let srtt = srtt_ns.max(0.0) as u64;
-        self.min_rtt().map_or(srtt, |m| (m / 4).min(srtt))
+        self.reorder
+            .reo_wnd(recovering, sacked_out, self.min_rtt(), srtt)
+    }
+
+    /// The send time of the most recently sent segment delivered
+    /// (RACK.xmit_ts), if any was.
+    pub fn newest_sent(&self) -> Option<SimTime> {
+        self.last.map(|(t, _)| t)
     }
 
     /// RFC 8985 section 6.2 step 5 (RACK_detect_loss): marks lost every

@@ -302,6 +302,11 @@ impl TcpFlow {
         } else {
             super::dsack::Dsack::default()
         };
+        // Reordering (`reorder.rs`): the lowest segment this ACK shows
+        // delivered out of order, against the highest SACK before it.
+        let prior_fack = lr.sb.fack();
+        let mut reord = dsack.reord.unwrap_or(u64::MAX);
+        let sacks_tell = !lr.loss || lr.undo_marker.is_some();
         // A pacing flow's rate estimator sees each segment delivered.
         let mut pace = self.pace.take();
         // 1. The SACK blocks (ascending, as Linux sorts them; three at
@@ -327,6 +332,9 @@ impl TcpFlow {
                     r.delivered(q, slot, now);
                 }
                 if slot.bits & EVER == 0 {
+                    if q < prior_fack {
+                        reord = reord.min(q);
+                    }
                     first_sacked =
                         Some(first_sacked.map_or(slot.xmit, |t: SimTime| t.min(slot.xmit)));
                     last_sacked = Some(last_sacked.map_or(slot.xmit, |t| t.max(slot.xmit)));
@@ -337,8 +345,18 @@ impl TcpFlow {
                 }
             });
         }
+        if reord < u64::MAX && sacks_tell {
+            if let Some(r) = rack.as_mut() {
+                if r.reorder.check(reord, sb.fack()) {
+                    self.stats.reorderings += 1;
+                }
+            }
+        }
         let advanced = ack > self.snd_una;
         let mut newly_acked = 0;
+        // The lowest segment newly acknowledged, never SACKed nor sent
+        // again (`u64::MAX`: none).
+        let mut low_acked = u64::MAX;
         if advanced {
             if self.cfg.tcp.rtt_estimator == RttEstimator::Timed {
                 self.time_ack(now, ack, ece, tsecr);
@@ -356,7 +374,12 @@ impl TcpFlow {
                 if slot.bits & EVER != 0 {
                     retx_acked = true;
                 } else {
-                    first_acked.get_or_insert(slot.xmit);
+                    if first_acked.is_none() {
+                        // Ascending: the first is the lowest (a hole filled
+                        // by an original, when below the highest SACK).
+                        first_acked = Some(slot.xmit);
+                        low_acked = q;
+                    }
                     last_acked = Some(last_acked.map_or(slot.xmit, |t| t.max(slot.xmit)));
                     original |= q < orig_below;
                 }
@@ -367,6 +390,13 @@ impl TcpFlow {
             self.snd_una = ack;
             self.snd_nxt = self.snd_nxt.max(ack);
             self.dupacks = 0;
+            if low_acked < prior_fack {
+                if let Some(r) = rack.as_mut() {
+                    if r.reorder.check(low_acked, sb.fack()) {
+                        self.stats.reorderings += 1;
+                    }
+                }
+            }
         } else if newly_sacked > 0 && self.snd_max > self.snd_una {
             // RFC 6675 section 2: a duplicate ACK SACKs data not SACKed before.
             self.dupacks += 1;
@@ -415,6 +445,13 @@ impl TcpFlow {
         // A segment a D-SACK reports was delivered too (Linux's
         // `sack_delivered`).
         let delivered = newly_acked + newly_sacked + dsack.segs;
+        if newly_acked + newly_sacked > 0 {
+            if let Some(r) = lr.rack.as_mut() {
+                if let Some(t) = r.newest_sent() {
+                    r.reorder.update(now, t);
+                }
+            }
+        }
         // 2. TLP's loss detection.
         if lr.rack.as_ref().is_some_and(|r| r.tlp_high.is_some()) {
             self.tlp_ack(lr, ack, advanced, newly_sacked > 0, dsack.tlp);
@@ -441,6 +478,7 @@ impl TcpFlow {
         if lr.loss && self.snd_una >= self.recover {
             lr.loss = false;
             lr.frto = false;
+            Self::episode_kept(lr);
         }
         if self.in_recovery && self.snd_una >= self.recover {
             if self.dsack_all(lr) {
@@ -450,11 +488,15 @@ impl TcpFlow {
             } else {
                 self.in_recovery = false;
                 self.cwnd = self.exit_cwnd;
+                Self::episode_kept(lr);
             }
         }
         if dubious && !lr.loss && !self.ecn_cwr() && self.dsack_all(lr) {
             // In a recovery, which ends, or later (`tcp_try_undo_dsack`).
             self.dsack_undo(lr);
+            if let Some(r) = lr.rack.as_mut() {
+                r.reorder.dsack_undone();
+            }
         }
         if !self.in_recovery && !lr.loss && lr.retrans_stamp.is_some() {
             self.undo_open(lr);
@@ -610,6 +652,15 @@ impl TcpFlow {
     /// reduction, or [`disorder`].
     fn not_open(&self, lr: &Lr) -> bool {
         self.in_recovery || lr.loss || self.ecn_cwr() || disorder(lr)
+    }
+
+    /// A recovery or a timeout's episode ended without an undo
+    /// (`tcp_try_undo_recovery`): a widened reordering window holds one
+    /// fewer (`reorder.rs`).
+    fn episode_kept(lr: &mut Lr) {
+        if let Some(r) = lr.rack.as_mut() {
+            r.reorder.episode_kept();
+        }
     }
 
     /// Step 4: RACK (when it moved) or IsLost marks the losses; returns how

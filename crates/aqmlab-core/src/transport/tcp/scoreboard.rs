@@ -119,6 +119,17 @@ impl Scoreboard {
         self.slots.len() as u64
     }
 
+    /// One past the highest segment SACKed, or `una` if none is (Linux's
+    /// `tcp_highest_sack_seq`: the forward-most segment acknowledged).
+    #[inline]
+    pub fn fack(&self) -> u64 {
+        if self.sacked_out > 0 && self.ntop > 0 {
+            self.top[0] + 1
+        } else {
+            self.una
+        }
+    }
+
     /// RFC 6675 section 4 (SetPipe), as Linux's `tcp_packets_in_flight`.
     #[inline]
     pub fn pipe(&self) -> u64 {

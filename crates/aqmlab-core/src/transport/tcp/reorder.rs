@@ -1,0 +1,199 @@
+//! Reordering seen, and RACK's reordering window that D-SACKs widen, as
+//! Linux keeps them with RACK (`tcp_check_sack_reordering`,
+//! `tcp_sacktag_one` and `tcp_clean_rtx_queue` in `tcp_input.c`;
+//! `tcp_rack_reo_wnd` and `tcp_rack_update_reo_wnd` in `tcp_recovery.c`;
+//! RFC 8985 section 6.2 steps 4 and 5), with `tcp.rack`.
+//!
+//! - **Seen** (`reord_seen`): a segment never sent again is delivered
+//!   below the highest segment SACKed before it (a SACK of it, or a
+//!   cumulative ACK of it unSACKed, below the highest SACK of before the
+//!   ACK), or a D-SACK reports a copy of a segment whose original was
+//!   SACKed: a later segment overtook it. The SACK's case counts unless a
+//!   timeout's retransmissions are under way with no cut D-SACKs could undo
+//!   (Linux's `icsk_ca_state != TCP_CA_Loss || undo_marker`).
+//! - **The window** (`tcp_rack_reo_wnd`): before reordering is seen, 0 in
+//!   a recovery or a timeout's retransmissions and once three segments are
+//!   SACKed, else `min_rtt / 4`; once seen, `steps x min_rtt / 4` always,
+//!   at most SRTT.
+//! - **The steps** (`tcp_rack_update_reo_wnd`, on every ACK that delivers a
+//!   segment): an accepted D-SACK once reordering is seen (not a tail loss
+//!   probe's) raises `steps` by one, at most once a round trip (a report
+//!   that comes before a segment sent after the last raise was delivered
+//!   is let go), and keeps the wider window for 16 recoveries (`persist`);
+//!   each recovery or timeout's episode that ends without an undo takes one
+//!   away (`tcp_try_undo_recovery`), an undo by D-SACKs in a recovery or
+//!   later adds one back (`tcp_try_undo_dsack`), and with none left `steps`
+//!   is 1 again.
+//!
+//! Not modelled: the degree of reordering (`tp->reordering`), which only
+//! RFC 6675's duplicate threshold without RACK and the window's growth on
+//! SACKs (`tcp_may_raise_cwnd`) read; without RACK the threshold stays
+//! three. Linux's "a round trip since the raise" compares delivery counts
+//! (`rs->prior_delivered` against `rack.last_delivered`); here, the send
+//! time of the most recently sent segment delivered against the raise's.
+
+use crate::units::SimTime;
+
+/// Linux's `TCP_RACK_RECOVERY_THRESH`: recoveries a widened window holds.
+const RECOVERY_THRESH: u8 = 16;
+
+/// What one flow has seen of reordering, and the window's steps.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Reorder {
+    /// Times reordering was seen (Linux's `reord_seen`).
+    pub seen: u32,
+    /// The window's multiple of `min_rtt / 4` (Linux's `reo_wnd_steps`).
+    steps: u8,
+    /// Recoveries left before `steps` returns to 1 (`reo_wnd_persist`).
+    persist: u8,
+    /// An accepted D-SACK waits to raise `steps` (`rack.dsack_seen`).
+    dsack_seen: bool,
+    /// When `steps` was last raised.
+    raised_at: Option<SimTime>,
+}
+
+impl Default for Reorder {
+    fn default() -> Reorder {
+        Reorder {
+            seen: 0,
+            steps: 1,
+            persist: 0,
+            dsack_seen: false,
+            raised_at: None,
+        }
+    }
+}
+
+impl Reorder {
+    /// `tcp_check_sack_reordering`: `low`, the lowest segment delivered out
+    /// of order by this ACK (never sent again), against `fack`, one past
+    /// the highest segment SACKed now (the cumulative ACK if none is).
+    /// Returns whether it counts as reordering.
+    #[inline]
+    pub fn check(&mut self, low: u64, fack: u64) -> bool {
+        if low >= fack {
+            return false;
+        }
+        self.seen += 1;
+        true
+    }
+
+    /// An accepted D-SACK (`tcp_dsack_seen`): once reordering was seen, it
+    /// may widen the window (not the tail loss probe's).
+    pub fn on_dsack(&mut self, tlp: bool) {
+        if self.seen > 0 && !tlp {
+            self.dsack_seen = true;
+        }
+    }
+
+    /// `tcp_rack_update_reo_wnd`, on an ACK that delivered a segment, the
+    /// most recently sent of those delivered so far having left at
+    /// `newest_sent`.
+    #[inline]
+    pub fn update(&mut self, now: SimTime, newest_sent: SimTime) {
+        if self.dsack_seen {
+            self.dsack_seen = false;
+            if self.raised_at.is_none_or(|t| newest_sent >= t) {
+                self.steps = self.steps.saturating_add(1);
+                self.raised_at = Some(now);
+                self.persist = RECOVERY_THRESH;
+                return;
+            }
+            // Less than a round trip since the last raise: let go.
+        }
+        if self.persist == 0 {
+            self.steps = 1;
+        }
+    }
+
+    /// A recovery or a timeout's episode ended without an undo.
+    pub fn episode_kept(&mut self) {
+        self.persist = self.persist.saturating_sub(1);
+    }
+
+    /// D-SACKs undid a cut in a recovery or later (`tcp_try_undo_dsack`).
+    pub fn dsack_undone(&mut self) {
+        self.persist = (self.persist + 1).min(RECOVERY_THRESH);
+    }
+
+    /// `tcp_rack_reo_wnd`, ns: `recovering` (a recovery or a timeout's
+    /// retransmissions), `sacked_out` segments SACKed, the minimum RTT and
+    /// SRTT, ns.
+    pub fn reo_wnd(
+        &self,
+        recovering: bool,
+        sacked_out: u64,
+        min_rtt: Option<u64>,
+        srtt: u64,
+    ) -> u64 {
+        if self.seen == 0 && (recovering || sacked_out >= super::scoreboard::DUP_THRESH as u64) {
+            return 0;
+        }
+        min_rtt.map_or(srtt, |m| (m / 4 * u64::from(self.steps)).min(srtt))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ms(x: u64) -> SimTime {
+        SimTime::from_millis(x)
+    }
+
+    /// min_rtt 100 ms, SRTT 300 ms. Before reordering is seen the window
+    /// is 25 ms in the open state with fewer than three SACKed, else 0;
+    /// once seen, 25 ms whatever the state. D-SACKs raise the steps once a
+    /// round trip: 50, then (a report before a segment sent after the
+    /// raise is delivered) still 50, then 75; at most SRTT (300 ms from 12
+    /// steps on). After 16 recoveries without an undo the window is 25 ms
+    /// again; an undo by D-SACK adds a recovery back.
+    #[test]
+    fn the_window_widens_by_dsacks_once_reordering_is_seen() {
+        let (m, srtt) = (Some(100_000_000), 300_000_000);
+        let mut r = Reorder::default();
+        assert_eq!(r.reo_wnd(false, 2, m, srtt), 25_000_000);
+        assert_eq!(r.reo_wnd(true, 0, m, srtt), 0);
+        assert_eq!(r.reo_wnd(false, 3, m, srtt), 0);
+        // A D-SACK before reordering is seen does not count.
+        r.on_dsack(false);
+        r.update(ms(1000), ms(900));
+        assert_eq!(r.reo_wnd(false, 2, m, srtt), 25_000_000);
+        // Segment 7 delivered out of order below the highest SACK (10).
+        assert!(!r.check(10, 10));
+        assert!(r.check(7, 10));
+        assert_eq!(r.reo_wnd(true, 5, m, srtt), 25_000_000);
+        // A probe's report does not widen; another does.
+        r.on_dsack(true);
+        r.update(ms(1100), ms(1000));
+        assert_eq!(r.reo_wnd(true, 5, m, srtt), 25_000_000);
+        r.on_dsack(false);
+        r.update(ms(1200), ms(1100));
+        assert_eq!(r.reo_wnd(true, 5, m, srtt), 50_000_000);
+        // Within the round trip after the raise at 1200 ms: let go.
+        r.on_dsack(false);
+        r.update(ms(1300), ms(1150));
+        assert_eq!(r.reo_wnd(true, 5, m, srtt), 50_000_000);
+        r.on_dsack(false);
+        r.update(ms(1600), ms(1250));
+        assert_eq!(r.reo_wnd(true, 5, m, srtt), 75_000_000);
+        for k in 0..12u64 {
+            r.on_dsack(false);
+            r.update(ms(2000 + 1000 * k), ms(1900 + 1000 * k));
+        }
+        assert_eq!(r.reo_wnd(true, 5, m, srtt), srtt);
+        // 16 recoveries kept, one undo: the 17th kept one resets.
+        for _ in 0..15 {
+            r.episode_kept();
+        }
+        r.dsack_undone();
+        r.episode_kept();
+        r.update(ms(30_000), ms(29_000));
+        assert_eq!(r.reo_wnd(true, 5, m, srtt), srtt);
+        r.episode_kept();
+        r.update(ms(31_000), ms(30_000));
+        assert_eq!(r.reo_wnd(true, 5, m, srtt), 25_000_000);
+        // Before any RTT sample: SRTT.
+        assert_eq!(r.reo_wnd(false, 0, None, srtt), srtt);
+    }
+}
