@@ -15,6 +15,7 @@ use crate::trace::{Fate, Trace};
 use aqmlab_core::aqm::dualpi2::Held;
 use aqmlab_core::aqm::fq_codel::Queued;
 use aqmlab_core::aqm::{Aqm, AqmImpl, Cause, LinkInfo, PacketInfo, QueueLen, Verdict};
+use aqmlab_core::net::WireFloor;
 use aqmlab_core::packet::PktId;
 use aqmlab_core::rng::Rng;
 use aqmlab_core::scenario::Buffer;
@@ -123,9 +124,8 @@ pub struct Dir {
     busy_until: SimTime,
     /// Packets on the wire, in release order: (time they reach the far end, packet).
     wire: VecDeque<(SimTime, Slot)>,
-    /// No packet reaches the far end before this time: set by a delay
-    /// change that keeps the wire's order ([`Dir::set_link`]).
-    wire_floor: SimTime,
+    /// The earliest a packet reaches the far end ([`Dir::set_link`]).
+    wire_floor: WireFloor,
     next_tick: Option<SimTime>,
     /// Sampling: interval and next instant (monitored direction only).
     sample: Option<(SimTime, SimTime)>,
@@ -170,7 +170,7 @@ impl Dir {
             qbytes: 0,
             busy_until: SimTime::ZERO,
             wire: VecDeque::new(),
-            wire_floor: SimTime::ZERO,
+            wire_floor: WireFloor::default(),
             next_tick,
             sample: sample.map(|i| (i, i)),
             series: Series::default(),
@@ -336,7 +336,7 @@ impl Dir {
         self.stats.departures += 1;
         self.stats.departure_bytes += slot.info.size as u64;
         self.stats.sojourn_ns += t.0 - slot.info.enq_time.0;
-        let r = (tx_end + self.delay).max(self.wire_floor);
+        let r = self.wire_floor.arrival(tx_end + self.delay);
         // After a shorter delay a packet may overtake those still on the
         // wire (a delay change with `reorder`): it goes in at its time,
         // after any due at the same instant.
@@ -565,9 +565,8 @@ impl Dir {
             self.rate = r;
         }
         if let Some(d) = delay {
-            if !reorder {
-                self.wire_floor = self.wire_floor.max(self.busy_until + self.delay);
-            }
+            self.wire_floor
+                .delay_change(self.busy_until, self.delay, reorder);
             self.delay = d;
         }
         self.aqm.set_link(now, info);

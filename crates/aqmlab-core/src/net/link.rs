@@ -266,14 +266,37 @@ pub struct Link {
     rate_since: SimTime,
     /// The rate before the latest change (in force until `rate_since`).
     prev_rate: BitRate,
-    /// No packet reaches the far end before this time: the arrival of the
-    /// last packet sent before a delay change that keeps the wire's order
-    /// ([`Link::set_delay`]); zero on a link whose delay never changed so.
-    wire_floor: SimTime,
+    /// The earliest a packet reaches the far end ([`Link::set_delay`]).
+    wire_floor: WireFloor,
     /// On a planned link: the packets admitted and not yet taken from the
     /// queue by [`Link::settle`], in order (those that start later than
     /// the last settle wait; `fifo` is unused).
     plan: VecDeque<Departure>,
+}
+
+/// The earliest a packet may reach a link's far end: raised by a delay
+/// change that keeps the wire's order, zero while none did. The
+/// simulator's links and the testbed router's wire keep it alike.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct WireFloor(SimTime);
+
+impl WireFloor {
+    /// The delay changes on a link whose last transmission ends at
+    /// `busy_until` under the delay `old`: with `reorder` the next packets
+    /// may overtake those on the wire; without, none arrives before that
+    /// last one.
+    #[inline]
+    pub fn delay_change(&mut self, busy_until: SimTime, old: SimTime, reorder: bool) {
+        if !reorder {
+            self.0 = self.0.max(busy_until + old);
+        }
+    }
+
+    /// When a packet due at `due` reaches the far end.
+    #[inline(always)]
+    pub fn arrival(self, due: SimTime) -> SimTime {
+        due.max(self.0)
+    }
 }
 
 /// A planned departure: what [`Link::try_start`] would have read from the
@@ -329,7 +352,7 @@ impl Link {
             capacity_bits_ns: 0,
             rate_since: SimTime::ZERO,
             prev_rate: rate,
-            wire_floor: SimTime::ZERO,
+            wire_floor: WireFloor::default(),
         }
     }
 
@@ -397,10 +420,8 @@ impl Link {
     /// (the engine plans none in a run that changes links).
     pub fn set_delay(&mut self, delay: SimTime, reorder: bool) {
         debug_assert!(!self.cut_through && !self.planned);
-        if !reorder {
-            // The last packet that started reaches the far end then.
-            self.wire_floor = self.wire_floor.max(self.busy_until + self.delay);
-        }
+        self.wire_floor
+            .delay_change(self.busy_until, self.delay, reorder);
         self.delay = delay;
     }
 
@@ -1010,7 +1031,7 @@ impl Link {
         }
         Some((
             id,
-            TxResult::Arrives((tx_end + self.delay).max(self.wire_floor)),
+            TxResult::Arrives(self.wire_floor.arrival(tx_end + self.delay)),
         ))
     }
 

@@ -3,4 +3,4 @@
 pub mod link;
 pub mod topology;
 
-pub use link::{Link, LossModel};
+pub use link::{Link, LossModel, WireFloor};

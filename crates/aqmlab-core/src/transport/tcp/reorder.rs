@@ -32,7 +32,19 @@
 //! (`rs->prior_delivered` against `rack.last_delivered`); here, the send
 //! time of the most recently sent segment delivered against the raise's.
 
+use super::rack::Rack;
 use crate::units::SimTime;
+
+/// `tcp_check_sack_reordering` for a flow (none without RACK): `low`
+/// delivered out of order against `fack` ([`Reorder::check`]), counted in
+/// `count` (the flow's `reorderings`).
+pub(super) fn check(rack: &mut Option<Rack>, low: u64, fack: u64, count: &mut u32) {
+    if let Some(r) = rack {
+        if r.reorder.check(low, fack) {
+            *count += 1;
+        }
+    }
+}
 
 /// Linux's `TCP_RACK_RECOVERY_THRESH`: recoveries a widened window holds.
 const RECOVERY_THRESH: u8 = 16;
@@ -40,8 +52,9 @@ const RECOVERY_THRESH: u8 = 16;
 /// What one flow has seen of reordering, and the window's steps.
 #[derive(Clone, Copy, Debug)]
 pub(super) struct Reorder {
-    /// Times reordering was seen (Linux's `reord_seen`).
-    pub seen: u32,
+    /// Reordering was seen (Linux's `reord_seen` is not 0; the count is
+    /// the flow's `reorderings`).
+    seen: bool,
     /// The window's multiple of `min_rtt / 4` (Linux's `reo_wnd_steps`).
     steps: u8,
     /// Recoveries left before `steps` returns to 1 (`reo_wnd_persist`).
@@ -55,7 +68,7 @@ pub(super) struct Reorder {
 impl Default for Reorder {
     fn default() -> Reorder {
         Reorder {
-            seen: 0,
+            seen: false,
             steps: 1,
             persist: 0,
             dsack_seen: false,
@@ -74,14 +87,14 @@ impl Reorder {
         if low >= fack {
             return false;
         }
-        self.seen += 1;
+        self.seen = true;
         true
     }
 
     /// An accepted D-SACK (`tcp_dsack_seen`): once reordering was seen, it
     /// may widen the window (not the tail loss probe's).
     pub fn on_dsack(&mut self, tlp: bool) {
-        if self.seen > 0 && !tlp {
+        if self.seen && !tlp {
             self.dsack_seen = true;
         }
     }
@@ -126,7 +139,7 @@ impl Reorder {
         min_rtt: Option<u64>,
         srtt: u64,
     ) -> u64 {
-        if self.seen == 0 && (recovering || sacked_out >= super::scoreboard::DUP_THRESH as u64) {
+        if !self.seen && (recovering || sacked_out >= super::scoreboard::DUP_THRESH as u64) {
             return 0;
         }
         min_rtt.map_or(srtt, |m| (m / 4 * u64::from(self.steps)).min(srtt))

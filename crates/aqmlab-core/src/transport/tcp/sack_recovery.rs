@@ -345,12 +345,9 @@ impl TcpFlow {
                 }
             });
         }
-        if reord < u64::MAX && sacks_tell {
-            if let Some(r) = rack.as_mut() {
-                if r.reorder.check(reord, sb.fack()) {
-                    self.stats.reorderings += 1;
-                }
-            }
+        // (Every segment in `reord` lies below `prior_fack`, or it is none.)
+        if reord < prior_fack && sacks_tell {
+            super::reorder::check(rack, reord, sb.fack(), &mut self.stats.reorderings);
         }
         let advanced = ack > self.snd_una;
         let mut newly_acked = 0;
@@ -391,11 +388,7 @@ impl TcpFlow {
             self.snd_nxt = self.snd_nxt.max(ack);
             self.dupacks = 0;
             if low_acked < prior_fack {
-                if let Some(r) = rack.as_mut() {
-                    if r.reorder.check(low_acked, sb.fack()) {
-                        self.stats.reorderings += 1;
-                    }
-                }
+                super::reorder::check(rack, low_acked, sb.fack(), &mut self.stats.reorderings);
             }
         } else if newly_sacked > 0 && self.snd_max > self.snd_una {
             // RFC 6675 section 2: a duplicate ACK SACKs data not SACKed before.
