@@ -37,6 +37,22 @@ impl SimTime {
             SimTime((s * 1e9).round() as u64)
         }
     }
+    /// Nearest nanosecond to `ns`, halves away from zero (negative values
+    /// and NaN to zero): `ns.round() as u64` without the library call that
+    /// `round` is on the baseline x86-64 target, for the estimators that
+    /// convert per ACK. Below 2^52 a double's fraction is exact, so
+    /// comparing it with one half rounds as `round` does; above, a double
+    /// is a whole number already.
+    #[inline]
+    pub fn from_nanos_f64(ns: f64) -> Self {
+        const EXACT: f64 = 4_503_599_627_370_496.0; // 2^52
+        if (0.0..EXACT).contains(&ns) {
+            let t = ns as u64;
+            SimTime(t + u64::from(ns - t as f64 >= 0.5))
+        } else {
+            SimTime(ns.round() as u64)
+        }
+    }
     pub const fn as_nanos(self) -> u64 {
         self.0
     }
@@ -216,6 +232,37 @@ pub fn parse_bytes(s: &str) -> Result<u64, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn nanoseconds_from_a_double_round_as_round_does() {
+        let mut x = 0x2545_f491_4f6c_dd1d_u64;
+        let mut cases = vec![
+            0.0,
+            -0.0,
+            0.5,
+            1.5,
+            2.5,
+            0.499_999_999_999_999_94,
+            -0.4,
+            -3.0,
+            f64::NAN,
+            f64::INFINITY,
+            4_503_599_627_370_495.5,
+            4_503_599_627_370_496.0,
+            1e30,
+        ];
+        for _ in 0..10_000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            // Whole nanoseconds, halves, and arbitrary fractions up to 1e12.
+            let v = (x % 2_000_000_000_000) as f64 / 2.0;
+            cases.extend([v, v + 0.25, (x >> 11) as f64 * 1e-4]);
+        }
+        for v in cases {
+            assert_eq!(SimTime::from_nanos_f64(v).0, v.round() as u64, "{v}");
+        }
+    }
 
     #[test]
     fn time_round_trip() {

@@ -80,7 +80,9 @@ impl World {
     #[inline(always)]
     fn emit_tagged(&mut self, f: usize, out: &mut Vec<Seg>, sack: bool) {
         if sack {
-            self.emit_sack(f, out);
+            if !out.is_empty() {
+                self.emit_sack(f, out);
+            }
         } else {
             for s in out.drain(..) {
                 self.emit_seg(f, &s, false);
@@ -151,9 +153,10 @@ impl World {
     /// blocks go beside the arena: [`World::put_sack`]).
     #[inline]
     fn emit_sack(&mut self, f: usize, out: &mut Vec<Seg>) {
-        for s in out.drain(..) {
-            self.emit_seg(f, &s, true);
+        for s in out.iter() {
+            self.emit_seg(f, s, true);
         }
+        out.clear();
     }
 
     /// Segment `s` of flow `f` as a packet on its route's first link

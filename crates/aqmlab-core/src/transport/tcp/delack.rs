@@ -75,50 +75,48 @@ impl Ato {
     }
 }
 
+/// `tcp_incr_quickack`: min(16, receive window / 2) ACKs to come at
+/// once, at least 2; the window `rwnd`, or at the first segment
+/// Linux's first window, what an unscaled field holds (45 segments of
+/// 1448 bytes: 16 quick ACKs).
+fn quickacks(tcp: &crate::scenario::TcpSpec, first: bool) -> u32 {
+    let wnd = if first {
+        (FIRST_WINDOW_BYTES / tcp.mss().max(1)).min(tcp.rwnd)
+    } else {
+        tcp.rwnd
+    };
+    (wnd / 2).clamp(2, MAX_QUICKACKS)
+}
+
 impl TcpFlow {
     fn ato_min(&self) -> SimTime {
         self.cfg.tcp.delack_timeout
     }
 
-    /// `tcp_incr_quickack`: min(16, receive window / 2) ACKs to come at
-    /// once, at least 2; the window `rwnd`, or at the first segment
-    /// Linux's first window, what an unscaled field holds (45 segments of
-    /// 1448 bytes: 16 quick ACKs).
-    fn quickacks(&self, first: bool) -> u32 {
-        let wnd = if first {
-            (FIRST_WINDOW_BYTES / self.cfg.tcp.mss().max(1)).min(self.cfg.tcp.rwnd)
-        } else {
-            self.cfg.tcp.rwnd
-        };
-        (wnd / 2).clamp(2, MAX_QUICKACKS)
-    }
-
     /// An in-order data segment arrived at `now` (`tcp_event_data_recv`).
     pub(super) fn ato_in_order(&mut self, now: SimTime) {
         let min = self.ato_min();
-        let (first, later) = (self.quickacks(true), self.quickacks(false));
-        let srtt = self
-            .has_rtt
-            .then(|| SimTime::from_nanos(self.srtt_ns as u64));
+        let (has_rtt, srtt_ns) = (self.has_rtt, self.srtt_ns);
         let Some(lr) = self.lr.as_deref_mut() else {
             return;
         };
+        let tcp = &self.cfg.tcp;
         let a = &mut lr.ato;
-        if a.rtt == SimTime::ZERO {
-            a.rtt = srtt.unwrap_or(SimTime::ZERO);
+        if a.rtt == SimTime::ZERO && has_rtt {
+            a.rtt = SimTime::from_nanos(srtt_ns as u64);
         }
-        let rto = a.rto();
         if a.ato == SimTime::ZERO {
-            a.quick = a.quick.max(first);
+            a.quick = a.quick.max(quickacks(tcp, true));
             a.ato = min;
         } else {
             let m = now - a.last;
+            let rto = a.rto();
             if m.0 <= min.0 / 2 {
                 a.ato = SimTime(a.ato.0 / 2 + min.0 / 2);
             } else if m < a.ato {
                 a.ato = SimTime(a.ato.0 / 2 + m.0).min(rto);
             } else if m > rto {
-                a.quick = a.quick.max(later);
+                a.quick = a.quick.max(quickacks(tcp, false));
             }
         }
         a.last = now;
@@ -133,9 +131,9 @@ impl TcpFlow {
     /// Quick-ACK mode for at most `most` ACKs, ato back to its least
     /// (`tcp_enter_quickack_mode`).
     fn ato_quickack(&mut self, most: u32) {
-        let (min, quickacks) = (self.ato_min(), self.quickacks(false).min(most));
+        let (min, quick) = (self.ato_min(), quickacks(&self.cfg.tcp, false).min(most));
         if let Some(lr) = self.lr.as_deref_mut() {
-            lr.ato.quick = lr.ato.quick.max(quickacks);
+            lr.ato.quick = lr.ato.quick.max(quick);
             lr.ato.ato = min;
         }
     }

@@ -82,9 +82,18 @@ pub fn linux_rate(mss: u32, cwnd: u64, ssthresh: u64, outstanding: u64, srtt: Si
     } else {
         CA_RATIO
     };
-    let w = u128::from(cwnd.max(outstanding));
-    let srtt = u128::from(srtt.0.max(1));
-    (u128::from(mss) * u128::from(ratio) * w * 1_000_000_000 / (100 * srtt)) as u64
+    let w = cwnd.max(outstanding);
+    let srtt = srtt.0.max(1);
+    // In 64 bits where the product fits (every window below some 60 000
+    // full segments), else in 128: the same whole-number quotient.
+    let num = (u64::from(mss) * ratio)
+        .checked_mul(1_000_000_000)
+        .and_then(|x| x.checked_mul(w));
+    if let (Some(n), Some(d)) = (num, srtt.checked_mul(100)) {
+        return n / d;
+    }
+    (u128::from(mss) * u128::from(ratio) * u128::from(w) * 1_000_000_000 / (100 * u128::from(srtt)))
+        as u64
 }
 
 /// The most bytes of a TSO/GSO packet: 64 KB less Linux's `MAX_TCP_HEADER`
@@ -287,8 +296,7 @@ impl TcpFlow {
 
     /// The smoothed RTT, if measured.
     pub(in crate::transport::tcp) fn srtt(&self) -> Option<SimTime> {
-        self.has_rtt
-            .then(|| SimTime::from_nanos(self.srtt_ns.round() as u64))
+        self.has_rtt.then(|| SimTime::from_nanos_f64(self.srtt_ns))
     }
 
     /// Segments in the network: sent (since a timeout's go-back-N, resent)
@@ -642,6 +650,13 @@ mod tests {
         assert_eq!(linux_rate(960, 10, 21, 0, ms(100)), 115_200);
         assert_eq!(linux_rate(960, 10, 22, 0, ms(100)), 192_000);
         assert_eq!(linux_rate(960, 10, u64::MAX, 14, ms(100)), 268_800);
+        // Windows whose product fits 64 bits and those that pass them
+        // (above some 106 000 segments of 1448 bytes): the exact quotient.
+        for w in [1, 1_000, 106_000, 107_000, 1 << 20, 1 << 40] {
+            let exact = 1448u128 * 120 * u128::from(w) * 1_000_000_000 / (100 * 7_000_123);
+            let srtt = SimTime::from_nanos(7_000_123);
+            assert_eq!(u128::from(linux_rate(1448, w, 0, 0, srtt)), exact, "{w}");
+        }
     }
 
     /// Release times at 192 000 B/s with 960-byte payloads: the first 10

@@ -89,7 +89,7 @@ impl TcpFlow {
     /// The packets of a send (`tcp.psh`, `tcp.tso_defer`):
     /// `tcp_tso_autosize` segments at Linux's pacing rate now (none for a
     /// flow that paces).
-    #[inline]
+    #[inline(always)]
     pub(super) fn pieces(&self) -> Pieces {
         // A flow that paces keeps its own bursts (`tcp.tso`).
         let cut = !self.cfg.tcp.pacing;

@@ -92,6 +92,9 @@ pub(super) struct RcvBuf {
     rcv_rtt: SimTime,
     min_rtt: SimTime,
     min_owd: SimTime,
+    /// Whether a full segment's buffer holds its payload's window
+    /// (`tcp_grow_window`'s truesize test; true but for tiny segments).
+    full_segment_grows: bool,
 }
 
 impl RcvBuf {
@@ -115,7 +118,9 @@ impl RcvBuf {
             rcv_rtt: SimTime::ZERO,
             min_rtt: SimTime::ZERO,
             min_owd: SimTime::MAX,
+            full_segment_grows: false,
         };
+        r.full_segment_grows = r.win_from_space(truesize) <= mss;
         // `tcp_select_initial_window`, `tcp_create_openreq_child`,
         // `tcp_init_buffer_space`: the clamp is the whole buffer's window,
         // the first window what an unscaled field holds of it in whole
@@ -190,54 +195,61 @@ impl RcvBuf {
 
     /// A data segment arrived; the receiver now expects `rcv_nxt`, holds
     /// `held` segments out of order spanning `span` segments above it, and
-    /// has read `rcv_nxt` in all; `rtt` is its round-trip time (0 before a
-    /// sample). Returns whether the segment raised the window's ceiling,
-    /// which Linux acknowledges at once (`tcp_grow_window` sets
-    /// `icsk_ack.quick |= 1`): while the window grows, every segment.
+    /// has read `rcv_nxt` in all; `srtt` gives its sender's smoothed
+    /// round-trip time (0 before a sample), read only while the receiver
+    /// has no RTT of its own. Returns whether the segment raised the
+    /// window's ceiling, which Linux acknowledges at once
+    /// (`tcp_grow_window` sets `icsk_ack.quick |= 1`): while the window
+    /// grows, every segment.
     pub fn on_data(
         &mut self,
         now: SimTime,
         rcv_nxt: u64,
-        held: u64,
-        span: u64,
-        rtt: SimTime,
+        (held, span): (u64, u64),
+        srtt: impl FnOnce() -> SimTime,
         owd: SimTime,
     ) -> bool {
         self.rcv_rtt_sample(owd);
-        let rtt = if self.rcv_rtt > SimTime::ZERO {
-            self.rcv_rtt
-        } else {
-            rtt
-        };
-        let grew = self.grow_window(held);
-        self.space_adjust(now, rcv_nxt, span, rtt);
+        let mut free = self.free_window(held);
+        let grew = self.grow_window(free);
+        if now - self.space_time >= self.rcv_rtt {
+            // The round trip may have passed (a cheap test first: the
+            // receiver's RTT, once it has one, is the one compared).
+            let rtt = if self.rcv_rtt > SimTime::ZERO {
+                self.rcv_rtt
+            } else {
+                srtt()
+            };
+            if self.space_adjust(now, rcv_nxt, span, rtt) {
+                free = self.free_window(held);
+            }
+        }
         // `__tcp_select_window`: the free space, within rcv_ssthresh, in
         // whole segments (at least one here: see the module's head).
-        let win = self.free_window(held).min(self.rcv_ssthresh).max(self.mss);
+        let win = free.min(self.rcv_ssthresh).max(self.mss);
         self.edge = self.edge.max(rcv_nxt + win / self.mss);
         grew
     }
 
     /// `tcp_grow_window`: two segments more of ceiling per segment whose
-    /// buffer holds a full window's worth (the truesize test); whether it
-    /// grew.
-    fn grow_window(&mut self, held: u64) -> bool {
-        let room = self
-            .clamp
-            .min(self.free_window(held))
-            .saturating_sub(self.rcv_ssthresh);
-        let grows = room > 0 && self.win_from_space(self.truesize) <= self.mss;
+    /// buffer holds a full window's worth (the truesize test), while the
+    /// buffer's free part holds a window of `free`; whether it grew.
+    fn grow_window(&mut self, free: u64) -> bool {
+        let room = self.clamp.min(free).saturating_sub(self.rcv_ssthresh);
+        let grows = room > 0 && self.full_segment_grows;
         if grows {
             self.rcv_ssthresh += room.min(2 * self.mss);
         }
         grows
     }
 
-    /// `tcp_rcv_space_adjust` with `tcp_rcvbuf_grow`: once per round trip.
-    fn space_adjust(&mut self, now: SimTime, rcv_nxt: u64, span: u64, rtt: SimTime) {
+    /// `tcp_rcv_space_adjust` with `tcp_rcvbuf_grow`: once per round trip;
+    /// whether the buffer grew.
+    fn space_adjust(&mut self, now: SimTime, rcv_nxt: u64, span: u64, rtt: SimTime) -> bool {
         if rtt == SimTime::ZERO || now - self.space_time < rtt {
-            return;
+            return false;
         }
+        let mut grew = false;
         let copied = (rcv_nxt - self.space_seq) * self.mss;
         if copied > self.space {
             let old = self.space;
@@ -249,11 +261,13 @@ impl RcvBuf {
             if rcvbuf > self.rcvbuf {
                 self.rcvbuf = rcvbuf;
                 self.clamp = self.win_from_space(rcvbuf);
+                grew = true;
             }
             self.space = copied;
         }
         self.space_seq = rcv_nxt;
         self.space_time = now;
+        grew
     }
 }
 
@@ -287,18 +301,18 @@ mod tests {
         // six segments take it to 81 760, the seventh the last 1 184.
         assert_eq!(r.rcv_ssthresh, 64_240);
         for k in 1..=6 {
-            assert!(r.on_data(ms(k), k, 0, 0, SimTime::ZERO, SimTime::ZERO));
+            assert!(r.on_data(ms(k), k, (0, 0), || SimTime::ZERO, SimTime::ZERO));
         }
         assert_eq!(r.rcv_ssthresh, 81_760);
-        assert!(r.on_data(ms(7), 7, 0, 0, SimTime::ZERO, SimTime::ZERO));
+        assert!(r.on_data(ms(7), 7, (0, 0), || SimTime::ZERO, SimTime::ZERO));
         assert_eq!(r.rcv_ssthresh, 82_944);
         // At the clamp nothing grows, and no ACK is due at once.
-        assert!(!r.on_data(ms(8), 8, 0, 0, SimTime::ZERO, SimTime::ZERO));
+        assert!(!r.on_data(ms(8), 8, (0, 0), || SimTime::ZERO, SimTime::ZERO));
         assert_eq!(r.edge(), 8 + 56);
         // With a larger buffer the ceiling climbs two segments at a time.
         r.rcvbuf = 4 * RMEM_DEFAULT;
         r.clamp = r.win_from_space(r.rcvbuf);
-        assert!(r.on_data(ms(9), 9, 0, 0, SimTime::ZERO, SimTime::ZERO));
+        assert!(r.on_data(ms(9), 9, (0, 0), || SimTime::ZERO, SimTime::ZERO));
         assert_eq!(r.rcv_ssthresh, 82_944 + 2920);
         assert_eq!(r.edge, 9 + 85_864 / 1460);
     }
@@ -332,14 +346,14 @@ mod tests {
         // 14 600 first taken): rcvwin = 58 400 + 2 x 58 400 x 1 = 175 200
         // bytes of window, 276 859 bytes of buffer.
         for k in 1..=20 {
-            r.on_data(ms(5 * k), k, 0, 0, rtt, SimTime::ZERO);
+            r.on_data(ms(5 * k), k, (0, 0), || rtt, SimTime::ZERO);
         }
         assert_eq!(r.space, 29_200);
         assert_eq!(r.rcvbuf, (175_200u64 << 8) / 162);
         assert_eq!(r.clamp, (r.rcvbuf * 162) >> 8);
         // No second growth within the same round trip.
         let b = r.rcvbuf;
-        r.on_data(ms(150), 21, 0, 0, rtt, SimTime::ZERO);
+        r.on_data(ms(150), 21, (0, 0), || rtt, SimTime::ZERO);
         assert_eq!(r.rcvbuf, b);
     }
 
@@ -347,19 +361,19 @@ mod tests {
     fn a_hole_holds_the_right_edge_where_it_was() {
         let mut r = RcvBuf::new(1460);
         for k in 1..=20 {
-            r.on_data(ms(k), k, 0, 0, SimTime::ZERO, SimTime::ZERO);
+            r.on_data(ms(k), k, (0, 0), || SimTime::ZERO, SimTime::ZERO);
         }
         let edge = r.edge;
         // Segment 20 lost: 30 segments arrive above it and fill the buffer
         // (30 x 2304 = 69 120 of 131 072 bytes): the window offered from
         // the hole shrinks, and the right edge stays.
         for h in 1..=30 {
-            r.on_data(ms(20 + h), 20, h, h, SimTime::ZERO, SimTime::ZERO);
+            r.on_data(ms(20 + h), 20, (h, h), || SimTime::ZERO, SimTime::ZERO);
             assert_eq!(r.edge(), edge);
         }
         assert_eq!(r.free_window(30), ((131_072 - 69_120) * 162) >> 8);
         // The hole filled, the buffer is free again and the edge moves on.
-        r.on_data(ms(60), 51, 0, 0, SimTime::ZERO, SimTime::ZERO);
+        r.on_data(ms(60), 51, (0, 0), || SimTime::ZERO, SimTime::ZERO);
         assert!(r.edge() > edge);
     }
 

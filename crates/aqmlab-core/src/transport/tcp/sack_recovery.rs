@@ -215,18 +215,21 @@ impl TcpFlow {
     #[cold]
     pub(super) fn rcv_window(&mut self, now: SimTime, sent: SimTime) -> bool {
         let rcv_nxt = self.rcv_nxt;
-        let rtt = if self.has_rtt {
-            SimTime::from_nanos(self.srtt_ns as u64)
-        } else {
-            SimTime::ZERO
+        let (has_rtt, srtt_ns) = (self.has_rtt, self.srtt_ns);
+        let srtt = || {
+            if has_rtt {
+                SimTime::from_nanos(srtt_ns as u64)
+            } else {
+                SimTime::ZERO
+            }
         };
         let Some(lr) = self.lr.as_deref_mut() else {
             return false;
         };
-        let (held, span) = lr.rx.held(rcv_nxt);
+        let held = lr.rx.held(rcv_nxt);
         lr.rb
             .as_mut()
-            .is_some_and(|rb| rb.on_data(now, rcv_nxt, held, span, rtt, now.saturating_sub(sent)))
+            .is_some_and(|rb| rb.on_data(now, rcv_nxt, held, srtt, now.saturating_sub(sent)))
     }
 
     /// Recount the scoreboard (tests and `World::check_accounting`).

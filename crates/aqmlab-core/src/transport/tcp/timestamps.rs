@@ -107,7 +107,7 @@ impl TcpFlow {
             self.rttvar_ns = r / 2.0;
             self.has_rtt = true;
         }
-        let rto = SimTime::from_nanos((self.srtt_ns + 4.0 * self.rttvar_ns).round() as u64);
+        let rto = SimTime::from_nanos_f64(self.srtt_ns + 4.0 * self.rttvar_ns);
         self.rto = rto.clamp(self.cfg.tcp.min_rto, self.cfg.tcp.max_rto);
     }
 }
