@@ -47,8 +47,10 @@ impl SimTime {
     pub fn from_nanos_f64(ns: f64) -> Self {
         const EXACT: f64 = 4_503_599_627_370_496.0; // 2^52
         if (0.0..EXACT).contains(&ns) {
-            let t = ns as u64;
-            SimTime(t + u64::from(ns - t as f64 >= 0.5))
+            // Through i64, whose conversion the target has (u64's is
+            // longer): the same whole part in this range.
+            let t = ns as i64;
+            SimTime(t as u64 + u64::from(ns - t as f64 >= 0.5))
         } else {
             SimTime(ns.round() as u64)
         }

@@ -212,7 +212,7 @@ impl TcpFlow {
     /// A data segment arrived at a receiver that autotunes its buffer
     /// (`rcvbuf.rs`): the window its next ACK offers; whether the segment
     /// raised the window's ceiling.
-    #[cold]
+    #[inline]
     pub(super) fn rcv_window(&mut self, now: SimTime, sent: SimTime) -> bool {
         let rcv_nxt = self.rcv_nxt;
         let (has_rtt, srtt_ns) = (self.has_rtt, self.srtt_ns);
