@@ -97,6 +97,10 @@ KERNEL_TCP_COUNTERS = (
     "TcpExtTCPDSACKUndo",
     "TcpExtTCPSACKReorder",
     "TcpExtTCPTSReorder",
+    "TcpExtTCPHystartTrainDetect",
+    "TcpExtTCPHystartTrainCwnd",
+    "TcpExtTCPHystartDelayDetect",
+    "TcpExtTCPHystartDelayCwnd",
 )
 #: ... and those with a key of the simulator's summary (``flows``) of the same meaning.
 FLOW_COUNTERS = {
@@ -986,6 +990,7 @@ def _result(
             "kind",
             "direction",
             "start_s",
+            "opened_s",
             "base_rtt_s",
             "bytes_delivered",
             "goodput_bps",
@@ -1023,6 +1028,7 @@ def _result(
         rows["kind"].append(f.get("kind", "bulk"))
         rows["direction"].append("forward" if f["forward"] else "reverse")
         rows["start_s"].append(f["start_ns"] * 1e-9)
+        rows["opened_s"].append(float(tx.get("started_s", math.nan)))
         rows["base_rtt_s"].append(base_rtt)
         rows["bytes_delivered"].append(delivered)
         rows["goodput_bps"].append(gp)
