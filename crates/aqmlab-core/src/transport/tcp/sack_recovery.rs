@@ -403,15 +403,15 @@ impl TcpFlow {
         // the estimator and the rate sample.
         let timestamps = self.cfg.tcp.timestamps();
         let echo = || (advanced && timestamps).then(|| super::timestamps::linux_ts_rtt(now, tsecr));
+        // Linux's `ca_rtt_us`, the RTT the rate sample and the congestion
+        // control read (`rs->rtt_us`, `ack_sample.rtt_us`): the newest
+        // segment newly SACKed, else the newest newly acknowledged unless
+        // the cumulative ACK covers a retransmission, else the echo's.
+        let ca_rtt = last_sacked
+            .or(last_acked.filter(|_| !retx_acked))
+            .map(|t| now - t)
+            .or_else(echo);
         if let Some(p) = pace.as_deref_mut() {
-            // The rate sample's RTT (`rs->rtt_us = ca_rtt_us`): the newest
-            // segment newly SACKed, else the newest newly acknowledged
-            // unless the cumulative ACK covers a retransmission, else the
-            // echo's.
-            let ca_rtt = last_sacked
-                .or(last_acked.filter(|_| !retx_acked))
-                .map(|t| now - t)
-                .or_else(echo);
             p.rate.ack_rtt(ca_rtt);
         }
         self.pace = pace;
@@ -423,7 +423,9 @@ impl TcpFlow {
             if let Some(r) = rtt {
                 self.linux_rtt_of(lr, now, r);
                 if self.cfg.tcp.cubic_linux() {
-                    self.cubic_rtt(now, r);
+                    // CUBIC's minimum RTT and HyStart read `ca_rtt_us`
+                    // (`cubictcp_acked`), some whenever the estimator's is.
+                    self.cubic_rtt(now, ca_rtt.unwrap_or(r));
                 } else if self.cfg.tcp.hystart() {
                     self.hystart_rtt(r);
                 }

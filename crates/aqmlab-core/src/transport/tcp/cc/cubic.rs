@@ -580,6 +580,46 @@ mod tests {
         SimTime::from_millis(x)
     }
 
+    /// Linux's CUBIC reads `ca_rtt_us` (`cubictcp_acked`): the RTT of the
+    /// newest segment an ACK delivers, where the RTO's estimator takes the
+    /// oldest. The linux profile's sender sends its first 10 segments at
+    /// 0; the ACK of 9 at 100 ms lets 19 more go at 100 ms; the ACK of 11
+    /// at 180 ms delivers segment 9 (sent at 0) and 10 (sent at 100 ms):
+    /// CUBIC's minimum RTT is 80 ms, the estimator's sample 180 ms.
+    #[test]
+    fn cubic_takes_the_rtt_of_the_newest_segment_delivered() {
+        use crate::packet::{flags, Ecn};
+        use crate::scenario::TcpProfile;
+        use crate::transport::tcp::sack::SackBlocks;
+        use crate::transport::tcp::TcpConfig;
+
+        let mut spec = TcpProfile::Linux.defaults();
+        spec.set_timestamps(false);
+        spec.set_tso_defer(false);
+        spec.set_psh(false);
+        let mut tx = TcpFlow::new(TcpConfig::from_spec(&spec, false, false));
+        let mut out = Vec::new();
+        tx.start(ms(0), &mut out);
+        assert_eq!(out.len(), 10);
+        let wide = SackBlocks {
+            wnd: 1000,
+            ..SackBlocks::NONE
+        };
+        let delay_min = |tx: &TcpFlow| match tx.cc.as_deref() {
+            Some(State::Cubic(c)) => c.delay_min(),
+            _ => None,
+        };
+        out.clear();
+        tx.on_ack_sack(ms(100), 9, flags::ACK, Ecn::NotEct, ms(0), &wide, &mut out);
+        assert_eq!(delay_min(&tx), Some(ms(100)));
+        assert!(out.len() >= 2 && out[0].seq == 10 && out[0].ts == ms(100));
+        out.clear();
+        tx.on_ack_sack(ms(180), 11, flags::ACK, Ecn::NotEct, ms(0), &wide, &mut out);
+        assert_eq!(delay_min(&tx), Some(ms(80)));
+        // The estimator's second sample, 180 ms: SRTT 100 + (180 - 100) / 8.
+        assert_eq!(tx.srtt_ns, 110e6);
+    }
+
     /// RFC 9438 section 5.8 / Linux's `CA_EVENT_TX_START`: a stage begun
     /// at 1 s, the flow idle 2 s until 5 s: the stage now begins at 3 s
     /// (the curve stands where it stood at 3 s, not 5 s); an idle time
