@@ -583,7 +583,7 @@ mod tests {
     /// Linux's CUBIC reads `ca_rtt_us` (`cubictcp_acked`): the RTT of the
     /// newest segment an ACK delivers, where the RTO's estimator takes the
     /// oldest. The linux profile's sender sends its first 10 segments at
-    /// 0; the ACK of 9 at 100 ms lets 19 more go at 100 ms; the ACK of 11
+    /// 0; the ACK of 9 at 100 ms lets new segments go at 100 ms; the ACK of 11
     /// at 180 ms delivers segment 9 (sent at 0) and 10 (sent at 100 ms):
     /// CUBIC's minimum RTT is 80 ms, the estimator's sample 180 ms.
     #[test]
