@@ -34,7 +34,7 @@ impl SimTime {
         if s <= 0.0 || s.is_nan() {
             SimTime(0)
         } else {
-            SimTime((s * 1e9).round() as u64)
+            SimTime::from_nanos_f64(s * 1e9)
         }
     }
     /// Nearest nanosecond to `ns`, halves away from zero (negative values

@@ -180,7 +180,7 @@ impl CodelParams {
 #[inline]
 pub fn control_law(t: SimTime, interval: SimTime, count: u32) -> SimTime {
     let c = count.max(1) as f64;
-    t + SimTime((interval.0 as f64 / c.sqrt()).round() as u64)
+    t + SimTime::from_nanos_f64(interval.0 as f64 / c.sqrt())
 }
 
 /// One Newton step of Linux's 1 / sqrt(count) in Q0.16 toward `count`:

@@ -304,7 +304,7 @@ fn phase_time(x: &Value, p: &str) -> SpecResult<SimTime> {
                     format!("{s} s is outside [0, 1e8] seconds"),
                 ));
             }
-            Ok(SimTime((s * 1e9).round() as u64))
+            Ok(SimTime::from_nanos_f64(s * 1e9))
         }
         _ => as_time(x, p),
     }

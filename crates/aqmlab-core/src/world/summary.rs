@@ -537,7 +537,7 @@ impl World {
                 t >= start.as_secs_f64() && t <= end.as_secs_f64()
             }),
             Some(_) => WebSummary::of(&self.responses, |t| {
-                phase.contains(SimTime((t * 1e9).round() as u64))
+                phase.contains(SimTime::from_nanos_f64(t * 1e9))
             }),
         };
         let w = phase.windows;

@@ -161,6 +161,13 @@ mod tests {
     /// raise is delivered) still 50, then 75; at most SRTT (300 ms from 12
     /// steps on). After 16 recoveries without an undo the window is 25 ms
     /// again; an undo by D-SACK adds a recovery back.
+    /// An accepted D-SACK (`probe`: a tail loss probe's) on an ACK at
+    /// `now_ms` whose newest segment delivered left at `sent_ms`.
+    fn report(r: &mut Reorder, probe: bool, now_ms: u64, sent_ms: u64) {
+        r.on_dsack(probe);
+        r.update(ms(now_ms), ms(sent_ms));
+    }
+
     #[test]
     fn the_window_widens_by_dsacks_once_reordering_is_seen() {
         let (m, srtt) = (Some(100_000_000), 300_000_000);
@@ -169,30 +176,24 @@ mod tests {
         assert_eq!(r.reo_wnd(true, 0, m, srtt), 0);
         assert_eq!(r.reo_wnd(false, 3, m, srtt), 0);
         // A D-SACK before reordering is seen does not count.
-        r.on_dsack(false);
-        r.update(ms(1000), ms(900));
+        report(&mut r, false, 1000, 900);
         assert_eq!(r.reo_wnd(false, 2, m, srtt), 25_000_000);
         // Segment 7 delivered out of order below the highest SACK (10).
         assert!(!r.check(10, 10));
         assert!(r.check(7, 10));
         assert_eq!(r.reo_wnd(true, 5, m, srtt), 25_000_000);
         // A probe's report does not widen; another does.
-        r.on_dsack(true);
-        r.update(ms(1100), ms(1000));
+        report(&mut r, true, 1100, 1000);
         assert_eq!(r.reo_wnd(true, 5, m, srtt), 25_000_000);
-        r.on_dsack(false);
-        r.update(ms(1200), ms(1100));
+        report(&mut r, false, 1200, 1100);
         assert_eq!(r.reo_wnd(true, 5, m, srtt), 50_000_000);
         // Within the round trip after the raise at 1200 ms: let go.
-        r.on_dsack(false);
-        r.update(ms(1300), ms(1150));
+        report(&mut r, false, 1300, 1150);
         assert_eq!(r.reo_wnd(true, 5, m, srtt), 50_000_000);
-        r.on_dsack(false);
-        r.update(ms(1600), ms(1250));
+        report(&mut r, false, 1600, 1250);
         assert_eq!(r.reo_wnd(true, 5, m, srtt), 75_000_000);
         for k in 0..12u64 {
-            r.on_dsack(false);
-            r.update(ms(2000 + 1000 * k), ms(1900 + 1000 * k));
+            report(&mut r, false, 2000 + 1000 * k, 1900 + 1000 * k);
         }
         assert_eq!(r.reo_wnd(true, 5, m, srtt), srtt);
         // 16 recoveries kept, one undo: the 17th kept one resets.

@@ -407,12 +407,14 @@ impl TcpFlow {
         // control read (`rs->rtt_us`, `ack_sample.rtt_us`): the newest
         // segment newly SACKed, else the newest newly acknowledged unless
         // the cumulative ACK covers a retransmission, else the echo's.
-        let ca_rtt = last_sacked
-            .or(last_acked.filter(|_| !retx_acked))
-            .map(|t| now - t)
-            .or_else(echo);
+        let ca_rtt = || {
+            last_sacked
+                .or(last_acked.filter(|_| !retx_acked))
+                .map(|t| now - t)
+                .or_else(echo)
+        };
         if let Some(p) = pace.as_deref_mut() {
-            p.rate.ack_rtt(ca_rtt);
+            p.rate.ack_rtt(ca_rtt());
         }
         self.pace = pace;
         if self.cfg.tcp.rtt_estimator == RttEstimator::Linux {
@@ -425,7 +427,7 @@ impl TcpFlow {
                 if self.cfg.tcp.cubic_linux() {
                     // CUBIC's minimum RTT and HyStart read `ca_rtt_us`
                     // (`cubictcp_acked`), some whenever the estimator's is.
-                    self.cubic_rtt(now, ca_rtt.unwrap_or(r));
+                    self.cubic_rtt(now, ca_rtt().unwrap_or(r));
                 } else if self.cfg.tcp.hystart() {
                     self.hystart_rtt(r);
                 }
