@@ -986,6 +986,46 @@ def test_flows_that_open_apart_leave_slow_start_as_the_kernels_do(tmp_path: Path
 
 @needs_testbed
 @pytest.mark.crosscheck
+def test_a_window_the_receiver_holds_back_grows_no_further_than_the_kernels(
+    tmp_path: Path,
+) -> None:
+    """One CUBIC flow on `scenarios/testbed/delay-step.toml`'s path (10 Mbit/s, 100 ms, one BDP
+    of 84 packets) whose receiver's window (`tcp.rwnd = 40`) holds it below the BDP: nothing is
+    lost, and the kernel's window stops at about twice the segments it has out (Linux's
+    `tcp_is_cwnd_limited`; 93 for 45 out in the runs of docs/tcp.md, "The window's use"). The
+    linux profile's window does the same (`tcp.cwnd_validation`); without the switch every ACK
+    grows it, to thousands of segments in 6 s."""
+    import aqmlab
+
+    doc = _doc(DELAY_STEP, duration='"6s"', **{"metrics.start": '"2s"', "tcp.rwnd": "40"})
+    doc.pop("schedule")
+    doc["traffic"][0]["flows"] = 1
+    doc["metrics"].update(flow_series=[0], sample_interval="100ms")
+
+    def twice_out(s: dict[str, Any], cwnd: float) -> float:
+        """The last window over the segments out (the bottleneck's rate times the RTT)."""
+        out = s["bottleneck"]["throughput_bps"] * s["flows"]["rtt_mean_s"] / (1500 * 8)
+        return cwnd / out
+
+    out = tmp_path / "kernel"
+    run_testbed(doc, out, cc="cubic")
+    kernel = twice_out(_summary(out), load_run(out).flow_series.to_pydict()["cwnd"][-1])
+    sim = {}
+    for switch in (True, False):
+        d = testbed.simulator_counterpart(doc)
+        d["tcp"].update(profile="linux", cwnd_validation=switch)
+        r = aqmlab.run(d)
+        sim[switch] = twice_out(r.summary, r.flow_series.to_pydict()["cwnd"][-1])
+    print(
+        f"last window over the segments out: kernel {kernel:.2f}, linux profile "
+        f"{sim[True]:.2f}, without cwnd_validation {sim[False]:.1f}"
+    )
+    assert 1.7 <= kernel <= 2.3 and 1.7 <= sim[True] <= 2.3, (kernel, sim)
+    assert sim[False] > 10, sim
+
+
+@needs_testbed
+@pytest.mark.crosscheck
 def test_the_same_flows_share_a_flow_queue_on_both_sides(runs: dict[str, Path]) -> None:
     """Twenty flows in FQ-CoDel's sixteen flow queues: a flow alone in its queue gets a
     sixteenth of the link, twice or more what a flow that shares its queue gets. The router

@@ -42,6 +42,8 @@ mod tcp_bbr;
 mod tcp_byte_counting;
 #[path = "tcp_cubic.rs"]
 mod tcp_cubic;
+#[path = "tcp_cwnd_validation.rs"]
+mod tcp_cwnd_validation;
 #[path = "tcp_dctcp.rs"]
 mod tcp_dctcp;
 #[path = "tcp_delack.rs"]

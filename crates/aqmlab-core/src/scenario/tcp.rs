@@ -448,6 +448,7 @@ impl TcpSpec {
         let frto_given = t.has("frto");
         let dsack_given = t.has("dsack");
         let tso_defer_given = t.has("tso_defer");
+        let cwnd_validation_given = t.has("cwnd_validation");
         let rcvbuf_given = t.has("moderate_rcvbuf");
         let cubic_given = t.has("cubic");
         let delack_timer_given = t.has("delack_timer");
@@ -615,6 +616,7 @@ impl TcpSpec {
         s.set_tso(t.bool("tso", d.tso())?);
         s.set_psh(t.bool("psh", d.psh())?);
         s.set_tso_defer(t.bool("tso_defer", d.tso_defer())?);
+        s.set_cwnd_validation(t.bool("cwnd_validation", d.cwnd_validation())?);
         s.set_cubic_linux(t.either("cubic", ["rfc9438", "linux"], d.cubic_linux())?);
         s.set_ack_heuristic(t.bool("ack_heuristic", d.ack_heuristic())?);
         s.set_cwr_on_retransmit(t.bool("cwr_on_retransmit", d.cwr_on_retransmit())?);
@@ -868,6 +870,11 @@ impl TcpSpec {
         if s.tso_defer() && !tso_defer_given && !s.sack {
             s.set_tso_defer(false);
         }
+        // The linux profile's window validation, which a flow without SACK
+        // turns off.
+        if s.cwnd_validation() && !cwnd_validation_given && !s.sack {
+            s.set_cwnd_validation(false);
+        }
         if s.undo() && !undo_given && !(s.sack && (s.timestamps() || s.frto())) {
             s.set_undo(false);
         }
@@ -905,6 +912,15 @@ impl TcpSpec {
                 format!(
                     "true is not allowed without SACK: the deferral reads the oldest \
                      segment's send time on the SACK scoreboard; set tcp.sack = true{or_linux}"
+                ),
+            ));
+        }
+        if s.cwnd_validation() && !s.sack {
+            return Err(SpecError::new(
+                join(path, "cwnd_validation"),
+                format!(
+                    "true is not allowed without SACK: the record of the window's use reads \
+                     the SACK scoreboard's pipe; set tcp.sack = true{or_linux}"
                 ),
             ));
         }

@@ -109,7 +109,8 @@ impl TcpProfile {
                 // receiver's ACK at once for it (`__tcp_transmit_skb`,
                 // `tcp_measure_rcv_mss`); a packet below its goal held for
                 // the next ACK (`tcp_tso_should_defer`). D-SACK
-                // (`net.ipv4.tcp_dsack = 1`).
+                // (`net.ipv4.tcp_dsack = 1`). The window grown only while
+                // it limits the sender (`tcp_is_cwnd_limited`).
                 switches: TcpSwitches(
                     TcpSwitches::TIMESTAMPS
                         | TcpSwitches::HYSTART
@@ -129,7 +130,8 @@ impl TcpProfile {
                         | TcpSwitches::ECN_PRR
                         | TcpSwitches::PSH
                         | TcpSwitches::TSO_DEFER
-                        | TcpSwitches::DSACK,
+                        | TcpSwitches::DSACK
+                        | TcpSwitches::CWND_VALIDATION,
                 ),
                 ..d
             },

@@ -35,6 +35,7 @@ impl TcpSwitches {
     pub(super) const PSH: u32 = 1 << 22;
     pub(super) const TSO_DEFER: u32 = 1 << 23;
     pub(super) const DSACK: u32 = 1 << 24;
+    pub(super) const CWND_VALIDATION: u32 = 1 << 25;
 
     /// The switches the resolved scenario lists on or off.
     const ALWAYS_LISTED: u32 =
@@ -42,7 +43,7 @@ impl TcpSwitches {
 
     /// The switches the resolved scenario lists when on, in its order:
     /// the bit, the key and the choice it is listed with (`true` if none).
-    const LISTED: [(u32, &'static str, Option<&'static str>); 22] = [
+    const LISTED: [(u32, &'static str, Option<&'static str>); 23] = [
         (TcpSwitches::TIMESTAMPS, "timestamps", None),
         (TcpSwitches::HYSTART, "hystart", None),
         (
@@ -77,6 +78,7 @@ impl TcpSwitches {
         (TcpSwitches::PSH, "psh", None),
         (TcpSwitches::TSO_DEFER, "tso_defer", None),
         (TcpSwitches::DSACK, "dsack", None),
+        (TcpSwitches::CWND_VALIDATION, "cwnd_validation", None),
     ];
 
     pub(super) fn set(&mut self, bit: u32, on: bool) {
@@ -384,6 +386,23 @@ impl TcpSpec {
 
     pub fn set_tso_defer(&mut self, on: bool) {
         self.switches.set(TcpSwitches::TSO_DEFER, on);
+    }
+
+    /// Linux's window validation (`tcp.cwnd_validation`,
+    /// `transport/tcp/cwnd_use.rs`): the window of a SACK sender grows only
+    /// while it limits what the sender sends (`tcp_is_cwnd_limited`: it
+    /// did in the last window sent, or in slow start it is below twice the
+    /// most segments outstanding then), not while the receiver's window,
+    /// pacing or the application holds the sender back; BBR is not
+    /// affected. On in the linux profile (with SACK); off (the default):
+    /// every ACK that may grow the window grows it.
+    #[inline]
+    pub fn cwnd_validation(&self) -> bool {
+        self.switches.0 & TcpSwitches::CWND_VALIDATION != 0
+    }
+
+    pub fn set_cwnd_validation(&mut self, on: bool) {
+        self.switches.set(TcpSwitches::CWND_VALIDATION, on);
     }
 
     /// CWR on whichever data segment goes first after a window reduction,

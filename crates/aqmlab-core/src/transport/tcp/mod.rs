@@ -77,7 +77,8 @@
 //! - `rack.rs`: RACK-TLP (RFC 8985);
 //! - `prr.rs`: Proportional Rate Reduction (RFC 6937);
 //! - `cwr.rs`: an ECN reduction in Linux's CWR state
-//!   (`tcp.ecn_reduction`);
+//!   (`tcp.ecn_reduction`); `cwnd_use.rs`: whether the window limits the
+//!   sender, which Linux asks before it grows it (`tcp.cwnd_validation`);
 //! - `frto.rs`: F-RTO (RFC 5682, `tcp.frto`); `undo.rs`: a spurious
 //!   timeout undone (`tcp.undo`); `dsack.rs`: D-SACK at the sender (RFC
 //!   2883, `tcp.dsack`);
@@ -99,6 +100,7 @@
 mod cc;
 mod config;
 mod connection;
+mod cwnd_use;
 mod cwr;
 mod delack;
 mod dsack;

@@ -145,6 +145,9 @@ pub(super) struct Lr {
     /// connection (Linux's `dsack_dups`, `total_retrans`).
     pub dsack_dups: u64,
     pub retrans_total: u64,
+    /// Whether the window limits the sender (`tcp.cwnd_validation`,
+    /// `cwnd_use.rs`).
+    pub cwnd_use: super::cwnd_use::CwndUse,
 }
 
 impl Lr {
@@ -546,7 +549,7 @@ impl TcpFlow {
             }
         } else if self.cwr_window(lr, delivered, advanced, newly_lost > 0) {
             // Linux's CWR state (`cwr.rs`): PRR's window, no growth.
-        } else if advanced && (!ece || lr.loss) {
+        } else if advanced && (!ece || lr.loss) && self.window_may_grow(lr) {
             // By the segments this ACK delivered, cumulatively or by SACK
             // (Linux's `acked_sacked` in `tcp_cong_control`): a cumulative
             // ACK over segments SACKed before does not count them again.
@@ -729,9 +732,16 @@ impl TcpFlow {
         }
         let w = self.window();
         let mut pieces = self.pieces();
-        while lr.sb.pipe() < w {
+        // A packet held back for want of room in the window rather than in
+        // the receiver's (`cwnd_use.rs`).
+        let mut held_by_window = false;
+        // Whether the round ended with the pipe at the window.
+        let full = loop {
+            if lr.sb.pipe() >= w {
+                break true;
+            }
             if !self.pace_allows(now, lr.sb.pipe() == 0) {
-                break;
+                break false;
             }
             // F-RTO's step 2.b sends new data only.
             let lost = if lr.frto_new { None } else { lr.sb.next_lost() };
@@ -743,7 +753,9 @@ impl TcpFlow {
             if self.may_send_new(lr) {
                 if let Some(goal) = pieces.opening() {
                     if self.tso_defers(lr, now, w, goal) {
-                        break;
+                        held_by_window = w.saturating_sub(lr.sb.pipe())
+                            < self.receiver_edge(lr).saturating_sub(self.snd_nxt);
+                        break false;
                     }
                 }
                 if !self.in_recovery && !lr.loss && self.snd_nxt >= self.snd_una + w {
@@ -757,9 +769,17 @@ impl TcpFlow {
                 sent.new = true;
                 continue;
             }
-            break;
-        }
+            break false;
+        };
         pieces.end(out);
+        if self.cfg.tcp.cwnd_validation() {
+            // The window limited the round if the pipe reached it (where
+            // the receiver's `rwnd` bounds the window below cwnd, if the
+            // pipe reached cwnd too), or it held a packet back.
+            let limited = held_by_window
+                || (full && (w < u64::from(self.cfg.tcp.rwnd) || self.pipe_at_cwnd(lr.sb.pipe())));
+            self.record_cwnd_use(lr, sent.new, limited);
+        }
         sent
     }
 

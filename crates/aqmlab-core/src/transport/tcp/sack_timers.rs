@@ -204,6 +204,10 @@ impl TcpFlow {
         let can_new = self.may_send_new(lr);
         let retrans = if can_new {
             self.lr_new(lr, now, out);
+            if self.cfg.tcp.cwnd_validation() {
+                let limited = self.pipe_at_cwnd(lr.sb.pipe());
+                self.record_cwnd_use(lr, true, limited);
+            }
             false
         } else {
             let last = self.snd_max - 1;
