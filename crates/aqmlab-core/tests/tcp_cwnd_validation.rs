@@ -25,14 +25,34 @@ fn a_window_the_receiver_holds_back_stops_at_twice_the_segments_out() {
     assert!(off > 1000.0, "without the switch the window grew to {off}");
 }
 
-/// Written without SACK the switch is refused, naming the key; the linux
-/// profile without SACK turns it off.
+fn refused(tcp: &str) -> String {
+    let text = common::one_flow_droptail(tcp, "");
+    let doc: aqmlab_core::scenario::Value = toml::from_str(&text).expect("valid TOML");
+    aqmlab_core::scenario::Scenario::from_value(doc)
+        .expect_err("refused")
+        .to_string()
+}
+
+/// Written without SACK the switch is refused, naming the key and the
+/// value; the linux profile without SACK turns it off; a value other than
+/// true, false and "linux-2014" is refused naming the three.
 #[test]
 fn cwnd_validation_needs_sack() {
-    let text = common::one_flow_droptail("sack = false\ncwnd_validation = true", "");
-    let doc: aqmlab_core::scenario::Value = toml::from_str(&text).expect("valid TOML");
-    let e = aqmlab_core::scenario::Scenario::from_value(doc).expect_err("refused");
-    assert!(e.to_string().contains("tcp.cwnd_validation"), "{e}");
+    let e = refused("sack = false\ncwnd_validation = true");
+    assert!(
+        e.contains("tcp.cwnd_validation") && e.contains("true is not allowed"),
+        "{e}"
+    );
+    let e = refused("sack = false\ncwnd_validation = \"linux-2014\"");
+    assert!(
+        e.contains("\"linux-2014\" is not allowed without SACK"),
+        "{e}"
+    );
+    let e = refused("profile = \"linux\"\ncwnd_validation = \"linux-6\"");
+    assert!(
+        e.contains("tcp.cwnd_validation") && e.contains("\"linux-2014\""),
+        "{e}"
+    );
     let s = common::scenario(&common::one_flow_droptail(
         "profile = \"linux\"\nsack = false\nrack = false\nrtt_estimator = \"timed\"",
         "",
@@ -43,4 +63,21 @@ fn cwnd_validation_needs_sack() {
             .tcp
             .cwnd_validation()
     );
+}
+
+/// `"linux-2014"`: Linux's record of 2014-2022 in place of 6.x's (on in the
+/// profile), listed in the resolved scenario as such; the receiver-held
+/// flow's window stops at twice its segments out under either.
+#[test]
+fn the_record_of_2014_is_a_choice_of_the_key() {
+    let s = common::scenario(&common::one_flow_droptail(
+        "profile = \"linux\"\ncwnd_validation = \"linux-2014\"",
+        "",
+    ));
+    assert!(s.tcp.cwnd_validation() && s.tcp.cwnd_validation_2014());
+    let r = common::run(&common::one_flow_droptail(
+        "profile = \"linux\"\nrwnd = 20\ncwnd_validation = \"linux-2014\"",
+        "start = \"0s\"\nsample_interval = \"100ms\"\nflow_series = [0]",
+    ));
+    assert_eq!(*r.flow_series.cwnd.last().expect("samples"), 40.0);
 }

@@ -616,7 +616,21 @@ impl TcpSpec {
         s.set_tso(t.bool("tso", d.tso())?);
         s.set_psh(t.bool("psh", d.psh())?);
         s.set_tso_defer(t.bool("tso_defer", d.tso_defer())?);
-        s.set_cwnd_validation(t.bool("cwnd_validation", d.cwnd_validation())?);
+        match t.take("cwnd_validation") {
+            None if d.cwnd_validation_2014() => s.set_cwnd_validation_2014(),
+            None => s.set_cwnd_validation(d.cwnd_validation()),
+            Some(Value::Bool(on)) => s.set_cwnd_validation(on),
+            Some(Value::Str(v)) if v == "linux-2014" => s.set_cwnd_validation_2014(),
+            Some(v) => {
+                return Err(SpecError::new(
+                    t.field_path("cwnd_validation"),
+                    format!(
+                        "expected true, false or \"linux-2014\", found {} {v}",
+                        v.type_name()
+                    ),
+                ))
+            }
+        }
         s.set_cubic_linux(t.either("cubic", ["rfc9438", "linux"], d.cubic_linux())?);
         s.set_ack_heuristic(t.bool("ack_heuristic", d.ack_heuristic())?);
         s.set_cwr_on_retransmit(t.bool("cwr_on_retransmit", d.cwr_on_retransmit())?);
@@ -916,10 +930,15 @@ impl TcpSpec {
             ));
         }
         if s.cwnd_validation() && !s.sack {
+            let v = if s.cwnd_validation_2014() {
+                "\"linux-2014\""
+            } else {
+                "true"
+            };
             return Err(SpecError::new(
                 join(path, "cwnd_validation"),
                 format!(
-                    "true is not allowed without SACK: the record of the window's use reads \
+                    "{v} is not allowed without SACK: the record of the window's use reads \
                      the SACK scoreboard's pipe; set tcp.sack = true{or_linux}"
                 ),
             ));

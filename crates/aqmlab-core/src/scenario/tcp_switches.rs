@@ -36,6 +36,7 @@ impl TcpSwitches {
     pub(super) const TSO_DEFER: u32 = 1 << 23;
     pub(super) const DSACK: u32 = 1 << 24;
     pub(super) const CWND_VALIDATION: u32 = 1 << 25;
+    pub(super) const CWND_VALIDATION_2014: u32 = 1 << 26;
 
     /// The switches the resolved scenario lists on or off.
     const ALWAYS_LISTED: u32 =
@@ -43,7 +44,7 @@ impl TcpSwitches {
 
     /// The switches the resolved scenario lists when on, in its order:
     /// the bit, the key and the choice it is listed with (`true` if none).
-    const LISTED: [(u32, &'static str, Option<&'static str>); 23] = [
+    const LISTED: [(u32, &'static str, Option<&'static str>); 24] = [
         (TcpSwitches::TIMESTAMPS, "timestamps", None),
         (TcpSwitches::HYSTART, "hystart", None),
         (
@@ -79,6 +80,11 @@ impl TcpSwitches {
         (TcpSwitches::TSO_DEFER, "tso_defer", None),
         (TcpSwitches::DSACK, "dsack", None),
         (TcpSwitches::CWND_VALIDATION, "cwnd_validation", None),
+        (
+            TcpSwitches::CWND_VALIDATION_2014,
+            "cwnd_validation",
+            Some("linux-2014"),
+        ),
     ];
 
     pub(super) fn set(&mut self, bit: u32, on: bool) {
@@ -396,13 +402,31 @@ impl TcpSpec {
     /// pacing or the application holds the sender back; BBR is not
     /// affected. On in the linux profile (with SACK); off (the default):
     /// every ACK that may grow the window grows it.
+    /// `"linux-2014"`: the record as Linux kept it from 2014 to 2022, which
+    /// the L4S team's kernel of 2020 runs ([`TcpSpec::cwnd_validation_2014`]).
     #[inline]
     pub fn cwnd_validation(&self) -> bool {
-        self.switches.0 & TcpSwitches::CWND_VALIDATION != 0
+        self.switches.0 & (TcpSwitches::CWND_VALIDATION | TcpSwitches::CWND_VALIDATION_2014) != 0
     }
 
+    /// On (Linux 6.x's record) or off; clears `"linux-2014"`.
     pub fn set_cwnd_validation(&mut self, on: bool) {
+        self.switches.set(TcpSwitches::CWND_VALIDATION_2014, false);
         self.switches.set(TcpSwitches::CWND_VALIDATION, on);
+    }
+
+    /// `tcp.cwnd_validation = "linux-2014"`: Linux's record of the window's
+    /// use from 3.16 (2014) until the two fixes of 2022
+    /// (`transport/tcp/cwnd_use.rs`).
+    #[inline]
+    pub fn cwnd_validation_2014(&self) -> bool {
+        self.switches.0 & TcpSwitches::CWND_VALIDATION_2014 != 0
+    }
+
+    /// Linux's record of 2014-2022 in place of 6.x's.
+    pub fn set_cwnd_validation_2014(&mut self) {
+        self.switches.set(TcpSwitches::CWND_VALIDATION, false);
+        self.switches.set(TcpSwitches::CWND_VALIDATION_2014, true);
     }
 
     /// CWR on whichever data segment goes first after a window reduction,

@@ -25,6 +25,16 @@
 //!   or at once if the record was not window-limited and more segments are
 //!   outstanding now.
 //!
+//! With `tcp.cwnd_validation = "linux-2014"` the record is the one Linux
+//! kept from 2014 (3.16, "tcp: make cwnd-limited checks measurement-based,
+//! and gentler") until the two fixes of 2022 (May, "tcp: fix cwnd-limited
+//! bug for TSO deferral where we send nothing", and September, "tcp: fix
+//! tcp_cwnd_validate() to not forget is_cwnd_limited"), which the L4S
+//! team's kernel of 2020 runs: a round replaces the record, window-limited
+//! or not, only once the recorded window is acknowledged or when more
+//! segments are outstanding than recorded; and in slow start only the
+//! twice-the-most-outstanding test counts.
+//!
 //! The model's choices: the record is taken at the end of each of the
 //! SACK sender's rounds of sending (an ACK's, a timer's, the
 //! application's) and by a tail loss probe that sends new data, as Linux
@@ -47,14 +57,30 @@ pub(super) struct CwndUse {
     max_out: u64,
     /// The record holds until the cumulative ACK reaches this segment.
     until: u64,
+    /// Linux's record of 2014-2022 (`cwnd_validation = "linux-2014"`).
+    before_2022: bool,
 }
 
 impl CwndUse {
+    /// The record of a flow that has sent nothing; `before_2022`: Linux's
+    /// rules of 2014-2022.
+    pub fn new(before_2022: bool) -> CwndUse {
+        CwndUse {
+            before_2022,
+            ..CwndUse::default()
+        }
+    }
+
     /// A round of sending ended (`tcp_cwnd_validate`'s record): `limited`
     /// whether the window held it back, with `out` segments outstanding,
     /// the cumulative ACK at `una` and the next new segment `nxt`.
     pub fn record(&mut self, limited: bool, out: u64, una: u64, nxt: u64) {
-        if una >= self.until || limited || (!self.limited && out > self.max_out) {
+        let replace = if self.before_2022 {
+            una >= self.until || out > self.max_out
+        } else {
+            una >= self.until || limited || (!self.limited && out > self.max_out)
+        };
+        if replace {
             self.limited = limited;
             self.max_out = out;
             self.until = nxt;
@@ -64,9 +90,18 @@ impl CwndUse {
     /// Whether a window of `cwnd` segments may grow (`tcp_is_cwnd_limited`):
     /// it limited the sender in the window recorded, or in slow start it
     /// is below twice the most segments outstanding then (Linux's whole
-    /// `snd_cwnd` is below an even count exactly when the window is).
+    /// `snd_cwnd` is below an even count exactly when the window is); in
+    /// slow start before 2022, only the latter.
     pub fn allows_growth(&self, cwnd: f64, slow_start: bool) -> bool {
-        self.limited || (slow_start && cwnd < 2.0 * self.max_out as f64)
+        let below_twice = cwnd < 2.0 * self.max_out as f64;
+        if self.before_2022 {
+            return if slow_start {
+                below_twice
+            } else {
+                self.limited
+            };
+        }
+        self.limited || (slow_start && below_twice)
     }
 }
 
@@ -134,14 +169,7 @@ mod tests {
             "kept until the ACK reaches 10"
         );
         u.record(false, 14, 10, 24);
-        assert_eq!(
-            u,
-            CwndUse {
-                limited: false,
-                max_out: 14,
-                until: 24
-            }
-        );
+        assert_eq!((u.limited, u.max_out, u.until), (false, 14, 24));
         assert!(!u.allows_growth(20.0, false));
         assert!(u.allows_growth(27.9, true) && !u.allows_growth(28.0, true));
     }
@@ -173,6 +201,27 @@ mod tests {
         }
     }
 
+    /// Linux's record of 2014-2022: a window-limited round within the
+    /// recorded window replaces nothing, and one with more segments out
+    /// replaces the record even if it was window-limited; in slow start
+    /// only twice the most outstanding counts.
+    #[test]
+    fn the_record_before_2022_forgets_a_limited_round() {
+        let mut u = CwndUse::new(true);
+        u.record(false, 10, 0, 10);
+        u.record(true, 10, 2, 12);
+        assert_eq!((u.limited, u.max_out, u.until), (false, 10, 10));
+        assert!(!u.allows_growth(30.0, false) && u.allows_growth(19.0, true));
+        u.record(true, 12, 10, 22);
+        assert!(u.allows_growth(30.0, false) && !u.allows_growth(30.0, true));
+        u.record(false, 13, 11, 24);
+        assert_eq!((u.limited, u.max_out, u.until), (false, 13, 24));
+        let mut now = CwndUse::new(false);
+        now.record(true, 12, 10, 22);
+        now.record(false, 13, 11, 24);
+        assert_eq!((now.limited, now.max_out, now.until), (true, 12, 22));
+    }
+
     /// A round that is not window-limited raises the most segments
     /// outstanding before its window is acknowledged only while the record
     /// is not window-limited.
@@ -181,25 +230,11 @@ mod tests {
         let mut u = CwndUse::default();
         u.record(false, 8, 0, 8);
         u.record(false, 9, 1, 10);
-        assert_eq!(
-            u,
-            CwndUse {
-                limited: false,
-                max_out: 9,
-                until: 10
-            }
-        );
+        assert_eq!((u.limited, u.max_out, u.until), (false, 9, 10));
         u.record(false, 7, 2, 10);
         assert_eq!(u.max_out, 9, "fewer out: the record stays");
         u.record(true, 9, 3, 12);
         u.record(false, 11, 4, 15);
-        assert_eq!(
-            u,
-            CwndUse {
-                limited: true,
-                max_out: 9,
-                until: 12
-            }
-        );
+        assert_eq!((u.limited, u.max_out, u.until), (true, 9, 12));
     }
 }
