@@ -5,8 +5,9 @@ team's kernel of August 2020, Prague and CUBIC, 10 and 50 Mbit/s, base RTTs 10-1
 aqmlab on the same set-up, with the settings of that kernel: DualPI2's step applied behind more
 than one L packet (`min_qlen_step = 2`; Linux 6.17's default is 0), Prague without RTT
 independence (`prague_rtt_scaling = "none"`; it came later), and the record of the window's use
-Linux kept until 2022 (`cwnd_validation = "linux-2014"`: a window-limited round within the
-recorded window is forgotten, which the fixes of 2022 changed). The measure is each run's share of
+that Linux kept until its fixes of December 2020 and September 2022 (`cwnd_validation =
+"linux-2020"`: only rounds that send new data take it, and a window-limited round within the
+recorded window is forgotten). The measure is each run's share of
 the first flow, D1 / (D1 + D2), over the same 60 s window.
 
 Relations, per queue: the mean distance of the shares, and where the kernel's first flow is away
@@ -61,7 +62,7 @@ def share(row: dict[str, str]) -> float:
         "duration=178s",
         "metrics.start=118s",
         "tcp.prague_rtt_scaling=none",
-        'tcp.cwnd_validation="linux-2014"',
+        'tcp.cwnd_validation="linux-2020"',
     ]
     for g, cc, rtt in ((0, row["cc1"], row["rtt1_ms"]), (1, row["cc2"], row["rtt2_ms"])):
         sets += [f'traffic[{g}].variant="{cc}"', f"traffic[{g}].ecn=true",

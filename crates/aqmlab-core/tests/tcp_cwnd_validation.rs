@@ -35,7 +35,7 @@ fn refused(tcp: &str) -> String {
 
 /// Written without SACK the switch is refused, naming the key and the
 /// value; the linux profile without SACK turns it off; a value other than
-/// true, false and "linux-2014" is refused naming the three.
+/// true, false and "linux-2020" is refused naming the three.
 #[test]
 fn cwnd_validation_needs_sack() {
     let e = refused("sack = false\ncwnd_validation = true");
@@ -43,14 +43,14 @@ fn cwnd_validation_needs_sack() {
         e.contains("tcp.cwnd_validation") && e.contains("true is not allowed"),
         "{e}"
     );
-    let e = refused("sack = false\ncwnd_validation = \"linux-2014\"");
+    let e = refused("sack = false\ncwnd_validation = \"linux-2020\"");
     assert!(
-        e.contains("\"linux-2014\" is not allowed without SACK"),
+        e.contains("\"linux-2020\" is not allowed without SACK"),
         "{e}"
     );
     let e = refused("profile = \"linux\"\ncwnd_validation = \"linux-6\"");
     assert!(
-        e.contains("tcp.cwnd_validation") && e.contains("\"linux-2014\""),
+        e.contains("tcp.cwnd_validation") && e.contains("\"linux-2020\""),
         "{e}"
     );
     let s = common::scenario(&common::one_flow_droptail(
@@ -65,18 +65,18 @@ fn cwnd_validation_needs_sack() {
     );
 }
 
-/// `"linux-2014"`: Linux's record of 2014-2022 in place of 6.x's (on in the
+/// `"linux-2020"`: Linux's record before its fixes of 2020 and 2022 in place of 6.x's (on in the
 /// profile), listed in the resolved scenario as such; the receiver-held
 /// flow's window stops at twice its segments out under either.
 #[test]
-fn the_record_of_2014_is_a_choice_of_the_key() {
+fn the_record_of_2020_is_a_choice_of_the_key() {
     let s = common::scenario(&common::one_flow_droptail(
-        "profile = \"linux\"\ncwnd_validation = \"linux-2014\"",
+        "profile = \"linux\"\ncwnd_validation = \"linux-2020\"",
         "",
     ));
-    assert!(s.tcp.cwnd_validation() && s.tcp.cwnd_validation_2014());
+    assert!(s.tcp.cwnd_validation() && s.tcp.cwnd_validation_2020());
     let r = common::run(&common::one_flow_droptail(
-        "profile = \"linux\"\nrwnd = 20\ncwnd_validation = \"linux-2014\"",
+        "profile = \"linux\"\nrwnd = 20\ncwnd_validation = \"linux-2020\"",
         "start = \"0s\"\nsample_interval = \"100ms\"\nflow_series = [0]",
     ));
     assert_eq!(*r.flow_series.cwnd.last().expect("samples"), 40.0);

@@ -617,15 +617,15 @@ impl TcpSpec {
         s.set_psh(t.bool("psh", d.psh())?);
         s.set_tso_defer(t.bool("tso_defer", d.tso_defer())?);
         match t.take("cwnd_validation") {
-            None if d.cwnd_validation_2014() => s.set_cwnd_validation_2014(),
+            None if d.cwnd_validation_2020() => s.set_cwnd_validation_2020(),
             None => s.set_cwnd_validation(d.cwnd_validation()),
             Some(Value::Bool(on)) => s.set_cwnd_validation(on),
-            Some(Value::Str(v)) if v == "linux-2014" => s.set_cwnd_validation_2014(),
+            Some(Value::Str(v)) if v == "linux-2020" => s.set_cwnd_validation_2020(),
             Some(v) => {
                 return Err(SpecError::new(
                     t.field_path("cwnd_validation"),
                     format!(
-                        "expected true, false or \"linux-2014\", found {} {v}",
+                        "expected true, false or \"linux-2020\", found {} {v}",
                         v.type_name()
                     ),
                 ))
@@ -930,8 +930,8 @@ impl TcpSpec {
             ));
         }
         if s.cwnd_validation() && !s.sack {
-            let v = if s.cwnd_validation_2014() {
-                "\"linux-2014\""
+            let v = if s.cwnd_validation_2020() {
+                "\"linux-2020\""
             } else {
                 "true"
             };

@@ -36,7 +36,7 @@ impl TcpSwitches {
     pub(super) const TSO_DEFER: u32 = 1 << 23;
     pub(super) const DSACK: u32 = 1 << 24;
     pub(super) const CWND_VALIDATION: u32 = 1 << 25;
-    pub(super) const CWND_VALIDATION_2014: u32 = 1 << 26;
+    pub(super) const CWND_VALIDATION_2020: u32 = 1 << 26;
 
     /// The switches the resolved scenario lists on or off.
     const ALWAYS_LISTED: u32 =
@@ -81,9 +81,9 @@ impl TcpSwitches {
         (TcpSwitches::DSACK, "dsack", None),
         (TcpSwitches::CWND_VALIDATION, "cwnd_validation", None),
         (
-            TcpSwitches::CWND_VALIDATION_2014,
+            TcpSwitches::CWND_VALIDATION_2020,
             "cwnd_validation",
-            Some("linux-2014"),
+            Some("linux-2020"),
         ),
     ];
 
@@ -402,31 +402,32 @@ impl TcpSpec {
     /// pacing or the application holds the sender back; BBR is not
     /// affected. On in the linux profile (with SACK); off (the default):
     /// every ACK that may grow the window grows it.
-    /// `"linux-2014"`: the record as Linux kept it from 2014 to 2022, which
-    /// the L4S team's kernel of 2020 runs ([`TcpSpec::cwnd_validation_2014`]).
+    /// `"linux-2020"`: the record as Linux kept it before the fixes of
+    /// December 2020 and September 2022, which the L4S team's kernel of
+    /// August 2020 runs ([`TcpSpec::cwnd_validation_2020`]).
     #[inline]
     pub fn cwnd_validation(&self) -> bool {
-        self.switches.0 & (TcpSwitches::CWND_VALIDATION | TcpSwitches::CWND_VALIDATION_2014) != 0
+        self.switches.0 & (TcpSwitches::CWND_VALIDATION | TcpSwitches::CWND_VALIDATION_2020) != 0
     }
 
-    /// On (Linux 6.x's record) or off; clears `"linux-2014"`.
+    /// On (Linux 6.x's record) or off; clears `"linux-2020"`.
     pub fn set_cwnd_validation(&mut self, on: bool) {
-        self.switches.set(TcpSwitches::CWND_VALIDATION_2014, false);
+        self.switches.set(TcpSwitches::CWND_VALIDATION_2020, false);
         self.switches.set(TcpSwitches::CWND_VALIDATION, on);
     }
 
-    /// `tcp.cwnd_validation = "linux-2014"`: Linux's record of the window's
-    /// use from 3.16 (2014) until the two fixes of 2022
+    /// `tcp.cwnd_validation = "linux-2020"`: Linux's record of the window's
+    /// use before the fixes of December 2020 and September 2022
     /// (`transport/tcp/cwnd_use.rs`).
     #[inline]
-    pub fn cwnd_validation_2014(&self) -> bool {
-        self.switches.0 & TcpSwitches::CWND_VALIDATION_2014 != 0
+    pub fn cwnd_validation_2020(&self) -> bool {
+        self.switches.0 & TcpSwitches::CWND_VALIDATION_2020 != 0
     }
 
-    /// Linux's record of 2014-2022 in place of 6.x's.
-    pub fn set_cwnd_validation_2014(&mut self) {
+    /// Linux's record before its fixes of 2020 and 2022 in place of 6.x's.
+    pub fn set_cwnd_validation_2020(&mut self) {
         self.switches.set(TcpSwitches::CWND_VALIDATION, false);
-        self.switches.set(TcpSwitches::CWND_VALIDATION_2014, true);
+        self.switches.set(TcpSwitches::CWND_VALIDATION_2020, true);
     }
 
     /// CWR on whichever data segment goes first after a window reduction,

@@ -25,14 +25,15 @@
 //!   or at once if the record was not window-limited and more segments are
 //!   outstanding now.
 //!
-//! With `tcp.cwnd_validation = "linux-2014"` the record is the one Linux
-//! kept from 2014 (3.16, "tcp: make cwnd-limited checks measurement-based,
-//! and gentler") until the two fixes of 2022 (May, "tcp: fix cwnd-limited
-//! bug for TSO deferral where we send nothing", and September, "tcp: fix
+//! With `tcp.cwnd_validation = "linux-2020"` the record is the one Linux
+//! kept from "tcp: make cwnd-limited checks measurement-based, and gentler"
+//! until its fixes of December 2020 ("tcp: fix cwnd-limited bug for TSO
+//! deferral where we send nothing") and September 2022 ("tcp: fix
 //! tcp_cwnd_validate() to not forget is_cwnd_limited"), which the L4S
-//! team's kernel of 2020 runs: a round replaces the record, window-limited
-//! or not, only once the recorded window is acknowledged or when more
-//! segments are outstanding than recorded; and in slow start only the
+//! team's kernel of August 2020 runs: only a round that sent new data
+//! takes the record, and it replaces it, window-limited or not, only once
+//! the recorded window is acknowledged or when more segments are
+//! outstanding than recorded; in slow start only the
 //! twice-the-most-outstanding test counts.
 //!
 //! The model's choices: the record is taken at the end of each of the
@@ -57,16 +58,17 @@ pub(super) struct CwndUse {
     max_out: u64,
     /// The record holds until the cumulative ACK reaches this segment.
     until: u64,
-    /// Linux's record of 2014-2022 (`cwnd_validation = "linux-2014"`).
-    before_2022: bool,
+    /// Linux's record before its fixes of 2020 and 2022
+    /// (`cwnd_validation = "linux-2020"`).
+    before_fixes: bool,
 }
 
 impl CwndUse {
-    /// The record of a flow that has sent nothing; `before_2022`: Linux's
-    /// rules of 2014-2022.
-    pub fn new(before_2022: bool) -> CwndUse {
+    /// The record of a flow that has sent nothing; `before_fixes`: Linux's
+    /// rules before its fixes of 2020 and 2022.
+    pub fn new(before_fixes: bool) -> CwndUse {
         CwndUse {
-            before_2022,
+            before_fixes,
             ..CwndUse::default()
         }
     }
@@ -75,7 +77,7 @@ impl CwndUse {
     /// whether the window held it back, with `out` segments outstanding,
     /// the cumulative ACK at `una` and the next new segment `nxt`.
     pub fn record(&mut self, limited: bool, out: u64, una: u64, nxt: u64) {
-        let replace = if self.before_2022 {
+        let replace = if self.before_fixes {
             una >= self.until || out > self.max_out
         } else {
             una >= self.until || limited || (!self.limited && out > self.max_out)
@@ -91,10 +93,10 @@ impl CwndUse {
     /// it limited the sender in the window recorded, or in slow start it
     /// is below twice the most segments outstanding then (Linux's whole
     /// `snd_cwnd` is below an even count exactly when the window is); in
-    /// slow start before 2022, only the latter.
+    /// slow start before the fixes, only the latter.
     pub fn allows_growth(&self, cwnd: f64, slow_start: bool) -> bool {
         let below_twice = cwnd < 2.0 * self.max_out as f64;
-        if self.before_2022 {
+        if self.before_fixes {
             return if slow_start {
                 below_twice
             } else {
@@ -111,10 +113,10 @@ impl TcpFlow {
     /// back: the segments in flight reached it, or a packet waited for
     /// room in it (`tcp_write_xmit`'s `is_cwnd_limited`; recorded by
     /// `tcp_cwnd_validate` when the round sent something or the window is
-    /// full).
+    /// full; before the fix of December 2020, only when it sent something).
     #[inline]
     pub(super) fn record_cwnd_use(&mut self, lr: &mut Lr, sent_new: bool, limited: bool) {
-        if sent_new || limited {
+        if sent_new || (limited && !lr.cwnd_use.before_fixes) {
             let out = self.snd_max - self.snd_una;
             lr.cwnd_use.record(limited, out, self.snd_una, self.snd_max);
         }
@@ -201,12 +203,12 @@ mod tests {
         }
     }
 
-    /// Linux's record of 2014-2022: a window-limited round within the
+    /// Linux's record before its fixes: a window-limited round within the
     /// recorded window replaces nothing, and one with more segments out
     /// replaces the record even if it was window-limited; in slow start
     /// only twice the most outstanding counts.
     #[test]
-    fn the_record_before_2022_forgets_a_limited_round() {
+    fn the_record_before_fixes_forgets_a_limited_round() {
         let mut u = CwndUse::new(true);
         u.record(false, 10, 0, 10);
         u.record(true, 10, 2, 12);

@@ -159,7 +159,7 @@ impl Lr {
             // The SYN/ACK's window: the sender's first right edge.
             peer_edge: rb.as_ref().map_or(u64::MAX, RcvBuf::edge),
             rb,
-            cwnd_use: super::cwnd_use::CwndUse::new(tcp.cwnd_validation_2014()),
+            cwnd_use: super::cwnd_use::CwndUse::new(tcp.cwnd_validation_2020()),
             ..Lr::default()
         }
     }
