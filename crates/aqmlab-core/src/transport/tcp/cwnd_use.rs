@@ -95,15 +95,11 @@ impl CwndUse {
     /// `snd_cwnd` is below an even count exactly when the window is); in
     /// slow start before the fixes, only the latter.
     pub fn allows_growth(&self, cwnd: f64, slow_start: bool) -> bool {
-        let below_twice = cwnd < 2.0 * self.max_out as f64;
-        if self.before_fixes {
-            return if slow_start {
-                below_twice
-            } else {
-                self.limited
-            };
+        if slow_start && (self.before_fixes || !self.limited) {
+            cwnd < 2.0 * self.max_out as f64
+        } else {
+            self.limited
         }
-        self.limited || (slow_start && below_twice)
     }
 }
 

@@ -753,9 +753,8 @@ impl TcpFlow {
             }
             if self.may_send_new(lr) {
                 if let Some(goal) = pieces.opening() {
-                    if self.tso_defers(lr, now, w, goal) {
-                        held_by_window = w.saturating_sub(lr.sb.pipe())
-                            < self.receiver_edge(lr).saturating_sub(self.snd_nxt);
+                    if let Some(held) = self.tso_defers(lr, now, w, goal) {
+                        held_by_window = held == super::tso_defer::Held::Window;
                         break false;
                     }
                 }

@@ -28,6 +28,15 @@ use super::sack_recovery::Lr;
 use super::TcpFlow;
 use crate::units::SimTime;
 
+/// What a deferred packet waits for room in (`tcp_tso_should_defer`'s
+/// `is_cwnd_limited` and `is_rwnd_limited`): the congestion window when its
+/// room is the smaller, else the receiver's window.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Held {
+    Window,
+    Receiver,
+}
+
 /// `tcp_tso_should_defer`'s bound on the time since the last send, and on
 /// how soon the head's ACK must be due.
 const RECENT: SimTime = SimTime::from_millis(1);
@@ -36,38 +45,43 @@ const WIN_DIVISOR: u64 = 3;
 
 impl TcpFlow {
     /// Whether Linux defers the packet of new data that would open at
-    /// `now` with a size goal of `goal` segments, the window at `w`
-    /// (asked only with `tcp.tso_defer`: [`super::push::Pieces::opening`]).
-    pub(super) fn tso_defers(&self, lr: &Lr, now: SimTime, w: u64, goal: u64) -> bool {
+    /// `now` with a size goal of `goal` segments, the window at `w`, and for
+    /// want of room in which window (asked only with `tcp.tso_defer`:
+    /// [`super::push::Pieces::opening`]).
+    pub(super) fn tso_defers(&self, lr: &Lr, now: SimTime, w: u64, goal: u64) -> Option<Held> {
         if self.in_recovery || lr.loss {
-            return false;
+            return None;
         }
         // A buffer of one segment takes Nagle's test instead.
         if self.app_limit.saturating_sub(self.snd_nxt) < 2 {
-            return false;
+            return None;
         }
         let (Some(srtt), true) = (self.srtt(), lr.sb.outstanding() > 0) else {
-            return false;
+            return None;
         };
         // New data leaves in sequence, so the highest segment sent went
         // last (a TLP's probe of it included).
         let last = lr.sb.slot(lr.sb.end() - 1).xmit;
         if now > last + RECENT {
-            return false;
+            return None;
         }
         let peer = self.receiver_edge(lr);
-        let room = w
-            .saturating_sub(lr.sb.pipe())
-            .min(peer.saturating_sub(self.snd_nxt));
+        let cwnd_room = w.saturating_sub(lr.sb.pipe());
+        let peer_room = peer.saturating_sub(self.snd_nxt);
+        let room = cwnd_room.min(peer_room);
         if room >= goal {
-            return false;
+            return None;
         }
         if WIN_DIVISOR * room >= w.min(peer.saturating_sub(self.snd_una)) {
-            return false;
+            return None;
         }
         let due = lr.sb.slot(self.snd_una).xmit + srtt;
         let threshold = SimTime(srtt.0 / 2).min(RECENT);
-        due <= now + threshold
+        (due <= now + threshold).then_some(if cwnd_room < peer_room {
+            Held::Window
+        } else {
+            Held::Receiver
+        })
     }
 }
 
