@@ -6,7 +6,8 @@ that side's work with plain sockets and one selector:
 
 - *sends* its bulk flows: each opens a TCP connection at its start time (the
   kernel's congestion control named in the spec, set per socket with
-  ``TCP_CONGESTION``), sends an 8-byte header (flow id, group), then as much
+  ``TCP_CONGESTION``), sends an 8-byte header (flow id, group; with ``MSG_MORE``, so
+  that it leaves in the first full segment), then as much
   data as the kernel takes until the run ends or the flow's stop time;
 - *receives* the flows of the other side: listens on its groups' addresses
   (advertising at most ``window_clamp`` bytes of window when given),
@@ -591,7 +592,9 @@ class Host:
     def on_tx(self, s: socket.socket, st: dict[str, Any]) -> None:
         try:
             if len(st["head"]):
-                n = s.send(st["head"])
+                # MSG_MORE: the header waits for the data behind it, so the
+                # flow's first packet is a full segment, as the simulator's.
+                n = s.send(st["head"], socket.MSG_MORE)
                 st["head"] = st["head"][n:]
                 if len(st["head"]):
                     return

@@ -288,7 +288,7 @@ mod tests {
     fn a_growing_window_is_acknowledged_segment_by_segment() {
         let mut r = rx(100_000);
         r.cfg.tcp.set_moderate_rcvbuf(true);
-        r.lr.as_deref_mut().unwrap().rb = Some(super::super::rcvbuf::RcvBuf::new(1460));
+        r.lr.as_deref_mut().unwrap().rb = Some(super::super::rcvbuf::RcvBuf::new(1460, true));
         let acks: Vec<usize> = (0..30u64).map(|i| seg(&mut r, 0.1 * i as f64, i)).collect();
         assert_eq!(acks[..23], [1; 23]);
         assert_eq!(acks[23..], [0, 1, 0, 1, 0, 1, 0]);

@@ -35,14 +35,23 @@
 //! grows the receiver acknowledges every segment.
 //!
 //! The receiver's RTT, which times the buffer's growth, is Linux's
-//! `rcv_rtt_est` from its timestamps (`tcp_rcv_rtt_measure_ts`): a sample
-//! per segment, the time since the receiver sent the ACK the segment
-//! answers, in whole milliseconds; a lower sample replaces the estimate, a
-//! higher one moves it an eighth of the way. The model takes that time as
-//! the segment's one-way time plus the ACK's, the flow's least RTT less
-//! its data's least one-way time (the sender's wait between an ACK and the
-//! data it releases is left out). Before a sample it is the flow's smoothed
-//! RTT.
+//! `rcv_rtt_est`. With timestamps (`tcp.timestamps`) it comes from them
+//! (`tcp_rcv_rtt_measure_ts`): a sample per segment, the time since the
+//! receiver sent the ACK the segment answers, in whole milliseconds; a
+//! lower sample replaces the estimate, a higher one moves it an eighth of
+//! the way. The model takes that time as the segment's one-way time plus
+//! the ACK's, the flow's least RTT less its data's least one-way time (the
+//! sender's wait between an ACK and the data it releases is left out).
+//! Before a sample it is the flow's smoothed RTT. Without timestamps it is
+//! Linux's measure by the window (`tcp_rcv_rtt_measure`, `win_dep`): the
+//! time the receiver takes to receive a window's worth beyond what it
+//! had, the window it last offered, in microseconds; a measure starts at
+//! the first segment and again at each sample, and only a lower sample
+//! replaces the estimate. Before its first sample the buffer does not grow
+//! (`tcp_rcv_space_adjust` waits for one): in slow start that sample comes
+//! some two round trips in, once the first window's 44 segments beyond the
+//! first have arrived, so the window, and the quick ACKs of its growth,
+//! start a round trip later than with timestamps, as on Linux.
 //!
 //! The model's choices: memory pressure
 //! across sockets (`tcp_mem`), pruning and collapsing of the out-of-order
@@ -95,12 +104,20 @@ pub(super) struct RcvBuf {
     /// Whether a full segment's buffer holds its payload's window
     /// (`tcp_grow_window`'s truesize test; true but for tiny segments).
     full_segment_grows: bool,
+    /// Whether the flow has timestamps: which measure gives `rcv_rtt`.
+    timestamps: bool,
+    /// Without timestamps, the measure under way (`rcv_rtt_est.seq` and
+    /// `.time`: it ends when the in-order point reaches `measure_seq`), and
+    /// the window last offered, segments (`rcv_wnd`).
+    measure_seq: u64,
+    measure_time: Option<SimTime>,
+    offered: u64,
 }
 
 impl RcvBuf {
     /// A receiver with payload `mss` per full segment, at the start of a
-    /// connection (nothing received).
-    pub fn new(mss: u32) -> RcvBuf {
+    /// connection (nothing received); `timestamps`: the flow has them.
+    pub fn new(mss: u32, timestamps: bool) -> RcvBuf {
         let mss = u64::from(mss.max(1));
         let truesize = Self::truesize(mss);
         let ratio = ((mss << RATIO_SHIFT) / truesize).max(1);
@@ -119,6 +136,10 @@ impl RcvBuf {
             min_rtt: SimTime::ZERO,
             min_owd: SimTime::MAX,
             full_segment_grows: false,
+            timestamps,
+            measure_seq: 0,
+            measure_time: None,
+            offered: 0,
         };
         r.full_segment_grows = r.win_from_space(truesize) <= mss;
         // `tcp_select_initial_window`, `tcp_create_openreq_child`,
@@ -131,6 +152,7 @@ impl RcvBuf {
         r.rcv_ssthresh = r.clamp.min(UNSCALED_MAX) / mss * mss;
         r.space = r.rcv_ssthresh.min(10 * mss);
         r.edge = r.rcv_ssthresh / mss;
+        r.offered = r.edge;
         r
     }
 
@@ -193,6 +215,26 @@ impl RcvBuf {
         };
     }
 
+    /// The receiver's RTT without timestamps (Linux's `tcp_rcv_rtt_measure`
+    /// with `tcp_rcv_rtt_update`'s `win_dep`), at a data segment that left
+    /// the in-order point at `rcv_nxt`: a measure under way ends once that
+    /// point reaches the window it started with; its time, in whole
+    /// microseconds (at least one), replaces a larger estimate; a new
+    /// measure starts, to end a window (the last offered) beyond.
+    fn window_rtt_sample(&mut self, now: SimTime, rcv_nxt: u64) {
+        if let Some(t) = self.measure_time {
+            if rcv_nxt < self.measure_seq {
+                return;
+            }
+            let s = SimTime::from_micros(((now - t).0 / 1_000).max(1));
+            if self.rcv_rtt == SimTime::ZERO || s < self.rcv_rtt {
+                self.rcv_rtt = s;
+            }
+        }
+        self.measure_seq = rcv_nxt + self.offered;
+        self.measure_time = Some(now);
+    }
+
     /// A data segment arrived; the receiver now expects `rcv_nxt`, holds
     /// `held` segments out of order spanning `span` segments above it, and
     /// has read `rcv_nxt` in all; `srtt` gives its sender's smoothed
@@ -209,16 +251,23 @@ impl RcvBuf {
         srtt: impl FnOnce() -> SimTime,
         owd: SimTime,
     ) -> bool {
-        self.rcv_rtt_sample(owd);
+        if self.timestamps {
+            self.rcv_rtt_sample(owd);
+        } else {
+            self.window_rtt_sample(now, rcv_nxt);
+        }
         let mut free = self.free_window(held);
         let grew = self.grow_window(free);
         if now - self.space_time >= self.rcv_rtt {
             // The round trip may have passed (a cheap test first: the
-            // receiver's RTT, once it has one, is the one compared).
+            // receiver's RTT, once it has one, is the one compared; without
+            // one and without timestamps there is none, and no growth).
             let rtt = if self.rcv_rtt > SimTime::ZERO {
                 self.rcv_rtt
-            } else {
+            } else if self.timestamps {
                 srtt()
+            } else {
+                SimTime::ZERO
             };
             if self.space_adjust(now, rcv_nxt, span, rtt) {
                 free = self.free_window(held);
@@ -228,6 +277,9 @@ impl RcvBuf {
         // whole segments (at least one here: see the module's head).
         let win = free.min(self.rcv_ssthresh).max(self.mss);
         self.edge = self.edge.max(rcv_nxt + win / self.mss);
+        if !self.timestamps {
+            self.offered = self.edge - rcv_nxt;
+        }
         grew
     }
 
@@ -284,7 +336,7 @@ mod tests {
         // 1460-byte segments: 2304 bytes each, a ratio of 162 / 256; the
         // 128 KiB buffer holds 82 944 bytes of window, of which the
         // SYN/ACK offers 65 535, or 44 whole segments.
-        let r = RcvBuf::new(1460);
+        let r = RcvBuf::new(1460, true);
         assert_eq!((r.truesize, r.ratio), (2304, 162));
         assert_eq!(r.clamp, 82_944);
         assert_eq!(r.edge(), 44);
@@ -293,7 +345,7 @@ mod tests {
 
     #[test]
     fn each_segment_raises_the_ceiling_by_two_up_to_the_clamp() {
-        let mut r = RcvBuf::new(1460);
+        let mut r = RcvBuf::new(1460, true);
         // Before any RTT sample the buffer stays. The ceiling starts at the
         // first window, 44 segments (64 240 bytes, what an unscaled field
         // holds), and rises by two segments per segment received, each
@@ -319,7 +371,7 @@ mod tests {
 
     #[test]
     fn the_receivers_rtt_counts_whole_milliseconds_and_follows_the_least() {
-        let mut r = RcvBuf::new(1460);
+        let mut r = RcvBuf::new(1460, true);
         // No RTT from the flow yet: no estimate.
         r.rcv_rtt_sample(ms(50));
         assert_eq!(r.rcv_rtt, SimTime::ZERO);
@@ -339,8 +391,65 @@ mod tests {
     }
 
     #[test]
+    fn without_timestamps_the_receiver_times_a_window_and_keeps_the_least() {
+        // A segment a millisecond; the sender's SRTT, 10 ms, is not read.
+        let srtt = || ms(10);
+        let mut r = RcvBuf::new(1460, false);
+        // The first segment starts a measure that ends a window beyond it,
+        // the 44 segments the SYN/ACK offered: at segment 45. Until then
+        // there is no estimate and the buffer does not grow.
+        for k in 1..=44 {
+            r.on_data(ms(k), k, (0, 0), srtt, SimTime::ZERO);
+            assert_eq!(r.rcv_rtt, SimTime::ZERO);
+        }
+        assert_eq!(r.measure_seq, 45);
+        assert_eq!(r.rcvbuf, RMEM_DEFAULT);
+        // Segment 45, 44 ms after segment 1: the estimate, and the growth
+        // it allows at once (45 segments read, more than the 10 first
+        // taken); the next measure ends a window (as last offered) on.
+        let offered = r.offered;
+        r.on_data(ms(45), 45, (0, 0), srtt, SimTime::ZERO);
+        assert_eq!(r.rcv_rtt, ms(44));
+        assert!(r.rcvbuf > RMEM_DEFAULT);
+        assert_eq!(r.measure_seq, 45 + offered);
+        // The next window, at 2 ms a segment, takes longer: the estimate
+        // stays. The one after, 40 ms for the window, lowers it.
+        let end = r.measure_seq;
+        let mut t = ms(45);
+        for k in 46..=end {
+            t += ms(2);
+            r.on_data(t, k, (0, 0), srtt, SimTime::ZERO);
+        }
+        assert_eq!(r.rcv_rtt, ms(44));
+        let (from, end) = (end, r.measure_seq);
+        let dt = SimTime(ms(40).0 / (end - from));
+        for k in from + 1..=end {
+            t += dt;
+            r.on_data(t, k, (0, 0), srtt, SimTime::ZERO);
+        }
+        assert_eq!(r.rcv_rtt, SimTime::from_micros((end - from) * dt.0 / 1_000));
+        assert!(r.rcv_rtt < ms(44));
+        // With timestamps (and no sample of its own yet) the receiver
+        // takes the sender's SRTT: 20 segments in its first 10 ms, twice
+        // the 10 first taken, grow the buffer at once. Without, not.
+        for timestamps in [true, false] {
+            let mut r = RcvBuf::new(1460, timestamps);
+            for k in 1..=20 {
+                r.on_data(
+                    SimTime::from_micros(500 * k),
+                    k,
+                    (0, 0),
+                    srtt,
+                    SimTime::ZERO,
+                );
+            }
+            assert_eq!(r.rcvbuf > RMEM_DEFAULT, timestamps);
+        }
+    }
+
+    #[test]
     fn the_buffer_grows_once_per_round_trip_with_what_was_read() {
-        let mut r = RcvBuf::new(1460);
+        let mut r = RcvBuf::new(1460, true);
         let rtt = ms(100);
         // 20 segments read in the first 100 ms (29 200 bytes, twice the
         // 14 600 first taken): rcvwin = 58 400 + 2 x 58 400 x 1 = 175 200
@@ -359,7 +468,7 @@ mod tests {
 
     #[test]
     fn a_hole_holds_the_right_edge_where_it_was() {
-        let mut r = RcvBuf::new(1460);
+        let mut r = RcvBuf::new(1460, true);
         for k in 1..=20 {
             r.on_data(ms(k), k, (0, 0), || SimTime::ZERO, SimTime::ZERO);
         }

@@ -153,7 +153,9 @@ pub(super) struct Lr {
 impl Lr {
     pub fn new(tcp: &TcpSpec) -> Lr {
         // `moderate_rcvbuf` is refused without `sack` (`scenario/tcp.rs`).
-        let rb = tcp.moderate_rcvbuf().then(|| RcvBuf::new(tcp.mss()));
+        let rb = tcp
+            .moderate_rcvbuf()
+            .then(|| RcvBuf::new(tcp.mss(), tcp.timestamps()));
         Lr {
             rack: tcp.rack.then(Rack::default),
             // The SYN/ACK's window: the sender's first right edge.
