@@ -133,9 +133,10 @@ def test_the_guests_record_summarised() -> None:
         "drop_overlimit": 4,
     }
     rx = {"0": {"bytes": 7_000_000, "bytes_at_start": 1_000_000}, "1": {"bytes": 3_000_000}}
-    # tcpi_options: flow 0 negotiated ECN (bit 8), flow 1 fell back to none.
+    # tcpi_options: flow 0 negotiated ECN (bit 8), flow 1 fell back to none. Flow 0 had
+    # retransmitted once when the measurement began, flow 1 opened later.
     tx = {
-        "0": {"info": {"total_retrans": 4, "options": 15}},
+        "0": {"info": {"total_retrans": 4, "options": 15}, "info_at_start": {"total_retrans": 1}},
         "1": {"info": {"total_retrans": 1, "options": 7}},
     }
     res = {
@@ -158,7 +159,7 @@ def test_the_guests_record_summarised() -> None:
     assert (b["drops_early"], b["drops_overflow"], b["marks"]) == (7, 3, 300)
     assert f["goodput_bps"] == [4e6, 2e6, 0.0]  # flow 2 never connected
     assert f["jain_fairness"] == pytest.approx(36 / (3 * 20))
-    assert f["retransmits"] == 5
+    assert f["retransmits"] == 4  # within the measurement: 3 + 1
     assert f["ecn_fallbacks"] == 1
     assert summarise(dict(spec, ecn=False), res)["flows"]["ecn_fallbacks"] == 0
 

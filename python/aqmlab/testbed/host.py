@@ -318,6 +318,12 @@ class Host:
             r["packets_at_start"] = r.get("packets", 0)
         for st in self.udp:
             st["sent_at_start"] = st["sent"]
+        for st in self.tx.values():
+            # The senders' counts when the measurement began, so that the
+            # results count what was sent within it, as the simulator does.
+            s = st["sock"]
+            i = tcp_info(s) if s.fileno() >= 0 else st.get("info", {})
+            st["info_at_start"] = {k: i.get(k, 0.0) for k in ("total_retrans", "data_segs_out")}
         self.mib_at_start = tcp_mib()
         self.snap_done = True
 
@@ -736,6 +742,7 @@ class Host:
                     "sent": v["sent"],
                     "sent_at_start": v.get("sent_at_start"),
                     "info": v["info"],
+                    "info_at_start": v.get("info_at_start", {}),
                     "started_s": (v["started_ns"] - self.t0) * 1e-9,
                 }
                 for k, v in self.tx.items()

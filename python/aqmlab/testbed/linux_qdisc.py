@@ -418,7 +418,12 @@ def summarise(spec: Mapping[str, Any], res: Mapping[str, Any]) -> dict[str, Any]
             "goodput_bps": good,
             "goodput_bps_total": sum(good),
             "jain_fairness": _jain(good),
-            "retransmits": sum(int(v["info"].get("total_retrans", 0)) for v in tx.values()),
+            # Within the measurement interval, as the testbed's summary counts them.
+            "retransmits": sum(
+                int(v["info"].get("total_retrans", 0))
+                - int(v.get("info_at_start", {}).get("total_retrans", 0))
+                for v in tx.values()
+            ),
             "ecn_fallbacks": ecn_fallbacks(v["info"] for v in tx.values()) if spec["ecn"] else 0,
             # The guest kernel's counters over the measurement (timeouts, SACK recoveries,
             # loss probes, timeouts undone), as the testbed's summary has them.

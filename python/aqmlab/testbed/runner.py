@@ -1032,8 +1032,11 @@ def _result(
         rows["base_rtt_s"].append(base_rtt)
         rows["bytes_delivered"].append(delivered)
         rows["goodput_bps"].append(gp)
-        rows["data_sent"].append(int(info.get("data_segs_out", 0)))
-        rows["retransmits"].append(int(info.get("total_retrans", 0)))
+        # Within the measurement interval: less what the sender had sent when it began (a
+        # flow opened later had sent nothing).
+        before = tx.get("info_at_start", {})
+        for col, key in (("data_sent", "data_segs_out"), ("retransmits", "total_retrans")):
+            rows[col].append(int(info.get(key, 0)) - int(before.get(key, 0)))
         rows["rtt_mean_s"].append(float(info.get("rtt_s", math.nan)))
         rows["cwnd_final"].append(float(info.get("cwnd", math.nan)))
     probes = hl.get("probes", [])
