@@ -42,6 +42,7 @@ from aqmlab.testbed.runner import (
     find_router,
     kernel_tcp_window,
     plan,
+    sender_count_within,
 )
 
 UML = "linux.uml"
@@ -420,9 +421,7 @@ def summarise(spec: Mapping[str, Any], res: Mapping[str, Any]) -> dict[str, Any]
             "jain_fairness": _jain(good),
             # Within the measurement interval, as the testbed's summary counts them.
             "retransmits": sum(
-                int(v["info"].get("total_retrans", 0))
-                - int(v.get("info_at_start", {}).get("total_retrans", 0))
-                for v in tx.values()
+                sender_count_within(v, v["info"], "total_retrans") for v in tx.values()
             ),
             "ecn_fallbacks": ecn_fallbacks(v["info"] for v in tx.values()) if spec["ecn"] else 0,
             # The guest kernel's counters over the measurement (timeouts, SACK recoveries,

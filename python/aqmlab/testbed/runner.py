@@ -870,6 +870,13 @@ def flow_series_table(rows: Sequence[Sequence[float]]) -> pa.Table:
     return typed_table(cols, FLOW_SERIES_COLUMNS)
 
 
+def sender_count_within(tx: Mapping[str, Any], info: Mapping[str, Any], key: str) -> int:
+    """A sender's ``TCP_INFO`` count ``key`` (``total_retrans``, ``data_segs_out``) over the
+    measurement interval: ``info``'s, its last, less what it read when the interval began (a
+    flow opened later had counted nothing)."""
+    return int(info.get(key, 0)) - int(tx.get("info_at_start", {}).get(key, 0))
+
+
 def kernel_tcp_window(hosts: Sequence[Mapping[str, Any]]) -> dict[str, int]:
     """The kernel's TCP counters over the measurement window (end less start), summed over the
     hosts' records; a counter missing at the end (no ``/proc`` to read) is left out."""
@@ -1032,11 +1039,8 @@ def _result(
         rows["base_rtt_s"].append(base_rtt)
         rows["bytes_delivered"].append(delivered)
         rows["goodput_bps"].append(gp)
-        # Within the measurement interval: less what the sender had sent when it began (a
-        # flow opened later had sent nothing).
-        before = tx.get("info_at_start", {})
         for col, key in (("data_sent", "data_segs_out"), ("retransmits", "total_retrans")):
-            rows[col].append(int(info.get(key, 0)) - int(before.get(key, 0)))
+            rows[col].append(sender_count_within(tx, info, key))
         rows["rtt_mean_s"].append(float(info.get("rtt_s", math.nan)))
         rows["cwnd_final"].append(float(info.get("cwnd", math.nan)))
     probes = hl.get("probes", [])

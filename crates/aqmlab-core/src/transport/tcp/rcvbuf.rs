@@ -107,8 +107,8 @@ pub(super) struct RcvBuf {
     /// Whether the flow has timestamps: which measure gives `rcv_rtt`.
     timestamps: bool,
     /// Without timestamps, the measure under way (`rcv_rtt_est.seq` and
-    /// `.time`: it ends when the in-order point reaches `measure_seq`), and
-    /// the window last offered, segments (`rcv_wnd`).
+    /// `.time`: it ends when the in-order point reaches `measure_seq`); the
+    /// window last offered, segments (`rcv_wnd`, which that measure reads).
     measure_seq: u64,
     measure_time: Option<SimTime>,
     offered: u64,
@@ -277,9 +277,7 @@ impl RcvBuf {
         // whole segments (at least one here: see the module's head).
         let win = free.min(self.rcv_ssthresh).max(self.mss);
         self.edge = self.edge.max(rcv_nxt + win / self.mss);
-        if !self.timestamps {
-            self.offered = self.edge - rcv_nxt;
-        }
+        self.offered = self.edge - rcv_nxt;
         grew
     }
 
