@@ -143,12 +143,19 @@ impl RcvBuf {
         };
         r.full_segment_grows = r.win_from_space(truesize) <= mss;
         // `tcp_select_initial_window`, `tcp_create_openreq_child`,
-        // `tcp_init_buffer_space`: the clamp is the whole buffer's window,
-        // the first window what an unscaled field holds of it in whole
-        // segments, which the SYN/ACK offers and the ceiling starts from,
-        // and what the application read is first taken as ten segments
-        // (`TCP_INIT_CWND`).
-        r.clamp = r.win_from_space(RMEM_DEFAULT);
+        // `tcp_init_buffer_space`: the clamp is the whole buffer's window
+        // less one segment (its "reservation of one segment", with
+        // `tcp_app_win`'s default 31; at least two segments), until the
+        // buffer first grows; the first window what an unscaled field holds
+        // of it in whole segments, which the SYN/ACK offers and the ceiling
+        // starts from, and what the application read is first taken as ten
+        // segments (`TCP_INIT_CWND`).
+        let maxwin = r.win_from_space(RMEM_DEFAULT);
+        r.clamp = if maxwin > 2 * mss {
+            (maxwin - mss).max(2 * mss)
+        } else {
+            maxwin
+        };
         r.rcv_ssthresh = r.clamp.min(UNSCALED_MAX) / mss * mss;
         r.space = r.rcv_ssthresh.min(10 * mss);
         r.edge = r.rcv_ssthresh / mss;
@@ -332,11 +339,12 @@ mod tests {
     #[test]
     fn the_first_window_is_what_an_unscaled_field_holds() {
         // 1460-byte segments: 2304 bytes each, a ratio of 162 / 256; the
-        // 128 KiB buffer holds 82 944 bytes of window, of which the
-        // SYN/ACK offers 65 535, or 44 whole segments.
+        // 128 KiB buffer holds 82 944 bytes of window, the clamp one
+        // segment less, 81 484, of which the SYN/ACK offers 65 535, or 44
+        // whole segments.
         let r = RcvBuf::new(1460, true);
         assert_eq!((r.truesize, r.ratio), (2304, 162));
-        assert_eq!(r.clamp, 82_944);
+        assert_eq!(r.clamp, 82_944 - 1460);
         assert_eq!(r.edge(), 44);
         assert_eq!(r.space, 14_600);
     }
@@ -347,24 +355,27 @@ mod tests {
         // Before any RTT sample the buffer stays. The ceiling starts at the
         // first window, 44 segments (64 240 bytes, what an unscaled field
         // holds), and rises by two segments per segment received, each
-        // such segment to be acknowledged at once, up to the clamp, 82 944:
-        // six segments take it to 81 760, the seventh the last 1 184.
+        // such segment to be acknowledged at once, up to the clamp, the
+        // buffer's 82 944 bytes of window less one segment, 81 484: five
+        // segments take it to 78 840, the sixth the last 2 644.
         assert_eq!(r.rcv_ssthresh, 64_240);
-        for k in 1..=6 {
+        for k in 1..=5 {
             assert!(r.on_data(ms(k), k, (0, 0), || SimTime::ZERO, SimTime::ZERO));
         }
-        assert_eq!(r.rcv_ssthresh, 81_760);
-        assert!(r.on_data(ms(7), 7, (0, 0), || SimTime::ZERO, SimTime::ZERO));
-        assert_eq!(r.rcv_ssthresh, 82_944);
-        // At the clamp nothing grows, and no ACK is due at once.
-        assert!(!r.on_data(ms(8), 8, (0, 0), || SimTime::ZERO, SimTime::ZERO));
-        assert_eq!(r.edge(), 8 + 56);
-        // With a larger buffer the ceiling climbs two segments at a time.
+        assert_eq!(r.rcv_ssthresh, 78_840);
+        assert!(r.on_data(ms(6), 6, (0, 0), || SimTime::ZERO, SimTime::ZERO));
+        assert_eq!(r.rcv_ssthresh, 81_484);
+        // At the clamp nothing grows, and no ACK is due at once; the window
+        // offered is 55 whole segments (56 without the reservation).
+        assert!(!r.on_data(ms(7), 7, (0, 0), || SimTime::ZERO, SimTime::ZERO));
+        assert_eq!(r.edge(), 7 + 55);
+        // With a larger buffer the clamp is its whole window (no segment
+        // reserved) and the ceiling climbs two segments at a time.
         r.rcvbuf = 4 * RMEM_DEFAULT;
         r.clamp = r.win_from_space(r.rcvbuf);
-        assert!(r.on_data(ms(9), 9, (0, 0), || SimTime::ZERO, SimTime::ZERO));
-        assert_eq!(r.rcv_ssthresh, 82_944 + 2920);
-        assert_eq!(r.edge, 9 + 85_864 / 1460);
+        assert!(r.on_data(ms(8), 8, (0, 0), || SimTime::ZERO, SimTime::ZERO));
+        assert_eq!(r.rcv_ssthresh, 81_484 + 2920);
+        assert_eq!(r.edge, 8 + 84_404 / 1460);
     }
 
     #[test]
