@@ -14,10 +14,16 @@ scheme, then writes the new report's cell from the same place::
 Each ``HEADING=OLD:NEW[,OLD:NEW]`` names a regular expression of the page's ``## `` headings and
 the report folders (each with ``report/tables.md``) whose tables the tables under it were taken
 from. A page row matches a report row by its first label: the same scheme, or the scheme with a
-setting after it (``RED x0.5``; never ``PI`` for ``PIE``). A figure found in more than one cell
-takes the cell its column takes in the other rows. Printed: the rows changed and each figure not
-found, which keeps its value (ranges, per-seed figures and the text are the writer's to take
-again). Without ``--write`` nothing is written.
+setting after it (``RED x0.5``; never ``PI`` for ``PIE``). Where more than half of a page table's
+rows find a page column's figures in one report column (a table's column, the same setting after
+the scheme's name, the same setting of a relation's rows), every row takes that column: a figure
+also found elsewhere in its row is a coincidence, and a figure that is not the old report's in
+that column (the page left behind) is taken from there all the same, and told. Otherwise a figure
+found in more than one cell takes the cell its column takes in the other rows. Printed: the rows
+changed, each figure not found, which keeps its value (ranges, per-seed figures and the text are
+the writer's to take again), and each figure the page had left behind. A page row that draws on
+several reports' rows of one name at once (a table per rate, each with the same labels) can still
+be mapped to the wrong one: check the result. Without ``--write`` nothing is written.
 """
 
 from __future__ import annotations
@@ -49,6 +55,21 @@ class Place:
     table: int
     col: int
     labels: tuple[str, ...]
+
+
+#: A report column as a page column reads it: its table, its column, the setting after the
+#: page's scheme name in the report row's label (``" x0.5"``; ``""`` for the scheme itself) and
+#: the labels after it (a relation table's setting).
+Column = tuple[int, int, str, tuple[str, ...]]
+
+
+#: An old report row of a page row's scheme: its table, its labels and its cells.
+SchemeRow = tuple[int, tuple[str, ...], list[str]]
+
+
+def column_of(p: Place, scheme: str) -> Column:
+    """The report column of place ``p`` for a page row of ``scheme``."""
+    return (p.table, p.col, p.labels[0][len(scheme) :], p.labels[1:])
 
 
 def cells_of(line: str) -> list[str]:
@@ -141,7 +162,9 @@ class Retaker:
         votes: dict[tuple[int, int], dict[tuple[int, int], float]] = defaultdict(
             lambda: defaultdict(float)
         )
-        found: list[list[tuple[int, int, re.Match[str], list[Place]]]] = []
+        # How many rows' figures each report column holds, per page column.
+        hits: dict[tuple[int, int], dict[Column, int]] = defaultdict(lambda: defaultdict(int))
+        found: list[list[tuple[int, int, re.Match[str], list[Place], list[SchemeRow]]]] = []
         for n, cells in enumerate(rows):
             figs = []
             # The header and the rule under it hold no figures.
@@ -155,13 +178,24 @@ class Retaker:
                     ps = self.places(scheme_rows, m.group())
                     for p in ps:
                         votes[(ci, k)][(p.table, p.col)] += 1.0 / len(ps)
-                    figs.append((ci, k, m, ps))
+                        hits[(ci, k)][column_of(p, cells[0])] += 1
+                    figs.append((ci, k, m, ps, scheme_rows))
             found.append(figs)
+        # The column each figure's place takes in most rows, where most rows agree on one.
+        n_rows = sum(1 for figs in found if figs)
+        columns = {key: self.column(v, n_rows) for key, v in hits.items()}
         changed = 0
         for i, figs in enumerate(found):
             edits: dict[int, list[tuple[int, int, str]]] = defaultdict(list)
-            for ci, k, m, ps in figs:
-                pick = self.pick(ps, votes[(ci, k)])
+            scheme = rows[i][0] if i < len(rows) and rows[i] else ""
+            for ci, k, m, ps, scheme_rows in figs:
+                pick = self.pick(ps, votes[(ci, k)], columns.get((ci, k)), scheme_rows, scheme)
+                if pick is not None and pick not in ps:
+                    # The page's figure was not the old report's in its column.
+                    self.unmapped.append(
+                        f"{m.group()!r} in {lines[i].strip()[:60]!r} was not the old report's "
+                        f"{self.old_value(pick)!r} in its column: taken from there"
+                    )
                 if pick is None:
                     # Figures only of rows whose scheme the report has.
                     self.unmapped.append(f"{m.group()!r} in {lines[i].strip()[:60]!r}")
@@ -182,7 +216,41 @@ class Retaker:
                 changed += 1
         return changed
 
-    def pick(self, ps: list[Place], votes: dict[tuple[int, int], float]) -> Place | None:
+    @staticmethod
+    def column(votes: dict[Column, int], rows: int) -> Column | None:
+        """The report column the figures of one page column take in more than half of the
+        page table's rows, if one does."""
+        if not votes:
+            return None
+        best = max(votes, key=lambda k: votes[k])
+        return best if votes[best] > rows / 2 else None
+
+    def pick(
+        self,
+        ps: list[Place],
+        votes: dict[tuple[int, int], float],
+        column: Column | None,
+        scheme_rows: list[SchemeRow],
+        scheme: str,
+    ) -> Place | None:
+        """The old report's cell of a page figure found at ``ps``: the page column's own cell
+        where its rows agree on one (a figure found once elsewhere in the row is a coincidence),
+        else the one place, or the place whose new figure all places share, or the column the
+        votes favour."""
+        if column is not None:
+            t, col, setting, extra = column
+            for p in ps:
+                if column_of(p, scheme) == column:
+                    return p
+            # A figure that was not the old report's in its column (a page left behind):
+            # the column's cell in the scheme's one row of that table.
+            mine = [
+                labels
+                for tt, labels, _ in scheme_rows
+                if tt == t and labels[0] == scheme + setting and labels[1:] == extra
+            ]
+            if len(mine) == 1:
+                return Place(t, col, mine[0])
         if not ps:
             return None
         values = {self.new_value(p) for p in ps}
@@ -193,6 +261,12 @@ class Retaker:
             for p in ps:
                 if (p.table, p.col) == (t, col):
                     return p
+        return None
+
+    def old_value(self, p: Place) -> str | None:
+        for t, labels, row in self.old_rows:
+            if (t, labels) == (p.table, p.labels):
+                return row[p.col] if p.col < len(row) else None
         return None
 
 
