@@ -78,21 +78,21 @@ fn pair_with(variant: &str) -> String {
 /// RFC 9332 section 2.1: with k = 2 a scalable sender in L and a
 /// Reno-friendly sender in C share roughly equally; L's p99 sojourn under
 /// 2 ms in every run, C's mean printed. Seeds 1-10 at each RTT: Prague
-/// against CUBIC is within [0.5, 2] on average at 10 and 50 ms (1.57 and
-/// 1.71; single runs 1.42-1.87 and 1.39-2.19: CUBIC's window, held by
+/// against CUBIC is within [0.5, 2] on average at 10 and 50 ms (1.55 and
+/// 1.69; single runs 1.34-1.74 and 1.36-2.19: CUBIC's window, held by
 /// Linux's rule of keeping `cnt` for up to 1/32 s while the window stands
 /// still, grows in steps the ratio feels; the L4S team's kernel gave
 /// Prague 2.05-2.73 times CUBIC's rate at 10 and 20 ms, docs/l4s.md). At
 /// 100 ms CUBIC is in its cubic mode (a BDP of 833 packets, p_C about
 /// 5e-5): its window 1.054 (RTT / p)^(3/4) is 1.93 times Reno's 1.22 /
-/// sqrt(p), and Prague / CUBIC falls to 0.65 on average against the 0.52
-/// that predicts (0.52-1.15), below its 50 ms share; Prague / NewReno is
-/// 1.00 there: the coupling's parity is with Reno
+/// sqrt(p), and Prague / CUBIC falls to 0.63 on average against the 0.52
+/// that predicts (0.50-0.78), below its 50 ms share; Prague / NewReno is
+/// 0.98 there: the coupling's parity is with Reno
 /// (`prague_and_reno_share_dualpi2_at_100ms`).
 /// The link is full at 10 and 50 ms (0.998 or more). At 100 ms not in
 /// every run: after CUBIC's cut the two windows can sum below the BDP for
 /// seconds, CUBIC on its plateau below its last maximum and Prague,
-/// unscaled above 25 ms, adding a segment a round (docs/l4s.md); 0.933-0.985
+/// unscaled above 25 ms, adding a segment a round (docs/l4s.md); 0.917-0.985
 /// over seeds 1-10. The relation checked there: Prague fills what one
 /// CUBIC flow alone leaves, the mean over seeds 1-10 above CUBIC's alone.
 /// Prague's packets are ECT(1), marked and never dropped.
