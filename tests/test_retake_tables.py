@@ -62,8 +62,8 @@ Text keeps 17.5 ms.
 """
 
 
-def _folders(tmp_path: Path) -> tuple[Path, Path]:
-    for name, text in (("old", OLD), ("new", NEW)):
+def _folders(tmp_path: Path, old: str = OLD, new: str = NEW) -> tuple[Path, Path]:
+    for name, text in (("old", old), ("new", new)):
         (tmp_path / name / "report").mkdir(parents=True)
         (tmp_path / name / "report" / "tables.md").write_text(text)
     return tmp_path / "old", tmp_path / "new"
@@ -120,27 +120,34 @@ def test_a_missing_report_is_named(tmp_path: Path, capsys: pytest.CaptureFixture
     assert "report/tables.md: no such report table" in capsys.readouterr().err
 
 
-OLD_TWO = """# A preset
+def _loss_report(rows: dict[str, tuple[str, str, str]]) -> str:
+    """A report's table of loss alone, loss beside and goodput alone, a row per scheme."""
+    lines = [
+        "# A preset",
+        "",
+        "### Loss and goodput",
+        "",
+        "| scheme | loss (%)<br>alone | loss (%)<br>beside | goodput (Mb/s)<br>alone |",
+        "|---|---:|---:|---:|",
+    ]
+    lines += [f"| {k} | " + " | ".join(f"**{v}**" for v in vs) + " |" for k, vs in rows.items()]
+    return "\n".join(lines) + "\n"
 
-### Loss and goodput
 
-| scheme | loss (%)<br>alone | loss (%)<br>beside | goodput (Mb/s)<br>alone |
-|---|---:|---:|---:|
-| PI | **0.50** | **0.70** | **9.10** |
-| PIE | **0.70** | **0.90** | **9.20** |
-| RED | **1.10** | **1.30** | **7.30** |
-"""
-
-NEW_TWO = """# A preset
-
-### Loss and goodput
-
-| scheme | loss (%)<br>alone | loss (%)<br>beside | goodput (Mb/s)<br>alone |
-|---|---:|---:|---:|
-| PI | **0.55** | **0.75** | **9.15** |
-| PIE | **0.72** | **0.95** | **9.25** |
-| RED | **1.12** | **1.35** | **7.35** |
-"""
+OLD_TWO = _loss_report(
+    {
+        "PI": ("0.50", "0.70", "9.10"),
+        "PIE": ("0.70", "0.90", "9.20"),
+        "RED": ("1.10", "1.30", "7.30"),
+    }
+)
+NEW_TWO = _loss_report(
+    {
+        "PI": ("0.55", "0.75", "9.15"),
+        "PIE": ("0.72", "0.95", "9.25"),
+        "RED": ("1.12", "1.35", "7.35"),
+    }
+)
 
 # RED's "beside" figure on the page, 1.10, is not the old report's 1.30 there (the page was left
 # behind) but is RED's old "alone" figure: the column the other rows take overrules the
@@ -160,12 +167,10 @@ PAGE_TWO = """# The page
 def test_a_page_column_takes_the_report_column_most_rows_take(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    for name, text in (("old", OLD_TWO), ("new", NEW_TWO)):
-        (tmp_path / name / "report").mkdir(parents=True)
-        (tmp_path / name / "report" / "tables.md").write_text(text)
+    old, new = _folders(tmp_path, OLD_TWO, NEW_TWO)
     page = tmp_path / "page.md"
     page.write_text(PAGE_TWO)
-    assert rt.main([str(page), f"Results={tmp_path / 'old'}:{tmp_path / 'new'}", "--write"]) == 0
+    assert rt.main([str(page), f"Results={old}:{new}", "--write"]) == 0
     text = page.read_text()
     assert "| PI | 0.75 | 9.15 |" in text
     assert "| PIE | 0.95 | 9.25 |" in text
