@@ -69,12 +69,19 @@ def _folders(tmp_path: Path, old: str = OLD, new: str = NEW) -> tuple[Path, Path
     return tmp_path / "old", tmp_path / "new"
 
 
-def test_each_figure_takes_its_own_schemes_new_cell(tmp_path: Path) -> None:
-    old, new = _folders(tmp_path)
+def _retake(
+    tmp_path: Path, page_text: str, *flags: str, old: str = OLD, new: str = NEW
+) -> tuple[int, str]:
+    """The tool run on ``page_text`` with the two reports: its exit status and the page after."""
+    o, n = _folders(tmp_path, old, new)
     page = tmp_path / "page.md"
-    page.write_text(PAGE)
-    assert rt.main([str(page), f"Results={old}:{new}", "--write"]) == 0
-    text = page.read_text()
+    page.write_text(page_text)
+    return rt.main([str(page), f"Results={o}:{n}", *flags]), page.read_text()
+
+
+def test_each_figure_takes_its_own_schemes_new_cell(tmp_path: Path) -> None:
+    status, text = _retake(tmp_path, PAGE, "--write")
+    assert status == 0
     # Both cells of a combined one, each from its own column; PIE never takes PI's figures
     # (PI's goodput was PIE's 9.37 too).
     assert "| PIE | 17.2 / 42.1 | 9.40 |" in text
@@ -90,11 +97,7 @@ def test_each_figure_takes_its_own_schemes_new_cell(tmp_path: Path) -> None:
 def test_without_write_the_page_is_left_and_the_rows_are_told(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    old, new = _folders(tmp_path)
-    page = tmp_path / "page.md"
-    page.write_text(PAGE)
-    assert rt.main([str(page), f"Results={old}:{new}"]) == 0
-    assert page.read_text() == PAGE
+    assert _retake(tmp_path, PAGE) == (0, PAGE)
     out = capsys.readouterr().out
     assert "3 rows changed" in out
     assert "no report row of '| Cake" in out
@@ -167,11 +170,8 @@ PAGE_TWO = """# The page
 def test_a_page_column_takes_the_report_column_most_rows_take(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    old, new = _folders(tmp_path, OLD_TWO, NEW_TWO)
-    page = tmp_path / "page.md"
-    page.write_text(PAGE_TWO)
-    assert rt.main([str(page), f"Results={old}:{new}", "--write"]) == 0
-    text = page.read_text()
+    status, text = _retake(tmp_path, PAGE_TWO, "--write", old=OLD_TWO, new=NEW_TWO)
+    assert status == 0
     assert "| PI | 0.75 | 9.15 |" in text
     assert "| PIE | 0.95 | 9.25 |" in text
     assert "| RED | 1.35 | 7.35 |" in text

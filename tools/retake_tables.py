@@ -187,7 +187,7 @@ class Retaker:
         changed = 0
         for i, figs in enumerate(found):
             edits: dict[int, list[tuple[int, int, str]]] = defaultdict(list)
-            scheme = rows[i][0] if i < len(rows) and rows[i] else ""
+            scheme = rows[i][0]
             for ci, k, m, ps, scheme_rows in figs:
                 pick = self.pick(ps, votes[(ci, k)], columns.get((ci, k)), scheme_rows, scheme)
                 if pick is not None and pick not in ps:
