@@ -383,8 +383,13 @@ def cmd_run(args: argparse.Namespace) -> int:
         from rich.console import Console
 
         from aqmlab.report import summary_table
+        from aqmlab.report.terminal import groups_table
 
-        Console().print(summary_table([(Path(args.file).name, result.summary)]))
+        console = Console()
+        console.print(summary_table([(Path(args.file).name, result.summary)]))
+        groups = groups_table(result.scenario, result.flows)
+        if groups is not None:
+            console.print(groups)
         print(f"results in {out}")
     EXIT_NOW[0] = True
     return 0

@@ -22,7 +22,7 @@ figures, each a row (highlighted where it differs):
 - the other scenario keys whose values differ (at most :data:`MAX_KEYS` rows, the rest
   counted; ``--format csv`` lists every one).
 
-Then the figures (:data:`aqmlab.report.terminal.ROWS`, without ``events`` and ``wall time``,
+Then the figures (:func:`aqmlab.report.terminal.shown_rows`, without ``events`` and ``wall time``,
 which say what a run cost, not what it measured: they close the table, dimmed, never
 highlighted). A figure is highlighted (bold yellow on a terminal, **bold** in Markdown,
 ``differs`` = 1 in CSV) when two columns' values differ as shown and, for columns of several
@@ -54,7 +54,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from aqmlab.report.terminal import OPTIONAL_ROWS, ROWS
+from aqmlab.report.terminal import shown_rows
 from aqmlab.results import ResultsError, is_run_dir, load_run
 
 if TYPE_CHECKING:
@@ -367,15 +367,11 @@ class Comparison:
     # ---- figures ------------------------------------------------------------------------
 
     def _figures(self) -> None:
-        shown_optional = [
-            r
-            for r in OPTIONAL_ROWS
-            if any(any(_get(x.summary, r[1], r[2]) for x in c.runs) for c in self.columns)
-        ]
         lengths = {round(c.first.window[1] - c.first.window[0], 9) for c in self.columns}
         engines = {c.first.engine for c in self.columns}
         cost = []
-        for label, section, key, fmt in ROWS + shown_optional:
+        summaries = [x.summary for c in self.columns for x in c.runs]
+        for label, section, key, fmt in shown_rows(summaries):
             fld = key if section is None else f"{section}.{key}"
             if fld in SETUP_FIELDS:
                 continue

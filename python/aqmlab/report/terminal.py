@@ -3,11 +3,22 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from rich import box
 from rich.table import Table
 
-__all__ = ["OPTIONAL_ROWS", "ROWS", "summary_table"]
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+__all__ = [
+    "DUAL_QUEUE_ROWS",
+    "OPTIONAL_ROWS",
+    "ROWS",
+    "groups_table",
+    "shown_rows",
+    "summary_table",
+]
 
 Fmt = Callable[[Any], str]
 
@@ -62,6 +73,15 @@ ROWS: list[tuple[str, str | None, str, Fmt]] = [
     ("timeouts", "flows", "timeouts", _int),
 ]
 
+#: The two queues of a dual-queue scheme (DualPI2), shown after the bottleneck's delays when a
+#: run has them (a run through any other scheme has no such figures).
+DUAL_QUEUE_ROWS: list[tuple[str, str | None, str, Fmt]] = [
+    ("L queue delay mean (ms)", "bottleneck", "l_queue_delay_mean_s", _ms),
+    ("L queue delay p99 (ms)", "bottleneck", "l_queue_delay_p99_s", _ms),
+    ("C queue delay mean (ms)", "bottleneck", "c_queue_delay_mean_s", _ms),
+    ("C queue delay p99 (ms)", "bottleneck", "c_queue_delay_p99_s", _ms),
+]
+
 #: Rows shown only when a run has a figure other than 0: the loss recovery's
 #: counters of ``tcp.sack``, ``tcp.rack``, ``tcp.undo`` and ``tcp.dsack``.
 OPTIONAL_ROWS: list[tuple[str, str | None, str, Fmt]] = [
@@ -76,8 +96,20 @@ OPTIONAL_ROWS: list[tuple[str, str | None, str, Fmt]] = [
 
 
 def _get(summary: Mapping[str, Any], section: str | None, key: str) -> Any:
-    node = summary if section is None else summary.get(section, {})
+    node = summary if section is None else summary.get(section) or {}
     return node.get(key)
+
+
+def shown_rows(
+    summaries: Sequence[Mapping[str, Any]],
+) -> list[tuple[str, str | None, str, Fmt]]:
+    """The rows a table of ``summaries`` shows: :data:`ROWS`, the dual queue's after the
+    bottleneck's delays where some summary has them, and the :data:`OPTIONAL_ROWS` some
+    summary counts."""
+    dual = [r for r in DUAL_QUEUE_ROWS if any(_get(s, r[1], r[2]) is not None for s in summaries)]
+    counted = [r for r in OPTIONAL_ROWS if any(_get(s, r[1], r[2]) for s in summaries)]
+    after = next(i for i, r in enumerate(ROWS) if r[2] == "queuing_delay_max_s") + 1
+    return ROWS[:after] + dual + ROWS[after:] + counted
 
 
 def summary_table(runs: Sequence[tuple[str, Mapping[str, Any]]], title: str = "") -> Table:
@@ -87,8 +119,7 @@ def summary_table(runs: Sequence[tuple[str, Mapping[str, Any]]], title: str = ""
     for label, _ in runs:
         t.add_column(label, justify="right")
     section_seen: str | None = ""
-    shown = [r for r in OPTIONAL_ROWS if any(_get(s, r[1], r[2]) for _, s in runs)]
-    for label, section, key, fmt in ROWS + shown:
+    for label, section, key, fmt in shown_rows([s for _, s in runs]):
         if section != section_seen:
             section_seen = section
             if section is not None:
@@ -99,4 +130,85 @@ def summary_table(runs: Sequence[tuple[str, Mapping[str, Any]]], title: str = ""
             v = _get(summary, section, key)
             cells.append("-" if v is None else fmt(v))
         t.add_row(label, *cells)
+    return t
+
+
+def _cc(scenario: Mapping[str, Any], group: Mapping[str, Any]) -> str:
+    """A traffic group's sender as the groups' table names it: the congestion control, and
+    the ECN codepoint its data carries when ECN-capable; ``UDP`` for unresponsive kinds."""
+    if group.get("kind") in ("cbr", "udp-onoff"):
+        return "UDP"
+    tcp = scenario.get("tcp") or {}
+    variant = str(group.get("variant", tcp.get("variant", "newreno")))
+    if not group.get("ecn", tcp.get("ecn", False)):
+        return variant
+    # Prague sends ECT(1) unless told otherwise (docs/scenario.md, `ecn_codepoint`).
+    default = "ect1" if variant == "prague" else tcp.get("ecn_codepoint", "ect0")
+    codepoint = group.get("ecn_codepoint", default)
+    return f"{variant} {'ECT(1)' if codepoint == 'ect1' else 'ECN'}"
+
+
+def groups_table(scenario: Mapping[str, Any], flows: pa.Table) -> Table | None:
+    """The figures of each traffic group of one run, numbered in the file's order
+    (``flows.parquet`` summed or averaged over the group's flows): its sender, flows,
+    goodput, share of its direction's goodput, mean RTT (the flows' means averaged),
+    retransmissions and marks seen; the direction (``fwd``, ``rev``) where groups run both
+    ways. ``None`` where the run has fewer than two groups to set side by side (``ping``
+    groups, probes, are left out as in the summary)."""
+    import pyarrow.compute as pc
+
+    if flows.num_rows == 0 or not {"flow", "group", "direction"} <= set(flows.column_names):
+        return None
+    if "kind" in flows.column_names:
+        flows = flows.filter(pc.not_equal(flows["kind"], "ping"))
+    sums = [c for c in ("goodput_bps", "retransmits", "marks_seen") if c in flows.column_names]
+    means = [c for c in ("rtt_mean_s",) if c in flows.column_names]
+    for c in means:
+        # A flow without an RTT sample (NaN) stays out of its group's mean.
+        col = flows[c]
+        flows = flows.set_column(
+            flows.column_names.index(c), c, pc.if_else(pc.is_nan(col), None, col)
+        )
+    agg = flows.group_by(["group", "direction"]).aggregate(
+        [("flow", "count")] + [(c, "sum") for c in sums] + [(c, "mean") for c in means]
+    )
+    rows = sorted(agg.to_pylist(), key=lambda r: (r["group"], r["direction"]))
+    if len(rows) < 2:
+        return None
+    total: dict[str, float] = {}
+    for r in rows:
+        total[r["direction"]] = total.get(r["direction"], 0.0) + float(
+            r.get("goodput_bps_sum") or 0
+        )
+    traffic = list(scenario.get("traffic") or [])
+    both = len(total) > 1
+    t = Table(
+        title="traffic groups",
+        title_justify="left",
+        box=box.SIMPLE_HEAD,
+        pad_edge=False,
+        collapse_padding=True,
+    )
+    heads = ["group", "kind", "sender"] + (["dir"] if both else [])
+    for name in heads:
+        t.add_column(name)
+    for name in ("flows", "Mb/s", "share %", "RTT ms", "retx", "marks"):
+        t.add_column(name, justify="right", no_wrap=True)
+    for r in rows:
+        g = int(r["group"])
+        spec = traffic[g] if g < len(traffic) else {}
+        goodput = r.get("goodput_bps_sum")
+        whole = total[r["direction"]]
+        rtt = r.get("rtt_mean_s_mean")
+        cells = [str(g), str(spec.get("kind", "-")), _cc(scenario, spec)]
+        cells += [str(r["direction"])[:3]] if both else []
+        cells += [
+            _int(r["flow_count"]),
+            "-" if goodput is None else _mbps(goodput),
+            "-" if goodput is None or whole <= 0 else f"{100 * float(goodput) / whole:.1f}",
+            "-" if rtt is None else _ms(rtt),
+            "-" if r.get("retransmits_sum") is None else _int(r["retransmits_sum"]),
+            "-" if r.get("marks_seen_sum") is None else _int(r["marks_seen_sum"]),
+        ]
+        t.add_row(*cells)
     return t
