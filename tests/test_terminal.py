@@ -91,9 +91,9 @@ def test_groups_by_hand() -> None:
     assert t is not None
     rows = [x.split() for x in _text(t).splitlines()[4:7]]
     # group, kind, sender, flows, Mb/s, share %, RTT ms, retx, marks
-    assert rows[0] == ["0", "bulk", "prague", "ECT(1)", "2", "30.000", "30.0", "25.00", "0", "40"]
-    assert rows[1] == ["1", "bulk", "bbr", "1", "50.000", "50.0", "40.00", "7", "0"]
-    assert rows[2] == ["2", "bulk", "cubic", "ECN", "2", "20.000", "20.0", "50.00", "2", "0"]
+    assert rows[0] == ["0", "bulk", "Prague", "ECT(1)", "2", "30.000", "30.0", "25.00", "0", "40"]
+    assert rows[1] == ["1", "bulk", "BBR", "1", "50.000", "50.0", "40.00", "7", "0"]
+    assert rows[2] == ["2", "bulk", "CUBIC", "ECN", "2", "20.000", "20.0", "50.00", "2", "0"]
     assert "ping" not in _text(t)
 
 
@@ -113,8 +113,8 @@ def test_groups_per_direction_and_none_for_one_group() -> None:
     assert t is not None
     rows = [x.split() for x in _text(t).splitlines()[4:7]]
     # Each share is of its own direction's goodput.
-    assert rows[0][:7] == ["0", "bulk", "newreno", "for", "1", "6.000", "75.0"]
-    assert rows[1][:7] == ["1", "bulk", "newreno", "rev", "1", "9.000", "100.0"]
+    assert rows[0][:7] == ["0", "bulk", "NewReno", "for", "1", "6.000", "75.0"]
+    assert rows[1][:7] == ["1", "bulk", "NewReno", "rev", "1", "9.000", "100.0"]
     assert rows[2][:7] == ["2", "cbr", "UDP", "for", "1", "2.000", "25.0"]
     assert groups_table(scenario, _flows([_flow(0, 0, 6e6), _flow(1, 0, 6e6)])) is None
 
@@ -146,7 +146,7 @@ kind = "bulk"
     lines = p.stdout.splitlines()
     at = lines.index(next(x for x in lines if x.startswith("traffic groups")))
     rows = [x.split() for x in lines[at + 4 : at + 6]]
-    assert rows[0][:5] == ["0", "bulk", "prague", "ECT(1)", "1"]
-    assert rows[1][:4] == ["1", "bulk", "cubic", "1"]
+    assert rows[0][:5] == ["0", "bulk", "Prague", "ECT(1)", "1"]
+    assert rows[1][:4] == ["1", "bulk", "CUBIC", "1"]
     shares = [float(rows[0][6]), float(rows[1][5])]
     assert abs(sum(shares) - 100.0) < 0.15

@@ -120,6 +120,17 @@ def test_flow_throughput_draws_one_labelled_curve_per_traced_flow(
     assert figs[1].axes[1].get_title(loc="left") == "again (mean over 500 ms)"
 
 
+def test_a_flow_series_names_each_flows_group_and_sender(
+    two_groups: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from aqmlab.plot import plot_series
+
+    figs = _figures(monkeypatch)
+    plot_series([("red", two_groups)], tmp_path / "c.png", what="flows", flows=[0, 7])
+    labels = [ln.get_label() for ln in figs[0].axes[0].get_lines()]
+    assert labels == ["flow 0 (group 0: bulk NewReno)", "flow 7 (group 1: bulk CUBIC)"]
+
+
 def test_goodput_against_rtt_has_a_point_per_flow_coloured_by_group(
     two_groups: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -607,6 +607,7 @@ def plot_series(
                 cols = [c for c in fs.column_names if c not in text]
                 raise ValueError(f"series must be one of {', '.join(cols)}, not {series!r}")
             ids = list(flows) or list(dict.fromkeys(fs.column("flow").to_pylist()))
+            labels = flow_labels(r)
             for f in ids:
                 rows = _rows(fs, "flow", f)
                 if rows.num_rows == 0:
@@ -616,7 +617,7 @@ def plot_series(
                 if smooth:
                     ft, fy = moving_mean(ft, fy, smooth)
                     used = smooth
-                ax.plot(ft, fy, lw=0.8, label=f"flow {f}")
+                ax.plot(ft, fy, lw=0.8, label=labels.get(int(f), f"flow {f}"))
             ylabel = series
         ax.set_title(
             label + (f" (mean over {_window_text(used)})" if used else ""), loc="left", fontsize=10

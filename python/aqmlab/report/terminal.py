@@ -136,16 +136,19 @@ def summary_table(runs: Sequence[tuple[str, Mapping[str, Any]]], title: str = ""
 def _cc(scenario: Mapping[str, Any], group: Mapping[str, Any]) -> str:
     """A traffic group's sender as the groups' table names it: the congestion control, and
     the ECN codepoint its data carries when ECN-capable; ``UDP`` for unresponsive kinds."""
+    from aqmlab.compare import VARIANTS
+
     if group.get("kind") in ("cbr", "udp-onoff"):
         return "UDP"
     tcp = scenario.get("tcp") or {}
     variant = str(group.get("variant", tcp.get("variant", "newreno")))
+    name = VARIANTS.get(variant, variant)
     if not group.get("ecn", tcp.get("ecn", False)):
-        return variant
+        return name
     # Prague sends ECT(1) unless told otherwise (docs/scenario.md, `ecn_codepoint`).
     default = "ect1" if variant == "prague" else tcp.get("ecn_codepoint", "ect0")
     codepoint = group.get("ecn_codepoint", default)
-    return f"{variant} {'ECT(1)' if codepoint == 'ect1' else 'ECN'}"
+    return f"{name} {'ECT(1)' if codepoint == 'ect1' else 'ECN'}"
 
 
 def groups_table(scenario: Mapping[str, Any], flows: pa.Table) -> Table | None:
