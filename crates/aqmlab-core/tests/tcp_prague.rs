@@ -83,10 +83,11 @@ fn pair_with(variant: &str) -> String {
 /// Linux's rule of keeping `cnt` for up to 1/32 s while the window stands
 /// still, grows in steps the ratio feels; the L4S team's kernel gave
 /// Prague 2.05-2.73 times CUBIC's rate at 10 and 20 ms, docs/l4s.md). At
-/// 100 ms CUBIC is in its cubic mode (a BDP of 833 packets, p_C about
-/// 5e-5): its window 1.054 (RTT / p)^(3/4) is 1.93 times Reno's 1.22 /
-/// sqrt(p), and Prague / CUBIC falls to 0.63 on average against the 0.52
-/// that predicts (0.50-0.78), below its 50 ms share; Prague / NewReno is
+/// 100 ms CUBIC is in its cubic mode (a BDP of 833 packets, CUBIC's drop
+/// rate p about 5.9e-5, its RTT 107 ms): its window 1.054 (RTT / p)^(3/4)
+/// is 1.84 times Reno's 1.22 / sqrt(p), and Prague / CUBIC falls to 0.63
+/// on average against the 0.54 that predicts (0.50-0.78), below its 50 ms
+/// share; Prague / NewReno is
 /// 0.98 there: the coupling's parity is with Reno
 /// (`prague_and_reno_share_dualpi2_at_100ms`).
 /// The link is full at 10 and 50 ms (0.998 or more). At 100 ms not in
