@@ -905,7 +905,7 @@ def test_rack_sees_the_reordering_the_kernel_sees(tmp_path: Path) -> None:
     sees the reordering (`TCPSACKReorder`) and from then on waits for a segment overtaken rather
     than sending it again, so the kernel reports almost no D-SACK; the simulator's linux profile
     does the same (docs/tcp.md, "Reordering": the kernel 110-119 reorderings, 0-4 D-SACKs and
-    16-18 recoveries in a run, the simulator 103, 5 and 16; before RACK saw reordering the simulator
+    16-18 recoveries in a run, the simulator 108, 0 and 15; before RACK saw reordering the simulator
     reported 76 D-SACKs)."""
     import aqmlab
 

@@ -25,12 +25,26 @@
 //!   later adds one back (`tcp_try_undo_dsack`), and with none left `steps`
 //!   is 1 again.
 //!
-//! Not modelled: the degree of reordering (`tp->reordering`), which only
-//! RFC 6675's duplicate threshold without RACK and the window's growth on
-//! SACKs (`tcp_may_raise_cwnd`) read; without RACK the threshold stays
-//! three. Linux's "a round trip since the raise" compares delivery counts
-//! (`rs->prior_delivered` against `rack.last_delivered`); here, the send
-//! time of the most recently sent segment delivered against the raise's.
+//! - **The degree** (`tp->reordering`): 3 segments
+//!   (`net.ipv4.tcp_reordering`) until reordering is seen, then raised to
+//!   how far below the end of the highest segment SACKed a segment was
+//!   delivered, in segments, when that is more (at most 300,
+//!   `net.ipv4.tcp_max_reordering`); a timeout outside a recovery, a
+//!   timeout's retransmissions or an ECN reduction, with three segments or
+//!   more SACKed, takes it back to at most 3 (`tcp_enter_loss`: the degree
+//!   was overestimated). Above 3, an ACK that SACKs new data may grow the
+//!   window as one that advances the cumulative ACK does
+//!   (`tcp_may_raise_cwnd`: `FLAG_FORWARD_PROGRESS` rather than
+//!   `FLAG_DATA_ACKED`); before reordering is seen the degree is RACK's
+//!   count of SACKed segments that closes the window.
+//!
+//! Not modelled: the degree as RFC 6675's duplicate threshold without RACK
+//! (it stays three there), and the degree a connection takes from the
+//! route's cached metrics (`tcp_init_metrics`; every connection here is
+//! the first on its path). Linux's "a round trip since the raise" compares
+//! delivery counts (`rs->prior_delivered` against `rack.last_delivered`);
+//! here, the send time of the most recently sent segment delivered against
+//! the raise's.
 
 use super::rack::Rack;
 use crate::units::SimTime;
@@ -49,6 +63,13 @@ pub(super) fn check(rack: &mut Option<Rack>, low: u64, fack: u64, count: &mut u3
 /// Linux's `TCP_RACK_RECOVERY_THRESH`: recoveries a widened window holds.
 const RECOVERY_THRESH: u8 = 16;
 
+/// Linux's `net.ipv4.tcp_reordering`: the degree of reordering assumed
+/// until more is seen, segments.
+const DEGREE: u32 = super::scoreboard::DUP_THRESH as u32;
+
+/// Linux's `net.ipv4.tcp_max_reordering`: the most the degree is raised to.
+const MAX_DEGREE: u32 = 300;
+
 /// What one flow has seen of reordering, and the window's steps.
 #[derive(Clone, Copy, Debug)]
 pub(super) struct Reorder {
@@ -63,6 +84,8 @@ pub(super) struct Reorder {
     dsack_seen: bool,
     /// When `steps` was last raised.
     raised_at: Option<SimTime>,
+    /// The degree of reordering, segments (`tp->reordering`).
+    degree: u32,
 }
 
 impl Default for Reorder {
@@ -73,6 +96,7 @@ impl Default for Reorder {
             persist: 0,
             dsack_seen: false,
             raised_at: None,
+            degree: DEGREE,
         }
     }
 }
@@ -81,14 +105,38 @@ impl Reorder {
     /// `tcp_check_sack_reordering`: `low`, the lowest segment delivered out
     /// of order by this ACK (never sent again), against `fack`, one past
     /// the highest segment SACKed now (the cumulative ACK if none is).
-    /// Returns whether it counts as reordering.
+    /// Returns whether it counts as reordering. The degree becomes the
+    /// distance from `low` to `fack` where that is more (Linux's metric:
+    /// `tcp_highest_sack_seq`, the end of the highest segment SACKed, less
+    /// `low`'s start, in whole segments).
     #[inline]
     pub fn check(&mut self, low: u64, fack: u64) -> bool {
         if low >= fack {
             return false;
         }
+        let metric = fack - low;
+        if metric > u64::from(self.degree) {
+            self.degree = metric.min(u64::from(MAX_DEGREE)) as u32;
+        }
         self.seen = true;
         true
+    }
+
+    /// Whether an ACK that SACKs new data may grow the window
+    /// (`tcp_may_raise_cwnd`): the degree is above Linux's default.
+    #[inline]
+    pub fn sacks_grow(&self) -> bool {
+        self.degree > DEGREE
+    }
+
+    /// A retransmission timeout outside a recovery, a timeout's
+    /// retransmissions or an ECN reduction, with `sacked_out` segments
+    /// SACKed (`tcp_enter_loss`): with three or more the degree was
+    /// overestimated and falls back to at most 3.
+    pub fn on_timeout(&mut self, sacked_out: u64) {
+        if sacked_out >= u64::from(DEGREE) {
+            self.degree = self.degree.min(DEGREE);
+        }
     }
 
     /// An accepted D-SACK (`tcp_dsack_seen`): once reordering was seen, it
@@ -139,7 +187,7 @@ impl Reorder {
         min_rtt: Option<u64>,
         srtt: u64,
     ) -> u64 {
-        if !self.seen && (recovering || sacked_out >= super::scoreboard::DUP_THRESH as u64) {
+        if !self.seen && (recovering || sacked_out >= u64::from(self.degree)) {
             return 0;
         }
         min_rtt.map_or(srtt, |m| (m / 4 * u64::from(self.steps)).min(srtt))
@@ -209,5 +257,42 @@ mod tests {
         assert_eq!(r.reo_wnd(true, 5, m, srtt), 25_000_000);
         // Before any RTT sample: SRTT.
         assert_eq!(r.reo_wnd(false, 0, None, srtt), srtt);
+    }
+
+    /// The degree (`tp->reordering`) by hand: 3 until reordering is seen,
+    /// and the window does not grow on SACKs. Segment 8 delivered with 10
+    /// the highest SACKed (`fack` 11): 3 segments, not above 3. Segment 2
+    /// against the same: 9, and SACKs grow the window; segment 6 then (5)
+    /// leaves it at 9. A timeout with 2 segments SACKed keeps it; with 3
+    /// it falls back to 3. A distance of 1001 raises it to 300 at most.
+    #[test]
+    fn the_degree_follows_the_farthest_reordering() {
+        let mut r = Reorder::default();
+        assert_eq!(r.degree, 3);
+        assert!(!r.sacks_grow());
+        assert!(r.check(8, 11));
+        assert_eq!(r.degree, 3);
+        assert!(!r.sacks_grow());
+        assert!(r.check(2, 11));
+        assert_eq!(r.degree, 9);
+        assert!(r.sacks_grow());
+        assert!(r.check(6, 11));
+        assert_eq!(r.degree, 9);
+        // Not below the highest SACK: no reordering, no change.
+        assert!(!r.check(11, 11));
+        assert_eq!(r.degree, 9);
+        r.on_timeout(2);
+        assert_eq!(r.degree, 9);
+        r.on_timeout(3);
+        assert_eq!(r.degree, 3);
+        assert!(!r.sacks_grow());
+        assert!(r.check(1, 1002));
+        assert_eq!(r.degree, 300);
+        // Before reordering is seen, the degree is the count of SACKed
+        // segments that closes RACK's window outside a recovery.
+        let fresh = Reorder::default();
+        let m = Some(100_000_000);
+        assert_eq!(fresh.reo_wnd(false, 2, m, 300_000_000), 25_000_000);
+        assert_eq!(fresh.reo_wnd(false, 3, m, 300_000_000), 0);
     }
 }

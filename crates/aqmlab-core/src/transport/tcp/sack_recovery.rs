@@ -552,7 +552,11 @@ impl TcpFlow {
             }
         } else if self.cwr_window(lr, delivered, advanced, newly_lost > 0) {
             // Linux's CWR state (`cwr.rs`): PRR's window, no growth.
-        } else if advanced && (!ece || lr.loss) && self.window_may_grow(lr) {
+        } else if (advanced
+            || (newly_sacked > 0 && lr.rack.as_ref().is_some_and(|r| r.reorder.sacks_grow())))
+            && (!ece || lr.loss)
+            && self.window_may_grow(lr)
+        {
             // By the segments this ACK delivered, cumulatively or by SACK
             // (Linux's `acked_sacked` in `tcp_cong_control`): a cumulative
             // ACK over segments SACKed before does not count them again.
@@ -561,6 +565,8 @@ impl TcpFlow {
             // a new segment carries CWR, and only retransmissions go, so
             // Linux's slow start there ignores it (`tcp_cong_control`
             // raises the window outside CWR and Recovery; so does ns-3).
+            // An ACK that only SACKs new data grows it once the degree of
+            // reordering is above 3 (`tcp_may_raise_cwnd`, `reorder.rs`).
             self.grow_window(now, delivered);
         }
         if self.cfg.tcp.pacing {
@@ -900,6 +906,62 @@ mod tests {
             .expect("its end")
             .0;
         ms(off) - ms(on)
+    }
+
+    /// Linux's `tcp_may_raise_cwnd` with the degree of reordering
+    /// (`reorder.rs`). A NewReno flow with SACK and RACK in congestion
+    /// avoidance, 20 segments (0-19) sent at 0 with a window of 20. At
+    /// 100 ms an ACK SACKs 10 and 11 (0 cumulatively: 0-9 overtaken); with
+    /// two SACKed RACK waits a quarter of the minimum RTT before deeming
+    /// 0-9 lost, and the window stays 20, the ACK advancing nothing. At
+    /// 101 ms 0-9 arrive (ACK 12): reordering seen, 0 lies 12 segments
+    /// below the end of the highest SACKed (11), so the degree is 12, and the window
+    /// grows for the ACK (byte counting off: 1 / 20). Then an ACK SACKing
+    /// 13-15 alone (12 held back) grows it again by 1 / cwnd, where before
+    /// any reordering is seen ACKs that only SACK leave it as it was.
+    #[test]
+    fn sacks_grow_the_window_once_the_degree_of_reordering_is_above_three() {
+        use super::super::sack::{SackBlocks, DUP_NONE};
+        use super::super::testing::{recovery_spec, sender};
+        use crate::packet::{flags, Ecn};
+
+        let blocks = |ack: u64, s: u64, e: u64| SackBlocks {
+            n: 1,
+            dup: DUP_NONE,
+            b: [((s - ack) as u32, (e - ack) as u32), (0, 0), (0, 0)],
+            wnd: 0,
+        };
+        let at = |t: u64| SimTime::from_millis(t);
+        let on_ack = |tx: &mut super::TcpFlow, t: u64, ack: u64, b: &SackBlocks| {
+            let mut out = Vec::new();
+            tx.on_ack_sack(at(t), ack, flags::ACK, Ecn::NotEct, at(0), b, &mut out);
+        };
+        let tcp = TcpSpec {
+            rwnd: 1000,
+            ..recovery_spec(false, false, false)
+        };
+        let (mut tx, _) = sender(20.0, tcp.clone());
+        on_ack(&mut tx, 100, 0, &blocks(0, 10, 12));
+        assert_eq!(tx.cwnd, 20.0);
+        on_ack(&mut tx, 101, 12, &SackBlocks::NONE);
+        assert_eq!(tx.stats.reorderings, 1);
+        assert!(!tx.in_recovery);
+        let before = tx.cwnd;
+        assert!((before - 20.05).abs() < 1e-9, "{before}");
+        on_ack(&mut tx, 110, 12, &blocks(12, 13, 16));
+        assert!(
+            (tx.cwnd - (before + 1.0 / before)).abs() < 1e-9,
+            "{} {before}",
+            tx.cwnd
+        );
+
+        // SACK-only ACKs before any reordering is seen (10, then 11: two
+        // SACKed, nothing deemed lost yet) leave the window as it was.
+        let (mut fresh, _) = sender(20.0, tcp);
+        on_ack(&mut fresh, 100, 0, &blocks(0, 10, 11));
+        on_ack(&mut fresh, 101, 0, &blocks(0, 10, 12));
+        assert_eq!((fresh.cwnd, fresh.stats.reorderings), (20.0, 0));
+        assert!(!fresh.in_recovery);
     }
 
     /// A flow in congestion avoidance with a window of 20 segments over a

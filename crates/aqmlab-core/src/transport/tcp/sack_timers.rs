@@ -273,13 +273,18 @@ impl TcpFlow {
     /// every segment not SACKed is deemed lost (see the module's head).
     /// Returns how many were newly marked.
     pub(super) fn sack_timeout_marks(&mut self, now: SimTime) -> u64 {
+        let open = !self.in_recovery && !self.ecn_cwr();
         let Some(lr) = self.lr.as_deref_mut() else {
             return 0;
         };
+        let disorder = open && !lr.loss;
         lr.loss = true;
         let rack_rtt = lr.rack.as_ref().map(|r| r.rtt_ns());
         if let Some(r) = lr.rack.as_mut() {
             r.tlp_high = None;
+            if disorder {
+                r.reorder.on_timeout(lr.sb.sacked_out);
+            }
         }
         lr.sb.mark_all_lost(|_, slot| {
             // Linux with RACK: not those sent within RACK.rtt.
