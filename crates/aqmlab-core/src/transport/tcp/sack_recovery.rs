@@ -940,7 +940,7 @@ mod tests {
             rwnd: 1000,
             ..recovery_spec(false, false, false)
         };
-        let (mut tx, _) = sender(20.0, tcp.clone());
+        let (mut tx, _) = sender(20.0, tcp);
         on_ack(&mut tx, 100, 0, &blocks(0, 10, 12));
         assert_eq!(tx.cwnd, 20.0);
         on_ack(&mut tx, 101, 12, &SackBlocks::NONE);
