@@ -54,7 +54,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from aqmlab.report.terminal import shown_rows
+from aqmlab.report.terminal import VARIANTS, shown_rows
 from aqmlab.results import ResultsError, is_run_dir, load_run
 
 if TYPE_CHECKING:
@@ -104,16 +104,6 @@ COUNT_FIELDS = (
 #: Figures the testbed counts over the whole run (the simulator: the measurement interval).
 TESTBED_WHOLE_RUN = ("flows.retransmits",)
 
-#: How a variant is written.
-VARIANTS = {
-    "newreno": "NewReno",
-    "reno": "Reno",
-    "cubic": "CUBIC",
-    "dctcp": "DCTCP",
-    "bbr": "BBR",
-    "prague": "Prague",
-    "ledbat": "LEDBAT",
-}
 #: ``tcp.*`` switches the TCP row names (their keys are then not listed apart).
 TCP_SWITCHES = (
     ("sack", "SACK"),

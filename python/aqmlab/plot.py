@@ -147,7 +147,7 @@ def group_names(r: RunResult) -> dict[int, str]:
     """A short name of each ``[[traffic]]`` group of the run, by index: ``group 1: bulk
     CUBIC`` (the group's own variant, else ``tcp.variant``; UDP kinds without one), with
     ``reverse`` for a reverse group."""
-    from aqmlab.compare import VARIANTS
+    from aqmlab.report.terminal import VARIANTS
 
     tcp = r.scenario.get("tcp") or {}
     default = str(tcp.get("variant", "newreno"))

@@ -15,12 +15,24 @@ __all__ = [
     "DUAL_QUEUE_ROWS",
     "OPTIONAL_ROWS",
     "ROWS",
+    "VARIANTS",
     "groups_table",
     "shown_rows",
     "summary_table",
 ]
 
 Fmt = Callable[[Any], str]
+
+#: How a variant is written (the terminal's tables, `compare`'s set-up, the plots' legends).
+VARIANTS = {
+    "newreno": "NewReno",
+    "reno": "Reno",
+    "cubic": "CUBIC",
+    "dctcp": "DCTCP",
+    "bbr": "BBR",
+    "prague": "Prague",
+    "ledbat": "LEDBAT",
+}
 
 
 def _int(x: Any) -> str:
@@ -136,8 +148,6 @@ def summary_table(runs: Sequence[tuple[str, Mapping[str, Any]]], title: str = ""
 def _cc(scenario: Mapping[str, Any], group: Mapping[str, Any]) -> str:
     """A traffic group's sender as the groups' table names it: the congestion control, and
     the ECN codepoint its data carries when ECN-capable; ``UDP`` for unresponsive kinds."""
-    from aqmlab.compare import VARIANTS
-
     if group.get("kind") in ("cbr", "udp-onoff"):
         return "UDP"
     tcp = scenario.get("tcp") or {}
