@@ -116,6 +116,7 @@ def test_groups_per_direction_and_none_for_one_group() -> None:
     assert rows[0][:7] == ["0", "bulk", "NewReno", "for", "1", "6.000", "75.0"]
     assert rows[1][:7] == ["1", "bulk", "NewReno", "rev", "1", "9.000", "100.0"]
     assert rows[2][:7] == ["2", "cbr", "UDP", "for", "1", "2.000", "25.0"]
+    assert rows[2][8] == "-"  # a UDP group's retransmissions
     assert groups_table(scenario, _flows([_flow(0, 0, 6e6), _flow(1, 0, 6e6)])) is None
 
 
@@ -150,3 +151,18 @@ kind = "bulk"
     assert rows[1][:4] == ["1", "bulk", "CUBIC", "1"]
     shares = [float(rows[0][6]), float(rows[1][5])]
     assert abs(sum(shares) - 100.0) < 0.15
+
+
+def test_groups_of_the_testbed_name_the_kernels_sender() -> None:
+    """The testbed's kernel runs one congestion control for every TCP group (`--cc`), and its
+    flows table counts no marks: the groups' table names that sender and shows no marks."""
+    scenario = {
+        "tcp": {"variant": "newreno"},
+        "traffic": [{"kind": "bulk", "flows": 1}, {"kind": "cbr", "flows": 1}],
+    }
+    flows = _flows([_flow(0, 0, 8e6), _flow(1, 1, 2e6)]).drop_columns(["marks_seen"])
+    t = groups_table(scenario, flows, sender="cubic (kernel)")
+    assert t is not None
+    rows = [x.split() for x in _text(t).splitlines()[4:6]]
+    assert rows[0] == ["0", "bulk", "cubic", "(kernel)", "1", "8.000", "80.0", "50.00", "0", "-"]
+    assert rows[1] == ["1", "cbr", "UDP", "1", "2.000", "20.0", "50.00", "-", "-"]

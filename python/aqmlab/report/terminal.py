@@ -145,14 +145,15 @@ def summary_table(runs: Sequence[tuple[str, Mapping[str, Any]]], title: str = ""
     return t
 
 
-def _cc(scenario: Mapping[str, Any], group: Mapping[str, Any]) -> str:
-    """A traffic group's sender as the groups' table names it: the congestion control, and
-    the ECN codepoint its data carries when ECN-capable; ``UDP`` for unresponsive kinds."""
+def _cc(scenario: Mapping[str, Any], group: Mapping[str, Any], sender: str | None) -> str:
+    """A traffic group's sender as the groups' table names it: the congestion control
+    (``sender`` where one names every TCP group's), and the ECN codepoint its data carries
+    when ECN-capable; ``UDP`` for unresponsive kinds."""
     if group.get("kind") in ("cbr", "udp-onoff"):
         return "UDP"
     tcp = scenario.get("tcp") or {}
     variant = str(group.get("variant", tcp.get("variant", "newreno")))
-    name = VARIANTS.get(variant, variant)
+    name = sender or VARIANTS.get(variant, variant)
     if not group.get("ecn", tcp.get("ecn", False)):
         return name
     # Prague sends ECT(1) unless told otherwise (docs/scenario.md, `ecn_codepoint`).
@@ -161,13 +162,17 @@ def _cc(scenario: Mapping[str, Any], group: Mapping[str, Any]) -> str:
     return f"{name} {'ECT(1)' if codepoint == 'ect1' else 'ECN'}"
 
 
-def groups_table(scenario: Mapping[str, Any], flows: pa.Table) -> Table | None:
+def groups_table(
+    scenario: Mapping[str, Any], flows: pa.Table, sender: str | None = None
+) -> Table | None:
     """The figures of each traffic group of one run, numbered in the file's order
     (``flows.parquet`` summed or averaged over the group's flows): its sender, flows,
     goodput, share of its direction's goodput, mean RTT (the flows' means averaged),
     retransmissions and marks seen; the direction (``fwd``, ``rev``) where groups run both
-    ways. ``None`` where the run has fewer than two groups to set side by side (``ping``
-    groups, probes, are left out as in the summary)."""
+    ways. ``sender`` names every TCP group's congestion control where the scenario's does not
+    (the testbed's kernel, ``cubic (kernel)``); a figure the run has no column for, and a UDP
+    group's retransmissions, read ``-``. ``None`` where the run has fewer than two groups to
+    set side by side (``ping`` groups, probes, are left out as in the summary)."""
     import pyarrow.compute as pc
 
     if flows.num_rows == 0 or not {"flow", "group", "direction"} <= set(flows.column_names):
@@ -213,14 +218,15 @@ def groups_table(scenario: Mapping[str, Any], flows: pa.Table) -> Table | None:
         goodput = r.get("goodput_bps_sum")
         whole = total[r["direction"]]
         rtt = r.get("rtt_mean_s_mean")
-        cells = [str(g), str(spec.get("kind", "-")), _cc(scenario, spec)]
+        udp = spec.get("kind") in ("cbr", "udp-onoff")
+        cells = [str(g), str(spec.get("kind", "-")), _cc(scenario, spec, sender)]
         cells += [str(r["direction"])[:3]] if both else []
         cells += [
             _int(r["flow_count"]),
             "-" if goodput is None else _mbps(goodput),
             "-" if goodput is None or whole <= 0 else f"{100 * float(goodput) / whole:.1f}",
             "-" if rtt is None else _ms(rtt),
-            "-" if r.get("retransmits_sum") is None else _int(r["retransmits_sum"]),
+            "-" if udp or r.get("retransmits_sum") is None else _int(r["retransmits_sum"]),
             "-" if r.get("marks_seen_sum") is None else _int(r["marks_seen_sum"]),
         ]
         t.add_row(*cells)

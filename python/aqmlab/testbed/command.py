@@ -108,7 +108,12 @@ def cmd_testbed(args: argparse.Namespace) -> int:
         from rich.console import Console
 
         from aqmlab.report import summary_table
+        from aqmlab.report.terminal import groups_table
 
-        Console().print(summary_table([(Path(args.file).name + " (testbed)", result.summary)]))
+        console = Console()
+        console.print(summary_table([(Path(args.file).name + " (testbed)", result.summary)]))
+        groups = groups_table(result.scenario, result.flows, sender=f"{args.cc} (kernel)")
+        if groups is not None:
+            console.print(groups)
         print(f"results in {args.out}")
     return 0
