@@ -380,16 +380,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     except results.ResultsError as e:
         raise UserError(str(e)) from None
     if not args.quiet:
-        from rich.console import Console
+        from aqmlab.report.terminal import print_run
 
-        from aqmlab.report import summary_table
-        from aqmlab.report.terminal import groups_table
-
-        console = Console()
-        console.print(summary_table([(Path(args.file).name, result.summary)]))
-        groups = groups_table(result.scenario, result.flows)
-        if groups is not None:
-            console.print(groups)
+        print_run(Path(args.file).name, result)
         print(f"results in {out}")
     EXIT_NOW[0] = True
     return 0

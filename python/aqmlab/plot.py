@@ -147,17 +147,14 @@ def group_names(r: RunResult) -> dict[int, str]:
     """A short name of each ``[[traffic]]`` group of the run, by index: ``group 1: bulk
     CUBIC`` (the group's own variant, else ``tcp.variant``; UDP kinds without one), with
     ``reverse`` for a reverse group."""
-    from aqmlab.report.terminal import VARIANTS
+    from aqmlab.report.terminal import VARIANTS, group_variant
 
-    tcp = r.scenario.get("tcp") or {}
-    default = str(tcp.get("variant", "newreno"))
     names: dict[int, str] = {}
     for i, g in enumerate(r.scenario.get("traffic") or []):
         g = g if isinstance(g, Mapping) else {}
-        kind = str(g.get("kind", "bulk"))
-        words = [kind]
-        if kind not in ("cbr", "udp-onoff", "ping"):
-            v = str(g.get("variant") or default)
+        words = [str(g.get("kind", "bulk"))]
+        v = group_variant(r.scenario, g)
+        if v is not None:
             words.append(VARIANTS.get(v, v))
         if g.get("direction") == "reverse":
             words.append("reverse")

@@ -15,8 +15,11 @@ __all__ = [
     "DUAL_QUEUE_ROWS",
     "OPTIONAL_ROWS",
     "ROWS",
+    "UDP_KINDS",
     "VARIANTS",
+    "group_variant",
     "groups_table",
+    "print_run",
     "shown_rows",
     "summary_table",
 ]
@@ -145,14 +148,27 @@ def summary_table(runs: Sequence[tuple[str, Mapping[str, Any]]], title: str = ""
     return t
 
 
+#: The traffic kinds whose senders are not TCP.
+UDP_KINDS = ("cbr", "udp-onoff")
+
+
+def group_variant(scenario: Mapping[str, Any], group: Mapping[str, Any]) -> str | None:
+    """A traffic group's congestion control (``tcp.variant``'s key: the group's own, else the
+    run's); ``None`` for a group whose sender is not TCP (UDP kinds, ``ping``)."""
+    if group.get("kind", "bulk") in (*UDP_KINDS, "ping"):
+        return None
+    tcp = scenario.get("tcp") or {}
+    return str(group.get("variant") or tcp.get("variant", "newreno"))
+
+
 def _cc(scenario: Mapping[str, Any], group: Mapping[str, Any], sender: str | None) -> str:
     """A traffic group's sender as the groups' table names it: the congestion control
     (``sender`` where one names every TCP group's), and the ECN codepoint its data carries
     when ECN-capable; ``UDP`` for unresponsive kinds."""
-    if group.get("kind") in ("cbr", "udp-onoff"):
+    variant = group_variant(scenario, group)
+    if variant is None:
         return "UDP"
     tcp = scenario.get("tcp") or {}
-    variant = str(group.get("variant", tcp.get("variant", "newreno")))
     name = sender or VARIANTS.get(variant, variant)
     if not group.get("ecn", tcp.get("ecn", False)):
         return name
@@ -180,16 +196,17 @@ def groups_table(
     if "kind" in flows.column_names:
         flows = flows.filter(pc.not_equal(flows["kind"], "ping"))
     sums = [c for c in ("goodput_bps", "retransmits", "marks_seen") if c in flows.column_names]
-    means = [c for c in ("rtt_mean_s",) if c in flows.column_names]
-    for c in means:
+    aggs = [("flow", "count")] + [(c, "sum") for c in sums]
+    if "rtt_mean_s" in flows.column_names:
         # A flow without an RTT sample (NaN) stays out of its group's mean.
-        col = flows[c]
+        rtt = flows["rtt_mean_s"]
         flows = flows.set_column(
-            flows.column_names.index(c), c, pc.if_else(pc.is_nan(col), None, col)
+            flows.column_names.index("rtt_mean_s"),
+            "rtt_mean_s",
+            pc.if_else(pc.is_nan(rtt), None, rtt),
         )
-    agg = flows.group_by(["group", "direction"]).aggregate(
-        [("flow", "count")] + [(c, "sum") for c in sums] + [(c, "mean") for c in means]
-    )
+        aggs.append(("rtt_mean_s", "mean"))
+    agg = flows.group_by(["group", "direction"]).aggregate(aggs)
     rows = sorted(agg.to_pylist(), key=lambda r: (r["group"], r["direction"]))
     if len(rows) < 2:
         return None
@@ -218,7 +235,7 @@ def groups_table(
         goodput = r.get("goodput_bps_sum")
         whole = total[r["direction"]]
         rtt = r.get("rtt_mean_s_mean")
-        udp = spec.get("kind") in ("cbr", "udp-onoff")
+        udp = spec.get("kind") in UDP_KINDS
         cells = [str(g), str(spec.get("kind", "-")), _cc(scenario, spec, sender)]
         cells += [str(r["direction"])[:3]] if both else []
         cells += [
@@ -231,3 +248,15 @@ def groups_table(
         ]
         t.add_row(*cells)
     return t
+
+
+def print_run(label: str, result: Any, sender: str | None = None) -> None:
+    """What ``aqmlab run`` and ``aqmlab testbed`` print of a run: its summary and, with two
+    traffic groups or more, :func:`groups_table` (``sender``: as there)."""
+    from rich.console import Console
+
+    console = Console()
+    console.print(summary_table([(label, result.summary)]))
+    groups = groups_table(result.scenario, result.flows, sender)
+    if groups is not None:
+        console.print(groups)

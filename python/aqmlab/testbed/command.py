@@ -105,15 +105,8 @@ def cmd_testbed(args: argparse.Namespace) -> int:
     except results.ResultsError as e:
         raise UserError(str(e)) from None
     if not args.quiet:
-        from rich.console import Console
+        from aqmlab.report.terminal import print_run
 
-        from aqmlab.report import summary_table
-        from aqmlab.report.terminal import groups_table
-
-        console = Console()
-        console.print(summary_table([(Path(args.file).name + " (testbed)", result.summary)]))
-        groups = groups_table(result.scenario, result.flows, sender=f"{args.cc} (kernel)")
-        if groups is not None:
-            console.print(groups)
+        print_run(Path(args.file).name + " (testbed)", result, sender=f"{args.cc} (kernel)")
         print(f"results in {args.out}")
     return 0

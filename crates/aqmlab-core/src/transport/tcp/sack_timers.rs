@@ -273,11 +273,14 @@ impl TcpFlow {
     /// every segment not SACKed is deemed lost (see the module's head).
     /// Returns how many were newly marked.
     pub(super) fn sack_timeout_marks(&mut self, now: SimTime) -> u64 {
-        let open = !self.in_recovery && !self.ecn_cwr();
+        // Linux's open or disorder state (`tcp_enter_loss`'s test for the
+        // degree of reordering): no recovery, ECN reduction or timeout's
+        // retransmissions under way.
+        let no_reduction = !self.in_recovery && !self.ecn_cwr();
         let Some(lr) = self.lr.as_deref_mut() else {
             return 0;
         };
-        let disorder = open && !lr.loss;
+        let disorder = no_reduction && !lr.loss;
         lr.loss = true;
         let rack_rtt = lr.rack.as_ref().map(|r| r.rtt_ns());
         if let Some(r) = lr.rack.as_mut() {
