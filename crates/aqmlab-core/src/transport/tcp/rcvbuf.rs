@@ -12,15 +12,23 @@
 //!   `tcp_win_from_space`): each segment is charged a 2 KiB page fragment
 //!   plus 256 bytes of `sk_buff` ([`RcvBuf::truesize`]), as a driver
 //!   receiving 1500-byte frames does (for a 1460-byte payload: 162 / 256);
-//! - every data segment received raises `rcv_ssthresh`, the window's
-//!   ceiling, by two segments, up to the window clamp and the buffer's
-//!   free space (`tcp_grow_window`);
-//! - once per receiver round trip, if the application read more than in
-//!   the round before, the buffer grows to twice what it read, plus the
-//!   out-of-order span, plus twice that times the rate's growth, up to
+//! - every data segment received in order, and every new one out of
+//!   order, raises `rcv_ssthresh`, the window's ceiling, by two segments,
+//!   up to the window clamp and the buffer's free space
+//!   (`tcp_grow_window`, from `tcp_event_data_recv` and
+//!   `tcp_data_queue_ofo`); a segment received before, below the
+//!   in-order point or held above it, does not;
+//! - once per receiver round trip, at a segment in order (the
+//!   application here reads every in-order byte at once, and Linux steps
+//!   only when it reads), if the application read more than in the round
+//!   before, the buffer grows to twice what it read, plus twice that times
+//!   the rate's growth, plus the span held out of order, up to
 //!   `tcp_rmem[2]` = 32 MiB, and the window clamp follows
-//!   (`tcp_rcv_space_adjust`, `tcp_rcvbuf_grow`); the application here
-//!   reads every in-order byte at once;
+//!   (`tcp_rcv_space_adjust`, `tcp_rcvbuf_grow`);
+//! - at each segment queued out of order, new or held already, the buffer
+//!   grows to hold twice the last round's reading plus the span held out
+//!   of order (Linux 6.16 and later: `tcp_data_queue_ofo` calls
+//!   `tcp_rcvbuf_grow` with the round's figure unchanged);
 //! - segments held out of order take buffer space, so the window offered
 //!   shrinks while a hole is open (`tcp_space`, `__tcp_select_window`);
 //! - the right edge offered never moves back (RFC 9293 section 3.8.6,
@@ -69,6 +77,26 @@ pub const RMEM_MAX: u64 = 33_554_432;
 const UNSCALED_MAX: u64 = 65_535;
 /// Linux's `TCP_RMEM_TO_WIN_SCALE`: the scaling ratio is in 256ths.
 const RATIO_SHIFT: u32 = 8;
+
+/// Where a data segment fell against the in-order point, which decides
+/// what the receive buffer does with it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Arrival {
+    /// At the in-order point: the application reads it (and whatever it
+    /// joins), so the ceiling may rise and, once a round trip has passed,
+    /// the buffer may grow with what was read (`tcp_event_data_recv`,
+    /// `tcp_rcv_space_adjust`).
+    InOrder,
+    /// Above the in-order point (`tcp_data_queue_ofo`): a new segment may
+    /// raise the ceiling (SACK flows), and any such segment, new or held
+    /// already, may grow the buffer to hold twice the last round's reading
+    /// plus the span held out of order (`tcp_rcvbuf_grow` with the round's
+    /// figure unchanged). Nothing is read.
+    Above { new: bool },
+    /// Below it, received before (`tcp_data_queue`'s retransmission case):
+    /// dropped, only acknowledged.
+    Below,
+}
 
 /// The receive buffer of one flow's receiver (boxed with the SACK state,
 /// `sack_recovery::Lr`).
@@ -242,9 +270,9 @@ impl RcvBuf {
         self.measure_time = Some(now);
     }
 
-    /// A data segment arrived; the receiver now expects `rcv_nxt`, holds
-    /// `held` segments out of order spanning `span` segments above it, and
-    /// has read `rcv_nxt` in all; `srtt` gives its sender's smoothed
+    /// A data segment arrived where `arrival` says; the receiver now
+    /// expects `rcv_nxt`, holds `held` segments out of order spanning
+    /// `span` segments above it, and has read `rcv_nxt` in all; `srtt` gives its sender's smoothed
     /// round-trip time (0 before a sample), read only while the receiver
     /// has no RTT of its own. Returns whether the segment raised the
     /// window's ceiling, which Linux acknowledges at once
@@ -255,6 +283,7 @@ impl RcvBuf {
         now: SimTime,
         rcv_nxt: u64,
         (held, span): (u64, u64),
+        arrival: Arrival,
         srtt: impl FnOnce() -> SimTime,
         owd: SimTime,
     ) -> bool {
@@ -264,8 +293,17 @@ impl RcvBuf {
             self.window_rtt_sample(now, rcv_nxt);
         }
         let mut free = self.free_window(held);
-        let grew = self.grow_window(free);
-        if now - self.space_time >= self.rcv_rtt {
+        let grew = match arrival {
+            Arrival::InOrder | Arrival::Above { new: true } => self.grow_window(free),
+            Arrival::Above { new: false } | Arrival::Below => false,
+        };
+        if let Arrival::Above { .. } = arrival {
+            // Linux 6.16 and later, at each segment queued out of order:
+            // room for twice the last round's reading and the span held.
+            if self.grow_to(2 * self.space + span * self.mss) {
+                free = self.free_window(held);
+            }
+        } else if arrival == Arrival::InOrder && now - self.space_time >= self.rcv_rtt {
             // The round trip may have passed (a cheap test first: the
             // receiver's RTT, once it has one, is the one compared; without
             // one and without timestamps there is none, and no growth).
@@ -310,21 +348,32 @@ impl RcvBuf {
         let copied = (rcv_nxt - self.space_seq) * self.mss;
         if copied > self.space {
             let old = self.space;
-            // DRS is a round trip late: twice what was read, plus what is
-            // held beyond a hole, plus twice that times the rate's growth.
-            let mut rcvwin = 2 * copied + span * self.mss;
-            rcvwin += 2 * rcvwin * (copied - old) / old.max(1);
-            let rcvbuf = self.space_from_win(rcvwin).min(RMEM_MAX);
-            if rcvbuf > self.rcvbuf {
-                self.rcvbuf = rcvbuf;
-                self.clamp = self.win_from_space(rcvbuf);
-                grew = true;
-            }
+            // DRS is a round trip late: twice what was read, plus twice
+            // that times the rate's growth (the quotient taken before it is
+            // doubled, as Linux's `do_div`), then what is held beyond a
+            // hole.
+            let mut rcvwin = 2 * copied;
+            rcvwin += 2 * (rcvwin * (copied - old) / old.max(1));
+            rcvwin += span * self.mss;
             self.space = copied;
+            grew = self.grow_to(rcvwin);
         }
         self.space_seq = rcv_nxt;
         self.space_time = now;
         grew
+    }
+
+    /// `tcp_rcvbuf_grow`'s end: a buffer that holds a window of `rcvwin`
+    /// bytes, up to `tcp_rmem[2]`, if that is more than it has, and the
+    /// window clamp after it; whether it grew.
+    fn grow_to(&mut self, rcvwin: u64) -> bool {
+        let rcvbuf = self.space_from_win(rcvwin).min(RMEM_MAX);
+        let grows = rcvbuf > self.rcvbuf;
+        if grows {
+            self.rcvbuf = rcvbuf;
+            self.clamp = self.win_from_space(rcvbuf);
+        }
+        grows
     }
 }
 
@@ -360,20 +409,48 @@ mod tests {
         // segments take it to 78 840, the sixth the last 2 644.
         assert_eq!(r.rcv_ssthresh, 64_240);
         for k in 1..=5 {
-            assert!(r.on_data(ms(k), k, (0, 0), || SimTime::ZERO, SimTime::ZERO));
+            assert!(r.on_data(
+                ms(k),
+                k,
+                (0, 0),
+                Arrival::InOrder,
+                || SimTime::ZERO,
+                SimTime::ZERO
+            ));
         }
         assert_eq!(r.rcv_ssthresh, 78_840);
-        assert!(r.on_data(ms(6), 6, (0, 0), || SimTime::ZERO, SimTime::ZERO));
+        assert!(r.on_data(
+            ms(6),
+            6,
+            (0, 0),
+            Arrival::InOrder,
+            || SimTime::ZERO,
+            SimTime::ZERO
+        ));
         assert_eq!(r.rcv_ssthresh, 81_484);
         // At the clamp nothing grows, and no ACK is due at once; the window
         // offered is 55 whole segments (56 without the reservation).
-        assert!(!r.on_data(ms(7), 7, (0, 0), || SimTime::ZERO, SimTime::ZERO));
+        assert!(!r.on_data(
+            ms(7),
+            7,
+            (0, 0),
+            Arrival::InOrder,
+            || SimTime::ZERO,
+            SimTime::ZERO
+        ));
         assert_eq!(r.edge(), 7 + 55);
         // With a larger buffer the clamp is its whole window (no segment
         // reserved) and the ceiling climbs two segments at a time.
         r.rcvbuf = 4 * RMEM_DEFAULT;
         r.clamp = r.win_from_space(r.rcvbuf);
-        assert!(r.on_data(ms(8), 8, (0, 0), || SimTime::ZERO, SimTime::ZERO));
+        assert!(r.on_data(
+            ms(8),
+            8,
+            (0, 0),
+            Arrival::InOrder,
+            || SimTime::ZERO,
+            SimTime::ZERO
+        ));
         assert_eq!(r.rcv_ssthresh, 81_484 + 2920);
         assert_eq!(r.edge, 8 + 84_404 / 1460);
     }
@@ -408,7 +485,7 @@ mod tests {
         // the 44 segments the SYN/ACK offered: at segment 45. Until then
         // there is no estimate and the buffer does not grow.
         for k in 1..=44 {
-            r.on_data(ms(k), k, (0, 0), srtt, SimTime::ZERO);
+            r.on_data(ms(k), k, (0, 0), Arrival::InOrder, srtt, SimTime::ZERO);
             assert_eq!(r.rcv_rtt, SimTime::ZERO);
         }
         assert_eq!(r.measure_seq, 45);
@@ -417,7 +494,7 @@ mod tests {
         // it allows at once (45 segments read, more than the 10 first
         // taken); the next measure ends a window (as last offered) on.
         let offered = r.offered;
-        r.on_data(ms(45), 45, (0, 0), srtt, SimTime::ZERO);
+        r.on_data(ms(45), 45, (0, 0), Arrival::InOrder, srtt, SimTime::ZERO);
         assert_eq!(r.rcv_rtt, ms(44));
         assert!(r.rcvbuf > RMEM_DEFAULT);
         assert_eq!(r.measure_seq, 45 + offered);
@@ -427,14 +504,14 @@ mod tests {
         let mut t = ms(45);
         for k in 46..=end {
             t += ms(2);
-            r.on_data(t, k, (0, 0), srtt, SimTime::ZERO);
+            r.on_data(t, k, (0, 0), Arrival::InOrder, srtt, SimTime::ZERO);
         }
         assert_eq!(r.rcv_rtt, ms(44));
         let (from, end) = (end, r.measure_seq);
         let dt = SimTime(ms(40).0 / (end - from));
         for k in from + 1..=end {
             t += dt;
-            r.on_data(t, k, (0, 0), srtt, SimTime::ZERO);
+            r.on_data(t, k, (0, 0), Arrival::InOrder, srtt, SimTime::ZERO);
         }
         assert_eq!(r.rcv_rtt, SimTime::from_micros((end - from) * dt.0 / 1_000));
         assert!(r.rcv_rtt < ms(44));
@@ -448,6 +525,7 @@ mod tests {
                     SimTime::from_micros(500 * k),
                     k,
                     (0, 0),
+                    Arrival::InOrder,
                     srtt,
                     SimTime::ZERO,
                 );
@@ -464,34 +542,122 @@ mod tests {
         // 14 600 first taken): rcvwin = 58 400 + 2 x 58 400 x 1 = 175 200
         // bytes of window, 276 859 bytes of buffer.
         for k in 1..=20 {
-            r.on_data(ms(5 * k), k, (0, 0), || rtt, SimTime::ZERO);
+            r.on_data(
+                ms(5 * k),
+                k,
+                (0, 0),
+                Arrival::InOrder,
+                || rtt,
+                SimTime::ZERO,
+            );
         }
         assert_eq!(r.space, 29_200);
         assert_eq!(r.rcvbuf, (175_200u64 << 8) / 162);
         assert_eq!(r.clamp, (r.rcvbuf * 162) >> 8);
         // No second growth within the same round trip.
         let b = r.rcvbuf;
-        r.on_data(ms(150), 21, (0, 0), || rtt, SimTime::ZERO);
+        r.on_data(ms(150), 21, (0, 0), Arrival::InOrder, || rtt, SimTime::ZERO);
         assert_eq!(r.rcvbuf, b);
+    }
+
+    #[test]
+    fn the_span_held_out_of_order_joins_after_the_growth() {
+        // 20 segments read in the round trip after the 14 600 bytes first
+        // taken, 5 segments held beyond a hole: twice the 29 200 read,
+        // plus twice that times the growth (58 400 x 14 600 / 14 600),
+        // then the span, 7 300: 182 500 bytes of window, 288 395 of buffer
+        // (the span joined first, 197 100 and 311 466).
+        let mut r = RcvBuf::new(1460, true);
+        assert!(r.space_adjust(ms(100), 20, 5, ms(100)));
+        assert_eq!(r.space, 29_200);
+        assert_eq!(r.rcvbuf, 288_395);
+        assert_eq!(r.clamp, (288_395 * 162) >> 8);
+    }
+
+    #[test]
+    fn each_segment_out_of_order_grows_the_buffer_to_hold_the_span() {
+        // After that step: a segment 100 above the in-order point wants
+        // twice the round's 29 200 and the 100 segments held, 204 400
+        // bytes of window, 323 002 of buffer; one held already, 110 above,
+        // 219 000 and 346 074. A duplicate below the in-order point and a
+        // segment in order within the round trip leave the buffer alone.
+        let mut r = RcvBuf::new(1460, true);
+        r.space_adjust(ms(100), 20, 0, ms(100));
+        let rtt = || ms(100);
+        r.on_data(
+            ms(110),
+            20,
+            (1, 100),
+            Arrival::Above { new: true },
+            rtt,
+            ms(50),
+        );
+        assert_eq!(r.rcvbuf, 323_002);
+        r.on_data(
+            ms(111),
+            20,
+            (1, 110),
+            Arrival::Above { new: false },
+            rtt,
+            ms(50),
+        );
+        assert_eq!(r.rcvbuf, 346_074);
+        r.on_data(ms(112), 20, (1, 200), Arrival::Below, rtt, ms(50));
+        r.on_data(ms(113), 21, (1, 199), Arrival::InOrder, rtt, ms(50));
+        assert_eq!(r.rcvbuf, 346_074);
+        // No step of the round's figure out of order: a round trip on, a
+        // segment above the point reads nothing; the next in order does.
+        r.on_data(
+            ms(250),
+            21,
+            (2, 199),
+            Arrival::Above { new: true },
+            rtt,
+            ms(50),
+        );
+        assert_eq!((r.space, r.space_seq), (29_200, 20));
+        r.on_data(ms(251), 22, (2, 198), Arrival::InOrder, rtt, ms(50));
+        assert_eq!(r.space_seq, 22);
     }
 
     #[test]
     fn a_hole_holds_the_right_edge_where_it_was() {
         let mut r = RcvBuf::new(1460, true);
         for k in 1..=20 {
-            r.on_data(ms(k), k, (0, 0), || SimTime::ZERO, SimTime::ZERO);
+            r.on_data(
+                ms(k),
+                k,
+                (0, 0),
+                Arrival::InOrder,
+                || SimTime::ZERO,
+                SimTime::ZERO,
+            );
         }
         let edge = r.edge;
         // Segment 20 lost: 30 segments arrive above it and fill the buffer
         // (30 x 2304 = 69 120 of 131 072 bytes): the window offered from
         // the hole shrinks, and the right edge stays.
         for h in 1..=30 {
-            r.on_data(ms(20 + h), 20, (h, h), || SimTime::ZERO, SimTime::ZERO);
+            r.on_data(
+                ms(20 + h),
+                20,
+                (h, h),
+                Arrival::Above { new: true },
+                || SimTime::ZERO,
+                SimTime::ZERO,
+            );
             assert_eq!(r.edge(), edge);
         }
         assert_eq!(r.free_window(30), ((131_072 - 69_120) * 162) >> 8);
         // The hole filled, the buffer is free again and the edge moves on.
-        r.on_data(ms(60), 51, (0, 0), || SimTime::ZERO, SimTime::ZERO);
+        r.on_data(
+            ms(60),
+            51,
+            (0, 0),
+            Arrival::InOrder,
+            || SimTime::ZERO,
+            SimTime::ZERO,
+        );
         assert!(r.edge() > edge);
     }
 

@@ -5,6 +5,7 @@
 //! immediate ACK when it changes (RFC 8257 section 3.2), and the client's
 //! side of a SYN/ACK or of a request's acknowledgement.
 
+use super::rcvbuf::Arrival;
 use super::{Client, Echo, Seg, TcpFlow};
 use crate::packet::{flags, Ecn};
 use crate::scenario::HEADER_BYTES;
@@ -73,7 +74,9 @@ impl TcpFlow {
         // RFC 7323's Last.ACK.sent: every in-order segment not yet
         // acknowledged (at most one, delayed) advanced `rcv_nxt` by one.
         let last_ack_sent = self.rcv_nxt - u64::from(self.delack_count);
+        let arrival;
         if seq == self.rcv_nxt {
+            arrival = Arrival::InOrder;
             if linux_delack {
                 self.ato_in_order(now);
             }
@@ -108,12 +111,15 @@ impl TcpFlow {
                 }
                 dup = self.ooo[idx];
                 self.ooo[idx] = true;
+                arrival = Arrival::Above { new: !dup };
+            } else {
+                arrival = Arrival::Below;
             }
             if self.cfg.tcp.sack {
                 self.sack_rx(seq, dup);
             }
         }
-        if self.cfg.tcp.moderate_rcvbuf() && self.rcv_window(now, ts) {
+        if self.cfg.tcp.moderate_rcvbuf() && self.rcv_window(now, ts, arrival) {
             // Linux acknowledges a segment that raised the window's ceiling
             // at once (`rcvbuf.rs`).
             if linux_delack {

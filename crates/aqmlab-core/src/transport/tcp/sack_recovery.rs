@@ -66,7 +66,7 @@
 use super::frto::FrtoAck;
 use super::prr::Prr;
 use super::rack::Rack;
-use super::rcvbuf::RcvBuf;
+use super::rcvbuf::{Arrival, RcvBuf};
 use super::rtt_linux::LinuxRtt;
 use super::sack::{SackBlocks, SackRx};
 use super::scoreboard::{Scoreboard, DUP_THRESH, EVER, SACKED};
@@ -219,7 +219,7 @@ impl TcpFlow {
     /// (`rcvbuf.rs`): the window its next ACK offers; whether the segment
     /// raised the window's ceiling.
     #[inline]
-    pub(super) fn rcv_window(&mut self, now: SimTime, sent: SimTime) -> bool {
+    pub(super) fn rcv_window(&mut self, now: SimTime, sent: SimTime, arrival: Arrival) -> bool {
         let rcv_nxt = self.rcv_nxt;
         let (has_rtt, srtt_ns) = (self.has_rtt, self.srtt_ns);
         let srtt = || {
@@ -233,9 +233,9 @@ impl TcpFlow {
             return false;
         };
         let held = lr.rx.held(rcv_nxt);
-        lr.rb
-            .as_mut()
-            .is_some_and(|rb| rb.on_data(now, rcv_nxt, held, srtt, now.saturating_sub(sent)))
+        lr.rb.as_mut().is_some_and(|rb| {
+            rb.on_data(now, rcv_nxt, held, arrival, srtt, now.saturating_sub(sent))
+        })
     }
 
     /// Recount the scoreboard (tests and `World::check_accounting`).
