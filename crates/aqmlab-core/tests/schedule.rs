@@ -154,10 +154,15 @@ delay = "20ms"
     let reordered = figures(&run(&scenario("")));
     let in_order = figures(&run(&scenario("reorder = false")));
     eprintln!("retransmissions before, after the step, D-SACKs: reordered {reordered:?}, in order {in_order:?}");
-    // Measured: 57 reports, 312 retransmissions; none, 313 (RACK, once it
-    // has seen the reordering, waits for the rest: 74 and 344 before it did).
+    // Measured: 10 reports, 271 retransmissions; none, 316. Few of the
+    // overtaken segments go again: while the hole stays open the receive
+    // buffer grows only to twice the last round's reading plus the span
+    // held (Linux's growth at segments out of order; its round trip's step
+    // waits for data in order), so less new data follows the step to
+    // overtake what is on the wire (on the testbed's delay step the kernel
+    // retransmits and drops as few, docs/tcp.md "D-SACK").
     assert_eq!((reordered.0, in_order.0), (0, 0));
-    assert!(reordered.2 >= 30, "{reordered:?}");
+    assert!(reordered.2 >= 5, "{reordered:?}");
     assert_eq!(in_order.2, 0, "{in_order:?}");
 }
 

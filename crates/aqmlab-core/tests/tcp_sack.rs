@@ -281,8 +281,9 @@ fn cubic_with_sack() {
 /// bottleneck's delay alternates 40 / 30 ms each way every second, and each
 /// step down lets the packets sent after it overtake 10 ms worth on the wire.
 /// RACK sees the reordering (Linux's `reord_seen`) and, from then on, waits
-/// min_rtt / 4 (25 ms) for a segment overtaken, so that nothing is sent
-/// again needlessly: no D-SACK. (RACK without it marked every overtaken
+/// min_rtt / 4 (25 ms) for a segment overtaken, so that next to nothing
+/// is sent again needlessly (2 D-SACKs in this run, at most 3 allowed).
+/// (RACK without it marked every overtaken
 /// segment lost at once: 76 D-SACKs on the testbed's counterpart of the
 /// file, where the kernel reports 0-3; docs/tcp.md, "Reordering".) With
 /// every step keeping the wire's order there is no reordering to see.
