@@ -813,7 +813,7 @@ def test_schedulers_with_kernel_cubic_agree_with_the_linux_profile(
     testbed comparison in docs/tcp.md), held on the mean of the kernel's runs as docs/tcp.md
     holds the grid over seeds: the fixture's run, and up to three when a figure of fewer lies
     outside. One kernel run scatters by about the band: seven runs of the DualPI2 cell read
-    Jain's index 0.959-0.987 (the simulator 0.985), utilisation 0.996-0.999."""
+    Jain's index 0.959-0.987 (the simulator 0.978), utilisation 0.996-0.999."""
     import aqmlab
 
     doc = _sim_doc(DUMBBELL)
