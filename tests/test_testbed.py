@@ -905,7 +905,7 @@ def test_rack_sees_the_reordering_the_kernel_sees(tmp_path: Path) -> None:
     sees the reordering (`TCPSACKReorder`) and from then on waits for a segment overtaken rather
     than sending it again, so the kernel reports almost no D-SACK; the simulator's linux profile
     does the same (docs/tcp.md, "Reordering": the kernel 110-119 reorderings, 0-4 D-SACKs and
-    16-18 recoveries in a run, the simulator 108, 0 and 15; before RACK saw reordering the simulator
+    16-18 recoveries in a run, the simulator 88, 7 and 17; before RACK saw reordering the simulator
     reported 76 D-SACKs)."""
     import aqmlab
 
@@ -956,7 +956,7 @@ def test_flows_that_open_apart_leave_slow_start_as_the_kernels_do(tmp_path: Path
     `TCPHystartDelayDetect`: the first by the ACK train at a window of 123, the second by the
     delay at 88, 56-57 drops in the runs of docs/tcp.md, "D-SACK"). The simulator, with the
     second flow started as far behind the first as the kernel's opened, leaves slow start the
-    same way at the same windows (123 and 88, 56-57 drops), and drops far fewer than when the
+    same way at the same windows (123 and 88, 56 drops), and drops far fewer than when the
     two start at one instant, where their windows interleave packet by packet, neither test
     fires and the buffer drops over 200."""
     import aqmlab
