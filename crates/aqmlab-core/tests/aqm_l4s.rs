@@ -70,10 +70,10 @@ fn ratio(r: &RunResult) -> f64 {
 /// TCP Prague here and is not RTT-independent: within a factor 2 of CUBIC
 /// at 10 ms, its share falls as the base RTT grows, since L's 1 ms step is
 /// ever further below the BDP / 7 DCTCP needs (measured with the linux
-/// profile: DCTCP / CUBIC 1.64, 0.61 and 0.43 at 10, 50 and 100 ms). L's
+/// profile: DCTCP / CUBIC 1.32, 0.81 and 0.39 at 10, 50 and 100 ms). L's
 /// p99 sojourn is under 3 ms while C's mean is near the 15 ms target at
 /// 10 ms (below it at longer RTTs, where one CUBIC flow's cycle is long:
-/// 8.0 and 1.7 ms); the link is full at 10 and 50 ms (0.891 at 100 ms,
+/// 7.8 and 1.5 ms); the link is full at 10 and 50 ms (0.945 at 100 ms,
 /// where neither DCTCP's sawtooth under a 1 ms step, in the bursts of
 /// Linux's TSO deferral, nor one CUBIC flow in a 15 ms queue covers a BDP
 /// of 833 packets: the RFC's check needs Prague's RTT independence); L's packets are ECT(1) marked, never
@@ -81,7 +81,7 @@ fn ratio(r: &RunResult) -> f64 {
 /// (`dctcp = "rfc8257"` in every run of this file), as a scalable sender's
 /// fractional window does: with Linux's integers a cut of less than one
 /// segment is not made, and under L's low marking DCTCP's share grows
-/// (2.16, 2.52 and 0.41 at 10, 50 and 100 ms).
+/// (2.18, 2.62 and 0.42 at 10, 50 and 100 ms).
 #[test]
 fn dctcp_ect1_and_cubic_share_dualpi2() {
     let mut ratios = Vec::new();
