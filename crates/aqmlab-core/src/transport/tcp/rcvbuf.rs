@@ -583,40 +583,22 @@ mod tests {
         // segment in order within the round trip leave the buffer alone.
         let mut r = RcvBuf::new(1460, true);
         r.space_adjust(ms(100), 20, 0, ms(100));
-        let rtt = || ms(100);
-        r.on_data(
-            ms(110),
-            20,
-            (1, 100),
-            Arrival::Above { new: true },
-            rtt,
-            ms(50),
-        );
+        // A segment at `t` ms, the in-order point then, what is held.
+        let seg = |r: &mut RcvBuf, t, rcv_nxt, held, arrival| {
+            r.on_data(ms(t), rcv_nxt, held, arrival, || ms(100), ms(50));
+        };
+        seg(&mut r, 110, 20, (1, 100), Arrival::Above { new: true });
         assert_eq!(r.rcvbuf, 323_002);
-        r.on_data(
-            ms(111),
-            20,
-            (1, 110),
-            Arrival::Above { new: false },
-            rtt,
-            ms(50),
-        );
+        seg(&mut r, 111, 20, (1, 110), Arrival::Above { new: false });
         assert_eq!(r.rcvbuf, 346_074);
-        r.on_data(ms(112), 20, (1, 200), Arrival::Below, rtt, ms(50));
-        r.on_data(ms(113), 21, (1, 199), Arrival::InOrder, rtt, ms(50));
+        seg(&mut r, 112, 20, (1, 200), Arrival::Below);
+        seg(&mut r, 113, 21, (1, 199), Arrival::InOrder);
         assert_eq!(r.rcvbuf, 346_074);
         // No step of the round's figure out of order: a round trip on, a
         // segment above the point reads nothing; the next in order does.
-        r.on_data(
-            ms(250),
-            21,
-            (2, 199),
-            Arrival::Above { new: true },
-            rtt,
-            ms(50),
-        );
+        seg(&mut r, 250, 21, (2, 199), Arrival::Above { new: true });
         assert_eq!((r.space, r.space_seq), (29_200, 20));
-        r.on_data(ms(251), 22, (2, 198), Arrival::InOrder, rtt, ms(50));
+        seg(&mut r, 251, 22, (2, 198), Arrival::InOrder);
         assert_eq!(r.space_seq, 22);
     }
 
