@@ -819,8 +819,8 @@ def test_schedulers_with_kernel_cubic_agree_with_the_linux_profile(
     doc = _sim_doc(DUMBBELL)
     doc["aqm"] = {"kind": name}
     # Without the profile's rehash, as the router keys a flow queue by the connection's
-    # 5-tuple (`sim_tcp`): with it two flows that share a queue on the router part in the
-    # simulator.
+    # 5-tuple (`sim_tcp`): with it two flows that share a queue on the router can part in the
+    # simulator, at a timeout.
     doc["tcp"] = grid.sim_tcp("cubic")
     s = grid.figures(aqmlab.run(doc).summary)
     first = _summary(runs[name])
