@@ -272,9 +272,9 @@ impl RcvBuf {
 
     /// A data segment arrived where `arrival` says; the receiver now
     /// expects `rcv_nxt`, holds `held` segments out of order spanning
-    /// `span` segments above it, and has read `rcv_nxt` in all; `srtt` gives its sender's smoothed
-    /// round-trip time (0 before a sample), read only while the receiver
-    /// has no RTT of its own. Returns whether the segment raised the
+    /// `span` segments above it, and has read `rcv_nxt` in all; `srtt`
+    /// gives its sender's smoothed round-trip time (0 before a sample),
+    /// read only while the receiver has no RTT of its own. Returns whether the segment raised the
     /// window's ceiling, which Linux acknowledges at once
     /// (`tcp_grow_window` sets `icsk_ack.quick |= 1`): while the window
     /// grows, every segment.
