@@ -871,7 +871,8 @@ def test_frto_finds_the_spurious_timeouts_the_kernel_finds(tmp_path: Path) -> No
         # undone, seen once in the CI). The sawtooth's phase at the step differs from kernel run
         # to kernel run; the simulator's run has both timers outside a recovery, as 54 of 60
         # steps 37 ms apart over 10.0-12.2 s do (the 6 others, steps at 11.37-11.55 s, 2
-        # timeouts and 1 undone, as that kernel run). The kernel counts a first timeout within a
+        # timeouts, 1 undone at 11.37 and 11.55 s as in that kernel run, none in the four
+        # between). The kernel counts a first timeout within a
         # recovery in `TCPSackRecoveryFail` (`tcp_retransmit_timer`).
         for attempt in (1, 2, 3):
             out = tmp_path / f"kernel-{frto}-{attempt}"
