@@ -294,30 +294,38 @@ impl RcvBuf {
         }
         let mut free = self.free_window(held);
         let grew = match arrival {
-            Arrival::InOrder | Arrival::Above { new: true } => self.grow_window(free),
-            Arrival::Above { new: false } | Arrival::Below => false,
+            Arrival::InOrder => {
+                let grew = self.grow_window(free);
+                // The round trip may have passed (a cheap test first: the
+                // receiver's RTT, once it has one, is the one compared;
+                // without one and without timestamps there is none, and no
+                // growth).
+                if now - self.space_time >= self.rcv_rtt {
+                    let rtt = if self.rcv_rtt > SimTime::ZERO {
+                        self.rcv_rtt
+                    } else if self.timestamps {
+                        srtt()
+                    } else {
+                        SimTime::ZERO
+                    };
+                    if self.space_adjust(now, rcv_nxt, span, rtt) {
+                        free = self.free_window(held);
+                    }
+                }
+                grew
+            }
+            Arrival::Above { new } => {
+                let grew = new && self.grow_window(free);
+                // Linux 6.16 and later, at each segment queued out of
+                // order: room for twice the last round's reading and the
+                // span held.
+                if self.grow_to(2 * self.space + span * self.mss) {
+                    free = self.free_window(held);
+                }
+                grew
+            }
+            Arrival::Below => false,
         };
-        if let Arrival::Above { .. } = arrival {
-            // Linux 6.16 and later, at each segment queued out of order:
-            // room for twice the last round's reading and the span held.
-            if self.grow_to(2 * self.space + span * self.mss) {
-                free = self.free_window(held);
-            }
-        } else if arrival == Arrival::InOrder && now - self.space_time >= self.rcv_rtt {
-            // The round trip may have passed (a cheap test first: the
-            // receiver's RTT, once it has one, is the one compared; without
-            // one and without timestamps there is none, and no growth).
-            let rtt = if self.rcv_rtt > SimTime::ZERO {
-                self.rcv_rtt
-            } else if self.timestamps {
-                srtt()
-            } else {
-                SimTime::ZERO
-            };
-            if self.space_adjust(now, rcv_nxt, span, rtt) {
-                free = self.free_window(held);
-            }
-        }
         // `__tcp_select_window`: the free space, within rcv_ssthresh, in
         // whole segments (at least one here: see the module's head).
         let win = free.min(self.rcv_ssthresh).max(self.mss);
