@@ -681,6 +681,8 @@ def test_link_accuracy(runs: dict[str, Path], name: str, rate: float) -> None:
     assert {"router_late_mean_s", "router_late_p99_s", "router_late_max_s"} <= set(tb)
     pinned = name in PINNED_RUNS and len(os.sched_getaffinity(0)) >= 2
     assert tb["router_priority"] == ("nice" if name in NICE_RUNS or pinned else "fifo")
+    # The hosts' programs ran in the router's class, below it (in the ordinary one at nice).
+    assert tb["host_priority"] == ("fifo" if tb["router_priority"] == "fifo" else "ordinary")
     assert tb["cpus"] == ("pinned" if pinned else "shared")
     assert tb["steal_s"] >= 0.0
 

@@ -751,6 +751,8 @@ class Host:
             "series": self.series,
             "responses": self.responses,
             "errors": self.errors,
+            # The class this program ran in (the runner's choice, as the kernel took it).
+            "fifo": os.sched_getscheduler(0) == os.SCHED_FIFO,
             "mib": {"start": self.mib_at_start, "end": tcp_mib()},
         }
 

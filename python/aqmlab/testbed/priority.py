@@ -5,7 +5,7 @@ Kept apart from the runner so that the command line can name the choices without
 
 from __future__ import annotations
 
-__all__ = ["ROUTER_FIFO", "ROUTER_NICE", "ROUTER_PRIORITIES", "ROUTER_PRIORITY"]
+__all__ = ["HOST_FIFO", "ROUTER_FIFO", "ROUTER_NICE", "ROUTER_PRIORITIES", "ROUTER_PRIORITY"]
 
 #: The router's nice value (higher priority than the rest of the machine), under either choice.
 ROUTER_NICE = -10
@@ -21,3 +21,9 @@ ROUTER_PRIORITIES = ("nice", "fifo")
 ROUTER_PRIORITY = "fifo"
 #: The router's real-time priority under ``"fifo"`` (that of the user-mode guest's ``chrt -f``).
 ROUTER_FIFO = 50
+#: The hosts' programs' real-time priority where the router is in the real-time class: below the
+#: router's, ahead of every ordinary process. A sending program that the kernel takes off its CPU
+#: while it writes holds its socket, and the ACKs that arrive meanwhile wait in the socket's
+#: backlog until it runs again: on a machine whose CPUs other work keeps busy, the kernel's round
+#: trips then read long by however long that was (docs/testbed.md, "Set-up and tear-down").
+HOST_FIFO = 40

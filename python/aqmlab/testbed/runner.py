@@ -57,7 +57,7 @@ from aqmlab.testbed.netns import (
     kernel_ccs,
     work_dir_prefix,
 )
-from aqmlab.testbed.priority import ROUTER_FIFO, ROUTER_NICE, ROUTER_PRIORITIES
+from aqmlab.testbed.priority import HOST_FIFO, ROUTER_FIFO, ROUTER_NICE, ROUTER_PRIORITIES
 
 __all__ = ["find_router", "plan", "run_testbed", "unsupported"]
 
@@ -441,6 +441,13 @@ def _router_child_fifo() -> None:
     os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(ROUTER_FIFO))
 
 
+def _host_child_fifo() -> None:
+    """In a host program's child before exec: die with the parent, and run in the real-time
+    class below the router (:data:`HOST_FIFO`), where the router is in it."""
+    _die_with_parent()
+    os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(HOST_FIFO))
+
+
 def _router_preexec(priority: str, cpu: int | None) -> Callable[[], None]:
     """The router's child set-up: its class (``priority``), and with ``cpu`` that CPU alone."""
     base = _router_child_fifo if priority == "fifo" else _router_child
@@ -679,26 +686,34 @@ def run_testbed(
                         f"--router-priority {router_priority}: the router could not be "
                         f"scheduled so ({e})"
                     ) from None
-                for side in ("l", "r"):
-                    procs.append(
-                        subprocess.Popen(
-                            [
-                                "ip",
-                                "netns",
-                                "exec",
-                                db.ns(side),
-                                sys.executable,
-                                # The file itself: it needs the standard
-                                # library only, so it starts fast.
-                                str(Path(__file__).with_name("host.py")),
-                                str(tmp / f"host-{side}.json"),
-                            ],
-                            stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE,
-                            preexec_fn=_die_with_parent,
+                # The hosts' programs follow the router into the real-time class, below it.
+                host_preexec = _host_child_fifo if router_priority == "fifo" else _die_with_parent
+                try:
+                    for side in ("l", "r"):
+                        procs.append(
+                            subprocess.Popen(
+                                [
+                                    "ip",
+                                    "netns",
+                                    "exec",
+                                    db.ns(side),
+                                    sys.executable,
+                                    # The file itself: it needs the standard
+                                    # library only, so it starts fast.
+                                    str(Path(__file__).with_name("host.py")),
+                                    str(tmp / f"host-{side}.json"),
+                                ],
+                                stdin=subprocess.PIPE,
+                                stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE,
+                                preexec_fn=host_preexec,
+                            )
                         )
-                    )
+                except subprocess.SubprocessError as e:
+                    raise TestbedError(
+                        f"--router-priority {router_priority}: the hosts' programs could not be "
+                        f"scheduled in the real-time class below the router ({e})"
+                    ) from None
                 # Every process says "ready" (TUN devices attached, sockets
                 # listening); then all get the same start instant.
                 for p, what in zip(procs, ("router", "left host", "right host"), strict=True):
@@ -731,6 +746,8 @@ def run_testbed(
                 rout["steal_s"] = round(steal_s() - steal0, 3)
                 hl = json.loads(hosts["l"].read_text())
                 hr = json.loads(hosts["r"].read_text())
+                fifo = bool(hl.get("fifo")) and bool(hr.get("fifo"))
+                rout["host_priority"] = "fifo" if fifo else "ordinary"
             finally:
                 for p in procs if awake is None else [*procs, awake]:
                     if p.poll() is None:
@@ -775,6 +792,7 @@ def _manifest_extra(derived: Mapping[str, Any], rout: Mapping[str, Any], cc: str
             "router": dict(derived),
             "router_late_p99_s": rout["late_p99_s"],
             "router_priority": rout.get("priority", "nice"),
+            "host_priority": rout.get("host_priority", "ordinary"),
             "cpus": rout.get("cpus", "shared"),
         },
     }
@@ -1106,6 +1124,7 @@ def _result(
             "probe_rtt_idle_count": len(idle),
             "probe_rtt_mean_s": float(np.mean(meas)) if meas else None,
             "router_priority": rout.get("priority", "nice"),
+            "host_priority": rout.get("host_priority", "ordinary"),
             "cpus": rout.get("cpus", "shared"),
             "steal_s": rout.get("steal_s", 0.0),
             "router_late_mean_s": rout["late_mean_s"],
