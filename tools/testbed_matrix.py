@@ -316,8 +316,9 @@ def add_scheduling(ap: argparse.ArgumentParser) -> None:
         "--router-priority",
         choices=ROUTER_PRIORITIES,
         default=None,
-        help="the testbed's router in the real-time class (the default with shared CPUs) or at "
-        "nice -10 (the only choice with --cpus pinned)",
+        help="the testbed's router in the real-time class, the hosts' programs in it below the "
+        "router (the default with shared CPUs), or the router at nice -10 and the hosts' programs "
+        "in the ordinary class (the only choice with --cpus pinned)",
     )
     ap.add_argument(
         "--cpus",

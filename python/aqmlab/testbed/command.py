@@ -34,9 +34,10 @@ def add_parser(sub: Any, setarg: dict[str, Any]) -> None:
         default=None,
         choices=ROUTER_PRIORITIES,
         help="how the router is scheduled: fifo, the real-time class (the default with shared "
-        "CPUs), which keeps it on the link's time when the hosts' programs are busy, or nice "
-        "-10, for a machine that refuses the real-time class and the only choice with --cpus "
-        "pinned (see docs/testbed.md)",
+        "CPUs), which keeps it on the link's time when the machine is busy, the hosts' programs "
+        "in it below the router, or nice -10, the hosts' programs in the ordinary class, for a "
+        "machine that refuses the real-time class and the only choice with --cpus pinned (see "
+        "docs/testbed.md)",
     )
     t.add_argument(
         "--cpus",
