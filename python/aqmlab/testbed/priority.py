@@ -1,4 +1,5 @@
-"""How the testbed's router is scheduled (``aqmlab testbed --router-priority``).
+"""How the testbed's router and its hosts' programs are scheduled (``aqmlab testbed
+--router-priority``).
 
 Kept apart from the runner so that the command line can name the choices without importing it.
 """

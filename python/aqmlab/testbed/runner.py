@@ -443,7 +443,7 @@ def _router_child_fifo() -> None:
 
 def _host_child_fifo() -> None:
     """In a host program's child before exec: die with the parent, and run in the real-time
-    class below the router (:data:`HOST_FIFO`), where the router is in it."""
+    class below the router (:data:`HOST_FIFO`)."""
     _die_with_parent()
     os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(HOST_FIFO))
 
