@@ -178,3 +178,20 @@ def test_a_page_column_takes_the_report_column_most_rows_take(
     assert "'1.10' in '| RED | 1.10 | 7.30 |' was not the old report's '1.30'" in (
         capsys.readouterr().out
     )
+
+
+def test_one_report_as_old_and_new_checks_the_page(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A page taken from the report: no row changed, every figure found; one figure left
+    behind: its row told, and the figure the report has there."""
+    taken = PAGE_TWO.replace("0.70 | 9.10", "0.75 | 9.15").replace("0.90 | 9.20", "0.95 | 9.25")
+    taken = taken.replace("1.10 | 7.30", "1.35 | 7.35")
+    assert _retake(tmp_path, taken, old=NEW_TWO, new=NEW_TWO) == (0, taken)
+    out = capsys.readouterr().out
+    assert "0 rows changed" in out and "not found" not in out
+    behind = taken.replace("1.35 | 7.35", "1.10 | 7.35")
+    assert _retake(tmp_path / "b", behind, old=NEW_TWO, new=NEW_TWO) == (0, behind)
+    out = capsys.readouterr().out
+    assert "1 rows changed" in out
+    assert "'1.10' in '| RED | 1.10 | 7.35 |' was not the old report's '1.35'" in out
