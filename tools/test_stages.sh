@@ -15,8 +15,9 @@
 #   python+ns2   pytest, every test but the cross-checks, beside the ns-2.35 cross-check (its
 #                longest test after the others), both at a lower CPU priority (nice 10); beside
 #                them the runs that wait on the clock rather than the CPU: the testbed's
-#                real-time runs (its router at nice -10), Linux's queue discs in a user-mode
-#                Linux guest, and the wheel installed in a fresh venv
+#                real-time runs (its router, and below it the hosts' programs, in the real-time
+#                class unless a test names nice -10), Linux's queue discs in a user-mode Linux
+#                guest, and the wheel installed in a fresh venv
 #   crosscheck   pytest -m crosscheck, the rest: ns-3.44, every preset in quick form
 set -uo pipefail
 cd "$(dirname "$0")/.."
