@@ -782,6 +782,16 @@ def run_testbed(
     return result
 
 
+def _scheduling(rout: Mapping[str, Any]) -> dict[str, str]:
+    """How the run's processes were scheduled, as the summary and the manifest say it: the
+    router's class, the hosts' programs' class, and where the processes ran."""
+    return {
+        "router_priority": rout["priority"],
+        "host_priority": rout["host_priority"],
+        "cpus": rout["cpus"],
+    }
+
+
 def _manifest_extra(derived: Mapping[str, Any], rout: Mapping[str, Any], cc: str) -> dict[str, Any]:
     return {
         "mode": "testbed",
@@ -791,9 +801,7 @@ def _manifest_extra(derived: Mapping[str, Any], rout: Mapping[str, Any], cc: str
             "host": platform.node(),
             "router": dict(derived),
             "router_late_p99_s": rout["late_p99_s"],
-            "router_priority": rout.get("priority", "nice"),
-            "host_priority": rout.get("host_priority", "ordinary"),
-            "cpus": rout.get("cpus", "shared"),
+            **_scheduling(rout),
         },
     }
 
@@ -1123,9 +1131,7 @@ def _result(
             "probe_rtt_idle_min_s": float(np.min(idle)) if idle else None,
             "probe_rtt_idle_count": len(idle),
             "probe_rtt_mean_s": float(np.mean(meas)) if meas else None,
-            "router_priority": rout.get("priority", "nice"),
-            "host_priority": rout.get("host_priority", "ordinary"),
-            "cpus": rout.get("cpus", "shared"),
+            **_scheduling(rout),
             "steal_s": rout.get("steal_s", 0.0),
             "router_late_mean_s": rout["late_mean_s"],
             "router_late_p50_s": rout["late_p50_s"],
