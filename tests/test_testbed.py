@@ -316,6 +316,67 @@ def test_tcp_info_of_a_socket() -> None:
     assert i["pacing_rate_Bps"] > 0 and i["delivery_rate_Bps"] > 0, i
 
 
+def test_the_kernel_keeps_a_window_the_application_leaves_unused() -> None:
+    """Why the linux profile has no decay of a window the application leaves unused (Linux's
+    `tcp_cwnd_application_limited`, docs/tcp.md "The window's use"): the kernel decays it only
+    when `snd_cwnd_stamp` is an RTO old as it sends, and every ACK that acknowledges data
+    outside a window reduction renews the stamp (`tcp_cong_avoid`). A loopback CUBIC
+    connection (1448-byte segments) whose window 0.3 s of bulk sending grew, then one write of
+    1000 bytes every 5 ms for 1.5 s (seven RTOs, one segment out at a time): the window stays
+    as it was at every write. Then a write after 0.3 s with nothing in flight (more than the
+    RTO of about 0.2 s): the restart after idle, which the profile models, halves it."""
+    import socket
+    import threading
+
+    ls = socket.socket()
+    ls.bind(("127.0.0.1", 0))
+    ls.listen(1)
+    c = socket.socket()
+    c.setsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, b"cubic")
+    c.setsockopt(socket.IPPROTO_TCP, socket.TCP_MAXSEG, 1448)
+    c.connect(ls.getsockname())
+    a, _ = ls.accept()
+
+    def drain() -> None:
+        while a.recv(1 << 20):
+            pass
+
+    reader = threading.Thread(target=drain, daemon=True)
+    reader.start()
+    try:
+        t0 = time.monotonic()
+        while time.monotonic() - t0 < 0.3:
+            c.sendall(bytes(1 << 16))
+        time.sleep(0.02)
+        before = tcp_info(c)
+        windows = []
+        sent_at = [time.monotonic()]
+        due = sent_at[0]
+        while sent_at[-1] - sent_at[0] < 1.5:
+            c.sendall(bytes(1000))
+            due += 0.005
+            time.sleep(max(0.0, due - time.monotonic()))
+            windows.append(tcp_info(c)["cwnd"])
+            sent_at.append(time.monotonic())
+        after = tcp_info(c)
+        time.sleep(0.3)
+        c.sendall(bytes(1000))
+        time.sleep(0.02)
+        restarted = tcp_info(c)
+    finally:
+        c.close()
+        reader.join(timeout=5)
+        a.close()
+        ls.close()
+    assert before["cwnd"] >= 40 and before["ca_state"] == 0, before
+    assert after["rto_s"] < 0.3 and after["ca_state"] == 0, after
+    # A write held back for an RTO by a busy machine would meet the restart after idle.
+    gap = max(later - sooner for sooner, later in itertools.pairwise(sent_at))
+    assert gap < 0.1, f"the machine held a write back {gap:.3f} s"
+    assert min(windows) == max(windows) == before["cwnd"], (before, min(windows), max(windows))
+    assert restarted["cwnd"] == before["cwnd"] // 2, (before, restarted)
+
+
 def _connect_after_lost_syns(wait_s: float) -> tuple[float, dict[str, float]]:
     """A loopback connection whose SYNs the listener drops for ``wait_s`` seconds (its accept
     queue is full until it accepts the connection that filled it): the time the connection

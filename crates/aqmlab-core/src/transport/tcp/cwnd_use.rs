@@ -42,7 +42,10 @@
 //! takes it in `tcp_write_xmit`; retransmissions alone do not take it
 //! (Linux sends them in `tcp_xmit_retransmit_queue`, which does not).
 //! Linux's reduction of a window left unused for an RTO
-//! (`tcp_cwnd_application_limited`, RFC 2861's decay) is not modelled.
+//! (`tcp_cwnd_application_limited`, RFC 2861's decay) is not modelled: it
+//! needs `snd_cwnd_stamp` an RTO old, and every ACK that acknowledges data
+//! outside a window reduction renews it (`tcp_cong_avoid`), as do the
+//! restart after idle and a timeout (docs/tcp.md, "The window's use").
 
 use super::sack_recovery::Lr;
 use super::TcpFlow;
