@@ -25,7 +25,7 @@ the writer's to take again), and each figure the page had left behind. A page ro
 several reports' rows of one name at once (a table per rate, each with the same labels) can still
 be mapped to the wrong one: check the result. Without ``--write`` nothing is written.
 
-With one report as both OLD and NEW (``'rfc7928-8`=R/rfc7928-8:R/rfc7928-8'``) the tool checks a
+With one report as both OLD and NEW (``'rfc7928-8=R/rfc7928-8:R/rfc7928-8'``) the tool checks a
 page against it: a row it would change holds a figure that is not that report's in the column
 the page column's other rows take (printed as "was not the old report's ... in its column"),
 and a figure it does not find, or a row of no report row, it has not checked.
