@@ -82,18 +82,14 @@ def test_one_seed_gives_the_runs_verdict(tmp_path: Path) -> None:
     [
         ("not json", "s2.json: not a testbed_matrix.py --json"),
         ('[{"cc": "bbr"}]', "s2.json: not a testbed_matrix.py --json"),
-        (None, "s2.json: its cells are not the first file's"),
     ],
 )
 def test_bad_files_are_named(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], second: str | None, message: str
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], second: str, message: str
 ) -> None:
     a = _write(tmp_path, "s1.json", [_cell("pie", (1, 1, 1), (1, 1, 1))])
     b = tmp_path / "s2.json"
-    if second is None:
-        b.write_text(json.dumps([_cell("droptail", (1, 1, 1), (1, 1, 1))]))
-    else:
-        b.write_text(second)
+    b.write_text(second)
     assert tm.main([str(a), str(b)]) == 2
     err = capsys.readouterr().err
     assert err.startswith("error: FILE ") and message in err
@@ -105,7 +101,35 @@ def test_a_seed_run_twice_is_refused(tmp_path: Path, capsys: pytest.CaptureFixtu
     b = _write(tmp_path, "b.json", [{**_cell("pie", (1, 1, 1), (1, 1, 1)), "seed": 3}])
     assert tm.main([str(a), str(b)]) == 2
     err = capsys.readouterr().err
-    assert "b.json: seed 3's runs, as in" in err and "a.json" in err
+    assert "b.json: seed 3's run of cell ('bbr', 'pie', 5, 10.0, False, 'testbed'), as in" in err
+    assert "a.json" in err
+
+
+def test_more_seeds_of_some_cells(tmp_path: Path) -> None:
+    # A grid's two seeds hold PIE and DropTail; a third file holds PIE alone, with the seed of
+    # neither: PIE's mean is over three runs, DropTail's over two, in the order first seen.
+    a = _write(
+        tmp_path,
+        "s1.json",
+        [
+            {**_cell("pie", (1, 10.0, 1), (1, 10.0, 1)), "seed": 1},
+            {**_cell("droptail", (1, 50.0, 1), (1, 50.0, 1)), "seed": 1},
+        ],
+    )
+    b = _write(
+        tmp_path,
+        "s2.json",
+        [
+            {**_cell("droptail", (1, 52.0, 1), (1, 50.0, 1)), "seed": 2},
+            {**_cell("pie", (1, 12.0, 1), (1, 10.0, 1)), "seed": 2},
+        ],
+    )
+    c = _write(tmp_path, "pie-s3.json", [{**_cell("pie", (1, 14.0, 1), (1, 10.0, 1)), "seed": 3}])
+    cells = tm.load([a, b, c])
+    assert [k[1] for k in cells] == ["pie", "droptail"]
+    pie, droptail = (tm.summarise(r) for r in cells.values())
+    assert pie["n"] == 3 and pie["queue"]["sim"] == 12.0
+    assert droptail["n"] == 2 and droptail["queue"]["sim"] == 51.0
 
 
 def test_a_file_named_twice_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

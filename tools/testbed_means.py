@@ -19,9 +19,11 @@ Usage::
     tools/testbed_matrix.py --cc bbr --seed 1 --json s1.json   # as root, once per seed
     tools/testbed_means.py s1.json s2.json s3.json [--csv FILE]
 
-A cell is its grid point (variant, scheme, flows, rate), its ECN and its reference; every file
-must hold the same cells, and no two files the same seed's runs (a file's cells name their seed;
-an earlier file without it is told apart by its name only).
+A cell is its grid point (variant, scheme, flows, rate), its ECN and its reference. A cell's
+runs are those of the files that hold it: a grid's files hold every cell, and more seeds of a few
+cells may come in files of their own (``--cc bbr --aqm fq-codel --flows 5 --seed 6``); ``n``
+gives each cell's number of runs. No two files may hold the same seed's run of a cell (a file's
+cells name their seed; an earlier file without it is told apart by its name only).
 """
 
 from __future__ import annotations
@@ -47,11 +49,10 @@ COUNTS = ("drops", "timeouts")
 
 
 def load(paths: list[Path]) -> dict[Key, list[dict[str, Any]]]:
-    """Each cell's runs, one per file, in the files' order. Raises ValueError naming the file
-    and what is wrong with it."""
+    """Each cell's runs, one from each file that holds it, in the files' order (the cells in the
+    order they first appear). Raises ValueError naming the file and what is wrong with it."""
     runs: dict[Key, list[dict[str, Any]]] = {}
-    order: list[Key] | None = None
-    seeds: dict[int, Path] = {}
+    seeds: dict[tuple[Key, int], Path] = {}
     for p in paths:
         try:
             cells = json.loads(p.read_text())
@@ -64,18 +65,16 @@ def load(paths: list[Path]) -> dict[Key, list[dict[str, Any]]]:
             raise ValueError(f"{p}: not a testbed_matrix.py --json ({e})") from e
         if len(set(keys)) != len(keys):
             raise ValueError(f"{p}: a cell appears twice")
-        for seed in {c["seed"] for c in cells if "seed" in c}:
-            if seed in seeds:
-                raise ValueError(f"{p}: seed {seed}'s runs, as in {seeds[seed]}")
-            seeds[int(seed)] = p
-        if order is None:
-            order = keys
-        elif set(keys) != set(order):
-            extra = sorted(set(keys) ^ set(order))[0]
-            raise ValueError(f"{p}: its cells are not the first file's (cell {extra})")
-        for c in cells:
-            runs.setdefault(cell_key(c), []).append(c)
-    return {k: runs[k] for k in order or []}
+        for key, c in zip(keys, cells, strict=True):
+            if "seed" in c:
+                seed = (key, int(c["seed"]))
+                if seed in seeds:
+                    raise ValueError(
+                        f"{p}: seed {seed[1]}'s run of cell {key}, as in {seeds[seed]}"
+                    )
+                seeds[seed] = p
+            runs.setdefault(key, []).append(c)
+    return runs
 
 
 def summarise(runs: list[dict[str, Any]]) -> dict[str, Any]:
