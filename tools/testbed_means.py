@@ -67,12 +67,12 @@ def load(paths: list[Path]) -> dict[Key, list[dict[str, Any]]]:
             raise ValueError(f"{p}: a cell appears twice")
         for key, c in zip(keys, cells, strict=True):
             if "seed" in c:
-                seed = (key, int(c["seed"]))
-                if seed in seeds:
+                seed = int(c["seed"])
+                if (key, seed) in seeds:
                     raise ValueError(
-                        f"{p}: seed {seed[1]}'s run of cell {key}, as in {seeds[seed]}"
+                        f"{p}: seed {seed}'s run of cell {key}, as in {seeds[key, seed]}"
                     )
-                seeds[seed] = p
+                seeds[key, seed] = p
             runs.setdefault(key, []).append(c)
     return runs
 
