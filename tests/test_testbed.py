@@ -144,25 +144,43 @@ def test_unsupported_keys_are_named() -> None:
     ], errs
 
 
-def test_hosts_take_the_timestamps_and_frto_the_scenario_writes() -> None:
-    """``tcp.timestamps`` and ``tcp.frto`` written in the scenario set both hosts' sysctls;
-    unwritten, the kernel keeps its defaults, whatever the simulator's."""
+def test_hosts_take_the_timestamps_frto_and_sack_compression_the_scenario_writes() -> None:
+    """``tcp.timestamps``, ``tcp.frto`` and ``tcp.sack_compression`` written in the scenario set
+    both hosts' sysctls; unwritten, the kernel keeps its defaults, whatever the simulator's."""
     from aqmlab.testbed.runner import host_sysctls
 
     doc = _doc(DUMBBELL)
     assert host_sysctls(doc, scenario.validate(doc)) == {}
     doc["tcp"]["timestamps"] = False
     doc["tcp"]["frto"] = False
+    doc["tcp"]["sack_compression"] = False
     assert unsupported(doc) == []
     assert host_sysctls(doc, scenario.validate(doc)) == {
         "net.ipv4.tcp_timestamps": "0",
         "net.ipv4.tcp_frto": "0",
+        "net.ipv4.tcp_comp_sack_nr": "0",
     }
-    doc["tcp"].update(timestamps=True, frto=True, sack=True)
+    doc["tcp"].update(timestamps=True, frto=True, sack=True, sack_compression=True)
     assert host_sysctls(doc, scenario.validate(doc)) == {
         "net.ipv4.tcp_timestamps": "1",
         "net.ipv4.tcp_frto": "2",
+        "net.ipv4.tcp_comp_sack_nr": "44",
     }
+
+
+def test_grid_sets_both_sides_but_not_over_earlier_kernel_runs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``tools/testbed_matrix.py --set`` changes both sides' scenario, so it cannot go with
+    ``--testbed-from``, whose kernel runs were taken without it: one ``error:`` line naming the
+    flag, exit 2, before any run."""
+    earlier = tmp_path / "earlier.json"
+    earlier.write_text("[]")
+    argv = ["--cc", "bbr", "--aqm", "droptail", "--flows", "5", "--rate", "10"]
+    rc = grid.main([*argv, "--testbed-from", str(earlier), "--set", "tcp.sack_compression=false"])
+    err = capsys.readouterr().err
+    assert rc == 2
+    assert err.startswith("error: --set tcp.sack_compression=false: not with --testbed-from"), err
 
 
 def test_plan_draws_starts_and_follows_the_schedule() -> None:

@@ -14,14 +14,16 @@ Usage::
 
     tools/testbed_matrix.py [--cc reno cubic bbr] [--aqm droptail pie fq-codel]
         [--flows 5 20] [--rate 10 50] [--seed 1] [--json FILE] [--keep DIR]
-        [--testbed-from FILE] [--sim-set KEY=VALUE ...] [--flow-series]
+        [--testbed-from FILE] [--sim-set KEY=VALUE ...] [--set KEY=VALUE ...] [--flow-series]
         [--reference testbed|linux-qdisc] [--ecn] [--router-priority nice|fifo]
 
 Both sides run the same scenario: the testbed starts each flow when the simulator does (the
 router's ``--check`` gives the simulator's start draws). ``--testbed-from`` takes each cell's
 testbed figures from an earlier run's ``--json`` and runs only the simulator (no root needed):
 the kernel's side does not change when the simulator's TCP does. ``--sim-set`` changes the
-simulator's scenario only (``aqmlab run --set`` syntax, e.g. ``tcp.moderate_rcvbuf=true``).
+simulator's scenario only (``aqmlab run --set`` syntax, e.g. ``tcp.moderate_rcvbuf=true``);
+``--set`` changes both sides' (a key the testbed honours: ``tcp.sack_compression=false`` is the
+kernel's ``net.ipv4.tcp_comp_sack_nr = 0`` and the simulator's key), not with ``--testbed-from``.
 ``--flow-series`` traces every flow on both sides (``metrics.flow_series``; the testbed's from the
 kernel's ``TCP_INFO`` every 10 ms) and prints each side's window growth in congestion avoidance,
 segments per round trip (:func:`ca_growth`), over all its samples and over those in a state that
@@ -203,6 +205,7 @@ def run_cell(
     ecn: bool = False,
     router_priority: str | None = None,
     cpus: str = CPUS,
+    both_set: list[str] | None = None,
 ) -> dict[str, Any]:
     import aqmlab
     from aqmlab import scenario as sc
@@ -221,6 +224,8 @@ def run_cell(
     if reference == "linux-qdisc" and aqm in ("codel", "fq-codel"):
         # Linux's CoDel steps 1/sqrt(count) by Newton's method; so does the simulator's here.
         doc["aqm"]["control_law"] = "linux"
+    if both_set:
+        sc.apply_overrides(doc, both_set)
     start_s = (sc._ns(doc["metrics"]["start"]) or 0) * 1e-9
     if series:
         doc["metrics"]["flow_series"] = list(range(flows))
@@ -244,8 +249,10 @@ def run_cell(
     # veth speed is not measured: there the scenario's access links (100 Mbit/s).
     sim_doc = simulator_counterpart(doc) if reference == "testbed" else json.loads(json.dumps(doc))
     sim_doc["tcp"] = sim_tcp(cc, reference, ecn)
-    if sim_set:
-        sc.apply_overrides(sim_doc, sim_set)
+    # The simulator's TCP is the profile's: the keys set on both sides go on it again.
+    sets = [kv for kv in both_set or [] if kv.startswith("tcp.")] + list(sim_set or [])
+    if sets:
+        sc.apply_overrides(sim_doc, sets)
     sim_run = aqmlab.run(sim_doc)
     sim = figures(sim_run.summary)
     b = sim_run.summary["bottleneck"]
@@ -356,6 +363,15 @@ def main(argv: list[str] | None = None) -> int:
     )
     add_sim_set(ap)
     ap.add_argument(
+        "--set",
+        dest="both_set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="change both sides' scenario (repeatable; aqmlab run --set syntax; a key the testbed "
+        "honours, e.g. tcp.sack_compression=false); not with --testbed-from",
+    )
+    ap.add_argument(
         "--flow-series",
         action="store_true",
         help="trace every flow on both sides and print the window's growth in congestion "
@@ -376,6 +392,13 @@ def main(argv: list[str] | None = None) -> int:
     from aqmlab.testbed import TestbedError
 
     earlier = None
+    if args.testbed_from and args.both_set:
+        print(
+            f"error: --set {args.both_set[0]}: not with --testbed-from (its kernel runs were taken "
+            "without it; --sim-set changes the simulator's side)",
+            file=sys.stderr,
+        )
+        return 2
     if args.testbed_from:
         try:
             earlier = {cell_key(c): c["testbed"] for c in json.loads(args.testbed_from.read_text())}
@@ -420,6 +443,7 @@ def main(argv: list[str] | None = None) -> int:
                     args.ecn,
                     args.router_priority,
                     args.cpus,
+                    args.both_set,
                 )
             except (TestbedError, ScenarioError) as e:
                 print(f"error: {e}", file=sys.stderr)

@@ -63,7 +63,7 @@ __all__ = ["find_router", "plan", "run_testbed", "unsupported"]
 
 #: `[tcp]` keys the kernel's TCP honours in the testbed (the others have no
 #: meaning on real hosts and are refused when written).
-TCP_KEYS = {"variant", "packet_size", "ecn", "rwnd", "timestamps", "frto"}
+TCP_KEYS = {"variant", "packet_size", "ecn", "rwnd", "timestamps", "frto", "sack_compression"}
 BULK_KEYS = {"kind", "flows", "direction", "start", "ecn", "handshake"}
 WEB_KEYS = {
     "kind", "sessions", "offered_load", "direction", "start", "http", "think", "think_shape",
@@ -122,8 +122,9 @@ def _ns(v: Any) -> int:
 def host_sysctls(doc: Mapping[str, Any], resolved: Mapping[str, Any]) -> dict[str, str]:
     """The hosts' TCP settings the scenario writes (as resolved): ``tcp.timestamps`` as
     ``net.ipv4.tcp_timestamps`` (1 or 0), ``tcp.frto`` as ``net.ipv4.tcp_frto`` (2, the
-    SACK-enhanced F-RTO, or 0). A key not written leaves the kernel's default (1 and 2), whatever
-    the simulator's default."""
+    SACK-enhanced F-RTO, or 0), ``tcp.sack_compression`` as ``net.ipv4.tcp_comp_sack_nr`` (44 or
+    0). A key not written leaves the kernel's default (1, 2 and 44), whatever the simulator's
+    default."""
     tcp = doc.get("tcp", {})
     if not isinstance(tcp, Mapping):
         return {}
@@ -132,6 +133,8 @@ def host_sysctls(doc: Mapping[str, Any], resolved: Mapping[str, Any]) -> dict[st
         out["net.ipv4.tcp_timestamps"] = "1" if resolved["tcp"].get("timestamps") else "0"
     if "frto" in tcp:
         out["net.ipv4.tcp_frto"] = "2" if resolved["tcp"].get("frto") else "0"
+    if "sack_compression" in tcp:
+        out["net.ipv4.tcp_comp_sack_nr"] = "44" if resolved["tcp"].get("sack_compression") else "0"
     return out
 
 

@@ -447,6 +447,7 @@ impl TcpSpec {
         let undo_given = t.has("undo");
         let frto_given = t.has("frto");
         let dsack_given = t.has("dsack");
+        let sack_compression_given = t.has("sack_compression");
         let tso_defer_given = t.has("tso_defer");
         let cwnd_validation_given = t.has("cwnd_validation");
         let rcvbuf_given = t.has("moderate_rcvbuf");
@@ -637,6 +638,7 @@ impl TcpSpec {
         s.set_undo(t.bool("undo", d.undo())?);
         s.set_frto(t.bool("frto", d.frto())?);
         s.set_dsack(t.bool("dsack", d.dsack())?);
+        s.set_sack_compression(t.bool("sack_compression", d.sack_compression())?);
         s.set_ecn_backoff(t.bool("ecn_backoff", d.ecn_backoff())?);
         s.set_dupack_halving(t.bool("dupack_halving", d.dupack_halving())?);
         s.set_txrehash(t.bool("txrehash", d.txrehash())?);
@@ -879,6 +881,11 @@ impl TcpSpec {
         if s.dsack() && !dsack_given && !s.sack {
             s.set_dsack(false);
         }
+        // The linux profile's SACK compression, which a flow without SACK
+        // turns off.
+        if s.sack_compression() && !sack_compression_given && !s.sack {
+            s.set_sack_compression(false);
+        }
         // The linux profile's TSO deferral, which a flow without SACK
         // turns off.
         if s.tso_defer() && !tso_defer_given && !s.sack {
@@ -908,6 +915,16 @@ impl TcpSpec {
                 format!(
                     "true is not allowed without SACK: a D-SACK is a SACK block (RFC 2883); \
                      set tcp.sack = true{or_linux}"
+                ),
+            ));
+        }
+        if s.sack_compression() && !s.sack {
+            return Err(SpecError::new(
+                join(path, "sack_compression"),
+                format!(
+                    "true is not allowed without SACK: the ACKs it holds are a SACK \
+                     receiver's (Linux compresses none without SACK); set tcp.sack = \
+                     true{or_linux}"
                 ),
             ));
         }
@@ -1276,6 +1293,30 @@ mod tests {
         assert!(!parse(&doc(no_sack, "")).unwrap().tcp.dsack());
         let e = refused("dsack = true");
         assert_eq!(e.path, "tcp.dsack");
+        assert!(e.msg.contains("tcp.sack = true"), "{}", e.msg);
+    }
+
+    /// `sack_compression` is off by default and on in the linux profile
+    /// (off there without SACK), listed only when on; written true without
+    /// SACK it is refused naming the key.
+    #[test]
+    fn sack_compression_needs_sack() {
+        let sc = accepted("");
+        assert!(!sc.tcp.sack_compression());
+        assert!(!listed(&sc).contains("sack_compression"));
+        let sc = accepted("profile = \"linux\"");
+        assert!(sc.tcp.sack_compression());
+        assert!(listed(&sc).contains("\"sack_compression\":true"));
+        assert!(accepted("sack = true\nsack_compression = true")
+            .tcp
+            .sack_compression());
+        assert!(!accepted("profile = \"linux\"\nsack_compression = false")
+            .tcp
+            .sack_compression());
+        let no_sack = "profile = \"linux\"\nsack = false\nrack = false\nrtt_estimator = \"timed\"";
+        assert!(!parse(&doc(no_sack, "")).unwrap().tcp.sack_compression());
+        let e = refused("sack_compression = true");
+        assert_eq!(e.path, "tcp.sack_compression");
         assert!(e.msg.contains("tcp.sack = true"), "{}", e.msg);
     }
 

@@ -110,7 +110,9 @@ impl TcpProfile {
                 // `tcp_measure_rcv_mss`); a packet below its goal held for
                 // the next ACK (`tcp_tso_should_defer`). D-SACK
                 // (`net.ipv4.tcp_dsack = 1`). The window grown only while
-                // it limits the sender (`tcp_is_cwnd_limited`).
+                // it limits the sender (`tcp_is_cwnd_limited`). The
+                // receiver's ACKs for data out of order compressed
+                // (`net.ipv4.tcp_comp_sack_nr = 44`).
                 switches: TcpSwitches(
                     TcpSwitches::TIMESTAMPS
                         | TcpSwitches::HYSTART
@@ -131,7 +133,8 @@ impl TcpProfile {
                         | TcpSwitches::PSH
                         | TcpSwitches::TSO_DEFER
                         | TcpSwitches::DSACK
-                        | TcpSwitches::CWND_VALIDATION,
+                        | TcpSwitches::CWND_VALIDATION
+                        | TcpSwitches::SACK_COMPRESSION,
                 ),
                 ..d
             },

@@ -37,6 +37,7 @@ impl TcpSwitches {
     pub(super) const DSACK: u32 = 1 << 24;
     pub(super) const CWND_VALIDATION: u32 = 1 << 25;
     pub(super) const CWND_VALIDATION_2020: u32 = 1 << 26;
+    pub(super) const SACK_COMPRESSION: u32 = 1 << 27;
 
     /// The switches the resolved scenario lists on or off.
     const ALWAYS_LISTED: u32 =
@@ -44,7 +45,7 @@ impl TcpSwitches {
 
     /// The switches the resolved scenario lists when on, in its order:
     /// the bit, the key and the choice it is listed with (`true` if none).
-    const LISTED: [(u32, &'static str, Option<&'static str>); 24] = [
+    const LISTED: [(u32, &'static str, Option<&'static str>); 25] = [
         (TcpSwitches::TIMESTAMPS, "timestamps", None),
         (TcpSwitches::HYSTART, "hystart", None),
         (
@@ -85,6 +86,7 @@ impl TcpSwitches {
             "cwnd_validation",
             Some("linux-2020"),
         ),
+        (TcpSwitches::SACK_COMPRESSION, "sack_compression", None),
     ];
 
     pub(super) fn set(&mut self, bit: u32, on: bool) {
@@ -360,6 +362,23 @@ impl TcpSpec {
 
     pub fn set_dsack(&mut self, on: bool) {
         self.switches.set(TcpSwitches::DSACK, on);
+    }
+
+    /// Linux's SACK compression at the receiver (`tcp.sack_compression`,
+    /// `transport/tcp/sack_compress.rs`): while it holds data out of
+    /// order, a receiver sends the first three ACKs for one cumulative ACK
+    /// at once and holds the later ones up to min(1 ms, RTT / 20), at most
+    /// 44 in a row (`__tcp_ack_snd_check`, `net.ipv4.tcp_comp_sack_*`).
+    /// Acts on SACK flows (an explicit `true` without SACK is refused). On
+    /// in the linux profile; off (the default): each such segment's ACK
+    /// goes at once.
+    #[inline]
+    pub fn sack_compression(&self) -> bool {
+        self.switches.0 & TcpSwitches::SACK_COMPRESSION != 0
+    }
+
+    pub fn set_sack_compression(&mut self, on: bool) {
+        self.switches.set(TcpSwitches::SACK_COMPRESSION, on);
     }
 
     /// Linux's PSH (`tcp.psh`, `transport/tcp/push.rs`): a sender that does

@@ -64,6 +64,11 @@ pub(super) struct Ato {
 }
 
 impl Ato {
+    /// The receiver's RTT (see the module's head), if known.
+    pub fn rtt(&self) -> Option<SimTime> {
+        (self.rtt != SimTime::ZERO).then_some(self.rtt)
+    }
+
     /// The receiver's RTO from its one RTT sample, as RFC 6298's first
     /// (RTTVAR = RTT / 2) with Linux's 200 ms floor on the variance term;
     /// 1 s before it (`TCP_TIMEOUT_INIT`).

@@ -117,6 +117,7 @@ mod reorder;
 mod rto;
 mod rtt_linux;
 mod sack;
+mod sack_compress;
 mod sack_recovery;
 mod sack_timers;
 mod scoreboard;

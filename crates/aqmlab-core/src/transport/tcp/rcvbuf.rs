@@ -214,6 +214,11 @@ impl RcvBuf {
         self.win_from_space(self.rcvbuf.saturating_sub(held * self.truesize))
     }
 
+    /// The receiver's RTT estimate (`rcv_rtt_est`), zero before a sample.
+    pub fn rcv_rtt(&self) -> SimTime {
+        self.rcv_rtt
+    }
+
     /// The right edge offered so far (before any data: the SYN/ACK's).
     pub fn edge(&self) -> u64 {
         self.edge

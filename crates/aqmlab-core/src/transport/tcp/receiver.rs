@@ -1,6 +1,7 @@
 //! The data receiver: in-order delivery with out-of-order segments kept,
 //! cumulative ACKs (immediate for out-of-order data or a filled hole,
-//! else delayed if asked; with SACK, the blocks of `sack.rs`), the
+//! with Linux's SACK compression held, `sack_compress.rs`; else delayed
+//! if asked; with SACK, the blocks of `sack.rs`), the
 //! ECN-Echo until CWR (RFC 3168) or, for DCTCP, per CE state with an
 //! immediate ACK when it changes (RFC 8257 section 3.2), and the client's
 //! side of a SYN/ACK or of a request's acknowledgement.
@@ -74,6 +75,9 @@ impl TcpFlow {
         // RFC 7323's Last.ACK.sent: every in-order segment not yet
         // acknowledged (at most one, delayed) advanced `rcv_nxt` by one.
         let last_ack_sent = self.rcv_nxt - u64::from(self.delack_count);
+        // An ACK due at once only because data is held out of order, which
+        // SACK compression may hold (`sack_compress.rs`).
+        let mut out_of_order = false;
         let arrival;
         if seq == self.rcv_nxt {
             arrival = Arrival::InOrder;
@@ -92,15 +96,26 @@ impl TcpFlow {
             }
             self.stats.segments_delivered += n;
             if n > 1 || !self.ooo.is_empty() {
-                immediate = true; // filled (part of) a hole: RFC 5681 section 4.2
+                // Filled (part of) a hole: RFC 5681 section 4.2. With a hole
+                // left and one segment newly in order, the ACK is due only
+                // for the data held.
+                if n == 1 && self.delack_count == 0 {
+                    out_of_order = true;
+                } else {
+                    immediate = true;
+                }
                 if self.cfg.tcp.sack {
                     self.sack_rx(seq, false);
                 }
             }
         } else {
-            immediate = true; // out of order or duplicate
-            if linux_delack && seq < self.rcv_nxt {
-                self.ato_duplicate();
+            if seq < self.rcv_nxt {
+                immediate = true; // a duplicate
+                if linux_delack {
+                    self.ato_duplicate();
+                }
+            } else {
+                out_of_order = true;
             }
             // Received before: below the cumulative ACK, or held above it.
             let mut dup = seq < self.rcv_nxt;
@@ -111,6 +126,8 @@ impl TcpFlow {
                 }
                 dup = self.ooo[idx];
                 self.ooo[idx] = true;
+                // Its ACK carries the D-SACK: at once (`sack_compress.rs`).
+                immediate |= dup && self.cfg.tcp.dsack();
                 arrival = Arrival::Above { new: !dup };
             } else {
                 arrival = Arrival::Below;
@@ -138,6 +155,12 @@ impl TcpFlow {
             self.ato_ecn(ecn, starts_echo);
         }
         if linux_delack && !immediate && self.ato_quick() {
+            immediate = true;
+        }
+        if out_of_order && !immediate {
+            if self.cfg.tcp.sack_compression() && self.sack_compress(now) {
+                return;
+            }
             immediate = true;
         }
         if !immediate {
@@ -194,6 +217,9 @@ impl TcpFlow {
         if self.cfg.tcp.delack_linux() {
             self.ato_ack_sent();
         }
+        if self.cfg.tcp.sack_compression() {
+            self.sack_compress_sent();
+        }
         let mut f = flags::ACK;
         if self.ece_pending != Echo::None {
             f |= flags::ECE;
@@ -213,8 +239,13 @@ impl TcpFlow {
         });
     }
 
-    /// The delayed-ACK timer expired.
-    pub fn on_delack(&mut self, _now: SimTime, out: &mut Vec<Seg>) {
+    /// The delayed-ACK timer expired (or SACK compression's, which shares
+    /// its deadline: `sack_compress.rs`).
+    pub fn on_delack(&mut self, now: SimTime, out: &mut Vec<Seg>) {
+        if self.cfg.tcp.sack_compression() && self.sack_compress_due(now) {
+            self.send_ack(out);
+            return;
+        }
         if self.delack_count > 0 {
             if self.cfg.tcp.delack_linux() {
                 self.ato_missed();

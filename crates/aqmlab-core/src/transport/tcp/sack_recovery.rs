@@ -125,6 +125,9 @@ pub(super) struct Lr {
     /// The receiver's delayed-ACK state (`tcp.delack_timer = "linux"`,
     /// `delack.rs`).
     pub ato: super::delack::Ato,
+    /// The receiver's SACK compression (`tcp.sack_compression`,
+    /// `sack_compress.rs`).
+    pub comp: super::sack_compress::SackCompress,
     /// F-RTO runs for the timeout's retransmissions under way (`frto.rs`).
     pub frto: bool,
     /// F-RTO's step 2.b on this ACK: new data goes, not the lost segments.
