@@ -75,16 +75,6 @@ impl TcpFlow {
         let Some(lr) = self.lr.as_deref_mut() else {
             return false;
         };
-        // Linux's `rcv_rtt_est` (zero before its first measure), or
-        // `srtt_us` if smaller (the receiver's from its handshake,
-        // `delack.rs`); without the autotuned window, which keeps the
-        // model's estimate, the handshake's.
-        let hs = lr.ato.rtt();
-        let rtt = match (lr.rb.as_ref().map(|rb| rb.rcv_rtt()), hs) {
-            (Some(own), Some(h)) if h < own => h,
-            (Some(own), _) => own,
-            (None, h) => h.unwrap_or(SimTime::ZERO),
-        };
         let c = &mut lr.comp;
         if c.held >= HELD_MAX {
             return false;
@@ -98,7 +88,14 @@ impl TcpFlow {
             return false;
         }
         c.held += 1;
-        let due = *c.due.get_or_insert(now + SackCompress::delay(rtt));
+        let due = match c.due {
+            Some(d) => d,
+            None => {
+                let d = now + SackCompress::delay(hold_rtt(lr));
+                lr.comp.due = Some(d);
+                d
+            }
+        };
         self.delack_deadline = Some(self.delack_deadline.map_or(due, |d| d.min(due)));
         true
     }
@@ -112,11 +109,25 @@ impl TcpFlow {
         }
     }
 
-    /// Whether the held ACKs are due at `now` (`tcp_compressed_ack_kick`).
+    /// Whether the held ACKs are due at `now` (`tcp_compressed_ack_kick`;
+    /// `due` is set exactly while some are held).
     pub(super) fn sack_compress_due(&self, now: SimTime) -> bool {
         self.lr
             .as_deref()
-            .is_some_and(|lr| lr.comp.held > 0 && lr.comp.due.is_some_and(|d| d <= now))
+            .is_some_and(|lr| lr.comp.due.is_some_and(|d| d <= now))
+    }
+}
+
+/// The RTT the hold is a twentieth of: Linux's `rcv_rtt_est` (zero before
+/// its first measure), or `srtt_us` if smaller (the receiver's from its
+/// handshake, `delack.rs`); without the autotuned window, which keeps the
+/// model's estimate, the handshake's.
+fn hold_rtt(lr: &super::sack_recovery::Lr) -> SimTime {
+    let hs = lr.ato.rtt();
+    match (lr.rb.as_ref().map(|rb| rb.rcv_rtt()), hs) {
+        (Some(own), Some(h)) if h < own => h,
+        (Some(own), _) => own,
+        (None, h) => h.unwrap_or(SimTime::ZERO),
     }
 }
 
