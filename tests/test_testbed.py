@@ -183,6 +183,26 @@ def test_grid_sets_both_sides_but_not_over_earlier_kernel_runs(
     assert err.startswith("error: --set tcp.sack_compression=false: not with --testbed-from"), err
 
 
+def test_grid_cells_record_what_each_side_ran_with(tmp_path: Path) -> None:
+    """A cell of ``tools/testbed_matrix.py --json`` records each side's settings beyond the
+    grid's scenario: ``--testbed-from`` carries the kernel's from the earlier cell, ``--sim-set``
+    is the simulator's (so that ``tools/testbed_means.py`` does not pool different settings)."""
+    off = "tcp.sack_compression=false"
+    tb = {"utilisation": 0.99, "queue": 70.0, "jain": 0.6, "drops": 900.0}
+    cell = {"cc": "bbr", "aqm": "droptail", "flows": 5, "rate_mbps": 10.0, "ecn": False}
+    earlier = tmp_path / "earlier.json"
+    earlier.write_text(
+        json.dumps([{**cell, "reference": "testbed", "testbed": tb, "testbed_set": [off]}])
+    )
+    out = tmp_path / "now.json"
+    argv = ["--cc", "bbr", "--aqm", "droptail", "--flows", "5", "--rate", "10"]
+    rc = grid.main([*argv, "--testbed-from", str(earlier), "--sim-set", off, "--json", str(out)])
+    assert rc == 0
+    (c,) = json.loads(out.read_text())
+    assert c["testbed"] == tb
+    assert (c["testbed_set"], c["sim_set"]) == ([off], [off])
+
+
 def test_plan_draws_starts_and_follows_the_schedule() -> None:
     doc = _doc(DUMBBELL)
     doc["schedule"] = [

@@ -4,6 +4,8 @@ the means, read from testbed_matrix.py's --json files (no testbed needed)."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 from types import ModuleType
 
@@ -136,3 +138,50 @@ def test_a_file_named_twice_is_refused(tmp_path: Path, capsys: pytest.CaptureFix
     a = _write(tmp_path, "s1.json", [_cell("pie", (1, 1, 1), (1, 1, 1))])
     assert tm.main([str(a), str(a)]) == 2
     assert "named twice" in capsys.readouterr().err
+
+
+def test_runs_of_different_settings_are_not_pooled(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # A file from before the settings were recorded reads as none on either side, so it pools
+    # with a run that records none; a run with SACK compression off on both sides does not.
+    old = _write(tmp_path, "s1.json", [{**_cell("pie", (1, 1, 1), (1, 1, 1)), "seed": 1}])
+    none = {"testbed_set": [], "sim_set": []}
+    same = _write(tmp_path, "s2.json", [{**_cell("pie", (1, 1, 1), (1, 1, 1)), "seed": 2, **none}])
+    assert tm.summarise(tm.load([old, same])[("bbr", "pie", 5, 10.0, False, "testbed")])["n"] == 2
+    off = ["tcp.sack_compression=false"]
+    other = _write(
+        tmp_path,
+        "s3.json",
+        [{**_cell("pie", (1, 1, 1), (1, 1, 1)), "seed": 3, "testbed_set": off, "sim_set": off}],
+    )
+    assert tm.main([str(old), str(same), str(other)]) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1
+    assert err.startswith("error: FILE ") and "s3.json: cell ('bbr', 'pie'" in err
+    assert "['tcp.sack_compression=false'] on the kernel" in err
+    assert (
+        "where " in err and "s1.json's ran with none on the kernel and none on the simulator" in err
+    )
+    # A field that is not a list names the file.
+    bad = _write(tmp_path, "s4.json", [{**_cell("pie", (1, 1, 1), (1, 1, 1)), "sim_set": "x=1"}])
+    assert tm.main([str(bad)]) == 2
+    err = capsys.readouterr().err
+    assert "s4.json: not a testbed_matrix.py --json (sim_set: 'x=1' is not a list" in err
+
+
+def test_a_reader_that_stops_early_ends_it_quietly(tmp_path: Path) -> None:
+    # Two thousand cells print about 200 KB, more than a pipe holds: the reader closes its end
+    # at once, and the tool ends with status 1 and nothing on its standard error
+    # (tools/pipe_exit.py, as `aqmlab` does), not with a traceback.
+    cells = [{**_cell("pie", (1, 1, 1), (1, 1, 1)), "flows": n, "seed": 1} for n in range(1, 2001)]
+    many = _write(tmp_path, "s1.json", cells)
+    tool = Path(__file__).parents[1] / "tools" / "testbed_means.py"
+    p = subprocess.Popen(
+        [sys.executable, str(tool), str(many)], stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
+    assert p.stdout is not None and p.stderr is not None
+    p.stdout.close()
+    err = p.stderr.read()
+    assert p.wait(timeout=60) == 1
+    assert err == b""

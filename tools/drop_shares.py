@@ -237,4 +237,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from pipe_exit import run
+
+    sys.exit(run(main))

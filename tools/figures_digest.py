@@ -149,4 +149,6 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from pipe_exit import run
+
+    sys.exit(run(main))

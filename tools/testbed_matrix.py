@@ -27,7 +27,10 @@ kernel's ``net.ipv4.tcp_comp_sack_nr = 0`` and the simulator's key), not with ``
 ``--flow-series`` traces every flow on both sides (``metrics.flow_series``; the testbed's from the
 kernel's ``TCP_INFO`` every 10 ms) and prints each side's window growth in congestion avoidance,
 segments per round trip (:func:`ca_growth`), over all its samples and over those in a state that
-lets the window grow (``ca_state``: the kernel's ``tcpi_ca_state``).
+lets the window grow (``ca_state``: the kernel's ``tcpi_ca_state``). Each cell of ``--json``
+records what each side ran with beyond the grid's scenario: ``testbed_set`` (the ``--set`` of the
+kernel's run, carried over by ``--testbed-from``) and ``sim_set`` (the ``--set`` and ``--sim-set``
+of the simulator's); a file written before these existed records neither, read as none.
 
 ``--reference linux-qdisc`` takes the kernel's side from Linux's own queue discs instead, in a
 user-mode Linux guest (Linux 6.1, its TCP; :mod:`aqmlab.testbed.linux_qdisc`, ``make uml``, no
@@ -198,7 +201,7 @@ def run_cell(
     rate: float,
     seed: int,
     keep: Path,
-    earlier: dict[CellKey, dict[str, float]] | None = None,
+    earlier: dict[CellKey, tuple[dict[str, float], list[str]]] | None = None,
     sim_set: list[str] | None = None,
     series: bool = False,
     reference: str = "testbed",
@@ -229,8 +232,11 @@ def run_cell(
     start_s = (sc._ns(doc["metrics"]["start"]) or 0) * 1e-9
     if series:
         doc["metrics"]["flow_series"] = list(range(flows))
+    # What each side ran with beyond the grid's scenario (`--set` on both, `--sim-set` on the
+    # simulator's alone), kept in the cell so that runs of different settings are not pooled.
+    testbed_set = list(both_set or [])
     if earlier is not None:
-        tb = earlier[(cc, aqm, flows, rate, ecn, reference)]
+        tb, testbed_set = earlier[(cc, aqm, flows, rate, ecn, reference)]
     elif reference == "linux-qdisc":
         from aqmlab.testbed.linux_qdisc import run_linux_qdisc
 
@@ -271,6 +277,8 @@ def run_cell(
         "sim": sim,
         "testbed": tb,
         "within": within(sim, tb),
+        "testbed_set": testbed_set,
+        "sim_set": list(both_set or []) + list(sim_set or []),
     }
 
 
@@ -401,7 +409,10 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     if args.testbed_from:
         try:
-            earlier = {cell_key(c): c["testbed"] for c in json.loads(args.testbed_from.read_text())}
+            earlier = {
+                cell_key(c): (c["testbed"], [str(kv) for kv in c.get("testbed_set", [])])
+                for c in json.loads(args.testbed_from.read_text())
+            }
         except (OSError, ValueError, KeyError, TypeError) as e:
             print(
                 f"error: --testbed-from {args.testbed_from}: not an earlier --json ({e})",
@@ -459,4 +470,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from pipe_exit import run
+
+    sys.exit(run(main))

@@ -23,7 +23,10 @@ A cell is its grid point (variant, scheme, flows, rate), its ECN and its referen
 runs are those of the files that hold it: a grid's files hold every cell, and more seeds of a few
 cells may come in files of their own (``--cc bbr --aqm fq-codel --flows 5 --seed 6``); ``n``
 gives each cell's number of runs. No two files may hold the same seed's run of a cell (a file's
-cells name their seed; an earlier file without it is told apart by its name only).
+cells name their seed; an earlier file without it is told apart by its name only), and a cell's
+runs must have run with the same settings on each side (``testbed_matrix.py``'s ``--set`` and
+``--sim-set``, recorded in each cell as ``testbed_set`` and ``sim_set``; none where a file has
+neither): runs of different settings are not pooled.
 """
 
 from __future__ import annotations
@@ -53,10 +56,13 @@ def load(paths: list[Path]) -> dict[Key, list[dict[str, Any]]]:
     order they first appear). Raises ValueError naming the file and what is wrong with it."""
     runs: dict[Key, list[dict[str, Any]]] = {}
     seeds: dict[tuple[Key, int], Path] = {}
+    # Each cell's settings on each side and the file they were first read from.
+    settings: dict[Key, tuple[tuple[list[str], list[str]], Path]] = {}
     for p in paths:
         try:
             cells = json.loads(p.read_text())
             keys = [cell_key(c) for c in cells]
+            sets = [(_settings(c, "testbed_set"), _settings(c, "sim_set")) for c in cells]
             for c in cells:
                 for side in ("sim", "testbed"):
                     for k in FIGURES:
@@ -65,7 +71,7 @@ def load(paths: list[Path]) -> dict[Key, list[dict[str, Any]]]:
             raise ValueError(f"{p}: not a testbed_matrix.py --json ({e})") from e
         if len(set(keys)) != len(keys):
             raise ValueError(f"{p}: a cell appears twice")
-        for key, c in zip(keys, cells, strict=True):
+        for key, c, these in zip(keys, cells, sets, strict=True):
             if "seed" in c:
                 seed = int(c["seed"])
                 if (key, seed) in seeds:
@@ -73,8 +79,28 @@ def load(paths: list[Path]) -> dict[Key, list[dict[str, Any]]]:
                         f"{p}: seed {seed}'s run of cell {key}, as in {seeds[key, seed]}"
                     )
                 seeds[key, seed] = p
+            first = settings.setdefault(key, (these, p))
+            if first[0] != these:
+                raise ValueError(
+                    f"{p}: cell {key} ran with {_show(these)}, where {first[1]}'s ran with "
+                    f"{_show(first[0])} (runs of different settings are not pooled)"
+                )
             runs.setdefault(key, []).append(c)
     return runs
+
+
+def _settings(c: dict[str, Any], field: str) -> list[str]:
+    """A cell's overrides on one side (``testbed_set`` or ``sim_set``): none where the file
+    predates them. Raises ValueError when the field is not a list."""
+    v = c.get(field, [])
+    if not isinstance(v, list):
+        raise ValueError(f"{field}: {v!r} is not a list of KEY=VALUE")
+    return [str(kv) for kv in v]
+
+
+def _show(s: tuple[list[str], list[str]]) -> str:
+    """A cell's settings as a reader sees them: each side's overrides, or none."""
+    return f"{s[0] or 'none'} on the kernel and {s[1] or 'none'} on the simulator"
 
 
 def summarise(runs: list[dict[str, Any]]) -> dict[str, Any]:
@@ -209,4 +235,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from pipe_exit import run
+
+    sys.exit(run(main))
