@@ -21,11 +21,16 @@ fn l4s_run(rtt_ms: u64, aqm: &str, traffic: &str) -> RunResult {
 
 /// [`l4s_run`] with more `[metrics]` keys.
 fn l4s_run_with(rtt_ms: u64, aqm: &str, traffic: &str, metrics: &str) -> RunResult {
+    l4s_run_seeded(1, rtt_ms, aqm, traffic, metrics)
+}
+
+/// [`l4s_run_with`] with the run's seed.
+fn l4s_run_seeded(seed: u64, rtt_ms: u64, aqm: &str, traffic: &str, metrics: &str) -> RunResult {
     let bottleneck_us = rtt_ms * 500 - 2000;
     run(&format!(
         r#"
 duration = "40s"
-seed = 1
+seed = {seed}
 [topology]
 bottleneck_rate = "100Mbps"
 bottleneck_delay = "{bottleneck_us}us"
@@ -116,27 +121,33 @@ fn dctcp_ect1_and_cubic_share_dualpi2() {
 
 /// CUBIC alone has only the C queue: DualPI2 is then PI2 with the same
 /// gains (p'^2 on the larger head sojourn, signals at dequeue against PI2's
-/// at enqueue): mean queueing delays within 10 % of each other.
+/// at enqueue): mean queueing delays within 10 % of each other, as means
+/// over seeds 1-10 (a single seed's two runs lie 0.96-1.14 apart).
 #[test]
 fn cubic_alone_through_dualpi2_as_through_pi2() {
     let five = "[[traffic]]\nkind = \"bulk\"\nflows = 5\necn = false\n";
-    let d = l4s_run(50, "kind = \"dualpi2\"", five);
-    let p = l4s_run(50, "kind = \"pi2\"", five);
-    let (dm, pm) = (
-        d.summary.bottleneck.queuing_delay_mean_s,
-        p.summary.bottleneck.queuing_delay_mean_s,
-    );
-    println!(
-        "cubic x5, 50 ms: dualpi2 mean {:.2} ms (C {:.2} ms) util {:.3}; pi2 mean {:.2} ms util {:.3}",
-        dm * 1e3,
-        d.summary.bottleneck.c_queue_delay_mean_s.unwrap() * 1e3,
-        d.summary.bottleneck.utilization,
-        pm * 1e3,
-        p.summary.bottleneck.utilization
-    );
+    let (mut dm, mut pm) = (0.0, 0.0);
+    for seed in 1..=10 {
+        let d = l4s_run_seeded(seed, 50, "kind = \"dualpi2\"", five, "");
+        let p = l4s_run_seeded(seed, 50, "kind = \"pi2\"", five, "");
+        let (db, pb) = (&d.summary.bottleneck, &p.summary.bottleneck);
+        println!(
+            "cubic x5, 50 ms, seed {seed}: dualpi2 mean {:.2} ms (C {:.2} ms) util {:.3}; \
+             pi2 mean {:.2} ms util {:.3}",
+            db.queuing_delay_mean_s * 1e3,
+            db.c_queue_delay_mean_s.unwrap() * 1e3,
+            db.utilization,
+            pb.queuing_delay_mean_s * 1e3,
+            pb.utilization
+        );
+        assert_eq!(db.l_queue_delay_mean_s, Some(0.0));
+        assert!(pb.l_queue_delay_mean_s.is_none());
+        assert!(db.utilization >= 0.99 && pb.utilization >= 0.99);
+        dm += db.queuing_delay_mean_s / 10.0;
+        pm += pb.queuing_delay_mean_s / 10.0;
+    }
+    println!("means: dualpi2 {:.2} ms, pi2 {:.2} ms", dm * 1e3, pm * 1e3);
     assert!((dm / pm - 1.0).abs() <= 0.10, "dualpi2 {dm} pi2 {pm}");
-    assert_eq!(d.summary.bottleneck.l_queue_delay_mean_s, Some(0.0));
-    assert!(p.summary.bottleneck.l_queue_delay_mean_s.is_none());
 }
 
 /// A classic scheme treats ECT(1) as ECN-capable (RFC 9331 section 5.1):
