@@ -147,10 +147,10 @@ fn mean(x: &[f64]) -> f64 {
 /// as the buffer deepens. The relations held here (means over seeds 1-3):
 ///
 /// - in a 2 BDP buffer, BBR keeps at least 0.3 of the link against 1 to 8
-///   CUBIC flows, far above its fair share (measured 0.658, 0.448 and
-///   0.322 against 1, 4 and 8 flows; fair shares 0.5, 0.2 and 0.111);
-/// - one against one, BBR's share falls as the buffer grows (0.658 at 2
-///   BDP, 0.457 at 5 BDP).
+///   CUBIC flows, far above its fair share (measured 0.654, 0.498 and
+///   0.312 against 1, 4 and 8 flows; fair shares 0.5, 0.2 and 0.111);
+/// - one against one, BBR's share falls as the buffer grows (0.654 at 2
+///   BDP, 0.404 at 5 BDP).
 ///
 /// Without SACK the CUBIC flows (NewReno's recovery) end many loss
 /// episodes of a deep buffer with a timeout, which empties the queue: BBR
@@ -176,8 +176,8 @@ fn bbr_against_cubic_in_a_deep_buffer() {
 /// no longer end their loss episodes with timeouts that empty the queue,
 /// and BBR's share is what Ware et al. find, held by its in-flight cap
 /// and the same against 1 and 4 CUBIC flows (measured, means over seeds
-/// 1-3: 0.466 and 0.429; without SACK 0.491 and 0.413). Its share still
-/// falls as the buffer deepens (0.471 at 2 BDP, 0.423 at 8 BDP, against
+/// 1-3: 0.460 and 0.431; without SACK 0.453 and 0.348). Its share still
+/// falls as the buffer deepens (0.470 at 2 BDP, 0.388 at 8 BDP, against
 /// one flow).
 #[test]
 fn with_sack_bbr_keeps_its_share_against_more_cubic_flows() {

@@ -47,12 +47,13 @@
 //! least 2 above 1.2 Mbit/s, at most 127 and 64 KB) with cwnd rounded up to
 //! an even number, though segments are paced one at a time here; the first
 //! window before any RTT sample is 10 segments (`TCP_INIT_CWND`); the
-//! pacing rate before an RTT sample assumes 1 ms. Where this model departs:
-//! the bandwidth filter is an exact maximum over the samples of the last 10
-//! rounds, kept while no sample comes (Linux's is Kathleen Nichols'
-//! three-sample approximation of it, lib/win_minmax.c); rates and times are
-//! f64 and nanoseconds, not Linux's fixed point and microseconds or
-//! jiffies; delayed ACKs are not told apart when RTprop expires.
+//! pacing rate before an RTT sample assumes 1 ms; the bandwidth filter is
+//! Linux's windowed maximum over 10 rounds (`minmax_running_max`,
+//! lib/win_minmax.c: Kathleen Nichols' best, second and third choices, the
+//! best held while at most 10 rounds old). Where this model departs: rates
+//! and times are f64 and nanoseconds, not Linux's fixed point and
+//! microseconds or jiffies; delayed ACKs are not told apart when RTprop
+//! expires.
 //!
 //! Units: windows in segments, BtlBw in segments per second, the pacing
 //! rate in payload bytes per second, times as [`SimTime`].
@@ -168,36 +169,51 @@ pub struct AckInfo {
     pub srtt: Option<SimTime>,
 }
 
-/// An exact windowed maximum over rounds: the largest sample of the last
-/// [`BW_RTTS`] rounds (counting the round of the newest sample).
+/// Linux's windowed maximum (`minmax_running_max`, lib/win_minmax.c,
+/// Kathleen Nichols' algorithm) over rounds: the best, second and third
+/// choices, each a (round, sample); the best is the estimate.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct MaxFilter {
-    /// Per slot (round mod BW_RTTS): the round, and the largest sample in it.
-    slots: [(u64, f64); BW_RTTS as usize],
-    best: f64,
+    s: [(u64, f64); 3],
 }
 
 impl MaxFilter {
-    /// A sample `v` in round `round` (rounds never go back). Samples older
-    /// than the window leave only when a new one comes: while none comes
-    /// (application-limited), the estimate stays.
+    /// A sample `v` in round `round` (rounds never go back).
     pub fn update(&mut self, round: u64, v: f64) {
-        let slot = &mut self.slots[(round % BW_RTTS) as usize];
-        if slot.0 != round {
-            *slot = (round, v);
-        } else if v > slot.1 {
-            slot.1 = v;
+        let win = BW_RTTS;
+        let now = (round, v);
+        // A new best, or nothing left in the window: forget the rest.
+        if v >= self.s[0].1 || round - self.s[2].0 > win {
+            self.s = [now; 3];
+            return;
         }
-        self.best = self
-            .slots
-            .iter()
-            .filter(|&&(r, _)| round.saturating_sub(r) < BW_RTTS)
-            .map(|&(_, x)| x)
-            .fold(0.0, f64::max);
+        if v >= self.s[1].1 {
+            self.s[1] = now;
+            self.s[2] = now;
+        } else if v >= self.s[2].1 {
+            self.s[2] = now;
+        }
+        let dt = round - self.s[0].0;
+        if dt > win {
+            // The best has passed the window: the second and third move up
+            // (twice, if the second has passed it too).
+            self.s = [self.s[1], self.s[2], now];
+            if round - self.s[0].0 > win {
+                self.s = [self.s[1], self.s[2], now];
+            }
+        } else if self.s[1].0 == self.s[0].0 && dt > win / 4 {
+            // A quarter of the window without a second choice: one from
+            // the second quarter.
+            self.s[1] = now;
+            self.s[2] = now;
+        } else if self.s[2].0 == self.s[1].0 && dt > win / 2 {
+            // Half the window without a third: one from the second half.
+            self.s[2] = now;
+        }
     }
 
     pub fn get(&self) -> f64 {
-        self.best
+        self.s[0].1
     }
 }
 
@@ -958,32 +974,59 @@ mod tests {
         b
     }
 
-    /// The filter keeps the largest sample of the last 10 rounds: 5 in
-    /// round 1, 3 in rounds 2-10; at round 11 the 5 is 10 rounds old and
-    /// leaves, 3 remains; a larger sample replaces at once.
+    /// Linux's filter holds its best sample while at most 10 rounds old:
+    /// 5 in round 1, 3 in rounds 2-11; at round 11 the 5 is 10 rounds old
+    /// and stays; at round 12 it leaves for the second choice, the latest 3
+    /// (a sample equal to the second choice takes its place). A larger
+    /// sample replaces them all at once.
     #[test]
-    fn the_max_filter_spans_ten_rounds() {
+    fn the_max_filter_holds_its_best_while_ten_rounds_old() {
         let mut f = MaxFilter::default();
         f.update(1, 5.0);
-        for r in 2..=10 {
+        for r in 2..=11 {
             f.update(r, 3.0);
             assert_eq!(f.get(), 5.0, "round {r}");
         }
-        f.update(11, 2.0);
+        f.update(12, 2.0);
         assert_eq!(f.get(), 3.0);
-        f.update(11, 7.0);
-        assert_eq!(f.get(), 7.0);
-        // A round with two samples keeps its larger.
-        f.update(12, 1.0);
-        assert_eq!(f.get(), 7.0);
-        // Rounds 12-20 without the 7 (round 11 leaves at 21).
-        for r in 13..=20 {
+        assert_eq!(f.s[0], (11, 3.0));
+        f.update(12, 7.0);
+        assert_eq!(f.s, [(12, 7.0); 3]);
+        // Rounds 13-22 of 1: the 7 stays through round 22, then the
+        // second choice, the 1 of round 23 itself.
+        for r in 13..=22 {
             f.update(r, 1.0);
+            assert_eq!(f.get(), 7.0, "round {r}");
         }
-        assert_eq!(f.get(), 7.0);
-        // At round 21 the window is rounds 12-21: round 11 leaves.
-        f.update(21, 1.0);
+        f.update(23, 1.0);
         assert_eq!(f.get(), 1.0);
+    }
+
+    /// Three choices approximate the window's maximum: a second choice is
+    /// taken only after a quarter of the window (rounds more than 2 after
+    /// the best), so the 8 of round 3 is not kept behind the 10 of round 1,
+    /// and when the 10 expires at round 12 the estimate is the 2 of round 4
+    /// onward, where the exact maximum of rounds 3-12 is 8.
+    #[test]
+    fn the_max_filter_forgets_samples_of_the_first_quarter() {
+        let mut f = MaxFilter::default();
+        f.update(1, 10.0);
+        f.update(3, 8.0);
+        assert_eq!(f.s[1], (1, 10.0));
+        f.update(4, 2.0);
+        assert_eq!(f.s[1], (4, 2.0));
+        f.update(12, 2.0);
+        assert_eq!(f.get(), 2.0);
+    }
+
+    /// Nothing left in the window (the third choice more than 10 rounds
+    /// old): the new sample is the estimate, however small.
+    #[test]
+    fn the_max_filter_resets_after_a_silent_window() {
+        let mut f = MaxFilter::default();
+        f.update(1, 10.0);
+        f.update(20, 1.0);
+        assert_eq!(f.s, [(20, 1.0); 3]);
     }
 
     /// cwnd = gain x BDP + 3 x TSO quantum, rounded up to even, +2 in
