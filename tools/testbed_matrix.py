@@ -186,6 +186,15 @@ def cell_key(c: dict[str, Any]) -> CellKey:
     )
 
 
+def cell_settings(c: dict[str, Any], field: str) -> list[str]:
+    """A cell's overrides on one side (``testbed_set`` or ``sim_set``): none where the file
+    predates them. Raises ValueError when the field is not a list."""
+    v = c.get(field, [])
+    if not isinstance(v, list):
+        raise ValueError(f"{field}: {v!r} is not a list of KEY=VALUE")
+    return [str(kv) for kv in v]
+
+
 def within(sim: dict[str, float], tb: dict[str, float]) -> dict[str, bool]:
     return {
         "utilisation": abs(sim["utilisation"] - tb["utilisation"]) <= 0.02,
@@ -410,7 +419,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.testbed_from:
         try:
             earlier = {
-                cell_key(c): (c["testbed"], [str(kv) for kv in c.get("testbed_set", [])])
+                cell_key(c): (c["testbed"], cell_settings(c, "testbed_set"))
                 for c in json.loads(args.testbed_from.read_text())
             }
         except (OSError, ValueError, KeyError, TypeError) as e:

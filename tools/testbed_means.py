@@ -43,7 +43,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 # The grid's own cell and band (the runner imports aqmlab only inside its functions).
 from testbed_matrix import CellKey as Key
-from testbed_matrix import cell_key
+from testbed_matrix import cell_key, cell_settings
 from testbed_matrix import within as band
 
 FIGURES = ("utilisation", "queue", "jain")
@@ -62,7 +62,7 @@ def load(paths: list[Path]) -> dict[Key, list[dict[str, Any]]]:
         try:
             cells = json.loads(p.read_text())
             keys = [cell_key(c) for c in cells]
-            sets = [(_settings(c, "testbed_set"), _settings(c, "sim_set")) for c in cells]
+            sets = [(cell_settings(c, "testbed_set"), cell_settings(c, "sim_set")) for c in cells]
             for c in cells:
                 for side in ("sim", "testbed"):
                     for k in FIGURES:
@@ -87,15 +87,6 @@ def load(paths: list[Path]) -> dict[Key, list[dict[str, Any]]]:
                 )
             runs.setdefault(key, []).append(c)
     return runs
-
-
-def _settings(c: dict[str, Any], field: str) -> list[str]:
-    """A cell's overrides on one side (``testbed_set`` or ``sim_set``): none where the file
-    predates them. Raises ValueError when the field is not a list."""
-    v = c.get(field, [])
-    if not isinstance(v, list):
-        raise ValueError(f"{field}: {v!r} is not a list of KEY=VALUE")
-    return [str(kv) for kv in v]
 
 
 def _show(s: tuple[list[str], list[str]]) -> str:
