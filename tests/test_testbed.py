@@ -1063,15 +1063,24 @@ def test_flows_that_open_apart_leave_slow_start_as_the_kernels_do(tmp_path: Path
     fires and the buffer drops over 200. On a busy machine the kernel's second flow left at 56
     in 8 of 20 runs while the hosts' programs ran in the ordinary class (its ACKs waited in the
     socket's backlog while the sending program, off its CPU, held the socket), in none of 16
-    in the real-time class they run in by default (docs/testbed.md)."""
+    in the real-time class they run in by default (docs/testbed.md). On a later host the kernel
+    took another way in 5 of 14 runs in the real-time class, as far apart as the others: both
+    flows left by the delay test (at windows 256 in sum) with 109-115 drops; so the kernel's
+    runs are taken until one leaves by both tests, five at most, and the simulator is held to
+    that one."""
     import aqmlab
 
     doc = _doc(DELAY_STEP, duration='"4s"', **{"metrics.start": '"0s"'})
     doc.pop("schedule")
-    out = tmp_path / "kernel"
-    run_testbed(doc, out, cc="cubic")
-    s = _summary(out)
-    k = s["testbed"]["kernel_tcp"]
+    seen = []
+    for attempt in range(5):
+        out = tmp_path / f"kernel-{attempt}"
+        run_testbed(doc, out, cc="cubic")
+        s = _summary(out)
+        k = s["testbed"]["kernel_tcp"]
+        seen.append((k["TcpExtTCPHystartTrainDetect"], k["TcpExtTCPHystartDelayDetect"]))
+        if seen[-1] == (1, 1):
+            break
     opened = load_run(out).flows.to_pydict()["opened_s"]
     gap = max(opened[1] - opened[0], 1e-6)
 
@@ -1091,9 +1100,10 @@ def test_flows_that_open_apart_leave_slow_start_as_the_kernels_do(tmp_path: Path
         f"at {k['TcpExtTCPHystartTrainCwnd']}, delay exit {k['TcpExtTCPHystartDelayDetect']} at "
         f"{k['TcpExtTCPHystartDelayCwnd']}, drops {s['bottleneck']['drops_overflow']}; "
         f"simulator apart: drops {apart[0]}, first thresholds {apart[1]}; at one instant: "
-        f"drops {together[0]}, first thresholds {together[1]}"
+        f"drops {together[0]}, first thresholds {together[1]}; the kernel's runs (train, delay "
+        f"exits): {seen}"
     )
-    assert k["TcpExtTCPHystartTrainDetect"] == 1 and k["TcpExtTCPHystartDelayDetect"] == 1, k
+    assert seen[-1] == (1, 1), (seen, k)
     assert abs(apart[1][0] - k["TcpExtTCPHystartTrainCwnd"]) <= 5, (apart, k)
     assert abs(apart[1][1] - k["TcpExtTCPHystartDelayCwnd"]) <= 5, (apart, k)
     assert apart[0] < together[0] / 2 and s["bottleneck"]["drops_overflow"] < together[0] / 2
