@@ -95,7 +95,7 @@ MODEL_DIFFERENCE = {
         "samples, the gain cycle alone 75 %), a window budget of 3 segments (aqmlab 6), and "
         "RTprop renewed by an RTT equal to it (Linux before 5.10; Linux 6.x and aqmlab only by a "
         "shorter one, so their flows enter ProbeRTT every 10 s on these constant-delay paths); "
-        "seeds 1-3: ns-3 drops 0.5-52 % more in all 18 runs, Jain's index differs by up to 0.51 "
+        "seeds 1-3: ns-3 drops 13-54 % more in all 18 runs, Jain's index differs by up to 0.43 "
         "either way"
     ),
 }

@@ -177,7 +177,7 @@ fn bbr_against_cubic_in_a_deep_buffer() {
 /// and BBR's share is what Ware et al. find, held by its in-flight cap
 /// and the same against 1 and 4 CUBIC flows (measured, means over seeds
 /// 1-3: 0.460 and 0.431; without SACK 0.453 and 0.348). Its share still
-/// falls as the buffer deepens (0.470 at 2 BDP, 0.388 at 8 BDP, against
+/// falls as the buffer deepens (0.452 at 2 BDP, 0.388 at 8 BDP, against
 /// one flow).
 #[test]
 fn with_sack_bbr_keeps_its_share_against_more_cubic_flows() {

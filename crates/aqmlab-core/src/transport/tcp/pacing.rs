@@ -425,6 +425,20 @@ impl TcpFlow {
         }
     }
 
+    /// How long a paced flow's next data segment must wait for its release
+    /// clock (Linux's `tcp_pacing_delay`, which `tcp_reset_xmit_timer` adds
+    /// to the retransmission and probe timers it arms: a timer due before
+    /// the flow may send would fire on a flow that is only being paced).
+    /// Zero for a flow that does not pace. Exact, where Linux counts it in
+    /// whole jiffies.
+    #[inline]
+    pub(super) fn pacing_delay(&self, now: SimTime) -> SimTime {
+        match self.pace.as_deref() {
+            Some(p) if self.cfg.tcp.pacing => p.pacer.next.saturating_sub(now),
+            _ => SimTime::ZERO,
+        }
+    }
+
     /// Whether a data segment may leave at `now`: always for a flow that
     /// does not pace; for one that does, when the release clock allows,
     /// else the pacing timer waits for it. `idle`: nothing is in flight

@@ -3,6 +3,14 @@
 //! reordering timer (RFC 8985 section 6.3), armed after each event by step
 //! 8 of [`super::sack_recovery`]'s order, and what each does when it fires,
 //! the retransmission timeout's marks and sends included.
+//!
+//! A paced flow's retransmission and probe timers are armed later by the
+//! time its next segment waits for the release clock, as Linux's
+//! `tcp_reset_xmit_timer` adds `tcp_pacing_delay` (`tcp_rearm_rto`,
+//! `tcp_schedule_loss_probe`, `tcp_xmit_retransmit_queue`): a flow held by
+//! its pacing rate, not by its window, is not timed out for it. RACK's
+//! reordering timer and the timer a timeout re-arms are not (Linux arms
+//! those without it).
 
 use super::rack::{self, TIMEOUT_MIN};
 use super::sack_recovery::{disorder, Lr, Sent, Timer};
@@ -54,7 +62,8 @@ impl TcpFlow {
             self.rearm_rto(lr, now);
         }
         if sent.head && lr.timer != Timer::Reorder {
-            self.rto_deadline = Some(now + self.rto);
+            // Linux's `tcp_xmit_retransmit_queue`.
+            self.rto_deadline = Some(now + self.rto + self.pacing_delay(now));
             lr.timer = Timer::Rto;
         }
         if sent.new {
@@ -64,22 +73,24 @@ impl TcpFlow {
             self.schedule_probe(lr, now, false);
         }
         if self.rto_deadline.is_none() {
-            self.rto_deadline = Some(now + self.rto); // RFC 6298 (5.1)
+            // RFC 6298 (5.1); Linux's `tcp_event_new_data_sent`.
+            self.rto_deadline = Some(now + self.rto + self.pacing_delay(now));
             lr.timer = Timer::Rto;
         }
     }
 
     /// Linux's `tcp_rearm_rto`: the retransmission timer, from now, or from
     /// the oldest segment's last transmission when it replaces a probe or
-    /// reordering timer.
+    /// reordering timer; a paced flow's later by its pacing delay
+    /// ([`TcpFlow::pacing_delay`]).
     fn rearm_rto(&mut self, lr: &mut Lr, now: SimTime) {
         if self.snd_max == self.snd_una {
             self.rto_deadline = None;
         } else if lr.timer == Timer::Rto {
-            self.rto_deadline = Some(now + self.rto);
+            self.rto_deadline = Some(now + self.rto + self.pacing_delay(now));
         } else {
             let from_head = lr.sb.slot(self.snd_una).xmit + self.rto;
-            self.rto_deadline = Some(from_head.max(now + SimTime(1)));
+            self.rto_deadline = Some(from_head.max(now + SimTime(1)) + self.pacing_delay(now));
         }
         lr.timer = Timer::Rto;
     }
@@ -127,7 +138,7 @@ impl TcpFlow {
         if let Some(b) = bound {
             d = d.min(b);
         }
-        self.rto_deadline = Some(now + d);
+        self.rto_deadline = Some(now + d + self.pacing_delay(now));
         lr.timer = Timer::Probe;
     }
 
@@ -223,7 +234,7 @@ impl TcpFlow {
             r.tlp_retrans = retrans;
         }
         self.stats.tlp_probes += 1;
-        self.rto_deadline = Some(now + self.rto);
+        self.rto_deadline = Some(now + self.rto + self.pacing_delay(now));
         lr.timer = Timer::Rto;
     }
 
@@ -306,5 +317,63 @@ impl TcpFlow {
         self.rto_deadline = Some(now + self.rto);
         lr.timer = Timer::Rto;
         self.lr = Some(lr);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::testing::spec;
+    use super::super::{TcpConfig, TcpFlow};
+    use crate::scenario::TcpSpec;
+    use crate::units::SimTime;
+
+    fn ms(x: f64) -> SimTime {
+        SimTime::from_secs_f64(x / 1e3)
+    }
+
+    /// The probe timer of a paced flow waits for its release clock. NewReno
+    /// with SACK and RACK-TLP, cwnd 20, an SRTT of 100 ms (RTO 300 ms):
+    /// the probe timeout is 2 x SRTT + 2 ms = 202 ms (within the RTO).
+    /// Unpaced, the 20 segments leave at 0 and the probe is due at 202 ms.
+    /// Paced at 2 x 960 x 20 / 0.1 s = 384 000 B/s (a segment every 2.5
+    /// ms), the first 10 leave at 0 and the next may leave at 2.5 ms: the
+    /// probe is due at 202 + 2.5 = 204.5 ms. Each of segments 10 to 19,
+    /// sent by the pacing timer at 2.5 to 25 ms, re-arms it (Linux's
+    /// `tcp_schedule_loss_probe` after `tcp_write_xmit`) with the next
+    /// release 2.5 ms on: the last at 25 + 202 + 2.5 = 229.5 ms.
+    #[test]
+    fn a_paced_flows_probe_waits_for_its_release_clock() {
+        let run = |pacing: bool| {
+            let tcp = TcpSpec {
+                pacing,
+                sack: true,
+                rack: true,
+                initial_cwnd: 20,
+                ..spec()
+            };
+            let mut tx = TcpFlow::new(TcpConfig::from_spec(&tcp, false, false));
+            tx.rtt_sample(ms(100.0), SimTime::ZERO);
+            let mut out = Vec::new();
+            tx.start(SimTime::ZERO, &mut out);
+            let mut deadlines = vec![(out.len(), tx.rto_deadline)];
+            while let Some(d) = tx.pace_deadline() {
+                out.clear();
+                tx.on_pace_timer(d, &mut out);
+                deadlines.push((out.len(), tx.rto_deadline));
+            }
+            deadlines
+        };
+        assert_eq!(run(false), [(20, Some(ms(202.0)))]);
+        let paced = run(true);
+        assert_eq!(paced.len(), 11);
+        assert_eq!(paced[0], (10, Some(ms(204.5))));
+        for (k, &(n, d)) in paced.iter().enumerate().skip(1) {
+            assert_eq!(
+                (n, d),
+                (1, Some(ms(2.5 * k as f64 + 204.5))),
+                "segment {}",
+                k + 9
+            );
+        }
     }
 }
