@@ -63,8 +63,7 @@ impl TcpFlow {
         }
         if sent.head && lr.timer != Timer::Reorder {
             // Linux's `tcp_xmit_retransmit_queue`.
-            self.rto_deadline = Some(now + self.rto + self.pacing_delay(now));
-            lr.timer = Timer::Rto;
+            self.arm_rto_from_now(lr, now);
         }
         if sent.new {
             if was_empty || lr.timer == Timer::Probe {
@@ -74,9 +73,15 @@ impl TcpFlow {
         }
         if self.rto_deadline.is_none() {
             // RFC 6298 (5.1); Linux's `tcp_event_new_data_sent`.
-            self.rto_deadline = Some(now + self.rto + self.pacing_delay(now));
-            lr.timer = Timer::Rto;
+            self.arm_rto_from_now(lr, now);
         }
+    }
+
+    /// The retransmission timer, an RTO from now; a paced flow's later by
+    /// its pacing delay ([`TcpFlow::pacing_delay`]).
+    fn arm_rto_from_now(&mut self, lr: &mut Lr, now: SimTime) {
+        self.rto_deadline = Some(now + self.rto + self.pacing_delay(now));
+        lr.timer = Timer::Rto;
     }
 
     /// Linux's `tcp_rearm_rto`: the retransmission timer, from now, or from
@@ -87,7 +92,7 @@ impl TcpFlow {
         if self.snd_max == self.snd_una {
             self.rto_deadline = None;
         } else if lr.timer == Timer::Rto {
-            self.rto_deadline = Some(now + self.rto + self.pacing_delay(now));
+            self.arm_rto_from_now(lr, now);
         } else {
             let from_head = lr.sb.slot(self.snd_una).xmit + self.rto;
             self.rto_deadline = Some(from_head.max(now + SimTime(1)) + self.pacing_delay(now));
@@ -234,8 +239,7 @@ impl TcpFlow {
             r.tlp_retrans = retrans;
         }
         self.stats.tlp_probes += 1;
-        self.rto_deadline = Some(now + self.rto + self.pacing_delay(now));
-        lr.timer = Timer::Rto;
+        self.arm_rto_from_now(lr, now);
     }
 
     /// RACK's reordering timer (RFC 8985 section 6.3; Linux's
