@@ -91,7 +91,7 @@ JAIN = 0.07
 MODEL_DIFFERENCE = {
     "bbr": (
         "ns-3.44's TcpBbr has no long-term bandwidth (policer) sampling, which Linux's and "
-        "aqmlab's BBR use under these drop rates (aqmlab paces at gain 1 in 82-87 % of its ProbeBW "
+        "aqmlab's BBR use under these drop rates (aqmlab paces at gain 1 in 83-88 % of its ProbeBW "
         "samples, the gain cycle alone 75 %), a window budget of 3 segments (aqmlab 6), and "
         "RTprop renewed by an RTT equal to it (Linux before 5.10; Linux 6.x and aqmlab only by a "
         "shorter one, so their flows enter ProbeRTT every 10 s on these constant-delay paths); "
