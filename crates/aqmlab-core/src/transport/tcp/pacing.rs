@@ -641,8 +641,7 @@ impl TcpFlow {
 
 #[cfg(test)]
 mod tests {
-    use super::super::testing::spec;
-    use super::super::TcpConfig;
+    use super::super::testing::{spec, started};
     use super::*;
     use crate::packet::Ecn;
     use crate::scenario::TcpSpec;
@@ -774,12 +773,10 @@ mod tests {
         let tcp = TcpSpec {
             pacing: true,
             initial_cwnd: 20,
+            ecn: false,
             ..spec()
         };
-        let mut tx = TcpFlow::new(TcpConfig::from_spec(&tcp, false, false));
-        tx.rtt_sample(ms(100), SimTime::ZERO);
-        let mut out = Vec::new();
-        tx.start(SimTime::ZERO, &mut out);
+        let (mut tx, mut out) = started(tcp, None);
         assert_eq!(tx.pacing_rate_bps(), Some(384_000.0 * 8.0));
         assert_eq!(out.len(), 10);
         let mut times = Vec::new();

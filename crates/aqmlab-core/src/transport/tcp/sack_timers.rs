@@ -326,8 +326,7 @@ impl TcpFlow {
 
 #[cfg(test)]
 mod tests {
-    use super::super::testing::spec;
-    use super::super::{TcpConfig, TcpFlow};
+    use super::super::testing::{spec, started};
     use crate::scenario::TcpSpec;
     use crate::units::SimTime;
 
@@ -353,12 +352,10 @@ mod tests {
                 sack: true,
                 rack: true,
                 initial_cwnd: 20,
+                ecn: false,
                 ..spec()
             };
-            let mut tx = TcpFlow::new(TcpConfig::from_spec(&tcp, false, false));
-            tx.rtt_sample(ms(100.0), SimTime::ZERO);
-            let mut out = Vec::new();
-            tx.start(SimTime::ZERO, &mut out);
+            let (mut tx, mut out) = started(tcp, None);
             let mut deadlines = vec![(out.len(), tx.rto_deadline)];
             while let Some(d) = tx.pace_deadline() {
                 out.clear();

@@ -45,15 +45,25 @@ pub(super) fn ecn_plus_spec(initial_cwnd: u16) -> TcpSpec {
 /// One millisecond, ns.
 const MS: u64 = 1_000_000;
 
+/// A sender of `tcp` (ECN as `tcp.ecn` says) with an RTT estimate of
+/// 100 ms (RTO 300 ms), as after a handshake, and `cwnd = ssthresh = w`
+/// when `w` is given, started at time 0: the flow and what it sent.
+pub(super) fn started(tcp: TcpSpec, w: Option<f64>) -> (TcpFlow, Vec<Seg>) {
+    let mut tx = TcpFlow::new(TcpConfig::from_spec(&tcp, false, tcp.ecn));
+    tx.rtt_sample(SimTime::from_millis(100), SimTime::ZERO);
+    if let Some(w) = w {
+        tx.cwnd = w;
+        tx.ssthresh = w;
+    }
+    let mut out = Vec::new();
+    tx.start(SimTime(0), &mut out);
+    (tx, out)
+}
+
 /// A NewReno sender with `cwnd = ssthresh = w`, an RTT estimate of
 /// 100 ms (RTO 300 ms) and `w` segments (0..w) sent at time 0.
 pub(super) fn sender(w: f64, tcp: TcpSpec) -> (TcpFlow, Vec<Seg>) {
-    let mut tx = TcpFlow::new(TcpConfig::from_spec(&tcp, false, tcp.ecn));
-    tx.rtt_sample(SimTime::from_millis(100), SimTime::ZERO);
-    tx.cwnd = w;
-    tx.ssthresh = w;
-    let mut out = Vec::new();
-    tx.start(SimTime(0), &mut out);
+    let (tx, out) = started(tcp, Some(w));
     assert_eq!(out.len(), w as usize);
     (tx, out)
 }
