@@ -38,7 +38,8 @@
 //!   (`tcp_ecn_withdraw_cwr`), and the flow is open again (Linux's
 //!   `TCP_CA_Open`), growing from this ACK on. BBR's `bbr_undo_cwnd`
 //!   leaves the window, which BBR then restores from the window it saved
-//!   as the flow leaves the timeout's state (`cc/bbr.rs`).
+//!   as the flow leaves the timeout's state, and starts its full-pipe test
+//!   and long-term (policer) sampling again (`cc/bbr.rs`).
 //! - **RACK** (`tcp_clean_rtx_queue`, `tcp_skb_spurious_retrans`): a
 //!   cumulatively acknowledged segment whose echo is older than its
 //!   retransmission does not advance RACK's clock (the original was
@@ -175,6 +176,8 @@ impl TcpFlow {
                     self.ssthresh = prior.ssthresh;
                     self.cwr_pending = false;
                 }
+            } else {
+                self.bbr_undo();
             }
             self.last_cut = Cut::None;
         }

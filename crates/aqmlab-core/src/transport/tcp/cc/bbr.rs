@@ -459,6 +459,16 @@ impl Bbr {
         self.lt_bw_sampling(&rs, delivered, delivered_time, lost, mss);
     }
 
+    /// A cut found spurious and undone (`bbr_undo_cwnd`): the window stays
+    /// as it is, and Startup's full-pipe test and the long-term sampler
+    /// start again (a flow using the long-term rate leaves it).
+    /// `delivered`, `delivered_time` and `lost` as now.
+    pub fn on_undo(&mut self, delivered: u64, delivered_time: SimTime, lost: u64) {
+        self.full_bw = 0.0;
+        self.full_bw_cnt = 0;
+        self.reset_lt_bw_sampling(delivered, delivered_time, lost);
+    }
+
     /// One ACK (Linux's `bbr_main`): update the model, then the pacing rate
     /// and the window. Returns whether the connection is to be marked
     /// application-limited (ProbeRTT's samples are not the path's).
@@ -944,6 +954,16 @@ impl TcpFlow {
         self.cwnd = 1.0;
     }
 
+    /// A reduction undone (Linux's `tcp_undo_cwnd_reduction` calls
+    /// `bbr_undo_cwnd`): BBR keeps its window and starts its full-pipe test
+    /// and long-term sampling again.
+    #[cold]
+    pub(in crate::transport::tcp) fn bbr_undo(&mut self) {
+        if let Some((b, rate)) = self.bbr_parts() {
+            b.on_undo(rate.delivered, rate.delivered_time, rate.lost);
+        }
+    }
+
     /// An ECN-Echo: BBR v1 does not reduce its window (Linux enters CWR,
     /// whose reduction BBR's own window control skips); the CWR flag goes
     /// out once per window as RFC 3168 section 6.1.2 asks.
@@ -1362,6 +1382,15 @@ mod tests {
     /// segments/s agree within 1/8: BBR assumes a policer and uses 510.
     #[test]
     fn a_policer_is_found_from_two_lossy_intervals() {
+        let b = policed();
+        assert!(b.lt_use_bw);
+        assert_eq!(b.lt_bw, 510.0);
+        assert_eq!(b.bw(), 510.0);
+    }
+
+    /// BBR in its long-term mode after two lossy intervals of 4 rounds: 500
+    /// delivered and 125 lost in the first second, 520 and 130 in the next.
+    fn policed() -> Bbr {
         let mut b = bbr();
         b.mode = Mode::ProbeBw;
         let lossy = RateSample {
@@ -1373,7 +1402,6 @@ mod tests {
         b.round_start = false;
         b.lt_bw_sampling(&lossy, 0, SimTime::ZERO, 0, MSS);
         assert!(b.lt_is_sampling);
-        // 4 rounds, 500 delivered and 125 lost in 1 s.
         for _ in 0..4 {
             b.round_start = true;
             b.lt_bw_sampling(&RateSample::default(), 0, SimTime::ZERO, 0, MSS);
@@ -1388,8 +1416,60 @@ mod tests {
         }
         b.round_start = false;
         b.lt_bw_sampling(&lossy, 1020, SimTime::from_secs(2), 255, MSS);
-        assert!(b.lt_use_bw);
-        assert_eq!(b.lt_bw, 510.0);
-        assert_eq!(b.bw(), 510.0);
+        b
+    }
+
+    /// An undone reduction (`bbr_undo_cwnd`): the long-term rate is left
+    /// and its sampling starts again from the counts of now, Startup's
+    /// full-pipe test too; the window is untouched.
+    #[test]
+    fn an_undo_ends_the_long_term_rate() {
+        let mut b = policed();
+        b.full_bw = 700.0;
+        b.full_bw_cnt = 2;
+        let cwnd = b.cwnd;
+        b.on_undo(1100, SimTime::from_millis(2100), 270);
+        assert!(!b.lt_use_bw && !b.lt_is_sampling);
+        assert_eq!(b.lt_bw, 0.0);
+        assert_eq!(b.bw(), b.bw.get());
+        assert_eq!((b.lt_last_delivered, b.lt_last_lost), (1100, 270));
+        assert_eq!(b.lt_last_stamp, SimTime::from_millis(2100));
+        assert_eq!((b.full_bw, b.full_bw_cnt), (0.0, 0));
+        assert_eq!(b.cwnd, cwnd);
+    }
+
+    /// A BBR flow whose path delay steps from 50 to 600 ms each way at
+    /// 3 s (as `Net::delay_spike`, with no loss before): the timeout's loss
+    /// starts the long-term sampler, and the undo the echo then finds
+    /// starts it again (`bbr_undo_cwnd`).
+    #[test]
+    fn an_undone_timeout_starts_the_long_term_sampler_again() {
+        use crate::scenario::TcpVariant;
+        use crate::transport::tcp::testing::{recovery_spec, Net};
+        let mut t = recovery_spec(true, true, false);
+        t.variant = TcpVariant::Bbr;
+        t.pacing = true;
+        let mut n = Net::new(t, u64::MAX, 50, 1200, &[]);
+        n.run(3000);
+        n.set_owd_ms(600);
+        let sampling = |n: &Net| {
+            let b =
+                n.tx.pace
+                    .as_ref()
+                    .and_then(|p| p.bbr.as_ref())
+                    .expect("BBR");
+            (b.lt_is_sampling, b.lt_use_bw)
+        };
+        assert_eq!(sampling(&n), (false, false));
+        let mut ms = 3000;
+        while n.tx.stats.timeouts == 0 {
+            ms += 1;
+            n.run(ms);
+        }
+        assert_eq!(n.tx.stats.timeouts_undone, 0);
+        assert_eq!(sampling(&n), (true, false), "the timeout's loss at {ms} ms");
+        n.run(6000);
+        assert_eq!((n.tx.stats.timeouts, n.tx.stats.timeouts_undone), (1, 1));
+        assert_eq!(sampling(&n), (false, false));
     }
 }
