@@ -105,10 +105,11 @@ fn a_delay_step_times_out_and_the_undo_restores_the_window() {
 }
 
 /// The flow series names the sender's loss-recovery state (`ca_state`, as
-/// Linux's `tcpi_ca_state`): the flow passes through fast recovery when
-/// the buffer overflows; after the delay step's timeout it is in `loss`
-/// until what was outstanding is acknowledged, unless the undo reopens
-/// it (then `open` again within the first ACKs after the step).
+/// Linux's `tcpi_ca_state`): the flow passes through `disorder` into fast
+/// recovery when the buffer overflows; after the delay step's timeout it
+/// is in `loss` until what was outstanding is acknowledged, unless the
+/// undo reopens it (then `open` again within the first ACKs after the
+/// step). No ECN here, so never `cwr`.
 #[test]
 fn the_flow_series_names_the_loss_recovery_state() {
     let states = |r: &RunResult, lo: f64, hi: f64| -> Vec<&'static str> {
@@ -121,8 +122,10 @@ fn the_flow_series_names_the_loss_recovery_state() {
     let (on, off) = (spike(true, true), spike(false, false));
     for r in [&on, &off] {
         let all = states(r, 0.0, 30.0);
-        assert!(all.contains(&"recovery") && all.contains(&"open"));
-        assert!(all.iter().all(|s| ["open", "recovery", "loss"].contains(s)));
+        assert!(all.contains(&"recovery") && all.contains(&"open") && all.contains(&"disorder"));
+        assert!(all
+            .iter()
+            .all(|s| ["open", "disorder", "recovery", "loss"].contains(s)));
     }
     assert!(states(&off, 10.0, 12.0).contains(&"loss"));
     assert!(states(&on, 11.5, 12.0).iter().all(|&s| s == "open"));

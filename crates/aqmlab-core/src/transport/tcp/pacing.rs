@@ -618,14 +618,28 @@ impl TcpFlow {
             .map(|r| r * mss * 8.0)
     }
 
-    /// The loss-recovery state's name in the flow series (`open`,
-    /// `recovery`, `loss`: Linux's `tcpi_ca_state`, Disorder and CWR
-    /// counted as open).
+    /// The loss-recovery state's name in the flow series, as Linux's
+    /// `tcpi_ca_state` names it: `recovery`, `loss`, `cwr` (an ECN
+    /// reduction under way), `disorder` (outside those, a SACK flow's last
+    /// ACK that could tell found segments SACKed, lost or sent again, or a
+    /// flow without SACK has duplicate ACKs: Linux's `tcp_try_keep_open`
+    /// and `tcp_add_reno_sack`), else `open`.
     pub fn ca_state_name(&self) -> &'static str {
         match self.ca_state() {
-            CaState::Open => "open",
             CaState::Recovery => "recovery",
             CaState::Loss => "loss",
+            CaState::Open if self.ecn_cwr() => "cwr",
+            CaState::Open => {
+                let disorder = match self.lr.as_deref() {
+                    Some(lr) => lr.not_open,
+                    None => self.dupacks > 0,
+                };
+                if disorder {
+                    "disorder"
+                } else {
+                    "open"
+                }
+            }
         }
     }
 
@@ -805,5 +819,40 @@ mod tests {
             next,
             SimTime::from_nanos(100_000_000 + 1_190_476 + 2_380_952)
         );
+    }
+
+    /// The states a flow passes through, in order (each once per stretch),
+    /// stepping `n` a millisecond at a time to `until_ms`.
+    fn ca_states(n: &mut super::super::testing::Net, until_ms: u64) -> Vec<&'static str> {
+        let mut seen: Vec<&'static str> = Vec::new();
+        for ms in 1..=until_ms {
+            n.run(ms);
+            let s = n.tx.ca_state_name();
+            if seen.last() != Some(&s) {
+                seen.push(s);
+            }
+        }
+        seen
+    }
+
+    /// Linux's names: a SACK flow that loses segment 40 is in `disorder`
+    /// from the first SACK of the segments after it, in `recovery` from the
+    /// third, `open` again once the hole is filled; without SACK the
+    /// duplicate ACKs before the third are `disorder` as well. An ECN mark
+    /// starts a reduction (`cwr`) that ends when the cumulative ACK passes
+    /// what was sent when it began.
+    #[test]
+    fn the_series_names_disorder_and_cwr_as_linux() {
+        use super::super::testing::{recovery_spec, Net};
+        let one = |tcp: TcpSpec| {
+            let mut n = Net::new(tcp, 200, 50, 1200, &[(40, 1)]);
+            ca_states(&mut n, 1000)
+        };
+        let open = ["open", "disorder", "recovery", "open"];
+        assert_eq!(one(recovery_spec(false, false, false)), open);
+        assert_eq!(one(TcpSpec::default()), open);
+        let mut n = Net::new(spec(), 200, 50, 1200, &[]);
+        n.set_marks(&[(40, 1)]);
+        assert_eq!(ca_states(&mut n, 1000), ["open", "cwr", "open"]);
     }
 }
