@@ -631,8 +631,8 @@ impl TcpFlow {
             CaState::Open if self.ecn_cwr() => "cwr",
             CaState::Open => {
                 let disorder = match self.lr.as_deref() {
-                    Some(lr) => lr.not_open,
-                    None => self.dupacks > 0,
+                    Some(lr) if self.cfg.tcp.sack => lr.not_open,
+                    _ => self.dupacks > 0,
                 };
                 if disorder {
                     "disorder"
@@ -851,6 +851,12 @@ mod tests {
         let open = ["open", "disorder", "recovery", "open"];
         assert_eq!(one(recovery_spec(false, false, false)), open);
         assert_eq!(one(TcpSpec::default()), open);
+        // PRR without SACK keeps SACK's state box but counts duplicate ACKs.
+        let prr = TcpSpec {
+            prr: true,
+            ..TcpSpec::default()
+        };
+        assert_eq!(one(prr), open);
         let mut n = Net::new(spec(), 200, 50, 1200, &[]);
         n.set_marks(&[(40, 1)]);
         assert_eq!(ca_states(&mut n, 1000), ["open", "cwr", "open"]);
