@@ -61,7 +61,6 @@
 use super::sack_recovery::Lr;
 use super::scoreboard::EVER;
 use super::{Cut, TcpFlow};
-use crate::scenario::TcpVariant;
 use crate::units::SimTime;
 
 /// What an undo restores (Linux's `prior_cwnd`, `prior_ssthresh`).
@@ -170,16 +169,19 @@ impl TcpFlow {
     pub(super) fn restore(&mut self, lr: &mut Lr) {
         lr.undo_marker = None;
         if let Some(prior) = lr.undo.take() {
-            if self.cfg.tcp.variant != TcpVariant::Bbr {
-                self.cwnd = self.cwnd.max(prior.cwnd);
-                if prior.ssthresh > self.ssthresh {
-                    self.ssthresh = prior.ssthresh;
-                    self.cwr_pending = false;
-                }
-            } else {
-                self.bbr_undo();
-            }
+            self.cc_undo(prior);
             self.last_cut = Cut::None;
+        }
+    }
+
+    /// Reno's undo (`tcp_reno_undo_cwnd`, with the core's ssthresh): the
+    /// larger window and ssthresh of before and now, the CWR flag a timeout
+    /// queued withdrawn when ssthresh is restored (`tcp_ecn_withdraw_cwr`).
+    pub(super) fn reno_undo(&mut self, prior: Prior) {
+        self.cwnd = self.cwnd.max(prior.cwnd);
+        if prior.ssthresh > self.ssthresh {
+            self.ssthresh = prior.ssthresh;
+            self.cwr_pending = false;
         }
     }
 

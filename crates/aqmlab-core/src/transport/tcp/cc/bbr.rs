@@ -63,6 +63,7 @@ use crate::rng::Rng;
 use crate::transport::tcp::pacing::Paced;
 use crate::transport::tcp::pacing::{bbr_min_tso_segs, tso_autosize};
 use crate::transport::tcp::rate::{RateEstimator, RateSample};
+use crate::transport::tcp::undo::Prior;
 use crate::transport::tcp::TcpFlow;
 use crate::units::SimTime;
 
@@ -880,6 +881,12 @@ impl CongestionControl for Bbr {
     #[inline]
     fn on_timeout(f: &mut TcpFlow) {
         f.bbr_timeout();
+    }
+
+    /// Its window stays ([`TcpFlow::bbr_undo`]).
+    #[inline]
+    fn on_undo(f: &mut TcpFlow, _prior: Prior) {
+        f.bbr_undo();
     }
 
     /// The model on the ACK's rate sample: its window (plus the segments

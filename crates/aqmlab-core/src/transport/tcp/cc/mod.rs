@@ -16,8 +16,9 @@
 //! an ACK of data (its ECN-Echo, before loss recovery reads it), a new ACK
 //! outside recovery (the window grows), a congestion event by loss or by
 //! ECN-Echo (ssthresh is set, the window cut), a retransmission timeout
-//! (ssthresh set, one segment), and, for a pacing flow, what it may send
-//! after an ACK's rate sample: its window and pacing rate. Each algorithm
+//! (ssthresh set, one segment), an undone reduction (the window back), and,
+//! for a pacing flow, what it may send after an ACK's rate sample: its
+//! window and pacing rate. Each algorithm
 //! implements it in its own file (`Reno` for `reno` and `newreno`,
 //! [`Cubic`], [`Dctcp`], [`Prague`], [`Bbr`], [`Ledbat`]); the default methods are
 //! Reno's rules, which most share. The window's variables that loss
@@ -47,6 +48,7 @@ pub use prague::Prague;
 
 use super::pacing::Paced;
 use super::rate::RateSample;
+use super::undo::Prior;
 use super::TcpFlow;
 use crate::scenario::{TcpSpec, TcpVariant};
 use crate::units::SimTime;
@@ -143,6 +145,16 @@ pub(in crate::transport::tcp) trait CongestionControl: Sized {
         false
     }
 
+    /// A reduction found needless and undone, with `prior` the state from
+    /// before it (Linux's `tcp_undo_cwnd_reduction`, which calls the
+    /// algorithm's `undo_cwnd`). Default: the larger window and ssthresh
+    /// of before and now (`tcp_reno_undo_cwnd`, which CUBIC, DCTCP and
+    /// Prague use too).
+    #[inline(always)]
+    fn on_undo(f: &mut TcpFlow, prior: Prior) {
+        f.reno_undo(prior);
+    }
+
     /// An ACK in a SACK recovery, for an algorithm that owns its window,
     /// before anything is sent. Default: the window stays.
     #[inline(always)]
@@ -219,6 +231,12 @@ impl TcpFlow {
     #[inline]
     pub(in crate::transport::tcp) fn cc_owns_window(&self) -> bool {
         by_variant!(self, owns_window())
+    }
+
+    /// [`CongestionControl::on_undo`] of the flow's algorithm.
+    #[inline]
+    pub(in crate::transport::tcp) fn cc_undo(&mut self, prior: Prior) {
+        by_variant!(self, on_undo(prior))
     }
 
     /// [`CongestionControl::on_recovery_ack`] of the flow's algorithm.
