@@ -522,16 +522,25 @@ impl TcpFlow {
     /// retransmission, limited transmit): it leaves at once and counts
     /// toward the next release time; a retransmission of a lost segment
     /// counts the loss.
+    ///
+    /// The segment's fields come by value (`seq`, `size`, `seg_flags`): a
+    /// reference would keep the segment in memory on the senders' common
+    /// path, where it is built in registers and pushed at once.
     #[cold]
-    pub(super) fn paced_sent_at_once(&mut self, s: &Seg, lost: bool, now: SimTime) {
+    pub(super) fn paced_sent_at_once(
+        &mut self,
+        (seq, size, seg_flags): (u64, u32, u8),
+        lost: bool,
+        now: SimTime,
+    ) {
         let (una, none_out) = (self.snd_una, self.snd_max == self.snd_una);
         let mss = self.mss();
         let Some(p) = self.pace.as_deref_mut() else {
             return;
         };
-        let retx = s.flags & flags::RETX != 0;
-        p.rate.on_sent(s.seq, una, none_out, retx, now);
-        p.pacer.on_send(now, s.size - HEADER_BYTES, mss);
+        let retx = seg_flags & flags::RETX != 0;
+        p.rate.on_sent(seq, una, none_out, retx, now);
+        p.pacer.on_send(now, size - HEADER_BYTES, mss);
         if lost {
             p.rate.on_lost(1);
             p.retx_now += 1;

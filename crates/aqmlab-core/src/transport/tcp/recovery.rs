@@ -288,7 +288,7 @@ impl TcpFlow {
         if self.snd_nxt < cap {
             let s = self.data_seg(self.snd_nxt, now);
             if self.cfg.tcp.pacing {
-                self.paced_sent_at_once(&s, false, now);
+                self.paced_sent_at_once((s.seq, s.size, s.flags), false, now);
             }
             out.push(s);
             self.snd_nxt += 1;

@@ -813,7 +813,7 @@ impl TcpFlow {
         let seq = self.snd_nxt;
         let s = self.data_seg(seq, now);
         if self.cfg.tcp.pacing {
-            self.paced_sent_at_once(&s, false, now);
+            self.paced_sent_at_once((s.seq, s.size, s.flags), false, now);
         }
         out.push(s);
         lr.sb.sent_new(seq, now);
@@ -838,7 +838,7 @@ impl TcpFlow {
     pub(super) fn resend_copy(&mut self, lr: &mut Lr, seq: u64, now: SimTime, out: &mut Vec<Seg>) {
         let s = self.data_seg(seq, now);
         if self.cfg.tcp.pacing {
-            self.paced_sent_at_once(&s, false, now);
+            self.paced_sent_at_once((s.seq, s.size, s.flags), false, now);
         }
         out.push(s);
         lr.sb.sent_again(seq, now);

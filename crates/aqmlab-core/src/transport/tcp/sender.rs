@@ -285,7 +285,7 @@ impl TcpFlow {
     pub(super) fn retransmit_una(&mut self, now: SimTime, out: &mut Vec<Seg>) {
         let s = self.data_seg(self.snd_una, now);
         if self.cfg.tcp.pacing {
-            self.paced_sent_at_once(&s, true, now);
+            self.paced_sent_at_once((s.seq, s.size, s.flags), true, now);
         }
         out.push(s);
     }
