@@ -208,28 +208,17 @@ impl Arena {
 
     #[inline(always)]
     pub fn alloc(&mut self, p: Packet) -> PktId {
-        // The slot is chosen first and the packet written into it once:
-        // a packet handed on by value to the slot's search would be built
-        // on the stack field by field and copied out in wider words, which
-        // the processor cannot forward from the narrower stores.
-        let id = self.take_slot();
-        self.slots[id as usize] = p;
-        id
-    }
-
-    /// A free slot, marked live (its packet is written by the caller).
-    #[inline]
-    fn take_slot(&mut self) -> PktId {
         self.in_use += 1;
         self.peak = self.peak.max(self.in_use);
         if self.in_order {
-            return self.next_in_order();
+            return self.alloc_in_order(p);
         }
         if let Some(id) = self.free.pop() {
+            self.slots[id as usize] = p;
             self.live[id as usize] = true;
             id
         } else {
-            self.slots.push(Packet::default());
+            self.slots.push(p);
             self.live.push(true);
             (self.slots.len() - 1) as PktId
         }
@@ -237,7 +226,7 @@ impl Arena {
 
     /// Out of line: the free list's path stays small enough to inline.
     #[inline(never)]
-    fn next_in_order(&mut self) -> PktId {
+    fn alloc_in_order(&mut self, p: Packet) -> PktId {
         if 2 * self.in_use > self.slots.len() {
             // At most half full, so that the search below is short: the
             // cursor goes on in the new half.
@@ -253,6 +242,7 @@ impl Arena {
             let i = self.next;
             self.next = if i + 1 == self.slots.len() { 0 } else { i + 1 };
             if !self.live[i] {
+                self.slots[i] = p;
                 self.live[i] = true;
                 return i as PktId;
             }

@@ -310,32 +310,32 @@ impl EventQueue {
     /// Schedule `ev` at `at`, which must not be before the last popped event.
     #[inline]
     pub fn schedule(&mut self, at: SimTime, ev: Event) {
-        let seq = self.seq;
+        let e = Entry {
+            time: at.0,
+            seq: self.seq,
+            ev,
+        };
         self.seq += 1;
         debug_assert!(
             at.0 >> self.shift >= self.cursor,
             "event scheduled in the past"
         );
-        self.place(at.0, seq, ev);
+        self.place(e);
     }
 
-    /// Put the event `ev` of `time` and `seq` where its time belongs. Its
-    /// entry is made where it is stored: one made first and handed to the
-    /// paths below would live on the stack, written field by field and
-    /// copied into its slot in wider words than the processor forwards.
+    /// Put `e` where its time belongs.
     #[inline(always)]
-    fn place(&mut self, time: u64, seq: u64, ev: Event) {
-        let e = || Entry { time, seq, ev };
-        let b = time >> self.shift;
+    fn place(&mut self, e: Entry) {
+        let b = e.time >> self.shift;
         if b <= self.now_b {
-            self.insert_now(e());
+            self.insert_now(e);
         } else if b < self.cursor + NB as u64 {
             let i = b as usize & (NB - 1);
             let k = self.lens[i];
             if k < 1 << self.slot_bits {
-                self.slots[(i << self.slot_bits) + k as usize] = e();
+                self.slots[(i << self.slot_bits) + k as usize] = e;
             } else {
-                self.over[i].push(e());
+                self.over[i].push(e);
             }
             self.lens[i] = k + 1;
             self.bits[i / 64] |= 1 << (i % 64);
@@ -349,12 +349,12 @@ impl EventQueue {
                     *v = spare;
                 }
             }
-            v.push(e());
+            v.push(e);
             self.far_len += 1;
             self.gate = self.gate.min(self.far_from_time());
         } else {
-            self.gate = self.gate.min(time);
-            self.heap.push(e());
+            self.gate = self.gate.min(e.time);
+            self.heap.push(e);
         }
     }
 
@@ -419,7 +419,7 @@ impl EventQueue {
             let mut v = std::mem::take(&mut self.far[i]);
             self.far_len -= v.len();
             for e in v.drain(..) {
-                self.place(e.time, e.seq, e.ev);
+                self.place(e);
             }
             if self.far_pool.len() < FAR_POOL && v.capacity() <= FAR_POOL_CAP {
                 self.far_pool.push(v);

@@ -137,21 +137,15 @@ use crate::units::SimTime;
 use std::collections::VecDeque;
 
 /// A segment a flow wants sent; the engine turns it into a packet.
-///
-/// `repr(C)` with `seq` and `ts` apart: a flow pushes a segment field by
-/// field and the engine reads it back at once, and were the two adjacent
-/// the copy into the packet (where they are) would read them as one wide
-/// word, which the processor cannot forward from the two narrower stores.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[repr(C)]
 pub struct Seg {
     pub seq: u64,
+    pub ts: SimTime,
     pub size: u32,
     pub flags: u8,
     pub ecn: Ecn,
     /// Sent by the data sender (data route) rather than the receiver (ACK route).
     pub from_sender: bool,
-    pub ts: SimTime,
 }
 
 /// Per-flow counters. `repr(C)`: those of every packet first, so that

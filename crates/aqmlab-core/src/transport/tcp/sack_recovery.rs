@@ -87,54 +87,60 @@ pub(super) enum Timer {
 
 /// The loss-recovery state of a flow with `tcp.sack` or `tcp.prr`, boxed
 /// so that flows without them carry one null pointer.
-///
-/// `repr(C)`, in this order: what the sender reads or writes on every ACK
-/// first (the scalars, then the scoreboard, RACK, PRR), so that an ACK
-/// touches as few cache lines as it can; then the receiver's state.
 #[derive(Clone, Debug, Default)]
-#[repr(C)]
 pub(super) struct Lr {
-    /// A timeout's retransmissions are under way (Linux's `TCP_CA_Loss`),
-    /// until the cumulative ACK reaches `recover`.
-    pub loss: bool,
-    /// F-RTO runs for the timeout's retransmissions under way (`frto.rs`).
-    pub frto: bool,
-    /// F-RTO's step 2.b on this ACK: new data goes, not the lost segments.
-    pub frto_new: bool,
-    /// Linux's `icsk_ca_state` was not `TCP_CA_Open` after the last ACK
-    /// that ran the loss detection (`TcpFlow::dubious`).
-    pub not_open: bool,
-    /// PRR without SACK: the oldest segment is deemed lost (NewReno's
-    /// partial ACK) and waits for PRR to let its retransmission go.
-    pub head_pending: bool,
-    pub timer: Timer,
-    /// Linux's CWR state with `tcp.ecn_reduction = "prr"` (`cwr.rs`).
-    pub cwr: super::cwr::Cwr,
-    /// The right edge of the receiver's window the sender last heard of:
-    /// new data goes below it (`tcp.moderate_rcvbuf`; else unbounded).
-    pub peer_edge: u64,
-    /// The cumulative ACK at the last cut D-SACKs may undo (Linux's
-    /// `undo_marker`, `dsack.rs`), and the ECN reductions counted then.
-    pub undo_marker: Option<u64>,
-    pub undo_ecn: u64,
-    /// The send time of the first retransmission since none was
-    /// outstanding (Linux's `retrans_stamp`, `undo.rs`).
-    pub retrans_stamp: Option<SimTime>,
-    /// The cumulative ACK at the last retransmission timeout.
-    pub rto_una: Option<u64>,
-    /// What undoing a cut would restore (`tcp.undo`, `undo.rs`).
-    pub undo: Option<super::undo::Prior>,
     /// The sender's scoreboard (SACK).
     pub sb: Scoreboard,
+    /// The receiver's SACK blocks.
+    pub rx: SackRx,
     /// RACK-TLP's state (`tcp.rack`).
     pub rack: Option<Rack>,
     /// PRR's state in the current recovery (`tcp.prr`).
     pub prr: Prr,
-    /// Whether the window limits the sender (`tcp.cwnd_validation`,
-    /// `cwnd_use.rs`).
-    pub cwnd_use: super::cwnd_use::CwndUse,
+    /// Linux's CWR state with `tcp.ecn_reduction = "prr"` (`cwr.rs`).
+    pub cwr: super::cwr::Cwr,
+    /// A timeout's retransmissions are under way (Linux's `TCP_CA_Loss`),
+    /// until the cumulative ACK reaches `recover`.
+    pub loss: bool,
+    pub timer: Timer,
+    /// PRR without SACK: segments deemed delivered by duplicate ACKs and
+    /// not yet cumulatively acknowledged (RFC 6937 section 3; Linux's
+    /// `sacked_out` of a flow without SACK).
+    pub reno_sacked: u64,
+    /// PRR without SACK: the oldest segment is deemed lost (NewReno's
+    /// partial ACK) and waits for PRR to let its retransmission go.
+    pub head_pending: bool,
     /// Linux's RTT estimator (`tcp.rtt_estimator = "linux"`).
     pub rtt: LinuxRtt,
+    /// The receiver's autotuned buffer (`tcp.moderate_rcvbuf`).
+    pub rb: Option<RcvBuf>,
+    /// The right edge of the receiver's window the sender last heard of:
+    /// new data goes below it (`tcp.moderate_rcvbuf`; else unbounded).
+    pub peer_edge: u64,
+    /// What undoing a cut would restore (`tcp.undo`, `undo.rs`).
+    pub undo: Option<super::undo::Prior>,
+    /// The send time of the first retransmission since none was
+    /// outstanding (Linux's `retrans_stamp`, `undo.rs`).
+    pub retrans_stamp: Option<SimTime>,
+    /// The receiver's delayed-ACK state (`tcp.delack_timer = "linux"`,
+    /// `delack.rs`).
+    pub ato: super::delack::Ato,
+    /// The receiver's SACK compression (`tcp.sack_compression`,
+    /// `sack_compress.rs`).
+    pub comp: super::sack_compress::SackCompress,
+    /// F-RTO runs for the timeout's retransmissions under way (`frto.rs`).
+    pub frto: bool,
+    /// F-RTO's step 2.b on this ACK: new data goes, not the lost segments.
+    pub frto_new: bool,
+    /// The cumulative ACK at the last retransmission timeout.
+    pub rto_una: Option<u64>,
+    /// Linux's `icsk_ca_state` was not `TCP_CA_Open` after the last ACK
+    /// that ran the loss detection (`TcpFlow::dubious`).
+    pub not_open: bool,
+    /// The cumulative ACK at the last cut D-SACKs may undo (Linux's
+    /// `undo_marker`, `dsack.rs`), and the ECN reductions counted then.
+    pub undo_marker: Option<u64>,
+    pub undo_ecn: u64,
     /// Retransmissions since the marker not yet reported needless (Linux's
     /// `undo_retrans`; -1: none sent).
     pub undo_retrans: i64,
@@ -142,20 +148,9 @@ pub(super) struct Lr {
     /// connection (Linux's `dsack_dups`, `total_retrans`).
     pub dsack_dups: u64,
     pub retrans_total: u64,
-    /// PRR without SACK: segments deemed delivered by duplicate ACKs and
-    /// not yet cumulatively acknowledged (RFC 6937 section 3; Linux's
-    /// `sacked_out` of a flow without SACK).
-    pub reno_sacked: u64,
-    /// The receiver's SACK blocks.
-    pub rx: SackRx,
-    /// The receiver's autotuned buffer (`tcp.moderate_rcvbuf`).
-    pub rb: Option<RcvBuf>,
-    /// The receiver's delayed-ACK state (`tcp.delack_timer = "linux"`,
-    /// `delack.rs`).
-    pub ato: super::delack::Ato,
-    /// The receiver's SACK compression (`tcp.sack_compression`,
-    /// `sack_compress.rs`).
-    pub comp: super::sack_compress::SackCompress,
+    /// Whether the window limits the sender (`tcp.cwnd_validation`,
+    /// `cwnd_use.rs`).
+    pub cwnd_use: super::cwnd_use::CwndUse,
 }
 
 impl Lr {
