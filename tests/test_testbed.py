@@ -295,20 +295,21 @@ def test_kernel_tcp_counters_over_the_window() -> None:
 def test_flow_series_from_the_kernels_samples() -> None:
     """The hosts' TCP_INFO rows become the simulator's flow_series table: in time order,
     ssthresh infinite where the kernel says 2^31 - 1, the delivery rate from the bytes
-    acknowledged between a flow's samples (NaN at its first), rates in bit/s, BBR's state from
-    its gains, pacing rate and bandwidth for BBR only, the loss-recovery state by Linux's
-    names (empty when the kernel gave none)."""
+    acknowledged between a flow's samples (NaN at its first), the send rate from the segments
+    sent between them, rates in bit/s, BBR's state from its gains, pacing rate and bandwidth
+    for BBR only, the loss-recovery state by Linux's names (empty when the kernel gave none),
+    the segments in flight as the hosts read them."""
     nan = float("nan")
     rows = [
         # t, flow, cwnd, ssthresh, srtt, rto, acked, pacing, rate, bw, pacing gain, cwnd gain,
-        # tcpi_ca_state
-        [0.02, 3, 12.0, INFINITE_SSTHRESH, 0.1, 0.3, 30_000, 2e5, 1e5, nan, 0, 0, 1],
-        [0.01, 3, 10.0, INFINITE_SSTHRESH, 0.1, 0.3, 5_000, 2e5, 1e5, nan, 0, 0, 0],
-        [0.01, 4, 10.0, 14, 0.12, 0.32, 0, 3e5, 2e5, 4e5, 256, 256, 0],
-        [0.02, 4, 20.0, 14, 0.12, 0.32, 1_000, 3e5, 2e5, 4e5, 739, 739, 3],
-        [0.03, 4, 20.0, 14, 0.12, 0.32, 2_000, 3e5, 2e5, 4e5, 88, 739, 4],
-        [0.04, 4, 4.0, 14, 0.12, 0.32, 3_000, 3e5, 2e5, 4e5, 256, 256, 2],
-        [0.05, 4, 20.0, 14, 0.12, 0.32, 4_000, 3e5, 2e5, 4e5, 320, 512, -1],
+        # tcpi_ca_state, data segments sent, MSS, in flight
+        [0.02, 3, 12.0, INFINITE_SSTHRESH, 0.1, 0.3, 30_000, 2e5, 1e5, nan, 0, 0, 1, 40, 1000, 9],
+        [0.01, 3, 10.0, INFINITE_SSTHRESH, 0.1, 0.3, 5_000, 2e5, 1e5, nan, 0, 0, 0, 15, 1000, 10],
+        [0.01, 4, 10.0, 14, 0.12, 0.32, 0, 3e5, 2e5, 4e5, 256, 256, 0, 10, 1448, 10],
+        [0.02, 4, 20.0, 14, 0.12, 0.32, 1_000, 3e5, 2e5, 4e5, 739, 739, 3, 11, 1448, 12],
+        [0.03, 4, 20.0, 14, 0.12, 0.32, 2_000, 3e5, 2e5, 4e5, 88, 739, 4, 11, 1448, 12],
+        [0.04, 4, 4.0, 14, 0.12, 0.32, 3_000, 3e5, 2e5, 4e5, 256, 256, 2, 13, 1448, 4],
+        [0.05, 4, 20.0, 14, 0.12, 0.32, 4_000, 3e5, 2e5, 4e5, 320, 512, -1, 13, 1448, 5],
     ]
     t = flow_series_table(rows).to_pydict()
     assert t["time_s"] == [0.01, 0.01, 0.02, 0.02, 0.03, 0.04, 0.05]
@@ -318,6 +319,11 @@ def test_flow_series_from_the_kernels_samples() -> None:
     d = t["delivery_rate_bps"]
     assert d[0] != d[0] and d[1] != d[1]
     assert abs(d[2] - 20e6) < 1e-3 and abs(d[4] - 0.8e6) < 1e-6
+    # 25 segments of 1000 bytes in 10 ms: 20 Mbit/s; one of 1448: 1.1584 Mbit/s; none.
+    s = t["send_rate_bps"]
+    assert s[0] != s[0] and s[1] != s[1]
+    assert abs(s[2] - 20e6) < 1e-3 and abs(s[3] - 1.1584e6) < 1e-6 and s[4] == 0
+    assert t["in_flight"] == [10, 10, 9, 12, 12, 4, 5]
     assert t["rate_sample_bps"][0] == 8e5
     # Before a flow's first Startup its gains are not a state's (ProbeRTT's here).
     assert t["bbr_state"] == ["", "", "", "startup", "drain", "probe_rtt", "probe_bw"]
@@ -330,7 +336,7 @@ def test_flow_series_from_the_kernels_samples() -> None:
 def test_tcp_info_of_a_socket() -> None:
     """The TCP_INFO fields a flow series takes, read from a loopback connection: a window of
     at least 10 segments, ssthresh (the kernel's infinity before any loss), an RTO of at least
-    200 ms, the bytes sent acknowledged."""
+    200 ms, the bytes sent acknowledged, nothing left in flight, the segments sent of an MSS."""
     import socket
 
     ls = socket.socket()
@@ -352,6 +358,9 @@ def test_tcp_info_of_a_socket() -> None:
     assert i["rto_s"] >= 0.2, i
     assert i["bytes_acked"] >= 100_000, i
     assert i["pacing_rate_Bps"] > 0 and i["delivery_rate_Bps"] > 0, i
+    # Everything acknowledged: nothing in flight, nothing SACKed or lost; segments of an MSS.
+    assert i["unacked"] == i["sacked"] == i["lost"] == i["retrans"] == 0, i
+    assert i["snd_mss"] > 0 and i["data_segs_out"] * i["snd_mss"] >= 100_000, i
 
 
 def test_the_kernel_keeps_a_window_the_application_leaves_unused() -> None:

@@ -327,6 +327,8 @@ FLOW_SERIES_COLUMNS: tuple[tuple[str, pa.DataType], ...] = (
     ("srtt_s", pa.float64()),
     ("rto_s", pa.float64()),
     ("delivery_rate_bps", pa.float64()),
+    ("send_rate_bps", pa.float64()),
+    ("in_flight", pa.float64()),
     ("alpha", pa.float64()),
     ("pacing_rate_bps", pa.float64()),
     ("rate_sample_bps", pa.float64()),

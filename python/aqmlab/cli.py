@@ -758,7 +758,7 @@ def add_plot_arguments(pl: argparse.ArgumentParser) -> None:
         default="cwnd",
         metavar="NAME",
         help="with --what flows: cwnd (default), ssthresh, srtt_s, rto_s, delivery_rate_bps, "
-        "alpha (DCTCP), pacing_rate_bps, rate_sample_bps or bbr_bw_bps",
+        "send_rate_bps, in_flight, alpha (DCTCP), pacing_rate_bps, rate_sample_bps or bbr_bw_bps",
     )
 
 

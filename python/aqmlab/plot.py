@@ -458,9 +458,9 @@ def plot_series(
     the link's configured rate, ms), ``throughput`` (bits that started
     transmission per sample interval, Mb/s), ``params`` (the AQM's adapted
     parameters, ``params`` names or all) or ``flows`` (``series`` of the
-    flow series: cwnd, ssthresh, srtt_s, rto_s, delivery_rate_bps, alpha,
-    pacing_rate_bps, rate_sample_bps or bbr_bw_bps, for ``flows`` or every
-    traced flow) or ``flow-throughput`` (each traced flow's delivery rate, Mb/s,
+    flow series: cwnd, ssthresh, srtt_s, rto_s, delivery_rate_bps, send_rate_bps,
+    in_flight, alpha, pacing_rate_bps, rate_sample_bps or bbr_bw_bps, for ``flows``
+    or every traced flow) or ``flow-throughput`` (each traced flow's delivery rate, Mb/s,
     one curve per flow labelled by :func:`flow_labels`) or ``ping`` (each
     latency probe's round trip against its sending time, ms, one curve per
     probe flow; lost probes left out). ``cdf`` draws

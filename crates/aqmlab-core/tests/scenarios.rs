@@ -629,5 +629,20 @@ fn tracing_flows_leaves_the_run_as_it_is() {
             bits <= total * (1.0 + 1e-9) && bits > 0.5 * total,
             "flow {f}: {bits} of {total}"
         );
+        // The send rates add up to the data segments it sent then (500-byte
+        // packets: 460 bytes of payload); the segments in flight are a count,
+        // never negative, that stays below 10 000 (the flows share a link of
+        // 10 Mbit/s) and reaches two or more.
+        let sent: f64 = (501..=2000)
+            .map(|i| fs.send_rate_bps[3 * i + k] * 0.01 / (460.0 * 8.0))
+            .sum();
+        let data_sent = b.flows.data_sent[f] as f64;
+        assert!(
+            (sent - data_sent).abs() <= 1e-6 * data_sent,
+            "flow {f}: {sent} segments in the series, {data_sent} sent"
+        );
+        let flight = (0..=2000).map(|i| fs.in_flight[3 * i + k]);
+        assert!(flight.clone().all(|x| (0.0..=10_000.0).contains(&x)));
+        assert!(flight.fold(0.0, f64::max) >= 2.0, "flow {f}");
     }
 }

@@ -125,6 +125,11 @@ def tcp_info(s: socket.socket) -> dict[str, float]:
         ("ca_state", float(b[1]) if len(b) > 1 else None, 1.0),
         ("options", float(b[5]) if len(b) > 5 else None, 1.0),
         ("rto_s", u32(8), 1e-6),
+        ("snd_mss", u32(16), 1.0),
+        ("unacked", u32(24), 1.0),
+        ("sacked", u32(28), 1.0),
+        ("lost", u32(32), 1.0),
+        ("retrans", u32(36), 1.0),
         ("rtt_s", u32(8 + 15 * 4), 1e-6),
         ("ssthresh", u32(8 + 17 * 4), 1.0),
         ("cwnd", u32(8 + 18 * 4), 1.0),
@@ -619,7 +624,10 @@ class Host:
         """One row per listed open flow: time (s from the start), flow, cwnd, ssthresh (the
         kernel's 2^31 - 1 when infinite), srtt (s), RTO (s), bytes acknowledged, pacing and
         delivery rates (bytes/s), BBR's bandwidth (bytes/s; NaN for other controls), its
-        pacing and window gains (0 for others) and the kernel's ``tcpi_ca_state``."""
+        pacing and window gains (0 for others), the kernel's ``tcpi_ca_state``, the data
+        segments sent (``tcpi_data_segs_out``), the MSS and the segments in flight
+        (``tcpi_unacked - tcpi_sacked - tcpi_lost + tcpi_retrans``, the kernel's
+        ``tcp_packets_in_flight``)."""
         t = (now - self.t0) * 1e-9
         for fid in self.series_ids:
             st = self.tx.get(fid)
@@ -630,6 +638,7 @@ class Host:
                 continue
             bbr = bbr_info(st["sock"]) if self.spec.get("cc") == "bbr" else None
             bw, pg, cg = bbr if bbr is not None else (float("nan"), 0, 0)
+            nan = float("nan")
             self.series.append(
                 [
                     t,
@@ -645,6 +654,12 @@ class Host:
                     pg,
                     cg,
                     i.get("ca_state", -1.0),
+                    i.get("data_segs_out", float("nan")),
+                    i.get("snd_mss", float("nan")),
+                    i.get("unacked", nan)
+                    - i.get("sacked", nan)
+                    - i.get("lost", nan)
+                    + i.get("retrans", nan),
                 ]
             )
 

@@ -858,10 +858,13 @@ CA_STATES = ("open", "disorder", "cwr", "recovery", "loss")
 def flow_series_table(rows: Sequence[Sequence[float]]) -> pa.Table:
     """The hosts' ``TCP_INFO`` samples as the simulator's ``flow_series`` table: per row
     time, flow, cwnd, ssthresh, srtt, RTO, bytes acknowledged, pacing rate and delivery rate
-    (bytes/s), BBR's bandwidth (bytes/s) and gains, and ``tcpi_ca_state`` (``ca_state`` by
-    Linux's names; empty where unknown). ssthresh is infinite where the kernel
+    (bytes/s), BBR's bandwidth (bytes/s) and gains, ``tcpi_ca_state`` (``ca_state`` by
+    Linux's names; empty where unknown), the data segments sent, the MSS and the segments in
+    flight. ssthresh is infinite where the kernel
     says ``TCP_INFINITE_SSTHRESH``; ``delivery_rate_bps`` is the payload acknowledged since
-    the flow's previous sample (NaN at its first), ``rate_sample_bps`` the kernel's
+    the flow's previous sample (NaN at its first), ``send_rate_bps`` the payload of the data
+    segments sent since then (``tcpi_data_segs_out`` times the MSS; NaN at its first),
+    ``in_flight`` the kernel's ``tcp_packets_in_flight``, ``rate_sample_bps`` the kernel's
     ``tcpi_delivery_rate``, ``pacing_rate_bps`` its ``tcpi_pacing_rate`` for BBR (the
     only control of the testbed that paces; NaN for the others, as in the simulator);
     ``alpha`` is NaN. BBR's state counts from a flow's first Startup sample: before it the
@@ -869,13 +872,13 @@ def flow_series_table(rows: Sequence[Sequence[float]]) -> pa.Table:
     not its state's)."""
     rows = sorted(rows, key=lambda r: (r[0], r[1]))
     cols: dict[str, list[Any]] = {name: [] for name, _ in FLOW_SERIES_COLUMNS}
-    last: dict[int, tuple[float, float]] = {}
+    last: dict[int, tuple[float, float, float]] = {}
     begun: set[int] = set()
     nan = math.nan
-    for t, fid, cwnd, ssth, srtt, rto, acked, pacing, rate, bw, pg, cg, ca in rows:
+    for t, fid, cwnd, ssth, srtt, rto, acked, pacing, rate, bw, pg, cg, ca, segs, mss, fl in rows:
         f = int(fid)
         prev = last.get(f)
-        last[f] = (t, acked)
+        last[f] = (t, acked, segs)
         state = bbr_state(int(pg), int(cg))
         if state == "startup":
             begun.add(f)
@@ -890,6 +893,10 @@ def flow_series_table(rows: Sequence[Sequence[float]]) -> pa.Table:
         cols["delivery_rate_bps"].append(
             (acked - prev[1]) * 8 / (t - prev[0]) if prev is not None and t > prev[0] else nan
         )
+        cols["send_rate_bps"].append(
+            (segs - prev[2]) * mss * 8 / (t - prev[0]) if prev is not None and t > prev[0] else nan
+        )
+        cols["in_flight"].append(fl)
         cols["alpha"].append(nan)
         cols["pacing_rate_bps"].append(pacing * 8 if state else nan)
         cols["rate_sample_bps"].append(rate * 8)

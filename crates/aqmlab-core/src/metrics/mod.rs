@@ -248,6 +248,14 @@ pub struct FlowSeries {
     pub rto_s: Vec<f64>,
     /// Payload delivered in order since the previous sample, bit/s.
     pub delivery_rate_bps: Vec<f64>,
+    /// Payload of the data segments sent since the previous sample (first
+    /// transmissions and retransmissions, as Linux's `tcpi_data_segs_out`
+    /// counts them), bit/s.
+    pub send_rate_bps: Vec<f64>,
+    /// Segments in flight: sent and neither acknowledged, SACKed nor
+    /// deemed lost, plus those sent again (Linux's `tcp_packets_in_flight`;
+    /// without SACK, the duplicate ACKs count as segments that left).
+    pub in_flight: Vec<f64>,
     /// DCTCP's alpha (RFC 8257 section 3.3), in [0, 1]; NaN for the
     /// other variants.
     pub alpha: Vec<f64>,
@@ -273,7 +281,7 @@ pub struct FlowSeries {
 
 impl FlowSeries {
     /// The numeric columns but `flow`.
-    pub(crate) fn f64_columns(&mut self) -> [&mut Vec<f64>; 10] {
+    pub(crate) fn f64_columns(&mut self) -> [&mut Vec<f64>; 12] {
         [
             &mut self.time_s,
             &mut self.cwnd,
@@ -281,6 +289,8 @@ impl FlowSeries {
             &mut self.srtt_s,
             &mut self.rto_s,
             &mut self.delivery_rate_bps,
+            &mut self.send_rate_bps,
+            &mut self.in_flight,
             &mut self.alpha,
             &mut self.pacing_rate_bps,
             &mut self.rate_sample_bps,

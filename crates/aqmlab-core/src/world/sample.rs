@@ -47,10 +47,11 @@ pub(super) struct Extras {
     next: Vec<[usize; 2]>,
     /// Every row, sample by sample, each in the order of the list; until
     /// the end `delivery_rate_bps` holds the segments delivered in order
-    /// by the sample, and `arrived` the data packets that reached the
-    /// receiver.
+    /// by the sample, `arrived` the data packets that reached the
+    /// receiver, and `sent` the data segments the sender sent.
     flow_series: FlowSeries,
     arrived: Vec<u64>,
+    sent: Vec<u64>,
 }
 
 /// [`Extras::place`] of a flow not traced.
@@ -116,6 +117,7 @@ impl World {
         fs.bbr_state = vec![""; rows];
         fs.ca_state = vec![""; rows];
         x.arrived = vec![0; rows];
+        x.sent = vec![0; rows];
     }
 
     /// End `end` of flow `f` is about to take an event at `t` (a packet, a
@@ -174,6 +176,8 @@ impl World {
                     fs.bbr_state[r] = state;
                     fs.bbr_bw_bps[r] = bw;
                     fs.ca_state[r] = fl.ca_state_name();
+                    fs.in_flight[r] = fl.in_flight() as f64;
+                    x.sent[r] = fl.stats.data_sent;
                 } else {
                     // Counts below 2^53: exact in the column until the end.
                     fs.delivery_rate_bps[r] = fl.stats.segments_delivered as f64;
@@ -206,6 +210,11 @@ impl World {
                     let delivered = fs.delivery_rate_bps[r] - fs.delivery_rate_bps[r - n];
                     let segs = (delivered as u64).min(x.arrived[r] - x.arrived[r - n]);
                     segs as f64 * bits_per_segment / dt
+                };
+                fs.send_rate_bps[r] = if i == 0 {
+                    0.0
+                } else {
+                    (x.sent[r] - x.sent[r - n]) as f64 * bits_per_segment / dt
                 };
             }
         }
