@@ -637,25 +637,25 @@ class Host:
             if "cwnd" not in i:
                 continue
             bbr = bbr_info(st["sock"]) if self.spec.get("cc") == "bbr" else None
-            bw, pg, cg = bbr if bbr is not None else (float("nan"), 0, 0)
             nan = float("nan")
+            bw, pg, cg = bbr if bbr is not None else (nan, 0, 0)
             self.series.append(
                 [
                     t,
                     fid,
                     i["cwnd"],
-                    i.get("ssthresh", float("nan")),
-                    i.get("rtt_s", float("nan")),
-                    i.get("rto_s", float("nan")),
-                    i.get("bytes_acked", float("nan")),
-                    i.get("pacing_rate_Bps", float("nan")),
-                    i.get("delivery_rate_Bps", float("nan")),
+                    i.get("ssthresh", nan),
+                    i.get("rtt_s", nan),
+                    i.get("rto_s", nan),
+                    i.get("bytes_acked", nan),
+                    i.get("pacing_rate_Bps", nan),
+                    i.get("delivery_rate_Bps", nan),
                     bw,
                     pg,
                     cg,
                     i.get("ca_state", -1.0),
-                    i.get("data_segs_out", float("nan")),
-                    i.get("snd_mss", float("nan")),
+                    i.get("data_segs_out", nan),
+                    i.get("snd_mss", nan),
                     i.get("unacked", nan)
                     - i.get("sacked", nan)
                     - i.get("lost", nan)
