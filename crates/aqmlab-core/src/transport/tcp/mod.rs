@@ -591,18 +591,6 @@ impl TcpFlow {
         self.snd_max - self.snd_una
     }
 
-    /// Segments in flight (Linux's `tcp_packets_in_flight`): with SACK,
-    /// RFC 6675's pipe over the scoreboard; without, those sent (since a
-    /// timeout's go-back-N, resent) and not acknowledged, less one for each
-    /// duplicate ACK.
-    pub fn in_flight(&self) -> u64 {
-        match self.lr.as_deref() {
-            Some(lr) if self.cfg.tcp.sack => lr.sb.pipe(),
-            _ => (self.snd_nxt.max(self.snd_una) - self.snd_una)
-                .saturating_sub(u64::from(self.dupacks)),
-        }
-    }
-
     pub fn mss(&self) -> u32 {
         u32::from(self.cfg.tcp.packet_size) - HEADER_BYTES
     }

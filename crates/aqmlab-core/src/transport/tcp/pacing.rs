@@ -306,6 +306,18 @@ impl TcpFlow {
         (self.snd_nxt.max(self.snd_una) - self.snd_una).saturating_sub(sacked_out)
     }
 
+    /// Segments in flight (Linux's `tcp_packets_in_flight`): with SACK,
+    /// RFC 6675's pipe over the scoreboard; without, [`TcpFlow::pipe`] less
+    /// the segments duplicate ACKs say have left (a pacing flow's count as
+    /// Linux keeps `sacked_out` for Reno, else the duplicate ACKs).
+    pub fn in_flight(&self) -> u64 {
+        match (self.lr.as_deref(), self.pace.as_deref()) {
+            (Some(lr), _) if self.cfg.tcp.sack => lr.sb.pipe(),
+            (_, Some(p)) => self.pipe(p.rate.sacked_out),
+            _ => self.pipe(u64::from(self.dupacks)),
+        }
+    }
+
     /// BBR's view of the loss-recovery state.
     pub(super) fn ca_state(&self) -> CaState {
         if self.in_recovery {
@@ -567,15 +579,10 @@ impl TcpFlow {
     #[cold]
     pub(super) fn paced_app_write(&mut self) {
         let (cwnd, limited) = (self.window(), self.snd_nxt >= self.app_limit);
-        let sack_pipe = self
-            .lr
-            .as_deref()
-            .filter(|_| self.cfg.tcp.sack)
-            .map(|l| l.sb.pipe());
+        let pipe = self.in_flight();
         let Some(mut p) = self.pace.take() else {
             return;
         };
-        let pipe = sack_pipe.unwrap_or_else(|| self.pipe(p.rate.sacked_out));
         if limited && pipe < cwnd {
             p.rate.mark_app_limited(pipe);
         }
