@@ -307,8 +307,9 @@ impl TcpFlow {
     }
 
     /// Segments in flight (Linux's `tcp_packets_in_flight`): with SACK,
-    /// RFC 6675's pipe over the scoreboard; without, [`TcpFlow::pipe`] less
-    /// the segments duplicate ACKs say have left (a pacing flow's count as
+    /// RFC 6675's pipe over the scoreboard; without, those sent (since a
+    /// timeout's go-back-N, resent) and not acknowledged, less the segments
+    /// duplicate ACKs say have left (a pacing flow's count as
     /// Linux keeps `sacked_out` for Reno, else the duplicate ACKs).
     pub fn in_flight(&self) -> u64 {
         match (self.lr.as_deref(), self.pace.as_deref()) {
