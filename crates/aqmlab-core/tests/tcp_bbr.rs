@@ -363,3 +363,43 @@ fn a_bbr_run_is_the_same_run_again() {
     assert_eq!(a.flow_series.bbr_state, b.flow_series.bbr_state);
     assert_eq!(a.summary.events, b.summary.events);
 }
+
+/// BBR with ECN through a marking step queue (20 packets, 10 Mbit/s,
+/// 100 ms, the linux profile): BBR v1 does not answer ECN-Echo with a
+/// smaller window, so it fills the link under thousands of marks, but each
+/// echo in the open state puts the flow in Linux's CWR state until what
+/// was sent then is acknowledged, as the kernel's `tcp_enter_cwr` does for
+/// every congestion control: the series shows `cwr` stretches between
+/// `open` ones, and no recovery (the buffer of 3 BDP drops nothing).
+#[test]
+fn bbr_enters_the_cwr_state_on_ecn_echo_and_keeps_its_window() {
+    let text = path(10, 375, 30, 1, &group("bbr", 1, "\"0s\""))
+        .replace(
+            "kind = \"droptail\"",
+            "kind = \"step\"\nthreshold = 20\necn = true",
+        )
+        .replace(
+            "packet_size = 1000",
+            "packet_size = 1000\nprofile = \"linux\"\necn = true",
+        )
+        .replace(
+            "sample_interval = \"100ms\"",
+            "sample_interval = \"10ms\"\nflow_series = [0]",
+        );
+    let r = run(&text);
+    let b = &r.summary.bottleneck;
+    assert!(b.marks_forced + b.marks_early > 1000, "{b:?}");
+    assert_eq!(b.drops_overflow, 0);
+    assert!(b.utilization >= 0.95, "{}", b.utilization);
+    let s = &r.flow_series;
+    let count = |name: &str| s.ca_state.iter().filter(|&&c| c == name).count();
+    let mut stretches = 0;
+    for w in s.ca_state.windows(2) {
+        if w[0] == "open" && w[1] == "cwr" {
+            stretches += 1;
+        }
+    }
+    assert!(stretches >= 20, "{stretches} stretches in CWR");
+    assert!(count("open") > 0 && count("cwr") > 0);
+    assert_eq!(count("recovery") + count("loss"), 0);
+}

@@ -64,7 +64,7 @@ use crate::transport::tcp::pacing::Paced;
 use crate::transport::tcp::pacing::{bbr_min_tso_segs, tso_autosize};
 use crate::transport::tcp::rate::{RateEstimator, RateSample};
 use crate::transport::tcp::undo::Prior;
-use crate::transport::tcp::TcpFlow;
+use crate::transport::tcp::{Cut, TcpFlow};
 use crate::units::SimTime;
 
 /// Startup's gain, 2 / ln 2 (`bbr_high_gain`).
@@ -857,10 +857,10 @@ impl CongestionControl for Bbr {
         true
     }
 
-    /// An ECN-Echo outside recovery, once per window: [`TcpFlow::bbr_ecn_echo`].
+    /// An ECN-Echo in the open state, once per window: [`TcpFlow::bbr_ecn_echo`].
     #[inline(always)]
     fn on_ack(f: &mut TcpFlow, _now: SimTime, _ack: u64, ece: bool) {
-        if ece && !f.in_recovery && f.snd_una >= f.ecn_recover {
+        if ece && f.ca_state() == CaState::Open && f.snd_una >= f.ecn_recover {
             f.bbr_ecn_echo();
         } else if !ece {
             f.ecn_backoff_on = false;
@@ -874,8 +874,8 @@ impl CongestionControl for Bbr {
     }
 
     #[inline]
-    fn on_loss(f: &mut TcpFlow, _after_ecn: bool) {
-        f.bbr_loss_event();
+    fn on_loss(f: &mut TcpFlow, after_ecn: bool) {
+        f.bbr_loss_event(after_ecn);
     }
 
     #[inline]
@@ -930,10 +930,17 @@ impl TcpFlow {
 
     /// A fast retransmission: BBR keeps ssthresh and saves the window for
     /// the recovery's end (Linux's `bbr_ssthresh`); the window during the
-    /// recovery is set per ACK (packet conservation).
+    /// recovery is set per ACK (packet conservation). `in_cwr`: the loss
+    /// falls in the CWR state an ECN-Echo began ([`TcpFlow::bbr_ecn_echo`]),
+    /// which the recovery continues: Linux's `tcp_enter_recovery` then
+    /// starts no reduction (`tcp_init_cwnd_reduction`), so the window saved
+    /// at the echo stands and no second CWR is queued.
     #[cold]
-    pub(in crate::transport::tcp) fn bbr_loss_event(&mut self) {
+    pub(in crate::transport::tcp) fn bbr_loss_event(&mut self, in_cwr: bool) {
         self.exit_cwnd = self.cwnd;
+        if in_cwr {
+            return;
+        }
         self.cwr_pending = self.cfg.tcp.ecn; // RFC 3168 section 6.1.2
         if let Some((b, _)) = self.bbr_parts() {
             b.save_cwnd();
@@ -945,7 +952,9 @@ impl TcpFlow {
     /// with BBR's hooks).
     #[cold]
     pub(in crate::transport::tcp) fn bbr_timeout(&mut self) {
-        let was_open = self.ca_state() == CaState::Open;
+        // Linux's `tcp_enter_loss` saves the window (`bbr_ssthresh`) from
+        // the open and disorder states, not in a CWR state still under way.
+        let was_open = self.ca_state() == CaState::Open && !self.ecn_cwr();
         let mss = self.mss();
         if let Some((b, rate)) = self.bbr_parts() {
             // The rate estimator has counted the timeout's losses
@@ -971,12 +980,20 @@ impl TcpFlow {
         }
     }
 
-    /// An ECN-Echo: BBR v1 does not reduce its window (Linux enters CWR,
-    /// whose reduction BBR's own window control skips); the CWR flag goes
-    /// out once per window as RFC 3168 section 6.1.2 asks.
+    /// An ECN-Echo in the open state: BBR v1 does not reduce its window,
+    /// but the flow enters Linux's CWR state as every flow does
+    /// (`tcp_enter_cwr`: the window is saved by `bbr_ssthresh`, the CWR
+    /// flag goes out on the next new segment, RFC 3168 section 6.1.2),
+    /// whose reduction BBR's own window control skips. The state lasts
+    /// until the cumulative ACK passes what was sent at the echo: its ACKs
+    /// are looked at for losses as any not in the open state are, the
+    /// series names it `cwr`, and a loss found in it continues it
+    /// ([`TcpFlow::bbr_loss_event`]).
     #[cold]
     pub(in crate::transport::tcp) fn bbr_ecn_echo(&mut self) {
         self.ecn_recover = self.snd_max;
+        self.recover = self.snd_max;
+        self.last_cut = Cut::Ecn;
         self.cwr_pending = true;
         if let Some((b, _)) = self.bbr_parts() {
             b.save_cwnd();

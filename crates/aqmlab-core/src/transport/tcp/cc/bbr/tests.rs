@@ -493,3 +493,48 @@ fn an_undone_timeout_starts_the_long_term_sampler_again() {
     assert_eq!((n.tx.stats.timeouts, n.tx.stats.timeouts_undone), (1, 1));
     assert_eq!(sampling(&n), (false, false));
 }
+
+/// An ECN-Echo, then a loss in the window it answered (Linux's
+/// `tcp_enter_cwr`, then `tcp_enter_recovery` within the CWR state). A BBR
+/// flow with SACK and RACK in Startup (a window of 10 at first, 50 ms each
+/// way, 1.2 ms a segment at the bottleneck): segment 50 arrives CE-marked
+/// and its echo (by 372 ms) enters CWR with the window then, 60, saved; the
+/// window grows on in Startup to 72, and segment 60, lost, starts a
+/// recovery at 408 ms, which continues the CWR state: the window saved
+/// stays 60 (the recovery starts no reduction of its own, so
+/// `bbr_ssthresh` does not save 72).
+#[test]
+fn a_loss_in_the_cwr_state_keeps_the_window_saved_at_the_echo() {
+    use crate::scenario::TcpVariant;
+    use crate::transport::tcp::testing::{recovery_spec, Net};
+    let mut t = recovery_spec(true, true, false);
+    t.variant = TcpVariant::Bbr;
+    t.pacing = true;
+    t.ecn = true;
+    t.initial_cwnd = 10;
+    let mut n = Net::new(t, u64::MAX, 50, 1200, &[(60, 1)]);
+    n.set_marks(&[(50, 1)]);
+    let (mut at_echo, mut before_loss, mut saved) = (None, 0, None);
+    for ms in 100..800 {
+        n.run(ms);
+        let b =
+            n.tx.pace
+                .as_ref()
+                .and_then(|p| p.bbr.as_ref())
+                .expect("BBR");
+        match n.tx.ca_state_name() {
+            "cwr" => {
+                at_echo.get_or_insert((ms, b.prior_cwnd));
+                before_loss = b.cwnd;
+            }
+            "recovery" => {
+                saved = Some((ms, b.prior_cwnd));
+                break;
+            }
+            _ => {}
+        }
+    }
+    assert_eq!(at_echo, Some((372, 60)));
+    assert_eq!(before_loss, 72);
+    assert_eq!(saved, Some((408, 60)));
+}
