@@ -325,6 +325,8 @@ impl TcpFlow {
             CaState::Recovery
         } else if self.last_cut == Cut::Timeout && self.snd_una < self.recover {
             CaState::Loss
+        } else if self.ecn_cwr() {
+            CaState::Cwr
         } else {
             CaState::Open
         }
@@ -355,7 +357,7 @@ impl TcpFlow {
             p.rate.reno_cum_ack(
                 self.snd_una - una0,
                 state == CaState::Recovery,
-                state == CaState::Open,
+                state < CaState::Recovery,
             );
         } else if dup {
             p.rate.on_dupack(self.outstanding());
@@ -645,7 +647,7 @@ impl TcpFlow {
         match self.ca_state() {
             CaState::Recovery => "recovery",
             CaState::Loss => "loss",
-            CaState::Open if self.ecn_cwr() => "cwr",
+            CaState::Cwr => "cwr",
             CaState::Open => {
                 let disorder = match self.lr.as_deref() {
                     Some(lr) if self.cfg.tcp.sack => lr.not_open,

@@ -137,10 +137,13 @@ impl Mode {
 }
 
 /// The sender's loss-recovery state, as BBR sees it (Linux's
-/// `icsk_ca_state`; Disorder and CWR are `Open` here, all below Recovery).
+/// `icsk_ca_state`, in its order; Disorder is `Open` here).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum CaState {
     Open,
+    /// An ECN-Echo's reduction (Linux's CWR), until the cumulative ACK
+    /// passes what was sent at the echo; BBR's window skips the reduction.
+    Cwr,
     /// Fast recovery.
     Recovery,
     /// After a retransmission timeout, until the data outstanding then is
@@ -954,7 +957,7 @@ impl TcpFlow {
     pub(in crate::transport::tcp) fn bbr_timeout(&mut self) {
         // Linux's `tcp_enter_loss` saves the window (`bbr_ssthresh`) from
         // the open and disorder states, not in a CWR state still under way.
-        let was_open = self.ca_state() == CaState::Open && !self.ecn_cwr();
+        let was_open = self.ca_state() == CaState::Open;
         let mss = self.mss();
         if let Some((b, rate)) = self.bbr_parts() {
             // The rate estimator has counted the timeout's losses
